@@ -1,0 +1,77 @@
+// DB: a StrataGraph store. Open one, write batches, take snapshots, close.
+//
+// Every method is safe to call from any thread. Two DB objects share no state, even in one
+// process. A store directory can be open in one process at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "strata/options.h"
+#include "strata/snapshot.h"
+#include "strata/status.h"
+#include "strata/write_batch.h"
+
+namespace strata {
+
+struct WriteOptions {
+  // Force an fsync of this batch's log record before returning, whatever the WAL mode.
+  bool sync = false;
+};
+
+// Counters a store keeps about itself. All figures are since Open unless noted.
+struct DBStats {
+  Timestamp last_committed = 0;     // newest timestamp visible to new snapshots
+  uint64_t num_vertices = 0;        // in the current snapshot
+  uint64_t num_edges = 0;           // stored directed entries in the current snapshot
+  uint64_t batches_committed = 0;
+  uint64_t ops_applied = 0;
+  uint64_t memgraph_bytes = 0;      // bytes held by all memgraphs (active + sealed)
+  uint64_t memgraph_versions = 0;   // subgraph versions alive (not yet reclaimed)
+  uint64_t versions_reclaimed = 0;  // subgraph versions freed by writer GC
+  uint64_t active_readers = 0;
+  uint64_t sealed_memgraphs = 0;
+  uint64_t flushes = 0;
+  uint64_t compactions = 0;
+  uint64_t stall_micros = 0;
+  uint64_t disk_bytes = 0;
+
+  std::string ToString() const;
+};
+
+class DB {
+ public:
+  // Opens (creating if allowed) the store at `path`. With options.in_memory, `path` is only a
+  // name and nothing touches disk.
+  static Status Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db);
+
+  virtual ~DB() = default;
+  DB() = default;
+  DB(const DB&) = delete;
+  DB& operator=(const DB&) = delete;
+
+  // Applies the batch atomically: all of it is visible to later snapshots, or none of it.
+  virtual Status Write(const WriteOptions& wo, const WriteBatch& batch) = 0;
+  Status Write(const WriteBatch& batch) { return Write(WriteOptions(), batch); }
+
+  // Single-update conveniences: each is one batch.
+  Status InsertEdge(VertexId u, VertexId v, double weight = 1.0);
+  Status DeleteEdge(VertexId u, VertexId v);
+  Status SetWeight(VertexId u, VertexId v, double weight);
+  Status AddVertex(VertexId v);
+  Status DeleteVertex(VertexId v);
+  // Creates a vertex with a fresh ID, reusing the ID of a deleted vertex when one is free.
+  virtual Status NewVertex(VertexId* id) = 0;
+
+  // A consistent view of everything committed so far.
+  virtual std::unique_ptr<Snapshot> GetSnapshot() = 0;
+
+  virtual DBStats GetStats() = 0;
+
+  // Makes everything committed so far durable and releases the store. Later calls fail.
+  // The destructor closes too, ignoring errors.
+  virtual Status Close() = 0;
+};
+
+}  // namespace strata

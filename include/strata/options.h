@@ -1,0 +1,58 @@
+// Options: how a store is opened. Every field has a sane default; DB::Open rejects an invalid
+// combination with InvalidArgument naming the field.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "strata/types.h"
+
+namespace strata {
+
+enum class WalMode : unsigned char {
+  kOff = 0,    // no log: a crash loses what was not yet flushed
+  kGroup = 1,  // one fsync per group of concurrent batches (default)
+  kSync = 2,   // one fsync per batch
+};
+
+enum class IoBackend : unsigned char {
+  kAuto = 0,     // io_uring when the kernel allows it, else pread/pwrite
+  kIoUring = 1,  // io_uring or fail at Open
+  kPosix = 2,    // pread/pwrite
+};
+
+struct Options {
+  // --- Store creation. Fixed once the store exists; a mismatch on reopen is InvalidArgument.
+  GraphKind graph_kind = GraphKind::kDirected;
+  bool weighted = false;  // store a double weight per edge (unweighted edges read as 1.0)
+
+  bool create_if_missing = true;
+  bool error_if_exists = false;
+
+  // Keep everything in the in-memory tier: no directory, no flush, nothing persisted.
+  bool in_memory = false;
+
+  // --- Memory.
+  // Total memory the store may use (memgraphs, index, caches, buffers).
+  size_t memory_budget = size_t{1} << 30;
+  // Capacity of one memgraph; when the active one reaches it, it is sealed and flushed.
+  size_t memgraph_bytes = size_t{64} << 20;
+  // Sealed memgraphs that may wait for flush before writers stall.
+  int max_sealed_memgraphs = 1;
+
+  // --- In-memory tier (RapidStore).
+  // A vertex whose out-degree in a memgraph passes this moves from the subgraph's clustered
+  // index to its own C-ART; it moves back when it falls under half of it.
+  uint32_t cart_threshold = 256;
+  // Initial reader-tracer slots; the tracer grows when they are all in use (never fails).
+  uint32_t reader_slots = 64;
+  // Largest internal vertex ID accepted plus one. Internal IDs are dense; sparse IDs belong
+  // in the tools' dictionary.
+  VertexId max_vertex_id = VertexId{1} << 36;
+
+  // --- Durability and I/O.
+  WalMode wal = WalMode::kGroup;
+  IoBackend io_backend = IoBackend::kAuto;
+};
+
+}  // namespace strata

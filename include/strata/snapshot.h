@@ -1,0 +1,83 @@
+// Snapshot: a consistent, immutable view of the graph at one commit timestamp.
+//
+// A snapshot sees exactly the batches committed at or before timestamp(), whatever writes,
+// flushes and compactions happen while it is held. It is safe to use from many threads at once.
+// Releasing it (destroying the unique_ptr) lets the store reclaim what only it was pinning.
+//
+// Reads that touch disk can fail (I/O error, corruption). Calls that return Status report it
+// directly; calls that return a value record the first failure, which status() returns, so a
+// long analysis checks status() once at the end.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "strata/function_ref.h"
+#include "strata/status.h"
+#include "strata/types.h"
+
+namespace strata {
+
+enum class Direction : unsigned char { kOut = 0, kIn = 1 };
+
+// A run of neighbors, in ascending destination order. `weight` is null for unweighted stores
+// (every weight reads as 1.0). The arrays are valid only during the callback.
+struct NeighborChunk {
+  const VertexId* dst;
+  const double* weight;
+  size_t size;
+};
+
+class Snapshot {
+ public:
+  virtual ~Snapshot() = default;
+  Snapshot() = default;
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+
+  virtual Timestamp timestamp() const = 0;
+  virtual GraphKind kind() const = 0;
+  virtual bool weighted() const = 0;
+
+  // --- Vertices.
+  virtual bool HasVertex(VertexId v) const = 0;
+  // Every existing vertex is < VertexIdBound(); size dense per-vertex arrays with it.
+  virtual VertexId VertexIdBound() const = 0;
+  virtual uint64_t NumVertices() const = 0;
+  // Calls fn(v) for each existing vertex in [begin, end), ascending, until fn returns false.
+  virtual Status ScanVertices(VertexId begin, VertexId end,
+                              FunctionRef<bool(VertexId)> fn) const = 0;
+
+  // --- Edges. For kUndirected stores, (u,v) and (v,u) are the same logical edge.
+  // OK with *weight set, NotFound, or an error.
+  virtual Status GetEdge(VertexId u, VertexId v, double* weight) const = 0;
+  bool HasEdge(VertexId u, VertexId v) const;
+  // Number of stored directed entries: for kUndirected, twice the logical edge count.
+  virtual uint64_t NumEdges() const = 0;
+
+  // --- Neighbors. kIn needs kDirectedWithInEdges (kUndirected treats kIn as kOut); otherwise
+  // NotSupported.
+  virtual uint64_t Degree(VertexId u, Direction d = Direction::kOut) const = 0;
+  // Calls fn with consecutive chunks of u's neighbors in ascending destination order until fn
+  // returns false. A vertex that does not exist has no neighbors.
+  virtual Status ScanNeighbors(VertexId u, Direction d,
+                               FunctionRef<bool(const NeighborChunk&)> fn) const = 0;
+  Status ScanNeighbors(VertexId u, FunctionRef<bool(const NeighborChunk&)> fn) const {
+    return ScanNeighbors(u, Direction::kOut, fn);
+  }
+  // Convenience: the whole neighbor list (weights too when `weights` is not null).
+  Status GetNeighbors(VertexId u, std::vector<VertexId>* dst,
+                      std::vector<double>* weights = nullptr,
+                      Direction d = Direction::kOut) const;
+
+  // --- Set operations (triangle counting). Sorted-merge intersection, switching to a
+  // search-based one when degrees differ by 10x or more (RapidStore §6.5).
+  virtual uint64_t IntersectCount(VertexId u, VertexId v) const;
+  virtual Status Intersect(VertexId u, VertexId v, std::vector<VertexId>* out) const;
+
+  // First read error seen by a value-returning call, or OK.
+  virtual Status status() const = 0;
+};
+
+}  // namespace strata
