@@ -1,0 +1,24 @@
+// Breadth-first search (Graphalytics BFS): depth of every vertex from a source over out-edges.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analytics/common.h"
+
+namespace strata::analytics {
+
+struct BfsParams {
+  VertexId source = 0;
+  // Direction-optimizing thresholds (Beamer et al.): go bottom-up when the frontier's out-edges
+  // exceed (unexplored edges) / alpha; return top-down when the frontier shrinks below n / beta.
+  // Bottom-up needs in-edges, so kDirected stores always run top-down.
+  int alpha = 15;
+  int beta = 18;
+};
+
+// (*depth)[v] = hops from source to v; kUnreachable for vertices not reached and for vertices
+// that do not exist. InvalidArgument if the source does not exist.
+Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* depth);
+
+}  // namespace strata::analytics

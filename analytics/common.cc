@@ -1,0 +1,206 @@
+#include "analytics/common.h"
+
+#include <algorithm>
+#include <atomic>
+#include <iterator>
+
+#include <tbb/info.h>
+
+namespace strata::analytics {
+
+namespace {
+constexpr VertexId kGroup = 64;    // ranges are cut at subgraph (64-vertex) boundaries
+constexpr VertexId kBlock = 4096;  // vertices per ScanVertices call while building the layout
+}  // namespace
+
+Status BuildLayout(const Snapshot& snap, Layout* layout) {
+  Layout& L = *layout;
+  L.kind = snap.kind();
+  const VertexId bound = snap.VertexIdBound();
+  L.bound = bound;
+  L.exists.assign(bound, 0);
+  L.out_degree.assign(bound, 0);
+  L.ranges.clear();
+  const size_t groups = static_cast<size_t>((bound + kGroup - 1) / kGroup);
+  const size_t blocks = static_cast<size_t>((bound + kBlock - 1) / kBlock);
+  std::vector<uint64_t> work(groups, 0);  // per group: sum of (out-degree + 1) + 1
+  std::vector<uint64_t> block_vertices(blocks, 0), block_edges(blocks, 0);
+
+  FirstError err;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, blocks), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t b = r.begin(); b < r.end(); ++b) {
+      if (err.failed()) return;
+      const VertexId lo = b * kBlock, hi = std::min<VertexId>(bound, lo + kBlock);
+      bool out_of_block = false;
+      uint64_t nv = 0, ne = 0;
+      Status s = snap.ScanVertices(lo, hi, [&](VertexId v) {
+        if (v < lo || v >= hi) {
+          out_of_block = true;
+          return false;
+        }
+        L.exists[v] = 1;
+        L.out_degree[v] = snap.Degree(v, Direction::kOut);
+        ++nv;
+        ne += L.out_degree[v];
+        return true;
+      });
+      if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanVertices left its range");
+      err.Set(s);
+      block_vertices[b] = nv;
+      block_edges[b] = ne;
+      for (VertexId g = lo / kGroup; g * kGroup < hi; ++g) {
+        uint64_t w = 1;
+        for (VertexId v = g * kGroup; v < std::min<VertexId>(bound, (g + 1) * kGroup); ++v) {
+          if (L.exists[v]) w += L.out_degree[v] + 1;
+        }
+        work[g] = w;
+      }
+    }
+  });
+  if (err.failed()) return err.Get();
+
+  L.num_vertices = 0;
+  L.num_out_edges = 0;
+  for (size_t b = 0; b < blocks; ++b) {
+    L.num_vertices += block_vertices[b];
+    L.num_out_edges += block_edges[b];
+  }
+  // Cut [0, bound) greedily into about `parts` ranges of equal work, at group boundaries.
+  uint64_t total = 0;
+  for (uint64_t w : work) total += w;
+  const size_t parts =
+      std::max<size_t>(1, std::min<size_t>(groups, 32 * static_cast<size_t>(tbb::info::default_concurrency())));
+  const uint64_t target = std::max<uint64_t>(1, (total + parts - 1) / parts);
+  VertexId begin = 0;
+  uint64_t acc = 0;
+  for (size_t g = 0; g < groups; ++g) {
+    acc += work[g];
+    if (acc >= target) {
+      const VertexId end = std::min<VertexId>(bound, (g + 1) * kGroup);
+      L.ranges.push_back({begin, end});
+      begin = end;
+      acc = 0;
+    }
+  }
+  if (begin < bound) L.ranges.push_back({begin, bound});
+  return Status::OK();
+}
+
+Status GatherOut(const Snapshot& snap, VertexId u, VertexId limit, VertexId bound,
+                 std::vector<VertexId>* out) {
+  out->clear();
+  return ScanEach(snap, u, Direction::kOut, bound, [&](VertexId v, double) {
+    if (v > limit) return false;
+    out->push_back(v);
+    return true;
+  });
+}
+
+Status InNeighbors::Init(const Snapshot& snap, const Layout& layout) {
+  snap_ = &snap;
+  kind_ = layout.kind;
+  bound_ = layout.bound;
+  transposed_ = !HasInEdges(kind_);
+  offset_.clear();
+  src_.clear();
+  if (!transposed_) return Status::OK();
+
+  // Pass 1: in-degree of every vertex, counted at offset_[v + 1].
+  offset_.assign(bound_ + 1, 0);
+  Status s = ForEachVertex(layout, [&](VertexId u) {
+    return ScanEach(snap, u, Direction::kOut, bound_, [&](VertexId v, double) {
+      std::atomic_ref<uint64_t>(offset_[v + 1]).fetch_add(1, std::memory_order_relaxed);
+      return true;
+    });
+  });
+  if (!s.ok()) return s;
+  for (VertexId v = 0; v < bound_; ++v) offset_[v + 1] += offset_[v];
+  // Pass 2: place each source at its destination's cursor; pass 3 sorts every list.
+  src_.resize(offset_[bound_]);
+  std::vector<uint64_t> cursor(offset_.begin(), offset_.end() - 1);
+  std::atomic<bool> overflow{false};
+  s = ForEachVertex(layout, [&](VertexId u) {
+    return ScanEach(snap, u, Direction::kOut, bound_, [&](VertexId v, double) {
+      const uint64_t pos = std::atomic_ref<uint64_t>(cursor[v]).fetch_add(1, std::memory_order_relaxed);
+      if (pos >= offset_[v + 1]) {
+        overflow.store(true, std::memory_order_relaxed);
+        return false;
+      }
+      src_[pos] = u;
+      return true;
+    });
+  });
+  if (!s.ok()) return s;
+  if (overflow.load()) return Status::Corruption("analytics: neighbor lists changed between two scans");
+  tbb::parallel_for(tbb::blocked_range<VertexId>(0, bound_), [&](const tbb::blocked_range<VertexId>& r) {
+    for (VertexId v = r.begin(); v < r.end(); ++v) {
+      std::sort(src_.begin() + offset_[v], src_.begin() + offset_[v + 1]);
+    }
+  });
+  return Status::OK();
+}
+
+Status GatherUndirected(const Snapshot& snap, const InNeighbors& in, const Layout& layout,
+                        VertexId v, VertexId limit, std::vector<VertexId>* out,
+                        std::vector<VertexId>* scratch) {
+  out->clear();
+  if (layout.kind == GraphKind::kUndirected) {
+    Status s = GatherOut(snap, v, limit, layout.bound, out);
+    if (!s.ok()) return s;
+    auto it = std::lower_bound(out->begin(), out->end(), v);
+    if (it != out->end() && *it == v) out->erase(it);
+    return Status::OK();
+  }
+  // Directed: out-list then in-list in *scratch, merged without duplicates and without v.
+  Status s = GatherOut(snap, v, limit, layout.bound, scratch);
+  if (!s.ok()) return s;
+  const size_t mid = scratch->size();
+  s = in.ForEach(v, [&](VertexId u) {
+    if (u > limit) return false;
+    scratch->push_back(u);
+    return true;
+  });
+  if (!s.ok()) return s;
+  std::set_union(scratch->begin(), scratch->begin() + mid, scratch->begin() + mid, scratch->end(),
+                 std::back_inserter(*out));
+  auto it = std::lower_bound(out->begin(), out->end(), v);
+  if (it != out->end() && *it == v) out->erase(it);
+  return Status::OK();
+}
+
+uint64_t IntersectSorted(const VertexId* a, size_t na, const VertexId* b, size_t nb) {
+  if (na > nb) {
+    std::swap(a, b);
+    std::swap(na, nb);
+  }
+  if (na == 0) return 0;
+  uint64_t count = 0;
+  if (nb >= 10 * na) {
+    // Search-based: each element of the small set is looked up in the rest of the large one.
+    const VertexId* lo = b;
+    const VertexId* end = b + nb;
+    for (size_t i = 0; i < na && lo != end; ++i) {
+      lo = std::lower_bound(lo, end, a[i]);
+      if (lo != end && *lo == a[i]) {
+        ++count;
+        ++lo;
+      }
+    }
+    return count;
+  }
+  size_t i = 0, j = 0;
+  while (i < na && j < nb) {
+    if (a[i] < b[j]) {
+      ++i;
+    } else if (b[j] < a[i]) {
+      ++j;
+    } else {
+      ++count;
+      ++i;
+      ++j;
+    }
+  }
+  return count;
+}
+
+}  // namespace strata::analytics

@@ -1,0 +1,197 @@
+// Shared machinery of the analytics kernels (brief §7): the vertex layout of a snapshot, work
+// ranges balanced by edge count, error collection across parallel tasks, in-neighbors for stores
+// that keep none, and sorted-set intersection.
+//
+// Conventions of every kernel in analytics/:
+//  - results are dense vectors indexed by internal vertex ID, sized snapshot.VertexIdBound();
+//    a position whose vertex does not exist holds the kernel's "absent" marker (documented per
+//    kernel: unreachable / infinity / 0 / kNoLabel);
+//  - a kernel returns the first read error of any task, else snapshot.status(), so a failed read
+//    never yields a silently wrong result;
+//  - the snapshot is assumed consistent: every neighbor it reports is an existing vertex. A
+//    neighbor >= VertexIdBound() is reported as Corruption (never an out-of-bounds write).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+#include "strata/snapshot.h"
+
+namespace strata::analytics {
+
+// Graphalytics "infinity" for BFS depths (printed as 9223372036854775807).
+inline constexpr int64_t kUnreachable = std::numeric_limits<int64_t>::max();
+// Graphalytics "infinity" for SSSP distances.
+inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
+// Label of a vertex that does not exist (WCC, CDLP).
+inline constexpr VertexId kNoLabel = std::numeric_limits<VertexId>::max();
+
+// Half-open interval of internal vertex IDs.
+struct VertexRange {
+  VertexId begin = 0;
+  VertexId end = 0;
+};
+
+// What every kernel needs first: which vertices exist, their out-degrees, and a split of
+// [0, bound) into ranges of roughly equal work (sum of out-degree + 1 over existing vertices).
+// Invariants: ranges are ascending, disjoint, cover [0, bound) exactly, and every boundary except
+// `bound` is a multiple of 64 (one memgraph subgraph never straddles two ranges).
+struct Layout {
+  GraphKind kind = GraphKind::kDirected;
+  VertexId bound = 0;
+  uint64_t num_vertices = 0;   // existing vertices
+  uint64_t num_out_edges = 0;  // sum of out_degree (stored entries; 2x logical when undirected)
+  std::vector<uint8_t> exists;       // exists[v] == 1 iff v exists
+  std::vector<uint64_t> out_degree;  // 0 for absent vertices
+  std::vector<VertexRange> ranges;
+};
+
+// Reads the vertex set and out-degrees (parallel, one ScanVertices per 4096-vertex block).
+Status BuildLayout(const Snapshot& snap, Layout* layout);
+
+// Whether the store can answer Direction::kIn (undirected stores answer it as kOut).
+inline bool HasInEdges(GraphKind k) { return k != GraphKind::kDirected; }
+// The direction to scan for in-neighbors when HasInEdges(k).
+inline Direction InDirection(GraphKind k) {
+  return k == GraphKind::kUndirected ? Direction::kOut : Direction::kIn;
+}
+
+// First non-OK Status reported by any task; tasks poll failed() to stop early.
+class FirstError {
+ public:
+  void Set(const Status& s) {
+    if (s.ok()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failed_.load(std::memory_order_relaxed)) {
+      status_ = s;
+      failed_.store(true, std::memory_order_release);
+    }
+  }
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  Status Get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return status_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::atomic<bool> failed_{false};
+  Status status_;
+};
+
+// The kernel's own status if it failed, else the snapshot's first recorded read error.
+inline Status Finish(const Snapshot& snap, const Status& s) {
+  return s.ok() ? snap.status() : s;
+}
+
+// Runs fn(range_index, range) -> Status for every range of the layout in parallel (one task per
+// range). Ranges not yet started are skipped once a task failed. Returns the first error.
+template <typename Fn>
+Status ForEachRange(const Layout& layout, Fn&& fn);
+
+// Runs fn(v) -> Status for every existing vertex, ranges in parallel, ascending within a range.
+template <typename Fn>
+Status ForEachVertex(const Layout& layout, Fn&& fn) {
+  return ForEachRange(layout, [&](size_t, VertexRange r) -> Status {
+    for (VertexId v = r.begin; v < r.end; ++v) {
+      if (!layout.exists[v]) continue;
+      Status s = fn(v);
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  });
+}
+
+// Calls fn(dst, weight) -> bool for u's neighbors in ascending order until fn returns false.
+// Unweighted stores give weight 1.0. A neighbor >= bound is Corruption.
+template <typename Fn>
+Status ScanEach(const Snapshot& snap, VertexId u, Direction d, VertexId bound, Fn&& fn) {
+  bool bad = false;
+  Status s = snap.ScanNeighbors(u, d, [&](const NeighborChunk& c) {
+    for (size_t i = 0; i < c.size; ++i) {
+      if (c.dst[i] >= bound) {
+        bad = true;
+        return false;
+      }
+      if (!fn(c.dst[i], c.weight ? c.weight[i] : 1.0)) return false;
+    }
+    return true;
+  });
+  if (!s.ok()) return s;
+  if (bad) return Status::Corruption("analytics: neighbor ID >= VertexIdBound()");
+  return Status::OK();
+}
+
+// u's out-neighbors that are <= limit, ascending, into *out (cleared first).
+Status GatherOut(const Snapshot& snap, VertexId u, VertexId limit, VertexId bound,
+                 std::vector<VertexId>* out);
+
+// In-neighbors of every vertex, whatever the store keeps. For kDirected stores (no in-edge
+// index) Init builds a transposed CSR from one pass over the out-edges: O(E) memory, the price
+// of not keeping in-edges. Otherwise it scans the store's in-direction on demand.
+class InNeighbors {
+ public:
+  Status Init(const Snapshot& snap, const Layout& layout);
+
+  // Calls fn(u) -> bool for v's in-neighbors in ascending order until fn returns false.
+  template <typename Fn>
+  Status ForEach(VertexId v, Fn&& fn) const {
+    if (!transposed_) {
+      return ScanEach(*snap_, v, InDirection(kind_), bound_,
+                      [&](VertexId u, double) { return fn(u); });
+    }
+    for (uint64_t i = offset_[v]; i < offset_[v + 1]; ++i) {
+      if (!fn(src_[i])) break;
+    }
+    return Status::OK();
+  }
+
+ private:
+  const Snapshot* snap_ = nullptr;
+  GraphKind kind_ = GraphKind::kDirected;
+  VertexId bound_ = 0;
+  bool transposed_ = false;
+  std::vector<uint64_t> offset_;  // size bound+1; in-neighbors of v: src_[offset_[v], offset_[v+1])
+  std::vector<VertexId> src_;     // each list ascending
+};
+
+// N(v) = (N_out(v) ∪ N_in(v)) \ {v}, restricted to IDs <= limit: ascending, no duplicates.
+// For undirected stores this is N_out(v) without a self-loop. `scratch` is a reusable buffer.
+Status GatherUndirected(const Snapshot& snap, const InNeighbors& in, const Layout& layout,
+                        VertexId v, VertexId limit, std::vector<VertexId>* out,
+                        std::vector<VertexId>* scratch);
+
+// |a ∩ b| of two ascending, duplicate-free arrays: a linear merge, or binary searches of the
+// smaller array's elements into the larger one when their sizes differ by 10x or more.
+uint64_t IntersectSorted(const VertexId* a, size_t na, const VertexId* b, size_t nb);
+
+// ---------------------------------------------------------------------------------------------
+
+}  // namespace strata::analytics
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
+namespace strata::analytics {
+
+template <typename Fn>
+Status ForEachRange(const Layout& layout, Fn&& fn) {
+  FirstError err;
+  tbb::parallel_for(
+      tbb::blocked_range<size_t>(0, layout.ranges.size(), 1),
+      [&](const tbb::blocked_range<size_t>& r) {
+        for (size_t i = r.begin(); i < r.end(); ++i) {
+          if (err.failed()) return;
+          err.Set(fn(i, layout.ranges[i]));
+        }
+      },
+      tbb::simple_partitioner());
+  return err.Get();
+}
+
+}  // namespace strata::analytics

@@ -1,0 +1,113 @@
+#include "analytics/pagerank.h"
+
+#include <algorithm>
+
+#include <tbb/info.h>
+
+namespace strata::analytics {
+
+namespace {
+
+// Sum of f(v) over existing vertices, in a fixed order (per-range partials summed in range
+// order), so the result does not depend on scheduling.
+template <typename Fn>
+double DeterministicSum(const Layout& L, Fn&& f) {
+  std::vector<double> part(L.ranges.size(), 0.0);
+  ForEachRange(L, [&](size_t i, VertexRange r) {
+    double acc = 0;
+    for (VertexId v = r.begin; v < r.end; ++v) {
+      if (L.exists[v]) acc += f(v);
+    }
+    part[i] = acc;
+    return Status::OK();
+  });
+  double sum = 0;
+  for (double p : part) sum += p;
+  return sum;
+}
+
+}  // namespace
+
+Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank) {
+  Layout L;
+  Status s = BuildLayout(snap, &L);
+  if (!s.ok()) return s;
+  std::vector<double>& pr = *rank;
+  pr.assign(L.bound, 0.0);
+  if (L.num_vertices == 0) return Finish(snap, s);
+  const double n = static_cast<double>(L.num_vertices);
+  const double d = params.damping;
+  for (VertexId v = 0; v < L.bound; ++v) {
+    if (L.exists[v]) pr[v] = 1.0 / n;
+  }
+  // contrib[u] = PR(u) / |N_out(u)|, 0 for sinks and absent vertices.
+  std::vector<double> contrib(L.bound, 0.0), next(L.bound, 0.0);
+  const bool pull = HasInEdges(L.kind);
+  // Push mode: partition p owns the sources of ranges [cut[p], cut[p+1]) and accumulates into
+  // acc[p]; partitions are summed in index order, so no two tasks ever write the same double.
+  std::vector<std::vector<double>> acc;
+  std::vector<size_t> cut;
+  if (!pull) {
+    const size_t parts = std::max<size_t>(
+        1, std::min<size_t>(L.ranges.size(), static_cast<size_t>(tbb::info::default_concurrency())));
+    acc.assign(parts, std::vector<double>(L.bound, 0.0));
+    for (size_t p = 0; p <= parts; ++p) cut.push_back(L.ranges.size() * p / parts);
+  }
+
+  for (int it = 0; it < params.iterations && s.ok(); ++it) {
+    const double sink_sum = DeterministicSum(L, [&](VertexId v) {
+      return L.out_degree[v] == 0 ? pr[v] : 0.0;
+    });
+    const double base = (1.0 - d) / n + d * sink_sum / n;
+    ForEachVertex(L, [&](VertexId u) {
+      contrib[u] = L.out_degree[u] ? pr[u] / static_cast<double>(L.out_degree[u]) : 0.0;
+      return Status::OK();
+    });
+    if (pull) {
+      const Direction in = InDirection(L.kind);
+      s = ForEachVertex(L, [&](VertexId v) {
+        double sum = 0;
+        Status st = ScanEach(snap, v, in, L.bound, [&](VertexId u, double) {
+          sum += contrib[u];
+          return true;
+        });
+        next[v] = base + d * sum;
+        return st;
+      });
+    } else {
+      FirstError err;
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, acc.size(), 1),
+                        [&](const tbb::blocked_range<size_t>& r) {
+        for (size_t p = r.begin(); p < r.end(); ++p) {
+          std::vector<double>& a = acc[p];
+          std::fill(a.begin(), a.end(), 0.0);
+          for (size_t i = cut[p]; i < cut[p + 1] && !err.failed(); ++i) {
+            for (VertexId u = L.ranges[i].begin; u < L.ranges[i].end; ++u) {
+              if (!L.exists[u] || L.out_degree[u] == 0) continue;
+              const double c = contrib[u];
+              Status st = ScanEach(snap, u, Direction::kOut, L.bound, [&](VertexId v, double) {
+                a[v] += c;
+                return true;
+              });
+              if (!st.ok()) {
+                err.Set(st);
+                break;
+              }
+            }
+          }
+        }
+      }, tbb::simple_partitioner());
+      s = err.Get();
+      ForEachVertex(L, [&](VertexId v) {
+        double sum = 0;
+        for (const std::vector<double>& a : acc) sum += a[v];
+        next[v] = base + d * sum;
+        return Status::OK();
+      });
+    }
+    std::swap(pr, next);
+  }
+  return Finish(snap, s);
+}
+
+}  // namespace strata::analytics

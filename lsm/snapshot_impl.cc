@@ -1,0 +1,74 @@
+#include "lsm/snapshot_impl.h"
+
+namespace strata::lsm {
+
+SnapshotImpl::SnapshotImpl(std::shared_ptr<DBCore> core, version::ReaderTracer::Slot slot,
+                           std::shared_ptr<const version::Version> version, GraphKind kind,
+                           bool weighted)
+    : core_(std::move(core)),
+      slot_(slot),
+      version_(std::move(version)),
+      kind_(kind),
+      weighted_(weighted),
+      reader_(version_.get(), slot_.ts()) {}
+
+SnapshotImpl::~SnapshotImpl() {
+  version_.reset();
+  core_->tracer.Unregister(slot_);
+}
+
+Status SnapshotImpl::StoredDir(Direction d, uint8_t* dir) const {
+  if (d == Direction::kOut || kind_ == GraphKind::kUndirected) {
+    *dir = 0;
+    return Status::OK();
+  }
+  if (kind_ == GraphKind::kDirectedWithInEdges) {
+    *dir = 1;
+    return Status::OK();
+  }
+  return Status::NotSupported("in-edges are not kept by a 'directed' store; create it as directed+in");
+}
+
+void SnapshotImpl::RecordError(const Status& s) const {
+  std::lock_guard<std::mutex> g(err_mu_);
+  if (err_.ok()) err_ = s;
+}
+
+Status SnapshotImpl::status() const {
+  std::lock_guard<std::mutex> g(err_mu_);
+  return err_;
+}
+
+Status SnapshotImpl::ScanVertices(VertexId begin, VertexId end,
+                                  FunctionRef<bool(VertexId)> fn) const {
+  reader_.ScanVertices(begin, end, fn);
+  return Status::OK();
+}
+
+Status SnapshotImpl::GetEdge(VertexId u, VertexId v, double* weight) const {
+  double w = 1.0;
+  if (!reader_.GetEdge(0, u, v, &w)) return Status::NotFound("no such edge");
+  if (weight) *weight = w;
+  return Status::OK();
+}
+
+uint64_t SnapshotImpl::Degree(VertexId u, Direction d) const {
+  uint8_t dir;
+  Status s = StoredDir(d, &dir);
+  if (!s.ok()) {
+    RecordError(s);
+    return 0;
+  }
+  return reader_.Degree(dir, u);
+}
+
+Status SnapshotImpl::ScanNeighbors(VertexId u, Direction d,
+                                   FunctionRef<bool(const NeighborChunk&)> fn) const {
+  uint8_t dir;
+  Status s = StoredDir(d, &dir);
+  if (!s.ok()) return s;
+  reader_.ScanNeighbors(dir, u, fn);
+  return Status::OK();
+}
+
+}  // namespace strata::lsm

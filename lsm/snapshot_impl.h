@@ -1,0 +1,50 @@
+// SnapshotImpl: a Snapshot over a pinned Version at a registered timestamp.
+//
+// Invariant: while this object lives, its tracer slot holds ts, so writer GC keeps every
+// subgraph version it can select, and the shared_ptrs keep the tiers themselves alive.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "lsm/db_impl.h"
+#include "lsm/tier_reader.h"
+
+namespace strata::lsm {
+
+class SnapshotImpl final : public Snapshot {
+ public:
+  SnapshotImpl(std::shared_ptr<DBCore> core, version::ReaderTracer::Slot slot,
+               std::shared_ptr<const version::Version> version, GraphKind kind, bool weighted);
+  ~SnapshotImpl() override;
+
+  Timestamp timestamp() const override { return slot_.ts(); }
+  GraphKind kind() const override { return kind_; }
+  bool weighted() const override { return weighted_; }
+  bool HasVertex(VertexId v) const override { return reader_.HasVertex(v); }
+  VertexId VertexIdBound() const override { return reader_.VertexIdBound(); }
+  uint64_t NumVertices() const override { return reader_.NumVertices(); }
+  Status ScanVertices(VertexId begin, VertexId end, FunctionRef<bool(VertexId)> fn) const override;
+  Status GetEdge(VertexId u, VertexId v, double* weight) const override;
+  uint64_t NumEdges() const override { return reader_.NumEdges(); }
+  uint64_t Degree(VertexId u, Direction d) const override;
+  Status ScanNeighbors(VertexId u, Direction d,
+                       FunctionRef<bool(const NeighborChunk&)> fn) const override;
+  Status status() const override;
+
+ private:
+  // Maps a public direction to a stored list: 0 = out-lists, 1 = in-lists.
+  Status StoredDir(Direction d, uint8_t* dir) const;
+  void RecordError(const Status& s) const;
+
+  std::shared_ptr<DBCore> core_;
+  version::ReaderTracer::Slot slot_;
+  std::shared_ptr<const version::Version> version_;  // declared after core_: released first
+  GraphKind kind_;
+  bool weighted_;
+  TierReader reader_;
+  mutable std::mutex err_mu_;
+  mutable Status err_;
+};
+
+}  // namespace strata::lsm

@@ -1,0 +1,421 @@
+#include "memgraph/memgraph.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+namespace strata::mem {
+
+namespace {
+
+inline uint64_t SubgraphOf(VertexId v) { return v >> kSubgraphBits; }
+inline uint32_t LocalOf(VertexId v) { return static_cast<uint32_t>(v & (kSubgraphSize - 1)); }
+
+}  // namespace
+
+struct MemGraph::SubgraphWork {
+  uint64_t s = 0;
+  SubgraphSlot* slot = nullptr;
+  PrimOp* ops = nullptr;  // this subgraph's ops, sorted by seq
+  size_t n = 0;
+  SubgraphVersion* base = nullptr;
+  SubgraphVersion* fresh = nullptr;
+};
+
+MemGraph::MemGraph(const MemGraphOptions& options, version::CommitClock* clock,
+                   version::ReaderTracer* tracer)
+    : opt_(options), clock_(clock), tracer_(tracer) {}
+
+MemGraph::~MemGraph() {
+  for (uint64_t s = 0; s < dir_.bound(); ++s) {
+    SubgraphSlot* slot = dir_.Get(s);
+    if (slot == nullptr) continue;
+    SubgraphVersion* v = slot->head.load(std::memory_order_relaxed);
+    while (v != nullptr) {
+      SubgraphVersion* older = v->older.load(std::memory_order_relaxed);
+      FreeVersion(&alloc_, v);
+      v = older;
+    }
+  }
+}
+
+// For each kDeleteVertex(u), derives the deletes of u's edges stored in other lists: (x,u) in
+// x's out-list for undirected graphs, and the mirror entries for kDirectedWithInEdges. Reads
+// u's subgraph head, which the caller holds locked.
+void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
+                                   std::vector<PrimOp>* derived) {
+  if (opt_.kind == GraphKind::kDirected) return;
+  std::vector<VertexId> nbrs;
+  for (const PrimOp& op : *ops) {
+    if (op.kind != PrimOp::kDeleteVertex) continue;
+    const uint32_t i = LocalOf(op.u);
+    const SubgraphVersion* head = dir_.Get(SubgraphOf(op.u))->head.load(std::memory_order_acquire);
+    for (uint8_t dir = 0; dir < (opt_.kind == GraphKind::kUndirected ? 1 : 2); ++dir) {
+      nbrs.clear();
+      bool hidden = head != nullptr && ((head->deleted_mask >> i) & 1);
+      if (older != nullptr && !hidden) older->Neighbors(dir, op.u, &nbrs);
+      if (head != nullptr) {
+        const Adjacency* a = dir == 0 ? &head->out : head->in;
+        ScanVertex(*a, i, [&](const uint64_t* k, const double*, const uint8_t* tomb, size_t n) {
+          for (size_t j = 0; j < n; ++j) {
+            if (tomb == nullptr || !tomb[j]) nbrs.push_back(k[j]);
+          }
+          return true;
+        });
+      }
+      // Neighbors added earlier in this batch.
+      for (const PrimOp& p : *ops) {
+        if ((p.kind == PrimOp::kPut || p.kind == PrimOp::kPutIfExists) && p.dir == dir &&
+            p.u == op.u && p.seq <= op.seq) {
+          nbrs.push_back(p.v);
+        }
+      }
+      std::sort(nbrs.begin(), nbrs.end());
+      nbrs.erase(std::unique(nbrs.begin(), nbrs.end()), nbrs.end());
+      // Tombstoned-in-memgraph neighbors may still be in `nbrs` via older tiers; deleting
+      // them again is harmless.
+      for (VertexId x : nbrs) {
+        PrimOp d{};
+        d.kind = PrimOp::kDelete;
+        d.seq = op.seq;
+        d.u = x;
+        d.v = op.u;
+        // Undirected: (x,u) lives in x's out-list. Directed+in: u's out-neighbor x keeps u in
+        // its in-list; u's in-neighbor x keeps u in its out-list.
+        d.dir = opt_.kind == GraphKind::kUndirected ? 0 : (dir == 0 ? 1 : 0);
+        derived->push_back(d);
+      }
+    }
+  }
+}
+
+Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* ts) {
+  if (ops->empty()) {
+    *ts = clock_->read_ts();
+    return Status::OK();
+  }
+  std::vector<PrimOp> derived;
+  std::vector<uint64_t> lockset;
+  for (const PrimOp& op : *ops) lockset.push_back(SubgraphOf(op.u));
+  std::sort(lockset.begin(), lockset.end());
+  lockset.erase(std::unique(lockset.begin(), lockset.end()), lockset.end());
+
+  std::vector<SubgraphSlot*> slots;
+  bool has_vertex_delete = std::any_of(ops->begin(), ops->end(), [](const PrimOp& p) {
+    return p.kind == PrimOp::kDeleteVertex;
+  });
+  for (;;) {
+    slots.clear();
+    for (uint64_t s : lockset) {
+      SubgraphSlot* slot = dir_.GetOrCreate(s);
+      slot->mu.lock();
+      slots.push_back(slot);
+    }
+    if (!has_vertex_delete) break;
+    derived.clear();
+    ExpandVertexDeletes(ops, older, &derived);
+    std::vector<uint64_t> needed = lockset;
+    for (const PrimOp& d : derived) needed.push_back(SubgraphOf(d.u));
+    std::sort(needed.begin(), needed.end());
+    needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+    if (needed.size() == lockset.size()) break;
+    // A neighbor lives in a subgraph we do not hold: lock the larger set in order and retry.
+    for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
+    lockset = std::move(needed);
+  }
+  ops->insert(ops->end(), derived.begin(), derived.end());
+
+  // Group by subgraph; within a subgraph keep batch order.
+  std::stable_sort(ops->begin(), ops->end(), [](const PrimOp& a, const PrimOp& b) {
+    uint64_t sa = SubgraphOf(a.u), sb = SubgraphOf(b.u);
+    return sa != sb ? sa < sb : a.seq < b.seq;
+  });
+  std::vector<SubgraphWork> work;
+  work.reserve(lockset.size());
+  for (size_t b = 0; b < ops->size();) {
+    size_t e = b;
+    uint64_t s = SubgraphOf((*ops)[b].u);
+    while (e < ops->size() && SubgraphOf((*ops)[e].u) == s) ++e;
+    SubgraphWork w;
+    w.s = s;
+    w.slot = slots[std::lower_bound(lockset.begin(), lockset.end(), s) - lockset.begin()];
+    w.ops = ops->data() + b;
+    w.n = e - b;
+    work.push_back(w);
+    b = e;
+  }
+
+  Status st;
+  for (SubgraphWork& w : work) {
+    st = BuildVersion(&w, older);
+    if (!st.ok()) break;
+  }
+  if (!st.ok()) {
+    for (SubgraphWork& w : work) {
+      if (w.fresh != nullptr) FreeVersion(&alloc_, w.fresh);
+    }
+    for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
+    return st;
+  }
+
+  const Timestamp t = clock_->NextCommit();
+  for (SubgraphWork& w : work) {
+    w.fresh->ts = t;
+    w.fresh->older.store(w.base, std::memory_order_relaxed);
+    w.slot->head.store(w.fresh, std::memory_order_release);
+  }
+  live_versions_.fetch_add(work.size(), std::memory_order_relaxed);
+  Timestamp prev_max = max_ts_.load(std::memory_order_relaxed);
+  while (prev_max < t && !max_ts_.compare_exchange_weak(prev_max, t)) {
+  }
+  clock_->Publish(t);
+
+  const Timestamp min_active = tracer_->MinActive(*clock_);
+  for (SubgraphWork& w : work) CollectGarbage(w.slot, min_active);
+  for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
+  *ts = t;
+  return Status::OK();
+}
+
+// Keeps the head, and every version down to the newest one with ts <= min_active (the oldest
+// any registered reader can select); frees the rest.
+void MemGraph::CollectGarbage(SubgraphSlot* slot, Timestamp min_active) {
+  SubgraphVersion* v = slot->head.load(std::memory_order_relaxed);
+  while (v != nullptr && v->ts > min_active) v = v->older.load(std::memory_order_relaxed);
+  if (v == nullptr) return;
+  SubgraphVersion* dead = v->older.exchange(nullptr, std::memory_order_acq_rel);
+  uint64_t freed = 0;
+  while (dead != nullptr) {
+    SubgraphVersion* next = dead->older.load(std::memory_order_relaxed);
+    FreeVersion(&alloc_, dead);
+    ++freed;
+    dead = next;
+  }
+  if (freed != 0) {
+    live_versions_.fetch_sub(freed, std::memory_order_relaxed);
+    reclaimed_.fetch_add(freed, std::memory_order_relaxed);
+  }
+}
+
+namespace {
+
+struct EdgeStage {
+  uint32_t i;
+  uint64_t v;
+  uint32_t seq;
+  bool put;
+  double w;
+};
+
+}  // namespace
+
+Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
+  const bool with_in = opt_.kind == GraphKind::kDirectedWithInEdges;
+  w->base = w->slot->head.load(std::memory_order_relaxed);
+  const SubgraphVersion* base = w->base;
+
+  // 1. Vertex ops and kPutIfExists checks, in batch order.
+  uint64_t exists = base ? base->exists_mask : 0;
+  uint64_t deleted = base ? base->deleted_mask : 0;
+  uint32_t clear_seq[kSubgraphSize];
+  uint64_t cleared = 0;
+  for (size_t k = 0; k < w->n; ++k) {
+    const PrimOp& op = w->ops[k];
+    const uint32_t i = LocalOf(op.u);
+    const uint64_t bit = uint64_t{1} << i;
+    if (op.kind == PrimOp::kAddVertex) {
+      exists |= bit;
+    } else if (op.kind == PrimOp::kDeleteVertex) {
+      exists &= ~bit;
+      deleted |= bit;
+      cleared |= bit;
+      clear_seq[i] = op.seq;
+    } else if (op.kind == PrimOp::kPutIfExists) {
+      // Latest earlier op in this batch on the same entry decides; else this tier; else older.
+      int found = -1;  // -1 unknown, 0 absent, 1 live
+      for (size_t j = k; j-- > 0;) {
+        const PrimOp& p = w->ops[j];
+        if (p.kind == PrimOp::kDeleteVertex && p.u == op.u) { found = 0; break; }
+        if (p.dir == op.dir && p.u == op.u && p.v == op.v &&
+            (p.kind == PrimOp::kPut || p.kind == PrimOp::kPutIfExists || p.kind == PrimOp::kDelete)) {
+          found = p.kind == PrimOp::kDelete ? 0 : 1;
+          break;
+        }
+      }
+      if (found < 0 && base != nullptr) {
+        const Adjacency* a = op.dir == 0 ? &base->out : base->in;
+        double wt;
+        bool tomb;
+        if (FindEdge(*a, i, op.v, &wt, &tomb)) {
+          found = tomb ? 0 : 1;
+        } else if ((base->deleted_mask >> i) & 1) {
+          found = 0;
+        }
+      }
+      if (found < 0) found = (older != nullptr && older->HasEdge(op.dir, op.u, op.v)) ? 1 : 0;
+      if (found == 0) {
+        return Status::NotFound("edge (" + std::to_string(op.dir == 0 ? op.u : op.v) + ", " +
+                                std::to_string(op.dir == 0 ? op.v : op.u) + ") does not exist");
+      }
+    }
+  }
+
+  SubgraphVersion* fresh = base ? CopyVersion(&alloc_, *base) : NewVersion(&alloc_, with_in);
+  w->fresh = fresh;
+  fresh->exists_mask = exists;
+  fresh->deleted_mask = deleted;
+
+  // 2. Clear deleted vertices' lists.
+  for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
+    Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
+    uint64_t drop_art = a->art_mask & cleared;
+    for (uint64_t m = cleared & ~a->art_mask; m != 0; m &= m - 1) {
+      uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+      if (a->entries[i] != 0) {
+        size_t removed = 0;
+        a->ci = a->ci.EraseVertex(static_cast<uint8_t>(i), &removed);
+      }
+      a->live[i] = a->entries[i] = 0;
+    }
+    if (drop_art != 0) {
+      std::vector<CArt> keep;
+      uint64_t mask = a->art_mask & ~drop_art;
+      for (uint64_t m = mask; m != 0; m &= m - 1) {
+        keep.push_back(a->Art(static_cast<uint32_t>(__builtin_ctzll(m))));
+      }
+      SetArts(&alloc_, a, mask, keep.data(), static_cast<uint32_t>(keep.size()));
+      for (uint64_t m = drop_art; m != 0; m &= m - 1) {
+        uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+        a->live[i] = a->entries[i] = 0;
+      }
+    }
+  }
+
+  // 3. Edge updates: last op per entry wins, unless a later vertex delete cleared it.
+  for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
+    std::vector<EdgeStage> st;
+    for (size_t k = 0; k < w->n; ++k) {
+      const PrimOp& op = w->ops[k];
+      if (op.dir != dir) continue;
+      if (op.kind == PrimOp::kPut || op.kind == PrimOp::kPutIfExists || op.kind == PrimOp::kDelete) {
+        st.push_back({LocalOf(op.u), op.v, op.seq, op.kind != PrimOp::kDelete, op.weight});
+      }
+    }
+    if (st.empty()) continue;
+    std::stable_sort(st.begin(), st.end(), [](const EdgeStage& a, const EdgeStage& b) {
+      return a.i != b.i ? a.i < b.i : a.v < b.v;
+    });
+    size_t out = 0;
+    for (size_t k = 0; k < st.size(); ++k) {
+      if (k + 1 < st.size() && st[k + 1].i == st[k].i && st[k + 1].v == st[k].v) continue;
+      const EdgeStage& e = st[k];
+      if (((cleared >> e.i) & 1) && e.seq < clear_seq[e.i]) continue;
+      st[out++] = e;
+    }
+    st.resize(out);
+    Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
+
+    std::vector<ClusteredUpdate> ci_ups;
+    std::vector<Update> art_ups;
+    std::vector<PrevState> prev;
+    uint64_t touched = 0;
+    auto make = [&](const EdgeStage& e) {
+      Update u;
+      u.key = e.v;
+      u.weight = e.w;
+      if (e.put) {
+        u.op = UpdateOp::kPut;
+      } else {
+        // A vertex deleted in this tier hides older tiers already: no marker needed.
+        bool hidden = (fresh->deleted_mask >> e.i) & 1;
+        u.op = (opt_.tombstones && !hidden) ? UpdateOp::kTombstone : UpdateOp::kErase;
+      }
+      return u;
+    };
+    auto account = [&](uint32_t i, const Update& u, PrevState p) {
+      if (u.op == UpdateOp::kPut) {
+        if (p != PrevState::kLive) ++a->live[i];
+        if (p == PrevState::kAbsent) ++a->entries[i];
+      } else if (u.op == UpdateOp::kTombstone) {
+        if (p == PrevState::kLive) --a->live[i];
+        if (p == PrevState::kAbsent) ++a->entries[i];
+      } else {
+        if (p == PrevState::kLive) --a->live[i];
+        if (p != PrevState::kAbsent) --a->entries[i];
+      }
+    };
+    for (size_t b = 0; b < st.size();) {
+      size_t e = b;
+      const uint32_t i = st[b].i;
+      while (e < st.size() && st[e].i == i) ++e;
+      touched |= uint64_t{1} << i;
+      if (a->InArt(i)) {
+        art_ups.clear();
+        for (size_t k = b; k < e; ++k) art_ups.push_back(make(st[k]));
+        prev.resize(art_ups.size());
+        CArt& tree = a->arts[__builtin_popcountll(a->art_mask & ((uint64_t{1} << i) - 1))];
+        tree = tree.Apply(art_ups.data(), art_ups.size(), prev.data());
+        for (size_t k = 0; k < art_ups.size(); ++k) account(i, art_ups[k], prev[k]);
+      } else {
+        for (size_t k = b; k < e; ++k) ci_ups.push_back({static_cast<uint8_t>(i), make(st[k])});
+      }
+      b = e;
+    }
+    if (!ci_ups.empty()) {
+      prev.resize(ci_ups.size());
+      a->ci = a->ci.Apply(ci_ups.data(), ci_ups.size(), prev.data());
+      for (size_t k = 0; k < ci_ups.size(); ++k) account(ci_ups[k].u, ci_ups[k].upd, prev[k]);
+    }
+
+    // 4. Move vertices between the clustered index and their own C-ART by size.
+    uint64_t to_art = 0, to_ci = 0;
+    for (uint64_t m = touched; m != 0; m &= m - 1) {
+      uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+      if (!a->InArt(i) && a->entries[i] > opt_.cart_threshold) to_art |= uint64_t{1} << i;
+      if (a->InArt(i) && a->entries[i] < opt_.cart_threshold / 2) to_ci |= uint64_t{1} << i;
+    }
+    if ((to_art | to_ci) != 0) {
+      std::vector<uint64_t> keys;
+      std::vector<double> wts;
+      std::vector<uint8_t> tombs;
+      auto gather = [&](const uint64_t* k, const double* wt, const uint8_t* tb, size_t n) {
+        for (size_t j = 0; j < n; ++j) {
+          keys.push_back(k[j]);
+          wts.push_back(wt ? wt[j] : 1.0);
+          tombs.push_back(tb ? tb[j] : 0);
+        }
+        return true;
+      };
+      uint64_t mask = (a->art_mask | to_art) & ~to_ci;
+      std::vector<CArt> trees;
+      for (uint64_t m = mask; m != 0; m &= m - 1) {
+        uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+        if ((to_art >> i) & 1) {
+          keys.clear(); wts.clear(); tombs.clear();
+          a->ci.ForEachInVertex(static_cast<uint8_t>(i), gather);
+          std::unique_ptr<bool[]> tb(new bool[tombs.size() + 1]);
+          for (size_t j = 0; j < tombs.size(); ++j) tb[j] = tombs[j] != 0;
+          trees.push_back(CArt::BuildSorted(&alloc_, opt_.weighted, keys.data(),
+                                            opt_.weighted ? wts.data() : nullptr, tb.get(),
+                                            keys.size()));
+          size_t removed = 0;
+          a->ci = a->ci.EraseVertex(static_cast<uint8_t>(i), &removed);
+        } else {
+          trees.push_back(a->Art(i));
+        }
+      }
+      for (uint64_t m = to_ci; m != 0; m &= m - 1) {
+        uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+        keys.clear(); wts.clear(); tombs.clear();
+        a->Art(i).ForEachChunk(gather);
+        a->ci = a->ci.InsertVertexRun(static_cast<uint8_t>(i), keys.data(),
+                                      opt_.weighted ? wts.data() : nullptr, tombs.data(),
+                                      keys.size());
+      }
+      SetArts(&alloc_, a, mask, trees.data(), static_cast<uint32_t>(trees.size()));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace strata::mem

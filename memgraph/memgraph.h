@@ -1,0 +1,134 @@
+// MemGraph: one in-memory tier (RapidStore §5–6): versioned subgraphs written with MV2PL and
+// read lock-free at any timestamp still protected by the reader tracer.
+//
+// Writers call Apply with primitive operations (the DB expands WriteBatch ops into these).
+// Apply locks the touched subgraphs in ascending order, builds new versions copy-on-write,
+// takes t = ++t_w, links the versions with timestamp t, advances t_r in commit order, then
+// reclaims versions no registered reader can see, and unlocks.
+//
+// Readers call VersionAt(s, ts) with a ts they registered in the tracer; the result stays
+// valid until they unregister.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "memgraph/node_allocator.h"
+#include "memgraph/subgraph.h"
+#include "memgraph/subgraph_directory.h"
+#include "strata/function_ref.h"
+#include "strata/status.h"
+#include "strata/types.h"
+#include "version/commit_clock.h"
+#include "version/reader_tracer.h"
+
+namespace strata::mem {
+
+struct MemGraphOptions {
+  GraphKind kind = GraphKind::kDirected;
+  bool weighted = false;
+  // Record delete markers for edges deleted here (needed when older tiers exist).
+  bool tombstones = false;
+  uint32_t cart_threshold = 256;
+};
+
+// A primitive operation on one subgraph. Edge ops name the stored direction: for kIn, u is the
+// destination whose in-list gets v.
+struct PrimOp {
+  enum Kind : uint8_t {
+    kAddVertex,
+    kDeleteVertex,  // clears u's out- and in-lists, hides older tiers
+    kPut,           // (dir,u,v) := live with weight
+    kPutIfExists,   // like kPut, but aborts the whole batch with NotFound if (u,v) is absent
+    kDelete,        // (dir,u,v) := absent
+  };
+  Kind kind;
+  uint8_t dir;  // 0 = out, 1 = in
+  uint32_t seq;  // order within the batch; ops on one subgraph apply in seq order
+  VertexId u;
+  VertexId v;
+  double weight;
+};
+
+// Read access to what older tiers (sealed memgraphs, disk) hold, consulted by Apply for
+// kPutIfExists and for the neighbors of a deleted vertex. Null means "no older tiers".
+class OlderTiers {
+ public:
+  virtual ~OlderTiers() = default;
+  virtual bool HasEdge(uint8_t dir, VertexId u, VertexId v) = 0;
+  // Appends u's live neighbors in direction dir.
+  virtual void Neighbors(uint8_t dir, VertexId u, std::vector<VertexId>* out) = 0;
+};
+
+struct ApplyStats {
+  uint64_t versions_created = 0;
+  uint64_t versions_reclaimed = 0;
+};
+
+class MemGraph {
+ public:
+  MemGraph(const MemGraphOptions& options, version::CommitClock* clock,
+           version::ReaderTracer* tracer);
+  ~MemGraph();
+  MemGraph(const MemGraph&) = delete;
+  MemGraph& operator=(const MemGraph&) = delete;
+
+  // Applies `ops` atomically at one new commit timestamp (returned in *ts). `ops` is consumed.
+  // On a failed kPutIfExists nothing is applied and no timestamp is taken.
+  Status Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* ts);
+
+  // The newest version of subgraph s with timestamp <= ts, or null.
+  const SubgraphVersion* VersionAt(uint64_t s, Timestamp ts) const {
+    const SubgraphSlot* slot = dir_.Get(s);
+    if (slot == nullptr) return nullptr;
+    const SubgraphVersion* v = slot->head.load(std::memory_order_acquire);
+    while (v != nullptr && v->ts > ts) v = v->older.load(std::memory_order_acquire);
+    return v;
+  }
+  uint64_t subgraph_bound() const { return dir_.bound(); }
+
+  const MemGraphOptions& options() const { return opt_; }
+  size_t bytes() const { return alloc_.bytes(); }
+  uint64_t live_versions() const { return live_versions_.load(std::memory_order_relaxed); }
+  uint64_t reclaimed_versions() const { return reclaimed_.load(std::memory_order_relaxed); }
+  // Largest commit timestamp applied here (0 if none).
+  Timestamp max_ts() const { return max_ts_.load(std::memory_order_acquire); }
+
+ private:
+  struct SubgraphWork;
+  void ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
+                           std::vector<PrimOp>* derived);
+  Status BuildVersion(SubgraphWork* w, OlderTiers* older);
+  void ApplyToAdjacency(SubgraphWork* w, uint8_t dir, Adjacency* a);
+  void CollectGarbage(SubgraphSlot* slot, Timestamp min_active);
+
+  const MemGraphOptions opt_;
+  version::CommitClock* const clock_;
+  version::ReaderTracer* const tracer_;
+  mutable NodeAllocator alloc_;
+  SubgraphDirectory dir_;
+  std::atomic<uint64_t> live_versions_{0};
+  std::atomic<uint64_t> reclaimed_{0};
+  std::atomic<Timestamp> max_ts_{0};
+};
+
+// Reading helpers over one adjacency of a version (for vertex i = local index).
+// fn(const uint64_t* keys, const double* w, const uint8_t* tomb, size_t n) -> bool.
+template <class F>
+void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
+  if (a.entries[i] == 0) return;
+  if (a.InArt(i)) {
+    a.Art(i).ForEachChunk(fn);
+  } else {
+    a.ci.ForEachInVertex(static_cast<uint8_t>(i), fn);
+  }
+}
+inline bool FindEdge(const Adjacency& a, uint32_t i, uint64_t v, double* w, bool* tomb) {
+  if (a.entries[i] == 0) return false;
+  if (a.InArt(i)) return a.Art(i).Find(v, w, tomb);
+  return a.ci.Find(static_cast<uint8_t>(i), v, w, tomb);
+}
+
+}  // namespace strata::mem

@@ -1,0 +1,62 @@
+// Subgraph versions: the unit of multi-versioning in the in-memory tier (RapidStore §5.1, §6.1).
+//
+// Subgraph s holds vertices [64s, 64s+64) and their adjacency. Each subgraph has a version
+// chain, newest first. A version is immutable once published (linked as the head with its
+// timestamp). A new version copies this small header and shares every container node it does
+// not change; containers are copy-on-write and reference-counted.
+//
+// Vertex state in one memgraph, per local vertex i (bit i of the masks):
+//   exists=0 deleted=0  unknown here: older tiers decide
+//   exists=1 deleted=0  exists; edges here are added on top of older tiers
+//   exists=0 deleted=1  deleted here: hides the vertex and all its edges on older tiers
+//   exists=1 deleted=1  deleted then re-created here: older tiers are hidden, starts empty
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "memgraph/cart.h"
+#include "memgraph/clustered_index.h"
+#include "memgraph/node_allocator.h"
+#include "strata/types.h"
+
+namespace strata::mem {
+
+inline constexpr uint32_t kSubgraphBits = 6;
+inline constexpr uint32_t kSubgraphSize = 1u << kSubgraphBits;  // 64 vertices
+
+// The neighbor sets of one direction (out or in) of the 64 vertices of a subgraph.
+// Low-degree vertices share the clustered index; vertex i with bit i of art_mask set has its
+// own C-ART, stored at arts[popcount(art_mask & ((1 << i) - 1))].
+struct Adjacency {
+  ClusteredIndex ci;
+  uint64_t art_mask = 0;
+  CArt* arts = nullptr;         // popcount(art_mask) trees, allocated from the memgraph pool
+  uint32_t live[kSubgraphSize] = {};     // live (non-tombstone) entries per vertex
+  uint32_t entries[kSubgraphSize] = {};  // entries incl. tombstones per vertex
+
+  bool InArt(uint32_t i) const { return (art_mask >> i) & 1; }
+  const CArt& Art(uint32_t i) const {
+    return arts[__builtin_popcountll(art_mask & ((uint64_t{1} << i) - 1))];
+  }
+};
+
+struct SubgraphVersion {
+  Timestamp ts = 0;                               // commit timestamp; set before publishing
+  std::atomic<SubgraphVersion*> older{nullptr};   // next older version, cut by GC
+  uint64_t exists_mask = 0;
+  uint64_t deleted_mask = 0;
+  Adjacency out;
+  Adjacency* in = nullptr;  // only for GraphKind::kDirectedWithInEdges
+};
+
+// Allocation helpers: versions and their art arrays live in the memgraph's pool so the tier's
+// byte count includes them.
+SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in);
+// A new unpublished version sharing every container of `base` (ts and older left unset).
+SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base);
+void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v);
+// Replaces a's art array with `n` trees (moved from `trees`), freeing the old array.
+void SetArts(NodeAllocator* alloc, Adjacency* a, uint64_t mask, CArt* trees, uint32_t n);
+
+}  // namespace strata::mem

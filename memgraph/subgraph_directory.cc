@@ -1,0 +1,53 @@
+#include "memgraph/subgraph_directory.h"
+
+namespace strata::mem {
+
+namespace {
+constexpr uint64_t kInitialChunks = 16;
+}
+
+SubgraphDirectory::SubgraphDirectory() {
+  Dir* d = new Dir{kInitialChunks, new std::atomic<Chunk*>[kInitialChunks]};
+  for (uint64_t i = 0; i < d->n; ++i) d->chunks[i].store(nullptr, std::memory_order_relaxed);
+  dir_.store(d, std::memory_order_release);
+}
+
+SubgraphDirectory::~SubgraphDirectory() {
+  Dir* d = dir_.load(std::memory_order_relaxed);
+  for (uint64_t i = 0; i < d->n; ++i) delete d->chunks[i].load(std::memory_order_relaxed);
+  delete[] d->chunks;
+  delete d;
+  for (Dir* r : retired_) {
+    delete[] r->chunks;
+    delete r;
+  }
+}
+
+SubgraphSlot* SubgraphDirectory::GetOrCreate(uint64_t s) {
+  if (SubgraphSlot* slot = Get(s)) return slot;
+  std::lock_guard<std::mutex> g(grow_mu_);
+  Dir* d = dir_.load(std::memory_order_acquire);
+  uint64_t c = s >> kChunkBits;
+  if (c >= d->n) {
+    uint64_t n = d->n;
+    while (n <= c) n *= 2;
+    Dir* nd = new Dir{n, new std::atomic<Chunk*>[n]};
+    for (uint64_t i = 0; i < n; ++i) {
+      nd->chunks[i].store(i < d->n ? d->chunks[i].load(std::memory_order_relaxed) : nullptr,
+                          std::memory_order_relaxed);
+    }
+    dir_.store(nd, std::memory_order_release);
+    retired_.push_back(d);
+    d = nd;
+  }
+  Chunk* chunk = d->chunks[c].load(std::memory_order_acquire);
+  if (chunk == nullptr) {
+    chunk = new Chunk();
+    d->chunks[c].store(chunk, std::memory_order_release);
+  }
+  uint64_t b = bound_.load(std::memory_order_relaxed);
+  if (s + 1 > b) bound_.store(s + 1, std::memory_order_release);
+  return &chunk->slots[s & (kChunkSize - 1)];
+}
+
+}  // namespace strata::mem

@@ -1,0 +1,61 @@
+// SubgraphDirectory: subgraph ID -> {version chain head, writer lock}.
+//
+// Slots live in fixed chunks that never move; the directory of chunk pointers grows by
+// doubling. A grown directory replaces the old one with one atomic store; old directories are
+// retired, not freed, until the SubgraphDirectory dies (their total size is < the live one),
+// so a reader that loaded an old directory pointer keeps indexing valid memory. Readers take
+// no lock; growth is serialized by grow_mu_.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "memgraph/subgraph.h"
+
+namespace strata::mem {
+
+struct SubgraphSlot {
+  std::atomic<SubgraphVersion*> head{nullptr};
+  std::mutex mu;  // MV2PL writer lock; taken in ascending subgraph order
+};
+
+class SubgraphDirectory {
+ public:
+  static constexpr uint32_t kChunkBits = 10;  // 1024 subgraphs = 65536 vertices per chunk
+  static constexpr uint64_t kChunkSize = uint64_t{1} << kChunkBits;
+
+  SubgraphDirectory();
+  ~SubgraphDirectory();
+  SubgraphDirectory(const SubgraphDirectory&) = delete;
+  SubgraphDirectory& operator=(const SubgraphDirectory&) = delete;
+
+  // Null when subgraph s was never created.
+  SubgraphSlot* Get(uint64_t s) const {
+    const Dir* d = dir_.load(std::memory_order_acquire);
+    uint64_t c = s >> kChunkBits;
+    if (c >= d->n) return nullptr;
+    Chunk* chunk = d->chunks[c].load(std::memory_order_acquire);
+    return chunk == nullptr ? nullptr : &chunk->slots[s & (kChunkSize - 1)];
+  }
+  SubgraphSlot* GetOrCreate(uint64_t s);
+
+  // Every created subgraph ID is < bound().
+  uint64_t bound() const { return bound_.load(std::memory_order_acquire); }
+
+ private:
+  struct Chunk {
+    SubgraphSlot slots[kChunkSize];
+  };
+  struct Dir {
+    uint64_t n;
+    std::atomic<Chunk*>* chunks;
+  };
+  std::atomic<Dir*> dir_;
+  std::vector<Dir*> retired_;
+  std::mutex grow_mu_;
+  std::atomic<uint64_t> bound_{0};
+};
+
+}  // namespace strata::mem

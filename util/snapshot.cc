@@ -1,0 +1,84 @@
+// Snapshot's non-virtual helpers and default set operations, written against the virtual
+// interface so every implementation shares them.
+#include <algorithm>
+
+#include "strata/snapshot.h"
+
+namespace strata {
+
+bool Snapshot::HasEdge(VertexId u, VertexId v) const {
+  double w;
+  return GetEdge(u, v, &w).ok();
+}
+
+Status Snapshot::GetNeighbors(VertexId u, std::vector<VertexId>* dst, std::vector<double>* weights,
+                              Direction d) const {
+  dst->clear();
+  if (weights) weights->clear();
+  return ScanNeighbors(u, d, [&](const NeighborChunk& c) {
+    dst->insert(dst->end(), c.dst, c.dst + c.size);
+    if (weights) {
+      if (c.weight) {
+        weights->insert(weights->end(), c.weight, c.weight + c.size);
+      } else {
+        weights->insert(weights->end(), c.size, 1.0);
+      }
+    }
+    return true;
+  });
+}
+
+namespace {
+
+// Visits the intersection of N(u) and N(v) in ascending order.
+template <class F>
+Status IntersectImpl(const Snapshot& s, VertexId u, VertexId v, F&& visit) {
+  uint64_t du = s.Degree(u), dv = s.Degree(v);
+  if (du == 0 || dv == 0) return s.status();
+  if (du > dv) {
+    std::swap(u, v);
+    std::swap(du, dv);
+  }
+  std::vector<VertexId> small;
+  Status st = s.GetNeighbors(u, &small);
+  if (!st.ok()) return st;
+  if (dv >= 10 * du) {
+    // Very unequal degrees: search each of the few in the large set (RapidStore §6.5).
+    double w;
+    for (VertexId x : small) {
+      Status g = s.GetEdge(v, x, &w);
+      if (g.ok()) {
+        visit(x);
+      } else if (!g.IsNotFound()) {
+        return g;
+      }
+    }
+    return Status::OK();
+  }
+  size_t i = 0;
+  return s.ScanNeighbors(v, [&](const NeighborChunk& c) {
+    for (size_t j = 0; j < c.size && i < small.size(); ++j) {
+      while (i < small.size() && small[i] < c.dst[j]) ++i;
+      if (i < small.size() && small[i] == c.dst[j]) {
+        visit(small[i]);
+        ++i;
+      }
+    }
+    return i < small.size();
+  });
+}
+
+}  // namespace
+
+uint64_t Snapshot::IntersectCount(VertexId u, VertexId v) const {
+  uint64_t n = 0;
+  IntersectImpl(*this, u, v, [&](VertexId) { ++n; });
+  return n;
+}
+
+Status Snapshot::Intersect(VertexId u, VertexId v, std::vector<VertexId>* out) const {
+  out->clear();
+  return IntersectImpl(*this, u, v, [&](VertexId x) { out->push_back(x); });
+}
+
+}  // namespace strata
