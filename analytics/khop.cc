@@ -1,0 +1,49 @@
+#include "analytics/khop.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include <tbb/enumerable_thread_specific.h>
+
+namespace strata::analytics {
+
+Status KHop(const Snapshot& snap, const KHopParams& params, std::vector<VertexId>* out) {
+  out->clear();
+  const VertexId bound = snap.VertexIdBound();
+  if (params.source >= bound || !snap.HasVertex(params.source)) {
+    return Finish(snap, Status::InvalidArgument("k-hop: source does not exist"));
+  }
+  // Invariants: `visited` is sorted and holds every vertex at distance <= level; `frontier` is
+  // sorted and holds exactly those at distance == level.
+  std::vector<VertexId> visited{params.source}, frontier{params.source}, found, merged;
+  FirstError err;
+  for (int level = 0; level < params.k && !frontier.empty() && !err.failed(); ++level) {
+    tbb::enumerable_thread_specific<std::vector<VertexId>> local;
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, frontier.size(), 32),
+                      [&](const tbb::blocked_range<size_t>& r) {
+      std::vector<VertexId>& mine = local.local();
+      for (size_t i = r.begin(); i < r.end() && !err.failed(); ++i) {
+        err.Set(ScanEach(snap, frontier[i], params.direction, bound, [&](VertexId v, double) {
+          mine.push_back(v);
+          return true;
+        }));
+      }
+    });
+    found.clear();
+    for (std::vector<VertexId>& l : local) found.insert(found.end(), l.begin(), l.end());
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    frontier.clear();
+    std::set_difference(found.begin(), found.end(), visited.begin(), visited.end(),
+                        std::back_inserter(frontier));
+    merged.clear();
+    std::merge(visited.begin(), visited.end(), frontier.begin(), frontier.end(),
+               std::back_inserter(merged));
+    visited.swap(merged);
+  }
+  if (err.failed()) return err.Get();
+  *out = std::move(visited);
+  return Finish(snap, Status::OK());
+}
+
+}  // namespace strata::analytics

@@ -1,0 +1,41 @@
+#include "analytics/scan.h"
+
+#include <vector>
+
+namespace strata::analytics {
+
+Status Scan(const Snapshot& snap, Direction direction, ScanResult* result) {
+  *result = ScanResult{};
+  Layout L;
+  Status s = BuildLayout(snap, &L);
+  if (!s.ok()) return s;
+  std::vector<ScanResult> part(L.ranges.size());
+  s = ForEachRange(L, [&](size_t i, VertexRange r) -> Status {
+    ScanResult& p = part[i];
+    for (VertexId v = r.begin; v < r.end; ++v) {
+      if (!L.exists[v]) continue;
+      ++p.vertices;
+      Status st = snap.ScanNeighbors(v, direction, [&](const NeighborChunk& c) {
+        p.edges += c.size;
+        for (size_t j = 0; j < c.size; ++j) p.dst_sum += c.dst[j];
+        if (c.weight) {
+          for (size_t j = 0; j < c.size; ++j) p.weight_sum += c.weight[j];
+        } else {
+          p.weight_sum += static_cast<double>(c.size);
+        }
+        return true;
+      });
+      if (!st.ok()) return st;
+    }
+    return Status::OK();
+  });
+  for (const ScanResult& p : part) {
+    result->vertices += p.vertices;
+    result->edges += p.edges;
+    result->dst_sum += p.dst_sum;
+    result->weight_sum += p.weight_sum;
+  }
+  return Finish(snap, s);
+}
+
+}  // namespace strata::analytics

@@ -1,0 +1,116 @@
+#include "analytics/sssp.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+#include <tbb/enumerable_thread_specific.h>
+
+namespace strata::analytics {
+
+namespace {
+
+// Bin index of a distance. Monotone in x, and the same function decides where a vertex is
+// queued and whether a queued entry is stale, so rounding cannot drop a live entry. Capped:
+// distances past the cap share the last bin, which stays correct (label-correcting) if slower.
+constexpr size_t kMaxBins = size_t{1} << 20;
+size_t BinOf(double x, double delta) {
+  const double b = x / delta;
+  return b >= static_cast<double>(kMaxBins - 1) ? kMaxBins - 1 : static_cast<size_t>(b);
+}
+
+// Mean weight over the out-edges of up to 256 existing vertices spread over the ID space.
+double AutoDelta(const Snapshot& snap, const Layout& L) {
+  if (!snap.weighted()) return 1.0;
+  double sum = 0;
+  uint64_t count = 0;
+  const VertexId step = std::max<VertexId>(1, L.bound / 256);
+  for (VertexId v = 0; v < L.bound; v += step) {
+    if (!L.exists[v]) continue;
+    ScanEach(snap, v, Direction::kOut, L.bound, [&](VertexId, double w) {
+      if (w > 0 && std::isfinite(w)) {
+        sum += w;
+        ++count;
+      }
+      return count < 4096;
+    });
+  }
+  const double mean = count ? sum / static_cast<double>(count) : 1.0;
+  return mean > 0 && std::isfinite(mean) ? mean : 1.0;
+}
+
+}  // namespace
+
+Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>* dist_out) {
+  Layout L;
+  Status s = BuildLayout(snap, &L);
+  if (!s.ok()) return s;
+  std::vector<double>& dist = *dist_out;
+  dist.assign(L.bound, kInfinity);
+  const VertexId src = params.source;
+  if (src >= L.bound || !L.exists[src]) return Status::InvalidArgument("SSSP: source does not exist");
+  const double delta = params.delta > 0 ? params.delta : AutoDelta(snap, L);
+  dist[src] = 0;
+
+  // Invariant: every vertex whose distance improved is queued in the bin of its new distance
+  // (in some thread's local bins) until processed; bins below `bin` are empty everywhere.
+  using Bins = std::vector<std::vector<VertexId>>;
+  tbb::enumerable_thread_specific<Bins> local_bins;
+  std::vector<VertexId> frontier{src};
+  size_t bin = 0;
+  FirstError err;
+  while (!err.failed()) {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, frontier.size(), 64),
+                      [&](const tbb::blocked_range<size_t>& r) {
+      Bins& bins = local_bins.local();
+      for (size_t i = r.begin(); i < r.end() && !err.failed(); ++i) {
+        const VertexId u = frontier[i];
+        const double du = std::atomic_ref<double>(dist[u]).load(std::memory_order_relaxed);
+        if (BinOf(du, delta) < bin) continue;  // stale: u was settled from an earlier bin
+        bool bad_weight = false;
+        Status st = ScanEach(snap, u, Direction::kOut, L.bound, [&](VertexId v, double w) {
+          if (!(w >= 0)) {
+            bad_weight = true;
+            return false;
+          }
+          const double nd = du + w;
+          std::atomic_ref<double> dv(dist[v]);
+          double cur = dv.load(std::memory_order_relaxed);
+          while (nd < cur) {
+            if (dv.compare_exchange_weak(cur, nd, std::memory_order_relaxed)) {
+              const size_t b = BinOf(nd, delta);
+              if (bins.size() <= b) bins.resize(b + 1);
+              bins[b].push_back(v);
+              break;
+            }
+          }
+          return true;
+        });
+        if (st.ok() && bad_weight) st = Status::InvalidArgument("SSSP: negative or NaN weight");
+        err.Set(st);
+      }
+    });
+    // Next bin: the smallest non-empty one at or after `bin` in any thread.
+    size_t next = kMaxBins;
+    for (Bins& bins : local_bins) {
+      for (size_t b = bin; b < std::min(bins.size(), next); ++b) {
+        if (!bins[b].empty()) {
+          next = b;
+          break;
+        }
+      }
+    }
+    if (next == kMaxBins) break;
+    frontier.clear();
+    for (Bins& bins : local_bins) {
+      if (next < bins.size()) {
+        frontier.insert(frontier.end(), bins[next].begin(), bins[next].end());
+        bins[next].clear();
+      }
+    }
+    bin = next;
+  }
+  return Finish(snap, err.Get());
+}
+
+}  // namespace strata::analytics

@@ -1,0 +1,22 @@
+// Single-source shortest paths (Graphalytics SSSP) by delta-stepping over out-edges.
+#pragma once
+
+#include <vector>
+
+#include "analytics/common.h"
+
+namespace strata::analytics {
+
+struct SsspParams {
+  VertexId source = 0;
+  // Bucket width. 0 picks one: 1.0 for unweighted stores (every weight is 1.0), else the mean
+  // weight of a sample of edges.
+  double delta = 0;
+};
+
+// (*dist)[v] = length of a shortest path from source to v (sum of weights); kInfinity for
+// unreachable and absent vertices. InvalidArgument if the source does not exist or a weight is
+// negative or NaN.
+Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>* dist);
+
+}  // namespace strata::analytics

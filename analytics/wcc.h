@@ -1,0 +1,23 @@
+// Weakly connected components (Graphalytics WCC): edge directions are ignored.
+#pragma once
+
+#include <vector>
+
+#include "analytics/common.h"
+
+namespace strata::analytics {
+
+struct WccParams {
+  // Afforest: neighbors per vertex linked in the sampling rounds before the largest component
+  // is identified and skipped.
+  int sampling_rounds = 2;
+};
+
+// (*label)[v] = the smallest vertex ID of v's component (so two vertices share a label iff they
+// are weakly connected); kNoLabel for absent vertices. Afforest-style concurrent union-find:
+// link a few neighbors per vertex, find the largest component by sampling, then link the
+// remaining edges of the other vertices. kDirected stores cannot skip the largest component
+// (an edge into it is only seen from its source), so every out-edge is linked there.
+Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>* label);
+
+}  // namespace strata::analytics

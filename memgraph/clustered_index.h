@@ -1,0 +1,416 @@
+// ClusteredIndex: the neighbor sets of the low-degree vertices of one subgraph, packed into one
+// immutable copy-on-write B+ tree keyed by (u, v) (RapidStore §6.3). u is the vertex's index inside
+// its subgraph (0..63), v the full 64-bit destination ID. Entries are sorted by (u, v), so one
+// vertex's neighbors are contiguous and a scan of N(u) walks column arrays, one leaf at a time.
+//
+// Versions. A ClusteredIndex is a value: a root pointer plus cached entry and byte counts.
+// Apply / EraseVertex / InsertVertexRun return a new tree that copies only the root-to-leaf paths
+// they change and shares every other node with the source, which stays valid and unchanged.
+// Published nodes are never written again except for their reference count, so readers take no
+// locks. Writers deriving versions of one subgraph must be serialized by the caller. A batch is
+// grouped by leaf: each affected leaf (and each inner node above it) is copied once per call.
+//
+// Reference counts (§6.4). Node::refs == the number of inner nodes and ClusteredIndex values, over
+// all versions, that point at the node. Copying an index increments its root; a path copy
+// increments each untouched child it shares; dropping the last reference frees the node and then
+// drops the references it held on its children (top-down).
+//
+// Node layout. Every node comes from the memgraph's NodeAllocator and is sized exactly for its
+// contents (a node is never modified after it is built, so slack would only be waste).
+//   Header (16 bytes): refs, bytes (allocation size), count, ntomb, level (0 = leaf), flags.
+//   Leaf with n = count entries:
+//     [header][v: uint64 x n][w: double x n, iff weighted][u: uint8 x n][tomb: uint8 x n, iff ntomb > 0]
+//     tomb[i] == 1 marks a delete marker (it shadows older tiers), else 0. An unweighted index
+//     stores no weights; its entries read as weight 1.0. The tomb column is a byte (not a bit) per
+//     entry so that a run starting anywhere in a leaf can be handed out as a plain pointer.
+//   Inner with n = count children:
+//     [header][child: Node* x n, padded to an even count][sep: Key x (n - 1)]
+//     Key = u << 64 | v (128-bit). Every key under child[i] lies in [sep[i-1], sep[i]), where
+//     sep[-1] and sep[n-1] stand for the bounds inherited from the parent.
+//
+// Invariants (CheckInvariants verifies each):
+//   - all leaves are at level 0, and a node at level L > 0 has children at level L - 1;
+//   - keys strictly increase in (u, v) order across the whole tree, and u < 64;
+//   - leaf: 1 <= count <= kLeafCapacity, and count >= kLeafMinFill unless it is the root;
+//   - inner: count <= kInnerCapacity; count >= 2 for the root, >= kInnerMinFill otherwise;
+//     separators strictly increase and bound their children as above;
+//   - ntomb == the number of tombstones in the leaf; the tomb column exists iff ntomb > 0;
+//   - an empty index has a null root; size() == number of entries (tombstones included);
+//     MemoryBytes() == the sum of the node sizes reachable from this version's root.
+//
+// Fill policy. A leaf (inner node) that overflows is cut into ceil(n / capacity) pieces of even
+// size, so every piece is more than half full. A non-root leaf under a quarter fill
+// (kLeafMinFill = 128) is combined with an adjacent sibling: merged into one leaf when the pair
+// holds <= kLeafMergeMax = 384 entries, otherwise redistributed evenly into two leaves (>= 192
+// each). Capping merges at 3/4 leaves room for inserts, so a merged leaf does not split again at
+// once. Inner nodes follow the same rule with 64 / 16 / 48. A root inner node with one child is
+// replaced by that child. With 64 vertices the tree is normally one or two levels deep.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "memgraph/node_allocator.h"
+#include "memgraph/update.h"
+
+namespace strata::mem {
+
+// One update of a clustered index: local vertex u in [0, 64) and its neighbor update.
+struct ClusteredUpdate {
+  uint8_t u;
+  Update upd;
+};
+
+namespace clustered {
+
+using Key = unsigned __int128;
+inline constexpr Key MakeKey(uint8_t u, uint64_t v) { return (Key{u} << 64) | v; }
+
+inline constexpr size_t kVertices = 64;  // local vertex indexes are < kVertices
+inline constexpr size_t kLeafCapacity = 512;
+inline constexpr size_t kLeafMinFill = kLeafCapacity / 4;
+inline constexpr size_t kLeafMergeMax = kLeafCapacity * 3 / 4;
+inline constexpr size_t kInnerCapacity = 64;
+inline constexpr size_t kInnerMinFill = kInnerCapacity / 4;
+inline constexpr size_t kInnerMergeMax = kInnerCapacity * 3 / 4;
+inline constexpr int kMaxHeight = 16;  // levels; far beyond any subgraph (>= 16^14 entries)
+
+inline constexpr uint8_t kWeightedFlag = 1;
+
+struct Node {
+  mutable std::atomic<uint32_t> refs;
+  uint32_t bytes;   // allocation size
+  uint16_t count;   // leaf: entries; inner: children
+  uint16_t ntomb;   // leaf: tombstones among the entries; inner: 0
+  uint8_t level;    // 0 = leaf
+  uint8_t flags;    // leaf: kWeightedFlag
+  uint16_t reserved;
+};
+static_assert(sizeof(Node) == 16);
+
+struct Leaf : Node {
+  bool weighted() const { return (flags & kWeightedFlag) != 0; }
+  const uint64_t* v() const { return reinterpret_cast<const uint64_t*>(this + 1); }
+  const double* w() const { return weighted() ? reinterpret_cast<const double*>(v() + count) : nullptr; }
+  const uint8_t* u() const {
+    return reinterpret_cast<const uint8_t*>(v() + (weighted() ? 2 * size_t{count} : count));
+  }
+  const uint8_t* tomb() const { return ntomb != 0 ? u() + count : nullptr; }
+  Key key(size_t i) const { return MakeKey(u()[i], v()[i]); }
+};
+
+struct Inner : Node {
+  static size_t SepOffset(size_t n) { return (n + 1) / 2 * 2 * sizeof(Node*); }
+  const Node* const* child() const { return reinterpret_cast<const Node* const*>(this + 1); }
+  const Key* sep() const {
+    return reinterpret_cast<const Key*>(reinterpret_cast<const char*>(this + 1) + SepOffset(count));
+  }
+};
+
+// Index of the child of x whose key range holds k (the number of separators <= k).
+inline size_t ChildFor(const Inner* x, Key k) {
+  const Key* s = x->sep();
+  const Key* base = s;
+  size_t len = x->count - 1;  // >= 1
+  while (len > 1) {
+    size_t half = len / 2;
+    base = (base[half] <= k) ? base + half : base;
+    len -= half;
+  }
+  return static_cast<size_t>(base - s) + (*base <= k);
+}
+
+// First index i in [lo, hi) with u[i] >= x, or hi.
+inline size_t LowerBoundU(const uint8_t* u, size_t lo, size_t hi, unsigned x) {
+  if (lo >= hi) return lo;
+  size_t base = lo, len = hi - lo;
+  while (len > 1) {
+    size_t half = len / 2;
+    base = (u[base + half] < x) ? base + half : base;
+    len -= half;
+  }
+  return base + (u[base] < x);
+}
+
+// First index i in [lo, hi) with v[i] >= x, or hi.
+inline size_t LowerBoundV(const uint64_t* v, size_t lo, size_t hi, uint64_t x) {
+  if (lo >= hi) return lo;
+  size_t base = lo, len = hi - lo;
+  while (len > 1) {
+    size_t half = len / 2;
+    base = (v[base + half] < x) ? base + half : base;
+    len -= half;
+  }
+  return base + (v[base] < x);
+}
+
+// First index i in [lo, hi) of leaf l with key(i) >= k, or hi.
+inline size_t LeafLowerBound(const Leaf* l, size_t lo, size_t hi, Key k) {
+  if (lo >= hi) return lo;
+  const uint64_t* v = l->v();
+  const uint8_t* u = l->u();
+  size_t base = lo, len = hi - lo;
+  while (len > 1) {
+    size_t half = len / 2;
+    base = (MakeKey(u[base + half], v[base + half]) < k) ? base + half : base;
+    len -= half;
+  }
+  return base + (MakeKey(u[base], v[base]) < k);
+}
+
+inline bool AnyNonZero(const uint8_t* p, size_t n) {
+  size_t i = 0;
+  uint64_t acc = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    acc |= w;
+  }
+  for (; i < n; ++i) acc |= p[i];
+  return acc != 0;
+}
+
+// The tomb column of l restricted to [b, b + n), or null when that range holds no tombstone.
+inline const uint8_t* TombRun(const Leaf* l, size_t b, size_t n) {
+  const uint8_t* t = l->tomb();
+  return (t != nullptr && AnyNonZero(t + b, n)) ? t + b : nullptr;
+}
+
+// Root-to-leaf path for in-order leaf iteration (leaves have no sibling links: copy-on-write
+// would have to copy the neighbors too).
+class LeafPath {
+ public:
+  // The leaf whose key range holds k; root must be non-null.
+  const Leaf* Descend(const Node* root, Key k) {
+    depth_ = 0;
+    const Node* n = root;
+    while (n->level > 0) {
+      const Inner* x = static_cast<const Inner*>(n);
+      size_t i = ChildFor(x, k);
+      node_[depth_] = x;
+      idx_[depth_] = static_cast<uint8_t>(i);
+      ++depth_;
+      n = x->child()[i];
+    }
+    return static_cast<const Leaf*>(n);
+  }
+  // The leaf after the current one, or null.
+  const Leaf* NextLeaf() {
+    while (depth_ > 0) {
+      int d = depth_ - 1;
+      if (idx_[d] + 1u < node_[d]->count) {
+        ++idx_[d];
+        const Node* n = node_[d]->child()[idx_[d]];
+        while (n->level > 0) {
+          const Inner* x = static_cast<const Inner*>(n);
+          node_[depth_] = x;
+          idx_[depth_] = 0;
+          ++depth_;
+          n = x->child()[0];
+        }
+        return static_cast<const Leaf*>(n);
+      }
+      --depth_;
+    }
+    return nullptr;
+  }
+
+ private:
+  const Inner* node_[kMaxHeight];
+  uint8_t idx_[kMaxHeight];
+  int depth_ = 0;
+};
+
+template <class F, class... A>
+inline bool InvokeScan(F& fn, A... a) {
+  if constexpr (std::is_void_v<std::invoke_result_t<F&, A...>>) {
+    fn(a...);
+    return true;
+  } else {
+    return static_cast<bool>(fn(a...));
+  }
+}
+
+// Drops one reference; frees the node (and drops its children's references) at zero.
+void Unref(NodeAllocator* alloc, const Node* n);
+
+}  // namespace clustered
+
+class ClusteredIndex {
+ public:
+  static constexpr size_t kLeafCapacity = clustered::kLeafCapacity;
+
+  ClusteredIndex() = default;
+  ClusteredIndex(NodeAllocator* alloc, bool weighted) : alloc_(alloc), weighted_(weighted) {}
+  ClusteredIndex(const ClusteredIndex& o);
+  ClusteredIndex(ClusteredIndex&& o) noexcept;
+  ClusteredIndex& operator=(const ClusteredIndex& o);
+  ClusteredIndex& operator=(ClusteredIndex&& o) noexcept;
+  ~ClusteredIndex();
+
+  // A new index with the updates applied; *this is unchanged. ups must be sorted by (u, key),
+  // without duplicates, with u < 64. prev (nullable, n entries) receives each key's prior state.
+  ClusteredIndex Apply(const ClusteredUpdate* ups, size_t n, PrevState* prev) const;
+
+  // A new index without any entry of u (vertex deletion, or u moving to its own C-ART).
+  // *removed (nullable) receives the number of entries removed, tombstones included.
+  ClusteredIndex EraseVertex(uint8_t u, size_t* removed) const;
+
+  // A new index where u's run is exactly the given entries (u moving back from a C-ART).
+  // keys strictly increasing; w (nullable: weight 1.0) and tomb (nullable: none; else 0/1 bytes).
+  ClusteredIndex InsertVertexRun(uint8_t u, const uint64_t* keys, const double* w,
+                                 const uint8_t* tomb, size_t n) const;
+
+  // True if (u, v) has an entry (live or tombstone); fills the non-null outputs.
+  bool Find(uint8_t u, uint64_t v, double* weight, bool* tombstone) const;
+
+  // u's entries in v order, one call per leaf run:
+  //   fn(const uint64_t* v, const double* w, const uint8_t* tomb, size_t n) -> bool (false stops)
+  // w is null for an unweighted index; tomb is null when the run holds no tombstone.
+  template <class F>
+  void ForEachInVertex(uint8_t u, F&& fn) const;
+
+  // All entries in (u, v) order, one call per run of one vertex inside one leaf:
+  //   fn(uint8_t u, const uint64_t* v, const double* w, const uint8_t* tomb, size_t n) -> bool
+  // A vertex's entries may span several calls; a call never spans two vertices.
+  template <class F>
+  void ForEachChunk(F&& fn) const;
+
+  // Forward cursor over one vertex's entries in v order (merges, intersections). Borrows the
+  // tree: the ClusteredIndex it came from (or a copy of it) must outlive it.
+  class Cursor {
+   public:
+    bool Valid() const { return leaf_ != nullptr; }
+    uint64_t key() const { return leaf_->v()[pos_]; }
+    double weight() const {
+      const double* w = leaf_->w();
+      return w != nullptr ? w[pos_] : 1.0;
+    }
+    bool tombstone() const { return leaf_->ntomb != 0 && leaf_->tomb()[pos_] != 0; }
+    void Next() {
+      if (++pos_ >= end_) Settle();
+    }
+    // Moves to the first entry with key >= v; never moves backwards.
+    void Seek(uint64_t v) {
+      if (leaf_ == nullptr) return;
+      const uint64_t* lv = leaf_->v();
+      if (lv[pos_] >= v) return;
+      if (lv[end_ - 1] >= v) {
+        pos_ = static_cast<uint32_t>(clustered::LowerBoundV(lv, pos_ + 1, end_, v));
+        return;
+      }
+      SeekSlow(v);
+    }
+
+    // The current chunk: the remaining entries of u's run inside the current leaf, starting at
+    // the current entry. Lets callers gallop over arrays instead of stepping entry by entry.
+    size_t ChunkSize() const { return end_ - pos_; }
+    const uint64_t* ChunkKeys() const { return leaf_->v() + pos_; }
+    const double* ChunkWeights() const {  // null if unweighted
+      const double* w = leaf_->w();
+      return w != nullptr ? w + pos_ : nullptr;
+    }
+    const uint8_t* ChunkTombs() const {  // null if the leaf holds no tombstone
+      const uint8_t* t = leaf_->tomb();
+      return t != nullptr ? t + pos_ : nullptr;
+    }
+    // Advances k <= ChunkSize() entries.
+    void Skip(size_t k) {
+      pos_ += static_cast<uint32_t>(k);
+      if (pos_ >= end_) Settle();
+    }
+
+   private:
+    friend class ClusteredIndex;
+    Cursor(const clustered::Node* root, uint8_t u);
+    // From pos_ in leaf_ (pos_ <= count): move to the first entry of u at or after it, or
+    // become invalid.
+    void Settle();
+    // Seek when the target lies beyond the current leaf run.
+    void SeekSlow(uint64_t v);
+
+    const clustered::Node* root_;
+    const clustered::Leaf* leaf_ = nullptr;
+    uint32_t pos_ = 0;
+    uint32_t end_ = 0;  // end of u's run inside leaf_
+    uint8_t u_;
+    clustered::LeafPath path_;
+  };
+  Cursor NewCursor(uint8_t u) const { return Cursor(root_, u); }
+
+  size_t size() const { return size_; }  // all entries, tombstones included
+  bool empty() const { return size_ == 0; }
+  // Bytes of the nodes of this version's tree (shared nodes counted in full).
+  size_t MemoryBytes() const { return bytes_; }
+  bool weighted() const { return weighted_; }
+  NodeAllocator* allocator() const { return alloc_; }
+  int height() const { return root_ == nullptr ? 0 : root_->level + 1; }
+
+  // Verifies every invariant in the header comment; on failure *why (nullable) says which.
+  bool CheckInvariants(std::string* why) const;
+
+ private:
+  void Reset();
+
+  NodeAllocator* alloc_ = nullptr;
+  const clustered::Node* root_ = nullptr;
+  size_t size_ = 0;
+  size_t bytes_ = 0;
+  bool weighted_ = false;
+};
+
+// ---- inline scans ----
+
+template <class F>
+void ClusteredIndex::ForEachInVertex(uint8_t u, F&& fn) const {
+  using namespace clustered;
+  if (root_ == nullptr) return;
+  LeafPath path;
+  const Leaf* l = path.Descend(root_, MakeKey(u, 0));
+  size_t b = LowerBoundU(l->u(), 0, l->count, u);
+  while (true) {
+    if (b == l->count) {  // only the first leaf: u starts in the next one, if anywhere
+      l = path.NextLeaf();
+      if (l == nullptr) return;
+      b = 0;
+    }
+    const uint8_t* lu = l->u();
+    if (lu[b] != u) return;
+    size_t e = LowerBoundU(lu, b, l->count, u + 1u);
+    const double* w = l->w();
+    if (!InvokeScan(fn, l->v() + b, w != nullptr ? w + b : nullptr, TombRun(l, b, e - b), e - b)) {
+      return;
+    }
+    if (e < l->count) return;
+    l = path.NextLeaf();
+    if (l == nullptr) return;
+    b = 0;
+  }
+}
+
+template <class F>
+void ClusteredIndex::ForEachChunk(F&& fn) const {
+  using namespace clustered;
+  if (root_ == nullptr) return;
+  LeafPath path;
+  for (const Leaf* l = path.Descend(root_, 0); l != nullptr; l = path.NextLeaf()) {
+    const uint8_t* lu = l->u();
+    const uint64_t* lv = l->v();
+    const double* w = l->w();
+    size_t n = l->count;
+    for (size_t b = 0; b < n;) {
+      uint8_t u = lu[b];
+      size_t e = LowerBoundU(lu, b, n, u + 1u);
+      if (!InvokeScan(fn, u, lv + b, w != nullptr ? w + b : nullptr, TombRun(l, b, e - b), e - b)) {
+        return;
+      }
+      b = e;
+    }
+  }
+}
+
+}  // namespace strata::mem

@@ -1,0 +1,691 @@
+// Analytics kernels (analytics/) against the LDBC Graphalytics example graphs and expected
+// outputs, and against their sequential references (analytics/verify.h) on random and Kronecker
+// graphs held in a MapSnapshot, before and after deletions, for every GraphKind.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analytics/analytics.h"
+#include "analytics/verify.h"
+#include "tests/util/map_snapshot.h"
+
+#ifndef STRATA_SHARED_DIR
+#error "STRATA_SHARED_DIR must name the shared/ directory"
+#endif
+
+namespace strata::analytics {
+namespace {
+
+#define ASSERT_OK(expr)                                 \
+  do {                                                  \
+    const ::strata::Status _s = (expr);                 \
+    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
+  } while (0)
+
+const char* KindName(GraphKind k) {
+  switch (k) {
+    case GraphKind::kDirected: return "directed";
+    case GraphKind::kDirectedWithInEdges: return "directed+in";
+    case GraphKind::kUndirected: return "undirected";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------------------------
+// A tiny loader for the Graphalytics example graphs (EVLP .v/.e files, .properties, outputs).
+
+std::string ExampleDir() { return std::string(STRATA_SHARED_DIR) + "/graphalytics/example/"; }
+
+struct Example {
+  std::vector<uint64_t> vertices;                              // external IDs, ascending
+  std::vector<std::tuple<uint64_t, uint64_t, double>> edges;  // external (src, dst, weight)
+  std::map<std::string, std::string> props;                   // key suffix after the graph name
+};
+
+Example LoadExample(const std::string& name) {
+  Example ex;
+  std::ifstream v(ExampleDir() + name + ".v");
+  EXPECT_TRUE(v.good()) << "missing " << ExampleDir() + name + ".v";
+  for (uint64_t id; v >> id;) ex.vertices.push_back(id);
+  std::ifstream e(ExampleDir() + name + ".e");
+  for (std::string line; std::getline(e, line);) {
+    std::istringstream ls(line);
+    uint64_t a, b;
+    double w = 1.0;
+    if (ls >> a >> b) {
+      ls >> w;
+      ex.edges.emplace_back(a, b, w);
+    }
+  }
+  std::ifstream p(ExampleDir() + name + ".properties");
+  const std::string prefix = "graph." + name + ".";
+  for (std::string line; std::getline(p, line);) {
+    const size_t eq = line.find('=');
+    if (line.rfind(prefix, 0) != 0 || eq == std::string::npos) continue;
+    auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(" \t"));
+      s.erase(s.find_last_not_of(" \t\r") + 1);
+      return s;
+    };
+    ex.props[trim(line.substr(prefix.size(), eq - prefix.size()))] = trim(line.substr(eq + 1));
+  }
+  return ex;
+}
+
+// Expected output: external ID -> value as text.
+std::map<uint64_t, std::string> LoadOutput(const std::string& name, const std::string& alg) {
+  std::map<uint64_t, std::string> out;
+  std::ifstream f(ExampleDir() + name + "-" + alg);
+  EXPECT_TRUE(f.good()) << "missing output " << name << "-" << alg;
+  uint64_t id;
+  std::string value;
+  while (f >> id >> value) out[id] = value;
+  return out;
+}
+
+double ParseDouble(const std::string& s) {
+  if (s == "Infinity" || s == "infinity") return kInfinity;
+  return std::stod(s);
+}
+
+// How external IDs become internal ones: dense (index), sparse (holes; order kept), reversed
+// (holes; order reversed, so CDLP's smallest-label rule needs the external IDs as labels).
+enum class Mapping { kDense, kSparse, kReversed };
+
+struct Loaded {
+  std::unique_ptr<MapSnapshot> snap;
+  std::map<uint64_t, VertexId> to_internal;
+  std::vector<uint64_t> external;  // by internal ID; kNoLabel for holes
+};
+
+Loaded Build(const Example& ex, GraphKind kind, Mapping m) {
+  Loaded l;
+  l.snap = std::make_unique<MapSnapshot>(kind, /*weighted=*/true);
+  l.snap->set_chunk_size(2);  // several chunks per neighbor list
+  const size_t n = ex.vertices.size();
+  for (size_t i = 0; i < n; ++i) {
+    VertexId id = i;
+    if (m == Mapping::kSparse) id = 3 * i + 2;
+    if (m == Mapping::kReversed) id = 2 * (n - 1 - i);
+    l.to_internal[ex.vertices[i]] = id;
+    l.snap->AddVertex(id);
+  }
+  for (auto& [a, b, w] : ex.edges) l.snap->PutEdge(l.to_internal[a], l.to_internal[b], w);
+  l.external.assign(l.snap->VertexIdBound(), kNoLabel);
+  for (auto& [ext, id] : l.to_internal) l.external[id] = ext;
+  return l;
+}
+
+struct ExampleCase {
+  const char* graph;
+  GraphKind kind;
+  Mapping mapping;
+};
+
+class GraphalyticsExample : public ::testing::TestWithParam<ExampleCase> {};
+
+TEST_P(GraphalyticsExample, MatchesExpectedOutputs) {
+  const ExampleCase& c = GetParam();
+  const Example ex = LoadExample(c.graph);
+  ASSERT_FALSE(ex.vertices.empty());
+  Loaded l = Build(ex, c.kind, c.mapping);
+  const Snapshot& snap = *l.snap;
+  const VertexId bound = snap.VertexIdBound();
+  auto expected = [&](const std::string& alg, auto absent, auto parse) {
+    std::vector<decltype(absent)> v(bound, absent);
+    for (auto& [ext, text] : LoadOutput(c.graph, alg)) v[l.to_internal.at(ext)] = parse(text);
+    return v;
+  };
+
+  // BFS: exact.
+  {
+    const VertexId src = l.to_internal.at(std::stoull(ex.props.at("bfs.source-vertex")));
+    auto want = expected("BFS", kUnreachable, [](const std::string& s) { return int64_t(std::stoll(s)); });
+    std::vector<int64_t> got, ref;
+    ASSERT_OK(Bfs(snap, {src}, &got));
+    ASSERT_OK(CheckExact(want, got, "BFS"));
+    ASSERT_OK(Bfs(snap, {src, 1 << 30, 1 << 30}, &got));  // bottom-up whenever in-edges exist
+    ASSERT_OK(CheckExact(want, got, "BFS bottom-up"));
+    ASSERT_OK(ReferenceBfs(snap, src, &ref));
+    ASSERT_OK(CheckExact(want, ref, "reference BFS"));
+  }
+  // PageRank: epsilon.
+  {
+    PageRankParams p;
+    p.damping = std::stod(ex.props.at("pr.damping-factor"));
+    p.iterations = std::stoi(ex.props.at("pr.num-iterations"));
+    auto want = expected("PR", 0.0, ParseDouble);
+    std::vector<double> got, ref;
+    ASSERT_OK(PageRank(snap, p, &got));
+    ASSERT_OK(CheckEpsilon(want, got, kGraphalyticsEpsilon, "PR"));
+    ASSERT_OK(ReferencePageRank(snap, p, &ref));
+    ASSERT_OK(CheckEpsilon(want, ref, kGraphalyticsEpsilon, "reference PR"));
+  }
+  // SSSP: epsilon.
+  {
+    const VertexId src = l.to_internal.at(std::stoull(ex.props.at("sssp.source-vertex")));
+    auto want = expected("SSSP", kInfinity, ParseDouble);
+    std::vector<double> got, ref;
+    ASSERT_OK(Sssp(snap, {src}, &got));
+    ASSERT_OK(CheckEpsilon(want, got, kGraphalyticsEpsilon, "SSSP"));
+    ASSERT_OK(Sssp(snap, {src, 0.05}, &got));  // many buckets
+    ASSERT_OK(CheckEpsilon(want, got, kGraphalyticsEpsilon, "SSSP delta=0.05"));
+    ASSERT_OK(ReferenceSssp(snap, src, &ref));
+    ASSERT_OK(CheckEpsilon(want, ref, kGraphalyticsEpsilon, "reference SSSP"));
+  }
+  // WCC: equivalence.
+  {
+    auto want = expected("WCC", kNoLabel, [](const std::string& s) { return uint64_t(std::stoull(s)); });
+    std::vector<uint64_t> got, ref;
+    ASSERT_OK(Wcc(snap, {}, &got));
+    ASSERT_OK(CheckEquivalent(want, got, "WCC"));
+    ASSERT_OK(ReferenceWcc(snap, &ref));
+    ASSERT_OK(CheckEquivalent(want, ref, "reference WCC"));
+  }
+  // CDLP: exact. Labels are internal IDs when the mapping keeps the order, else external IDs
+  // passed as initial labels.
+  {
+    CdlpParams p;
+    p.max_iterations = std::stoi(ex.props.at("cdlp.max-iterations"));
+    const bool keep_order = c.mapping != Mapping::kReversed;
+    if (!keep_order) p.initial_labels = &l.external;
+    auto want = expected("CDLP", kNoLabel, [&](const std::string& s) {
+      const uint64_t ext = std::stoull(s);
+      return keep_order ? uint64_t(l.to_internal.at(ext)) : ext;
+    });
+    std::vector<uint64_t> got, ref;
+    ASSERT_OK(Cdlp(snap, p, &got));
+    ASSERT_OK(CheckExact(want, got, "CDLP"));
+    ASSERT_OK(ReferenceCdlp(snap, p, &ref));
+    ASSERT_OK(CheckExact(want, ref, "reference CDLP"));
+  }
+  // LCC: epsilon.
+  {
+    auto want = expected("LCC", 0.0, ParseDouble);
+    std::vector<double> got, ref;
+    ASSERT_OK(Lcc(snap, &got));
+    ASSERT_OK(CheckEpsilon(want, got, kGraphalyticsEpsilon, "LCC"));
+    ASSERT_OK(ReferenceLcc(snap, &ref));
+    ASSERT_OK(CheckEpsilon(want, ref, kGraphalyticsEpsilon, "reference LCC"));
+  }
+}
+
+std::vector<ExampleCase> ExampleCases() {
+  std::vector<ExampleCase> cases;
+  for (Mapping m : {Mapping::kDense, Mapping::kSparse, Mapping::kReversed}) {
+    cases.push_back({"example-directed", GraphKind::kDirectedWithInEdges, m});
+    cases.push_back({"example-directed", GraphKind::kDirected, m});
+    cases.push_back({"example-undirected", GraphKind::kUndirected, m});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GraphalyticsExample, ::testing::ValuesIn(ExampleCases()),
+                         [](const ::testing::TestParamInfo<ExampleCase>& info) {
+                           std::string s = std::string(info.param.graph) + "_" +
+                                           KindName(info.param.kind) + "_" +
+                                           std::to_string(int(info.param.mapping));
+                           for (char& ch : s) {
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return s;
+                         });
+
+// ---------------------------------------------------------------------------------------------
+// Random graphs, cross-checked against the references.
+
+void FillUniform(MapSnapshot* g, uint64_t n, uint64_t m, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> weight(0.0, 1.0);
+  for (VertexId v = 0; v < n; ++v) g->AddVertex(v);
+  for (uint64_t i = 0; i < m; ++i) {
+    const VertexId u = rng() % n, v = rng() % n;
+    if (u != v) g->PutEdge(u, v, weight(rng));
+  }
+}
+
+// Graph500-style RMAT (a=0.57, b=0.19, c=0.19), vertex IDs permuted, self-loops dropped.
+void FillKronecker(MapSnapshot* g, int scale, int edge_factor, std::mt19937_64& rng) {
+  const uint64_t n = uint64_t{1} << scale;
+  std::vector<VertexId> perm(n);
+  for (VertexId v = 0; v < n; ++v) perm[v] = v;
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (VertexId v = 0; v < n; ++v) g->AddVertex(v);
+  for (uint64_t i = 0; i < n * edge_factor; ++i) {
+    uint64_t u = 0, v = 0;
+    for (int b = 0; b < scale; ++b) {
+      const double r = unit(rng);
+      const int quadrant = r < 0.57 ? 0 : r < 0.76 ? 1 : r < 0.95 ? 2 : 3;
+      u = (u << 1) | (quadrant >> 1);
+      v = (v << 1) | (quadrant & 1);
+    }
+    if (u != v) g->PutEdge(perm[u], perm[v], unit(rng));
+  }
+}
+
+// Deletes ~frac of the vertices and of the remaining edges, then re-adds some deleted IDs
+// (recycled, with fresh edges) and new edges.
+void Mutate(MapSnapshot* g, double frac, std::mt19937_64& rng) {
+  std::vector<VertexId> vs;
+  g->ScanVertices(0, g->VertexIdBound(), [&](VertexId v) {
+    vs.push_back(v);
+    return true;
+  });
+  std::vector<VertexId> deleted;
+  for (VertexId v : vs) {
+    if (std::uniform_real_distribution<double>(0, 1)(rng) < frac) {
+      g->DeleteVertex(v);
+      deleted.push_back(v);
+    }
+  }
+  std::vector<std::pair<VertexId, VertexId>> edges;
+  for (VertexId v : vs) {
+    if (!g->HasVertex(v)) continue;
+    g->ScanNeighbors(v, [&](const NeighborChunk& c) {
+      for (size_t i = 0; i < c.size; ++i) edges.emplace_back(v, c.dst[i]);
+      return true;
+    });
+  }
+  for (auto& [u, v] : edges) {
+    if (std::uniform_real_distribution<double>(0, 1)(rng) < frac) g->DeleteEdge(u, v);
+  }
+  // Recycle a third of the deleted IDs and give them a few edges.
+  for (size_t i = 0; i < deleted.size(); i += 3) {
+    for (int j = 0; j < 3; ++j) {
+      const VertexId u = vs[rng() % vs.size()];
+      if (g->HasVertex(u) && u != deleted[i]) g->PutEdge(deleted[i], u, 0.5);
+    }
+  }
+}
+
+VertexId MaxDegreeVertex(const Snapshot& g) {
+  VertexId best = 0;
+  uint64_t best_deg = 0;
+  g.ScanVertices(0, g.VertexIdBound(), [&](VertexId v) {
+    if (g.Degree(v) >= best_deg) {
+      best_deg = g.Degree(v);
+      best = v;
+    }
+    return true;
+  });
+  return best;
+}
+
+VertexId RandomVertex(const Snapshot& g, std::mt19937_64& rng) {
+  for (;;) {
+    const VertexId v = rng() % g.VertexIdBound();
+    if (g.HasVertex(v)) return v;
+  }
+}
+
+// Every kernel against its reference on `g`.
+void CrossCheck(const MapSnapshot& g, std::mt19937_64& rng) {
+  const std::vector<VertexId> sources = {MaxDegreeVertex(g), RandomVertex(g, rng)};
+  for (VertexId src : sources) {
+    SCOPED_TRACE("source " + std::to_string(src));
+    std::vector<int64_t> d, dref;
+    ASSERT_OK(ReferenceBfs(g, src, &dref));
+    for (BfsParams p : {BfsParams{src}, BfsParams{src, 1 << 30, 1 << 30}, BfsParams{src, 1, 1}}) {
+      ASSERT_OK(Bfs(g, p, &d));
+      ASSERT_OK(CheckExact(dref, d, "BFS"));
+    }
+    std::vector<double> s, sref;
+    ASSERT_OK(ReferenceSssp(g, src, &sref));
+    for (double delta : {0.0, 0.01, 10.0}) {
+      ASSERT_OK(Sssp(g, {src, delta}, &s));
+      ASSERT_OK(CheckEpsilon(sref, s, 1e-9, "SSSP"));
+    }
+    for (int k : {1, 2, 3}) {
+      std::vector<Direction> dirs = {Direction::kOut};
+      if (HasInEdges(g.kind())) dirs.push_back(Direction::kIn);
+      for (Direction dir : dirs) {
+        std::vector<VertexId> h, href;
+        ASSERT_OK(KHop(g, {src, k, dir}, &h));
+        ASSERT_OK(ReferenceKHop(g, {src, k, dir}, &href));
+        ASSERT_OK(CheckExact(href, h, "k-hop"));
+      }
+    }
+  }
+  {
+    PageRankParams p;
+    std::vector<double> r, rref;
+    ASSERT_OK(PageRank(g, p, &r));
+    ASSERT_OK(ReferencePageRank(g, p, &rref));
+    ASSERT_OK(CheckEpsilon(rref, r, 1e-9, "PR"));
+    double sum = 0;
+    for (double x : r) sum += x;
+    EXPECT_NEAR(sum, 1.0, 1e-9);
+  }
+  {
+    std::vector<uint64_t> w, wref;
+    ASSERT_OK(Wcc(g, {}, &w));
+    ASSERT_OK(ReferenceWcc(g, &wref));
+    ASSERT_OK(CheckEquivalent(wref, w, "WCC"));
+    ASSERT_OK(CheckExact(wref, w, "WCC min-ID labels"));
+    ASSERT_OK(Wcc(g, {0}, &w));  // no sampling: plain concurrent union-find
+    ASSERT_OK(CheckExact(wref, w, "WCC rounds=0"));
+  }
+  {
+    CdlpParams p;
+    p.max_iterations = 10;
+    std::vector<uint64_t> c, cref;
+    ASSERT_OK(Cdlp(g, p, &c));
+    ASSERT_OK(ReferenceCdlp(g, p, &cref));
+    ASSERT_OK(CheckExact(cref, c, "CDLP"));
+  }
+  {
+    std::vector<double> c, cref;
+    ASSERT_OK(Lcc(g, &c));
+    ASSERT_OK(ReferenceLcc(g, &cref));
+    ASSERT_OK(CheckEpsilon(cref, c, 1e-12, "LCC"));
+    uint64_t t = 0, tref = 0;
+    ASSERT_OK(TriangleCount(g, &t));
+    ASSERT_OK(ReferenceTriangleCount(g, &tref));
+    EXPECT_EQ(tref, t);
+  }
+  {
+    std::vector<Direction> dirs = {Direction::kOut};
+    if (HasInEdges(g.kind())) dirs.push_back(Direction::kIn);
+    for (Direction dir : dirs) {
+      ScanResult r, rref;
+      ASSERT_OK(Scan(g, dir, &r));
+      ASSERT_OK(ReferenceScan(g, dir, &rref));
+      EXPECT_EQ(rref.vertices, r.vertices);
+      EXPECT_EQ(rref.edges, r.edges);
+      EXPECT_EQ(rref.dst_sum, r.dst_sum);
+      EXPECT_NEAR(rref.weight_sum, r.weight_sum, 1e-9 * std::max(1.0, rref.weight_sum));
+    }
+    ScanResult r;
+    ASSERT_OK(Scan(g, Direction::kOut, &r));
+    EXPECT_EQ(g.NumEdges(), r.edges);
+    EXPECT_EQ(g.NumVertices(), r.vertices);
+  }
+  ASSERT_OK(g.status());
+}
+
+struct RandomCase {
+  GraphKind kind;
+  bool kronecker;
+  bool weighted;
+  size_t chunk;
+};
+
+class RandomGraphs : public ::testing::TestWithParam<RandomCase> {};
+
+TEST_P(RandomGraphs, KernelsMatchReferencesBeforeAndAfterDeletions) {
+  const RandomCase& c = GetParam();
+  std::mt19937_64 rng(1234 + int(c.kind) * 7 + c.kronecker * 3 + c.weighted);
+  MapSnapshot g(c.kind, c.weighted);
+  g.set_chunk_size(c.chunk);
+  if (c.kronecker) {
+    FillKronecker(&g, 10, 8, rng);
+  } else {
+    FillUniform(&g, 1500, 9000, rng);
+  }
+  {
+    SCOPED_TRACE("fresh");
+    CrossCheck(g, rng);
+  }
+  Mutate(&g, 0.1, rng);
+  {
+    SCOPED_TRACE("after deletions");
+    CrossCheck(g, rng);
+  }
+  Mutate(&g, 0.3, rng);
+  {
+    SCOPED_TRACE("after more deletions");
+    CrossCheck(g, rng);
+  }
+}
+
+std::vector<RandomCase> RandomCases() {
+  std::vector<RandomCase> cases;
+  for (GraphKind k : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
+    cases.push_back({k, false, true, 64});
+    cases.push_back({k, true, true, 5});
+    cases.push_back({k, true, false, 1000});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, RandomGraphs, ::testing::ValuesIn(RandomCases()),
+                         [](const ::testing::TestParamInfo<RandomCase>& info) {
+                           std::string s = std::string(KindName(info.param.kind)) +
+                                           (info.param.kronecker ? "_kron" : "_uniform") +
+                                           (info.param.weighted ? "_weighted" : "_unweighted");
+                           for (char& ch : s) {
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return s;
+                         });
+
+// ---------------------------------------------------------------------------------------------
+// Edge cases.
+
+TEST(Analytics, LayoutCoversBoundInAlignedRanges) {
+  std::mt19937_64 rng(7);
+  MapSnapshot g(GraphKind::kDirected);
+  FillKronecker(&g, 11, 4, rng);
+  g.AddVertex(5000);  // a hole up to 5000
+  Layout L;
+  ASSERT_OK(BuildLayout(g, &L));
+  ASSERT_FALSE(L.ranges.empty());
+  EXPECT_EQ(0u, L.ranges.front().begin);
+  EXPECT_EQ(g.VertexIdBound(), L.ranges.back().end);
+  for (size_t i = 0; i < L.ranges.size(); ++i) {
+    EXPECT_LT(L.ranges[i].begin, L.ranges[i].end);
+    if (i > 0) EXPECT_EQ(L.ranges[i - 1].end, L.ranges[i].begin);
+    if (i + 1 < L.ranges.size()) EXPECT_EQ(0u, L.ranges[i].end % 64);
+  }
+  EXPECT_EQ(g.NumVertices(), L.num_vertices);
+  EXPECT_EQ(g.NumEdges(), L.num_out_edges);
+}
+
+TEST(Analytics, EmptyAndTinyGraphs) {
+  MapSnapshot empty(GraphKind::kDirected);
+  std::vector<double> pr;
+  ASSERT_OK(PageRank(empty, {}, &pr));
+  EXPECT_TRUE(pr.empty());
+  std::vector<int64_t> depth;
+  EXPECT_TRUE(Bfs(empty, {0}, &depth).IsInvalidArgument());
+  uint64_t t = 1;
+  ASSERT_OK(TriangleCount(empty, &t));
+  EXPECT_EQ(0u, t);
+
+  MapSnapshot one(GraphKind::kUndirected);
+  one.AddVertex(3);
+  ASSERT_OK(Bfs(one, {3}, &depth));
+  EXPECT_EQ((std::vector<int64_t>{kUnreachable, kUnreachable, kUnreachable, 0}), depth);
+  std::vector<uint64_t> labels;
+  ASSERT_OK(Wcc(one, {}, &labels));
+  EXPECT_EQ((std::vector<uint64_t>{kNoLabel, kNoLabel, kNoLabel, 3}), labels);
+  ASSERT_OK(PageRank(one, {}, &pr));
+  EXPECT_DOUBLE_EQ(1.0, pr[3]);
+  std::vector<double> dist;
+  EXPECT_TRUE(Sssp(one, {1}, &dist).IsInvalidArgument());
+}
+
+TEST(Analytics, SsspRejectsNegativeWeights) {
+  MapSnapshot g(GraphKind::kDirected, /*weighted=*/true);
+  g.PutEdge(0, 1, 1.0);
+  g.PutEdge(1, 2, -0.5);
+  std::vector<double> dist;
+  EXPECT_TRUE(Sssp(g, {0}, &dist).IsInvalidArgument());
+}
+
+TEST(Analytics, TriangleCountSmall) {
+  // K4 plus a pendant vertex: 4 triangles, whatever the kind and the edge directions.
+  for (GraphKind k : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
+    MapSnapshot g(k);
+    g.PutEdge(0, 1);
+    g.PutEdge(2, 0);
+    g.PutEdge(0, 3);
+    g.PutEdge(1, 2);
+    g.PutEdge(3, 1);
+    g.PutEdge(2, 3);
+    g.PutEdge(3, 2);  // both directions: still one undirected edge
+    g.PutEdge(4, 3);
+    uint64_t t = 0;
+    ASSERT_OK(TriangleCount(g, &t));
+    EXPECT_EQ(4u, t) << KindName(k);
+  }
+}
+
+TEST(Analytics, IntersectSortedBothPaths) {
+  std::vector<VertexId> small = {3, 50, 77, 1000}, large;
+  for (VertexId v = 0; v < 800; v += 1) large.push_back(v);
+  EXPECT_EQ(3u, IntersectSorted(small.data(), small.size(), large.data(), large.size()));
+  EXPECT_EQ(3u, IntersectSorted(large.data(), large.size(), small.data(), small.size()));
+  std::vector<VertexId> odd, three;
+  for (VertexId v = 1; v < 100; v += 2) odd.push_back(v);
+  for (VertexId v = 0; v < 100; v += 3) three.push_back(v);
+  EXPECT_EQ(17u, IntersectSorted(odd.data(), odd.size(), three.data(), three.size()));  // 3,9,..,99
+  EXPECT_EQ(0u, IntersectSorted(odd.data(), 0, three.data(), three.size()));
+}
+
+TEST(Analytics, ReadErrorsAreNeverSilent) {
+  std::mt19937_64 rng(99);
+  for (GraphKind k : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
+    MapSnapshot g(k, /*weighted=*/true);
+    FillKronecker(&g, 9, 8, rng);
+    const VertexId src = MaxDegreeVertex(g);
+    for (uint64_t after : {0, 3, 200}) {
+      SCOPED_TRACE(std::string(KindName(k)) + " after " + std::to_string(after));
+      auto arm = [&] {
+        g.ClearReadError();
+        g.InjectReadError(after);
+      };
+      std::vector<int64_t> i64;
+      std::vector<uint64_t> u64;
+      std::vector<double> dbl;
+      std::vector<VertexId> ids;
+      uint64_t t;
+      ScanResult sr;
+      arm();
+      EXPECT_FALSE(Bfs(g, {src}, &i64).ok());
+      arm();
+      EXPECT_FALSE(PageRank(g, {}, &dbl).ok());
+      arm();
+      EXPECT_FALSE(Sssp(g, {src}, &dbl).ok());
+      arm();
+      EXPECT_FALSE(Wcc(g, {}, &u64).ok());
+      arm();
+      EXPECT_FALSE(Cdlp(g, {}, &u64).ok());
+      arm();
+      EXPECT_FALSE(Lcc(g, &dbl).ok());
+      arm();
+      EXPECT_FALSE(TriangleCount(g, &t).ok());
+      arm();
+      EXPECT_FALSE(KHop(g, {src, 3}, &ids).ok());
+      arm();
+      EXPECT_FALSE(Scan(g, Direction::kOut, &sr).ok());
+    }
+    g.ClearReadError();
+  }
+}
+
+TEST(MapSnapshot, ModelsGraphKinds) {
+  MapSnapshot d(GraphKind::kDirected, true), di(GraphKind::kDirectedWithInEdges, true),
+      u(GraphKind::kUndirected, true);
+  for (MapSnapshot* g : {&d, &di, &u}) {
+    g->PutEdge(1, 2, 0.5);
+    g->PutEdge(1, 3, 0.25);
+    g->PutEdge(1, 2, 0.75);  // overwrite
+    g->PutEdge(3, 2, 1.0);
+    double w = 0;
+    ASSERT_OK(g->GetEdge(1, 2, &w));
+    EXPECT_EQ(0.75, w);
+    EXPECT_EQ(4u, g->VertexIdBound());
+    EXPECT_EQ(3u, g->NumVertices());
+    EXPECT_FALSE(g->HasVertex(0));
+  }
+  EXPECT_EQ(3u, d.NumEdges());
+  EXPECT_EQ(6u, u.NumEdges());
+  double w = 0;
+  EXPECT_TRUE(d.GetEdge(2, 1, &w).IsNotFound());
+  ASSERT_OK(u.GetEdge(2, 1, &w));
+  EXPECT_EQ(0.75, w);
+  EXPECT_EQ(2u, di.Degree(2, Direction::kIn));
+  EXPECT_EQ(2u, u.Degree(2, Direction::kIn));
+  EXPECT_TRUE(d.ScanNeighbors(2, Direction::kIn, [](const NeighborChunk&) { return true; })
+                  .IsNotSupported());
+  std::vector<VertexId> in;
+  di.set_chunk_size(1);
+  ASSERT_OK(di.ScanNeighbors(2, Direction::kIn, [&](const NeighborChunk& c) {
+    EXPECT_EQ(1u, c.size);
+    in.insert(in.end(), c.dst, c.dst + c.size);
+    return true;
+  }));
+  EXPECT_EQ((std::vector<VertexId>{1, 3}), in);
+  // Deleting a vertex removes its in- and out-edges; its ID stays below the bound.
+  for (MapSnapshot* g : {&d, &di, &u}) {
+    EXPECT_TRUE(g->DeleteVertex(3));
+    EXPECT_FALSE(g->HasVertex(3));
+    EXPECT_EQ(4u, g->VertexIdBound());
+    EXPECT_EQ(0u, g->Degree(3));
+    EXPECT_EQ(1u, g->Degree(1));
+    ASSERT_OK(g->status());
+  }
+  EXPECT_EQ(1u, di.Degree(2, Direction::kIn));
+  EXPECT_EQ(1u, d.NumEdges());
+  EXPECT_EQ(2u, u.NumEdges());
+  MapSnapshot unweighted(GraphKind::kDirected, false);
+  unweighted.PutEdge(0, 1, 7.0);
+  ASSERT_OK(unweighted.GetEdge(0, 1, &w));
+  EXPECT_EQ(1.0, w);
+  ASSERT_OK(unweighted.ScanNeighbors(0, [](const NeighborChunk& c) {
+    EXPECT_EQ(nullptr, c.weight);
+    return true;
+  }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing (skipped unless STRATA_ANALYTICS_BENCH_SCALE is set, e.g. to 16).
+
+TEST(AnalyticsBench, KroneckerTimings) {
+  const char* env = std::getenv("STRATA_ANALYTICS_BENCH_SCALE");
+  if (env == nullptr) GTEST_SKIP() << "set STRATA_ANALYTICS_BENCH_SCALE to run";
+  const int scale = std::atoi(env);
+  for (GraphKind k : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
+    std::mt19937_64 rng(42);
+    MapSnapshot g(k, true);
+    FillKronecker(&g, scale, 16, rng);
+    const VertexId src = MaxDegreeVertex(g);
+    auto time = [&](const char* name, auto&& fn) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const Status s = fn();
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("%-12s %-6s scale %d  V=%llu E=%llu  %9.1f ms  %s\n", KindName(k), name, scale,
+                  (unsigned long long)g.NumVertices(), (unsigned long long)g.NumEdges(), ms,
+                  s.ToString().c_str());
+    };
+    std::vector<int64_t> i64;
+    std::vector<uint64_t> u64;
+    std::vector<double> dbl;
+    ScanResult sr;
+    uint64_t t;
+    time("SCAN", [&] { return Scan(g, Direction::kOut, &sr); });
+    time("BFS", [&] { return Bfs(g, {src}, &i64); });
+    time("PR20", [&] { return PageRank(g, {}, &dbl); });
+    time("SSSP", [&] { return Sssp(g, {src}, &dbl); });
+    time("WCC", [&] { return Wcc(g, {}, &u64); });
+    time("CDLP10", [&] { return Cdlp(g, {}, &u64); });
+    time("LCC", [&] { return Lcc(g, &dbl); });
+    time("TC", [&] { return TriangleCount(g, &t); });
+  }
+}
+
+}  // namespace
+}  // namespace strata::analytics

@@ -1,0 +1,578 @@
+// Differential and structural tests of the clustered index against an ordered map.
+#include "memgraph/clustered_index.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace strata::mem {
+namespace {
+
+constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+
+struct Payload {
+  double w;
+  bool tomb;
+};
+using MKey = std::pair<uint8_t, uint64_t>;
+using Model = std::map<MKey, Payload>;
+
+struct Entry {
+  uint8_t u;
+  uint64_t v;
+  double w;
+  bool tomb;
+};
+
+// Destination IDs mixing dense small values (many collisions), values near 0 and 2^64, values
+// around 2^63 and arbitrary 64-bit values.
+uint64_t RandomV(std::mt19937_64& rng) {
+  switch (rng() % 8) {
+    case 0:
+      return rng() % 16;
+    case 1:
+      return kMax - rng() % 16;
+    case 2:
+      return rng();
+    case 3:
+      return (uint64_t{1} << 63) - 8 + rng() % 16;
+    default:
+      return rng() % 20000;
+  }
+}
+
+// A few hot vertices carry most entries, as with skewed degrees.
+uint8_t RandomU(std::mt19937_64& rng) {
+  return static_cast<uint8_t>(rng() % 4 == 0 ? rng() % 64 : rng() % 6);
+}
+
+std::vector<Entry> ModelEntries(const Model& m, bool weighted) {
+  std::vector<Entry> out;
+  out.reserve(m.size());
+  for (const auto& [k, p] : m) out.push_back({k.first, k.second, weighted ? p.w : 1.0, p.tomb});
+  return out;
+}
+
+// Every entry through ForEachChunk, checking the chunk contract on the way.
+std::vector<Entry> IndexEntries(const ClusteredIndex& idx) {
+  std::vector<Entry> out;
+  idx.ForEachChunk([&](uint8_t u, const uint64_t* v, const double* w, const uint8_t* t, size_t n) {
+    EXPECT_GT(n, 0u);
+    EXPECT_EQ(w != nullptr, idx.weighted());
+    bool any_tomb = false;
+    for (size_t i = 0; i < n; ++i) {
+      out.push_back({u, v[i], w ? w[i] : 1.0, t ? t[i] != 0 : false});
+      if (t) any_tomb |= t[i] != 0;
+    }
+    EXPECT_TRUE(t == nullptr || any_tomb) << "tomb pointer for a run without tombstones";
+    return true;
+  });
+  return out;
+}
+
+void ExpectSameEntries(const std::vector<Entry>& got, const std::vector<Entry>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].u, want[i].u) << i;
+    ASSERT_EQ(got[i].v, want[i].v) << i;
+    ASSERT_EQ(got[i].tomb, want[i].tomb) << i;
+    ASSERT_EQ(got[i].w, want[i].w) << i;
+  }
+}
+
+void ExpectMatches(const ClusteredIndex& idx, const Model& m) {
+  std::string why;
+  ASSERT_TRUE(idx.CheckInvariants(&why)) << why;
+  ASSERT_EQ(idx.size(), m.size());
+  ExpectSameEntries(IndexEntries(idx), ModelEntries(m, idx.weighted()));
+}
+
+// Per-vertex access paths for one vertex: ForEachInVertex, Cursor::Next, Cursor::Seek, Find.
+void ExpectVertexMatches(const ClusteredIndex& idx, const Model& m, uint8_t u, std::mt19937_64& rng) {
+  std::vector<Entry> want;
+  for (auto it = m.lower_bound({u, 0}); it != m.end() && it->first.first == u; ++it) {
+    want.push_back({u, it->first.second, idx.weighted() ? it->second.w : 1.0, it->second.tomb});
+  }
+  std::vector<Entry> got;
+  idx.ForEachInVertex(u, [&](const uint64_t* v, const double* w, const uint8_t* t, size_t n) {
+    EXPECT_GT(n, 0u);
+    for (size_t i = 0; i < n; ++i) got.push_back({u, v[i], w ? w[i] : 1.0, t ? t[i] != 0 : false});
+    return true;
+  });
+  ExpectSameEntries(got, want);
+
+  got.clear();
+  for (auto c = idx.NewCursor(u); c.Valid(); c.Next()) {
+    got.push_back({u, c.key(), c.weight(), c.tombstone()});
+  }
+  ExpectSameEntries(got, want);
+
+  // Chunked cursor traversal.
+  got.clear();
+  for (auto c = idx.NewCursor(u); c.Valid();) {
+    size_t n = c.ChunkSize();
+    ASSERT_GT(n, 0u);
+    for (size_t i = 0; i < n; ++i) {
+      got.push_back({u, c.ChunkKeys()[i], c.ChunkWeights() ? c.ChunkWeights()[i] : 1.0,
+                     c.ChunkTombs() ? c.ChunkTombs()[i] != 0 : false});
+    }
+    c.Skip(n);
+  }
+  ExpectSameEntries(got, want);
+
+  // Seeks to increasing random targets agree with lower_bound on the model.
+  auto c = idx.NewCursor(u);
+  uint64_t target = 0;
+  for (int s = 0; s < 8; ++s) {
+    uint64_t t = RandomV(rng);
+    if (!want.empty() && rng() % 2) t = want[rng() % want.size()].v + rng() % 3;
+    target = std::max(target, t);
+    c.Seek(target);
+    auto it = std::lower_bound(want.begin(), want.end(), target,
+                               [](const Entry& e, uint64_t x) { return e.v < x; });
+    if (it == want.end()) {
+      ASSERT_FALSE(c.Valid());
+      break;
+    }
+    ASSERT_TRUE(c.Valid());
+    ASSERT_EQ(c.key(), it->v);
+    ASSERT_EQ(c.tombstone(), it->tomb);
+  }
+
+  for (int s = 0; s < 4; ++s) {
+    uint64_t v = (!want.empty() && rng() % 2) ? want[rng() % want.size()].v : RandomV(rng);
+    double w = -1;
+    bool t = false;
+    bool found = idx.Find(u, v, &w, &t);
+    auto it = m.find({u, v});
+    ASSERT_EQ(found, it != m.end());
+    if (found) {
+      ASSERT_EQ(t, it->second.tomb);
+      if (idx.weighted()) ASSERT_EQ(w, it->second.w);
+      else ASSERT_EQ(w, 1.0);
+    }
+  }
+}
+
+// Applies ups to the model, returning the expected prior states.
+std::vector<PrevState> ApplyToModel(Model& m, const std::vector<ClusteredUpdate>& ups) {
+  std::vector<PrevState> prev;
+  for (const ClusteredUpdate& cu : ups) {
+    MKey k{cu.u, cu.upd.key};
+    auto it = m.find(k);
+    prev.push_back(it == m.end() ? PrevState::kAbsent
+                   : it->second.tomb ? PrevState::kTombstone
+                                     : PrevState::kLive);
+    switch (cu.upd.op) {
+      case UpdateOp::kPut:
+        m[k] = {cu.upd.weight, false};
+        break;
+      case UpdateOp::kTombstone:
+        m[k] = {cu.upd.weight, true};
+        break;
+      case UpdateOp::kErase:
+        if (it != m.end()) m.erase(it);
+        break;
+    }
+  }
+  return prev;
+}
+
+void SortUnique(std::vector<ClusteredUpdate>* ups) {
+  auto key = [](const ClusteredUpdate& a) { return std::make_pair(a.u, a.upd.key); };
+  std::sort(ups->begin(), ups->end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  ups->erase(std::unique(ups->begin(), ups->end(),
+                         [&](const auto& a, const auto& b) { return key(a) == key(b); }),
+             ups->end());
+}
+
+// A random batch; p_put / p_tomb / rest = erase. Half the keys hit existing entries.
+std::vector<ClusteredUpdate> RandomBatch(std::mt19937_64& rng, const Model& m, size_t n, int p_put,
+                                         int p_tomb) {
+  std::vector<ClusteredUpdate> ups;
+  for (size_t i = 0; i < n; ++i) {
+    uint8_t u = RandomU(rng);
+    uint64_t v = RandomV(rng);
+    if (!m.empty() && rng() % 2) {
+      auto it = m.lower_bound({u, v});
+      if (it == m.end()) it = m.begin();
+      u = it->first.first;
+      v = it->first.second;
+    }
+    int r = static_cast<int>(rng() % 100);
+    UpdateOp op = r < p_put ? UpdateOp::kPut : r < p_put + p_tomb ? UpdateOp::kTombstone : UpdateOp::kErase;
+    ups.push_back({u, Update{v, static_cast<double>(rng() % 1000) / 8.0, op}});
+  }
+  SortUnique(&ups);
+  return ups;
+}
+
+class ClusteredIndexTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ClusteredIndexTest, EmptyIndex) {
+  NodeAllocator alloc;
+  ClusteredIndex idx(&alloc, GetParam());
+  EXPECT_EQ(idx.size(), 0u);
+  EXPECT_EQ(idx.height(), 0);
+  EXPECT_FALSE(idx.Find(0, 0, nullptr, nullptr));
+  EXPECT_FALSE(idx.NewCursor(3).Valid());
+  ExpectMatches(idx, {});
+  // Erasing absent keys keeps the tree empty.
+  std::vector<ClusteredUpdate> ups = {{1, {5, 0, UpdateOp::kErase}}};
+  PrevState prev;
+  ClusteredIndex b = idx.Apply(ups.data(), ups.size(), &prev);
+  EXPECT_EQ(prev, PrevState::kAbsent);
+  ExpectMatches(b, {});
+  ClusteredIndex d;  // default: no allocator, empty
+  EXPECT_EQ(d.size(), 0u);
+  EXPECT_TRUE(d.CheckInvariants(nullptr));
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+TEST_P(ClusteredIndexTest, ExtremeKeys) {
+  const bool weighted = GetParam();
+  NodeAllocator alloc;
+  {
+    ClusteredIndex idx(&alloc, weighted);
+    Model m;
+    std::vector<ClusteredUpdate> ups;
+    for (uint8_t u : {uint8_t{0}, uint8_t{1}, uint8_t{62}, uint8_t{63}}) {
+      for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{1} << 63, kMax - 1, kMax}) {
+        ups.push_back({u, Update{v, double(v % 7), UpdateOp::kPut}});
+      }
+    }
+    ups[3].upd.op = UpdateOp::kTombstone;
+    ApplyToModel(m, ups);
+    idx = idx.Apply(ups.data(), ups.size(), nullptr);
+    ExpectMatches(idx, m);
+    std::mt19937_64 rng(1);
+    for (int u = 0; u < 64; ++u) ExpectVertexMatches(idx, m, static_cast<uint8_t>(u), rng);
+    // Seeking to kMax lands on kMax; past the last vertex nothing is found.
+    auto c = idx.NewCursor(62);
+    c.Seek(kMax);
+    ASSERT_TRUE(c.Valid());
+    EXPECT_EQ(c.key(), kMax);
+    c.Next();
+    EXPECT_FALSE(c.Valid());
+    EXPECT_TRUE(idx.Find(63, kMax, nullptr, nullptr));
+    EXPECT_FALSE(idx.Find(63, kMax - 2, nullptr, nullptr));
+
+    // Enough entries near 2^64 for several leaves, split across vertices 62 and 63.
+    ups.clear();
+    for (uint8_t u : {uint8_t{62}, uint8_t{63}}) {
+      for (uint64_t i = 0; i < 1500; ++i) ups.push_back({u, Update{kMax - 3000 + 2 * i, 1.5, UpdateOp::kPut}});
+    }
+    ApplyToModel(m, ups);
+    idx = idx.Apply(ups.data(), ups.size(), nullptr);
+    ExpectMatches(idx, m);
+    EXPECT_GE(idx.height(), 2);
+    for (int u : {0, 1, 61, 62, 63}) ExpectVertexMatches(idx, m, static_cast<uint8_t>(u), rng);
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+TEST_P(ClusteredIndexTest, RandomizedDifferential) {
+  const bool weighted = GetParam();
+  NodeAllocator alloc;
+  std::mt19937_64 rng(weighted ? 42 : 7);
+  size_t max_height = 0, max_size = 0;
+  {
+    ClusteredIndex idx(&alloc, weighted);
+    Model m;
+    // Older versions and their expected contents: deriving new versions must not change them.
+    std::deque<std::pair<ClusteredIndex, std::vector<Entry>>> history;
+    const int kSteps = 2500;
+    for (int step = 0; step < kSteps; ++step) {
+      // Phases: grow, churn, shrink, so that trees split up to three levels and merge back.
+      int phase = (step / 250) % 4;
+      int p_put = phase == 0 ? 85 : phase == 1 ? 45 : phase == 2 ? 15 : 40;
+      int p_tomb = phase == 2 ? 10 : 20;
+      size_t n = rng() % 10 == 0 ? 1 + rng() % 3000 : 1 + rng() % 300;
+      std::vector<ClusteredUpdate> ups = RandomBatch(rng, m, n, p_put, p_tomb);
+      if (phase == 2 && rng() % 20 == 0) {  // bulk-erase a slice of a hot vertex
+        uint8_t u = static_cast<uint8_t>(rng() % 6);
+        ups.clear();
+        for (auto it = m.lower_bound({u, 0}); it != m.end() && it->first.first == u; ++it) {
+          if (rng() % 4 != 0) ups.push_back({u, Update{it->first.second, 0, UpdateOp::kErase}});
+        }
+      }
+      std::vector<PrevState> want_prev = ApplyToModel(m, ups);
+      std::vector<PrevState> prev(ups.size());
+      ClusteredIndex next = idx.Apply(ups.data(), ups.size(), prev.data());
+      ASSERT_EQ(prev, want_prev) << "step " << step;
+      ASSERT_NO_FATAL_FAILURE(ExpectMatches(next, m)) << "step " << step;
+      if (step % 5 == 0) {
+        for (int k = 0; k < 3; ++k) {
+          ASSERT_NO_FATAL_FAILURE(ExpectVertexMatches(next, m, RandomU(rng), rng)) << "step " << step;
+        }
+      }
+      if (step % 10 == 0) {
+        history.emplace_back(idx, IndexEntries(idx));
+        if (history.size() > 6) history.pop_front();
+      }
+      if (step % 50 == 0) {
+        for (const auto& [old, entries] : history) {
+          std::string why;
+          ASSERT_TRUE(old.CheckInvariants(&why)) << why;
+          ExpectSameEntries(IndexEntries(old), entries);
+        }
+      }
+      idx = std::move(next);
+      max_height = std::max<size_t>(max_height, idx.height());
+      max_size = std::max(max_size, idx.size());
+    }
+    history.clear();
+    // A lone version owns every allocated byte.
+    EXPECT_EQ(alloc.bytes(), idx.MemoryBytes());
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+  EXPECT_GE(max_height, 3u) << "max size " << max_size;
+}
+
+TEST_P(ClusteredIndexTest, VertexRuns) {
+  const bool weighted = GetParam();
+  NodeAllocator alloc;
+  std::mt19937_64 rng(3);
+  {
+    ClusteredIndex idx(&alloc, weighted);
+    Model m;
+    for (int step = 0; step < 300; ++step) {
+      uint8_t u = static_cast<uint8_t>(rng() % 64);
+      if (rng() % 3 == 0) {
+        size_t removed = 0;
+        size_t want = 0;
+        for (auto it = m.lower_bound({u, 0}); it != m.end() && it->first.first == u;) {
+          it = m.erase(it);
+          ++want;
+        }
+        ClusteredIndex next = idx.EraseVertex(u, &removed);
+        ASSERT_EQ(removed, want);
+        idx = std::move(next);
+      } else {
+        // Replace u's run with a fresh sorted run of 0..3000 entries (some tombstones).
+        size_t n = rng() % 4 == 0 ? rng() % 3000 : rng() % 300;
+        std::vector<uint64_t> keys;
+        for (size_t i = 0; i < n; ++i) keys.push_back(RandomV(rng));
+        std::sort(keys.begin(), keys.end());
+        keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+        std::vector<double> w(keys.size());
+        std::vector<uint8_t> t(keys.size());
+        for (size_t i = 0; i < keys.size(); ++i) {
+          w[i] = static_cast<double>(rng() % 100);
+          t[i] = rng() % 10 == 0;
+        }
+        bool with_w = rng() % 2, with_t = rng() % 2;
+        for (auto it = m.lower_bound({u, 0}); it != m.end() && it->first.first == u;) it = m.erase(it);
+        for (size_t i = 0; i < keys.size(); ++i) {
+          m[{u, keys[i]}] = {with_w ? w[i] : 1.0, with_t && t[i] != 0};
+        }
+        idx = idx.InsertVertexRun(u, keys.data(), with_w ? w.data() : nullptr,
+                                  with_t ? t.data() : nullptr, keys.size());
+      }
+      ASSERT_NO_FATAL_FAILURE(ExpectMatches(idx, m)) << "step " << step;
+      ASSERT_NO_FATAL_FAILURE(ExpectVertexMatches(idx, m, u, rng));
+      ASSERT_NO_FATAL_FAILURE(ExpectVertexMatches(idx, m, static_cast<uint8_t>(rng() % 64), rng));
+    }
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+// Bulk loads to four levels, then vertex by vertex erasure collapses the root level by level.
+TEST_P(ClusteredIndexTest, DeepTreeGrowsAndCollapses) {
+  const bool weighted = GetParam();
+  NodeAllocator alloc;
+  std::mt19937_64 rng(11);
+  {
+    ClusteredIndex idx(&alloc, weighted);
+    const size_t kPerVertex = 36000;
+    std::vector<uint64_t> keys(kPerVertex);
+    for (int u = 0; u < 64; ++u) {
+      for (size_t i = 0; i < kPerVertex; ++i) keys[i] = (kMax / kPerVertex) * i + u;
+      idx = idx.InsertVertexRun(static_cast<uint8_t>(u), keys.data(), nullptr, nullptr, kPerVertex);
+    }
+    std::string why;
+    ASSERT_TRUE(idx.CheckInvariants(&why)) << why;
+    EXPECT_EQ(idx.size(), 64 * kPerVertex);
+    EXPECT_EQ(idx.height(), 4);
+    ClusteredIndex full = idx;
+    std::vector<int> order(64);
+    for (int u = 0; u < 64; ++u) order[u] = u;
+    std::shuffle(order.begin(), order.end(), rng);
+    size_t left = idx.size();
+    int min_height_seen = idx.height();
+    for (int u : order) {
+      size_t removed = 0;
+      idx = idx.EraseVertex(static_cast<uint8_t>(u), &removed);
+      ASSERT_EQ(removed, kPerVertex);
+      left -= removed;
+      ASSERT_TRUE(idx.CheckInvariants(&why)) << why;
+      ASSERT_EQ(idx.size(), left);
+      ASSERT_FALSE(idx.NewCursor(static_cast<uint8_t>(u)).Valid());
+      min_height_seen = std::min(min_height_seen, idx.height());
+    }
+    EXPECT_EQ(idx.height(), 0);
+    EXPECT_EQ(idx.MemoryBytes(), 0u);
+    // The full version survived all of it.
+    ASSERT_TRUE(full.CheckInvariants(&why)) << why;
+    EXPECT_EQ(full.size(), 64 * kPerVertex);
+    size_t n = 0;
+    full.ForEachInVertex(17, [&](const uint64_t* v, const double*, const uint8_t*, size_t k) {
+      for (size_t i = 0; i < k; ++i) EXPECT_EQ(v[i], (kMax / kPerVertex) * (n + i) + 17);
+      n += k;
+      return true;
+    });
+    EXPECT_EQ(n, kPerVertex);
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+// A one-key update copies one root-to-leaf path and shares the rest.
+TEST_P(ClusteredIndexTest, PathCopySharesUntouchedNodes) {
+  const bool weighted = GetParam();
+  NodeAllocator alloc;
+  {
+    ClusteredIndex idx(&alloc, weighted);
+    std::vector<ClusteredUpdate> ups;
+    for (int u = 0; u < 64; ++u) {
+      for (uint64_t v = 0; v < 400; ++v) ups.push_back({static_cast<uint8_t>(u), Update{v * 3, 1, UpdateOp::kPut}});
+    }
+    idx = idx.Apply(ups.data(), ups.size(), nullptr);
+    ASSERT_EQ(alloc.bytes(), idx.MemoryBytes());
+    size_t before = alloc.bytes();
+    std::vector<ClusteredIndex> versions;
+    for (int i = 0; i < 50; ++i) {
+      ClusteredUpdate one{static_cast<uint8_t>(i), Update{uint64_t(i) * 3 + 1, 2, UpdateOp::kPut}};
+      versions.push_back(versions.empty() ? idx.Apply(&one, 1, nullptr) : versions.back().Apply(&one, 1, nullptr));
+      size_t leaf_max = sizeof(clustered::Leaf) + clustered::kLeafCapacity * 18;
+      size_t inner_max = 16 + 64 * 8 + 63 * 16;
+      ASSERT_LE(alloc.bytes() - before, (i + 1) * (leaf_max + 2 * inner_max));
+    }
+    ASSERT_EQ(versions.back().size(), idx.size() + 50);
+    // Dropping versions in a scrambled order returns to the base tree's bytes.
+    std::mt19937_64 rng(5);
+    std::shuffle(versions.begin(), versions.end(), rng);
+    while (!versions.empty()) {
+      versions.pop_back();
+      std::string why;
+      for (const auto& v : versions) ASSERT_TRUE(v.CheckInvariants(&why)) << why;
+    }
+    EXPECT_EQ(alloc.bytes(), before);
+    std::string why;
+    ASSERT_TRUE(idx.CheckInvariants(&why)) << why;
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+TEST_P(ClusteredIndexTest, CopyAndMoveSemantics) {
+  NodeAllocator alloc;
+  {
+    ClusteredIndex a(&alloc, GetParam());
+    std::vector<ClusteredUpdate> ups;
+    for (uint64_t v = 0; v < 2000; ++v) ups.push_back({7, Update{v, 1, UpdateOp::kPut}});
+    a = a.Apply(ups.data(), ups.size(), nullptr);
+    ClusteredIndex b = a;   // copy
+    ClusteredIndex c(std::move(b));  // move
+    EXPECT_EQ(b.size(), 0u);
+    ClusteredIndex d;
+    d = c;            // copy-assign
+    d = d;            // self-assign
+    c = std::move(d); // move-assign
+    EXPECT_EQ(c.size(), 2000u);
+    a = ClusteredIndex();
+    std::string why;
+    ASSERT_TRUE(c.CheckInvariants(&why)) << why;
+    EXPECT_EQ(alloc.bytes(), c.MemoryBytes());
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+TEST_P(ClusteredIndexTest, ScanEarlyStop) {
+  NodeAllocator alloc;
+  ClusteredIndex idx(&alloc, GetParam());
+  std::vector<ClusteredUpdate> ups;
+  for (int u = 0; u < 4; ++u) {
+    for (uint64_t v = 0; v < 1500; ++v) ups.push_back({static_cast<uint8_t>(u), Update{v, 1, UpdateOp::kPut}});
+  }
+  idx = idx.Apply(ups.data(), ups.size(), nullptr);
+  int calls = 0;
+  idx.ForEachInVertex(2, [&](const uint64_t*, const double*, const uint8_t*, size_t) {
+    ++calls;
+    return false;
+  });
+  EXPECT_EQ(calls, 1);
+  calls = 0;
+  idx.ForEachChunk([&](uint8_t, const uint64_t*, const double*, const uint8_t*, size_t) {
+    return ++calls < 3;
+  });
+  EXPECT_EQ(calls, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(WeightedAndNot, ClusteredIndexTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Weighted" : "Unweighted"; });
+
+// Readers scan published versions without locks while a writer derives new versions and drops
+// old ones; each version's content must stay what the writer published.
+TEST(ClusteredIndexConcurrency, ReadersSeeImmutableVersions) {
+  NodeAllocator alloc;
+  struct Published {
+    ClusteredIndex idx;
+    uint64_t checksum = 0;
+  };
+  auto checksum = [](const ClusteredIndex& idx) {
+    uint64_t h = 0;
+    idx.ForEachChunk([&](uint8_t u, const uint64_t* v, const double*, const uint8_t* t, size_t n) {
+      for (size_t i = 0; i < n; ++i) h = h * 1000003 + v[i] * 131 + u * 7 + (t ? t[i] : 0);
+      return true;
+    });
+    return h;
+  };
+  std::mutex mu;
+  Published slot{ClusteredIndex(&alloc, true), 0};
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&] {
+      while (!done.load()) {
+        Published p;
+        {
+          std::lock_guard<std::mutex> l(mu);
+          p = slot;
+        }
+        std::string why;
+        if (!p.idx.CheckInvariants(&why) || checksum(p.idx) != p.checksum) failures.fetch_add(1);
+      }
+    });
+  }
+  std::mt19937_64 rng(9);
+  Model m;
+  ClusteredIndex cur(&alloc, true);
+  for (int step = 0; step < 400; ++step) {
+    std::vector<ClusteredUpdate> ups = RandomBatch(rng, m, 1 + rng() % 200, step % 100 < 60 ? 80 : 20, 10);
+    ApplyToModel(m, ups);
+    cur = cur.Apply(ups.data(), ups.size(), nullptr);
+    Published p{cur, checksum(cur)};
+    std::lock_guard<std::mutex> l(mu);
+    slot = std::move(p);
+  }
+  done.store(true);
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  ExpectMatches(cur, m);
+  slot = Published{};
+  cur = ClusteredIndex();
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace strata::mem

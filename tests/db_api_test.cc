@@ -1,0 +1,182 @@
+// The public API's contract: argument errors, atomic batches, vertex ID recycling, directions,
+// intersections, stats, independence of two stores.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "strata/db.h"
+#include "version/reader_tracer.h"
+
+namespace strata {
+namespace {
+
+std::unique_ptr<DB> OpenMem(GraphKind kind = GraphKind::kDirected, bool weighted = false) {
+  Options o;
+  o.in_memory = true;
+  o.graph_kind = kind;
+  o.weighted = weighted;
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(o, "api", &db);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return db;
+}
+
+TEST(DBApi, RejectsBadOptionsNamingTheField) {
+  Options o;
+  o.in_memory = true;
+  o.cart_threshold = 1;
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(o, "x", &db);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("cart_threshold"), std::string::npos) << s.ToString();
+  EXPECT_EQ(db, nullptr);
+}
+
+TEST(DBApi, RejectsVertexIdsBeyondLimitAndAppliesNothing) {
+  auto db = OpenMem();
+  WriteBatch b;
+  b.InsertEdge(1, 2);
+  b.InsertEdge(3, VertexId{1} << 40);
+  Status s = db->Write(b);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("op 1"), std::string::npos) << s.ToString();
+  EXPECT_FALSE(db->GetSnapshot()->HasEdge(1, 2));
+}
+
+TEST(DBApi, SetWeightOnMissingEdgeAbortsWholeBatch) {
+  auto db = OpenMem(GraphKind::kDirected, true);
+  ASSERT_TRUE(db->InsertEdge(1, 2, 0.5).ok());
+  WriteBatch b;
+  b.InsertEdge(5, 6, 2.0);
+  b.SetWeight(1, 2, 7.0);
+  b.SetWeight(2, 1, 3.0);  // missing
+  Status s = db->Write(b);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  auto snap = db->GetSnapshot();
+  EXPECT_FALSE(snap->HasEdge(5, 6));
+  double w = 0;
+  ASSERT_TRUE(snap->GetEdge(1, 2, &w).ok());
+  EXPECT_EQ(w, 0.5);
+  // Inserted earlier in the same batch counts as existing.
+  WriteBatch c;
+  c.InsertEdge(7, 8, 1.0);
+  c.SetWeight(7, 8, 9.0);
+  ASSERT_TRUE(db->Write(c).ok());
+  ASSERT_TRUE(db->GetSnapshot()->GetEdge(7, 8, &w).ok());
+  EXPECT_EQ(w, 9.0);
+}
+
+TEST(DBApi, SetWeightNeedsWeightedStore) {
+  auto db = OpenMem();
+  ASSERT_TRUE(db->InsertEdge(1, 2).ok());
+  EXPECT_TRUE(db->SetWeight(1, 2, 3.0).IsInvalidArgument());
+}
+
+TEST(DBApi, NewVertexRecyclesDeletedIds) {
+  auto db = OpenMem();
+  VertexId a, b, c;
+  ASSERT_TRUE(db->NewVertex(&a).ok());
+  ASSERT_TRUE(db->NewVertex(&b).ok());
+  EXPECT_NE(a, b);
+  ASSERT_TRUE(db->InsertEdge(a, b).ok());
+  ASSERT_TRUE(db->DeleteVertex(a).ok());
+  ASSERT_TRUE(db->NewVertex(&c).ok());
+  EXPECT_EQ(c, a);
+  auto snap = db->GetSnapshot();
+  EXPECT_TRUE(snap->HasVertex(c));
+  EXPECT_EQ(snap->Degree(c), 0u) << "a recycled ID starts with no edges";
+}
+
+TEST(DBApi, InDirectionNeedsInEdges) {
+  auto db = OpenMem(GraphKind::kDirected);
+  ASSERT_TRUE(db->InsertEdge(1, 2).ok());
+  auto snap = db->GetSnapshot();
+  EXPECT_TRUE(snap->ScanNeighbors(2, Direction::kIn, [](const NeighborChunk&) { return true; })
+                  .IsNotSupported());
+  EXPECT_EQ(snap->Degree(2, Direction::kIn), 0u);
+  EXPECT_TRUE(snap->status().IsNotSupported()) << "value-returning calls record the error";
+
+  auto db2 = OpenMem(GraphKind::kDirectedWithInEdges);
+  ASSERT_TRUE(db2->InsertEdge(1, 2).ok());
+  ASSERT_TRUE(db2->InsertEdge(3, 2).ok());
+  std::vector<VertexId> in;
+  ASSERT_TRUE(db2->GetSnapshot()->GetNeighbors(2, &in, nullptr, Direction::kIn).ok());
+  EXPECT_EQ(in, (std::vector<VertexId>{1, 3}));
+}
+
+TEST(DBApi, UndirectedStoresBothDirections) {
+  auto db = OpenMem(GraphKind::kUndirected);
+  ASSERT_TRUE(db->InsertEdge(4, 9).ok());
+  auto snap = db->GetSnapshot();
+  EXPECT_TRUE(snap->HasEdge(9, 4));
+  EXPECT_EQ(snap->NumEdges(), 2u);
+  ASSERT_TRUE(db->DeleteEdge(9, 4).ok());
+  EXPECT_FALSE(db->GetSnapshot()->HasEdge(4, 9));
+  EXPECT_TRUE(snap->HasEdge(4, 9)) << "the old snapshot is unchanged";
+}
+
+TEST(DBApi, IntersectionMergeAndSearchPaths) {
+  auto db = OpenMem(GraphKind::kDirected);
+  WriteBatch b;
+  for (VertexId x = 100; x < 3000; ++x) b.InsertEdge(1, x);     // big hub (C-ART)
+  for (VertexId x = 100; x < 3000; x += 97) b.InsertEdge(2, x); // small: search path
+  for (VertexId x = 50; x < 3000; x += 2) b.InsertEdge(3, x);   // similar size: merge path
+  ASSERT_TRUE(db->Write(b).ok());
+  auto snap = db->GetSnapshot();
+  uint64_t expect_small = 0, expect_merge = 0;
+  for (VertexId x = 100; x < 3000; x += 97) ++expect_small;
+  for (VertexId x = 100; x < 3000; ++x) expect_merge += x % 2 == 0;
+  EXPECT_EQ(snap->IntersectCount(1, 2), expect_small);
+  EXPECT_EQ(snap->IntersectCount(2, 1), expect_small);
+  EXPECT_EQ(snap->IntersectCount(1, 3), expect_merge);
+  std::vector<VertexId> out;
+  ASSERT_TRUE(snap->Intersect(3, 1, &out).ok());
+  EXPECT_EQ(out.size(), expect_merge);
+  EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
+}
+
+TEST(DBApi, TwoStoresAreIndependent) {
+  auto a = OpenMem();
+  auto b = OpenMem();
+  ASSERT_TRUE(a->InsertEdge(1, 2).ok());
+  EXPECT_FALSE(b->GetSnapshot()->HasEdge(1, 2));
+  EXPECT_EQ(b->GetStats().last_committed, 0u);
+  EXPECT_EQ(a->GetStats().last_committed, 1u);
+}
+
+TEST(DBApi, ClosedStoreRefusesWrites) {
+  auto db = OpenMem();
+  ASSERT_TRUE(db->Close().ok());
+  EXPECT_TRUE(db->InsertEdge(1, 2).IsInvalidArgument());
+}
+
+TEST(DBApi, SnapshotOutlivesDB) {
+  auto db = OpenMem();
+  ASSERT_TRUE(db->InsertEdge(1, 2).ok());
+  auto snap = db->GetSnapshot();
+  db.reset();
+  EXPECT_TRUE(snap->HasEdge(1, 2));
+}
+
+TEST(ReaderTracer, GrowsInsteadOfFailingAndTracksMinimum) {
+  version::CommitClock clock;
+  version::ReaderTracer tracer(2);
+  std::vector<version::ReaderTracer::Slot> slots;
+  for (int i = 0; i < 5; ++i) {
+    Timestamp t = clock.NextCommit();
+    clock.Publish(t);
+    slots.push_back(tracer.Register(clock));
+    EXPECT_EQ(slots.back().ts(), t);
+  }
+  EXPECT_EQ(tracer.ActiveCount(), 5u);
+  EXPECT_EQ(tracer.MinActive(clock), 1u);
+  tracer.Unregister(slots[0]);
+  tracer.Unregister(slots[1]);
+  EXPECT_EQ(tracer.MinActive(clock), 3u);
+  for (size_t i = 2; i < slots.size(); ++i) tracer.Unregister(slots[i]);
+  EXPECT_EQ(tracer.MinActive(clock), clock.read_ts());
+  EXPECT_EQ(tracer.ActiveCount(), 0u);
+}
+
+}  // namespace
+}  // namespace strata

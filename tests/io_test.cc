@@ -1,0 +1,425 @@
+// Tests of the I/O layer (lsm/io.h) on both back ends: round trips, MultiRead with hundreds of
+// requests in flight, error messages naming the file and offset, ring lifetimes across threads
+// and Envs, and the automatic fallback to pread/pwrite when io_uring is refused (simulated with
+// a seccomp filter in a child process).
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "lsm/io.h"
+
+namespace strata::io {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/strata_io_test_XXXXXX";
+    char* p = ::mkdtemp(tmpl);
+    EXPECT_NE(p, nullptr);
+    path_ = p ? p : "/tmp";
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; i++) s[i] = static_cast<char>(rng());
+  return s;
+}
+
+const char* Name(IoBackend b) {
+  switch (b) {
+    case IoBackend::kAuto: return "Auto";
+    case IoBackend::kIoUring: return "IoUring";
+    case IoBackend::kPosix: return "Posix";
+  }
+  return "?";
+}
+
+class IoTest : public ::testing::TestWithParam<IoBackend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == IoBackend::kIoUring && !Env::IoUringAvailable()) {
+      GTEST_SKIP() << "io_uring is not available here";
+    }
+    EnvOptions o;
+    o.backend = GetParam();
+    o.write_buffer = 64 << 10;
+    ASSERT_TRUE(Env::Open(o, &env_).ok());
+  }
+
+  // Writes `data` through appends of varied sizes, syncs and closes.
+  void WriteFile(const std::string& path, const std::string& data) {
+    std::unique_ptr<WritableFile> f;
+    ASSERT_TRUE(env_->NewWritableFile(path, &f).ok());
+    std::mt19937_64 rng(7);
+    size_t pos = 0;
+    const size_t sizes[] = {1, 7, 4096, 65536, 65535, 300000, 13};
+    while (pos < data.size()) {
+      size_t n = std::min(data.size() - pos, sizes[rng() % 7]);
+      Status s = f->Append(std::string_view(data).substr(pos, n));
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      pos += n;
+      ASSERT_EQ(f->Size(), pos);
+    }
+    ASSERT_TRUE(f->Sync().ok());
+    ASSERT_TRUE(f->Close().ok());
+  }
+
+  std::unique_ptr<Env> env_;
+};
+
+TEST_P(IoTest, BackendResolved) {
+  if (GetParam() == IoBackend::kPosix) {
+    EXPECT_EQ(env_->backend(), IoBackend::kPosix);
+  }
+  if (GetParam() == IoBackend::kIoUring) {
+    EXPECT_EQ(env_->backend(), IoBackend::kIoUring);
+  }
+  if (GetParam() == IoBackend::kAuto) {
+    EXPECT_EQ(env_->backend(),
+              Env::IoUringAvailable() ? IoBackend::kIoUring : IoBackend::kPosix);
+  }
+  std::string why;
+  bool avail = Env::IoUringAvailable(&why);
+  std::printf("io_uring available: %s %s; backend in use: %s\n", avail ? "yes" : "no",
+              why.c_str(), env_->BackendName());
+}
+
+TEST_P(IoTest, WriteReadRoundTrip) {
+  TempDir dir;
+  const std::string path = dir.File("data");
+  const std::string data = RandomBytes(3 << 20, 1);
+  WriteFile(path, data);
+
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(path, &f).ok());
+  ASSERT_EQ(f->Size(), data.size());
+  std::string back(data.size(), '\0');
+  ASSERT_TRUE(f->Read(0, back.size(), back.data()).ok());
+  EXPECT_TRUE(back == data);
+
+  std::mt19937_64 rng(2);
+  for (int i = 0; i < 200; i++) {
+    uint64_t off = rng() % data.size();
+    size_t n = std::min<size_t>(data.size() - off, rng() % 20000);
+    std::string buf(n, '\0');
+    ASSERT_TRUE(f->Read(off, n, buf.data()).ok());
+    ASSERT_EQ(buf, data.substr(off, n));
+  }
+  // Zero-length read.
+  ASSERT_TRUE(f->Read(data.size(), 0, nullptr).ok());
+}
+
+TEST_P(IoTest, EmptyFile) {
+  TempDir dir;
+  const std::string path = dir.File("empty");
+  WriteFile(path, "");
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(path, &f).ok());
+  EXPECT_EQ(f->Size(), 0u);
+  char c;
+  Status s = f->Read(0, 1, &c);
+  EXPECT_TRUE(s.IsIOError());
+}
+
+TEST_P(IoTest, MultiReadHundreds) {
+  TempDir dir;
+  const std::string path = dir.File("data");
+  const std::string data = RandomBytes(8 << 20, 3);
+  WriteFile(path, data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(path, &f).ok());
+
+  std::mt19937_64 rng(4);
+  const size_t kReqs = 1000;  // more than the ring depth: the ring refills as reads complete
+  std::vector<ReadRequest> reqs(kReqs);
+  std::vector<std::string> bufs(kReqs);
+  for (size_t i = 0; i < kReqs; i++) {
+    uint64_t off = rng() % data.size();
+    size_t n = i % 50 == 0 ? 0 : std::min<size_t>(data.size() - off, 1 + rng() % 70000);
+    bufs[i].assign(n, '\0');
+    reqs[i].offset = off;
+    reqs[i].len = n;
+    reqs[i].buf = bufs[i].data();
+  }
+  Status s = f->MultiRead(reqs.data(), reqs.size());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  for (size_t i = 0; i < kReqs; i++) {
+    ASSERT_TRUE(reqs[i].status.ok());
+    ASSERT_EQ(bufs[i], data.substr(reqs[i].offset, reqs[i].len)) << i;
+  }
+}
+
+TEST_P(IoTest, MultiReadSmallRing) {
+  TempDir dir;
+  EnvOptions o;
+  o.backend = GetParam();
+  o.ring_depth = 8;
+  std::unique_ptr<Env> env;
+  ASSERT_TRUE(Env::Open(o, &env).ok());
+  const std::string path = dir.File("data");
+  const std::string data = RandomBytes(1 << 20, 5);
+  WriteFile(path, data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env->NewRandomAccessFile(path, &f).ok());
+  std::vector<ReadRequest> reqs(300);
+  std::vector<std::string> bufs(reqs.size());
+  for (size_t i = 0; i < reqs.size(); i++) {
+    bufs[i].assign(3000, '\0');
+    reqs[i] = ReadRequest{i * 3000, 3000, bufs[i].data(), Status()};
+  }
+  ASSERT_TRUE(f->MultiRead(reqs.data(), reqs.size()).ok());
+  for (size_t i = 0; i < reqs.size(); i++) ASSERT_EQ(bufs[i], data.substr(i * 3000, 3000));
+}
+
+TEST_P(IoTest, MultiReadPastEndFailsOnlyThatRequest) {
+  TempDir dir;
+  const std::string path = dir.File("short");
+  const std::string data = RandomBytes(10000, 6);
+  WriteFile(path, data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(path, &f).ok());
+  std::string a(100, '\0'), b(200, '\0'), c(100, '\0');
+  ReadRequest reqs[3] = {{0, 100, a.data(), {}}, {9900, 200, b.data(), {}}, {500, 100, c.data(), {}}};
+  Status s = f->MultiRead(reqs, 3);
+  ASSERT_TRUE(s.IsIOError());
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("offset 10000"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(reqs[0].status.ok());
+  EXPECT_TRUE(reqs[1].status.IsIOError());
+  EXPECT_TRUE(reqs[2].status.ok());
+  EXPECT_EQ(a, data.substr(0, 100));
+  EXPECT_EQ(c, data.substr(500, 100));
+
+  std::string d(50, '\0');
+  s = f->Read(9990, 50, d.data());
+  ASSERT_TRUE(s.IsIOError());
+  EXPECT_NE(s.message().find("file " + path + " offset 10000"), std::string::npos)
+      << s.ToString();
+}
+
+TEST_P(IoTest, MissingFileNamed) {
+  TempDir dir;
+  const std::string path = dir.File("does-not-exist");
+  std::unique_ptr<RandomAccessFile> f;
+  Status s = env_->NewRandomAccessFile(path, &f);
+  ASSERT_TRUE(s.IsIOError());
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.ToString();
+  std::unique_ptr<WritableFile> w;
+  s = env_->NewWritableFile(dir.File("no/such/dir/file"), &w);
+  ASSERT_TRUE(s.IsIOError());
+  EXPECT_NE(s.message().find("no/such/dir/file"), std::string::npos) << s.ToString();
+  uint64_t size;
+  EXPECT_TRUE(env_->GetFileSize(path, &size).IsIOError());
+  EXPECT_FALSE(env_->FileExists(path));
+}
+
+TEST_P(IoTest, FileSystemOps) {
+  TempDir dir;
+  ASSERT_TRUE(env_->CreateDir(dir.File("sub")).ok());
+  ASSERT_TRUE(env_->CreateDir(dir.File("sub")).ok());  // exists: still OK
+  WriteFile(dir.File("sub/a"), "hello");
+  ASSERT_TRUE(env_->RenameFile(dir.File("sub/a"), dir.File("sub/b")).ok());
+  ASSERT_TRUE(env_->SyncDir(dir.File("sub")).ok());
+  std::vector<std::string> names;
+  ASSERT_TRUE(env_->GetChildren(dir.File("sub"), &names).ok());
+  ASSERT_EQ(names, std::vector<std::string>{"b"});
+  uint64_t size = 0;
+  ASSERT_TRUE(env_->GetFileSize(dir.File("sub/b"), &size).ok());
+  EXPECT_EQ(size, 5u);
+  ASSERT_TRUE(env_->RemoveFile(dir.File("sub/b")).ok());
+  EXPECT_FALSE(env_->FileExists(dir.File("sub/b")));
+  Status s = env_->SyncDir(dir.File("missing"));
+  EXPECT_TRUE(s.IsIOError());
+}
+
+TEST_P(IoTest, ClosedFileRejectsAppends) {
+  TempDir dir;
+  std::unique_ptr<WritableFile> f;
+  ASSERT_TRUE(env_->NewWritableFile(dir.File("x"), &f).ok());
+  ASSERT_TRUE(f->Append("abc").ok());
+  ASSERT_TRUE(f->Close().ok());
+  EXPECT_FALSE(f->Append("d").ok());
+  uint64_t size;
+  ASSERT_TRUE(env_->GetFileSize(dir.File("x"), &size).ok());
+  EXPECT_EQ(size, 3u);
+}
+
+TEST_P(IoTest, ConcurrentReadersOwnRings) {
+  TempDir dir;
+  const std::string path = dir.File("data");
+  const std::string data = RandomBytes(2 << 20, 8);
+  WriteFile(path, data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(path, &f).ok());
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(100 + t);
+      for (int round = 0; round < 20; round++) {
+        std::vector<ReadRequest> reqs(64);
+        std::vector<std::string> bufs(64);
+        for (size_t i = 0; i < reqs.size(); i++) {
+          uint64_t off = rng() % (data.size() - 5000);
+          bufs[i].assign(1 + rng() % 4999, '\0');
+          reqs[i] = ReadRequest{off, bufs[i].size(), bufs[i].data(), {}};
+        }
+        if (!f->MultiRead(reqs.data(), reqs.size()).ok()) bad++;
+        for (size_t i = 0; i < reqs.size(); i++) {
+          if (bufs[i] != data.substr(reqs[i].offset, reqs[i].len)) bad++;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+// Rings of two Envs in one thread are distinct, and a ring outliving its Env (thread still
+// running) or its thread (Env still open) is released cleanly — ASan checks the rest.
+TEST_P(IoTest, RingLifetimes) {
+  TempDir dir;
+  const std::string path = dir.File("data");
+  const std::string data = RandomBytes(100000, 9);
+  WriteFile(path, data);
+  for (int round = 0; round < 3; round++) {
+    std::unique_ptr<Env> e1, e2;
+    ASSERT_TRUE(Env::Open(GetParam(), &e1).ok());
+    ASSERT_TRUE(Env::Open(GetParam(), &e2).ok());
+    std::unique_ptr<RandomAccessFile> f1, f2;
+    ASSERT_TRUE(e1->NewRandomAccessFile(path, &f1).ok());
+    ASSERT_TRUE(e2->NewRandomAccessFile(path, &f2).ok());
+    std::string b1(1000, '\0'), b2(1000, '\0');
+    ASSERT_TRUE(f1->Read(10, 1000, b1.data()).ok());
+    ASSERT_TRUE(f2->Read(20, 1000, b2.data()).ok());
+    EXPECT_EQ(b1, data.substr(10, 1000));
+    EXPECT_EQ(b2, data.substr(20, 1000));
+    std::thread t([&] {
+      std::string b(500, '\0');
+      EXPECT_TRUE(f1->Read(5, 500, b.data()).ok());
+      EXPECT_EQ(b, data.substr(5, 500));
+    });
+    t.join();  // thread exits: its ring for e1 is closed now
+    f1.reset();
+    f2.reset();
+    e1.reset();  // this thread's ring for e1 is closed now
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, IoTest,
+                         ::testing::Values(IoBackend::kPosix, IoBackend::kIoUring,
+                                           IoBackend::kAuto),
+                         [](const ::testing::TestParamInfo<IoBackend>& p) {
+                           return std::string(Name(p.param));
+                         });
+
+// ---- Fallback: refuse io_uring_setup with a seccomp filter (as container runtimes do) in a
+// child process, then check what each IoBackend does.
+
+bool DenyIoUringSetup() {
+  struct sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])),
+                            filter};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+// Runs fn in a forked child; returns its exit code (0 = all checks passed).
+int RunInChild(int (*fn)(const std::string&), const std::string& dir) {
+  fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) _exit(fn(dir));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+int RoundTrip(Env* env, const std::string& path) {
+  std::unique_ptr<WritableFile> w;
+  if (!env->NewWritableFile(path, &w).ok()) return 10;
+  if (!w->Append("fallback works").ok() || !w->Sync().ok() || !w->Close().ok()) return 11;
+  std::unique_ptr<RandomAccessFile> r;
+  if (!env->NewRandomAccessFile(path, &r).ok()) return 12;
+  char buf[14];
+  ReadRequest req{0, 14, buf, {}};
+  if (!r->MultiRead(&req, 1).ok()) return 13;
+  if (std::string(buf, 14) != "fallback works") return 14;
+  return 0;
+}
+
+int ChildRefusedAtOpen(const std::string& dir) {
+  if (!DenyIoUringSetup()) return 1;
+  if (Env::IoUringAvailable()) return 2;
+  std::unique_ptr<Env> env;
+  if (!Env::Open(IoBackend::kAuto, &env).ok()) return 3;
+  if (env->backend() != IoBackend::kPosix) return 4;
+  std::unique_ptr<Env> forced;
+  Status s = Env::Open(IoBackend::kIoUring, &forced);
+  if (!s.IsIOError()) return 5;
+  return RoundTrip(env.get(), dir + "/auto");
+}
+
+// The Env was created while io_uring worked; a thread created later cannot set up its ring.
+int ChildRefusedInThread(const std::string& dir) {
+  std::unique_ptr<Env> autoenv, forced;
+  if (!Env::Open(IoBackend::kAuto, &autoenv).ok()) return 1;
+  if (!Env::Open(IoBackend::kIoUring, &forced).ok()) return 2;
+  if (!DenyIoUringSetup()) return 3;
+  int rc = 0;
+  std::thread t([&] {
+    rc = RoundTrip(autoenv.get(), dir + "/thread");  // falls back to pread/pwrite
+    if (rc != 0) return;
+    std::unique_ptr<WritableFile> w;
+    if (!forced->NewWritableFile(dir + "/forced", &w).ok()) {
+      rc = 20;
+      return;
+    }
+    Status s = w->Append(std::string(2 << 20, 'x'));  // larger than the buffer: hits the ring
+    if (!s.IsIOError() || s.message().find("io_uring unavailable") == std::string::npos) rc = 21;
+  });
+  t.join();
+  return rc;
+}
+
+TEST(IoFallbackTest, AutoFallsBackWhenSetupRefused) {
+  TempDir dir;
+  EXPECT_EQ(RunInChild(ChildRefusedAtOpen, dir.path()), 0);
+}
+
+TEST(IoFallbackTest, AutoFallsBackPerThread) {
+  if (!Env::IoUringAvailable()) GTEST_SKIP() << "io_uring is not available here";
+  TempDir dir;
+  EXPECT_EQ(RunInChild(ChildRefusedInThread, dir.path()), 0);
+}
+
+}  // namespace
+}  // namespace strata::io

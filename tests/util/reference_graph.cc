@@ -1,0 +1,126 @@
+#include "tests/util/reference_graph.h"
+
+#include <sstream>
+
+namespace strata::testing {
+
+void ReferenceGraph::Erase(VertexId u, VertexId v) {
+  edges_.erase({u, v});
+  if (kind_ == GraphKind::kUndirected) edges_.erase({v, u});
+}
+
+bool ReferenceGraph::Apply(const WriteBatch& b) {
+  ReferenceGraph before = *this;
+  for (const WriteBatch::Op& op : b.ops()) {
+    double w = weighted_ ? op.weight : 1.0;
+    switch (op.type) {
+      case WriteBatch::OpType::kAddVertex:
+        vertices_.insert(op.u);
+        break;
+      case WriteBatch::OpType::kDeleteVertex: {
+        vertices_.erase(op.u);
+        std::vector<std::pair<VertexId, VertexId>> gone;
+        for (const auto& [e, _] : edges_) {
+          bool out = e.first == op.u;
+          bool in = e.second == op.u && kind_ != GraphKind::kDirected;
+          if (out || in) gone.push_back(e);
+        }
+        for (const auto& e : gone) edges_.erase(e);
+        break;
+      }
+      case WriteBatch::OpType::kInsertEdge:
+        vertices_.insert(op.u);
+        vertices_.insert(op.v);
+        edges_[{op.u, op.v}] = w;
+        if (kind_ == GraphKind::kUndirected) edges_[{op.v, op.u}] = w;
+        break;
+      case WriteBatch::OpType::kDeleteEdge:
+        Erase(op.u, op.v);
+        break;
+      case WriteBatch::OpType::kSetWeight:
+        if (edges_.count({op.u, op.v}) == 0) {
+          *this = before;
+          return false;
+        }
+        edges_[{op.u, op.v}] = w;
+        if (kind_ == GraphKind::kUndirected) edges_[{op.v, op.u}] = w;
+        break;
+    }
+  }
+  return true;
+}
+
+std::vector<std::pair<VertexId, double>> ReferenceGraph::Neighbors(VertexId u, bool in) const {
+  std::vector<std::pair<VertexId, double>> r;
+  if (!in || kind_ == GraphKind::kUndirected) {
+    for (auto it = edges_.lower_bound({u, 0}); it != edges_.end() && it->first.first == u; ++it) {
+      r.push_back({it->first.second, it->second});
+    }
+  } else {
+    for (const auto& [e, w] : edges_) {
+      if (e.second == u) r.push_back({e.first, w});
+    }
+  }
+  return r;
+}
+
+std::string ReferenceGraph::Compare(const Snapshot& s, VertexId id_limit) const {
+  std::ostringstream d;
+  if (s.NumVertices() != vertices_.size()) {
+    d << "NumVertices " << s.NumVertices() << " != " << vertices_.size();
+    return d.str();
+  }
+  if (s.NumEdges() != edges_.size()) {
+    d << "NumEdges " << s.NumEdges() << " != " << edges_.size();
+    return d.str();
+  }
+  std::vector<VertexId> scanned;
+  s.ScanVertices(0, id_limit, [&](VertexId v) {
+    scanned.push_back(v);
+    return true;
+  });
+  std::vector<VertexId> expect(vertices_.begin(), vertices_.end());
+  if (scanned != expect) return "ScanVertices differs";
+  const bool keeps_in = kind_ != GraphKind::kDirected;
+  for (VertexId u = 0; u < id_limit; ++u) {
+    if (s.HasVertex(u) != HasVertex(u)) {
+      d << "HasVertex(" << u << ") " << s.HasVertex(u);
+      return d.str();
+    }
+    for (int in = 0; in < (keeps_in ? 2 : 1); ++in) {
+      Direction dir = in ? Direction::kIn : Direction::kOut;
+      auto want = Neighbors(u, in);
+      if (s.Degree(u, dir) != want.size()) {
+        d << "Degree(" << u << (in ? ", in) " : ", out) ") << s.Degree(u, dir)
+          << " != " << want.size();
+        return d.str();
+      }
+      std::vector<VertexId> got;
+      std::vector<double> gw;
+      Status st = s.GetNeighbors(u, &got, &gw, dir);
+      if (!st.ok()) return "GetNeighbors: " + st.ToString();
+      if (got.size() != want.size()) {
+        d << "neighbors(" << u << ") size " << got.size() << " != " << want.size();
+        return d.str();
+      }
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (got[i] != want[i].first || gw[i] != want[i].second) {
+          d << "neighbor " << i << " of " << u << (in ? " (in)" : "") << ": " << got[i] << "/"
+            << gw[i] << " != " << want[i].first << "/" << want[i].second;
+          return d.str();
+        }
+      }
+    }
+  }
+  for (const auto& [e, w] : edges_) {
+    double got = -1;
+    if (!s.GetEdge(e.first, e.second, &got).ok() || got != w) {
+      d << "GetEdge(" << e.first << "," << e.second << ")";
+      return d.str();
+    }
+  }
+  if (!s.status().ok()) return "status: " + s.status().ToString();
+  return "";
+}
+
+}  // namespace strata::testing
