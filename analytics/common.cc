@@ -175,7 +175,7 @@ uint64_t IntersectSorted(const VertexId* a, size_t na, const VertexId* b, size_t
   }
   if (na == 0) return 0;
   uint64_t count = 0;
-  if (nb >= 10 * na) {
+  if (nb >= 2 * na) { ++count;
     // Search-based: each element of the small set is looked up in the rest of the large one.
     const VertexId* lo = b;
     const VertexId* end = b + nb;

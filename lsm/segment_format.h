@@ -26,6 +26,7 @@
 
 #include "strata/types.h"
 #include "util/coding.h"
+#include "util/crc.h"
 
 namespace strata::lsm {
 
@@ -181,7 +182,92 @@ struct BloomIndexEntry {
   }
 };
 
-// Preamble: magic, version, block size, flags; checksum. The rest of the first 4096 bytes is 0.
-void EncodePreamble(uint32_t block_size, uint32_t flags, char* dst /* kPreambleSize bytes */);
+// Preamble: magic, version, block size, flags, zero; checksum. The rest of the first 4096
+// bytes is zero.
+inline void EncodePreamble(uint32_t block_size, uint32_t flags, char* dst) {
+  EncodeFixed64(dst, kSegmentMagic);
+  EncodeFixed32(dst + 8, kSegmentFormatVersion);
+  EncodeFixed32(dst + 12, block_size);
+  EncodeFixed32(dst + 16, flags);
+  EncodeFixed32(dst + 20, 0);
+  EncodeFixed64(dst + 24, Checksum64(dst, 24, ChecksumSeed(kSeedPreamble, 0)));
+}
+
+// ---- inline definitions
+
+inline void SegmentHeader::EncodeTo(char* d) const {
+  EncodeFixed32(d + 0, format_version);
+  EncodeFixed32(d + 4, flags);
+  EncodeFixed32(d + 8, level);
+  EncodeFixed32(d + 12, block_size);
+  EncodeFixed64(d + 16, file_number);
+  EncodeFixed64(d + 24, timestamp);
+  EncodeFixed64(d + 32, creation_time_us);
+  EncodeFixed64(d + 40, num_vertices);
+  EncodeFixed64(d + 48, num_edges);
+  EncodeFixed64(d + 56, num_tombstones);
+  EncodeFixed64(d + 64, min_src);
+  EncodeFixed64(d + 72, max_src);
+  EncodeFixed64(d + 80, min_edge_ts);
+  EncodeFixed64(d + 88, max_edge_ts);
+  EncodeFixed64(d + 96, edge_stream_bytes);
+  EncodeFixed32(d + 104, blocks_per_extent);
+  EncodeFixed16(d + 108, vertex_group);
+  d[110] = static_cast<char>(bloom_bits_per_key);
+  d[111] = static_cast<char>(bloom_probes);
+  EncodeFixed32(d + 112, bloom_keys_per_partition);
+  EncodeFixed32(d + 116, user_tag);
+  EncodeFixed64(d + 120, Checksum64(d, 120, ChecksumSeed(kSeedHeader, 0)));
+}
+
+inline bool SegmentHeader::DecodeFrom(const char* d) {
+  if (DecodeFixed64(d + 120) != Checksum64(d, 120, ChecksumSeed(kSeedHeader, 0))) return false;
+  format_version = DecodeFixed32(d + 0);
+  flags = DecodeFixed32(d + 4);
+  level = DecodeFixed32(d + 8);
+  block_size = DecodeFixed32(d + 12);
+  file_number = DecodeFixed64(d + 16);
+  timestamp = DecodeFixed64(d + 24);
+  creation_time_us = DecodeFixed64(d + 32);
+  num_vertices = DecodeFixed64(d + 40);
+  num_edges = DecodeFixed64(d + 48);
+  num_tombstones = DecodeFixed64(d + 56);
+  min_src = DecodeFixed64(d + 64);
+  max_src = DecodeFixed64(d + 72);
+  min_edge_ts = DecodeFixed64(d + 80);
+  max_edge_ts = DecodeFixed64(d + 88);
+  edge_stream_bytes = DecodeFixed64(d + 96);
+  blocks_per_extent = DecodeFixed32(d + 104);
+  vertex_group = DecodeFixed16(d + 108);
+  bloom_bits_per_key = static_cast<uint8_t>(d[110]);
+  bloom_probes = static_cast<uint8_t>(d[111]);
+  bloom_keys_per_partition = DecodeFixed32(d + 112);
+  user_tag = DecodeFixed32(d + 116);
+  return true;
+}
+
+inline void SegmentFooter::EncodeTo(char* d) const {
+  const Section* s[5] = {&edge_extents, &weight_extents, &vertex_index, &bloom_index, &header};
+  for (int i = 0; i < 5; i++) {
+    EncodeFixed64(d + 16 * i, s[i]->offset);
+    EncodeFixed64(d + 16 * i + 8, s[i]->size);
+  }
+  EncodeFixed32(d + 80, format_version);
+  EncodeFixed32(d + 84, static_cast<uint32_t>(kFooterSize));
+  EncodeFixed64(d + 88, Checksum64(d, 88, ChecksumSeed(kSeedFooter, 0)));
+  EncodeFixed64(d + 96, kSegmentMagic);
+}
+
+inline bool SegmentFooter::DecodeFrom(const char* d) {
+  if (DecodeFixed64(d + 96) != kSegmentMagic) return false;
+  if (DecodeFixed64(d + 88) != Checksum64(d, 88, ChecksumSeed(kSeedFooter, 0))) return false;
+  Section* s[5] = {&edge_extents, &weight_extents, &vertex_index, &bloom_index, &header};
+  for (int i = 0; i < 5; i++) {
+    s[i]->offset = DecodeFixed64(d + 16 * i);
+    s[i]->size = DecodeFixed64(d + 16 * i + 8);
+  }
+  format_version = DecodeFixed32(d + 80);
+  return DecodeFixed32(d + 84) == kFooterSize;
+}
 
 }  // namespace strata::lsm

@@ -533,6 +533,7 @@ ClusteredIndex::ClusteredIndex(ClusteredIndex&& o) noexcept
 }
 
 ClusteredIndex& ClusteredIndex::operator=(const ClusteredIndex& o) {
+  if (this == &o) return *this;
   if (o.root_ != nullptr) Ref(o.root_);
   Reset();
   alloc_ = o.alloc_;

@@ -485,8 +485,12 @@ TEST(Analytics, LayoutCoversBoundInAlignedRanges) {
   EXPECT_EQ(g.VertexIdBound(), L.ranges.back().end);
   for (size_t i = 0; i < L.ranges.size(); ++i) {
     EXPECT_LT(L.ranges[i].begin, L.ranges[i].end);
-    if (i > 0) EXPECT_EQ(L.ranges[i - 1].end, L.ranges[i].begin);
-    if (i + 1 < L.ranges.size()) EXPECT_EQ(0u, L.ranges[i].end % 64);
+    if (i > 0) {
+      EXPECT_EQ(L.ranges[i - 1].end, L.ranges[i].begin);
+    }
+    if (i + 1 < L.ranges.size()) {
+      EXPECT_EQ(0u, L.ranges[i].end % 64);
+    }
   }
   EXPECT_EQ(g.NumVertices(), L.num_vertices);
   EXPECT_EQ(g.NumEdges(), L.num_out_edges);

@@ -89,6 +89,7 @@ class MapSnapshot : public Snapshot {
   }
 
   // ---- Snapshot.
+  using Snapshot::ScanNeighbors;  // keep the out-direction overload visible
   Timestamp timestamp() const override { return ts_; }
   GraphKind kind() const override { return kind_; }
   bool weighted() const override { return weighted_; }
