@@ -260,7 +260,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     }
   }
 
-  SubgraphVersion* fresh = base ? CopyVersion(&alloc_, *base) : NewVersion(&alloc_, with_in);
+  SubgraphVersion* fresh = base ? CopyVersion(&alloc_, *base) : NewVersion(&alloc_, with_in, opt_.weighted);
   w->fresh = fresh;
   fresh->exists_mask = exists;
   fresh->deleted_mask = deleted;

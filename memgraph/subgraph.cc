@@ -34,9 +34,13 @@ void CopyAdjacency(NodeAllocator* alloc, const Adjacency& from, Adjacency* to) {
 
 }  // namespace
 
-SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in) {
+SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in, bool weighted) {
   auto* v = new (alloc->Allocate(sizeof(SubgraphVersion))) SubgraphVersion();
-  if (with_in) v->in = new (alloc->Allocate(sizeof(Adjacency))) Adjacency();
+  v->out.ci = ClusteredIndex(alloc, weighted);
+  if (with_in) {
+    v->in = new (alloc->Allocate(sizeof(Adjacency))) Adjacency();
+    v->in->ci = ClusteredIndex(alloc, weighted);
+  }
   return v;
 }
 

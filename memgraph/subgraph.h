@@ -52,7 +52,8 @@ struct SubgraphVersion {
 
 // Allocation helpers: versions and their art arrays live in the memgraph's pool so the tier's
 // byte count includes them.
-SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in);
+// An empty version whose containers allocate from `alloc`.
+SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in, bool weighted);
 // A new unpublished version sharing every container of `base` (ts and older left unset).
 SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base);
 void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v);

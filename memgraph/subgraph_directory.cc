@@ -24,6 +24,9 @@ SubgraphDirectory::~SubgraphDirectory() {
 }
 
 SubgraphSlot* SubgraphDirectory::GetOrCreate(uint64_t s) {
+  for (uint64_t b = bound_.load(std::memory_order_acquire);
+       b < s + 1 && !bound_.compare_exchange_weak(b, s + 1, std::memory_order_acq_rel);) {
+  }
   if (SubgraphSlot* slot = Get(s)) return slot;
   std::lock_guard<std::mutex> g(grow_mu_);
   Dir* d = dir_.load(std::memory_order_acquire);
@@ -45,8 +48,6 @@ SubgraphSlot* SubgraphDirectory::GetOrCreate(uint64_t s) {
     chunk = new Chunk();
     d->chunks[c].store(chunk, std::memory_order_release);
   }
-  uint64_t b = bound_.load(std::memory_order_relaxed);
-  if (s + 1 > b) bound_.store(s + 1, std::memory_order_release);
   return &chunk->slots[s & (kChunkSize - 1)];
 }
 

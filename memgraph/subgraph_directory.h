@@ -41,7 +41,7 @@ class SubgraphDirectory {
   }
   SubgraphSlot* GetOrCreate(uint64_t s);
 
-  // Every created subgraph ID is < bound().
+  // Every subgraph ID ever passed to GetOrCreate is < bound().
   uint64_t bound() const { return bound_.load(std::memory_order_acquire); }
 
  private:
