@@ -4,7 +4,7 @@
 #include <atomic>
 #include <iterator>
 
-#include <tbb/info.h>
+#include <tbb/task_arena.h>
 
 namespace strata::analytics {
 
@@ -69,7 +69,7 @@ Status BuildLayout(const Snapshot& snap, Layout* layout) {
   uint64_t total = 0;
   for (uint64_t w : work) total += w;
   const size_t parts =
-      std::max<size_t>(1, std::min<size_t>(groups, 32 * static_cast<size_t>(tbb::info::default_concurrency())));
+      std::max<size_t>(1, std::min<size_t>(groups, 32 * static_cast<size_t>(tbb::this_task_arena::max_concurrency())));
   const uint64_t target = std::max<uint64_t>(1, (total + parts - 1) / parts);
   VertexId begin = 0;
   uint64_t acc = 0;
@@ -175,7 +175,7 @@ uint64_t IntersectSorted(const VertexId* a, size_t na, const VertexId* b, size_t
   }
   if (na == 0) return 0;
   uint64_t count = 0;
-  if (nb >= 2 * na) { ++count;
+  if (nb >= 10 * na) {
     // Search-based: each element of the small set is looked up in the rest of the large one.
     const VertexId* lo = b;
     const VertexId* end = b + nb;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include <tbb/info.h>
+#include <tbb/task_arena.h>
 
 namespace strata::analytics {
 
@@ -49,7 +49,7 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   std::vector<size_t> cut;
   if (!pull) {
     const size_t parts = std::max<size_t>(
-        1, std::min<size_t>(L.ranges.size(), static_cast<size_t>(tbb::info::default_concurrency())));
+        1, std::min<size_t>(L.ranges.size(), static_cast<size_t>(tbb::this_task_arena::max_concurrency())));
     acc.assign(parts, std::vector<double>(L.bound, 0.0));
     for (size_t p = 0; p <= parts; ++p) cut.push_back(L.ranges.size() * p / parts);
   }

@@ -1,9 +1,16 @@
 #include "lsm/db_impl.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <string>
 
+#include "compaction/flush.h"
 #include "lsm/snapshot_impl.h"
 
 namespace strata::lsm {
@@ -19,32 +26,281 @@ Status ValidateOptions(const Options& o) {
   if (o.max_sealed_memgraphs < 1) {
     return Status::InvalidArgument("max_sealed_memgraphs: must be at least 1");
   }
+  if (!o.in_memory &&
+      o.memgraph_bytes * (1 + static_cast<size_t>(o.max_sealed_memgraphs)) > o.memory_budget) {
+    return Status::InvalidArgument(
+        "memgraph_bytes: the active and sealed memgraphs (memgraph_bytes x (1 + "
+        "max_sealed_memgraphs)) must fit in memory_budget");
+  }
   return Status::OK();
+}
+
+// The tiers under the active memgraph, as the write path needs them.
+class OlderTierView : public mem::OlderTiers {
+ public:
+  OlderTierView(const version::Version* v, bool weighted) : r_(v, kMaxTimestamp, weighted, 1) {}
+  bool HasEdge(uint8_t dir, VertexId u, VertexId v) override { return r_.GetEdge(dir, u, v, nullptr); }
+  void Neighbors(uint8_t dir, VertexId u, std::vector<VertexId>* out) override {
+    Status s = r_.ScanNeighbors(dir, u, [&](const NeighborChunk& c) {
+      out->insert(out->end(), c.dst, c.dst + c.size);
+      return true;
+    });
+    (void)s;  // recorded in status()
+  }
+  Status status() const { return r_.status(); }
+
+ private:
+  TierReader r_;
+};
+
+uint64_t NowMicros() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+bool ParseNumbered(const std::string& name, const char* suffix, uint64_t* n) {
+  size_t sl = strlen(suffix);
+  if (name.size() <= sl || name.compare(name.size() - sl, sl, suffix) != 0) return false;
+  std::string digits = name.substr(0, name.size() - sl);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  *n = std::stoull(digits);
+  return true;
 }
 
 }  // namespace
 
 DBImpl::DBImpl(const Options& options, std::string path)
-    : options_(options), path_(std::move(path)), core_(std::make_shared<DBCore>(options.reader_slots)) {}
+    : options_(options),
+      path_(std::move(path)),
+      core_(std::make_shared<DBCore>(options.reader_slots)) {}
 
 DBImpl::~DBImpl() { Close(); }
+
+std::shared_ptr<mem::MemGraph> DBImpl::NewMemGraph() {
+  mem::MemGraphOptions mo;
+  mo.kind = options_.graph_kind;
+  mo.weighted = options_.weighted;
+  mo.tombstones = !options_.in_memory;  // deletes must shadow older tiers
+  mo.cart_threshold = options_.cart_threshold;
+  return std::make_shared<mem::MemGraph>(mo, &core_->clock, &core_->tracer);
+}
 
 Status DBImpl::Init() {
   Status s = ValidateOptions(options_);
   if (!s.ok()) return s;
-  if (!options_.in_memory) {
-    return Status::NotSupported(
-        "the disk tier is not built yet: open with Options::in_memory = true");
+  if (options_.in_memory) {
+    auto v = std::make_shared<version::Version>();
+    v->memgraphs.push_back(NewMemGraph());
+    current_ = std::move(v);
+    return Status::OK();
   }
-  mem::MemGraphOptions mo;
-  mo.kind = options_.graph_kind;
-  mo.weighted = options_.weighted;
-  mo.tombstones = false;  // no older tier to shadow
-  mo.cart_threshold = options_.cart_threshold;
-  auto v = std::make_shared<version::Version>();
-  v->memgraphs.push_back(std::make_shared<mem::MemGraph>(mo, &core_->clock, &core_->tracer));
-  current_ = std::move(v);
+  s = OpenDisk();
+  if (!s.ok()) {
+    closed_ = true;
+    if (lock_fd_ >= 0) {
+      ::close(lock_fd_);
+      lock_fd_ = -1;
+    }
+  }
+  return s;
+}
+
+Status DBImpl::LockDir() {
+  const std::string p = path_ + "/LOCK";
+  lock_fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) return io::IOErrorAt(p, 0, std::string("open: ") + strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    return Status::Busy("store '" + path_ + "' is already open (its LOCK is held by another process)");
+  }
   return Status::OK();
+}
+
+void DBImpl::Log(const std::string& line) {
+  std::lock_guard<std::mutex> g(log_mu_);
+  if (!event_log_) return;
+  char ts[64];
+  std::time_t now = std::time(nullptr);
+  std::tm tm;
+  localtime_r(&now, &tm);
+  std::strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S ", &tm);
+  event_log_->Append(std::string(ts) + line + "\n");
+  event_log_->Flush();
+}
+
+Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
+  return WriteAheadLog::Create(env_.get(), path_, next_file_.fetch_add(1), options_.wal, log);
+}
+
+Status DBImpl::OpenDisk() {
+  Status s = io::Env::Open(options_.io_backend, &env_);
+  if (!s.ok()) return s;
+  if (!env_->FileExists(path_)) {
+    if (!options_.create_if_missing) {
+      return Status::NotFound("store directory '" + path_ + "' does not exist");
+    }
+    s = env_->CreateDir(path_);
+    if (!s.ok()) return s;
+  }
+  s = LockDir();
+  if (!s.ok()) return s;
+
+  StoreState st;
+  if (env_->FileExists(Manifest::CurrentPath(path_))) {
+    if (options_.error_if_exists) {
+      return Status::InvalidArgument("store '" + path_ + "' already exists (error_if_exists)");
+    }
+    RecordLogTail tail;
+    s = Manifest::Recover(env_.get(), path_, &st, &tail, &manifest_);
+    if (!s.ok()) return s;
+    if (st.format_version != kStoreFormatVersion) {
+      return Status::NotSupported("store format version " + std::to_string(st.format_version));
+    }
+    if (st.kind != options_.graph_kind || st.weighted != options_.weighted) {
+      return Status::InvalidArgument(
+          std::string("graph kind mismatch: the store is ") + GraphKindName(st.kind) +
+          (st.weighted ? ", weighted" : ", unweighted") + "; the options say " +
+          GraphKindName(options_.graph_kind) + (options_.weighted ? ", weighted" : ", unweighted"));
+    }
+    if (tail.cut_bytes != 0) Log("manifest: cut torn tail: " + tail.reason);
+  } else {
+    if (!options_.create_if_missing) {
+      return Status::NotFound("no store at '" + path_ + "' (no CURRENT file)");
+    }
+    st.kind = options_.graph_kind;
+    st.weighted = options_.weighted;
+    s = Manifest::Create(env_.get(), path_, st, &manifest_);
+    if (!s.ok()) return s;
+    st = manifest_->state();
+  }
+
+  // Event log: the previous one is kept as LOG.old.
+  if (env_->FileExists(path_ + "/LOG")) env_->RenameFile(path_ + "/LOG", path_ + "/LOG.old");
+  env_->NewWritableFile(path_ + "/LOG", &event_log_);
+  Log(std::string("open: kind=") + GraphKindName(st.kind) + " weighted=" +
+      (st.weighted ? "1" : "0") + " files=" + std::to_string(st.files.size()) +
+      " last_flushed_ts=" + std::to_string(st.last_flushed_ts) + " io=" + env_->BackendName());
+
+  // File numbers continue past everything in the directory (logs are numbered too).
+  uint64_t next = st.next_file_number;
+  std::vector<std::string> names;
+  s = env_->GetChildren(path_, &names);
+  if (!s.ok()) return s;
+  for (const std::string& n : names) {
+    uint64_t num;
+    if (ParseNumbered(n, ".wal", &num) || ParseNumbered(n, ".seg", &num)) next = std::max(next, num + 1);
+  }
+  next_file_ = next;
+
+  auto v = std::make_shared<version::Version>();
+  v->memgraphs.push_back(NewMemGraph());
+  std::vector<std::shared_ptr<version::SegmentHandle>> files;
+  for (const auto& [num, meta] : st.files) {
+    auto h = std::make_shared<version::SegmentHandle>();
+    h->meta = meta;
+    h->path = path_ + "/" + compaction::SegmentFileName(num);
+    s = SegmentReader::Open(env_.get(), h->path, SegmentReaderOptions(), &h->reader);
+    if (!s.ok()) return s;
+    v->l0[meta.tag].push_back(h);
+  }
+  for (auto& l : v->l0) {
+    std::sort(l.begin(), l.end(), [](const auto& a, const auto& b) {
+      return a->meta.number > b->meta.number;
+    });
+  }
+  current_ = v;
+  core_->clock.ResetTo(st.last_flushed_ts);
+  next_id_ = st.next_vertex_id;
+
+  RemoveObsoleteFiles(st);
+  s = RecoverLogs(st);
+  if (!s.ok()) return s;
+  if (options_.wal != WalMode::kOff) {
+    s = NewLog(&wal_);
+    if (!s.ok()) return s;
+  }
+  flush_thread_ = std::thread([this] { FlushLoop(); });
+  return Status::OK();
+}
+
+void DBImpl::RemoveObsoleteFiles(const StoreState& st) {
+  std::vector<std::string> names;
+  if (!env_->GetChildren(path_, &names).ok()) return;
+  for (const std::string& n : names) {
+    uint64_t num;
+    bool stale = false;
+    if (ParseNumbered(n, ".seg", &num)) stale = st.files.count(num) == 0;  // an unfinished flush
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0) stale = true;
+    if (n.rfind("MANIFEST-", 0) == 0 && path_ + "/" + n != manifest_->path()) stale = true;
+    if (stale) {
+      env_->RemoveFile(path_ + "/" + n);
+      Log("open: removed leftover file " + n);
+    }
+  }
+}
+
+Status DBImpl::RecoverLogs(const StoreState& st) {
+  std::vector<std::string> names;
+  Status s = env_->GetChildren(path_, &names);
+  if (!s.ok()) return s;
+  std::vector<std::pair<uint64_t, std::string>> logs;
+  for (const std::string& n : names) {
+    uint64_t num;
+    if (ParseNumbered(n, ".wal", &num)) logs.push_back({num, path_ + "/" + n});
+  }
+  std::sort(logs.begin(), logs.end());
+  std::vector<std::pair<Timestamp, WriteBatch>> records;
+  for (const auto& [num, p] : logs) {
+    RecordLogTail tail;
+    s = WriteAheadLog::Replay(env_.get(), p,
+                              [&](std::string_view rec, uint64_t off) -> Status {
+                                Timestamp ts;
+                                WriteBatch b;
+                                Status d = DecodeBatchRecord(rec, options_.weighted, &ts, &b);
+                                if (!d.ok()) {
+                                  return io::CorruptionAt(p, off, d.message());
+                                }
+                                if (ts > st.last_flushed_ts) records.push_back({ts, std::move(b)});
+                                return Status::OK();
+                              },
+                              &tail);
+    if (!s.ok()) return s;
+    if (tail.cut_bytes != 0) {
+      Log("recovery: cut torn log tail (" + std::to_string(tail.cut_bytes) + " bytes): " +
+          tail.reason);
+    }
+    active_replayed_.push_back(p);
+  }
+  std::sort(records.begin(), records.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto v = current();
+  OlderTierView older(v.get(), options_.weighted);
+  Timestamp last = st.last_flushed_ts;
+  for (auto& [ts, batch] : records) {
+    std::vector<mem::PrimOp> ops;
+    s = Expand(batch, &ops);
+    if (!s.ok()) return Status::Corruption("recovery: logged batch at " + std::to_string(ts) + ": " + s.message());
+    core_->clock.ResetTo(ts - 1);
+    Timestamp got;
+    s = v->memgraphs[0]->Apply(&ops, &older, &got);
+    if (!s.ok()) return Status::Corruption("recovery: replaying batch at " + std::to_string(ts) + ": " + s.ToString());
+    last = ts;
+    for (const WriteBatch::Op& op : batch.ops()) {
+      VertexId top = std::max(op.u, op.type == WriteBatch::OpType::kAddVertex ||
+                                            op.type == WriteBatch::OpType::kDeleteVertex
+                                        ? op.u
+                                        : op.v) + 1;
+      if (top > next_id_) next_id_ = top;
+    }
+  }
+  core_->clock.ResetTo(last);
+  if (!records.empty()) {
+    Log("recovery: replayed " + std::to_string(records.size()) + " batches from " +
+        std::to_string(logs.size()) + " logs, up to ts " + std::to_string(last));
+  }
+  return older.status();
 }
 
 Status DBImpl::Expand(const WriteBatch& batch, std::vector<mem::PrimOp>* ops) const {
@@ -110,9 +366,27 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   std::vector<mem::PrimOp> ops;
   Status s = Expand(batch, &ops);
   if (!s.ok()) return s;
-  std::shared_ptr<const version::Version> v = current();
   Timestamp ts;
-  s = v->memgraphs[0]->Apply(&ops, nullptr, &ts);
+  if (options_.in_memory) {
+    s = current()->memgraphs[0]->Apply(&ops, nullptr, &ts);
+  } else {
+    s = MakeRoom();
+    if (!s.ok()) return s;
+    std::shared_lock<std::shared_mutex> sl(seal_mu_);
+    std::shared_ptr<const version::Version> v = current();
+    OlderTierView older(v.get(), options_.weighted);
+    std::string rec;
+    WriteAheadLog* log = wal_.get();
+    auto hook = [&](Timestamp t) -> Status {
+      if (log == nullptr) return Status::OK();
+      rec.clear();
+      EncodeBatchRecord(t, batch, options_.weighted, &rec);
+      return log->Append(rec);
+    };
+    FunctionRef<Status(Timestamp)> hook_ref(hook);
+    s = v->memgraphs[0]->Apply(&ops, &older, &ts, &hook_ref);
+    if (s.ok()) s = older.status();
+  }
   if (!s.ok()) return s;
   batches_.fetch_add(1, std::memory_order_relaxed);
   ops_.fetch_add(batch.Count(), std::memory_order_relaxed);
@@ -137,10 +411,185 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   return Status::OK();
 }
 
+Status DBImpl::MakeRoom() {
+  for (;;) {
+    if (current()->memgraphs[0]->bytes() < options_.memgraph_bytes) return Status::OK();
+    {
+      std::lock_guard<std::mutex> g(bg_mu_);
+      if (!bg_error_.ok()) return bg_error_;
+      if (stop_) return Status::Aborted("store is closing");
+    }
+    if (Seal(false)) continue;
+    // Every sealed slot is taken: stall until a flush frees one (never fail, never grow).
+    std::unique_lock<std::mutex> g(bg_mu_);
+    const uint64_t t0 = NowMicros();
+    room_cv_.wait_for(g, std::chrono::milliseconds(100), [&] {
+      return sealed_.size() < static_cast<size_t>(options_.max_sealed_memgraphs) ||
+             !bg_error_.ok() || stop_;
+    });
+    stall_micros_.fetch_add(NowMicros() - t0, std::memory_order_relaxed);
+  }
+}
+
+bool DBImpl::Seal(bool force) {
+  std::unique_lock<std::shared_mutex> ex(seal_mu_);  // no writer in flight from here on
+  std::shared_ptr<const version::Version> v = current();
+  const std::shared_ptr<mem::MemGraph>& active = v->memgraphs[0];
+  if (active->max_ts() == 0) return false;  // nothing to seal
+  if (!force && active->bytes() < options_.memgraph_bytes) return false;
+  {
+    std::lock_guard<std::mutex> g(bg_mu_);
+    if (sealed_.size() >= static_cast<size_t>(options_.max_sealed_memgraphs)) return false;
+  }
+  std::unique_ptr<WriteAheadLog> next_log;
+  if (options_.wal != WalMode::kOff) {
+    Status s = NewLog(&next_log);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> g(bg_mu_);
+      if (bg_error_.ok()) bg_error_ = s;
+      room_cv_.notify_all();
+      return false;
+    }
+  }
+  Sealed info;
+  info.seal_ts = core_->clock.read_ts();  // == t_w: no writer in flight
+  if (wal_) info.logs.push_back(std::move(wal_));
+  info.replayed_logs = std::move(active_replayed_);
+  active_replayed_.clear();
+  wal_ = std::move(next_log);
+  const uint64_t bytes = active->bytes();
+  {
+    std::lock_guard<std::mutex> g(bg_mu_);
+    sealed_[active.get()] = std::move(info);
+  }
+  {
+    std::lock_guard<std::mutex> g(version_mu_);
+    auto nv = std::make_shared<version::Version>(*current_);
+    nv->memgraphs.insert(nv->memgraphs.begin(), NewMemGraph());
+    current_ = std::move(nv);
+  }
+  bg_cv_.notify_all();
+  Log("seal: memgraph of " + std::to_string(bytes) + " bytes at ts " +
+      std::to_string(core_->clock.read_ts()));
+  return true;
+}
+
+void DBImpl::FlushLoop() {
+  std::unique_lock<std::mutex> g(bg_mu_);
+  for (;;) {
+    bg_cv_.wait(g, [&] { return stop_ || (!sealed_.empty() && bg_error_.ok()); });
+    if (sealed_.empty() || !bg_error_.ok()) {
+      if (stop_) return;
+      continue;
+    }
+    flushing_ = true;
+    g.unlock();
+    Status s = FlushOldest();
+    g.lock();
+    flushing_ = false;
+    if (!s.ok() && bg_error_.ok()) {
+      bg_error_ = s;
+      Log("flush failed: " + s.ToString());
+    }
+    room_cv_.notify_all();
+  }
+}
+
+Status DBImpl::FlushOldest() {
+  std::shared_ptr<mem::MemGraph> mg;
+  Timestamp seal_ts;
+  {
+    std::shared_ptr<const version::Version> v = current();
+    if (v->memgraphs.size() < 2) return Status::OK();
+    mg = v->memgraphs.back();
+    std::lock_guard<std::mutex> g(bg_mu_);
+    seal_ts = sealed_.at(mg.get()).seal_ts;
+  }
+  const uint64_t t0 = NowMicros();
+  compaction::FlushOptions fo;
+  fo.dir = path_;
+  fo.seal_ts = seal_ts;
+  compaction::FlushResult r;
+  uint64_t first_number = next_file_.fetch_add(2);
+  uint64_t number = first_number;
+  Status s = compaction::FlushMemGraph(*mg, fo, env_.get(), &number, &r);
+  if (!s.ok()) return s;
+
+  std::vector<std::shared_ptr<version::SegmentHandle>> handles;
+  for (const FileMeta& f : r.files) {
+    auto h = std::make_shared<version::SegmentHandle>();
+    h->meta = f;
+    h->path = path_ + "/" + compaction::SegmentFileName(f.number);
+    s = SegmentReader::Open(env_.get(), h->path, SegmentReaderOptions(), &h->reader);
+    if (!s.ok()) return s;
+    handles.push_back(h);
+  }
+  ManifestEdit edit;
+  edit.added = r.files;
+  edit.last_flushed_ts = seal_ts;
+  edit.next_file_number = next_file_.load();
+  edit.next_vertex_id = next_id_.load();
+  s = manifest_->LogAndApply(edit);
+  if (!s.ok()) return s;  // the new files are unnamed: removed as leftovers on next open
+
+  {
+    std::lock_guard<std::mutex> g(version_mu_);
+    auto nv = std::make_shared<version::Version>(*current_);
+    nv->memgraphs.erase(std::find(nv->memgraphs.begin(), nv->memgraphs.end(), mg));
+    for (const auto& h : handles) nv->l0[h->meta.tag].insert(nv->l0[h->meta.tag].begin(), h);
+    current_ = std::move(nv);
+  }
+  Sealed info;
+  {
+    std::lock_guard<std::mutex> g(bg_mu_);
+    info = std::move(sealed_.at(mg.get()));
+    sealed_.erase(mg.get());
+  }
+  // The manifest now says these batches are in segments: their logs can go.
+  for (auto& l : info.logs) {
+    std::string p = l->path();
+    l->Close();
+    env_->RemoveFile(p);
+  }
+  for (const std::string& p : info.replayed_logs) env_->RemoveFile(p);
+  flushes_.fetch_add(1, std::memory_order_relaxed);
+  flush_bytes_.fetch_add(r.bytes_written, std::memory_order_relaxed);
+  Log("flush: ts " + std::to_string(seal_ts) + ", " + std::to_string(r.entries_written) +
+      " entries, " + std::to_string(r.bytes_written) + " bytes, " +
+      std::to_string(r.files.size()) + " files from #" + std::to_string(first_number) + ", " +
+      std::to_string((NowMicros() - t0) / 1000) + " ms");
+  return Status::OK();
+}
+
+Status DBImpl::FlushAll() {
+  if (options_.in_memory) return Status::OK();
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> g(bg_mu_);
+      if (!bg_error_.ok()) return bg_error_;
+    }
+    if (current()->memgraphs[0]->max_ts() == 0) break;
+    if (Seal(true)) break;
+    std::unique_lock<std::mutex> g(bg_mu_);
+    room_cv_.wait_for(g, std::chrono::milliseconds(50));
+  }
+  std::unique_lock<std::mutex> g(bg_mu_);
+  room_cv_.wait(g, [&] { return (sealed_.empty() && !flushing_) || !bg_error_.ok(); });
+  return bg_error_;
+}
+
 Status DBImpl::NewVertex(VertexId* id) {
   if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
   std::lock_guard<std::mutex> g(free_ids_mu_);
   VertexId candidate = next_id_.load(std::memory_order_acquire);
+  if (!holes_scanned_ && !options_.in_memory) {
+    // After a reopen the free list is rebuilt from the holes below next_id_.
+    std::unique_ptr<Snapshot> snap = GetSnapshot();
+    for (VertexId v = 0; v < candidate; ++v) {
+      if (!snap->HasVertex(v)) free_ids_.push_back(v);
+    }
+    holes_scanned_ = true;
+  }
   if (!free_ids_.empty()) {
     std::unique_ptr<Snapshot> snap = GetSnapshot();
     while (!free_ids_.empty()) {
@@ -163,8 +612,9 @@ Status DBImpl::NewVertex(VertexId* id) {
 }
 
 std::unique_ptr<Snapshot> DBImpl::GetSnapshot() {
+  std::lock_guard<std::mutex> g(version_mu_);
   version::ReaderTracer::Slot slot = core_->tracer.Register(core_->clock);
-  return std::make_unique<SnapshotImpl>(core_, slot, current(), options_.graph_kind,
+  return std::make_unique<SnapshotImpl>(core_, slot, current_, options_.graph_kind,
                                         options_.weighted);
 }
 
@@ -185,12 +635,47 @@ DBStats DBImpl::GetStats() {
   }
   st.sealed_memgraphs = v->memgraphs.empty() ? 0 : v->memgraphs.size() - 1;
   st.active_readers = core_->tracer.ActiveCount();
+  st.flushes = flushes_.load(std::memory_order_relaxed);
+  st.stall_micros = stall_micros_.load(std::memory_order_relaxed);
+  for (const auto& l : v->l0) {
+    for (const auto& h : l) st.disk_bytes += h->meta.size_bytes;
+  }
   return st;
 }
 
 Status DBImpl::Close() {
-  closed_.store(true, std::memory_order_release);
-  return Status::OK();
+  if (closed_.exchange(true)) return Status::OK();
+  if (options_.in_memory) return Status::OK();
+  Status s = FlushAll();
+  {
+    std::lock_guard<std::mutex> g(bg_mu_);
+    stop_ = true;
+  }
+  bg_cv_.notify_all();
+  room_cv_.notify_all();
+  if (flush_thread_.joinable()) flush_thread_.join();
+  if (wal_) {
+    std::string p = wal_->path();
+    Status c = wal_->Close();
+    // After a clean flush the active memgraph is empty: its log holds nothing to replay.
+    if (s.ok() && c.ok() && current()->memgraphs[0]->max_ts() == 0) env_->RemoveFile(p);
+    wal_.reset();
+  }
+  if (s.ok()) {
+    for (const std::string& p : active_replayed_) env_->RemoveFile(p);
+  }
+  Log("close: " + s.ToString());
+  manifest_.reset();
+  {
+    std::lock_guard<std::mutex> g(log_mu_);
+    if (event_log_) event_log_->Close();
+    event_log_.reset();
+  }
+  if (lock_fd_ >= 0) {
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+  }
+  return s;
 }
 
 }  // namespace strata::lsm

@@ -1,17 +1,29 @@
-// DBImpl: the store. Owns the commit clock, the reader tracer, the current Version and the
-// write path (WriteBatch -> primitive memgraph ops -> MV2PL commit).
+// DBImpl: the store. Owns the commit clock, the reader tracer, the current Version, the write
+// path (WriteBatch -> primitive memgraph ops -> MV2PL commit), and — for a persistent store —
+// the directory lock, the manifest, the write-ahead logs, seal and background flush.
 //
-// This revision keeps every tier in memory (one active memgraph); the disk tier (seal, flush,
-// segments, manifest) plugs in behind the same Version/TierReader seams.
+// Concurrency:
+//   - Writers hold seal_mu_ shared while they apply to the active memgraph; sealing takes it
+//     exclusively, so a seal happens with no writer in flight and t_r == t_w == S.
+//   - version_mu_ guards current_. A reader registers its timestamp and copies current_
+//     under it, so it never pairs a timestamp with a Version that lacks that timestamp's data.
+//   - bg_mu_ guards the sealed-memgraph bookkeeping, the background error and shutdown;
+//     room_cv_ wakes stalled writers, bg_cv_ wakes the flush thread.
 #pragma once
 
+#include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 
+#include "lsm/io.h"
+#include "lsm/manifest.h"
 #include "lsm/tier_reader.h"
+#include "lsm/wal.h"
 #include "strata/db.h"
 #include "version/commit_clock.h"
 #include "version/reader_tracer.h"
@@ -39,14 +51,45 @@ class DBImpl final : public DB {
   DBStats GetStats() override;
   Status Close() override;
 
+  // Seals the active memgraph (if it holds anything) and waits until every sealed memgraph
+  // is flushed. For tests and tools.
+  Status FlushAll();
+
   // Expands a batch into primitive ops (exposed for tests).
   Status Expand(const WriteBatch& batch, std::vector<mem::PrimOp>* ops) const;
 
  private:
+  struct Sealed {
+    Timestamp seal_ts = 0;
+    std::vector<std::unique_ptr<WriteAheadLog>> logs;  // the memgraph's logs, deleted after flush
+    std::vector<std::string> replayed_logs;            // older logs replayed into it
+  };
+
   std::shared_ptr<const version::Version> current() const {
     std::lock_guard<std::mutex> g(version_mu_);
     return current_;
   }
+  void Install(std::shared_ptr<const version::Version> v) {
+    std::lock_guard<std::mutex> g(version_mu_);
+    current_ = std::move(v);
+  }
+  std::shared_ptr<mem::MemGraph> NewMemGraph();
+
+  Status OpenDisk();
+  Status LockDir();
+  Status RecoverLogs(const StoreState& state);
+  void RemoveObsoleteFiles(const StoreState& state);
+  Status NewLog(std::unique_ptr<WriteAheadLog>* log);
+
+  // Waits until the active memgraph has room, sealing it or stalling as needed.
+  Status MakeRoom();
+  // Seals the active memgraph if `force` or it is full, and a sealed slot is free.
+  // Returns true when it sealed.
+  bool Seal(bool force);
+  void FlushLoop();
+  Status FlushOldest();
+
+  void Log(const std::string& line);
 
   const Options options_;
   const std::string path_;
@@ -54,13 +97,36 @@ class DBImpl final : public DB {
   mutable std::mutex version_mu_;
   std::shared_ptr<const version::Version> current_;
 
+  // Persistent stores only.
+  std::unique_ptr<io::Env> env_;
+  std::unique_ptr<Manifest> manifest_;
+  int lock_fd_ = -1;
+  std::atomic<uint64_t> next_file_{1};
+  std::shared_mutex seal_mu_;
+  std::unique_ptr<WriteAheadLog> wal_;           // the active memgraph's log (null: kOff)
+  std::vector<std::string> active_replayed_;     // logs replayed into the active memgraph
+  std::mutex bg_mu_;
+  std::condition_variable bg_cv_;
+  std::condition_variable room_cv_;
+  std::map<const mem::MemGraph*, Sealed> sealed_;
+  Status bg_error_;
+  bool stop_ = false;
+  bool flushing_ = false;
+  std::thread flush_thread_;
+  std::mutex log_mu_;
+  std::unique_ptr<io::WritableFile> event_log_;
+
   std::mutex free_ids_mu_;
   std::deque<VertexId> free_ids_;  // IDs of deleted vertices, reused by NewVertex
+  bool holes_scanned_ = false;     // free_ids_ seeded with the holes below next_id_ (reopen)
 
   std::atomic<VertexId> next_id_{0};  // above every ID ever written
   std::atomic<bool> closed_{false};
   std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> ops_{0};
+  std::atomic<uint64_t> flushes_{0};
+  std::atomic<uint64_t> stall_micros_{0};
+  std::atomic<uint64_t> flush_bytes_{0};
 };
 
 }  // namespace strata::lsm

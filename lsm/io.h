@@ -61,9 +61,9 @@ class RandomAccessFile {
   virtual const std::string& path() const = 0;
 };
 
-// A file opened for appending (created, or truncated if it exists). Appends are buffered
-// (Options::write_buffer bytes) and reach the file as large writes; an append at least as large
-// as the buffer is written directly without a copy. One thread at a time.
+// A file opened for appending (created, or truncated if it exists). Small appends are buffered
+// (EnvOptions::write_buffer bytes) and reach the file as large writes; an append of at least half
+// the buffer is written directly, without a copy. One thread at a time.
 class WritableFile {
  public:
   virtual ~WritableFile() = default;  // closes without syncing; errors ignored

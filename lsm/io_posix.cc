@@ -132,21 +132,20 @@ Status BufferedWritableFile::Append(std::string_view data) {
   if (!error_.ok()) return error_;
   if (closed_) return IOErrorAt(path_, size_, "append to a closed file");
   size_ += data.size();
-  if (buf_.size() + data.size() <= buffer_size_) {
-    buf_.append(data);
-    if (buf_.size() == buffer_size_) return Flush();
-    return Status::OK();
+  if (data.size() >= buffer_size_ / 2) {
+    // Large: write what is buffered, then the data itself, without copying it.
+    if (!buf_.empty()) {
+      Status s = WriteThrough(buf_.data(), buf_.size());
+      buf_.clear();
+      if (!s.ok()) return s;
+    }
+    return WriteThrough(data.data(), data.size());
   }
-  // Fill the buffer up, write it, then either write the rest directly (when large) or buffer it.
-  if (!buf_.empty()) {
-    size_t take = buffer_size_ - buf_.size();
-    buf_.append(data.substr(0, take));
-    data.remove_prefix(take);
+  if (buf_.size() + data.size() > buffer_size_) {
     Status s = WriteThrough(buf_.data(), buf_.size());
     buf_.clear();
     if (!s.ok()) return s;
   }
-  if (data.size() >= buffer_size_) return WriteThrough(data.data(), data.size());
   buf_.append(data);
   return Status::OK();
 }

@@ -65,7 +65,7 @@ void ManifestEdit::EncodeTo(std::string* dst) const {
   for (const FileMeta& f : added) {
     dst->push_back(static_cast<char>(kAddFile));
     for (uint64_t v : {f.number, uint64_t{f.level}, f.size_bytes, f.min_src, f.max_src,
-                       f.num_vertices, f.num_edges, f.max_ts}) {
+                       f.num_vertices, f.num_edges, f.max_ts, uint64_t{f.tag}}) {
       PutVarint64(dst, v);
     }
   }
@@ -108,11 +108,13 @@ Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) 
         next_vertex_id = a;
         break;
       case kAddFile: {
-        uint64_t v[8];
+        uint64_t v[9];
         for (uint64_t& x : v) {
           if (!d.Varint(&x)) return bad("bad file entry");
         }
-        FileMeta f{v[0], static_cast<uint32_t>(v[1]), v[2], v[3], v[4], v[5], v[6], v[7]};
+        if (v[8] > 1) return bad("bad file tag");
+        FileMeta f{v[0], static_cast<uint32_t>(v[1]), v[2], v[3], v[4], v[5], v[6], v[7],
+                   static_cast<uint32_t>(v[8])};
         added.push_back(f);
         break;
       }

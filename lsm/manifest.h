@@ -38,6 +38,7 @@ struct FileMeta {
   uint64_t num_vertices = 0;
   uint64_t num_edges = 0;
   Timestamp max_ts = 0;  // newest commit whose data the file holds
+  uint32_t tag = 0;      // which adjacency the segment holds: 0 = out-lists, 1 = in-lists
 };
 
 struct StoreState {

@@ -174,7 +174,7 @@ Status SegmentWriter::Open(const std::string& path, const SegmentWriterOptions& 
   header_.file_number = o.file_number;
   header_.timestamp = o.timestamp;
   header_.blocks_per_extent = per_extent;
-  header_.vertex_group = static_cast<uint16_t>(o.vertex_group == 4096 ? 4096 : o.vertex_group);
+  header_.vertex_group = static_cast<uint16_t>(o.vertex_group);
   header_.bloom_bits_per_key = static_cast<uint8_t>(o.bloom_bits_per_key);
   header_.bloom_probes =
       o.bloom_bits_per_key > 0 ? static_cast<uint8_t>(BloomProbesFor(o.bloom_bits_per_key)) : 0;

@@ -10,7 +10,7 @@ SnapshotImpl::SnapshotImpl(std::shared_ptr<DBCore> core, version::ReaderTracer::
       version_(std::move(version)),
       kind_(kind),
       weighted_(weighted),
-      reader_(version_.get(), slot_.ts()) {}
+      reader_(version_.get(), slot_.ts(), weighted) {}
 
 SnapshotImpl::~SnapshotImpl() {
   version_.reset();
@@ -35,19 +35,24 @@ void SnapshotImpl::RecordError(const Status& s) const {
 }
 
 Status SnapshotImpl::status() const {
-  std::lock_guard<std::mutex> g(err_mu_);
-  return err_;
+  {
+    std::lock_guard<std::mutex> g(err_mu_);
+    if (!err_.ok()) return err_;
+  }
+  return reader_.status();
 }
 
 Status SnapshotImpl::ScanVertices(VertexId begin, VertexId end,
                                   FunctionRef<bool(VertexId)> fn) const {
-  reader_.ScanVertices(begin, end, fn);
-  return Status::OK();
+  return reader_.ScanVertices(begin, end, fn);
 }
 
 Status SnapshotImpl::GetEdge(VertexId u, VertexId v, double* weight) const {
   double w = 1.0;
-  if (!reader_.GetEdge(0, u, v, &w)) return Status::NotFound("no such edge");
+  if (!reader_.GetEdge(0, u, v, &w)) {
+    Status s = reader_.status();
+    return s.ok() ? Status::NotFound("no such edge") : s;
+  }
   if (weight) *weight = w;
   return Status::OK();
 }
@@ -67,8 +72,7 @@ Status SnapshotImpl::ScanNeighbors(VertexId u, Direction d,
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
-  reader_.ScanNeighbors(dir, u, fn);
-  return Status::OK();
+  return reader_.ScanNeighbors(dir, u, fn);
 }
 
 }  // namespace strata::lsm

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lsm/segment_format.h"
+
 namespace strata::lsm {
 
 namespace {
@@ -15,7 +17,7 @@ inline const mem::Adjacency* Adj(const mem::SubgraphVersion* sv, uint8_t dir) {
 
 constexpr size_t kChunk = 512;
 
-// Emits entries that are not tombstones as NeighborChunks.
+// Buffers live entries and hands them out as NeighborChunks.
 class ChunkEmitter {
  public:
   ChunkEmitter(bool weighted, FunctionRef<bool(const NeighborChunk&)> fn)
@@ -49,22 +51,84 @@ struct Entry {
 
 }  // namespace
 
-bool TierReader::HasVertex(VertexId u) const {
+struct TierReader::Run {
+  const mem::Adjacency* adj = nullptr;  // memgraph run, or
+  const version::SegmentHandle* seg = nullptr;  // segment run
+  VertexEntry ve;
+  uint64_t entries = 0;
+  bool has_tombstones = false;
+};
+
+void TierReader::RecordError(const Status& s) const {
+  std::lock_guard<std::mutex> g(err_mu_);
+  if (err_.ok()) err_ = s;
+}
+
+Status TierReader::status() const {
+  std::lock_guard<std::mutex> g(err_mu_);
+  return err_;
+}
+
+void TierReader::CollectRuns(uint8_t dir, VertexId u, std::vector<Run>* runs) const {
+  const uint32_t i = LocalOf(u);
   for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
     const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(u), ts_);
     if (sv == nullptr) continue;
-    uint32_t i = LocalOf(u);
+    const mem::Adjacency* a = Adj(sv, dir);
+    if (a->entries[i] != 0) {
+      Run r;
+      r.adj = a;
+      r.entries = a->entries[i];
+      r.has_tombstones = a->live[i] != a->entries[i];
+      runs->push_back(r);
+    }
+    if ((sv->deleted_mask >> i) & 1) return;
+  }
+  for (const auto& seg : v_->l0[dir]) {
+    Run r;
+    Status s = seg->reader->FindVertex(u, &r.ve);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) {
+      RecordError(s);
+      return;
+    }
+    if (r.ve.degree != 0) {
+      r.seg = seg.get();
+      r.entries = r.ve.degree;
+      r.has_tombstones = r.ve.has_tombstones;
+      runs->push_back(r);
+    }
+    if (r.ve.flags & kVertexDeleted) return;
+  }
+}
+
+bool TierReader::HasVertex(VertexId u) const {
+  const uint32_t i = LocalOf(u);
+  for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
+    const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(u), ts_);
+    if (sv == nullptr) continue;
     if ((sv->exists_mask >> i) & 1) return true;
     if ((sv->deleted_mask >> i) & 1) return false;
+  }
+  for (const auto& seg : v_->l0[0]) {
+    VertexEntry ve;
+    Status s = seg->reader->FindVertex(u, &ve);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) {
+      RecordError(s);
+      return false;
+    }
+    if (ve.flags & kVertexExists) return true;
+    if (ve.flags & kVertexDeleted) return false;
   }
   return false;
 }
 
 bool TierReader::GetEdge(uint8_t dir, VertexId u, VertexId x, double* weight) const {
+  const uint32_t i = LocalOf(u);
   for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
     const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(u), ts_);
     if (sv == nullptr) continue;
-    uint32_t i = LocalOf(u);
     bool tomb = false;
     double w = 1.0;
     if (mem::FindEdge(*Adj(sv, dir), i, x, &w, &tomb)) {
@@ -74,129 +138,178 @@ bool TierReader::GetEdge(uint8_t dir, VertexId u, VertexId x, double* weight) co
     }
     if ((sv->deleted_mask >> i) & 1) return false;
   }
+  for (const auto& seg : v_->l0[dir]) {
+    EdgeRecord e;
+    Status s = seg->reader->GetEdge(u, x, &e);
+    if (s.ok()) {
+      if (e.tombstone) return false;
+      if (weight) *weight = e.weight;
+      return true;
+    }
+    if (!s.IsNotFound()) {
+      RecordError(s);
+      return false;
+    }
+    // The edge is not here; a deletion mark on u still hides older segments.
+    VertexEntry ve;
+    s = seg->reader->FindVertex(u, &ve);
+    if (s.ok() && (ve.flags & kVertexDeleted)) return false;
+    if (!s.ok() && !s.IsNotFound()) {
+      RecordError(s);
+      return false;
+    }
+  }
   return false;
 }
 
 uint64_t TierReader::Degree(uint8_t dir, VertexId u) const {
-  // Fast path: one tier decides alone when it is the only one holding the vertex, or it
-  // hides the others, and it holds no tombstones (live == entries).
-  const mem::SubgraphVersion* only = nullptr;
-  int holders = 0;
-  uint32_t i = LocalOf(u);
-  for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
-    const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(u), ts_);
-    if (sv == nullptr) continue;
-    bool hides = (sv->deleted_mask >> i) & 1;
-    if (Adj(sv, dir)->entries[i] != 0 || hides) {
-      if (holders++ == 0) only = sv;
-    }
-    if (hides) break;
-  }
-  if (holders == 0) return 0;
-  if (holders == 1) return Adj(only, dir)->live[i];
+  std::vector<Run> runs;
+  CollectRuns(dir, u, &runs);
+  if (runs.empty()) return 0;
+  if (runs.size() == 1 && !runs[0].has_tombstones) return runs[0].entries;
+  if (runs.size() == 1 && runs[0].adj != nullptr) return runs[0].adj->live[LocalOf(u)];
   uint64_t d = 0;
-  ScanNeighbors(dir, u, [&](const NeighborChunk& c) {
+  Status s = ScanNeighbors(dir, u, [&](const NeighborChunk& c) {
     d += c.size;
     return true;
   });
+  if (!s.ok()) RecordError(s);
   return d;
 }
 
-void TierReader::ScanNeighbors(uint8_t dir, VertexId u,
-                               FunctionRef<bool(const NeighborChunk&)> fn) const {
+Status TierReader::ScanNeighbors(uint8_t dir, VertexId u,
+                                 FunctionRef<bool(const NeighborChunk&)> fn) const {
   const uint32_t i = LocalOf(u);
-  const bool weighted = v_->memgraphs.empty() ? false : v_->memgraphs[0]->options().weighted;
-  const mem::Adjacency* lists[16];
-  size_t nlists = 0;
-  std::vector<const mem::Adjacency*> more;
-  for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
-    const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(u), ts_);
-    if (sv == nullptr) continue;
-    const mem::Adjacency* a = Adj(sv, dir);
-    if (a->entries[i] != 0) {
-      if (nlists < 16) lists[nlists++] = a; else more.push_back(a);
+  std::vector<Run> runs;
+  CollectRuns(dir, u, &runs);
+  if (runs.empty()) return status();
+  ChunkEmitter out(weighted_, fn);
+  ReadOptions ro;
+  ro.weights = weighted_;
+
+  if (runs.size() == 1) {
+    const Run& r = runs[0];
+    if (r.adj != nullptr) {
+      bool go = true;
+      mem::ScanVertex(*r.adj, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb,
+                                     size_t n) {
+        if (tomb == nullptr) {
+          if (!out.Flush()) return go = false;
+          NeighborChunk c{k, weighted_ ? w : nullptr, n};
+          return go = fn(c);
+        }
+        for (size_t j = 0; j < n; ++j) {
+          if (!tomb[j] && !out.Add(k[j], w ? w[j] : 1.0)) return go = false;
+        }
+        return true;
+      });
+      if (go) out.Flush();
+      return Status::OK();
     }
-    if ((sv->deleted_mask >> i) & 1) break;
-  }
-  if (nlists == 0) return;
-  ChunkEmitter out(weighted, fn);
-  if (nlists == 1) {
-    const mem::Adjacency* a = lists[0];
+    auto it = r.seg->reader->NewNeighborIterator(r.ve, ro);
+    EdgeBatch b;
     bool go = true;
-    mem::ScanVertex(*a, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb, size_t n) {
-      if (tomb == nullptr) {
-        if (!out.Flush()) return go = false;
-        NeighborChunk c{k, weighted ? w : nullptr, n};
+    while (go && it->Next(&b)) {
+      if (!b.has_tombstones) {
+        if (!out.Flush()) return Status::OK();
+        NeighborChunk c{b.dst, weighted_ ? b.weight : nullptr, b.size};
         go = fn(c);
-        return go;
+        continue;
       }
-      for (size_t j = 0; j < n; ++j) {
-        if (!tomb[j] && !out.Add(k[j], w ? w[j] : 1.0)) return go = false;
+      for (size_t j = 0; j < b.size && go; ++j) {
+        if (!b.tombstone[j]) go = out.Add(b.dst[j], b.weight ? b.weight[j] : 1.0);
       }
-      return true;
-    });
+    }
+    if (!it->status().ok()) return it->status();
     if (go) out.Flush();
-    return;
+    return Status::OK();
   }
-  // Several tiers: materialize each (newest first) and merge; the newest entry of a key wins.
-  std::vector<std::vector<Entry>> runs(nlists + more.size());
+
+  // Several tiers: materialize each run (newest first) and merge; the newest entry of a key wins.
+  std::vector<std::vector<Entry>> lists(runs.size());
   for (size_t r = 0; r < runs.size(); ++r) {
-    const mem::Adjacency* a = r < nlists ? lists[r] : more[r - nlists];
-    mem::ScanVertex(*a, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb, size_t n) {
-      for (size_t j = 0; j < n; ++j) runs[r].push_back({k[j], w ? w[j] : 1.0, tomb && tomb[j]});
-      return true;
-    });
+    std::vector<Entry>& l = lists[r];
+    l.reserve(runs[r].entries);
+    if (runs[r].adj != nullptr) {
+      mem::ScanVertex(*runs[r].adj, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb,
+                                            size_t n) {
+        for (size_t j = 0; j < n; ++j) l.push_back({k[j], w ? w[j] : 1.0, tomb && tomb[j]});
+        return true;
+      });
+    } else {
+      auto it = runs[r].seg->reader->NewNeighborIterator(runs[r].ve, ro);
+      EdgeBatch b;
+      while (it->Next(&b)) {
+        for (size_t j = 0; j < b.size; ++j) {
+          l.push_back({b.dst[j], b.weight ? b.weight[j] : 1.0, b.tombstone && b.tombstone[j]});
+        }
+      }
+      if (!it->status().ok()) return it->status();
+    }
   }
-  std::vector<size_t> pos(runs.size(), 0);
+  std::vector<size_t> pos(lists.size(), 0);
   for (;;) {
     uint64_t best = 0;
     bool any = false;
-    for (size_t r = 0; r < runs.size(); ++r) {
-      if (pos[r] < runs[r].size() && (!any || runs[r][pos[r]].key < best)) {
-        best = runs[r][pos[r]].key;
+    for (size_t r = 0; r < lists.size(); ++r) {
+      if (pos[r] < lists[r].size() && (!any || lists[r][pos[r]].key < best)) {
+        best = lists[r][pos[r]].key;
         any = true;
       }
     }
     if (!any) break;
     const Entry* winner = nullptr;
-    for (size_t r = 0; r < runs.size(); ++r) {
-      if (pos[r] < runs[r].size() && runs[r][pos[r]].key == best) {
-        if (winner == nullptr) winner = &runs[r][pos[r]];
+    for (size_t r = 0; r < lists.size(); ++r) {
+      if (pos[r] < lists[r].size() && lists[r][pos[r]].key == best) {
+        if (winner == nullptr) winner = &lists[r][pos[r]];
         ++pos[r];
       }
     }
-    if (!winner->tomb && !out.Add(winner->key, winner->w)) return;
+    if (!winner->tomb && !out.Add(winner->key, winner->w)) return Status::OK();
   }
   out.Flush();
+  return Status::OK();
 }
 
 VertexId TierReader::VertexIdBound() const {
   uint64_t b = 0;
   for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
-    b = std::max<uint64_t>(b, v_->memgraphs[t]->subgraph_bound());
+    b = std::max<uint64_t>(b, v_->memgraphs[t]->subgraph_bound() << mem::kSubgraphBits);
   }
-  return b << mem::kSubgraphBits;
+  for (int dir = 0; dir < 2; ++dir) {
+    for (const auto& seg : v_->l0[dir]) {
+      if (seg->reader->num_vertices() != 0) b = std::max<uint64_t>(b, seg->meta.max_src + 1);
+    }
+  }
+  return b;
 }
 
-void TierReader::ScanVertices(VertexId begin, VertexId end, FunctionRef<bool(VertexId)> fn) const {
+Status TierReader::ScanVertices(VertexId begin, VertexId end,
+                                FunctionRef<bool(VertexId)> fn) const {
   end = std::min(end, VertexIdBound());
-  for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end;
-       base += mem::kSubgraphSize) {
-    // Merge masks newest first: a vertex is decided by the newest tier that knows it.
-    uint64_t exists = 0, decided = 0;
-    for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
-      const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(base), ts_);
-      if (sv == nullptr) continue;
-      uint64_t knows = sv->exists_mask | sv->deleted_mask;
-      exists |= sv->exists_mask & ~decided;
-      decided |= knows;
+  if (v_->l0[0].empty()) {
+    for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end;
+         base += mem::kSubgraphSize) {
+      // Merge masks newest first: a vertex is decided by the newest tier that knows it.
+      uint64_t exists = 0, decided = 0;
+      for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
+        const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(base), ts_);
+        if (sv == nullptr) continue;
+        exists |= sv->exists_mask & ~decided;
+        decided |= sv->exists_mask | sv->deleted_mask;
+      }
+      for (uint64_t m = exists; m != 0; m &= m - 1) {
+        VertexId v = base + static_cast<VertexId>(__builtin_ctzll(m));
+        if (v < begin || v >= end) continue;
+        if (!fn(v)) return Status::OK();
+      }
     }
-    for (uint64_t m = exists; m != 0; m &= m - 1) {
-      VertexId v = base + static_cast<VertexId>(__builtin_ctzll(m));
-      if (v < begin || v >= end) continue;
-      if (!fn(v)) return;
-    }
+    return Status::OK();
   }
+  for (VertexId v = begin; v < end; ++v) {
+    if (HasVertex(v) && !fn(v)) break;
+  }
+  return status();
 }
 
 uint64_t TierReader::NumVertices() const {

@@ -1,13 +1,17 @@
-// TierReader: answers reads at one timestamp by merging the tiers of a Version, newest first.
+// TierReader: answers reads at one timestamp by merging the tiers of a Version, newest first:
+// memgraphs (active, then sealed), then level-0 segments (newest first).
 //
-// Merge rules (brief §5–6), per vertex u:
-//   - walk tiers newest to oldest; the first tier with u's deleted bit hides all older tiers;
-//   - u exists if the newest tier that knows u (exists or deleted bit) says it exists;
+// Merge rules (brief §5–6), per vertex u and stored direction:
+//   - walk tiers newest to oldest; the first tier that marks u deleted hides all older tiers;
+//   - u exists if the newest tier that knows u (exists or deleted mark) says it exists;
 //   - an edge entry in a newer tier wins over older ones; a tombstone hides older copies.
-// Used by snapshots (reads) and by the write path (OlderTiers for sealed tiers).
+// Used by snapshots (reads) and by the write path (OlderTiers for the tiers under the active
+// memgraph). Read errors from segment files are returned where a call returns Status and
+// otherwise recorded in status().
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "memgraph/memgraph.h"
@@ -19,24 +23,35 @@ namespace strata::lsm {
 
 class TierReader {
  public:
-  // Reads tiers [first, end) of `v` at timestamp ts.
-  TierReader(const version::Version* v, Timestamp ts, size_t first = 0)
-      : v_(v), ts_(ts), first_(first) {}
+  // Reads tiers of `v` at timestamp ts, skipping the first `skip_memgraphs` memgraphs.
+  TierReader(const version::Version* v, Timestamp ts, bool weighted, size_t skip_memgraphs = 0)
+      : v_(v), ts_(ts), weighted_(weighted), first_(skip_memgraphs) {}
 
   bool HasVertex(VertexId u) const;
-  // 1 live (weight set), 0 absent or deleted.
+  // True with *weight set when (u,x) is live in stored direction dir.
   bool GetEdge(uint8_t dir, VertexId u, VertexId x, double* weight) const;
   uint64_t Degree(uint8_t dir, VertexId u) const;
-  void ScanNeighbors(uint8_t dir, VertexId u, FunctionRef<bool(const NeighborChunk&)> fn) const;
+  Status ScanNeighbors(uint8_t dir, VertexId u, FunctionRef<bool(const NeighborChunk&)> fn) const;
   VertexId VertexIdBound() const;
   uint64_t NumVertices() const;
   uint64_t NumEdges() const;
-  void ScanVertices(VertexId begin, VertexId end, FunctionRef<bool(VertexId)> fn) const;
+  Status ScanVertices(VertexId begin, VertexId end, FunctionRef<bool(VertexId)> fn) const;
+
+  // First read error seen, or OK.
+  Status status() const;
 
  private:
+  struct Run;
+  // The runs holding u's list in direction dir, newest first, stopping at a deletion mark.
+  void CollectRuns(uint8_t dir, VertexId u, std::vector<Run>* runs) const;
+  void RecordError(const Status& s) const;
+
   const version::Version* v_;
   Timestamp ts_;
+  bool weighted_;
   size_t first_;
+  mutable std::mutex err_mu_;
+  mutable Status err_;
 };
 
 }  // namespace strata::lsm

@@ -243,8 +243,8 @@ struct Ctx {
 struct Run {
   Node* child;
   uint8_t lo, hi;
-  bool owned;  // holds its own reference (else borrowed from the node being replaced)
-  bool dirty;  // a leaf built by this update (a merge candidate)
+  bool owned;   // holds its own reference (else borrowed from the node being replaced)
+  bool shrunk;  // a leaf that lost entries in this update: may merge with a neighbor
 };
 
 Leaf* MakeLeaf(const Ctx& c, const Src& s, size_t b, size_t e) {
@@ -329,7 +329,8 @@ Node* BuildSubtree(const Ctx& c, const Src& s, size_t b, size_t e, bool fill);
 // of its own. A leaf is closed when adding the next slot would exceed B or once it reaches the
 // target: B for a bulk load (`fill`), else the even share m / ceil(m / B), which for one
 // overflowing leaf is "split at the first slot whose offset reaches B/2".
-void Pack(const Ctx& c, const Src& s, size_t b, size_t e, int d, bool fill, Run* out, int* nout) {
+void Pack(const Ctx& c, const Src& s, size_t b, size_t e, int d, bool fill, bool shrunk, Run* out,
+          int* nout) {
   const size_t m = e - b;
   const size_t parts = (m + kB - 1) / kB;
   const size_t target = fill ? kB : (m + parts - 1) / parts;
@@ -337,7 +338,7 @@ void Pack(const Ctx& c, const Src& s, size_t b, size_t e, int d, bool fill, Run*
     if (x == y) return;
     Leaf* l = MakeLeaf(c, s, x, y);
     out[(*nout)++] = Run{&l->h, static_cast<uint8_t>(ByteAt(s.keys[x], d)),
-                         static_cast<uint8_t>(ByteAt(s.keys[y - 1], d)), true, true};
+                         static_cast<uint8_t>(ByteAt(s.keys[y - 1], d)), true, shrunk};
   };
   size_t cur = b;  // first entry of the open leaf
   for (size_t i = b; i < e;) {
@@ -349,7 +350,7 @@ void Pack(const Ctx& c, const Src& s, size_t b, size_t e, int d, bool fill, Run*
       flush(cur, i);
       Node* child = g > kB ? BuildSubtree(c, s, i, j, fill) : &MakeLeaf(c, s, i, j)->h;
       out[(*nout)++] =
-          Run{child, static_cast<uint8_t>(byte), static_cast<uint8_t>(byte), true, IsLeaf(child)};
+          Run{child, static_cast<uint8_t>(byte), static_cast<uint8_t>(byte), true, shrunk};
       cur = j;
     } else {
       if (i - cur + g > kB) {
@@ -374,9 +375,9 @@ Node* BuildSubtree(const Ctx& c, const Src& s, size_t b, size_t e, bool fill) {
   if (e - b <= kB && depth != 6) return &MakeLeaf(c, s, b, e)->h;
   Run runs[256];
   int n = 0;
-  Pack(c, s, b, e, depth, fill, runs, &n);
+  Pack(c, s, b, e, depth, fill, false, runs, &n);
   if (n == 1) return runs[0].child;
-  return MakeInner(c, depth, first, runs, n);
+  return &MakeInner(c, depth, first, runs, n)->h;
 }
 
 // ---- applying updates ----
@@ -525,7 +526,7 @@ bool Mergeable(const Run& a, const Run& b, int d) {
   if (!IsLeaf(a.child) || !IsLeaf(b.child)) return false;
   const size_t na = a.child->count, nb = b.child->count;
   if (na + nb > kB) return false;
-  if (!((a.dirty && na < kB / 2) || (b.dirty && nb < kB / 2))) return false;
+  if (!((a.shrunk && na < kB / 2) || (b.shrunk && nb < kB / 2))) return false;
   if (d == 6) {
     // A depth-6 leaf serving one dense slot stays on its own.
     if (a.lo == a.hi && na >= static_cast<size_t>(kDenseGroup)) return false;
@@ -582,7 +583,7 @@ Node* InnerApply(Ctx& c, const View& v, const Update* u, size_t n) {
       const size_t gb = g > 0 ? re[g - 1] : 0;
       const size_t ge = g < K ? rb[g] : n;
       const size_t m = EntriesFromUpdates(c, u + gb, ge - gb);
-      Pack(c, c.scratch->src(), 0, m, d, false, runs, &nr);
+      Pack(c, c.scratch->src(), 0, m, d, false, false, runs, &nr);
       changed = true;
     }
     if (g == K) break;
@@ -600,7 +601,7 @@ Node* InnerApply(Ctx& c, const View& v, const Update* u, size_t n) {
         continue;
       }
       changed = true;
-      if (m != 0) Pack(c, c.scratch->src(), 0, m, d, false, runs, &nr);
+      if (m != 0) Pack(c, c.scratch->src(), 0, m, d, false, m < ch->count, runs, &nr);
     } else {
       Node* r = ApplyTo(c, ch, u + rb[g], re[g] - rb[g]);
       if (r == ch) {
@@ -609,6 +610,7 @@ Node* InnerApply(Ctx& c, const View& v, const Update* u, size_t n) {
         continue;
       }
       changed = true;
+      // An inner child only turns into a leaf by losing entries.
       if (r != nullptr) runs[nr++] = Run{r, v.lo[g], v.lo[g], true, IsLeaf(r)};
     }
   }
@@ -618,7 +620,7 @@ Node* InnerApply(Ctx& c, const View& v, const Update* u, size_t n) {
     return const_cast<Node*>(&v.self->h);
   }
 
-  // Merge leaves a delete left under B/2 with an adjacent leaf when the result fits.
+  // A leaf that deletes left under B/2 merges with an adjacent leaf when the result fits.
   int no = 0;
   for (int i = 0; i < nr; ++i) {
     if (no > 0 && Mergeable(runs[no - 1], runs[i], d)) {
@@ -641,7 +643,7 @@ Node* InnerApply(Ctx& c, const View& v, const Update* u, size_t n) {
     if (!runs[0].owned) Ref(runs[0].child);
     return runs[0].child;
   }
-  return MakeInner(c, d, v.prefix, runs, no);
+  return &MakeInner(c, d, v.prefix, runs, no)->h;
 }
 
 // The subtree replacing `old` (nullable) once u[0, n) are applied; the caller owns one
@@ -668,38 +670,38 @@ Node* ApplyTo(Ctx& c, Node* old, const Update* u, size_t n) {
   const Inner* in = AsInner(old);
   View v;
   FillView(in, &v);
-  // Updates outside old's prefix form a head and a tail of u. Erases there are no-ops; other
-  // ones need a new parent at the LCP of old's prefix and their keys.
-  int depth = v.depth;
-  for (int pass = 0; pass < 2; ++pass) {
+  // Updates outside the node's prefix form a head [u, mb) and a tail [me, u + n) of u.
+  const Update* mb;
+  const Update* me;
+  auto split = [&](int depth) {
     const uint64_t mask = PrefixMask(depth);
     const uint64_t lo = v.prefix & mask, hi = lo | ~mask;
-    const Update* mb = std::partition_point(u, u + n, [&](const Update& x) { return x.key < lo; });
-    const Update* me = std::partition_point(mb, u + n, [&](const Update& x) { return x.key <= hi; });
-    int need = depth;
-    for (const Update* x = u; x != u + n; x = x == mb ? me : x + 1) {
-      if (x == mb) {
-        if (me == u + n) break;
-        x = me;
-      }
+    mb = std::partition_point(u, u + n, [&](const Update& x) { return x.key < lo; });
+    me = std::partition_point(mb, u + n, [&](const Update& x) { return x.key <= hi; });
+  };
+  split(v.depth);
+  // Erases there are no-ops. Any other update there needs a new parent at the LCP of the
+  // prefix and its key: a virtual node with `old` as its only child.
+  int need = v.depth;
+  auto widen = [&](const Update* x, const Update* end) {
+    for (; x != end; ++x) {
       if (x->op != UpdateOp::kErase) need = std::min(need, CommonPrefixBytes(x->key, v.prefix));
     }
-    if (need == depth) {
-      for (const Update* x = u; x != mb; ++x) c.SetPrev(x, PrevState::kAbsent);
-      for (const Update* x = me; x != u + n; ++x) c.SetPrev(x, PrevState::kAbsent);
-      return InnerApply(c, v, mb, static_cast<size_t>(me - mb));
-    }
-    assert(pass == 0);
-    depth = need;
+  };
+  widen(u, mb);
+  widen(me, u + n);
+  if (need < v.depth) {
     v.self = nullptr;
-    v.depth = depth;
-    v.prefix = in->prefix & PrefixMask(depth);
+    v.depth = need;
+    v.prefix &= PrefixMask(need);
     v.k = 1;
     v.child = &old;
-    v.lo[0] = v.hi[0] = static_cast<uint8_t>(ByteAt(in->prefix, depth));
+    v.lo[0] = v.hi[0] = static_cast<uint8_t>(ByteAt(in->prefix, need));
+    split(need);  // every non-erase now falls inside
   }
-  assert(false);
-  return nullptr;
+  for (const Update* x = u; x != mb; ++x) c.SetPrev(x, PrevState::kAbsent);
+  for (const Update* x = me; x != u + n; ++x) c.SetPrev(x, PrevState::kAbsent);
+  return InnerApply(c, v, mb, static_cast<size_t>(me - mb));
 }
 
 // ---- checking ----

@@ -15,6 +15,7 @@ void Unref(NodeAllocator* alloc, const Node* n) {
   if (n->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   if (n->level > 0) {
     const Inner* x = static_cast<const Inner*>(n);
+    for (size_t i = 0; i < x->count; ++i) __builtin_prefetch(x->child()[i], 1);
     for (size_t i = 0; i < x->count; ++i) Unref(alloc, x->child()[i]);
   }
   size_t bytes = n->bytes;
@@ -38,7 +39,6 @@ using clustered::kLeafMergeMax;
 using clustered::kLeafMinFill;
 using clustered::kMaxHeight;
 using clustered::Leaf;
-using clustered::LeafLowerBound;
 using clustered::MakeKey;
 using clustered::Node;
 using clustered::Unref;
@@ -83,15 +83,15 @@ inline void CopyRange(const Leaf* l, size_t p, size_t q, const Cols& out, size_t
   }
 }
 
-// First index >= p in l (count c) whose key is >= k: exponential then binary search, so a run of
+// First index i in [p, e) with v[i] >= x, or e: exponential then binary search, so a run of
 // nearby updates costs O(log gap) each.
-inline size_t Gallop(const Leaf* l, size_t p, size_t c, Key k) {
-  if (p >= c || l->key(p) >= k) return p;
-  size_t lo = p, step = 1;  // invariant: key(lo) < k
+inline size_t Gallop(const uint64_t* v, size_t p, size_t e, uint64_t x) {
+  if (p >= e || v[p] >= x) return p;
+  size_t lo = p, step = 1;  // invariant: v[lo] < x
   while (true) {
     size_t hi = lo + step;
-    if (hi >= c) return LeafLowerBound(l, lo + 1, c, k);
-    if (l->key(hi) >= k) return LeafLowerBound(l, lo + 1, hi, k);
+    if (hi >= e) return clustered::LowerBoundV(v, lo + 1, e, x);
+    if (v[hi] >= x) return clustered::LowerBoundV(v, lo + 1, hi, x);
     lo = hi;
     step <<= 1;
   }
@@ -113,7 +113,7 @@ struct ChildRef {
 // Per-thread buffers reused across calls, so that a typical Apply allocates only its nodes.
 struct Scratch {
   std::vector<ChildRef> kids[kMaxHeight];  // kids[L]: children of the level-L node being rebuilt
-  std::vector<ChildRef> top, next;         // the pieces replacing the root
+  std::vector<ChildRef> top, next;         // pieces replacing the root; the level Finish builds
   std::vector<uint32_t> pos;               // per update of one leaf: position << 1 | match
   std::vector<uint64_t> v;                 // merged leaf contents before they are cut into leaves
   std::vector<double> w;
@@ -127,6 +127,19 @@ struct Scratch {
     }
     if (weighted && w.size() < n) w.resize(n);
     return {v.data(), weighted ? w.data() : nullptr, u.data(), t.data()};
+  }
+
+  // Returns what a bulk load grew beyond a few leaves' worth; this memory is outside the
+  // NodeAllocator's accounting.
+  void Trim() {
+    constexpr size_t kKeep = 8 * kLeafCapacity;
+    if (v.capacity() > kKeep) {
+      std::vector<uint64_t>().swap(v);
+      std::vector<double>().swap(w);
+      std::vector<uint8_t>().swap(u);
+      std::vector<uint8_t>().swap(t);
+    }
+    if (pos.capacity() > kKeep) std::vector<uint32_t>().swap(pos);
   }
 };
 
@@ -234,6 +247,12 @@ class Builder {
                  PrevState* prev, std::vector<ChildRef>& out) {
     const size_t c = l != nullptr ? l->count : 0;
     const uint8_t* lt = l != nullptr ? l->tomb() : nullptr;
+    if (l != nullptr) {
+      // The whole leaf is read below (searched, then copied): request all of its cache lines
+      // now so that misses on a cold leaf overlap instead of queuing behind each search step.
+      const char* base = reinterpret_cast<const char*>(l);
+      for (size_t off = 64; off < l->bytes; off += 64) __builtin_prefetch(base + off);
+    }
     std::vector<uint32_t>& pos = tls.pos;
     if (pos.size() < hi - lo) pos.resize(hi - lo);
 
@@ -241,12 +260,21 @@ class Builder {
     size_t m = c;
     size_t nt = l != nullptr ? l->ntomb : 0;
     bool changed = false;
-    size_t p = 0;
+    const uint64_t* lv = l != nullptr ? l->v() : nullptr;
+    const uint8_t* lu = l != nullptr ? l->u() : nullptr;
+    size_t p = 0;        // entries before p precede the remaining updates
+    size_t run_end = 0;  // end of the current update vertex's run in l
+    int run_u = -1;
     for (size_t j = lo; j < hi; ++j) {
       const ClusteredUpdate& cu = ups[j];
-      Key k = KeyOf(cu);
-      size_t q = l != nullptr ? Gallop(l, p, c, k) : 0;
-      bool match = q < c && l->key(q) == k;
+      if (cu.u != run_u) {
+        run_u = cu.u;
+        size_t b = 0;
+        if (c > 0) clustered::URun(lu, c, cu.u, &b, &run_end);
+        p = b;
+      }
+      size_t q = c > 0 ? Gallop(lv, p, run_end, cu.upd.key) : 0;
+      bool match = q < run_end && lv[q] == cu.upd.key;
       bool was_tomb = match && lt != nullptr && lt[q] != 0;
       if (prev != nullptr) {
         prev[j] = !match ? PrevState::kAbsent : was_tomb ? PrevState::kTombstone : PrevState::kLive;
@@ -329,6 +357,9 @@ class Builder {
     const Node* const* ch = x->child();
     const Key* sep = x->sep();
     auto low_of = [&](size_t i) { return i == 0 ? low : sep[i - 1]; };
+    // Nearly every child's count is incremented below, and a locked increment stalls on its
+    // miss: fetch the headers for writing first so the misses overlap.
+    for (size_t k = 0; k < n; ++k) __builtin_prefetch(ch[k], 1);
     size_t i = 0;
     for (size_t j = lo; j < hi;) {
       size_t ci = ChildFor(x, KeyOf(ups[j]));
@@ -584,6 +615,7 @@ ClusteredIndex ClusteredIndex::Apply(const ClusteredUpdate* ups, size_t n, PrevS
   b.ApplyNode(root_, MakeKey(0, 0), ups, 0, n, prev, top);
   ClusteredIndex r(alloc_, weighted_);
   r.root_ = b.Finish(top);
+  tls.Trim();
   r.size_ = static_cast<size_t>(static_cast<int64_t>(size_) + b.size_delta());
   r.bytes_ = static_cast<size_t>(static_cast<int64_t>(bytes_) + b.bytes_delta());
   return r;
@@ -632,8 +664,10 @@ bool ClusteredIndex::Find(uint8_t u, uint64_t v, double* weight, bool* tombstone
     n = x->child()[ChildFor(x, k)];
   }
   const Leaf* l = static_cast<const Leaf*>(n);
-  size_t i = LeafLowerBound(l, 0, l->count, k);
-  if (i == l->count || l->key(i) != k) return false;
+  size_t b, e;
+  clustered::URun(l->u(), l->count, u, &b, &e);
+  size_t i = clustered::LowerBoundV(l->v(), b, e, v);
+  if (i == e || l->v()[i] != v) return false;
   if (weight != nullptr) *weight = l->weighted() ? l->w()[i] : 1.0;
   if (tombstone != nullptr) *tombstone = l->ntomb != 0 && l->tomb()[i] != 0;
   return true;
@@ -663,22 +697,35 @@ bool ClusteredIndex::CheckInvariants(std::string* why) const {
 ClusteredIndex::Cursor::Cursor(const Node* root, uint8_t u) : root_(root), u_(u) {
   if (root == nullptr) return;
   leaf_ = path_.Descend(root, MakeKey(u, 0));
-  pos_ = static_cast<uint32_t>(clustered::LowerBoundU(leaf_->u(), 0, leaf_->count, u));
-  Settle();
+  size_t b, e;
+  clustered::URun(leaf_->u(), leaf_->count, u, &b, &e);
+  if (b == e) {  // u starts in the next leaf if this one ends before it, else u is empty
+    if (b < leaf_->count) {
+      leaf_ = nullptr;
+      return;
+    }
+    pos_ = end_ = leaf_->count;
+    Settle();
+    return;
+  }
+  pos_ = static_cast<uint32_t>(b);
+  end_ = static_cast<uint32_t>(e);
 }
 
 void ClusteredIndex::Cursor::Settle() {
-  while (pos_ >= leaf_->count) {
-    leaf_ = path_.NextLeaf();
-    if (leaf_ == nullptr) return;
-    pos_ = 0;
-  }
-  const uint8_t* lu = leaf_->u();
-  if (lu[pos_] != u_) {
+  if (end_ < leaf_->count) {  // u's run ended inside this leaf
     leaf_ = nullptr;
     return;
   }
-  end_ = static_cast<uint32_t>(clustered::LowerBoundU(lu, pos_, leaf_->count, u_ + 1u));
+  leaf_ = path_.NextLeaf();
+  if (leaf_ == nullptr || leaf_->u()[0] != u_) {
+    leaf_ = nullptr;
+    return;
+  }
+  size_t b, e;
+  clustered::URun(leaf_->u(), leaf_->count, u_, &b, &e);
+  pos_ = 0;
+  end_ = static_cast<uint32_t>(e);
 }
 
 void ClusteredIndex::Cursor::SeekSlow(uint64_t v) {
@@ -686,9 +733,22 @@ void ClusteredIndex::Cursor::SeekSlow(uint64_t v) {
     leaf_ = nullptr;
     return;
   }
-  Key k = MakeKey(u_, v);
-  leaf_ = path_.Descend(root_, k);
-  pos_ = static_cast<uint32_t>(LeafLowerBound(leaf_, 0, leaf_->count, k));
+  // The leaf whose range holds (u, v); if its part of u's run is all below v, the first entry of
+  // the next leaf (if still u's) is the answer.
+  leaf_ = path_.Descend(root_, MakeKey(u_, v));
+  size_t b, e;
+  clustered::URun(leaf_->u(), leaf_->count, u_, &b, &e);
+  size_t p = clustered::LowerBoundV(leaf_->v(), b, e, v);
+  if (p < e) {
+    pos_ = static_cast<uint32_t>(p);
+    end_ = static_cast<uint32_t>(e);
+    return;
+  }
+  if (e < leaf_->count) {
+    leaf_ = nullptr;
+    return;
+  }
+  pos_ = end_ = leaf_->count;
   Settle();
 }
 

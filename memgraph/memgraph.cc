@@ -89,7 +89,8 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
   }
 }
 
-Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* ts) {
+Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* ts,
+                       FunctionRef<Status(Timestamp)>* before_publish) {
   if (ops->empty()) {
     *ts = clock_->read_ts();
     return Status::OK();
@@ -159,6 +160,15 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   }
 
   const Timestamp t = clock_->NextCommit();
+  if (before_publish != nullptr) {
+    st = (*before_publish)(t);
+    if (!st.ok()) {
+      for (SubgraphWork& w : work) FreeVersion(&alloc_, w.fresh);
+      clock_->Publish(t);  // an empty commit keeps t_r moving for later writers
+      for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
+      return st;
+    }
+  }
   for (SubgraphWork& w : work) {
     w.fresh->ts = t;
     w.fresh->older.store(w.base, std::memory_order_relaxed);

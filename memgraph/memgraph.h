@@ -77,7 +77,11 @@ class MemGraph {
 
   // Applies `ops` atomically at one new commit timestamp (returned in *ts). `ops` is consumed.
   // On a failed kPutIfExists nothing is applied and no timestamp is taken.
-  Status Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* ts);
+  // `before_publish` (nullable) runs once the timestamp is taken and the new versions are
+  // built, before anything is visible; the WAL appends there, so conflicting batches reach the
+  // log in commit order. If it fails, nothing is applied (the timestamp is published empty).
+  Status Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* ts,
+               FunctionRef<Status(Timestamp)>* before_publish = nullptr);
 
   // The newest version of subgraph s with timestamp <= ts, or null.
   const SubgraphVersion* VersionAt(uint64_t s, Timestamp ts) const {

@@ -10,11 +10,15 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <tbb/task_arena.h>
 
 #include "analytics/analytics.h"
 #include "analytics/verify.h"
@@ -132,6 +136,10 @@ struct ExampleCase {
   GraphKind kind;
   Mapping mapping;
 };
+
+void PrintTo(const ExampleCase& c, std::ostream* os) {
+  *os << c.graph << "/" << KindName(c.kind) << "/mapping" << int(c.mapping);
+}
 
 class GraphalyticsExample : public ::testing::TestWithParam<ExampleCase> {};
 
@@ -421,6 +429,11 @@ struct RandomCase {
   size_t chunk;
 };
 
+void PrintTo(const RandomCase& c, std::ostream* os) {
+  *os << KindName(c.kind) << (c.kronecker ? "/kronecker" : "/uniform")
+      << (c.weighted ? "/weighted" : "/unweighted") << "/chunk" << c.chunk;
+}
+
 class RandomGraphs : public ::testing::TestWithParam<RandomCase> {};
 
 TEST_P(RandomGraphs, KernelsMatchReferencesBeforeAndAfterDeletions) {
@@ -429,9 +442,9 @@ TEST_P(RandomGraphs, KernelsMatchReferencesBeforeAndAfterDeletions) {
   MapSnapshot g(c.kind, c.weighted);
   g.set_chunk_size(c.chunk);
   if (c.kronecker) {
-    FillKronecker(&g, 10, 8, rng);
+    FillKronecker(&g, 11, 8, rng);
   } else {
-    FillUniform(&g, 1500, 9000, rng);
+    FillUniform(&g, 3000, 20000, rng);
   }
   {
     SCOPED_TRACE("fresh");
@@ -469,6 +482,21 @@ INSTANTIATE_TEST_SUITE_P(All, RandomGraphs, ::testing::ValuesIn(RandomCases()),
                            }
                            return s;
                          });
+
+// The same results with 1, 3 and 8 worker threads (push PageRank has one partition per thread).
+TEST(Analytics, ThreadCounts) {
+  for (GraphKind k : {GraphKind::kDirected, GraphKind::kUndirected}) {
+    std::mt19937_64 rng(5);
+    MapSnapshot g(k, /*weighted=*/true);
+    g.set_chunk_size(3);
+    FillKronecker(&g, 9, 8, rng);
+    for (int threads : {1, 3, 8}) {
+      SCOPED_TRACE(std::string(KindName(k)) + " threads " + std::to_string(threads));
+      tbb::task_arena arena(threads);
+      arena.execute([&] { CrossCheck(g, rng); });
+    }
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Edge cases.
@@ -664,14 +692,17 @@ TEST(AnalyticsBench, KroneckerTimings) {
   for (GraphKind k : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
     std::mt19937_64 rng(42);
     MapSnapshot g(k, true);
+    const auto b0 = std::chrono::steady_clock::now();
     FillKronecker(&g, scale, 16, rng);
+    std::fprintf(stderr, "%-12s build  %.1f s\n", KindName(k),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - b0).count());
     const VertexId src = MaxDegreeVertex(g);
     auto time = [&](const char* name, auto&& fn) {
       const auto t0 = std::chrono::steady_clock::now();
       const Status s = fn();
       const double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("%-12s %-6s scale %d  V=%llu E=%llu  %9.1f ms  %s\n", KindName(k), name, scale,
+      std::fprintf(stderr, "%-12s %-6s scale %d  V=%llu E=%llu  %9.1f ms  %s\n", KindName(k), name, scale,
                   (unsigned long long)g.NumVertices(), (unsigned long long)g.NumEdges(), ms,
                   s.ToString().c_str());
     };

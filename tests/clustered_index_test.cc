@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -20,18 +19,65 @@ namespace {
 
 constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
 
-struct Payload {
-  double w;
-  bool tomb;
-};
-using MKey = std::pair<uint8_t, uint64_t>;
-using Model = std::map<MKey, Payload>;
-
 struct Entry {
   uint8_t u;
   uint64_t v;
   double w;
   bool tomb;
+};
+
+inline bool KeyLess(const Entry& a, uint8_t u, uint64_t v) { return a.u != u ? a.u < u : a.v < v; }
+
+// The reference: entries sorted by (u, v) in a flat vector (batches merge in linearly).
+class Model {
+ public:
+  size_t size() const { return e_.size(); }
+  bool empty() const { return e_.empty(); }
+  const std::vector<Entry>& entries() const { return e_; }
+  size_t LowerBound(uint8_t u, uint64_t v) const {
+    return static_cast<size_t>(
+        std::lower_bound(e_.begin(), e_.end(), 0, [&](const Entry& a, int) { return KeyLess(a, u, v); }) -
+        e_.begin());
+  }
+  const Entry* Find(uint8_t u, uint64_t v) const {
+    size_t i = LowerBound(u, v);
+    return i < e_.size() && e_[i].u == u && e_[i].v == v ? &e_[i] : nullptr;
+  }
+  // [b, e) of u's entries.
+  std::pair<size_t, size_t> Run(uint8_t u) const {
+    size_t b = LowerBound(u, 0), e = b;
+    while (e < e_.size() && e_[e].u == u) ++e;
+    return {b, e};
+  }
+  // Applies sorted unique updates; returns the prior state of each key.
+  std::vector<PrevState> Apply(const std::vector<ClusteredUpdate>& ups) {
+    std::vector<PrevState> prev;
+    std::vector<Entry> out;
+    out.reserve(e_.size() + ups.size());
+    size_t i = 0;
+    for (const ClusteredUpdate& cu : ups) {
+      while (i < e_.size() && KeyLess(e_[i], cu.u, cu.upd.key)) out.push_back(e_[i++]);
+      bool match = i < e_.size() && e_[i].u == cu.u && e_[i].v == cu.upd.key;
+      prev.push_back(!match ? PrevState::kAbsent : e_[i].tomb ? PrevState::kTombstone : PrevState::kLive);
+      if (match) ++i;
+      if (cu.upd.op != UpdateOp::kErase) {
+        out.push_back({cu.u, cu.upd.key, cu.upd.weight, cu.upd.op == UpdateOp::kTombstone});
+      }
+    }
+    out.insert(out.end(), e_.begin() + static_cast<ptrdiff_t>(i), e_.end());
+    e_.swap(out);
+    return prev;
+  }
+  // Replaces u's run; returns the number of entries removed.
+  size_t ReplaceRun(uint8_t u, const std::vector<Entry>& run) {
+    auto [b, e] = Run(u);
+    e_.erase(e_.begin() + static_cast<ptrdiff_t>(b), e_.begin() + static_cast<ptrdiff_t>(e));
+    e_.insert(e_.begin() + static_cast<ptrdiff_t>(b), run.begin(), run.end());
+    return e - b;
+  }
+
+ private:
+  std::vector<Entry> e_;
 };
 
 // Destination IDs mixing dense small values (many collisions), values near 0 and 2^64, values
@@ -57,9 +103,10 @@ uint8_t RandomU(std::mt19937_64& rng) {
 }
 
 std::vector<Entry> ModelEntries(const Model& m, bool weighted) {
-  std::vector<Entry> out;
-  out.reserve(m.size());
-  for (const auto& [k, p] : m) out.push_back({k.first, k.second, weighted ? p.w : 1.0, p.tomb});
+  std::vector<Entry> out = m.entries();
+  if (!weighted) {
+    for (Entry& e : out) e.w = 1.0;
+  }
   return out;
 }
 
@@ -83,6 +130,10 @@ std::vector<Entry> IndexEntries(const ClusteredIndex& idx) {
 void ExpectSameEntries(const std::vector<Entry>& got, const std::vector<Entry>& want) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i].u == want[i].u && got[i].v == want[i].v && got[i].tomb == want[i].tomb &&
+        got[i].w == want[i].w) {
+      continue;
+    }
     ASSERT_EQ(got[i].u, want[i].u) << i;
     ASSERT_EQ(got[i].v, want[i].v) << i;
     ASSERT_EQ(got[i].tomb, want[i].tomb) << i;
@@ -99,9 +150,11 @@ void ExpectMatches(const ClusteredIndex& idx, const Model& m) {
 
 // Per-vertex access paths for one vertex: ForEachInVertex, Cursor::Next, Cursor::Seek, Find.
 void ExpectVertexMatches(const ClusteredIndex& idx, const Model& m, uint8_t u, std::mt19937_64& rng) {
-  std::vector<Entry> want;
-  for (auto it = m.lower_bound({u, 0}); it != m.end() && it->first.first == u; ++it) {
-    want.push_back({u, it->first.second, idx.weighted() ? it->second.w : 1.0, it->second.tomb});
+  auto [rb, re] = m.Run(u);
+  std::vector<Entry> want(m.entries().begin() + static_cast<ptrdiff_t>(rb),
+                          m.entries().begin() + static_cast<ptrdiff_t>(re));
+  if (!idx.weighted()) {
+    for (Entry& e : want) e.w = 1.0;
   }
   std::vector<Entry> got;
   idx.ForEachInVertex(u, [&](const uint64_t* v, const double* w, const uint8_t* t, size_t n) {
@@ -154,38 +207,13 @@ void ExpectVertexMatches(const ClusteredIndex& idx, const Model& m, uint8_t u, s
     double w = -1;
     bool t = false;
     bool found = idx.Find(u, v, &w, &t);
-    auto it = m.find({u, v});
-    ASSERT_EQ(found, it != m.end());
+    const Entry* e = m.Find(u, v);
+    ASSERT_EQ(found, e != nullptr);
     if (found) {
-      ASSERT_EQ(t, it->second.tomb);
-      if (idx.weighted()) ASSERT_EQ(w, it->second.w);
-      else ASSERT_EQ(w, 1.0);
+      ASSERT_EQ(t, e->tomb);
+      ASSERT_EQ(w, idx.weighted() ? e->w : 1.0);
     }
   }
-}
-
-// Applies ups to the model, returning the expected prior states.
-std::vector<PrevState> ApplyToModel(Model& m, const std::vector<ClusteredUpdate>& ups) {
-  std::vector<PrevState> prev;
-  for (const ClusteredUpdate& cu : ups) {
-    MKey k{cu.u, cu.upd.key};
-    auto it = m.find(k);
-    prev.push_back(it == m.end() ? PrevState::kAbsent
-                   : it->second.tomb ? PrevState::kTombstone
-                                     : PrevState::kLive);
-    switch (cu.upd.op) {
-      case UpdateOp::kPut:
-        m[k] = {cu.upd.weight, false};
-        break;
-      case UpdateOp::kTombstone:
-        m[k] = {cu.upd.weight, true};
-        break;
-      case UpdateOp::kErase:
-        if (it != m.end()) m.erase(it);
-        break;
-    }
-  }
-  return prev;
 }
 
 void SortUnique(std::vector<ClusteredUpdate>* ups) {
@@ -204,10 +232,10 @@ std::vector<ClusteredUpdate> RandomBatch(std::mt19937_64& rng, const Model& m, s
     uint8_t u = RandomU(rng);
     uint64_t v = RandomV(rng);
     if (!m.empty() && rng() % 2) {
-      auto it = m.lower_bound({u, v});
-      if (it == m.end()) it = m.begin();
-      u = it->first.first;
-      v = it->first.second;
+      size_t i = m.LowerBound(u, v);
+      if (i == m.size()) i = 0;
+      u = m.entries()[i].u;
+      v = m.entries()[i].v;
     }
     int r = static_cast<int>(rng() % 100);
     UpdateOp op = r < p_put ? UpdateOp::kPut : r < p_put + p_tomb ? UpdateOp::kTombstone : UpdateOp::kErase;
@@ -252,7 +280,7 @@ TEST_P(ClusteredIndexTest, ExtremeKeys) {
       }
     }
     ups[3].upd.op = UpdateOp::kTombstone;
-    ApplyToModel(m, ups);
+    m.Apply(ups);
     idx = idx.Apply(ups.data(), ups.size(), nullptr);
     ExpectMatches(idx, m);
     std::mt19937_64 rng(1);
@@ -272,7 +300,7 @@ TEST_P(ClusteredIndexTest, ExtremeKeys) {
     for (uint8_t u : {uint8_t{62}, uint8_t{63}}) {
       for (uint64_t i = 0; i < 1500; ++i) ups.push_back({u, Update{kMax - 3000 + 2 * i, 1.5, UpdateOp::kPut}});
     }
-    ApplyToModel(m, ups);
+    m.Apply(ups);
     idx = idx.Apply(ups.data(), ups.size(), nullptr);
     ExpectMatches(idx, m);
     EXPECT_GE(idx.height(), 2);
@@ -291,7 +319,7 @@ TEST_P(ClusteredIndexTest, RandomizedDifferential) {
     Model m;
     // Older versions and their expected contents: deriving new versions must not change them.
     std::deque<std::pair<ClusteredIndex, std::vector<Entry>>> history;
-    const int kSteps = 2500;
+    const int kSteps = 4000;
     for (int step = 0; step < kSteps; ++step) {
       // Phases: grow, churn, shrink, so that trees split up to three levels and merge back.
       int phase = (step / 250) % 4;
@@ -302,11 +330,12 @@ TEST_P(ClusteredIndexTest, RandomizedDifferential) {
       if (phase == 2 && rng() % 20 == 0) {  // bulk-erase a slice of a hot vertex
         uint8_t u = static_cast<uint8_t>(rng() % 6);
         ups.clear();
-        for (auto it = m.lower_bound({u, 0}); it != m.end() && it->first.first == u; ++it) {
-          if (rng() % 4 != 0) ups.push_back({u, Update{it->first.second, 0, UpdateOp::kErase}});
+        auto [rb, re] = m.Run(u);
+        for (size_t i = rb; i < re; ++i) {
+          if (rng() % 4 != 0) ups.push_back({u, Update{m.entries()[i].v, 0, UpdateOp::kErase}});
         }
       }
-      std::vector<PrevState> want_prev = ApplyToModel(m, ups);
+      std::vector<PrevState> want_prev = m.Apply(ups);
       std::vector<PrevState> prev(ups.size());
       ClusteredIndex next = idx.Apply(ups.data(), ups.size(), prev.data());
       ASSERT_EQ(prev, want_prev) << "step " << step;
@@ -350,11 +379,7 @@ TEST_P(ClusteredIndexTest, VertexRuns) {
       uint8_t u = static_cast<uint8_t>(rng() % 64);
       if (rng() % 3 == 0) {
         size_t removed = 0;
-        size_t want = 0;
-        for (auto it = m.lower_bound({u, 0}); it != m.end() && it->first.first == u;) {
-          it = m.erase(it);
-          ++want;
-        }
+        size_t want = m.ReplaceRun(u, {});
         ClusteredIndex next = idx.EraseVertex(u, &removed);
         ASSERT_EQ(removed, want);
         idx = std::move(next);
@@ -372,10 +397,11 @@ TEST_P(ClusteredIndexTest, VertexRuns) {
           t[i] = rng() % 10 == 0;
         }
         bool with_w = rng() % 2, with_t = rng() % 2;
-        for (auto it = m.lower_bound({u, 0}); it != m.end() && it->first.first == u;) it = m.erase(it);
+        std::vector<Entry> run;
         for (size_t i = 0; i < keys.size(); ++i) {
-          m[{u, keys[i]}] = {with_w ? w[i] : 1.0, with_t && t[i] != 0};
+          run.push_back({u, keys[i], with_w ? w[i] : 1.0, with_t && t[i] != 0});
         }
+        m.ReplaceRun(u, run);
         idx = idx.InsertVertexRun(u, keys.data(), with_w ? w.data() : nullptr,
                                   with_t ? t.data() : nullptr, keys.size());
       }
@@ -559,7 +585,7 @@ TEST(ClusteredIndexConcurrency, ReadersSeeImmutableVersions) {
   ClusteredIndex cur(&alloc, true);
   for (int step = 0; step < 400; ++step) {
     std::vector<ClusteredUpdate> ups = RandomBatch(rng, m, 1 + rng() % 200, step % 100 < 60 ? 80 : 20, 10);
-    ApplyToModel(m, ups);
+    m.Apply(ups);
     cur = cur.Apply(ups.data(), ups.size(), nullptr);
     Published p{cur, checksum(cur)};
     std::lock_guard<std::mutex> l(mu);

@@ -173,20 +173,21 @@ Status EdgeWriter::ToSink(std::unique_ptr<ByteSink> sink, const EdgeWriterOption
 }
 
 void EdgeWriter::AppendText(const EdgeRecord& r) {
+  // Each field gets a bounded window: a u64 needs at most 20 chars, and the shortest
+  // round-trip form of a double at most 24. So the line needs at most 2+20+1+20+1+32+1 bytes.
   char buf[96];
   char* p = buf;
-  char* const e = buf + sizeof(buf);
   if (r.op == EdgeOp::kDelete) {
     *p++ = '-';
     *p++ = ' ';
   }
-  p = std::to_chars(p, e, r.src).ptr;
+  p = std::to_chars(p, p + 20, r.src).ptr;
   *p++ = ' ';
-  p = std::to_chars(p, e, r.dst).ptr;
+  p = std::to_chars(p, p + 20, r.dst).ptr;
   if (r.op == EdgeOp::kInsert && options_.weighted) {
     *p++ = ' ';
-    // Shortest representation that reads back to the same double (at most 24 chars).
-    p = std::to_chars(p, e, r.weight).ptr;
+    // Shortest representation that reads back to the same double.
+    p = std::to_chars(p, p + 32, r.weight).ptr;
   }
   *p++ = '\n';
   out_.append(buf, static_cast<size_t>(p - buf));

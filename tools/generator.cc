@@ -186,19 +186,24 @@ Edge EdgeGenerator::EdgeAtIndex(uint64_t index) const {
   SplitMix64 rng(Mix64(edge_key_ + index));
   Edge e;
   if (options_.model == GraphModel::kKronecker) {
+    // Level l (0-based, in draw order) decides bit scale-1-l of src and dst; each 64-bit draw
+    // serves two levels, low 32 bits first. Branch-free quadrant choice on a 32-bit uniform u:
+    // src bit = (u >= t_ab) (quadrant c or d), dst bit = (u >= t_a) ^ (u >= t_ab) ^ (u >= t_abc)
+    // (quadrant b or d).
+    const uint64_t ta = t_a_, tab = t_ab_, tabc = t_abc_;
     uint64_t src = 0, dst = 0;
-    const int scale = options_.scale;
-    for (int level = 0; level < scale; level += 2) {
+    auto level = [&](uint64_t u) {
+      const uint64_t ge_ab = u >= tab;
+      src = (src << 1) | ge_ab;
+      dst = (dst << 1) | ((u >= ta) ^ ge_ab ^ (u >= tabc));
+    };
+    int remaining = options_.scale;
+    for (; remaining >= 2; remaining -= 2) {
       const uint64_t r = rng.Next();
-      // Two levels per draw: low 32 bits, then high 32 bits. Branch-free quadrant choice:
-      // src bit = quadrant in {c, d}; dst bit = quadrant in {b, d}.
-      for (int k = 0; k < 2 && level + k < scale; k++) {
-        const uint64_t u = (r >> (32 * k)) & 0xffffffffULL;
-        const uint64_t ge_a = u >= t_a_, ge_ab = u >= t_ab_, ge_abc = u >= t_abc_;
-        src |= ge_ab << (level + k);
-        dst |= (ge_a ^ ge_ab ^ ge_abc) << (level + k);
-      }
+      level(r & 0xffffffffULL);
+      level(r >> 32);
     }
+    if (remaining == 1) level(rng.Next() & 0xffffffffULL);
     e.src = src;
     e.dst = dst;
   } else {

@@ -19,8 +19,8 @@
 //    exactly M = edge_factor * 2^scale edges. The stores treat a duplicate insert as a weight
 //    overwrite, so the stored graph is the same simple graph either way; self-loops are
 //    stored as ordinary edges. remove_self_loops is free; remove_duplicates is the one
-//    feature that is not streaming: it keeps a hash set of every pair emitted (about 12 B per
-//    edge while 2 * ceil(log2 n) <= 63, about 24 B otherwise).
+//    feature that is not streaming: it keeps a hash set of every pair emitted (11-23 B per
+//    distinct edge while 2 * ceil(log2 n) <= 63, twice that otherwise).
 #pragma once
 
 #include <cstdint>

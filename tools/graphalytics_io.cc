@@ -115,6 +115,19 @@ Status ReadGraphalyticsProperties(const std::string& path, GraphalyticsPropertie
   std::string logical;  // a line with its '\' continuations joined
   uint64_t logical_start = 0;
   bool continued = false;
+  auto finish_logical = [&]() -> Status {
+    std::string_view l = logical;
+    size_t sep = l.find_first_of("=:");
+    if (sep == std::string_view::npos) sep = l.find_first_of(" \t");
+    std::string_view key = Trim(l.substr(0, sep));
+    std::string_view value = sep == std::string_view::npos ? "" : Trim(l.substr(sep + 1));
+    if (key.empty()) {
+      return Status::InvalidArgument(
+          LineError(path, logical_start, "expected 'key = value', got: '" + Excerpt(l) + "'"));
+    }
+    entries.push_back({std::string(key), std::string(value), logical_start});
+    return Status::OK();
+  };
   while (true) {
     std::string_view line;
     bool eof = false;
@@ -131,17 +144,12 @@ Status ReadGraphalyticsProperties(const std::string& path, GraphalyticsPropertie
     if (continued) t.remove_suffix(1);
     logical.append(t);
     if (continued) continue;
-
-    std::string_view l = logical;
-    size_t sep = l.find_first_of("=:");
-    if (sep == std::string_view::npos) sep = l.find_first_of(" \t");
-    std::string_view key = Trim(l.substr(0, sep));
-    std::string_view value = sep == std::string_view::npos ? "" : Trim(l.substr(sep + 1));
-    if (key.empty()) {
-      return Status::InvalidArgument(
-          LineError(path, logical_start, "expected 'key = value', got: '" + Excerpt(l) + "'"));
-    }
-    entries.push_back({std::string(key), std::string(value), logical_start});
+    s = finish_logical();
+    if (!s.ok()) return s;
+  }
+  if (continued) {  // the file ended in a continuation
+    s = finish_logical();
+    if (!s.ok()) return s;
   }
 
   GraphalyticsProperties p;

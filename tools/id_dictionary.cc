@@ -223,12 +223,13 @@ Status IdDictionary::Load(IdDictionaryLoadInfo* info) {
   Status s = in.Ensure(kHeaderSize);
   if (!s.ok()) return s;
   const char* h = in.data();
-  if (in.available() < sizeof(kMagic) || std::memcmp(h, kMagic, sizeof(kMagic)) != 0) {
-    return Status::Corruption(path_ + ": not an ID dictionary (bad magic at offset 0)");
-  }
+  // Creation is atomic, so even an empty file is corrupt, not a torn creation.
   if (in.available() < kHeaderSize) {
     return Status::Corruption(path_ + ": truncated header at offset 0 (" +
                               std::to_string(in.available()) + " bytes)");
+  }
+  if (std::memcmp(h, kMagic, sizeof(kMagic)) != 0) {
+    return Status::Corruption(path_ + ": not an ID dictionary (bad magic at offset 0)");
   }
   if (LoadLE64(h + 16) != XXH64(h, 16, 0)) {
     return Status::Corruption(path_ + ": header checksum mismatch at offset 0");

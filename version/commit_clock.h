@@ -30,6 +30,12 @@ class CommitClock {
     tr_.store(t, std::memory_order_seq_cst);
   }
 
+  // Recovery only (no writer or reader running): both timestamps jump to t.
+  void ResetTo(Timestamp t) {
+    tw_.store(t, std::memory_order_seq_cst);
+    tr_.store(t, std::memory_order_seq_cst);
+  }
+
   Timestamp read_ts() const { return tr_.load(std::memory_order_seq_cst); }
   Timestamp write_ts() const { return tw_.load(std::memory_order_acquire); }
 

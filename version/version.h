@@ -1,19 +1,42 @@
 // Version: the set of tiers a reader sees, pinned by reference count (brief §5, "version
-// chain"). Immutable once installed; the DB swaps in a new Version when a memgraph is sealed
-// or a flush completes. A snapshot holds a shared_ptr to the Version it started with, so
-// memgraphs (and, with the disk tier, segment files) it uses are freed only after it ends.
+// chain"). Immutable once installed; the DB installs a new Version when a memgraph is sealed or
+// a flush completes. A snapshot holds a shared_ptr to the Version it started with, so the
+// memgraphs and segment files it uses stay alive (and on disk) until it ends.
+//
+// Why whole-Version pinning is enough for snapshot isolation across flushes: a reader registers
+// its timestamp and takes the current Version under one mutex. A Version that contains a
+// flushed segment is installed only after the seal that produced it, and the seal happened with
+// no writer in flight at t_r == t_w == S; so any reader that can see the segment registered at
+// τ >= S and may see all of it. Readers registered earlier hold a Version with the sealed
+// memgraph instead, which they read at their τ.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "lsm/manifest.h"
+#include "lsm/segment_reader.h"
 #include "memgraph/memgraph.h"
 
 namespace strata::version {
 
+// An open segment file. When the last reference goes and the file was made obsolete (by a
+// compaction), the file is deleted.
+struct SegmentHandle {
+  lsm::FileMeta meta;
+  std::string path;
+  std::unique_ptr<lsm::SegmentReader> reader;
+  std::atomic<bool> obsolete{false};
+  ~SegmentHandle();
+};
+
 struct Version {
-  // Newest first: tiers[0] is the active memgraph, then sealed ones waiting for flush.
+  // Newest first: memgraphs[0] is the active memgraph, then sealed ones waiting for flush.
   std::vector<std::shared_ptr<mem::MemGraph>> memgraphs;
+  // Level-0 segments, newest first, per stored direction (0 = out-lists, 1 = in-lists).
+  std::vector<std::shared_ptr<SegmentHandle>> l0[2];
 };
 
 }  // namespace strata::version

@@ -1,0 +1,37 @@
+// Flush: writes one sealed memgraph as level-0 CSR segments (brief §5 "Seal and flush").
+//
+// Walks subgraphs in vertex order and, for every vertex the memgraph knows (exists or deleted
+// mark, or any entry), writes a vertex entry with its marks and its entries — live edges and
+// tombstones — sorted by destination. One segment per stored direction: out-lists always,
+// in-lists for kDirectedWithInEdges. Each segment is complete and fsynced (with its directory)
+// before FlushMemGraph returns; the caller then names it in the manifest.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lsm/io.h"
+#include "lsm/manifest.h"
+#include "memgraph/memgraph.h"
+
+namespace strata::compaction {
+
+struct FlushOptions {
+  std::string dir;
+  Timestamp seal_ts = 0;  // every commit in the memgraph is <= seal_ts
+  uint32_t block_size = 4096;
+};
+
+struct FlushResult {
+  std::vector<lsm::FileMeta> files;  // one per direction written
+  uint64_t bytes_written = 0;
+  uint64_t entries_written = 0;
+};
+
+// `next_file_number` is advanced for each file created.
+Status FlushMemGraph(const mem::MemGraph& mg, const FlushOptions& options, io::Env* env,
+                     uint64_t* next_file_number, FlushResult* result);
+
+std::string SegmentFileName(uint64_t number);  // "<number>.seg"
+
+}  // namespace strata::compaction
