@@ -18,8 +18,8 @@ namespace strata::lsm {
 namespace {
 
 Status ValidateOptions(const Options& o) {
-  if (o.memgraph_bytes < (size_t{64} << 10)) {
-    return Status::InvalidArgument("memgraph_bytes: must be at least 64 KiB");
+  if (o.memgraph_bytes < 4096) {
+    return Status::InvalidArgument("memgraph_bytes: must be at least 4 KiB");
   }
   if (o.cart_threshold < 4) return Status::InvalidArgument("cart_threshold: must be at least 4");
   if (o.max_vertex_id == 0) return Status::InvalidArgument("max_vertex_id: must be positive");
