@@ -50,7 +50,8 @@ std::string DBStats::ToString() const {
     << " reclaimed=" << versions_reclaimed << " readers=" << active_readers
     << " sealed=" << sealed_memgraphs << " flushes=" << flushes
     << " compactions=" << compactions << " stall_us=" << stall_micros
-    << " disk_bytes=" << disk_bytes;
+    << " disk_bytes=" << disk_bytes << " l0_files=" << l0_files << " level_files=" << level_files
+    << " flush_bytes=" << flush_bytes << " compaction_bytes=" << compaction_bytes;
   return o.str();
 }
 

@@ -639,7 +639,9 @@ DBStats DBImpl::GetStats() {
   st.stall_micros = stall_micros_.load(std::memory_order_relaxed);
   for (const auto& l : v->l0) {
     for (const auto& h : l) st.disk_bytes += h->meta.size_bytes;
+    st.l0_files += l.size();
   }
+  st.flush_bytes = flush_bytes_.load(std::memory_order_relaxed);
   return st;
 }
 
@@ -676,6 +678,68 @@ Status DBImpl::Close() {
     lock_fd_ = -1;
   }
   return s;
+}
+
+}  // namespace strata::lsm
+
+namespace strata::lsm {
+
+Status DBImpl::Verify(std::string* report) {
+  if (options_.in_memory) return Status::OK();
+  std::vector<std::string> problems;
+  auto note = [&](const Status& s) {
+    if (!s.ok()) problems.push_back(s.ToString());
+  };
+  // The manifest as it is on disk.
+  StoreState st;
+  RecordLogTail tail;
+  std::string mpath;
+  Status s = Manifest::ReadOnly(env_.get(), path_, &st, &tail, &mpath);
+  note(s);
+  if (s.ok() && tail.cut_bytes != 0) problems.push_back("manifest has a torn tail: " + tail.reason);
+  // Every segment of the current version, every block.
+  std::shared_ptr<const version::Version> v = current();
+  for (const auto& l : v->l0) {
+    for (const auto& h : l) {
+      note(h->reader->Verify());
+      if (s.ok() && st.files.count(h->meta.number) == 0) {
+        problems.push_back("segment " + h->path + " is live but not named by the manifest");
+      }
+    }
+  }
+  // Every log still on disk replays cleanly.
+  std::vector<std::string> names;
+  note(env_->GetChildren(path_, &names));
+  for (const std::string& n : names) {
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".wal") == 0) {
+      RecordLogTail lt;
+      Status r = WriteAheadLog::Replay(env_.get(), path_ + "/" + n,
+                                       [&](std::string_view rec, uint64_t off) -> Status {
+                                         Timestamp ts;
+                                         WriteBatch b;
+                                         Status d = DecodeBatchRecord(rec, options_.weighted, &ts, &b);
+                                         if (!d.ok()) {
+                                           return io::CorruptionAt(path_ + "/" + n, off, d.message());
+                                         }
+                                         return Status::OK();
+                                       },
+                                       &lt);
+      note(r);
+      if (r.ok() && lt.cut_bytes != 0) problems.push_back("log has a torn tail: " + lt.reason);
+    }
+  }
+  if (problems.empty()) return Status::OK();
+  if (report) {
+    for (const std::string& p : problems) *report += p + "\n";
+  }
+  return Status::Corruption(std::to_string(problems.size()) + " problem(s) found; first: " +
+                            problems[0]);
+}
+
+Status DBImpl::CompactAll() {
+  Status s = FlushAll();
+  if (!s.ok()) return s;
+  return Status::NotSupported("compaction is not built yet (level 0 only)");
 }
 
 }  // namespace strata::lsm

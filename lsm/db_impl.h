@@ -51,8 +51,12 @@ class DBImpl final : public DB {
   DBStats GetStats() override;
   Status Close() override;
 
+  Status Flush() override { return FlushAll(); }
+  Status CompactAll() override;
+  Status Verify(std::string* report) override;
+
   // Seals the active memgraph (if it holds anything) and waits until every sealed memgraph
-  // is flushed. For tests and tools.
+  // is flushed.
   Status FlushAll();
 
   // Expands a batch into primitive ops (exposed for tests).

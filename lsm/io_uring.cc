@@ -56,9 +56,13 @@ class Ring {
     if (initialized_) io_uring_queue_exit(&ring_);
   }
 
-  // Returns 0 or -errno.
+  // Returns 0 or -errno. Only the creating thread ever submits, so the ring can defer
+  // completion work to its submit-and-wait calls (less overhead); kernels before 6.1 reject
+  // those flags and get a plain ring.
   int Init(unsigned depth) {
-    int r = io_uring_queue_init(depth, &ring_, 0);
+    int r = io_uring_queue_init(depth, &ring_,
+                                IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+    if (r == -EINVAL) r = io_uring_queue_init(depth, &ring_, 0);
     if (r < 0) return r;
     initialized_ = true;
     depth_ = depth;
@@ -281,12 +285,15 @@ class UringEnv final : public Env {
 
 class UringRandomAccessFile final : public RandomAccessFile {
  public:
-  UringRandomAccessFile(UringEnv* env, std::string path, int fd, uint64_t size)
-      : env_(env), path_(std::move(path)), fd_(fd), size_(size) {}
+  UringRandomAccessFile(UringEnv* env, std::string path, int fd, uint64_t size,
+                        bool ring_single_reads)
+      : env_(env), path_(std::move(path)), fd_(fd), size_(size),
+        ring_single_reads_(ring_single_reads) {}
   ~UringRandomAccessFile() override { ::close(fd_); }
 
   Status Read(uint64_t offset, size_t n, char* buf) const override {
     if (n == 0) return Status::OK();
+    if (!ring_single_reads_) return detail::PosixReadFull(fd_, path_, offset, n, buf);
     bool fallback = false;
     Status err;
     Ring* ring = env_->ThreadRing(path_, &fallback, &err);
@@ -339,6 +346,7 @@ class UringRandomAccessFile final : public RandomAccessFile {
   const std::string path_;
   const int fd_;
   const uint64_t size_;
+  const bool ring_single_reads_;
 };
 
 class UringWritableFile final : public detail::BufferedWritableFile {
@@ -394,7 +402,8 @@ Status UringEnv::NewRandomAccessFile(const std::string& path,
     ::close(fd);
     return IOErrorAt(path, 0, "fstat failed: " + ErrnoText(e));
   }
-  *out = std::make_unique<UringRandomAccessFile>(this, path, fd, static_cast<uint64_t>(st.st_size));
+  *out = std::make_unique<UringRandomAccessFile>(this, path, fd, static_cast<uint64_t>(st.st_size),
+                                                 options_.ring_single_reads);
   return Status::OK();
 }
 

@@ -266,11 +266,11 @@ Status SegmentReader::Load() {
 
   std::string meta(footer_off - meta_start, '\0');
   if (!(s = file_->Read(meta_start, meta.size(), meta.data())).ok()) return s;
-  return ParseMetadata(meta, meta_start, footer_);
+  return ParseMetadata(page.data(), meta, meta_start, footer_);
 }
 
-Status SegmentReader::ParseMetadata(const std::string& meta, uint64_t meta_start,
-                                    const SegmentFooter& f) {
+Status SegmentReader::ParseMetadata(const char* preamble, const std::string& meta,
+                                    uint64_t meta_start, const SegmentFooter& f) {
   auto section = [&](const SegmentFooter::Section& sec, uint32_t kind, const char** data,
                      uint64_t* len) -> Status {
     const char* p = meta.data() + (sec.offset - meta_start);
@@ -306,10 +306,7 @@ Status SegmentReader::ParseMetadata(const std::string& meta, uint64_t meta_start
   {
     char pre[kPreambleSize];
     EncodePreamble(h.block_size, h.flags, pre);
-    char got[kPreambleSize];
-    Status rs = file_->Read(0, kPreambleSize, got);
-    if (!rs.ok()) return rs;
-    if (std::memcmp(pre, got, kPreambleSize) != 0) {
+    if (std::memcmp(pre, preamble, kPreambleSize) != 0) {
       return io::CorruptionAt(path_, 12, "preamble disagrees with header");
     }
   }

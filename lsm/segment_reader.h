@@ -258,7 +258,8 @@ class SegmentReader {
 
   SegmentReader(io::Env* env, std::string path, const SegmentReaderOptions& o);
   Status Load();
-  Status ParseMetadata(const std::string& meta, uint64_t meta_start, const SegmentFooter& f);
+  Status ParseMetadata(const char* preamble, const std::string& meta, uint64_t meta_start,
+                       const SegmentFooter& f);
   Status LoadBlocks(bool vertex, uint64_t first, uint64_t last, std::string* out,
                     std::vector<uint64_t>* offsets) const;
   // Decodes vertex block j (raw bytes, checksum verified) into entries, or finds src in it.

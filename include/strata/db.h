@@ -36,6 +36,10 @@ struct DBStats {
   uint64_t compactions = 0;
   uint64_t stall_micros = 0;
   uint64_t disk_bytes = 0;
+  uint64_t l0_files = 0;            // level-0 segment files
+  uint64_t level_files = 0;         // files on levels 1..n
+  uint64_t flush_bytes = 0;         // bytes written by flushes
+  uint64_t compaction_bytes = 0;    // bytes written by compactions
 
   std::string ToString() const;
 };
@@ -68,6 +72,18 @@ class DB {
   virtual std::unique_ptr<Snapshot> GetSnapshot() = 0;
 
   virtual DBStats GetStats() = 0;
+
+  // Seals the in-memory tier and returns once it is on disk. No-op for in-memory stores.
+  virtual Status Flush() = 0;
+
+  // Full compaction: flushes, then merges every level into the bottom level, dropping
+  // tombstones and shadowed versions. Readers keep their snapshots meanwhile.
+  virtual Status CompactAll() = 0;
+
+  // Walks every file of the store — manifest, logs, every block of every segment — checking
+  // checksums and structural invariants. Returns OK when clean; otherwise Corruption, with one
+  // line per problem (naming file and offset) appended to *report when it is not null.
+  virtual Status Verify(std::string* report) = 0;
 
   // Makes everything committed so far durable and releases the store. Later calls fail.
   // The destructor closes too, ignoring errors.
