@@ -24,7 +24,7 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, int64_t level, const Q
     Queue& q = local.local();
     uint64_t sc = 0;
     for (size_t i = r.begin(); i < r.end() && !err.failed(); ++i) {
-      err.Set(ScanEach(snap, frontier[i], Direction::kOut, L.bound, [&](VertexId v, double) {
+      err.Set(ScanEach(snap, frontier[i], Direction::kOut, L, [&](VertexId v, double) {
         std::atomic_ref<int64_t> dv(depth[v]);
         int64_t cur = dv.load(std::memory_order_relaxed);
         if (cur == kUnreachable &&
@@ -56,7 +56,7 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level,
     for (VertexId v = r.begin; v < r.end; ++v) {
       next[v] = 0;
       if (!L.exists[v] || depth[v] != kUnreachable) continue;
-      Status st = ScanEach(snap, v, in, L.bound, [&](VertexId u, double) {
+      Status st = ScanEach(snap, v, in, L, [&](VertexId u, double) {
         if (!front[u]) return true;
         depth[v] = level + 1;
         next[v] = 1;

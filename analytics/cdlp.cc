@@ -32,7 +32,7 @@ Status Cdlp(const Snapshot& snap, const CdlpParams& params, std::vector<uint64_t
     s = ForEachVertex(L, [&](VertexId v) {
       std::vector<uint64_t>& seen = scratch.local();
       seen.clear();
-      Status st = ScanEach(snap, v, Direction::kOut, L.bound, [&](VertexId u, double) {
+      Status st = ScanEach(snap, v, Direction::kOut, L, [&](VertexId u, double) {
         seen.push_back(label[u]);
         return true;
       });

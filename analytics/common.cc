@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <iterator>
 
 #include <tbb/task_arena.h>
 
@@ -86,10 +85,10 @@ Status BuildLayout(const Snapshot& snap, Layout* layout) {
   return Status::OK();
 }
 
-Status GatherOut(const Snapshot& snap, VertexId u, VertexId limit, VertexId bound,
+Status GatherOut(const Snapshot& snap, VertexId u, VertexId limit, const Layout& layout,
                  std::vector<VertexId>* out) {
   out->clear();
-  return ScanEach(snap, u, Direction::kOut, bound, [&](VertexId v, double) {
+  return ScanEach(snap, u, Direction::kOut, layout, [&](VertexId v, double) {
     if (v > limit) return false;
     out->push_back(v);
     return true;
@@ -98,6 +97,7 @@ Status GatherOut(const Snapshot& snap, VertexId u, VertexId limit, VertexId boun
 
 Status InNeighbors::Init(const Snapshot& snap, const Layout& layout) {
   snap_ = &snap;
+  layout_ = &layout;
   kind_ = layout.kind;
   bound_ = layout.bound;
   transposed_ = !HasInEdges(kind_);
@@ -108,7 +108,7 @@ Status InNeighbors::Init(const Snapshot& snap, const Layout& layout) {
   // Pass 1: in-degree of every vertex, counted at offset_[v + 1].
   offset_.assign(bound_ + 1, 0);
   Status s = ForEachVertex(layout, [&](VertexId u) {
-    return ScanEach(snap, u, Direction::kOut, bound_, [&](VertexId v, double) {
+    return ScanEach(snap, u, Direction::kOut, layout, [&](VertexId v, double) {
       std::atomic_ref<uint64_t>(offset_[v + 1]).fetch_add(1, std::memory_order_relaxed);
       return true;
     });
@@ -120,7 +120,7 @@ Status InNeighbors::Init(const Snapshot& snap, const Layout& layout) {
   std::vector<uint64_t> cursor(offset_.begin(), offset_.end() - 1);
   std::atomic<bool> overflow{false};
   s = ForEachVertex(layout, [&](VertexId u) {
-    return ScanEach(snap, u, Direction::kOut, bound_, [&](VertexId v, double) {
+    return ScanEach(snap, u, Direction::kOut, layout, [&](VertexId v, double) {
       const uint64_t pos = std::atomic_ref<uint64_t>(cursor[v]).fetch_add(1, std::memory_order_relaxed);
       if (pos >= offset_[v + 1]) {
         overflow.store(true, std::memory_order_relaxed);
@@ -142,17 +142,19 @@ Status InNeighbors::Init(const Snapshot& snap, const Layout& layout) {
 
 Status GatherUndirected(const Snapshot& snap, const InNeighbors& in, const Layout& layout,
                         VertexId v, VertexId limit, std::vector<VertexId>* out,
-                        std::vector<VertexId>* scratch) {
+                        std::vector<uint8_t>* dirs, std::vector<VertexId>* scratch) {
   out->clear();
+  if (dirs) dirs->clear();
   if (layout.kind == GraphKind::kUndirected) {
-    Status s = GatherOut(snap, v, limit, layout.bound, out);
+    Status s = GatherOut(snap, v, limit, layout, out);
     if (!s.ok()) return s;
     auto it = std::lower_bound(out->begin(), out->end(), v);
     if (it != out->end() && *it == v) out->erase(it);
+    if (dirs) dirs->assign(out->size(), kOutBit | kInBit);
     return Status::OK();
   }
   // Directed: out-list then in-list in *scratch, merged without duplicates and without v.
-  Status s = GatherOut(snap, v, limit, layout.bound, scratch);
+  Status s = GatherOut(snap, v, limit, layout, scratch);
   if (!s.ok()) return s;
   const size_t mid = scratch->size();
   s = in.ForEach(v, [&](VertexId u) {
@@ -161,45 +163,34 @@ Status GatherUndirected(const Snapshot& snap, const InNeighbors& in, const Layou
     return true;
   });
   if (!s.ok()) return s;
-  std::set_union(scratch->begin(), scratch->begin() + mid, scratch->begin() + mid, scratch->end(),
-                 std::back_inserter(*out));
-  auto it = std::lower_bound(out->begin(), out->end(), v);
-  if (it != out->end() && *it == v) out->erase(it);
+  const VertexId* o = scratch->data();
+  const VertexId* i = scratch->data() + mid;
+  const VertexId* oe = i;
+  const VertexId* ie = scratch->data() + scratch->size();
+  while (o != oe || i != ie) {
+    VertexId u;
+    uint8_t bits = 0;
+    if (i == ie || (o != oe && *o < *i)) {
+      u = *o++;
+      bits = kOutBit;
+    } else if (o == oe || *i < *o) {
+      u = *i++;
+      bits = kInBit;
+    } else {
+      u = *o++;
+      ++i;
+      bits = kOutBit | kInBit;
+    }
+    if (u == v) continue;
+    out->push_back(u);
+    if (dirs) dirs->push_back(bits);
+  }
   return Status::OK();
 }
 
 uint64_t IntersectSorted(const VertexId* a, size_t na, const VertexId* b, size_t nb) {
-  if (na > nb) {
-    std::swap(a, b);
-    std::swap(na, nb);
-  }
-  if (na == 0) return 0;
   uint64_t count = 0;
-  if (nb >= 10 * na) {
-    // Search-based: each element of the small set is looked up in the rest of the large one.
-    const VertexId* lo = b;
-    const VertexId* end = b + nb;
-    for (size_t i = 0; i < na && lo != end; ++i) {
-      lo = std::lower_bound(lo, end, a[i]);
-      if (lo != end && *lo == a[i]) {
-        ++count;
-        ++lo;
-      }
-    }
-    return count;
-  }
-  size_t i = 0, j = 0;
-  while (i < na && j < nb) {
-    if (a[i] < b[j]) {
-      ++i;
-    } else if (b[j] < a[i]) {
-      ++j;
-    } else {
-      ++count;
-      ++i;
-      ++j;
-    }
-  }
+  ForEachCommon(a, na, b, nb, [&](size_t, size_t) { ++count; });
   return count;
 }
 

@@ -8,10 +8,13 @@
 //    kernel: unreachable / infinity / 0 / kNoLabel);
 //  - a kernel returns the first read error of any task, else snapshot.status(), so a failed read
 //    never yields a silently wrong result;
-//  - the snapshot is assumed consistent: every neighbor it reports is an existing vertex. A
-//    neighbor >= VertexIdBound() is reported as Corruption (never an out-of-bounds write).
+//  - kernels see the graph induced by the existing vertices: a neighbor that does not exist is
+//    skipped (a kDirected store keeps the edges into a deleted vertex, docs/architecture.md), so
+//    degrees that matter (PageRank) are counted from scans, not taken from Degree(). A neighbor
+//    >= VertexIdBound() is Corruption (never an out-of-bounds write).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -46,7 +49,9 @@ struct Layout {
   uint64_t num_vertices = 0;   // existing vertices
   uint64_t num_out_edges = 0;  // sum of out_degree (stored entries; 2x logical when undirected)
   std::vector<uint8_t> exists;       // exists[v] == 1 iff v exists
-  std::vector<uint64_t> out_degree;  // 0 for absent vertices
+  // Degree(v) as the store reports it (0 for absent vertices): a work estimate, which counts
+  // edges into deleted vertices on kDirected stores.
+  std::vector<uint64_t> out_degree;
   std::vector<VertexRange> ranges;
 };
 
@@ -106,17 +111,18 @@ Status ForEachVertex(const Layout& layout, Fn&& fn) {
   });
 }
 
-// Calls fn(dst, weight) -> bool for u's neighbors in ascending order until fn returns false.
-// Unweighted stores give weight 1.0. A neighbor >= bound is Corruption.
+// Calls fn(dst, weight) -> bool for u's existing neighbors in ascending order until fn returns
+// false. Unweighted stores give weight 1.0. A neighbor >= layout.bound is Corruption.
 template <typename Fn>
-Status ScanEach(const Snapshot& snap, VertexId u, Direction d, VertexId bound, Fn&& fn) {
+Status ScanEach(const Snapshot& snap, VertexId u, Direction d, const Layout& layout, Fn&& fn) {
   bool bad = false;
   Status s = snap.ScanNeighbors(u, d, [&](const NeighborChunk& c) {
     for (size_t i = 0; i < c.size; ++i) {
-      if (c.dst[i] >= bound) {
+      if (c.dst[i] >= layout.bound) {
         bad = true;
         return false;
       }
+      if (!layout.exists[c.dst[i]]) continue;  // edge into a deleted vertex
       if (!fn(c.dst[i], c.weight ? c.weight[i] : 1.0)) return false;
     }
     return true;
@@ -126,8 +132,8 @@ Status ScanEach(const Snapshot& snap, VertexId u, Direction d, VertexId bound, F
   return Status::OK();
 }
 
-// u's out-neighbors that are <= limit, ascending, into *out (cleared first).
-Status GatherOut(const Snapshot& snap, VertexId u, VertexId limit, VertexId bound,
+// u's existing out-neighbors that are <= limit, ascending, into *out (cleared first).
+Status GatherOut(const Snapshot& snap, VertexId u, VertexId limit, const Layout& layout,
                  std::vector<VertexId>* out);
 
 // In-neighbors of every vertex, whatever the store keeps. For kDirected stores (no in-edge
@@ -141,7 +147,7 @@ class InNeighbors {
   template <typename Fn>
   Status ForEach(VertexId v, Fn&& fn) const {
     if (!transposed_) {
-      return ScanEach(*snap_, v, InDirection(kind_), bound_,
+      return ScanEach(*snap_, v, InDirection(kind_), *layout_,
                       [&](VertexId u, double) { return fn(u); });
     }
     for (uint64_t i = offset_[v]; i < offset_[v + 1]; ++i) {
@@ -152,6 +158,7 @@ class InNeighbors {
 
  private:
   const Snapshot* snap_ = nullptr;
+  const Layout* layout_ = nullptr;  // must outlive this object
   GraphKind kind_ = GraphKind::kDirected;
   VertexId bound_ = 0;
   bool transposed_ = false;
@@ -159,14 +166,51 @@ class InNeighbors {
   std::vector<VertexId> src_;     // each list ascending
 };
 
-// N(v) = (N_out(v) ∪ N_in(v)) \ {v}, restricted to IDs <= limit: ascending, no duplicates.
-// For undirected stores this is N_out(v) without a self-loop. `scratch` is a reusable buffer.
+// Direction bits of an undirected-neighborhood entry u of v.
+inline constexpr uint8_t kOutBit = 1;  // (v, u) is an edge
+inline constexpr uint8_t kInBit = 2;   // (u, v) is an edge
+
+// N(v) = (N_out(v) ∪ N_in(v)) \ {v}, restricted to IDs <= limit: ascending, no duplicates. When
+// `dirs` is not null, (*dirs)[i] holds the direction bits of (*out)[i] (both for undirected
+// stores). `scratch` is a reusable buffer.
 Status GatherUndirected(const Snapshot& snap, const InNeighbors& in, const Layout& layout,
                         VertexId v, VertexId limit, std::vector<VertexId>* out,
-                        std::vector<VertexId>* scratch);
+                        std::vector<uint8_t>* dirs, std::vector<VertexId>* scratch);
 
-// |a ∩ b| of two ascending, duplicate-free arrays: a linear merge, or binary searches of the
-// smaller array's elements into the larger one when their sizes differ by 10x or more.
+// Calls fn(i, j) for every a[i] == b[j] of two ascending, duplicate-free arrays, ascending: a
+// linear merge, or binary searches of the smaller array's elements into the larger one when
+// their sizes differ by 10x or more.
+template <typename Fn>
+void ForEachCommon(const VertexId* a, size_t na, const VertexId* b, size_t nb, Fn&& fn) {
+  if (na == 0 || nb == 0) return;
+  if (nb >= 10 * na || na >= 10 * nb) {
+    const bool a_small = na <= nb;
+    const VertexId* s = a_small ? a : b;
+    const VertexId* l = a_small ? b : a;
+    const size_t ns = a_small ? na : nb, nl = a_small ? nb : na;
+    size_t lo = 0;  // l[0, lo) < every element of s not yet searched
+    for (size_t i = 0; i < ns && lo < nl; ++i) {
+      lo = static_cast<size_t>(std::lower_bound(l + lo, l + nl, s[i]) - l);
+      if (lo < nl && l[lo] == s[i]) {
+        a_small ? fn(i, lo) : fn(lo, i);
+        ++lo;
+      }
+    }
+    return;
+  }
+  size_t i = 0, j = 0;
+  while (i < na && j < nb) {
+    if (a[i] < b[j]) {
+      ++i;
+    } else if (b[j] < a[i]) {
+      ++j;
+    } else {
+      fn(i++, j++);
+    }
+  }
+}
+
+// |a ∩ b| of two ascending, duplicate-free arrays (ForEachCommon's 10x rule).
 uint64_t IntersectSorted(const VertexId* a, size_t na, const VertexId* b, size_t nb);
 
 // ---------------------------------------------------------------------------------------------

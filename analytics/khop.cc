@@ -23,8 +23,8 @@ Status KHop(const Snapshot& snap, const KHopParams& params, std::vector<VertexId
                       [&](const tbb::blocked_range<size_t>& r) {
       std::vector<VertexId>& mine = local.local();
       for (size_t i = r.begin(); i < r.end() && !err.failed(); ++i) {
-        err.Set(ScanEach(snap, frontier[i], params.direction, bound, [&](VertexId v, double) {
-          mine.push_back(v);
+        err.Set(snap.ScanNeighbors(frontier[i], params.direction, [&](const NeighborChunk& c) {
+          mine.insert(mine.end(), c.dst, c.dst + c.size);
           return true;
         }));
       }
@@ -33,9 +33,14 @@ Status KHop(const Snapshot& snap, const KHopParams& params, std::vector<VertexId
     for (std::vector<VertexId>& l : local) found.insert(found.end(), l.begin(), l.end());
     std::sort(found.begin(), found.end());
     found.erase(std::unique(found.begin(), found.end()), found.end());
+    if (!found.empty() && found.back() >= bound) {
+      return Finish(snap, Status::Corruption("k-hop: neighbor ID >= VertexIdBound()"));
+    }
     frontier.clear();
     std::set_difference(found.begin(), found.end(), visited.begin(), visited.end(),
                         std::back_inserter(frontier));
+    // Edges into deleted vertices (kept by kDirected stores) lead nowhere.
+    std::erase_if(frontier, [&](VertexId v) { return !snap.HasVertex(v); });
     merged.clear();
     std::merge(visited.begin(), visited.end(), frontier.begin(), frontier.end(),
                std::back_inserter(merged));

@@ -40,6 +40,19 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   for (VertexId v = 0; v < L.bound; ++v) {
     if (L.exists[v]) pr[v] = 1.0 / n;
   }
+  // |N_out(u)| counted over existing neighbors (Degree() also counts edges into deleted
+  // vertices on kDirected stores): one scan, cheap next to the iterations.
+  std::vector<uint64_t> out_degree(L.bound, 0);
+  s = ForEachVertex(L, [&](VertexId u) {
+    uint64_t d = 0;
+    Status st = ScanEach(snap, u, Direction::kOut, L, [&](VertexId, double) {
+      ++d;
+      return true;
+    });
+    out_degree[u] = d;
+    return st;
+  });
+  if (!s.ok()) return Finish(snap, s);
   // contrib[u] = PR(u) / |N_out(u)|, 0 for sinks and absent vertices.
   std::vector<double> contrib(L.bound, 0.0), next(L.bound, 0.0);
   const bool pull = HasInEdges(L.kind);
@@ -56,18 +69,18 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
 
   for (int it = 0; it < params.iterations && s.ok(); ++it) {
     const double sink_sum = DeterministicSum(L, [&](VertexId v) {
-      return L.out_degree[v] == 0 ? pr[v] : 0.0;
+      return out_degree[v] == 0 ? pr[v] : 0.0;
     });
     const double base = (1.0 - d) / n + d * sink_sum / n;
     ForEachVertex(L, [&](VertexId u) {
-      contrib[u] = L.out_degree[u] ? pr[u] / static_cast<double>(L.out_degree[u]) : 0.0;
+      contrib[u] = out_degree[u] ? pr[u] / static_cast<double>(out_degree[u]) : 0.0;
       return Status::OK();
     });
     if (pull) {
       const Direction in = InDirection(L.kind);
       s = ForEachVertex(L, [&](VertexId v) {
         double sum = 0;
-        Status st = ScanEach(snap, v, in, L.bound, [&](VertexId u, double) {
+        Status st = ScanEach(snap, v, in, L, [&](VertexId u, double) {
           sum += contrib[u];
           return true;
         });
@@ -83,9 +96,9 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
           std::fill(a.begin(), a.end(), 0.0);
           for (size_t i = cut[p]; i < cut[p + 1] && !err.failed(); ++i) {
             for (VertexId u = L.ranges[i].begin; u < L.ranges[i].end; ++u) {
-              if (!L.exists[u] || L.out_degree[u] == 0) continue;
+              if (!L.exists[u] || out_degree[u] == 0) continue;
               const double c = contrib[u];
-              Status st = ScanEach(snap, u, Direction::kOut, L.bound, [&](VertexId v, double) {
+              Status st = ScanEach(snap, u, Direction::kOut, L, [&](VertexId v, double) {
                 a[v] += c;
                 return true;
               });

@@ -9,7 +9,8 @@ namespace strata::analytics {
 
 struct ScanResult {
   uint64_t vertices = 0;    // existing vertices visited
-  uint64_t edges = 0;       // neighbor entries read (stored entries: 2x logical if undirected)
+  uint64_t edges = 0;       // entries as the store returns them (2x logical if undirected;
+                            // on kDirected stores, edges into deleted vertices included)
   uint64_t dst_sum = 0;     // sum of neighbor IDs, modulo 2^64 (a checksum)
   double weight_sum = 0;    // sum of weights (1.0 each when unweighted), summed in range order
 };

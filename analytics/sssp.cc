@@ -27,7 +27,7 @@ double AutoDelta(const Snapshot& snap, const Layout& L) {
   const VertexId step = std::max<VertexId>(1, L.bound / 256);
   for (VertexId v = 0; v < L.bound; v += step) {
     if (!L.exists[v]) continue;
-    ScanEach(snap, v, Direction::kOut, L.bound, [&](VertexId, double w) {
+    ScanEach(snap, v, Direction::kOut, L, [&](VertexId, double w) {
       if (w > 0 && std::isfinite(w)) {
         sum += w;
         ++count;
@@ -68,7 +68,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
         const double du = std::atomic_ref<double>(dist[u]).load(std::memory_order_relaxed);
         if (BinOf(du, delta) < bin) continue;  // stale: u was settled from an earlier bin
         bool bad_weight = false;
-        Status st = ScanEach(snap, u, Direction::kOut, L.bound, [&](VertexId v, double w) {
+        Status st = ScanEach(snap, u, Direction::kOut, L, [&](VertexId v, double w) {
           if (!(w >= 0)) {
             bad_weight = true;
             return false;

@@ -34,8 +34,10 @@ Status LoadRefGraph(const Snapshot& snap, RefGraph* g) {
     });
     for (auto& [u, w] : g->out[v]) {
       if (u >= g->bound) return Status::Corruption("reference: neighbor >= VertexIdBound()");
-      g->in[u].push_back(v);  // v ascending, so every in-list is ascending
     }
+    // Analytics see the graph induced by existing vertices: drop edges into absent vertices.
+    std::erase_if(g->out[v], [&](const std::pair<VertexId, double>& e) { return !g->exists[e.first]; });
+    for (auto& [u, w] : g->out[v]) g->in[u].push_back(v);  // v ascending: in-lists ascending
   }
   return s.ok() ? snap.status() : s;
 }
@@ -271,35 +273,26 @@ Status ReferenceKHop(const Snapshot& snap, const KHopParams& params, std::vector
 }
 
 Status ReferenceScan(const Snapshot& snap, Direction direction, ScanResult* result) {
+  // SCAN reports what the store returns (edges into absent vertices included).
   *result = ScanResult{};
-  RefGraph g;
-  Status s = LoadRefGraph(snap, &g);
-  if (!s.ok()) return s;
-  if (direction == Direction::kIn && g.kind == GraphKind::kDirected) {
-    return Status::NotSupported("scan: in-edges not kept");
-  }
-  const bool use_in = direction == Direction::kIn && g.kind != GraphKind::kUndirected;
-  for (VertexId v = 0; v < g.bound; ++v) {
-    if (!g.exists[v]) continue;
+  std::vector<VertexId> vertices;
+  Status s = snap.ScanVertices(0, snap.VertexIdBound(), [&](VertexId v) {
+    vertices.push_back(v);
+    return true;
+  });
+  for (VertexId v : vertices) {
+    if (!s.ok()) break;
     ++result->vertices;
-    if (use_in) {
-      for (VertexId u : g.in[v]) {
+    s = snap.ScanNeighbors(v, direction, [&](const NeighborChunk& c) {
+      for (size_t i = 0; i < c.size; ++i) {
         ++result->edges;
-        result->dst_sum += u;
-        double w = 0;
-        s = snap.GetEdge(u, v, &w);
-        if (!s.ok()) return s;
-        result->weight_sum += w;
+        result->dst_sum += c.dst[i];
+        result->weight_sum += c.weight ? c.weight[i] : 1.0;
       }
-    } else {
-      for (auto& [u, w] : g.out[v]) {
-        ++result->edges;
-        result->dst_sum += u;
-        result->weight_sum += w;
-      }
-    }
+      return true;
+    });
   }
-  return Status::OK();
+  return s.ok() ? snap.status() : s;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,8 +16,10 @@
 
 namespace strata::analytics {
 
-// The snapshot read vertex by vertex into vectors. `in` is the transpose of `out` computed here
-// (never read from the store's in-edge index), so references do not share the kernels' paths.
+// The snapshot read vertex by vertex into vectors: the graph induced by the existing vertices
+// (edges into absent vertices, which kDirected stores keep, are dropped). `in` is the transpose
+// of `out` computed here (never read from the store's in-edge index), so references do not share
+// the kernels' paths.
 struct RefGraph {
   GraphKind kind = GraphKind::kDirected;
   VertexId bound = 0;

@@ -93,7 +93,7 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
   for (int r = 0; r < rounds && s.ok(); ++r) {
     s = ForEachVertex(L, [&](VertexId v) {
       int i = 0;
-      return ScanEach(snap, v, Direction::kOut, L.bound, [&](VertexId u, double) {
+      return ScanEach(snap, v, Direction::kOut, L, [&](VertexId u, double) {
         if (i++ < r) return true;
         forest.Link(v, u);
         return false;
@@ -110,12 +110,12 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
     s = ForEachVertex(L, [&](VertexId v) {
       if (can_skip && forest.Find(v) == largest) return Status::OK();
       int i = 0;
-      Status st = ScanEach(snap, v, Direction::kOut, L.bound, [&](VertexId u, double) {
+      Status st = ScanEach(snap, v, Direction::kOut, L, [&](VertexId u, double) {
         if (i++ >= rounds) forest.Link(v, u);
         return true;
       });
       if (st.ok() && scan_in) {
-        st = ScanEach(snap, v, Direction::kIn, L.bound, [&](VertexId u, double) {
+        st = ScanEach(snap, v, Direction::kIn, L, [&](VertexId u, double) {
           forest.Link(v, u);
           return true;
         });

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <string>
 
+#include "compaction/compactor.h"
 #include "compaction/flush.h"
 #include "lsm/snapshot_impl.h"
 
@@ -135,8 +136,10 @@ Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
 }
 
 Status DBImpl::OpenDisk() {
-  Status s = io::Env::Open(options_.io_backend, &env_);
+  std::unique_ptr<io::Env> env;
+  Status s = io::Env::Open(options_.io_backend, &env);
   if (!s.ok()) return s;
+  env_ = std::move(env);
   if (!env_->FileExists(path_)) {
     if (!options_.create_if_missing) {
       return Status::NotFound("store directory '" + path_ + "' does not exist");
@@ -199,11 +202,25 @@ Status DBImpl::OpenDisk() {
   std::vector<std::shared_ptr<version::SegmentHandle>> files;
   for (const auto& [num, meta] : st.files) {
     auto h = std::make_shared<version::SegmentHandle>();
+    h->env = env_;
     h->meta = meta;
     h->path = path_ + "/" + compaction::SegmentFileName(num);
     s = SegmentReader::Open(env_.get(), h->path, SegmentReaderOptions(), &h->reader);
     if (!s.ok()) return s;
-    v->l0[meta.tag].push_back(h);
+    if (meta.level == 0) {
+      v->l0[meta.tag].push_back(h);
+    } else {
+      auto& levels = v->levels[meta.tag];
+      if (levels.size() < meta.level) levels.resize(meta.level);
+      levels[meta.level - 1].push_back(h);
+    }
+  }
+  for (auto& levels : v->levels) {
+    for (auto& l : levels) {
+      std::sort(l.begin(), l.end(), [](const auto& a, const auto& b) {
+        return a->meta.min_src < b->meta.min_src;
+      });
+    }
   }
   for (auto& l : v->l0) {
     std::sort(l.begin(), l.end(), [](const auto& a, const auto& b) {
@@ -222,6 +239,7 @@ Status DBImpl::OpenDisk() {
     if (!s.ok()) return s;
   }
   flush_thread_ = std::thread([this] { FlushLoop(); });
+  if (options_.background_compaction) compact_thread_ = std::thread([this] { CompactLoop(); });
   return Status::OK();
 }
 
@@ -413,7 +431,19 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
 
 Status DBImpl::MakeRoom() {
   for (;;) {
-    if (current()->memgraphs[0]->bytes() < options_.memgraph_bytes) return Status::OK();
+    std::shared_ptr<const version::Version> v = current();
+    if (options_.background_compaction &&
+        v->l0[0].size() >= static_cast<size_t>(options_.l0_stall_trigger)) {
+      // Level 0 piles up faster than compaction drains it: wait for a compaction.
+      std::unique_lock<std::mutex> g(bg_mu_);
+      if (!bg_error_.ok()) return bg_error_;
+      const uint64_t t0 = NowMicros();
+      compact_cv_.notify_all();
+      room_cv_.wait_for(g, std::chrono::milliseconds(100));
+      stall_micros_.fetch_add(NowMicros() - t0, std::memory_order_relaxed);
+      continue;
+    }
+    if (v->memgraphs[0]->bytes() < options_.memgraph_bytes) return Status::OK();
     {
       std::lock_guard<std::mutex> g(bg_mu_);
       if (!bg_error_.ok()) return bg_error_;
@@ -518,6 +548,7 @@ Status DBImpl::FlushOldest() {
   std::vector<std::shared_ptr<version::SegmentHandle>> handles;
   for (const FileMeta& f : r.files) {
     auto h = std::make_shared<version::SegmentHandle>();
+    h->env = env_;
     h->meta = f;
     h->path = path_ + "/" + compaction::SegmentFileName(f.number);
     s = SegmentReader::Open(env_.get(), h->path, SegmentReaderOptions(), &h->reader);
@@ -529,6 +560,7 @@ Status DBImpl::FlushOldest() {
   edit.last_flushed_ts = seal_ts;
   edit.next_file_number = next_file_.load();
   edit.next_vertex_id = next_id_.load();
+  std::unique_lock<std::mutex> install(install_mu_);
   s = manifest_->LogAndApply(edit);
   if (!s.ok()) return s;  // the new files are unnamed: removed as leftovers on next open
 
@@ -539,6 +571,7 @@ Status DBImpl::FlushOldest() {
     for (const auto& h : handles) nv->l0[h->meta.tag].insert(nv->l0[h->meta.tag].begin(), h);
     current_ = std::move(nv);
   }
+  install.unlock();
   Sealed info;
   {
     std::lock_guard<std::mutex> g(bg_mu_);
@@ -554,6 +587,7 @@ Status DBImpl::FlushOldest() {
   for (const std::string& p : info.replayed_logs) env_->RemoveFile(p);
   flushes_.fetch_add(1, std::memory_order_relaxed);
   flush_bytes_.fetch_add(r.bytes_written, std::memory_order_relaxed);
+  compact_cv_.notify_all();
   Log("flush: ts " + std::to_string(seal_ts) + ", " + std::to_string(r.entries_written) +
       " entries, " + std::to_string(r.bytes_written) + " bytes, " +
       std::to_string(r.files.size()) + " files from #" + std::to_string(first_number) + ", " +
@@ -641,7 +675,15 @@ DBStats DBImpl::GetStats() {
     for (const auto& h : l) st.disk_bytes += h->meta.size_bytes;
     st.l0_files += l.size();
   }
+  for (const auto& levels : v->levels) {
+    for (const auto& l : levels) {
+      for (const auto& h : l) st.disk_bytes += h->meta.size_bytes;
+      st.level_files += l.size();
+    }
+  }
   st.flush_bytes = flush_bytes_.load(std::memory_order_relaxed);
+  st.compactions = compactions_.load(std::memory_order_relaxed);
+  st.compaction_bytes = compaction_bytes_.load(std::memory_order_relaxed);
   return st;
 }
 
@@ -655,7 +697,9 @@ Status DBImpl::Close() {
   }
   bg_cv_.notify_all();
   room_cv_.notify_all();
+  compact_cv_.notify_all();
   if (flush_thread_.joinable()) flush_thread_.join();
+  if (compact_thread_.joinable()) compact_thread_.join();
   if (wal_) {
     std::string p = wal_->path();
     Status c = wal_->Close();
@@ -694,24 +738,44 @@ Status DBImpl::Verify(std::string* report) {
   StoreState st;
   RecordLogTail tail;
   std::string mpath;
+  std::unique_lock<std::mutex> install(install_mu_);  // manifest and version agree meanwhile
   Status s = Manifest::ReadOnly(env_.get(), path_, &st, &tail, &mpath);
+  std::shared_ptr<const version::Version> v = current();
+  install.unlock();
   note(s);
   if (s.ok() && tail.cut_bytes != 0) problems.push_back("manifest has a torn tail: " + tail.reason);
   // Every segment of the current version, every block.
-  std::shared_ptr<const version::Version> v = current();
-  for (const auto& l : v->l0) {
-    for (const auto& h : l) {
+  for (int dir = 0; dir < 2; ++dir) {
+    for (const version::SegmentHandle* h : v->AllFiles(dir)) {
       note(h->reader->Verify());
       if (s.ok() && st.files.count(h->meta.number) == 0) {
         problems.push_back("segment " + h->path + " is live but not named by the manifest");
       }
     }
   }
-  // Every log still on disk replays cleanly.
+  // Each level above 0 holds disjoint, ascending vertex ranges.
+  for (int dir = 0; dir < 2; ++dir) {
+    for (size_t k = 0; k < v->levels[dir].size(); ++k) {
+      const auto& l = v->levels[dir][k];
+      for (size_t i = 1; i < l.size(); ++i) {
+        if (l[i]->meta.min_src <= l[i - 1]->meta.max_src) {
+          problems.push_back("level " + std::to_string(k + 1) + ": " + l[i - 1]->path + " and " +
+                             l[i]->path + " overlap");
+        }
+      }
+    }
+  }
+  // Every log still on disk replays cleanly — except the one being appended to now, whose
+  // last record may be in flight.
+  std::string active_log;
+  {
+    std::shared_lock<std::shared_mutex> sl(seal_mu_);
+    if (wal_) active_log = wal_->path();
+  }
   std::vector<std::string> names;
   note(env_->GetChildren(path_, &names));
   for (const std::string& n : names) {
-    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".wal") == 0) {
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".wal") == 0 && path_ + "/" + n != active_log) {
       RecordLogTail lt;
       Status r = WriteAheadLog::Replay(env_.get(), path_ + "/" + n,
                                        [&](std::string_view rec, uint64_t off) -> Status {
@@ -736,10 +800,202 @@ Status DBImpl::Verify(std::string* report) {
                             problems[0]);
 }
 
+uint64_t DBImpl::LevelTarget(size_t k) const {
+  uint64_t t = options_.level1_bytes;
+  for (size_t i = 0; i < k; ++i) t *= static_cast<uint64_t>(options_.level_fanout);
+  return t;
+}
+
+bool DBImpl::PickCompaction(const version::Version& v, CompactionJob* job) {
+  const int dirs = options_.graph_kind == GraphKind::kDirectedWithInEdges ? 2 : 1;
+  auto deeper_empty = [&](int dir, size_t k) {  // levels k+1.. (indexes) hold nothing
+    for (size_t i = k; i < v.levels[dir].size(); ++i) {
+      if (!v.levels[dir][i].empty()) return false;
+    }
+    return true;
+  };
+  for (int dir = 0; dir < dirs; ++dir) {
+    // L0 -> L1: every L0 file plus the L1 files overlapping their union.
+    if (v.l0[dir].size() >= static_cast<size_t>(options_.l0_compaction_trigger)) {
+      VertexId lo = ~VertexId{0}, hi = 0;
+      for (const auto& h : v.l0[dir]) {
+        if (h->meta.num_vertices == 0) continue;
+        lo = std::min(lo, h->meta.min_src);
+        hi = std::max(hi, h->meta.max_src);
+      }
+      *job = CompactionJob();
+      job->dir = dir;
+      job->output_level = 1;
+      job->inputs = v.l0[dir];
+      if (!v.levels[dir].empty()) {
+        for (const auto& h : v.levels[dir][0]) {
+          if (h->meta.max_src >= lo && h->meta.min_src <= hi) job->inputs.push_back(h);
+        }
+      }
+      job->bottom = deeper_empty(dir, 1);
+      job->why = std::to_string(v.l0[dir].size()) + " L0 files";
+      return true;
+    }
+    // Li -> Li+1: one file of the fullest level over its target, round-robin by vertex range.
+    double best = 1.0;
+    size_t pick = 0;
+    for (size_t k = 0; k + 1 < static_cast<size_t>(options_.max_levels) && k < v.levels[dir].size(); ++k) {
+      uint64_t bytes = 0;
+      for (const auto& h : v.levels[dir][k]) bytes += h->meta.size_bytes;
+      double score = static_cast<double>(bytes) / static_cast<double>(LevelTarget(k));
+      if (score > best) {
+        best = score;
+        pick = k + 1;
+      }
+    }
+    if (pick == 0) continue;
+    const size_t k = pick - 1;
+    const auto& level = v.levels[dir][k];
+    auto& cursor = compact_cursor_[dir];
+    if (cursor.size() <= k) cursor.resize(k + 1, 0);
+    size_t i = 0;
+    while (i < level.size() && level[i]->meta.min_src < cursor[k]) ++i;
+    if (i == level.size()) i = 0;
+    const auto& h = level[i];
+    cursor[k] = h->meta.max_src + 1;
+    *job = CompactionJob();
+    job->dir = dir;
+    job->output_level = static_cast<uint32_t>(k + 2);
+    job->inputs.push_back(h);
+    if (v.levels[dir].size() > k + 1) {
+      for (const auto& o : v.levels[dir][k + 1]) {
+        if (o->meta.max_src >= h->meta.min_src && o->meta.min_src <= h->meta.max_src) {
+          job->inputs.push_back(o);
+        }
+      }
+    }
+    job->bottom = deeper_empty(dir, k + 2);
+    job->why = "level " + std::to_string(k + 1) + " at " + std::to_string(best).substr(0, 4) +
+               "x its target";
+    return true;
+  }
+  return false;
+}
+
+Status DBImpl::RunJob(const CompactionJob& job) {
+  const uint64_t t0 = NowMicros();
+  std::vector<const SegmentReader*> readers;
+  compaction::CompactionOptions co;
+  co.dir = path_;
+  co.output_level = job.output_level;
+  co.tag = static_cast<uint32_t>(job.dir);
+  co.bottom = job.bottom;
+  co.weighted = options_.weighted;
+  co.target_file_bytes = options_.target_file_bytes;
+  for (const auto& h : job.inputs) {
+    readers.push_back(h->reader.get());
+    co.max_ts = std::max(co.max_ts, h->meta.max_ts);
+  }
+  compaction::CompactionResult r;
+  Status s = compaction::RunCompaction(readers, co, env_.get(), &next_file_, &r);
+  if (!s.ok()) return s;
+  std::vector<std::shared_ptr<version::SegmentHandle>> outs;
+  for (const FileMeta& f : r.outputs) {
+    auto h = std::make_shared<version::SegmentHandle>();
+    h->env = env_;
+    h->meta = f;
+    h->path = path_ + "/" + compaction::SegmentFileName(f.number);
+    s = SegmentReader::Open(env_.get(), h->path, SegmentReaderOptions(), &h->reader);
+    if (!s.ok()) return s;
+    outs.push_back(h);
+  }
+  ManifestEdit edit;
+  edit.added = r.outputs;
+  for (const auto& h : job.inputs) edit.removed.push_back(h->meta.number);
+  edit.next_file_number = next_file_.load();
+  std::unique_lock<std::mutex> install(install_mu_);
+  s = manifest_->LogAndApply(edit);
+  if (!s.ok()) {
+    for (auto& h : outs) h->obsolete = true;  // unnamed outputs go with their handles
+    return s;
+  }
+  {
+    std::lock_guard<std::mutex> g(version_mu_);
+    auto nv = std::make_shared<version::Version>(*current_);
+    auto gone = [&](const std::shared_ptr<version::SegmentHandle>& h) {
+      return std::find(job.inputs.begin(), job.inputs.end(), h) != job.inputs.end();
+    };
+    auto& l0 = nv->l0[job.dir];
+    l0.erase(std::remove_if(l0.begin(), l0.end(), gone), l0.end());
+    auto& levels = nv->levels[job.dir];
+    for (auto& l : levels) l.erase(std::remove_if(l.begin(), l.end(), gone), l.end());
+    if (levels.size() < job.output_level) levels.resize(job.output_level);
+    auto& out = levels[job.output_level - 1];
+    out.insert(out.end(), outs.begin(), outs.end());
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      return a->meta.min_src < b->meta.min_src;
+    });
+    current_ = std::move(nv);
+  }
+  install.unlock();
+  // The manifest no longer names the inputs: each file goes when its last reader does.
+  for (const auto& h : job.inputs) h->obsolete = true;
+  compactions_.fetch_add(1, std::memory_order_relaxed);
+  compaction_bytes_.fetch_add(r.bytes_written, std::memory_order_relaxed);
+  Log("compaction (" + job.why + "): " + std::to_string(job.inputs.size()) + " files, " +
+      std::to_string(r.entries_in) + " entries, " + std::to_string(r.bytes_read) + " bytes -> L" +
+      std::to_string(job.output_level) + " " + std::to_string(r.outputs.size()) + " files, " +
+      std::to_string(r.entries_out) + " entries, " + std::to_string(r.bytes_written) +
+      " bytes" + (job.bottom ? " (bottom)" : "") + ", " +
+      std::to_string((NowMicros() - t0) / 1000) + " ms");
+  room_cv_.notify_all();
+  return Status::OK();
+}
+
+void DBImpl::CompactLoop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> g(bg_mu_);
+      compact_cv_.wait_for(g, std::chrono::seconds(1));
+      if (stop_) return;
+      if (!bg_error_.ok()) continue;
+    }
+    std::lock_guard<std::mutex> cg(compact_mu_);
+    CompactionJob job;
+    while (PickCompaction(*current(), &job)) {
+      Status s = RunJob(job);
+      std::lock_guard<std::mutex> g(bg_mu_);
+      if (!s.ok()) {
+        if (bg_error_.ok()) bg_error_ = s;
+        Log("compaction failed: " + s.ToString());
+        room_cv_.notify_all();
+        break;
+      }
+      if (stop_) break;
+    }
+  }
+}
+
 Status DBImpl::CompactAll() {
+  if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
+  if (options_.in_memory) return Status::OK();
   Status s = FlushAll();
   if (!s.ok()) return s;
-  return Status::NotSupported("compaction is not built yet (level 0 only)");
+  std::lock_guard<std::mutex> cg(compact_mu_);
+  std::shared_ptr<const version::Version> v = current();
+  const int dirs = options_.graph_kind == GraphKind::kDirectedWithInEdges ? 2 : 1;
+  for (int dir = 0; dir < dirs; ++dir) {
+    CompactionJob job;
+    job.dir = dir;
+    job.bottom = true;
+    job.why = "full";
+    size_t deepest = 0;
+    for (size_t k = 0; k < v->levels[dir].size(); ++k) {
+      if (!v->levels[dir][k].empty()) deepest = k + 1;
+    }
+    job.output_level = static_cast<uint32_t>(std::max<size_t>(1, deepest));
+    job.inputs = v->l0[dir];
+    for (const auto& l : v->levels[dir]) job.inputs.insert(job.inputs.end(), l.begin(), l.end());
+    if (job.inputs.empty()) continue;
+    s = RunJob(job);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
 }
 
 }  // namespace strata::lsm

@@ -93,6 +93,20 @@ class DBImpl final : public DB {
   void FlushLoop();
   Status FlushOldest();
 
+  // Compaction (compaction/compactor.h). One at a time, serialized by compact_mu_.
+  struct CompactionJob {
+    int dir = 0;
+    uint32_t output_level = 1;
+    bool bottom = false;
+    std::vector<std::shared_ptr<version::SegmentHandle>> inputs;  // newest first
+    std::string why;
+  };
+  // The most urgent job for the current version, if any.
+  bool PickCompaction(const version::Version& v, CompactionJob* job);
+  Status RunJob(const CompactionJob& job);
+  void CompactLoop();
+  uint64_t LevelTarget(size_t k) const;  // target bytes of level k+1
+
   void Log(const std::string& line);
 
   const Options options_;
@@ -102,7 +116,7 @@ class DBImpl final : public DB {
   std::shared_ptr<const version::Version> current_;
 
   // Persistent stores only.
-  std::unique_ptr<io::Env> env_;
+  std::shared_ptr<io::Env> env_;  // shared with segment handles, which may outlive the DB
   std::unique_ptr<Manifest> manifest_;
   int lock_fd_ = -1;
   std::atomic<uint64_t> next_file_{1};
@@ -117,6 +131,13 @@ class DBImpl final : public DB {
   bool stop_ = false;
   bool flushing_ = false;
   std::thread flush_thread_;
+  std::thread compact_thread_;
+  std::condition_variable compact_cv_;
+  std::mutex compact_mu_;
+  // Held across "log the edit to the manifest + install the Version", so Verify sees the two
+  // agree.
+  std::mutex install_mu_;
+  std::vector<VertexId> compact_cursor_[2];  // round-robin position per level
   std::mutex log_mu_;
   std::unique_ptr<io::WritableFile> event_log_;
 
@@ -131,6 +152,8 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> flushes_{0};
   std::atomic<uint64_t> stall_micros_{0};
   std::atomic<uint64_t> flush_bytes_{0};
+  std::atomic<uint64_t> compactions_{0};
+  std::atomic<uint64_t> compaction_bytes_{0};
 };
 
 }  // namespace strata::lsm

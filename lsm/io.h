@@ -114,7 +114,9 @@ class Env {
 
   // The back end in use: kIoUring or kPosix, never kAuto.
   virtual IoBackend backend() const = 0;
-  const char* BackendName() const { return backend() == IoBackend::kIoUring ? "io_uring" : "posix"; }
+  const char* BackendName() const {
+    return backend() == IoBackend::kIoUring ? "io_uring" : "posix";
+  }
 
   virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) = 0;
   virtual Status NewRandomAccessFile(const std::string& path,

@@ -172,7 +172,9 @@ Status BufferedWritableFile::Close() {
   Status s = Flush();
   closed_ = true;
   if (fd_ >= 0) {
-    if (::close(fd_) < 0 && s.ok()) s = IOErrorAt(path_, size_, "close failed: " + ErrnoText(errno));
+    if (::close(fd_) < 0 && s.ok()) {
+      s = IOErrorAt(path_, size_, "close failed: " + ErrnoText(errno));
+    }
     fd_ = -1;
   }
   return s;

@@ -352,7 +352,8 @@ Status SegmentReader::ParseMetadata(const char* preamble, const std::string& met
     for (uint64_t i = 0; i < extents; i++) {
       uint64_t off = DecodeFixed64(table + 8 * i);
       uint64_t nblk = std::min(per_extent, st->blocks - i * per_extent);
-      uint64_t bytes = (nblk - 1) * h.block_size + BlockPhysicalSize(*st, i * per_extent + nblk - 1);
+      uint64_t bytes =
+          (nblk - 1) * h.block_size + BlockPhysicalSize(*st, i * per_extent + nblk - 1);
       if (off < kDataStart || off > meta_start || bytes > meta_start - off) {
         return io::CorruptionAt(path_, sec.offset + 8 * i,
                                 std::string(name) + " extent " + std::to_string(i) +
@@ -398,7 +399,9 @@ Status SegmentReader::ParseMetadata(const char* preamble, const std::string& met
       ok = e.first_src > p.first_src && e.stream_base >= p.stream_base &&
            e.edge_base >= p.edge_base && e.first_src - p.first_src >= p.count;
     }
-    if (!ok) return io::CorruptionAt(path_, at, "vertex index entry " + std::to_string(j) + " invalid");
+    if (!ok) {
+      return io::CorruptionAt(path_, at, "vertex index entry " + std::to_string(j) + " invalid");
+    }
   }
 
   // Bloom index.
@@ -422,7 +425,9 @@ Status SegmentReader::ParseMetadata(const char* preamble, const std::string& met
       const BloomIndexEntry& q = bloom_index_[p - 1];
       ok = e.first_src > q.first_src || (e.first_src == q.first_src && e.first_dst > q.first_dst);
     }
-    if (!ok) return io::CorruptionAt(path_, at, "bloom index entry " + std::to_string(p) + " invalid");
+    if (!ok) {
+      return io::CorruptionAt(path_, at, "bloom index entry " + std::to_string(p) + " invalid");
+    }
   }
 
   // Pinned blocks.
@@ -687,7 +692,9 @@ Status SegmentReader::GetEdge(VertexId src, VertexId dst, EdgeRecord* e) const {
   std::unique_ptr<NeighborIterator> it = NewNeighborIterator(v, o);
   if (!(s = it->Seek(dst)).ok()) return s;
   EdgeBatch b;
-  if (!it->Next(&b)) return it->status().ok() ? Status::NotFound("edge not in segment") : it->status();
+  if (!it->Next(&b)) {
+    return it->status().ok() ? Status::NotFound("edge not in segment") : it->status();
+  }
   if (b.dst[0] != dst) return Status::NotFound("edge not in segment");
   e->dst = dst;
   e->tombstone = b.tombstone[0] != 0;
@@ -719,7 +726,8 @@ Status SegmentReader::LoadStreamBlocks(const Stream& s, const std::vector<uint64
     if (i > 0 && blocks[i - 1] + 1 == k && k % per_extent != 0) {
       reqs.back().len += size;
     } else {
-      reqs.push_back(io::ReadRequest{BlockOffset(s, k), static_cast<size_t>(size), buf->data() + at, {}});
+      reqs.push_back(
+          io::ReadRequest{BlockOffset(s, k), static_cast<size_t>(size), buf->data() + at, {}});
     }
     at += size;
   }
@@ -1140,8 +1148,9 @@ SegmentScanner::SegmentScanner(const SegmentReader* r, const ScanOptions& o) : r
     done_ = true;
     return;
   }
-  auto pos = std::upper_bound(index.begin(), index.end(), o.min_src,
-                              [](VertexId s, const VertexIndexEntry& e) { return s < e.first_src; });
+  auto pos =
+      std::upper_bound(index.begin(), index.end(), o.min_src,
+                       [](VertexId s, const VertexIndexEntry& e) { return s < e.first_src; });
   next_block_ = pos == index.begin() ? 0 : static_cast<uint64_t>(pos - index.begin()) - 1;
 }
 

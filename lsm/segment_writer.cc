@@ -168,7 +168,8 @@ Status SegmentWriter::Open(const std::string& path, const SegmentWriterOptions& 
 
   const uint32_t per_extent =
       static_cast<uint32_t>(std::max<size_t>(1, o.extent_bytes / o.block_size));
-  header_.flags = (o.weighted ? kSegmentWeighted : 0) | (o.keep_timestamps ? kSegmentTimestamps : 0);
+  header_.flags =
+      (o.weighted ? kSegmentWeighted : 0) | (o.keep_timestamps ? kSegmentTimestamps : 0);
   header_.level = o.level;
   header_.block_size = o.block_size;
   header_.file_number = o.file_number;
@@ -319,9 +320,8 @@ Status SegmentWriter::EmitChunk(bool multi) {
   Status s = edges_->Append(e.data(), e.size());
   if (!s.ok()) return Fail(s);
   if (weights_ != nullptr) {
-    char w[8 * kChunkEdges];
-    std::memcpy(w, chunk_weight_, 8 * n);
-    s = weights_->Append(w, 8 * n);
+    // Doubles in host order, which is little-endian (util/coding.h asserts it).
+    s = weights_->Append(reinterpret_cast<const char*>(chunk_weight_), 8 * n);
     if (!s.ok()) return Fail(s);
   }
   prev_encoded_ = prev;

@@ -84,22 +84,22 @@ void TierReader::CollectRuns(uint8_t dir, VertexId u, std::vector<Run>* runs) co
     }
     if ((sv->deleted_mask >> i) & 1) return;
   }
-  for (const auto& seg : v_->l0[dir]) {
+  ForEachDiskFile(dir, u, [&](const version::SegmentHandle* seg) {
     Run r;
     Status s = seg->reader->FindVertex(u, &r.ve);
-    if (s.IsNotFound()) continue;
+    if (s.IsNotFound()) return true;
     if (!s.ok()) {
       RecordError(s);
-      return;
+      return false;
     }
     if (r.ve.degree != 0) {
-      r.seg = seg.get();
+      r.seg = seg;
       r.entries = r.ve.degree;
       r.has_tombstones = r.ve.has_tombstones;
       runs->push_back(r);
     }
-    if (r.ve.flags & kVertexDeleted) return;
-  }
+    return (r.ve.flags & kVertexDeleted) == 0;
+  });
 }
 
 bool TierReader::HasVertex(VertexId u) const {
@@ -110,18 +110,22 @@ bool TierReader::HasVertex(VertexId u) const {
     if ((sv->exists_mask >> i) & 1) return true;
     if ((sv->deleted_mask >> i) & 1) return false;
   }
-  for (const auto& seg : v_->l0[0]) {
+  bool exists = false;
+  ForEachDiskFile(0, u, [&](const version::SegmentHandle* seg) {
     VertexEntry ve;
     Status s = seg->reader->FindVertex(u, &ve);
-    if (s.IsNotFound()) continue;
+    if (s.IsNotFound()) return true;
     if (!s.ok()) {
       RecordError(s);
       return false;
     }
-    if (ve.flags & kVertexExists) return true;
-    if (ve.flags & kVertexDeleted) return false;
-  }
-  return false;
+    if (ve.flags & kVertexExists) {
+      exists = true;
+      return false;
+    }
+    return (ve.flags & kVertexDeleted) == 0;
+  });
+  return exists;
 }
 
 bool TierReader::GetEdge(uint8_t dir, VertexId u, VertexId x, double* weight) const {
@@ -138,28 +142,30 @@ bool TierReader::GetEdge(uint8_t dir, VertexId u, VertexId x, double* weight) co
     }
     if ((sv->deleted_mask >> i) & 1) return false;
   }
-  for (const auto& seg : v_->l0[dir]) {
+  bool found = false;
+  ForEachDiskFile(dir, u, [&](const version::SegmentHandle* seg) {
     EdgeRecord e;
     Status s = seg->reader->GetEdge(u, x, &e);
     if (s.ok()) {
-      if (e.tombstone) return false;
-      if (weight) *weight = e.weight;
-      return true;
+      found = !e.tombstone;
+      if (found && weight) *weight = e.weight;
+      return false;
     }
     if (!s.IsNotFound()) {
       RecordError(s);
       return false;
     }
-    // The edge is not here; a deletion mark on u still hides older segments.
+    // The edge is not here; a deletion mark on u still hides older files.
     VertexEntry ve;
     s = seg->reader->FindVertex(u, &ve);
-    if (s.ok() && (ve.flags & kVertexDeleted)) return false;
-    if (!s.ok() && !s.IsNotFound()) {
+    if (s.IsNotFound()) return true;
+    if (!s.ok()) {
       RecordError(s);
       return false;
     }
-  }
-  return false;
+    return (ve.flags & kVertexDeleted) == 0;
+  });
+  return found;
 }
 
 uint64_t TierReader::Degree(uint8_t dir, VertexId u) const {
@@ -277,8 +283,8 @@ VertexId TierReader::VertexIdBound() const {
     b = std::max<uint64_t>(b, v_->memgraphs[t]->subgraph_bound() << mem::kSubgraphBits);
   }
   for (int dir = 0; dir < 2; ++dir) {
-    for (const auto& seg : v_->l0[dir]) {
-      if (seg->reader->num_vertices() != 0) b = std::max<uint64_t>(b, seg->meta.max_src + 1);
+    for (const version::SegmentHandle* seg : v_->AllFiles(dir)) {
+      if (seg->meta.num_vertices != 0) b = std::max<uint64_t>(b, seg->meta.max_src + 1);
     }
   }
   return b;
@@ -287,7 +293,7 @@ VertexId TierReader::VertexIdBound() const {
 Status TierReader::ScanVertices(VertexId begin, VertexId end,
                                 FunctionRef<bool(VertexId)> fn) const {
   end = std::min(end, VertexIdBound());
-  if (v_->l0[0].empty()) {
+  if (v_->FileCount() == 0) {
     for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end;
          base += mem::kSubgraphSize) {
       // Merge masks newest first: a vertex is decided by the newest tier that knows it.

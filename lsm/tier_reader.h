@@ -45,6 +45,20 @@ class TierReader {
   // The runs holding u's list in direction dir, newest first, stopping at a deletion mark.
   void CollectRuns(uint8_t dir, VertexId u, std::vector<Run>* runs) const;
   void RecordError(const Status& s) const;
+  // Calls fn(segment) for each disk file that may hold u in direction dir, newest first
+  // (every L0 file, then the one file of each level whose range holds u); stops when fn
+  // returns false.
+  template <class F>
+  void ForEachDiskFile(uint8_t dir, VertexId u, F&& fn) const {
+    for (const auto& h : v_->l0[dir]) {
+      if (u < h->meta.min_src || u > h->meta.max_src) continue;
+      if (!fn(h.get())) return;
+    }
+    for (size_t k = 0; k < v_->levels[dir].size(); ++k) {
+      const version::SegmentHandle* h = v_->LevelFind(dir, k, u);
+      if (h != nullptr && !fn(h)) return;
+    }
+  }
 
   const version::Version* v_;
   Timestamp ts_;

@@ -59,6 +59,12 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
   o.memgraph_bytes = 8 << 10;  // seals every few hundred entries
   o.cart_threshold = 8;
   o.memory_budget = 1 << 20;
+  // Tiny levels so data crosses L0 -> L1 -> L2 -> L3 many times.
+  o.l0_compaction_trigger = 2;
+  o.level1_bytes = 24 << 10;
+  o.level_fanout = 2;
+  o.max_levels = 4;
+  o.target_file_bytes = 16 << 10;
   const std::string path = dir.path() + "/db";
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(o, path, &db).ok());
@@ -71,7 +77,7 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
     testing::ReferenceGraph model;
   };
   std::vector<Held> held;
-  uint64_t flushes = 0;
+  uint64_t flushes = 0, compactions = 0;
   const int kBatches = 1500;
   for (int i = 0; i < kBatches; ++i) {
     WriteBatch b = RandomBatch(rng, limit, p.weighted);
@@ -89,8 +95,18 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
       }
       held.erase(held.begin());
     }
+    if (i % 400 == 200) {
+      Status c = db->CompactAll();
+      ASSERT_TRUE(c.ok()) << c.ToString();
+      ASSERT_EQ(ref.Compare(*db->GetSnapshot(), limit), "") << "after full compaction at " << i;
+    }
     if (i % 500 == 499) {
-      flushes += db->GetStats().flushes;
+      DBStats st = db->GetStats();
+      flushes += st.flushes;
+      compactions += st.compactions;
+      std::string report;
+      Status v = db->Verify(&report);
+      ASSERT_TRUE(v.ok()) << v.ToString() << "\n" << report;
       // Close and reopen with a held snapshot still alive: it keeps its files.
       ASSERT_TRUE(db->Close().ok());
       db.reset();
@@ -102,6 +118,7 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
   }
   for (auto& h : held) ASSERT_EQ(h.model.Compare(*h.snap, limit), "");
   EXPECT_GT(flushes, 5u) << "the memgraph never filled: the test would not cross flushes";
+  EXPECT_GT(compactions, 5u) << "compaction never ran";
 }
 
 std::string Name(const ::testing::TestParamInfo<Param>& i) {

@@ -67,6 +67,7 @@ class IoTest : public ::testing::TestWithParam<IoBackend> {
     EnvOptions o;
     o.backend = GetParam();
     o.write_buffer = 64 << 10;
+    o.ring_single_reads = true;  // every read through the ring on the io_uring back end
     ASSERT_TRUE(Env::Open(o, &env_).ok());
   }
 
@@ -131,6 +132,28 @@ TEST_P(IoTest, WriteReadRoundTrip) {
   }
   // Zero-length read.
   ASSERT_TRUE(f->Read(data.size(), 0, nullptr).ok());
+}
+
+TEST_P(IoTest, SingleReadsDefaultPolicy) {
+  // Default options: on io_uring a lone Read uses pread, MultiRead the ring; same results.
+  TempDir dir;
+  std::unique_ptr<Env> env;
+  ASSERT_TRUE(Env::Open(GetParam(), &env).ok());
+  const std::string path = dir.File("data");
+  const std::string data = RandomBytes(100000, 12);
+  WriteFile(path, data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env->NewRandomAccessFile(path, &f).ok());
+  std::string a(5000, '\0'), b(5000, '\0');
+  ASSERT_TRUE(f->Read(1234, 5000, a.data()).ok());
+  ReadRequest req{1234, 5000, b.data(), {}};
+  ASSERT_TRUE(f->MultiRead(&req, 1).ok());
+  EXPECT_EQ(a, data.substr(1234, 5000));
+  EXPECT_EQ(b, a);
+  Status s = f->Read(99999, 2, a.data());
+  ASSERT_TRUE(s.IsIOError());
+  EXPECT_NE(s.message().find("file " + path + " offset 100000"), std::string::npos)
+      << s.ToString();
 }
 
 TEST_P(IoTest, EmptyFile) {
@@ -203,7 +226,8 @@ TEST_P(IoTest, MultiReadPastEndFailsOnlyThatRequest) {
   std::unique_ptr<RandomAccessFile> f;
   ASSERT_TRUE(env_->NewRandomAccessFile(path, &f).ok());
   std::string a(100, '\0'), b(200, '\0'), c(100, '\0');
-  ReadRequest reqs[3] = {{0, 100, a.data(), {}}, {9900, 200, b.data(), {}}, {500, 100, c.data(), {}}};
+  ReadRequest reqs[3] = {
+      {0, 100, a.data(), {}}, {9900, 200, b.data(), {}}, {500, 100, c.data(), {}}};
   Status s = f->MultiRead(reqs, 3);
   ASSERT_TRUE(s.IsIOError());
   EXPECT_NE(s.message().find(path), std::string::npos) << s.ToString();

@@ -25,6 +25,7 @@ namespace strata::version {
 // An open segment file. When the last reference goes and the file was made obsolete (by a
 // compaction), the file is deleted.
 struct SegmentHandle {
+  std::shared_ptr<io::Env> env;  // the reader's Env lives as long as any reader of it
   lsm::FileMeta meta;
   std::string path;
   std::unique_ptr<lsm::SegmentReader> reader;
@@ -37,6 +38,15 @@ struct Version {
   std::vector<std::shared_ptr<mem::MemGraph>> memgraphs;
   // Level-0 segments, newest first, per stored direction (0 = out-lists, 1 = in-lists).
   std::vector<std::shared_ptr<SegmentHandle>> l0[2];
+  // levels[dir][k] is level k+1: disjoint vertex ranges, sorted by min_src. Deeper is older.
+  std::vector<std::vector<std::shared_ptr<SegmentHandle>>> levels[2];
+
+  // The segment of level k+1 whose vertex range holds u, or null.
+  const SegmentHandle* LevelFind(int dir, size_t k, VertexId u) const;
+  // Every file of a direction, newest data first: L0 newest first, then L1, L2, ...
+  std::vector<const SegmentHandle*> AllFiles(int dir) const;
+  uint64_t DiskBytes() const;
+  size_t FileCount() const;
 };
 
 }  // namespace strata::version

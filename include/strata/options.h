@@ -50,6 +50,19 @@ struct Options {
   // in the tools' dictionary.
   VertexId max_vertex_id = VertexId{1} << 36;
 
+  // --- Disk levels (LSMGraph multi-level CSR).
+  // Level-0 files that trigger an L0 -> L1 compaction, and that stall writers.
+  int l0_compaction_trigger = 4;
+  int l0_stall_trigger = 12;
+  // Target size of level 1; level i+1 targets level_fanout times level i.
+  uint64_t level1_bytes = uint64_t{256} << 20;
+  int level_fanout = 10;
+  int max_levels = 6;
+  // Compaction outputs are cut at the first vertex boundary past this size.
+  uint64_t target_file_bytes = uint64_t{64} << 20;
+  // Run compactions in the background (tests may turn this off to place them by hand).
+  bool background_compaction = true;
+
   // --- Durability and I/O.
   WalMode wal = WalMode::kGroup;
   IoBackend io_backend = IoBackend::kAuto;

@@ -10,7 +10,10 @@
 //    entries, and Direction::kIn reads as kOut;
 //  - kDirectedWithInEdges answers kIn from a mirrored in-edge map; kDirected answers kIn with
 //    NotSupported (Degree(kIn) records NotSupported in status() and returns 0);
-//  - DeleteVertex removes the vertex and every edge touching it, in and out, for every kind.
+//  - DeleteVertex removes the vertex and its out-edges; also its in-edges for kUndirected and
+//    kDirectedWithInEdges. A kDirected store keeps edges into a deleted vertex (the engine cannot
+//    find them without a full scan), so neighbors may name absent vertices; reusing the ID
+//    revives those edges.
 //
 // Reads are thread-safe (const map lookups); mutations must not overlap reads. Test knobs: the
 // chunk size of ScanNeighbors, and read-error injection (a failed read returns IOError and
@@ -39,21 +42,21 @@ class MapSnapshot : public Snapshot {
     bound_ = std::max(bound_, v + 1);
   }
 
-  // Removes v and all its edges; false if v does not exist.
+  // Removes v and its out-edges, and its in-edges unless the kind is kDirected (which has no
+  // in-edge index: edges into v stay, pointing at an absent vertex, and come back to life if the
+  // ID is reused — docs/architecture.md). False if v does not exist.
   bool DeleteVertex(VertexId v) {
     if (!vertices_.erase(v)) return false;
-    auto out_it = out_.find(v);
-    if (out_it != out_.end()) {
-      const std::map<VertexId, double> nbrs = out_it->second;
+    if (const std::map<VertexId, double>* out = Find(out_, v)) {
+      const std::map<VertexId, double> nbrs = *out;
       for (const auto& [u, w] : nbrs) DeleteEdge(v, u);
     }
-    auto in_it = in_.find(v);
-    if (in_it != in_.end()) {
-      const std::map<VertexId, double> nbrs = in_it->second;
-      for (const auto& [u, w] : nbrs) DeleteEdge(u, v);
+    if (kind_ != GraphKind::kDirected) {
+      if (const std::map<VertexId, double>* in = Find(in_, v)) {
+        const std::map<VertexId, double> nbrs = *in;
+        for (const auto& [u, w] : nbrs) DeleteEdge(u, v);
+      }
     }
-    out_.erase(v);
-    in_.erase(v);
     return true;
   }
 

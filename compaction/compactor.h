@@ -1,0 +1,49 @@
+// Compactor: the vertex-aware k-way merge of segments (brief §5 "Compaction", LSMGraph §4).
+//
+// Inputs are segments of one stored direction, ordered newest first. For each source vertex in
+// ascending order the merge takes the inputs that hold it, newest first, up to and including
+// the first one whose entry carries a deletion mark (older inputs are hidden for that vertex),
+// and writes:
+//   - vertex marks: exists = the newest knowing input's; deleted = any taken input's (the
+//     output must keep hiding levels older than the inputs) — dropped at the bottom;
+//   - edges: per destination the newest input's record wins; a winning tombstone is kept only
+//     when something older than the inputs may hold the edge (not at the bottom, and no
+//     deletion mark in the output). A vertex with no marks and no edges left is dropped.
+// Outputs are cut at vertex boundaries once they pass the target size, so each output covers a
+// disjoint, ascending vertex range. Each output is complete and fsynced before Run returns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lsm/io.h"
+#include "lsm/manifest.h"
+#include "lsm/segment_reader.h"
+
+namespace strata::compaction {
+
+struct CompactionOptions {
+  std::string dir;
+  uint32_t output_level = 1;
+  uint32_t tag = 0;                     // stored direction of every input and output
+  bool bottom = false;                  // nothing older than the inputs holds this direction
+  bool weighted = false;
+  uint64_t target_file_bytes = 64ull << 20;
+  Timestamp max_ts = 0;                 // newest commit in any input (recorded in outputs)
+  uint32_t block_size = 4096;
+};
+
+struct CompactionResult {
+  std::vector<lsm::FileMeta> outputs;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t entries_in = 0;
+  uint64_t entries_out = 0;
+};
+
+// `inputs` newest first. New file numbers come from *next_file_number.
+Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
+                     const CompactionOptions& options, io::Env* env,
+                     std::atomic<uint64_t>* next_file_number, CompactionResult* result);
+
+}  // namespace strata::compaction
