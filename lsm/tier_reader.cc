@@ -293,27 +293,56 @@ VertexId TierReader::VertexIdBound() const {
 Status TierReader::ScanVertices(VertexId begin, VertexId end,
                                 FunctionRef<bool(VertexId)> fn) const {
   end = std::min(end, VertexIdBound());
-  if (v_->FileCount() == 0) {
-    for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end;
-         base += mem::kSubgraphSize) {
-      // Merge masks newest first: a vertex is decided by the newest tier that knows it.
-      uint64_t exists = 0, decided = 0;
-      for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
-        const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(base), ts_);
-        if (sv == nullptr) continue;
-        exists |= sv->exists_mask & ~decided;
-        decided |= sv->exists_mask | sv->deleted_mask;
-      }
-      for (uint64_t m = exists; m != 0; m &= m - 1) {
-        VertexId v = base + static_cast<VertexId>(__builtin_ctzll(m));
-        if (v < begin || v >= end) continue;
-        if (!fn(v)) return Status::OK();
+  if (begin >= end) return status();
+  // Disk files overlapping the range, newest first, each streamed by a scanner that skips
+  // edges: one sequential pass per file instead of a lookup per vertex.
+  struct FileScan {
+    std::unique_ptr<SegmentScanner> sc;
+    VertexEntry ve;
+    bool valid = false;
+  };
+  std::vector<FileScan> files;
+  for (const version::SegmentHandle* h : v_->AllFiles(0)) {
+    if (h->meta.num_vertices == 0 || h->meta.max_src < begin || h->meta.min_src >= end) continue;
+    ScanOptions so;
+    so.min_src = begin;
+    so.max_src = end - 1;
+    FileScan f;
+    f.sc = h->reader->NewScanner(so);
+    f.valid = f.sc->NextVertex(&f.ve);
+    if (!f.sc->status().ok()) return f.sc->status();
+    files.push_back(std::move(f));
+  }
+  for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end;
+       base += mem::kSubgraphSize) {
+    // A vertex is decided by the newest tier that knows it (exists or deletion mark).
+    uint64_t exists = 0, decided = 0;
+    for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
+      const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(base), ts_);
+      if (sv == nullptr) continue;
+      exists |= sv->exists_mask & ~decided;
+      decided |= sv->exists_mask | sv->deleted_mask;
+    }
+    for (FileScan& f : files) {
+      while (f.valid && f.ve.src < base + mem::kSubgraphSize) {
+        const uint64_t bit = uint64_t{1} << (f.ve.src - base);
+        if (!(decided & bit)) {
+          if (f.ve.flags & kVertexExists) {
+            exists |= bit;
+            decided |= bit;
+          } else if (f.ve.flags & kVertexDeleted) {
+            decided |= bit;
+          }
+        }
+        f.valid = f.sc->NextVertex(&f.ve);
+        if (!f.sc->status().ok()) return f.sc->status();
       }
     }
-    return Status::OK();
-  }
-  for (VertexId v = begin; v < end; ++v) {
-    if (HasVertex(v) && !fn(v)) break;
+    for (uint64_t m = exists; m != 0; m &= m - 1) {
+      VertexId v = base + static_cast<VertexId>(__builtin_ctzll(m));
+      if (v < begin || v >= end) continue;
+      if (!fn(v)) return status();
+    }
   }
   return status();
 }
