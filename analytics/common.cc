@@ -38,12 +38,25 @@ Status BuildLayout(const Snapshot& snap, Layout* layout) {
           return false;
         }
         L.exists[v] = 1;
-        L.out_degree[v] = snap.Degree(v, Direction::kOut);
         ++nv;
-        ne += L.out_degree[v];
         return true;
       });
       if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanVertices left its range");
+      // Degrees from one streamed pass over the block (not a lookup per vertex).
+      if (s.ok()) {
+        s = snap.ScanEdges(lo, hi, Direction::kOut, [&](VertexId u, const NeighborChunk& c) {
+          if (u < lo || u >= hi) {
+            out_of_block = true;
+            return false;
+          }
+          if (L.exists[u]) {
+            L.out_degree[u] += c.size;
+            ne += c.size;
+          }
+          return true;
+        });
+        if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanEdges left its range");
+      }
       err.Set(s);
       block_vertices[b] = nv;
       block_edges[b] = ne;
@@ -107,10 +120,9 @@ Status InNeighbors::Init(const Snapshot& snap, const Layout& layout) {
 
   // Pass 1: in-degree of every vertex, counted at offset_[v + 1].
   offset_.assign(bound_ + 1, 0);
-  Status s = ForEachVertex(layout, [&](VertexId u) {
-    return ScanEach(snap, u, Direction::kOut, layout, [&](VertexId v, double) {
+  Status s = ForEachRange(layout, [&](size_t, VertexRange r) {
+    return ScanRangeEach(snap, r, Direction::kOut, layout, [&](VertexId, VertexId v, double) {
       std::atomic_ref<uint64_t>(offset_[v + 1]).fetch_add(1, std::memory_order_relaxed);
-      return true;
     });
   });
   if (!s.ok()) return s;
@@ -119,15 +131,14 @@ Status InNeighbors::Init(const Snapshot& snap, const Layout& layout) {
   src_.resize(offset_[bound_]);
   std::vector<uint64_t> cursor(offset_.begin(), offset_.end() - 1);
   std::atomic<bool> overflow{false};
-  s = ForEachVertex(layout, [&](VertexId u) {
-    return ScanEach(snap, u, Direction::kOut, layout, [&](VertexId v, double) {
+  s = ForEachRange(layout, [&](size_t, VertexRange r) {
+    return ScanRangeEach(snap, r, Direction::kOut, layout, [&](VertexId u, VertexId v, double) {
       const uint64_t pos = std::atomic_ref<uint64_t>(cursor[v]).fetch_add(1, std::memory_order_relaxed);
       if (pos >= offset_[v + 1]) {
         overflow.store(true, std::memory_order_relaxed);
-        return false;
+        return;
       }
       src_[pos] = u;
-      return true;
     });
   });
   if (!s.ok()) return s;

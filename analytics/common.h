@@ -111,6 +111,29 @@ Status ForEachVertex(const Layout& layout, Fn&& fn) {
   });
 }
 
+// Full pass over the lists of range r (Snapshot::ScanEdges: disk levels streamed, no lookup per
+// vertex): fn(u, v, weight) for every existing neighbor v of every u in r, u ascending.
+// A neighbor >= layout.bound is Corruption.
+template <typename Fn>
+Status ScanRangeEach(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
+                     Fn&& fn) {
+  bool bad = false;
+  Status s = snap.ScanEdges(r.begin, r.end, d, [&](VertexId u, const NeighborChunk& c) {
+    if (!layout.exists[u]) return true;
+    for (size_t i = 0; i < c.size; ++i) {
+      if (c.dst[i] >= layout.bound) {
+        bad = true;
+        return false;
+      }
+      if (layout.exists[c.dst[i]]) fn(u, c.dst[i], c.weight ? c.weight[i] : 1.0);
+    }
+    return true;
+  });
+  if (!s.ok()) return s;
+  if (bad) return Status::Corruption("analytics: neighbor ID beyond VertexIdBound()");
+  return Status::OK();
+}
+
 // Calls fn(dst, weight) -> bool for u's existing neighbors in ascending order until fn returns
 // false. Unweighted stores give weight 1.0. A neighbor >= layout.bound is Corruption.
 template <typename Fn>

@@ -43,14 +43,9 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   // |N_out(u)| counted over existing neighbors (Degree() also counts edges into deleted
   // vertices on kDirected stores): one scan, cheap next to the iterations.
   std::vector<uint64_t> out_degree(L.bound, 0);
-  s = ForEachVertex(L, [&](VertexId u) {
-    uint64_t d = 0;
-    Status st = ScanEach(snap, u, Direction::kOut, L, [&](VertexId, double) {
-      ++d;
-      return true;
-    });
-    out_degree[u] = d;
-    return st;
+  s = ForEachRange(L, [&](size_t, VertexRange r) {
+    return ScanRangeEach(snap, r, Direction::kOut, L,
+                         [&](VertexId u, VertexId, double) { ++out_degree[u]; });
   });
   if (!s.ok()) return Finish(snap, s);
   // contrib[u] = PR(u) / |N_out(u)|, 0 for sinks and absent vertices.
@@ -78,13 +73,15 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
     });
     if (pull) {
       const Direction in = InDirection(L.kind);
-      s = ForEachVertex(L, [&](VertexId v) {
-        double sum = 0;
-        Status st = ScanEach(snap, v, in, L, [&](VertexId u, double) {
-          sum += contrib[u];
-          return true;
+      // Each range owns its vertices v: sums their in-neighbors' contributions in one stream.
+      s = ForEachRange(L, [&](size_t, VertexRange r) {
+        for (VertexId v = r.begin; v < r.end; ++v) next[v] = 0.0;
+        Status st = ScanRangeEach(snap, r, in, L, [&](VertexId v, VertexId u, double) {
+          next[v] += contrib[u];
         });
-        next[v] = base + d * sum;
+        for (VertexId v = r.begin; v < r.end; ++v) {
+          if (L.exists[v]) next[v] = base + d * next[v];
+        }
         return st;
       });
     } else {
@@ -95,18 +92,9 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
           std::vector<double>& a = acc[p];
           std::fill(a.begin(), a.end(), 0.0);
           for (size_t i = cut[p]; i < cut[p + 1] && !err.failed(); ++i) {
-            for (VertexId u = L.ranges[i].begin; u < L.ranges[i].end; ++u) {
-              if (!L.exists[u] || out_degree[u] == 0) continue;
-              const double c = contrib[u];
-              Status st = ScanEach(snap, u, Direction::kOut, L, [&](VertexId v, double) {
-                a[v] += c;
-                return true;
-              });
-              if (!st.ok()) {
-                err.Set(st);
-                break;
-              }
-            }
+            Status st = ScanRangeEach(snap, L.ranges[i], Direction::kOut, L,
+                                      [&](VertexId u, VertexId v, double) { a[v] += contrib[u]; });
+            if (!st.ok()) err.Set(st);
           }
         }
       }, tbb::simple_partitioner());

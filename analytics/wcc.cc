@@ -107,17 +107,15 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
   const VertexId largest = can_skip ? SampleLargest(L, forest) : kNoLabel;
   const bool scan_in = L.kind == GraphKind::kDirectedWithInEdges;
   if (s.ok()) {
-    s = ForEachVertex(L, [&](VertexId v) {
-      if (can_skip && forest.Find(v) == largest) return Status::OK();
-      int i = 0;
-      Status st = ScanEach(snap, v, Direction::kOut, L, [&](VertexId u, double) {
-        if (i++ >= rounds) forest.Link(v, u);
-        return true;
+    // Streamed per range. Linking every out-edge again (including the sampled ones) is
+    // harmless: Link is idempotent.
+    s = ForEachRange(L, [&](size_t, VertexRange r) {
+      Status st = ScanRangeEach(snap, r, Direction::kOut, L, [&](VertexId v, VertexId u, double) {
+        if (!(can_skip && forest.Find(v) == largest)) forest.Link(v, u);
       });
       if (st.ok() && scan_in) {
-        st = ScanEach(snap, v, Direction::kIn, L, [&](VertexId u, double) {
-          forest.Link(v, u);
-          return true;
+        st = ScanRangeEach(snap, r, Direction::kIn, L, [&](VertexId v, VertexId u, double) {
+          if (!(can_skip && forest.Find(v) == largest)) forest.Link(v, u);
         });
       }
       return st;

@@ -75,4 +75,12 @@ Status SnapshotImpl::ScanNeighbors(VertexId u, Direction d,
   return reader_.ScanNeighbors(dir, u, fn);
 }
 
+Status SnapshotImpl::ScanEdges(VertexId begin, VertexId end, Direction d,
+                               FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const {
+  uint8_t dir;
+  Status s = StoredDir(d, &dir);
+  if (!s.ok()) return s;
+  return reader_.ScanEdges(dir, begin, end, fn);
+}
+
 }  // namespace strata::lsm

@@ -30,6 +30,8 @@ class SnapshotImpl final : public Snapshot {
   uint64_t Degree(VertexId u, Direction d) const override;
   Status ScanNeighbors(VertexId u, Direction d,
                        FunctionRef<bool(const NeighborChunk&)> fn) const override;
+  Status ScanEdges(VertexId begin, VertexId end, Direction d,
+                   FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const override;
   Status status() const override;
 
  private:

@@ -277,6 +277,137 @@ Status TierReader::ScanNeighbors(uint8_t dir, VertexId u,
   return Status::OK();
 }
 
+Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
+                             FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const {
+  end = std::min(end, VertexIdBound());
+  if (begin >= end) return status();
+  struct FileScan {
+    std::unique_ptr<SegmentScanner> sc;
+    VertexEntry ve;
+    bool valid = false;
+  };
+  std::vector<FileScan> files;  // newest first
+  for (const version::SegmentHandle* h : v_->AllFiles(dir)) {
+    if (h->meta.num_vertices == 0 || h->meta.max_src < begin || h->meta.min_src >= end) continue;
+    ScanOptions so;
+    so.min_src = begin;
+    so.max_src = end - 1;
+    so.read.weights = weighted_;
+    FileScan f;
+    f.sc = h->reader->NewScanner(so);
+    f.valid = f.sc->NextVertex(&f.ve);
+    if (!f.sc->status().ok()) return f.sc->status();
+    files.push_back(std::move(f));
+  }
+  std::vector<const mem::SubgraphVersion*> mems;
+  std::vector<const mem::Adjacency*> mem_runs;
+  std::vector<FileScan*> file_runs;
+  std::vector<std::vector<Entry>> lists;
+  bool go = true;
+  for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end && go;
+       base += mem::kSubgraphSize) {
+    mems.clear();
+    for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
+      const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(base), ts_);
+      if (sv != nullptr) mems.push_back(sv);
+    }
+    const VertexId lo = std::max(base, begin), hi = std::min(base + mem::kSubgraphSize, end);
+    for (VertexId u = lo; u < hi && go; ++u) {
+      const uint32_t i = LocalOf(u);
+      mem_runs.clear();
+      file_runs.clear();
+      bool hidden = false, tombs = false;
+      for (const mem::SubgraphVersion* sv : mems) {
+        const mem::Adjacency* a = Adj(sv, dir);
+        if (a->entries[i] != 0) {
+          mem_runs.push_back(a);
+          tombs |= a->live[i] != a->entries[i];
+        }
+        if ((sv->deleted_mask >> i) & 1) {
+          hidden = true;
+          break;
+        }
+      }
+      for (FileScan& f : files) {
+        while (f.valid && f.ve.src < u) {
+          f.valid = f.sc->NextVertex(&f.ve);
+          if (!f.sc->status().ok()) return f.sc->status();
+        }
+        if (hidden || !f.valid || f.ve.src != u) continue;
+        if (f.ve.degree != 0) {
+          file_runs.push_back(&f);
+          tombs |= f.ve.has_tombstones;
+        }
+        if (f.ve.flags & kVertexDeleted) hidden = true;
+      }
+      const size_t nruns = mem_runs.size() + file_runs.size();
+      if (nruns == 0) continue;
+      if (nruns == 1 && !tombs) {  // the common case after compaction: stream it through
+        if (!mem_runs.empty()) {
+          mem::ScanVertex(*mem_runs[0], i, [&](const uint64_t* k, const double* w, const uint8_t*,
+                                               size_t n) {
+            NeighborChunk c{k, weighted_ ? w : nullptr, n};
+            return go = fn(u, c);
+          });
+        } else {
+          EdgeBatch b;
+          while (go && file_runs[0]->sc->NextEdges(&b)) {
+            NeighborChunk c{b.dst, weighted_ ? b.weight : nullptr, b.size};
+            go = fn(u, c);
+          }
+          if (!file_runs[0]->sc->status().ok()) return file_runs[0]->sc->status();
+        }
+        continue;
+      }
+      // Several runs or tombstones: materialize newest first and merge.
+      lists.assign(nruns, {});
+      size_t r = 0;
+      for (const mem::Adjacency* a : mem_runs) {
+        auto& l = lists[r++];
+        mem::ScanVertex(*a, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb,
+                                   size_t n) {
+          for (size_t j = 0; j < n; ++j) l.push_back({k[j], w ? w[j] : 1.0, tomb && tomb[j]});
+          return true;
+        });
+      }
+      for (FileScan* f : file_runs) {
+        auto& l = lists[r++];
+        EdgeBatch b;
+        while (f->sc->NextEdges(&b)) {
+          for (size_t j = 0; j < b.size; ++j) {
+            l.push_back({b.dst[j], b.weight ? b.weight[j] : 1.0, b.has_tombstones && b.tombstone[j]});
+          }
+        }
+        if (!f->sc->status().ok()) return f->sc->status();
+      }
+      auto emit = [&](const NeighborChunk& c) { return go = fn(u, c); };
+      ChunkEmitter out(weighted_, emit);
+      std::vector<size_t> pos(lists.size(), 0);
+      for (;;) {
+        uint64_t best = 0;
+        bool any = false;
+        for (size_t q = 0; q < lists.size(); ++q) {
+          if (pos[q] < lists[q].size() && (!any || lists[q][pos[q]].key < best)) {
+            best = lists[q][pos[q]].key;
+            any = true;
+          }
+        }
+        if (!any) break;
+        const Entry* winner = nullptr;
+        for (size_t q = 0; q < lists.size(); ++q) {
+          if (pos[q] < lists[q].size() && lists[q][pos[q]].key == best) {
+            if (winner == nullptr) winner = &lists[q][pos[q]];
+            ++pos[q];
+          }
+        }
+        if (!winner->tomb && !out.Add(winner->key, winner->w)) break;
+      }
+      if (go) out.Flush();
+    }
+  }
+  return status();
+}
+
 VertexId TierReader::VertexIdBound() const {
   uint64_t b = 0;
   for (size_t t = first_; t < v_->memgraphs.size(); ++t) {

@@ -32,6 +32,9 @@ class TierReader {
   bool GetEdge(uint8_t dir, VertexId u, VertexId x, double* weight) const;
   uint64_t Degree(uint8_t dir, VertexId u) const;
   Status ScanNeighbors(uint8_t dir, VertexId u, FunctionRef<bool(const NeighborChunk&)> fn) const;
+  // Streams [begin, end): see Snapshot::ScanEdges.
+  Status ScanEdges(uint8_t dir, VertexId begin, VertexId end,
+                   FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const;
   VertexId VertexIdBound() const;
   uint64_t NumVertices() const;
   uint64_t NumEdges() const;

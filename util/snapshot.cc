@@ -28,6 +28,17 @@ Status Snapshot::GetNeighbors(VertexId u, std::vector<VertexId>* dst, std::vecto
   });
 }
 
+Status Snapshot::ScanEdges(VertexId begin, VertexId end, Direction d,
+                          FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const {
+  Status st;
+  bool go = true;
+  Status sv = ScanVertices(begin, end, [&](VertexId u) {
+    st = ScanNeighbors(u, d, [&](const NeighborChunk& c) { return go = fn(u, c); });
+    return st.ok() && go;
+  });
+  return st.ok() ? sv : st;
+}
+
 namespace {
 
 // Visits the intersection of N(u) and N(v) in ascending order.

@@ -66,6 +66,13 @@ class Snapshot {
   Status ScanNeighbors(VertexId u, FunctionRef<bool(const NeighborChunk&)> fn) const {
     return ScanNeighbors(u, Direction::kOut, fn);
   }
+  // Full-graph pass: for each vertex u in [begin, end), ascending, calls fn(u, chunk) for each
+  // chunk of u's neighbors (vertices without neighbors get no call) until fn returns false.
+  // Streams every disk level sequentially by vertex range — the way to read a whole graph or
+  // a large range; ScanNeighbors per vertex does one lookup per vertex and file instead.
+  virtual Status ScanEdges(VertexId begin, VertexId end, Direction d,
+                           FunctionRef<bool(VertexId u, const NeighborChunk&)> fn) const;
+
   // Convenience: the whole neighbor list (weights too when `weights` is not null).
   Status GetNeighbors(VertexId u, std::vector<VertexId>* dst,
                       std::vector<double>* weights = nullptr,
