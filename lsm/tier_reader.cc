@@ -409,15 +409,21 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
 }
 
 VertexId TierReader::VertexIdBound() const {
+  VertexId cached = bound_.load(std::memory_order_acquire);
+  if (cached != kUnknownBound) return cached;
   uint64_t b = 0;
   for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
-    b = std::max<uint64_t>(b, v_->memgraphs[t]->subgraph_bound() << mem::kSubgraphBits);
+    // The active memgraph grows under writers: count only subgraphs this timestamp sees.
+    uint64_t s = v_->memgraphs[t]->subgraph_bound();
+    while (s > 0 && (s << mem::kSubgraphBits) > b && v_->memgraphs[t]->VersionAt(s - 1, ts_) == nullptr) --s;
+    b = std::max<uint64_t>(b, s << mem::kSubgraphBits);
   }
   for (int dir = 0; dir < 2; ++dir) {
     for (const version::SegmentHandle* seg : v_->AllFiles(dir)) {
       if (seg->meta.num_vertices != 0) b = std::max<uint64_t>(b, seg->meta.max_src + 1);
     }
   }
+  bound_.store(b, std::memory_order_release);
   return b;
 }
 

@@ -10,6 +10,7 @@
 // otherwise recorded in status().
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -67,6 +68,8 @@ class TierReader {
   Timestamp ts_;
   bool weighted_;
   size_t first_;
+  static constexpr VertexId kUnknownBound = ~VertexId{0};
+  mutable std::atomic<VertexId> bound_{kUnknownBound};  // VertexIdBound(), computed once
   mutable std::mutex err_mu_;
   mutable Status err_;
 };

@@ -1,0 +1,192 @@
+// Analytics on the real store, against independent sequential references on a MapSnapshot
+// holding the same graph: with the graph in the memgraph, flushed to level 0 (several files),
+// and compacted to the bottom level; after deletions too. And an analysis started before a
+// stream of writes, flushes and compactions returns the result of its own snapshot.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+
+#include "analytics/analytics.h"
+#include "analytics/verify.h"
+#include "strata/db.h"
+#include "tests/util/map_snapshot.h"
+#include "tests/util/temp_dir.h"
+
+namespace strata {
+namespace {
+
+using namespace analytics;
+
+Options StoreOptions(GraphKind kind) {
+  Options o;
+  o.graph_kind = kind;
+  o.weighted = true;
+  o.memgraph_bytes = 32 << 10;
+  o.memory_budget = 1 << 20;
+  o.wal = WalMode::kOff;
+  o.background_compaction = false;  // states placed by hand below
+  return o;
+}
+
+// Checks every kernel on `snap` against the references run on `model`.
+void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string& state) {
+  SCOPED_TRACE(state);
+  VertexId src = 0;
+  model.ScanVertices(0, model.VertexIdBound(), [&](VertexId v) {
+    src = v;
+    return false;
+  });
+  std::vector<int64_t> d1, d2;
+  ASSERT_TRUE(Bfs(snap, BfsParams{src}, &d1).ok());
+  ASSERT_TRUE(ReferenceBfs(model, src, &d2).ok());
+  d1.resize(d2.size(), kUnreachable);
+  EXPECT_TRUE(CheckExact(d2, d1, "bfs").ok());
+
+  std::vector<double> p1, p2;
+  PageRankParams pp{0.85, 10};
+  ASSERT_TRUE(PageRank(snap, pp, &p1).ok());
+  ASSERT_TRUE(ReferencePageRank(model, pp, &p2).ok());
+  p1.resize(p2.size(), 0.0);
+  Status c = CheckEpsilon(p2, p1, kGraphalyticsEpsilon, "pr");
+  EXPECT_TRUE(c.ok()) << c.ToString();
+
+  std::vector<double> s1, s2;
+  ASSERT_TRUE(Sssp(snap, SsspParams{src}, &s1).ok());
+  ASSERT_TRUE(ReferenceSssp(model, src, &s2).ok());
+  s1.resize(s2.size(), kInfinity);
+  c = CheckEpsilon(s2, s1, kGraphalyticsEpsilon, "sssp");
+  EXPECT_TRUE(c.ok()) << c.ToString();
+
+  std::vector<VertexId> w1, w2;
+  ASSERT_TRUE(Wcc(snap, WccParams{}, &w1).ok());
+  ASSERT_TRUE(ReferenceWcc(model, &w2).ok());
+  w1.resize(w2.size(), kNoLabel);
+  c = CheckEquivalent(w2, w1, "wcc");
+  EXPECT_TRUE(c.ok()) << c.ToString();
+
+  std::vector<uint64_t> c1, c2;
+  ASSERT_TRUE(Cdlp(snap, CdlpParams{}, &c1).ok());
+  ASSERT_TRUE(ReferenceCdlp(model, CdlpParams{}, &c2).ok());
+  c1.resize(c2.size(), kNoLabel);
+  c = CheckExact(c2, c1, "cdlp");
+  EXPECT_TRUE(c.ok()) << c.ToString();
+
+  std::vector<double> l1, l2;
+  ASSERT_TRUE(Lcc(snap, &l1).ok());
+  ASSERT_TRUE(ReferenceLcc(model, &l2).ok());
+  l1.resize(l2.size(), 0.0);
+  c = CheckEpsilon(l2, l1, kGraphalyticsEpsilon, "lcc");
+  EXPECT_TRUE(c.ok()) << c.ToString();
+
+  uint64_t t1 = 0, t2 = 0;
+  ASSERT_TRUE(TriangleCount(snap, &t1).ok());
+  ASSERT_TRUE(ReferenceTriangleCount(model, &t2).ok());
+  EXPECT_EQ(t1, t2);
+}
+
+class AnalyticsStore : public ::testing::TestWithParam<GraphKind> {};
+
+TEST_P(AnalyticsStore, KernelsMatchReferencesInEveryTier) {
+  const GraphKind kind = GetParam();
+  testing::TempDir dir;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(StoreOptions(kind), dir.path() + "/db", &db).ok());
+  MapSnapshot model(kind, true);
+  std::mt19937_64 rng(5);
+  const VertexId n = 600;
+  auto add = [&](int edges) {
+    WriteBatch b;
+    for (int i = 0; i < edges; ++i) {
+      // Skewed: a few hubs and many low-degree vertices.
+      VertexId u = rng() % 4 == 0 ? rng() % 8 : rng() % n;
+      VertexId v = rng() % n;
+      double w = 1.0 + static_cast<double>(rng() % 50);
+      b.InsertEdge(u, v, w);
+      model.PutEdge(u, v, w);
+    }
+    ASSERT_TRUE(db->Write(b).ok());
+  };
+  for (int i = 0; i < 3; ++i) add(300);
+  CheckKernels(*db->GetSnapshot(), model, "memgraph");
+  for (int i = 0; i < 10; ++i) {
+    add(300);
+    ASSERT_TRUE(db->Flush().ok());
+  }
+  ASSERT_GE(db->GetStats().l0_files, 5u);
+  CheckKernels(*db->GetSnapshot(), model, "level 0");
+  ASSERT_TRUE(db->CompactAll().ok());
+  ASSERT_EQ(db->GetStats().l0_files, 0u);
+  CheckKernels(*db->GetSnapshot(), model, "bottom level");
+  // Deletions on top of the compacted level: tombstones in the memgraph and in L0.
+  WriteBatch del;
+  for (int i = 0; i < 400; ++i) {
+    VertexId u = rng() % n, v = rng() % n;
+    del.DeleteEdge(u, v);
+    model.DeleteEdge(u, v);
+  }
+  ASSERT_TRUE(db->Write(del).ok());
+  ASSERT_TRUE(db->Flush().ok());
+  add(200);
+  CheckKernels(*db->GetSnapshot(), model, "deletes over levels");
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, AnalyticsStore,
+                         ::testing::Values(GraphKind::kDirected, GraphKind::kDirectedWithInEdges,
+                                           GraphKind::kUndirected));
+
+TEST(AnalyticsStore, AnalysisSeesItsSnapshotWhileWritesFlushAndCompact) {
+  testing::TempDir dir;
+  Options o = StoreOptions(GraphKind::kDirected);
+  o.background_compaction = true;
+  o.l0_compaction_trigger = 2;
+  o.level1_bytes = 32 << 10;
+  o.level_fanout = 2;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20; ++i) {
+    WriteBatch b;
+    for (int j = 0; j < 200; ++j) b.InsertEdge(rng() % 500, rng() % 500, 1.0);
+    ASSERT_TRUE(db->Write(b).ok());
+  }
+  auto snap = db->GetSnapshot();
+  std::vector<double> before;
+  ASSERT_TRUE(PageRank(*snap, PageRankParams{0.85, 10}, &before).ok());
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    std::mt19937_64 r(12);
+    while (!stop) {
+      WriteBatch b;
+      for (int j = 0; j < 100; ++j) {
+        if (r() % 3 == 0) b.DeleteEdge(r() % 500, r() % 500); else b.InsertEdge(r() % 700, r() % 700, 1.0);
+      }
+      if (!db->Write(b).ok()) break;
+    }
+  });
+  for (int round = 0; round < 5; ++round) {
+    std::vector<double> again;
+    ASSERT_TRUE(PageRank(*snap, PageRankParams{0.85, 10}, &again).ok());
+    ASSERT_EQ(again.size(), before.size());
+    double maxd = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < again.size(); ++i) {
+      if (std::abs(again[i] - before[i]) > maxd) {
+        maxd = std::abs(again[i] - before[i]);
+        at = i;
+      }
+    }
+    ASSERT_EQ(maxd, 0.0) << "round " << round << " vertex " << at << ": " << again[at] << " vs "
+                         << before[at];
+  }
+  stop = true;
+  writer.join();
+  DBStats st = db->GetStats();
+  EXPECT_GT(st.flushes, 0u) << st.ToString();
+  std::vector<double> latest;
+  ASSERT_TRUE(PageRank(*db->GetSnapshot(), PageRankParams{0.85, 10}, &latest).ok());
+  EXPECT_NE(latest, before) << "writes changed nothing: the test would prove nothing";
+}
+
+}  // namespace
+}  // namespace strata
