@@ -438,6 +438,7 @@ Status DBImpl::MakeRoom() {
       std::unique_lock<std::mutex> g(bg_mu_);
       if (!bg_error_.ok()) return bg_error_;
       const uint64_t t0 = NowMicros();
+      compact_pending_ = true;
       compact_cv_.notify_all();
       room_cv_.wait_for(g, std::chrono::milliseconds(100));
       stall_micros_.fetch_add(NowMicros() - t0, std::memory_order_relaxed);
@@ -587,6 +588,10 @@ Status DBImpl::FlushOldest() {
   for (const std::string& p : info.replayed_logs) env_->RemoveFile(p);
   flushes_.fetch_add(1, std::memory_order_relaxed);
   flush_bytes_.fetch_add(r.bytes_written, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> g(bg_mu_);
+    compact_pending_ = true;
+  }
   compact_cv_.notify_all();
   Log("flush: ts " + std::to_string(seal_ts) + ", " + std::to_string(r.entries_written) +
       " entries, " + std::to_string(r.bytes_written) + " bytes, " +
@@ -652,12 +657,14 @@ std::unique_ptr<Snapshot> DBImpl::GetSnapshot() {
                                         options_.weighted);
 }
 
-DBStats DBImpl::GetStats() {
+DBStats DBImpl::GetStats(bool count_graph) {
   DBStats st;
   std::unique_ptr<Snapshot> snap = GetSnapshot();
   st.last_committed = snap->timestamp();
-  st.num_vertices = snap->NumVertices();
-  st.num_edges = snap->NumEdges();
+  if (count_graph) {
+    st.num_vertices = snap->NumVertices();
+    st.num_edges = snap->NumEdges();
+  }
   snap.reset();
   st.batches_committed = batches_.load(std::memory_order_relaxed);
   st.ops_applied = ops_.load(std::memory_order_relaxed);
@@ -951,7 +958,8 @@ void DBImpl::CompactLoop() {
   for (;;) {
     {
       std::unique_lock<std::mutex> g(bg_mu_);
-      compact_cv_.wait_for(g, std::chrono::seconds(1));
+      compact_cv_.wait_for(g, std::chrono::seconds(1), [&] { return stop_ || compact_pending_; });
+      compact_pending_ = false;
       if (stop_) return;
       if (!bg_error_.ok()) continue;
     }

@@ -48,7 +48,7 @@ class DBImpl final : public DB {
   Status Write(const WriteOptions& wo, const WriteBatch& batch) override;
   Status NewVertex(VertexId* id) override;
   std::unique_ptr<Snapshot> GetSnapshot() override;
-  DBStats GetStats() override;
+  DBStats GetStats(bool count_graph = true) override;
   Status Close() override;
 
   Status Flush() override { return FlushAll(); }
@@ -133,6 +133,7 @@ class DBImpl final : public DB {
   std::thread flush_thread_;
   std::thread compact_thread_;
   std::condition_variable compact_cv_;
+  bool compact_pending_ = false;  // under bg_mu_: a flush or a stall asked for a compaction check
   std::mutex compact_mu_;
   // Held across "log the edit to the manifest + install the Version", so Verify sees the two
   // agree.

@@ -23,8 +23,8 @@ struct WriteOptions {
 // Counters a store keeps about itself. All figures are since Open unless noted.
 struct DBStats {
   Timestamp last_committed = 0;     // newest timestamp visible to new snapshots
-  uint64_t num_vertices = 0;        // in the current snapshot
-  uint64_t num_edges = 0;           // stored directed entries in the current snapshot
+  uint64_t num_vertices = 0;        // in the current snapshot (GetStats(true) only)
+  uint64_t num_edges = 0;           // stored directed entries, idem
   uint64_t batches_committed = 0;
   uint64_t ops_applied = 0;
   uint64_t memgraph_bytes = 0;      // bytes held by all memgraphs (active + sealed)
@@ -71,7 +71,9 @@ class DB {
   // A consistent view of everything committed so far.
   virtual std::unique_ptr<Snapshot> GetSnapshot() = 0;
 
-  virtual DBStats GetStats() = 0;
+  // Counters are cheap. With count_graph, num_vertices and num_edges are exact counts over a
+  // snapshot, which walks the whole graph (seconds on a large store); without, they are 0.
+  virtual DBStats GetStats(bool count_graph = true) = 0;
 
   // Seals the in-memory tier and returns once it is on disk. No-op for in-memory stores.
   virtual Status Flush() = 0;

@@ -1,0 +1,120 @@
+// The one interface every benchmarked system implements (the study's "adapter", §5.1):
+//
+//   strata      the whole store on disk (DB::Open on a directory, memory budget set)
+//   strata-mem  the in-memory tier alone (Options::in_memory)
+//   rocksdb     key = big-endian (src, dst), value = weight double (empty when unweighted),
+//               default options, WAL off or on (synced), writes batched like ours
+//   csr         a static in-memory CSR built from the same edges: the ideal for reads
+//
+// Graphs are undirected (each logical edge {u, v} stored as (u, v) and (v, u)), as in the
+// Graph500/GAPBS Kronecker convention and the RapidStore reference figures.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strata/status.h"
+#include "strata/types.h"
+
+namespace strata::bench {
+
+// One update of a stream.
+struct EdgeOp {
+  VertexId u = 0;
+  VertexId v = 0;
+  double w = 1.0;
+  bool del = false;
+};
+
+// A stream of inserted undirected edges, in stream order, compactly (IDs < 2^32), and the edges
+// deleted at the end. The graph it describes: every listed edge, the weight of an edge being
+// that of its last occurrence, minus `removed`.
+struct PackedEdge {
+  uint32_t u;
+  uint32_t v;
+};
+struct EdgeList {
+  uint64_t num_vertices = 0;
+  std::vector<PackedEdge> edges;
+  std::vector<double> weights;  // empty when unweighted, else one per edge
+  // (min, max) of each removed edge, sorted, unique.
+  std::vector<std::pair<VertexId, VertexId>> removed;
+};
+
+struct SystemConfig {
+  std::string dir;          // scratch directory of a disk system (created fresh)
+  bool weighted = false;
+  bool wal = false;         // a synced write-ahead log (strata: WalMode::kGroup; rocksdb: sync=true)
+  size_t memory_budget = size_t{1} << 30;  // strata
+  size_t memgraph_bytes = size_t{64} << 20;  // strata
+  int threads = 2;          // threads of analytics kernels
+};
+
+// What an analytics run computed, reduced to a few numbers that every system must agree on
+// (compared by the driver across systems).
+struct Digest {
+  std::string text;
+  double seconds = 0;  // the kernel alone (digest computation excluded)
+};
+
+// (How digests are computed: bench/digest.h.)
+
+// A consistent read view (a snapshot where the system has them). One thread uses a View at a
+// time; its analytics run in parallel internally with SystemConfig::threads threads.
+class View {
+ public:
+  virtual ~View() = default;
+  virtual bool SearchEdge(VertexId u, VertexId v) = 0;
+  // Visits u's neighbors; returns how many.
+  virtual uint64_t ScanNeighbors(VertexId u) = 0;
+  virtual Status Bfs(VertexId source, Digest* d) = 0;
+  virtual Status PageRank(int iterations, Digest* d) = 0;
+  virtual Status Sssp(VertexId source, Digest* d) = 0;
+  virtual Status Wcc(Digest* d) = 0;
+  virtual Status Tc(Digest* d) = 0;
+  // Threads of this view's analytics for systems that manage their own threads (RocksDB);
+  // TBB-based kernels follow the task arena they are called from instead.
+  virtual void SetThreads(int threads) {}
+  // First error seen by SearchEdge/ScanNeighbors.
+  virtual Status status() const = 0;
+};
+
+struct SystemStats {
+  uint64_t stored_edges = 0;     // directed entries stored (2 per undirected edge, 1 per loop)
+  uint64_t memory_bytes = 0;     // memory the system accounts for its graph (0: not known)
+  uint64_t disk_bytes = 0;       // bytes of its files (0: in memory)
+  uint64_t write_bytes = 0;      // bytes the engine wrote for flushes and compactions
+  uint64_t wal_bytes = 0;        // bytes written to its log (when known)
+  uint64_t stall_micros = 0;     // time writers were stalled (strata)
+  std::string note;
+};
+
+class System {
+ public:
+  virtual ~System() = default;
+  // "strata", "strata-mem", "rocksdb", "csr"; nullptr for an unknown name.
+  static std::unique_ptr<System> Create(const std::string& name);
+
+  virtual std::string name() const = 0;
+  virtual bool dynamic() const { return true; }
+  virtual Status Open(const SystemConfig& config) = 0;
+  // Applies ops as one transaction (an atomic batch). Thread-safe.
+  virtual Status Apply(const EdgeOp* ops, size_t n) = 0;
+  // Static systems: builds the graph a stream leaves behind (see EdgeList).
+  virtual Status Build(const EdgeList& edges) { return Status::NotSupported("Build"); }
+  // Makes everything written so far persistent (flushes the in-memory tier).
+  virtual Status Persist() = 0;
+  virtual std::unique_ptr<View> NewView() = 0;
+  virtual SystemStats Stats() = 0;
+  virtual Status Close() = 0;
+};
+
+std::unique_ptr<System> NewStrataSystem(bool in_memory);
+std::unique_ptr<System> NewRocksDbSystem();
+std::unique_ptr<System> NewCsrSystem();
+
+}  // namespace strata::bench

@@ -1,0 +1,422 @@
+// strata-bench: the benchmark suite of issue 8.
+//
+//   strata-bench --suite quick|full --json FILE [--scale S] [--threads N]
+//                [--only WORKLOAD,...] [--systems SYSTEM,...] [--dir DIR] [--timeout SECONDS]
+//
+// Every (job, system) pair runs in its own child process (fork before any thread exists in the
+// parent), so peak RSS and I/O counters are per system and a crash or timeout of one system does
+// not lose the others' results. Children stream their results back through a pipe; the parent
+// adds the ratios of StrataGraph figures to each baseline (from this run only), checks that the
+// systems computed the same analytics results, and writes the JSON report.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <tbb/global_control.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <rocksdb/version.h>
+
+#include "bench/report.h"
+#include "bench/util.h"
+#include "bench/workloads.h"
+
+namespace strata::bench {
+namespace {
+
+const std::vector<std::string> kWorkloads = {"insert", "update", "search_edge", "scan_nbr",
+                                             "bfs",    "pr",     "sssp",        "wcc",
+                                             "tc",     "mixed",  "ingest_large"};
+const std::vector<std::string> kSystems = {"strata", "strata-mem", "rocksdb", "csr"};
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+void Usage() {
+  fprintf(stderr,
+          "usage: strata-bench --suite quick|full --json FILE [--scale S] [--threads N]\n"
+          "                    [--only WORKLOAD,...] [--systems SYSTEM,...] [--dir DIR]\n"
+          "                    [--timeout SECONDS]\n"
+          "workloads: insert update search_edge scan_nbr bfs pr sssp wcc tc mixed ingest_large\n"
+          "systems:   strata strata-mem rocksdb csr\n");
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+std::string MachineJson(const SuiteConfig& cfg, bool drop_ok, const std::string& tree_state) {
+  JsonObject m;
+  std::string cpuinfo = ReadFileText("/proc/cpuinfo");
+  std::string model;
+  size_t p = cpuinfo.find("model name");
+  if (p != std::string::npos) {
+    size_t c = cpuinfo.find(':', p), e = cpuinfo.find('\n', p);
+    model = Trim(cpuinfo.substr(c + 1, e - c - 1));
+  }
+  m.Str("cpu_model", model);
+  m.Int("cores", sysconf(_SC_NPROCESSORS_ONLN));
+  m.Int("memory_bytes", static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE));
+  struct utsname u;
+  if (uname(&u) == 0) {
+    m.Str("kernel", std::string(u.sysname) + " " + u.release);
+    m.Str("arch", u.machine);
+  }
+  std::string os = ReadFileText("/etc/os-release");
+  p = os.find("PRETTY_NAME=");
+  if (p != std::string::npos) {
+    std::string line = os.substr(p + 12, os.find('\n', p) - p - 12);
+    line.erase(std::remove(line.begin(), line.end(), '"'), line.end());
+    m.Str("os", line);
+  }
+  m.Str("compiler", __VERSION__);
+#ifdef NDEBUG
+  m.Str("build", "NDEBUG");
+#else
+  m.Str("build", "assertions on (RelWithAssert: -O2 -g1)");
+#endif
+  m.Str("rocksdb", std::to_string(ROCKSDB_MAJOR) + "." + std::to_string(ROCKSDB_MINOR) + "." +
+                       std::to_string(ROCKSDB_PATCH));
+  std::string load = Trim(ReadFileText("/proc/loadavg"));
+  m.Str("loadavg_at_start", load);
+  m.Bool("page_cache_drop_permitted", drop_ok);
+  m.Str("page_cache",
+        drop_ok ? "warm runs follow a warm-up run; cold runs drop the page cache (sync; echo 3 > "
+                  "/proc/sys/vm/drop_caches) before each run. In-process caches (RocksDB block "
+                  "cache, StrataGraph's segment indexes) are not dropped."
+                : "dropping the page cache was refused: every run is warm");
+  m.Str("storage_dir", cfg.dir);
+  m.Str("filesystem", Trim(RunCommand("df -T " + cfg.dir + " 2>/dev/null | tail -1")));
+  m.Str("tree", tree_state);
+  m.Int("threads", cfg.threads);
+  return m.ToJson();
+}
+
+std::string RepoDir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  buf[n] = 0;
+  std::string p(buf);
+  for (int i = 0; i < 3 && p.find('/') != std::string::npos; ++i) p = p.substr(0, p.rfind('/'));
+  return p.empty() ? "/" : p;  // <repo>/<build>/bin/strata-bench -> <repo>
+}
+
+struct Job {
+  std::string name;
+  std::string system;
+  std::function<void(ResultSink*)> fn;
+};
+
+// Runs a job in a child process; returns its results (empty if it failed).
+bool RunChild(const Job& job, const SuiteConfig& cfg, double timeout, std::vector<Result>* out,
+              double* seconds) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  const double t0 = NowSec();
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    close(fds[0]);
+    int code = 0;
+    {
+      tbb::global_control gc(tbb::global_control::max_allowed_parallelism, cfg.threads);
+      ResultSink sink;
+      job.fn(&sink);
+      std::string bytes = SerializeResults(sink.results());
+      size_t off = 0;
+      while (off < bytes.size()) {
+        ssize_t w = write(fds[1], bytes.data() + off, bytes.size() - off);
+        if (w <= 0) {
+          code = 2;
+          break;
+        }
+        off += static_cast<size_t>(w);
+      }
+      close(fds[1]);
+    }
+    fflush(stderr);
+    _exit(code);
+  }
+  close(fds[1]);
+  std::string bytes;
+  char buf[65536];
+  bool timed_out = false;
+  for (;;) {
+    const double left = timeout - (NowSec() - t0);
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    int r = poll(&pfd, 1, static_cast<int>(std::min(left, 1.0) * 1000));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    ssize_t n = read(fds[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) {
+    fprintf(stderr, "[%-10s] job %s timed out after %.0f s: killed\n", job.system.c_str(),
+            job.name.c_str(), timeout);
+    kill(pid, SIGKILL);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  *seconds = NowSec() - t0;
+  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (!timed_out) {
+      fprintf(stderr, "[%-10s] job %s failed (status %d)\n", job.system.c_str(), job.name.c_str(),
+              status);
+    }
+    return false;
+  }
+  return DeserializeResults(bytes, out);
+}
+
+// Results whose info carries a digest: every system must report the same per workload.
+void CheckDigests(std::vector<Result>* rs) {
+  std::map<std::string, std::map<std::string, std::string>> by;  // workload -> system -> digest
+  for (const Result& r : *rs) {
+    std::string d = r.info.Get("digest");
+    if (d.empty()) continue;
+    std::string cache = r.params.Get("cache");
+    if (cache == "\"cold\"") continue;  // the same computation as warm
+    by[r.workload][r.system] = d;
+  }
+  for (const auto& [w, systems] : by) {
+    if (systems.size() < 2) continue;
+    std::set<std::string> distinct;
+    JsonObject info;
+    for (const auto& [s, d] : systems) {
+      distinct.insert(d);
+      info.Raw(s, d);
+    }
+    Result r;
+    r.workload = w;
+    r.system = "all";
+    r.metric = "results_agree";
+    r.value = distinct.size() == 1 ? 1 : 0;
+    r.unit = "bool";
+    r.info = info;
+    if (distinct.size() != 1) {
+      fprintf(stderr, "WARNING: %s: systems disagree: %s\n", w.c_str(), info.ToJson().c_str());
+    }
+    rs->push_back(r);
+  }
+}
+
+int Main(int argc, char** argv) {
+  SuiteConfig cfg;
+  std::string json_path;
+  int scale = 0, threads = 0;
+  double timeout = 0;
+  WorkloadSet only;
+  std::vector<std::string> systems = kSystems;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        Usage();
+        exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--suite") {
+      cfg.suite = next();
+    } else if (a == "--json") {
+      json_path = next();
+    } else if (a == "--scale") {
+      scale = std::stoi(next());
+    } else if (a == "--threads") {
+      threads = std::stoi(next());
+    } else if (a == "--only") {
+      only.names = Split(next());
+    } else if (a == "--systems") {
+      systems = Split(next());
+    } else if (a == "--dir") {
+      cfg.dir = next();
+    } else if (a == "--timeout") {
+      timeout = std::stod(next());
+    } else if (a == "-h" || a == "--help") {
+      Usage();
+      return 0;
+    } else {
+      fprintf(stderr, "unknown argument '%s'\n", a.c_str());
+      Usage();
+      return 2;
+    }
+  }
+  if (json_path.empty() || (cfg.suite != "quick" && cfg.suite != "full")) {
+    Usage();
+    return 2;
+  }
+  for (const std::string& w : only.names) {
+    if (std::find(kWorkloads.begin(), kWorkloads.end(), w) == kWorkloads.end()) {
+      fprintf(stderr, "unknown workload '%s'\n", w.c_str());
+      return 2;
+    }
+  }
+  for (const std::string& s : systems) {
+    if (std::find(kSystems.begin(), kSystems.end(), s) == kSystems.end()) {
+      fprintf(stderr, "unknown system '%s'\n", s.c_str());
+      return 2;
+    }
+  }
+  cfg.threads = threads > 0 ? threads : std::max<int>(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  if (cfg.suite == "quick") {
+    // Sized to finish in under 10 minutes on 2 shared cores (measured: see docs/benchmarks.md).
+    cfg.scale = 18;
+    cfg.small_scale = 15;
+    cfg.large_scale = 18;
+    cfg.large_budget = size_t{16} << 20;
+    cfg.memory_budget = size_t{256} << 20;
+    cfg.memgraph_bytes = size_t{16} << 20;
+    cfg.insert_edges = uint64_t{1} << 19;
+    cfg.insert_sync_edges = 5000;
+    cfg.insert_runs = 1;
+    cfg.analytics_runs = 3;
+    cfg.rocksdb_analytics_runs = 1;
+    cfg.mixed_runs = 1;
+    cfg.rocksdb_mixed_runs = 1;
+    cfg.mixed_pr_iterations = 3;
+    cfg.analytics_budget_seconds = 6;
+    cfg.cold_tc = false;
+    if (timeout == 0) timeout = 300;
+  } else {
+    cfg.scale = 22;
+    cfg.small_scale = 19;
+    cfg.large_scale = 23;
+    cfg.large_budget = size_t{256} << 20;
+    cfg.memory_budget = size_t{1} << 30;
+    cfg.memgraph_bytes = size_t{64} << 20;
+    cfg.insert_edges = uint64_t{1} << 22;
+    cfg.insert_sync_edges = 20000;
+    cfg.insert_runs = 3;
+    cfg.analytics_runs = 5;
+    cfg.rocksdb_analytics_runs = 1;
+    cfg.mixed_runs = 3;
+    cfg.rocksdb_mixed_runs = 1;
+    cfg.mixed_pr_iterations = 10;
+    cfg.series_interval = 1.0;
+    if (timeout == 0) timeout = 3 * 3600;
+  }
+  if (scale > 0) {
+    cfg.small_scale = std::max(10, cfg.small_scale + (scale - cfg.scale));
+    cfg.large_scale = std::max(10, cfg.large_scale + (scale - cfg.scale));
+    cfg.scale = scale;
+  }
+  if (!MakeDirs(cfg.dir)) {
+    fprintf(stderr, "cannot create %s\n", cfg.dir.c_str());
+    return 1;
+  }
+  cfg.can_drop_cache = DropPageCache();
+
+  const std::string repo = RepoDir();
+  std::string commit = RunCommand("git -C '" + repo + "' rev-parse HEAD 2>/dev/null");
+  if (commit.empty()) commit = RunCommand("git rev-parse HEAD 2>/dev/null");
+  std::string dirty = RunCommand("git -C '" + repo + "' status --porcelain 2>/dev/null | head -1");
+  const std::string tree_state =
+      dirty.empty() ? "clean" : "uncommitted changes in the working tree (figures are of HEAD plus those)";
+  const std::string machine = MachineJson(cfg, cfg.can_drop_cache, tree_state);
+
+  fprintf(stderr,
+          "strata-bench %s: scale %d (sssp/tc %d, ingest_large %d), %d threads, page cache drop %s\n",
+          cfg.suite.c_str(), cfg.scale, cfg.small_scale, cfg.large_scale, cfg.threads,
+          cfg.can_drop_cache ? "permitted" : "refused");
+
+  auto want = [&](const std::string& s) {
+    return std::find(systems.begin(), systems.end(), s) != systems.end();
+  };
+  std::vector<Job> jobs;
+  const bool main_wanted = only.Has("update") || only.Has("search_edge") || only.Has("scan_nbr") ||
+                           only.Has("bfs") || only.Has("pr") || only.Has("wcc") ||
+                           only.Has("mixed") || only.Has("insert");
+  for (const std::string& s : kSystems) {
+    if (!want(s)) continue;
+    if (only.Has("insert") && s != "csr") {
+      jobs.push_back({"insert", s, [&cfg, s](ResultSink* k) { RunInsertJob(cfg, s, k); }});
+    }
+  }
+  for (const std::string& s : kSystems) {
+    if (!want(s) || !main_wanted) continue;
+    jobs.push_back({"main", s, [&cfg, s, only](ResultSink* k) { RunMainJob(cfg, s, only, k); }});
+  }
+  for (const std::string& s : kSystems) {
+    if (!want(s) || !(only.Has("sssp") || only.Has("tc"))) continue;
+    jobs.push_back({"small", s, [&cfg, s, only](ResultSink* k) { RunSmallJob(cfg, s, only, k); }});
+  }
+  for (const std::string& s : {std::string("strata"), std::string("rocksdb")}) {
+    if (!want(s) || !only.Has("ingest_large")) continue;
+    jobs.push_back({"ingest_large", s, [&cfg, s](ResultSink* k) { RunIngestLargeJob(cfg, s, k); }});
+  }
+
+  std::vector<Result> results;
+  const double t0 = NowSec();
+  for (const Job& job : jobs) {
+    fprintf(stderr, "== job %s / %s\n", job.name.c_str(), job.system.c_str());
+    std::vector<Result> rs;
+    double secs = 0;
+    bool ok = RunChild(job, cfg, timeout, &rs, &secs);
+    fprintf(stderr, "== job %s / %s: %s in %.1f s (%zu results)\n", job.name.c_str(),
+            job.system.c_str(), ok ? "done" : "FAILED", secs, rs.size());
+    Result jr;
+    jr.workload = job.name;
+    jr.system = job.system;
+    jr.metric = "job_seconds";
+    jr.value = secs;
+    jr.unit = "s";
+    jr.info.Bool("ok", ok);
+    results.insert(results.end(), rs.begin(), rs.end());
+    results.push_back(jr);
+  }
+  CheckDigests(&results);
+  std::vector<Result> ratios = ComputeRatios(results);
+  results.insert(results.end(), ratios.begin(), ratios.end());
+  const double total = NowSec() - t0;
+  Result tr;
+  tr.workload = "suite";
+  tr.system = "all";
+  tr.metric = "suite_seconds";
+  tr.value = total;
+  tr.unit = "s";
+  results.push_back(tr);
+  if (!WriteReport(json_path, machine, commit, cfg.suite, results)) {
+    fprintf(stderr, "cannot write %s\n", json_path.c_str());
+    return 1;
+  }
+  fprintf(stderr, "strata-bench: %zu results in %.1f s -> %s\n", results.size(), total,
+          json_path.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace strata::bench
+
+int main(int argc, char** argv) { return strata::bench::Main(argc, argv); }

@@ -1,0 +1,178 @@
+// StrataGraph behind the adapter: the whole store on disk ("strata") or the in-memory tier alone
+// ("strata-mem"). Reads go through a Snapshot; analytics are the kernels of analytics/.
+#include <vector>
+
+#include "analytics/analytics.h"
+#include "bench/adapter.h"
+#include "bench/digest.h"
+#include "bench/util.h"
+#include "strata/db.h"
+
+namespace strata::bench {
+
+namespace {
+
+class StrataView : public View {
+ public:
+  explicit StrataView(std::unique_ptr<Snapshot> snap) : snap_(std::move(snap)) {}
+
+  bool SearchEdge(VertexId u, VertexId v) override {
+    double w;
+    Status s = snap_->GetEdge(u, v, &w);
+    if (s.ok()) return true;
+    if (!s.IsNotFound() && status_.ok()) status_ = s;
+    return false;
+  }
+
+  uint64_t ScanNeighbors(VertexId u) override {
+    uint64_t n = 0, sum = 0;
+    Status s = snap_->ScanNeighbors(u, [&](const NeighborChunk& c) {
+      n += c.size;
+      for (size_t i = 0; i < c.size; ++i) sum += c.dst[i];
+      return true;
+    });
+    if (!s.ok() && status_.ok()) status_ = s;
+    sink_ += sum;
+    return n;
+  }
+
+  Status Bfs(VertexId source, Digest* d) override {
+    analytics::BfsParams p;
+    p.source = source;
+    std::vector<int64_t> depth;
+    const double t0 = NowSec();
+    Status s = analytics::Bfs(*snap_, p, &depth);
+    d->seconds = NowSec() - t0;
+    if (s.ok()) d->text = BfsDigest<int64_t>(depth.data(), depth.size(), analytics::kUnreachable);
+    return s;
+  }
+
+  Status PageRank(int iterations, Digest* d) override {
+    analytics::PageRankParams p;
+    p.iterations = iterations;
+    std::vector<double> rank;
+    const double t0 = NowSec();
+    Status s = analytics::PageRank(*snap_, p, &rank);
+    d->seconds = NowSec() - t0;
+    if (s.ok()) d->text = PageRankDigest(rank.data(), rank.size());
+    return s;
+  }
+
+  Status Sssp(VertexId source, Digest* d) override {
+    analytics::SsspParams p;
+    p.source = source;
+    std::vector<double> dist;
+    const double t0 = NowSec();
+    Status s = analytics::Sssp(*snap_, p, &dist);
+    d->seconds = NowSec() - t0;
+    if (s.ok()) d->text = SsspDigest(dist.data(), dist.size());
+    return s;
+  }
+
+  Status Wcc(Digest* d) override {
+    analytics::WccParams p;
+    std::vector<VertexId> label;
+    const double t0 = NowSec();
+    Status s = analytics::Wcc(*snap_, p, &label);
+    d->seconds = NowSec() - t0;
+    if (s.ok()) d->text = WccDigest<VertexId>(label.data(), label.size(), analytics::kNoLabel);
+    return s;
+  }
+
+  Status Tc(Digest* d) override {
+    uint64_t t = 0;
+    const double t0 = NowSec();
+    Status s = analytics::TriangleCount(*snap_, &t);
+    d->seconds = NowSec() - t0;
+    if (s.ok()) d->text = TcDigest(t);
+    return s;
+  }
+
+  Status status() const override { return status_; }
+
+ private:
+  std::unique_ptr<Snapshot> snap_;
+  Status status_;
+  uint64_t sink_ = 0;
+};
+
+class StrataSystem : public System {
+ public:
+  explicit StrataSystem(bool in_memory) : in_memory_(in_memory) {}
+  std::string name() const override { return in_memory_ ? "strata-mem" : "strata"; }
+
+  Status Open(const SystemConfig& c) override {
+    config_ = c;
+    Options o;
+    o.graph_kind = GraphKind::kUndirected;
+    o.weighted = c.weighted;
+    o.in_memory = in_memory_;
+    o.memory_budget = c.memory_budget;
+    o.memgraph_bytes = c.memgraph_bytes;
+    o.wal = c.wal ? WalMode::kGroup : WalMode::kOff;
+    if (!in_memory_) {
+      RemoveTree(c.dir);
+      MakeDirs(c.dir);
+    }
+    return DB::Open(o, in_memory_ ? std::string("strata-mem") : c.dir, &db_);
+  }
+
+  Status Apply(const EdgeOp* ops, size_t n) override {
+    thread_local WriteBatch b;
+    b.Clear();
+    for (size_t i = 0; i < n; ++i) {
+      if (ops[i].del) {
+        b.DeleteEdge(ops[i].u, ops[i].v);
+      } else {
+        b.InsertEdge(ops[i].u, ops[i].v, ops[i].w);
+      }
+    }
+    return db_->Write(b);
+  }
+
+  Status Persist() override { return db_->Flush(); }
+
+  std::unique_ptr<View> NewView() override {
+    return std::make_unique<StrataView>(db_->GetSnapshot());
+  }
+
+  SystemStats Stats() override {
+    DBStats st = db_->GetStats();
+    SystemStats s;
+    s.stored_edges = st.num_edges;
+    s.memory_bytes = st.memgraph_bytes;
+    s.disk_bytes = in_memory_ ? 0 : DirBytes(config_.dir);
+    s.write_bytes = st.flush_bytes + st.compaction_bytes;
+    s.stall_micros = st.stall_micros;
+    s.note = st.ToString();
+    return s;
+  }
+
+  Status Close() override {
+    if (!db_) return Status::OK();
+    Status s = db_->Close();
+    db_.reset();
+    return s;
+  }
+
+ private:
+  bool in_memory_;
+  SystemConfig config_;
+  std::unique_ptr<DB> db_;
+};
+
+}  // namespace
+
+std::unique_ptr<System> NewStrataSystem(bool in_memory) {
+  return std::make_unique<StrataSystem>(in_memory);
+}
+
+std::unique_ptr<System> System::Create(const std::string& name) {
+  if (name == "strata") return NewStrataSystem(false);
+  if (name == "strata-mem") return NewStrataSystem(true);
+  if (name == "rocksdb") return NewRocksDbSystem();
+  if (name == "csr") return NewCsrSystem();
+  return nullptr;
+}
+
+}  // namespace strata::bench

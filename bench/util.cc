@@ -1,0 +1,163 @@
+#include "bench/util.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace strata::bench {
+
+double NowSec() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double ProcessCpuSec() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+double ThreadCpuSec() {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+namespace {
+
+uint64_t StatusField(const char* name) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const size_t n = strlen(name);
+  while (std::getline(in, line)) {
+    if (line.compare(0, n, name) == 0 && line.size() > n && line[n] == ':') {
+      return std::strtoull(line.c_str() + n + 1, nullptr, 10) * 1024;  // kB
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+uint64_t PeakRssBytes() { return StatusField("VmHWM"); }
+uint64_t CurrentRssBytes() { return StatusField("VmRSS"); }
+
+bool ResetPeakRss() {
+  int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, "5\n", 2) == 2;
+  ::close(fd);
+  return ok;
+}
+
+IoCounters ReadIoCounters() {
+  IoCounters c;
+  std::ifstream in("/proc/self/io");
+  std::string key;
+  uint64_t value;
+  while (in >> key >> value) {
+    if (key == "read_bytes:") c.read_bytes = value;
+    if (key == "write_bytes:") c.write_bytes = value;
+    if (key == "cancelled_write_bytes:") c.cancelled_write_bytes = value;
+  }
+  return c;
+}
+
+uint64_t DirBytes(const std::string& path) {
+  std::error_code ec;
+  uint64_t total = 0;
+  if (!std::filesystem::exists(path, ec)) return 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_regular_file(e2)) total += it->file_size(e2);
+  }
+  return total;
+}
+
+void RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+bool MakeDirs(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  return !ec;
+}
+
+bool DropPageCache() {
+  sync();
+  int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, "3\n", 2) == 2;
+  ::close(fd);
+  return ok;
+}
+
+LatencySummary Summarize(std::vector<float>* us) {
+  LatencySummary s;
+  std::vector<float>& v = *us;
+  s.count = v.size();
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (float x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  auto q = [&](double p) {
+    size_t i = static_cast<size_t>(std::floor(p * static_cast<double>(v.size() - 1) + 0.5));
+    return static_cast<double>(v[std::min(i, v.size() - 1)]);
+  };
+  s.p50 = q(0.5);
+  s.p90 = q(0.9);
+  s.p99 = q(0.99);
+  s.p999 = q(0.999);
+  s.max = v.back();
+  // 0..0.9 linearly, then 1 - 10^-k for the tail, then the max.
+  for (int i = 0; i <= 9; ++i) s.cdf.emplace_back(i / 10.0, q(i / 10.0));
+  for (double t : {0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999}) {
+    if (static_cast<double>(v.size()) * (1 - t) >= 1) s.cdf.emplace_back(t, q(t));
+  }
+  s.cdf.emplace_back(1.0, s.max);
+  return s;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string RunCommand(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "";
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+std::string ReadFileText(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace strata::bench

@@ -1,0 +1,1118 @@
+#include "bench/workloads.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "bench/util.h"
+#include "tools/generator.h"
+
+namespace strata::bench {
+
+bool WorkloadSet::Has(const std::string& w) const {
+  return names.empty() || std::find(names.begin(), names.end(), w) != names.end();
+}
+
+namespace {
+
+using tools::Mix64;
+
+void Log(const std::string& system, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void Log(const std::string& system, const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "[%-10s] %s\n", system.c_str(), buf);
+  fflush(stderr);
+}
+
+[[noreturn]] void Fail(const std::string& system, const std::string& what, const Status& s) {
+  Log(system, "FAILED: %s: %s", what.c_str(), s.ToString().c_str());
+  fflush(stderr);
+  _exit(3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streams.
+
+struct Graph {
+  int scale = 0;
+  bool weighted = false;
+  uint64_t seed = 0;
+  uint64_t m = 0;  // stream length
+  uint64_t n = 0;  // vertex bound
+  std::unique_ptr<tools::EdgeGenerator> gen;
+
+  uint64_t load_end() const { return m * 8 / 10; }
+  uint64_t insert_end() const { return m * 9 / 10; }
+};
+
+Graph MakeGraph(int scale, bool weighted, uint64_t seed) {
+  Graph g;
+  g.scale = scale;
+  g.weighted = weighted;
+  g.seed = seed;
+  tools::GeneratorOptions o;
+  o.model = tools::GraphModel::kKronecker;
+  o.scale = scale;
+  o.edge_factor = 16;
+  o.seed = seed;
+  o.weighted = weighted;
+  Status s = tools::EdgeGenerator::New(o, &g.gen);
+  if (!s.ok()) Fail("generator", "EdgeGenerator::New", s);
+  g.m = g.gen->num_edges();
+  g.n = g.gen->num_vertices();
+  return g;
+}
+
+// Positions [b, e) of the stream, generated in parallel.
+void Generate(const Graph& g, uint64_t b, uint64_t e, std::vector<PackedEdge>* out,
+              std::vector<double>* w) {
+  out->resize(e - b);
+  if (g.weighted) w->resize(e - b);
+  tbb::parallel_for(tbb::blocked_range<uint64_t>(b, e, 1 << 14),
+                    [&](const tbb::blocked_range<uint64_t>& r) {
+                      for (uint64_t p = r.begin(); p < r.end(); ++p) {
+                        tools::Edge x = g.gen->EdgeAtPosition(p);
+                        (*out)[p - b] = {static_cast<uint32_t>(x.src), static_cast<uint32_t>(x.dst)};
+                        if (g.weighted) (*w)[p - b] = x.weight;
+                      }
+                    });
+}
+
+inline uint64_t PairKey(uint64_t u, uint64_t v) {
+  return std::min(u, v) << 32 | std::max(u, v);
+}
+
+// One writer thread's share of a stream, in stream order.
+struct OpStream {
+  std::vector<PackedEdge> e;
+  std::vector<double> w;     // empty when unweighted
+  std::vector<uint8_t> del;  // empty when insert-only
+  size_t size() const { return e.size(); }
+};
+
+std::vector<OpStream> Partition(const std::vector<PackedEdge>& e, const std::vector<double>& w,
+                                const std::vector<uint8_t>& del, int threads) {
+  std::vector<OpStream> s(threads);
+  for (auto& x : s) {
+    x.e.reserve(e.size() / threads + e.size() / (threads * 16) + 16);
+  }
+  for (size_t i = 0; i < e.size(); ++i) {
+    const int t = threads == 1 ? 0 : static_cast<int>(Mix64(PairKey(e[i].u, e[i].v)) % threads);
+    s[t].e.push_back(e[i]);
+    if (!w.empty()) s[t].w.push_back(w[i]);
+    if (!del.empty()) s[t].del.push_back(del[i]);
+  }
+  return s;
+}
+
+// The [90%, 100%) part as ops: every insert in order, and after every 20th insert a delete of
+// the edge at a random position of the load part.
+void MixedOps(const Graph& g, std::vector<PackedEdge>* e, std::vector<double>* w,
+              std::vector<uint8_t>* del) {
+  std::vector<PackedEdge> ins;
+  std::vector<double> insw;
+  Generate(g, g.insert_end(), g.m, &ins, &insw);
+  e->clear();
+  w->clear();
+  del->clear();
+  for (size_t k = 0; k < ins.size(); ++k) {
+    e->push_back(ins[k]);
+    if (g.weighted) w->push_back(insw[k]);
+    del->push_back(0);
+    if ((k + 1) % 20 == 0) {
+      const uint64_t pos = Mix64(g.seed * 0x9e3779b97f4a7c15ULL + k) % g.load_end();
+      tools::Edge x = g.gen->EdgeAtPosition(pos);
+      e->push_back({static_cast<uint32_t>(x.src), static_cast<uint32_t>(x.dst)});
+      if (g.weighted) w->push_back(0);
+      del->push_back(1);
+    }
+  }
+}
+
+// Edges whose last op in the mixed part is a delete: (min, max), sorted.
+std::vector<std::pair<VertexId, VertexId>> RemovedEdges(const std::vector<PackedEdge>& e,
+                                                        const std::vector<uint8_t>& del) {
+  std::unordered_set<uint64_t> deleted;
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (del[i]) deleted.insert(PairKey(e[i].u, e[i].v));
+  }
+  std::unordered_map<uint64_t, bool> last;
+  for (size_t i = 0; i < e.size(); ++i) {
+    const uint64_t k = PairKey(e[i].u, e[i].v);
+    if (deleted.count(k)) last[k] = del[i] != 0;
+  }
+  std::vector<std::pair<VertexId, VertexId>> out;
+  for (const auto& [k, d] : last) {
+    if (d) out.emplace_back(k >> 32, k & 0xffffffffULL);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writers.
+
+struct alignas(64) Counter {
+  std::atomic<uint64_t> v{0};
+};
+
+struct WriteRun {
+  double seconds = 0;
+  double cpu_seconds = 0;
+  uint64_t ops = 0;
+  uint64_t inserts = 0;
+  uint64_t txns = 0;
+  std::vector<float> lat_us;  // per transaction
+  std::vector<std::pair<double, uint64_t>> series;  // (seconds, ops applied)
+};
+
+// Applies each stream from its own thread in transactions of `batch` ops.
+WriteRun RunWriters(System* sys, const std::vector<OpStream>& streams, size_t batch,
+                    double series_interval, const std::string& what) {
+  const int threads = static_cast<int>(streams.size());
+  std::vector<Counter> done(threads);
+  std::vector<std::vector<float>> lat(threads);
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false}, finished{false};
+  WriteRun run;
+  for (const auto& s : streams) {
+    run.ops += s.size();
+    for (size_t i = 0; i < s.del.size(); ++i) run.inserts += !s.del[i];
+    if (s.del.empty()) run.inserts += s.size();
+  }
+  std::vector<std::thread> ts;
+  std::atomic<bool> failed{false};
+  Status first_error;
+  std::mutex err_mu;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      const OpStream& s = streams[t];
+      std::vector<EdgeOp> buf(batch);
+      lat[t].reserve(s.size() / batch + 1);
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      for (size_t i = 0; i < s.size() && !failed.load(std::memory_order_relaxed); i += batch) {
+        const size_t k = std::min(batch, s.size() - i);
+        for (size_t j = 0; j < k; ++j) {
+          EdgeOp& op = buf[j];
+          op.u = s.e[i + j].u;
+          op.v = s.e[i + j].v;
+          op.w = s.w.empty() ? 1.0 : s.w[i + j];
+          op.del = !s.del.empty() && s.del[i + j];
+        }
+        const double t0 = NowSec();
+        Status st = sys->Apply(buf.data(), k);
+        const double t1 = NowSec();
+        if (!st.ok()) {
+          std::lock_guard<std::mutex> g(err_mu);
+          if (first_error.ok()) first_error = st;
+          failed = true;
+          break;
+        }
+        lat[t].push_back(static_cast<float>((t1 - t0) * 1e6));
+        done[t].v.store(done[t].v.load(std::memory_order_relaxed) + k, std::memory_order_relaxed);
+      }
+    });
+  }
+  while (ready.load() < threads) std::this_thread::yield();
+  const double c0 = ProcessCpuSec();
+  const double t0 = NowSec();
+  go.store(true, std::memory_order_release);
+  std::thread monitor([&] {
+    run.series.emplace_back(0.0, 0);
+    while (!finished.load()) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(series_interval));
+      uint64_t sum = 0;
+      for (auto& c : done) sum += c.v.load(std::memory_order_relaxed);
+      run.series.emplace_back(NowSec() - t0, sum);
+    }
+  });
+  for (auto& t : ts) t.join();
+  run.seconds = NowSec() - t0;
+  run.cpu_seconds = ProcessCpuSec() - c0;
+  finished = true;
+  monitor.join();
+  run.series.emplace_back(run.seconds, run.ops);
+  if (!first_error.ok()) Fail(sys->name(), what, first_error);
+  for (auto& l : lat) {
+    run.txns += l.size();
+    run.lat_us.insert(run.lat_us.end(), l.begin(), l.end());
+  }
+  return run;
+}
+
+std::string SeriesJson(const std::vector<std::pair<double, uint64_t>>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += "[" + JsonNum(std::round(s[i].first * 1000) / 1000) + ", " + std::to_string(s[i].second) + "]";
+  }
+  return out + "]";
+}
+
+std::string CdfJson(const LatencySummary& l) {
+  std::string out = "[";
+  for (size_t i = 0; i < l.cdf.size(); ++i) {
+    if (i) out += ", ";
+    out += "[" + JsonNum(l.cdf[i].first) + ", " + JsonNum(l.cdf[i].second) + "]";
+  }
+  return out + "]";
+}
+
+Result R(const std::string& workload, const std::string& system, const std::string& metric,
+         double value, const std::string& unit, const JsonObject& params) {
+  Result r;
+  r.workload = workload;
+  r.system = system;
+  r.metric = metric;
+  r.value = value;
+  r.unit = unit;
+  r.params = params;
+  return r;
+}
+
+// Throughput, time and latency figures of a write run.
+void AddWriteResults(ResultSink* sink, const std::string& workload, const std::string& system,
+                     const JsonObject& params, WriteRun& run, bool with_series,
+                     const JsonObject& extra_info = JsonObject()) {
+  LatencySummary l = Summarize(&run.lat_us);
+  JsonObject info = extra_info;
+  info.Int("ops", static_cast<int64_t>(run.ops));
+  info.Int("transactions", static_cast<int64_t>(run.txns));
+  info.Num("cpu_seconds", run.cpu_seconds);
+  info.Raw("latency_cdf_us", CdfJson(l));
+  info.Str("latency", "per transaction, every transaction timed");
+  if (with_series) info.Raw("series", SeriesJson(run.series));
+  Result a = R(workload, system, "edges_per_s", run.ops / run.seconds, "edges/s", params);
+  a.info = info;
+  sink->Add(a);
+  if (run.inserts != run.ops) {
+    sink->Add(R(workload, system, "ops_per_s", run.ops / run.seconds, "ops/s", params));
+  }
+  sink->Add(R(workload, system, "seconds", run.seconds, "s", params));
+  sink->Add(R(workload, system, "cpu_seconds", run.cpu_seconds, "s", params));
+  sink->Add(R(workload, system, "p50_us", l.p50, "us", params));
+  sink->Add(R(workload, system, "p99_us", l.p99, "us", params));
+  sink->Add(R(workload, system, "max_us", l.max, "us", params));
+}
+
+SystemConfig MakeSystemConfig(const SuiteConfig& cfg, const std::string& sub, bool weighted,
+                              bool wal) {
+  SystemConfig c;
+  c.dir = cfg.dir + "/" + sub;
+  c.weighted = weighted;
+  c.wal = wal;
+  c.memory_budget = cfg.memory_budget;
+  c.memgraph_bytes = cfg.memgraph_bytes;
+  c.threads = cfg.threads;
+  return c;
+}
+
+std::unique_ptr<System> OpenSystem(const std::string& name, const SystemConfig& c) {
+  std::unique_ptr<System> sys = System::Create(name);
+  if (!sys) Fail(name, "create", Status::InvalidArgument("unknown system"));
+  Status s = sys->Open(c);
+  if (!s.ok()) Fail(name, "open", s);
+  return sys;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Readers.
+
+struct ReadRun {
+  double seconds = 0;
+  double cpu_seconds = 0;
+  uint64_t ops = 0;
+  uint64_t items = 0;  // edges found / neighbors visited
+  std::vector<float> lat_us;  // sampled
+};
+
+constexpr int kLatencyEvery = 64;
+
+template <typename Fn>  // fn(View*, index) -> items
+ReadRun RunReaders(System* sys, int threads, uint64_t count, Fn&& fn) {
+  ReadRun run;
+  run.ops = count;
+  std::vector<uint64_t> items(threads, 0);
+  std::vector<std::vector<float>> lat(threads);
+  std::vector<std::unique_ptr<View>> views;
+  for (int t = 0; t < threads; ++t) views.push_back(sys->NewView());
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      View* v = views[t].get();
+      const uint64_t b = count * t / threads, e = count * (t + 1) / threads;
+      uint64_t acc = 0;
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      for (uint64_t i = b; i < e; ++i) {
+        if ((i & (kLatencyEvery - 1)) == 0) {
+          const double t0 = NowSec();
+          acc += fn(v, i);
+          lat[t].push_back(static_cast<float>((NowSec() - t0) * 1e6));
+        } else {
+          acc += fn(v, i);
+        }
+      }
+      items[t] = acc;
+    });
+  }
+  while (ready.load() < threads) std::this_thread::yield();
+  const double c0 = ProcessCpuSec();
+  const double t0 = NowSec();
+  go.store(true, std::memory_order_release);
+  for (auto& t : ts) t.join();
+  run.seconds = NowSec() - t0;
+  run.cpu_seconds = ProcessCpuSec() - c0;
+  for (int t = 0; t < threads; ++t) {
+    run.items += items[t];
+    run.lat_us.insert(run.lat_us.end(), lat[t].begin(), lat[t].end());
+    Status s = views[t]->status();
+    if (!s.ok()) Fail(sys->name(), "read", s);
+  }
+  return run;
+}
+
+void AddReadResults(ResultSink* sink, const std::string& workload, const std::string& system,
+                    const JsonObject& params, ReadRun& run, const char* items_name,
+                    const JsonObject& extra_info) {
+  LatencySummary l = Summarize(&run.lat_us);
+  JsonObject info = extra_info;
+  info.Int("ops", static_cast<int64_t>(run.ops));
+  info.Int(items_name, static_cast<int64_t>(run.items));
+  info.Num("cpu_seconds", run.cpu_seconds);
+  info.Raw("latency_cdf_us", CdfJson(l));
+  info.Str("latency", "per operation, every 64th operation timed");
+  Result a = R(workload, system, "ops_per_s", run.ops / run.seconds, "ops/s", params);
+  a.info = info;
+  sink->Add(a);
+  if (workload == "scan_nbr") {
+    sink->Add(R(workload, system, "edges_per_s", run.items / run.seconds, "edges/s", params));
+  }
+  sink->Add(R(workload, system, "seconds", run.seconds, "s", params));
+  sink->Add(R(workload, system, "cpu_seconds", run.cpu_seconds, "s", params));
+  sink->Add(R(workload, system, "p50_us", l.p50, "us", params));
+  sink->Add(R(workload, system, "p99_us", l.p99, "us", params));
+  sink->Add(R(workload, system, "max_us", l.max, "us", params));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Analytics.
+
+enum class Algo { kBfs, kPr, kSssp, kWcc, kTc };
+
+const char* AlgoName(Algo a) {
+  switch (a) {
+    case Algo::kBfs: return "bfs";
+    case Algo::kPr: return "pr";
+    case Algo::kSssp: return "sssp";
+    case Algo::kWcc: return "wcc";
+    case Algo::kTc: return "tc";
+  }
+  return "?";
+}
+
+Status RunAlgo(View* v, Algo a, VertexId source, int iterations, Digest* d) {
+  switch (a) {
+    case Algo::kBfs: return v->Bfs(source, d);
+    case Algo::kPr: return v->PageRank(iterations, d);
+    case Algo::kSssp: return v->Sssp(source, d);
+    case Algo::kWcc: return v->Wcc(d);
+    case Algo::kTc: return v->Tc(d);
+  }
+  return Status::InvalidArgument("algo");
+}
+
+// A vertex with neighbors: the first endpoint of the stream's first edges that has one.
+VertexId PickSource(System* sys, const Graph& g) {
+  std::unique_ptr<View> v = sys->NewView();
+  for (uint64_t p = 0; p < g.m; ++p) {
+    tools::Edge e = g.gen->EdgeAtPosition(p);
+    if (v->ScanNeighbors(e.src) > 0) return e.src;
+  }
+  return 0;
+}
+
+// Warm-up run + `runs` timed runs, median reported; or one cold run per drop of the page cache.
+void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo algo,
+                  VertexId source, int runs, bool cold, int graph_scale, bool weighted) {
+  const std::string sys_name = sys->name();
+  JsonObject params;
+  params.Int("threads", cfg.threads);
+  if (algo == Algo::kPr) params.Int("iterations", cfg.pr_iterations);
+  if (sys_name != "csr") params.Str("cache", cold ? "cold" : "warm");
+  std::vector<double> secs, cpus;
+  std::string digest;
+  std::unique_ptr<View> view = sys->NewView();
+  if (!cold) {
+    // Warm-up: one run (one iteration for PageRank, which reads everything each iteration).
+    Digest d;
+    Status s = RunAlgo(view.get(), algo, source, 1, &d);
+    if (!s.ok()) Fail(sys_name, AlgoName(algo), s);
+    if (algo != Algo::kPr) digest = d.text;
+  }
+  double spent = 0;
+  for (int r = 0; r < runs; ++r) {
+    if (r > 0 && spent > cfg.analytics_budget_seconds) break;
+    if (cold) {
+      view.reset();
+      DropPageCache();
+      view = sys->NewView();
+    }
+    Digest d;
+    const double c0 = ProcessCpuSec();
+    Status s = RunAlgo(view.get(), algo, source, cfg.pr_iterations, &d);
+    const double c1 = ProcessCpuSec();
+    if (!s.ok()) Fail(sys_name, AlgoName(algo), s);
+    secs.push_back(d.seconds);
+    cpus.push_back(c1 - c0);
+    spent += d.seconds;
+    if (!digest.empty() && d.text != digest) {
+      Log(sys_name, "WARNING: %s digest changed between runs: %s vs %s", AlgoName(algo),
+          digest.c_str(), d.text.c_str());
+    }
+    digest = d.text;
+  }
+  JsonObject info;
+  info.Int("runs", static_cast<int64_t>(secs.size()));
+  info.Bool("warmup_run", !cold);
+  info.Str("digest", digest);
+  info.Int("scale", graph_scale);
+  info.Bool("weighted", weighted);
+  if (algo == Algo::kBfs || algo == Algo::kSssp) info.Int("source", static_cast<int64_t>(source));
+  std::string all = "[";
+  for (size_t i = 0; i < secs.size(); ++i) all += (i ? ", " : "") + JsonNum(secs[i]);
+  info.Raw("all_seconds", all + "]");
+  Result a = R(AlgoName(algo), sys_name, "seconds", Median(secs), "s", params);
+  a.info = info;
+  sink->Add(a);
+  sink->Add(R(AlgoName(algo), sys_name, "cpu_seconds", Median(cpus), "s", params));
+  Log(sys_name, "%s (%s): median %.3f s of %zu, %s", AlgoName(algo), cold ? "cold" : "warm",
+      Median(secs), secs.size(), digest.c_str());
+}
+
+int AnalyticsRuns(const SuiteConfig& cfg, const std::string& system) {
+  return system == "rocksdb" ? cfg.rocksdb_analytics_runs : cfg.analytics_runs;
+}
+
+bool DiskSystem(const std::string& s) { return s == "strata" || s == "rocksdb"; }
+
+// Loads a whole graph (all positions) into a dynamic system in batches of 1024 with the
+// configured writer threads, or builds the CSR from it. Used by jobs that measure reads only.
+void LoadWhole(const SuiteConfig& cfg, System* sys, const Graph& g) {
+  std::vector<PackedEdge> e;
+  std::vector<double> w;
+  Generate(g, 0, g.m, &e, &w);
+  if (!sys->dynamic()) {
+    EdgeList list;
+    list.num_vertices = g.n;
+    list.edges = std::move(e);
+    list.weights = std::move(w);
+    Status s = sys->Build(list);
+    if (!s.ok()) Fail(sys->name(), "build", s);
+    return;
+  }
+  std::vector<OpStream> streams = Partition(e, w, {}, cfg.threads);
+  e.clear();
+  e.shrink_to_fit();
+  w.clear();
+  w.shrink_to_fit();
+  WriteRun run = RunWriters(sys, streams, 1024, 1.0, "load");
+  Log(sys->name(), "loaded scale %d: %.0f edges/s", g.scale, run.ops / run.seconds);
+  Status s = sys->Persist();
+  if (!s.ok()) Fail(sys->name(), "persist", s);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// insert: load throughput into a fresh store, batches of 1 and 1024, 1 and N writer threads,
+// WAL off and on.
+
+void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink) {
+  if (system == "csr") return;
+  Graph g = MakeGraph(cfg.scale, false, cfg.seed);
+  const uint64_t k = std::min<uint64_t>(cfg.insert_edges, g.m);
+  std::vector<PackedEdge> all;
+  std::vector<double> noweights;
+  Generate(g, 0, k, &all, &noweights);
+  std::vector<int> thread_counts{1};
+  if (cfg.threads > 1) thread_counts.push_back(cfg.threads);
+  std::vector<bool> wals{false};
+  if (system != "strata-mem") wals.push_back(true);
+
+  // Warm-up: a throwaway load of a tenth of the edges.
+  {
+    std::unique_ptr<System> sys = OpenSystem(system, MakeSystemConfig(cfg, "insert-warmup", false, false));
+    std::vector<PackedEdge> part(all.begin(), all.begin() + k / 10);
+    std::vector<OpStream> st = Partition(part, {}, {}, 1);
+    RunWriters(sys.get(), st, 1024, 1.0, "warm-up");
+    sys->Close();
+    RemoveTree(cfg.dir + "/insert-warmup");
+  }
+  for (bool wal : wals) {
+    for (size_t batch : {size_t{1}, size_t{1024}}) {
+      for (int threads : thread_counts) {
+        const uint64_t n = wal && batch == 1 ? std::min<uint64_t>(k, cfg.insert_sync_edges) : k;
+        std::vector<PackedEdge> part(all.begin(), all.begin() + n);
+        std::vector<OpStream> streams = Partition(part, {}, {}, threads);
+        JsonObject params;
+        params.Int("batch", static_cast<int64_t>(batch));
+        params.Int("threads", threads);
+        params.Str("wal", wal ? "on" : "off");
+        std::vector<WriteRun> runs;
+        for (int r = 0; r < cfg.insert_runs; ++r) {
+          const std::string sub = "insert";
+          std::unique_ptr<System> sys = OpenSystem(system, MakeSystemConfig(cfg, sub, false, wal));
+          runs.push_back(RunWriters(sys.get(), streams, batch, 0.25, "insert"));
+          sys->Close();
+          RemoveTree(cfg.dir + "/" + sub);
+        }
+        // The median run by throughput.
+        std::sort(runs.begin(), runs.end(),
+                  [](const WriteRun& a, const WriteRun& b) { return a.seconds < b.seconds; });
+        WriteRun& med = runs[runs.size() / 2];
+        JsonObject info;
+        info.Int("runs", cfg.insert_runs);
+        info.Int("scale", cfg.scale);
+        Log(system, "insert batch=%zu threads=%d wal=%s: %.0f edges/s (%llu edges)", batch, threads,
+            wal ? "on" : "off", med.ops / med.seconds, static_cast<unsigned long long>(n));
+        AddWriteResults(sink, "insert", system, params, med, false, info);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The main graph: update (80/20), memory, search_edge, scan_nbr, bfs, pr, wcc, mixed.
+
+void RunMainJob(const SuiteConfig& cfg, const std::string& system, const WorkloadSet& only,
+                ResultSink* sink) {
+  Graph g = MakeGraph(cfg.scale, false, cfg.seed);
+  const uint64_t rss0 = CurrentRssBytes();
+  const IoCounters io0 = ReadIoCounters();
+  std::unique_ptr<System> sys = OpenSystem(system, MakeSystemConfig(cfg, "main", false, false));
+  const int T = cfg.threads;
+  uint64_t ops_applied = 0;
+  uint64_t buffer_bytes = 0;
+  JsonObject common_info;
+  common_info.Int("scale", cfg.scale);
+  common_info.Int("stream_edges", static_cast<int64_t>(g.m));
+
+  if (sys->dynamic()) {
+    // load: the first 80% in batches of 1024.
+    {
+      std::vector<PackedEdge> e;
+      std::vector<double> w;
+      Generate(g, 0, g.load_end(), &e, &w);
+      std::vector<OpStream> streams = Partition(e, w, {}, T);
+      buffer_bytes = e.size() * sizeof(PackedEdge) * 2;
+      e.clear();
+      e.shrink_to_fit();
+      WriteRun run = RunWriters(sys.get(), streams, 1024, cfg.series_interval, "update load");
+      ops_applied += run.ops;
+      JsonObject p;
+      p.Str("phase", "load");
+      p.Int("batch", 1024);
+      p.Int("threads", T);
+      p.Str("wal", "off");
+      Log(system, "update load (80%%, batch 1024): %.0f edges/s", run.ops / run.seconds);
+      if (only.Has("update")) AddWriteResults(sink, "update", system, p, run, true, common_info);
+    }
+    // insert: [80%, 90%) as single-edge transactions.
+    {
+      std::vector<PackedEdge> e;
+      std::vector<double> w;
+      Generate(g, g.load_end(), g.insert_end(), &e, &w);
+      std::vector<OpStream> streams = Partition(e, w, {}, T);
+      WriteRun run = RunWriters(sys.get(), streams, 1, cfg.series_interval, "update insert");
+      ops_applied += run.ops;
+      JsonObject p;
+      p.Str("phase", "insert");
+      p.Int("batch", 1);
+      p.Int("threads", T);
+      p.Str("wal", "off");
+      Log(system, "update insert (10%%, single-edge): %.0f edges/s", run.ops / run.seconds);
+      if (only.Has("update")) AddWriteResults(sink, "update", system, p, run, false, common_info);
+    }
+    // insert_delete: [90%, 100%) with one delete per 20 inserts, single-edge transactions.
+    {
+      std::vector<PackedEdge> e;
+      std::vector<double> w;
+      std::vector<uint8_t> del;
+      MixedOps(g, &e, &w, &del);
+      std::vector<OpStream> streams = Partition(e, w, del, T);
+      WriteRun run = RunWriters(sys.get(), streams, 1, cfg.series_interval, "update insert_delete");
+      ops_applied += run.ops;
+      JsonObject p;
+      p.Str("phase", "insert_delete");
+      p.Int("batch", 1);
+      p.Int("threads", T);
+      p.Str("wal", "off");
+      Log(system, "update insert:delete 20:1 (10%%, single-edge): %.0f ops/s", run.ops / run.seconds);
+      if (only.Has("update")) AddWriteResults(sink, "update", system, p, run, false, common_info);
+    }
+    const double t0 = NowSec();
+    Status s = sys->Persist();
+    if (!s.ok()) Fail(system, "persist", s);
+    const double persist_s = NowSec() - t0;
+    SystemStats st = sys->Stats();
+    const IoCounters io1 = ReadIoCounters();
+    const double edge_bytes = 16.0 * static_cast<double>(ops_applied);
+    JsonObject p;
+    JsonObject info = common_info;
+    info.Int("stored_edges", static_cast<int64_t>(st.stored_edges));
+    info.Num("persist_seconds", persist_s);
+    info.Str("engine", st.note);
+    info.Str("edge_bytes", "16 bytes (src, dst) per op applied");
+    if (DiskSystem(system)) {
+      Result wa = R("update", system, "write_amp", st.write_bytes / edge_bytes, "x", p);
+      wa.info = info;
+      wa.info.Str("source", system == "strata" ? "DBStats flush_bytes + compaction_bytes"
+                                               : "statistics FLUSH_WRITE_BYTES + COMPACT_WRITE_BYTES");
+      sink->Add(wa);
+      Result iw = R("update", system, "io_write_amp",
+                    (io1.write_bytes - io0.write_bytes) / edge_bytes, "x", p);
+      iw.info.Str("source", "/proc/self/io write_bytes (everything the process dirtied)");
+      sink->Add(iw);
+      Result db = R("insert", system, "disk_bytes_per_edge",
+                    static_cast<double>(st.disk_bytes) / st.stored_edges, "B/directed edge", p);
+      db.info = info;
+      db.info.Int("disk_bytes", static_cast<int64_t>(st.disk_bytes));
+      sink->Add(db);
+      Log(system, "persist %.2f s; disk %.1f B/edge; write amp %.2f (io %.2f)", persist_s,
+          static_cast<double>(st.disk_bytes) / st.stored_edges, st.write_bytes / edge_bytes,
+          (io1.write_bytes - io0.write_bytes) / edge_bytes);
+    }
+    if (st.memory_bytes && system == "strata-mem") {
+      Result m = R("insert", system, "memory_bytes_per_edge",
+                   static_cast<double>(st.memory_bytes) / st.stored_edges, "B/directed edge", p);
+      m.info = info;
+      m.info.Int("memory_bytes", static_cast<int64_t>(st.memory_bytes));
+      m.info.Str("source", "DBStats::memgraph_bytes (the tier's jemalloc arena counter)");
+      sink->Add(m);
+      Log(system, "memory %.1f B/directed edge (%llu edges)",
+          static_cast<double>(st.memory_bytes) / st.stored_edges,
+          static_cast<unsigned long long>(st.stored_edges));
+    }
+    Result rs = R("insert", system, "rss_bytes", static_cast<double>(CurrentRssBytes() - rss0), "B", p);
+    rs.info.Str("source", "VmRSS after the load and persist minus VmRSS before open; buffers freed");
+    rs.info.Int("stored_edges", static_cast<int64_t>(st.stored_edges));
+    sink->Add(rs);
+  } else {
+    EdgeList list;
+    list.num_vertices = g.n;
+    std::vector<double> w;
+    Generate(g, 0, g.m, &list.edges, &w);
+    {
+      std::vector<PackedEdge> e;
+      std::vector<uint8_t> del;
+      MixedOps(g, &e, &w, &del);
+      list.removed = RemovedEdges(e, del);
+    }
+    buffer_bytes = list.edges.size() * sizeof(PackedEdge);
+    const double t0 = NowSec();
+    Status s = sys->Build(list);
+    if (!s.ok()) Fail(system, "build", s);
+    const double build_s = NowSec() - t0;
+    list = EdgeList();
+    SystemStats st = sys->Stats();
+    JsonObject p;
+    JsonObject info = common_info;
+    info.Int("stored_edges", static_cast<int64_t>(st.stored_edges));
+    info.Num("build_seconds", build_s);
+    info.Str("layout", "64-bit offsets, 32-bit neighbor IDs, no weights");
+    Result m = R("insert", system, "memory_bytes_per_edge",
+                 static_cast<double>(st.memory_bytes) / st.stored_edges, "B/directed edge", p);
+    m.info = info;
+    m.info.Int("memory_bytes", static_cast<int64_t>(st.memory_bytes));
+    sink->Add(m);
+    sink->Add(R("insert", system, "build_seconds", build_s, "s", p));
+    Result rs = R("insert", system, "rss_bytes", static_cast<double>(CurrentRssBytes() - rss0), "B", p);
+    rs.info.Str("source", "VmRSS after the build minus VmRSS before; edge list freed");
+    sink->Add(rs);
+    Log(system, "built in %.2f s: %llu arcs, %.2f B/directed edge", build_s,
+        static_cast<unsigned long long>(st.stored_edges),
+        static_cast<double>(st.memory_bytes) / st.stored_edges);
+  }
+
+  {
+    Result pk = R("insert", system, "peak_rss_bytes", static_cast<double>(PeakRssBytes()), "B",
+                  JsonObject());
+    pk.info.Str("source", sys->dynamic()
+                              ? "VmHWM of the process after loading the main graph (stream buffers included)"
+                              : "VmHWM of the process after building the CSR (edge list included)");
+    pk.info.Int("edge_buffer_bytes", static_cast<int64_t>(buffer_bytes));
+    sink->Add(pk);
+  }
+
+  // search_edge: a 20% sample of the stream's edges (with replacement), warm-up on 1%.
+  JsonObject rp;
+  rp.Int("threads", T);
+  if (system != "csr") rp.Str("cache", "warm");
+  auto sample_edge = [&](uint64_t salt, uint64_t i) {
+    return g.gen->EdgeAtPosition(Mix64(salt + i * 0x9e3779b97f4a7c15ULL) % g.m);
+  };
+  if (only.Has("search_edge")) {
+    const uint64_t count = g.m / 5;
+    std::vector<std::pair<VertexId, VertexId>> sample(count), warm(count / 20);
+    tbb::parallel_for(uint64_t{0}, count, [&](uint64_t i) {
+      tools::Edge e = sample_edge(g.seed * 7 + 1, i);
+      sample[i] = {e.src, e.dst};
+    });
+    for (uint64_t i = 0; i < warm.size(); ++i) {
+      tools::Edge e = sample_edge(g.seed * 7 + 2, i);
+      warm[i] = {e.src, e.dst};
+    }
+    RunReaders(sys.get(), T, warm.size(),
+               [&](View* v, uint64_t i) -> uint64_t { return v->SearchEdge(warm[i].first, warm[i].second); });
+    ReadRun run = RunReaders(sys.get(), T, count, [&](View* v, uint64_t i) -> uint64_t {
+      return v->SearchEdge(sample[i].first, sample[i].second);
+    });
+    JsonObject info = common_info;
+    info.Str("digest", "found=" + std::to_string(run.items));
+    Log(system, "search_edge: %.0f ops/s (%llu of %llu found)", run.ops / run.seconds,
+        static_cast<unsigned long long>(run.items), static_cast<unsigned long long>(count));
+    AddReadResults(sink, "search_edge", system, rp, run, "found", info);
+  }
+  // scan_nbr: 20% of the vertex bound, each the endpoint of a random edge (degree-biased).
+  if (only.Has("scan_nbr")) {
+    const uint64_t count = g.n / 5;
+    auto pick = [&](uint64_t salt, uint64_t i) {
+      tools::Edge e = sample_edge(salt, i);
+      return (Mix64(salt ^ i) & 1) ? e.src : e.dst;
+    };
+    std::vector<VertexId> sample(count), warm(count / 20);
+    tbb::parallel_for(uint64_t{0}, count, [&](uint64_t i) { sample[i] = pick(g.seed * 11 + 1, i); });
+    for (uint64_t i = 0; i < warm.size(); ++i) warm[i] = pick(g.seed * 11 + 2, i);
+    RunReaders(sys.get(), T, warm.size(),
+               [&](View* v, uint64_t i) -> uint64_t { return v->ScanNeighbors(warm[i]); });
+    ReadRun run = RunReaders(sys.get(), T, count,
+                             [&](View* v, uint64_t i) -> uint64_t { return v->ScanNeighbors(sample[i]); });
+    JsonObject info = common_info;
+    info.Str("digest", "neighbors=" + std::to_string(run.items));
+    Log(system, "scan_nbr: %.0f vertices/s, %.0f edges/s", run.ops / run.seconds,
+        run.items / run.seconds);
+    AddReadResults(sink, "scan_nbr", system, rp, run, "neighbors", info);
+  }
+
+  // Analytics, warm then cold.
+  const VertexId source = PickSource(sys.get(), g);
+  const int runs = AnalyticsRuns(cfg, system);
+  for (Algo a : {Algo::kBfs, Algo::kPr, Algo::kWcc}) {
+    if (!only.Has(AlgoName(a))) continue;
+    RunAnalytics(cfg, sys.get(), sink, a, source, runs, false, cfg.scale, false);
+  }
+  if (DiskSystem(system) && cfg.can_drop_cache) {
+    for (Algo a : {Algo::kBfs, Algo::kPr, Algo::kWcc}) {
+      if (!only.Has(AlgoName(a))) continue;
+      RunAnalytics(cfg, sys.get(), sink, a, source, 1, true, cfg.scale, false);
+    }
+  }
+
+  // mixed: R readers run PageRank (fresh snapshot each run) while W writers insert new edges
+  // (single-edge transactions from a second stream); each side alone, then together.
+  if (only.Has("mixed")) {
+    const int readers = std::max(1, T / 2), writers = sys->dynamic() ? std::max(1, T - readers) : 0;
+    const int pr_runs = system == "rocksdb" ? cfg.rocksdb_mixed_runs : cfg.mixed_runs;
+    Graph extra = MakeGraph(cfg.scale, false, cfg.seed + 1000);
+    std::atomic<bool> stop{false};
+    std::vector<Counter> wdone(std::max(1, writers));
+    std::vector<std::vector<float>> wlat(std::max(1, writers));
+    auto writer = [&](int t) {
+      EdgeOp op;
+      uint64_t i = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        tools::Edge e = extra.gen->EdgeAtPosition((i * writers + t) % extra.m);
+        ++i;
+        op.u = e.src;
+        op.v = e.dst;
+        const double t0 = NowSec();
+        Status s = sys->Apply(&op, 1);
+        if (!s.ok()) Fail(system, "mixed writer", s);
+        wlat[t].push_back(static_cast<float>((NowSec() - t0) * 1e6));
+        wdone[t].v.store(i, std::memory_order_relaxed);
+      }
+    };
+    // Each reader's kernel gets its share of the cores left to readers, with or without
+    // writers running, so both measurements use the same reader threads.
+    const int reader_threads = std::max(1, (T - std::max(1, T - readers)) / readers);
+    auto readers_run = [&](std::vector<float>* lat_s) {
+      std::vector<std::thread> ts;
+      std::vector<std::vector<float>> per(readers);
+      for (int r = 0; r < readers; ++r) {
+        ts.emplace_back([&, r] {
+          tbb::task_arena arena(reader_threads);
+          for (int k = 0; k < pr_runs; ++k) {
+            const double t0 = NowSec();
+            std::unique_ptr<View> v = sys->NewView();
+            v->SetThreads(reader_threads);
+            Digest d;
+            Status s;
+            arena.execute([&] { s = v->PageRank(cfg.mixed_pr_iterations, &d); });
+            if (!s.ok()) Fail(system, "mixed reader", s);
+            per[r].push_back(static_cast<float>(NowSec() - t0));
+          }
+        });
+      }
+      for (auto& t : ts) t.join();
+      for (auto& p : per) lat_s->insert(lat_s->end(), p.begin(), p.end());
+    };
+    auto writers_for = [&](double seconds, std::vector<float>* lat_us, double* ops_per_s) {
+      stop = false;
+      for (auto& c : wdone) c.v = 0;
+      for (auto& l : wlat) l.clear();
+      std::vector<std::thread> ts;
+      const double t0 = NowSec();
+      for (int w = 0; w < writers; ++w) ts.emplace_back(writer, w);
+      if (seconds > 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+        stop = true;
+      }
+      return std::make_pair(std::move(ts), t0);
+    };
+    auto add_reader = [&](int w, std::vector<float>& lat) {
+      JsonObject p;
+      p.Str("role", "reader");
+      p.Int("readers", readers);
+      p.Int("writers", w);
+      p.Int("iterations", cfg.mixed_pr_iterations);
+      p.Int("reader_threads", reader_threads);
+      std::vector<double> d(lat.begin(), lat.end());
+      Result a = R("mixed", system, "seconds", Median(d), "s", p);
+      a.info.Int("pr_runs", static_cast<int64_t>(lat.size()));
+      std::string all = "[";
+      for (size_t i = 0; i < d.size(); ++i) all += (i ? ", " : "") + JsonNum(d[i]);
+      a.info.Raw("all_seconds", all + "]");
+      a.info.Str("latency", "one PageRank run on a fresh snapshot, per reader");
+      sink->Add(a);
+      sink->Add(R("mixed", system, "max_us", *std::max_element(d.begin(), d.end()) * 1e6, "us", p));
+    };
+    auto add_writer = [&](int r, double seconds) {
+      uint64_t ops = 0;
+      std::vector<float> lat;
+      for (int w = 0; w < writers; ++w) {
+        ops += wdone[w].v.load();
+        lat.insert(lat.end(), wlat[w].begin(), wlat[w].end());
+      }
+      LatencySummary l = Summarize(&lat);
+      JsonObject p;
+      p.Str("role", "writer");
+      p.Int("readers", r);
+      p.Int("writers", writers);
+      p.Int("batch", 1);
+      Result a = R("mixed", system, "ops_per_s", ops / seconds, "ops/s", p);
+      a.info.Int("ops", static_cast<int64_t>(ops));
+      a.info.Num("seconds", seconds);
+      a.info.Raw("latency_cdf_us", CdfJson(l));
+      sink->Add(a);
+      sink->Add(R("mixed", system, "p50_us", l.p50, "us", p));
+      sink->Add(R("mixed", system, "p99_us", l.p99, "us", p));
+      sink->Add(R("mixed", system, "max_us", l.max, "us", p));
+      Log(system, "mixed writers (readers=%d): %.0f ops/s, p99 %.1f us", r, ops / seconds, l.p99);
+    };
+    const bool peak_reset = ResetPeakRss();
+    const uint64_t rss_before_mixed = CurrentRssBytes();
+    // Readers alone.
+    std::vector<float> alone;
+    const double ta = NowSec();
+    readers_run(&alone);
+    const double reader_span = NowSec() - ta;
+    add_reader(0, alone);
+    Log(system, "mixed readers alone: PR median %.3f s", Median(std::vector<double>(alone.begin(), alone.end())));
+    if (writers > 0) {
+      // Writers alone, as long as the readers took.
+      {
+        const double span = std::max(2.0, reader_span);
+        auto [ts, t0] = writers_for(span, nullptr, nullptr);
+        for (auto& t : ts) t.join();
+        add_writer(0, NowSec() - t0);
+      }
+      // Together.
+      {
+        auto [ts, t0] = writers_for(0, nullptr, nullptr);
+        std::vector<float> with;
+        readers_run(&with);
+        stop = true;
+        for (auto& t : ts) t.join();
+        const double span = NowSec() - t0;
+        add_reader(writers, with);
+        add_writer(readers, span);
+        Log(system, "mixed readers with %d writers: PR median %.3f s", writers,
+            Median(std::vector<double>(with.begin(), with.end())));
+      }
+    }
+    if (peak_reset) {
+      JsonObject p;
+      p.Int("readers", readers);
+      p.Int("writers", writers);
+      Result pk = R("mixed", system, "peak_rss_bytes", static_cast<double>(PeakRssBytes()), "B", p);
+      pk.info.Int("rss_before", static_cast<int64_t>(rss_before_mixed));
+      pk.info.Str("source", "VmHWM over the mixed workload (reset before it via /proc/self/clear_refs)");
+      sink->Add(pk);
+    }
+  }
+
+  sys->Close();
+  RemoveTree(cfg.dir + "/main");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The small weighted graph: sssp and tc.
+
+void RunSmallJob(const SuiteConfig& cfg, const std::string& system, const WorkloadSet& only,
+                 ResultSink* sink) {
+  if (!only.Has("sssp") && !only.Has("tc")) return;
+  Graph g = MakeGraph(cfg.small_scale, true, cfg.seed + 1);
+  std::unique_ptr<System> sys = OpenSystem(system, MakeSystemConfig(cfg, "small", true, false));
+  LoadWhole(cfg, sys.get(), g);
+  const VertexId source = PickSource(sys.get(), g);
+  const int runs = AnalyticsRuns(cfg, system);
+  for (Algo a : {Algo::kSssp, Algo::kTc}) {
+    if (!only.Has(AlgoName(a))) continue;
+    RunAnalytics(cfg, sys.get(), sink, a, source, runs, false, cfg.small_scale, true);
+  }
+  if (DiskSystem(system) && cfg.can_drop_cache) {
+    for (Algo a : {Algo::kSssp, Algo::kTc}) {
+      if (!only.Has(AlgoName(a)) || (a == Algo::kTc && !cfg.cold_tc)) continue;
+      RunAnalytics(cfg, sys.get(), sink, a, source, 1, true, cfg.small_scale, true);
+    }
+  }
+  sys->Close();
+  RemoveTree(cfg.dir + "/small");
+}
+
+// ---------------------------------------------------------------------------------------------
+// ingest_large: a whole stream into a store whose memory budget is far smaller than the graph.
+// Edges are generated inside the writer threads (streaming: nothing is buffered), in batches of
+// 1024; the same for both systems.
+
+void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink) {
+  if (!DiskSystem(system)) return;
+  Graph g = MakeGraph(cfg.large_scale, false, cfg.seed + 2);
+  SystemConfig sc = MakeSystemConfig(cfg, "large", false, false);
+  sc.memory_budget = cfg.large_budget;
+  sc.memgraph_bytes = cfg.large_budget / 4;
+  const IoCounters io0 = ReadIoCounters();
+  const uint64_t rss0 = CurrentRssBytes();
+  std::unique_ptr<System> sys = OpenSystem(system, sc);
+  const int T = cfg.threads;
+  const uint64_t chunk = 1024;
+  const uint64_t chunks = (g.m + chunk - 1) / chunk;
+  std::atomic<uint64_t> next_chunk{0};
+  std::vector<Counter> done(T);
+  std::vector<std::vector<float>> lat(T);
+  std::atomic<bool> finished{false};
+  std::vector<std::pair<double, uint64_t>> series;
+  const double c0 = ProcessCpuSec();
+  const double t0 = NowSec();
+  std::vector<std::thread> ts;
+  for (int t = 0; t < T; ++t) {
+    ts.emplace_back([&, t] {
+      std::vector<EdgeOp> buf(chunk);
+      for (;;) {
+        const uint64_t c = next_chunk.fetch_add(1);
+        if (c >= chunks) break;
+        const uint64_t b = c * chunk, e = std::min(g.m, b + chunk);
+        for (uint64_t p = b; p < e; ++p) {
+          tools::Edge x = g.gen->EdgeAtPosition(p);
+          buf[p - b] = {x.src, x.dst, 1.0, false};
+        }
+        const double a = NowSec();
+        Status s = sys->Apply(buf.data(), e - b);
+        if (!s.ok()) Fail(system, "ingest_large", s);
+        lat[t].push_back(static_cast<float>((NowSec() - a) * 1e6));
+        done[t].v.fetch_add(e - b, std::memory_order_relaxed);
+      }
+    });
+  }
+  const double interval = std::max(cfg.series_interval, 0.5);
+  std::thread monitor([&] {
+    series.emplace_back(0.0, 0);
+    while (!finished.load()) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+      uint64_t sum = 0;
+      for (auto& c : done) sum += c.v.load(std::memory_order_relaxed);
+      series.emplace_back(NowSec() - t0, sum);
+    }
+  });
+  for (auto& t : ts) t.join();
+  const double ingest_s = NowSec() - t0;
+  finished = true;
+  monitor.join();
+  series.emplace_back(ingest_s, g.m);
+  Status s = sys->Persist();
+  if (!s.ok()) Fail(system, "persist", s);
+  const double total_s = NowSec() - t0;
+  const double cpu_s = ProcessCpuSec() - c0;
+  SystemStats st = sys->Stats();
+  const IoCounters io1 = ReadIoCounters();
+  std::vector<float> all;
+  for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
+  LatencySummary l = Summarize(&all);
+  const double edge_bytes = 16.0 * static_cast<double>(g.m);
+  JsonObject p;
+  p.Int("threads", T);
+  p.Int("batch", 1024);
+  p.Str("wal", "off");
+  JsonObject info;
+  info.Int("scale", cfg.large_scale);
+  info.Int("stream_edges", static_cast<int64_t>(g.m));
+  info.Int("stored_edges", static_cast<int64_t>(st.stored_edges));
+  info.Num("ingest_seconds", ingest_s);
+  info.Num("persist_seconds", total_s - ingest_s);
+  info.Raw("series", SeriesJson(series));
+  info.Raw("latency_cdf_us", CdfJson(l));
+  if (system == "strata") {
+    info.Int("memory_budget", static_cast<int64_t>(sc.memory_budget));
+    info.Int("memgraph_bytes", static_cast<int64_t>(sc.memgraph_bytes));
+  } else {
+    info.Str("memory", "RocksDB default options (64 MiB write buffers, 8 MiB block cache)");
+  }
+  info.Str("engine", st.note);
+  info.Str("generation", "edges generated inside the timed writer loop (same for both systems)");
+  Result a = R("ingest_large", system, "edges_per_s", g.m / total_s, "edges/s", p);
+  a.info = info;
+  sink->Add(a);
+  sink->Add(R("ingest_large", system, "seconds", total_s, "s", p));
+  sink->Add(R("ingest_large", system, "cpu_seconds", cpu_s, "s", p));
+  sink->Add(R("ingest_large", system, "p50_us", l.p50, "us", p));
+  sink->Add(R("ingest_large", system, "p99_us", l.p99, "us", p));
+  sink->Add(R("ingest_large", system, "max_us", l.max, "us", p));
+  sink->Add(R("ingest_large", system, "stall_seconds", st.stall_micros / 1e6, "s", p));
+  Result pk = R("ingest_large", system, "peak_rss_bytes", static_cast<double>(PeakRssBytes()), "B", p);
+  pk.info.Int("rss_at_open", static_cast<int64_t>(rss0));
+  sink->Add(pk);
+  sink->Add(R("ingest_large", system, "disk_bytes_per_edge",
+              static_cast<double>(st.disk_bytes) / std::max<uint64_t>(1, st.stored_edges),
+              "B/directed edge", p));
+  sink->Add(R("ingest_large", system, "write_amp", st.write_bytes / edge_bytes, "x", p));
+  sink->Add(R("ingest_large", system, "io_write_amp", (io1.write_bytes - io0.write_bytes) / edge_bytes,
+              "x", p));
+  Log(system, "ingest_large scale %d: %.0f edges/s, peak RSS %.0f MiB, disk %.1f B/edge, wamp %.2f",
+      cfg.large_scale, g.m / total_s, PeakRssBytes() / 1048576.0,
+      static_cast<double>(st.disk_bytes) / std::max<uint64_t>(1, st.stored_edges),
+      st.write_bytes / edge_bytes);
+  sys->Close();
+  RemoveTree(cfg.dir + "/large");
+}
+
+}  // namespace strata::bench

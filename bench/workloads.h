@@ -1,0 +1,79 @@
+// The workloads of strata-bench (issue 8; the dynamic-graph-storage study §5.2). Each "job" runs
+// in its own child process (so peak RSS and I/O counters are per system) and adds its results
+// to a ResultSink.
+//
+// Streams. A graph is a Graph500 Kronecker edge stream (a=0.57, b=0.19, c=0.19, edge factor 16,
+// shuffled, vertex IDs permuted; tools/generator.h) stored undirected. Its positions split into
+//   load   [0, 80%)    inserted in batches of 1024
+//   insert [80%, 90%)  streamed as single-edge transactions
+//   mixed  [90%, 100%) streamed as single-edge transactions, with one delete of a random edge
+//                      of the load part after every 20 inserts (20:1)
+// Writer threads split a stream by a hash of the (unordered) edge, so every edge is written by
+// one thread in stream order and the final graph is the same whatever the interleaving: the
+// CSR is built from exactly the graph the dynamic systems hold, and results can be compared.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/adapter.h"
+#include "bench/report.h"
+
+namespace strata::bench {
+
+struct SuiteConfig {
+  std::string suite = "quick";
+  std::string dir = "bench-out/data";  // scratch space for disk systems
+  int threads = 2;
+  uint64_t seed = 1;
+
+  // The main graph: insert/update/search_edge/scan_nbr/bfs/pr/wcc/mixed.
+  int scale = 20;
+  // The weighted graph of sssp and tc (smaller: tc is superlinear).
+  int small_scale = 18;
+  // insert: edges per configuration (WAL off, and WAL on with batches), and single-edge
+  // transactions with a synced WAL (one fsync each).
+  uint64_t insert_edges = uint64_t{1} << 20;
+  uint64_t insert_sync_edges = 20000;
+  int insert_runs = 1;  // fresh store per run; median reported
+  // Analytics: timed runs after one warm-up run (median reported); RocksDB's iterator-based
+  // kernels are slow, so they may run fewer times.
+  int analytics_runs = 3;
+  int rocksdb_analytics_runs = 1;
+  int pr_iterations = 10;
+  // Timed runs stop early (after at least one) once they took this long in total.
+  double analytics_budget_seconds = 1e9;
+  // Run triangle counting cold too (after dropping the page cache).
+  bool cold_tc = true;
+  // mixed: PageRank runs per reader (each on a fresh snapshot), iterations of each.
+  int mixed_runs = 2;
+  int rocksdb_mixed_runs = 1;
+  int mixed_pr_iterations = 10;
+  // ingest_large: a stream larger than StrataGraph's memory budget.
+  int large_scale = 20;
+  size_t large_budget = size_t{128} << 20;
+  // strata's memory settings for the main graph.
+  size_t memory_budget = size_t{1} << 30;
+  size_t memgraph_bytes = size_t{64} << 20;
+  // Whether "echo 3 > /proc/sys/vm/drop_caches" works (checked by the parent once).
+  bool can_drop_cache = false;
+  // Seconds between samples of the ingest-rate time series.
+  double series_interval = 0.25;
+};
+
+// Which workloads a job should run (the --only filter).
+struct WorkloadSet {
+  std::vector<std::string> names;
+  bool Has(const std::string& w) const;
+};
+
+// Jobs. `system` is one of strata, strata-mem, rocksdb, csr.
+void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink);
+void RunMainJob(const SuiteConfig& cfg, const std::string& system, const WorkloadSet& only,
+                ResultSink* sink);
+void RunSmallJob(const SuiteConfig& cfg, const std::string& system, const WorkloadSet& only,
+                 ResultSink* sink);
+void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink);
+
+}  // namespace strata::bench

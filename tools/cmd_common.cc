@@ -1,0 +1,366 @@
+// Shared machinery of the `strata` command-line tool; see tools/cli_common.h.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "lsm/io.h"
+#include "tools/cli_commands.h"
+#include "tools/cli_common.h"
+
+namespace strata::cli {
+
+namespace {
+std::string g_command = "strata";
+
+bool FileExists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+bool IsDirectory(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Status ErrnoStatus(const std::string& what) {
+  return Status::IOError(what + ": " + std::strerror(errno));
+}
+
+// Writes `data` to `path` durably and atomically: temporary file, fsync, rename, fsync of dir.
+Status WriteFileAtomic(const std::string& dir, const std::string& path, const std::string& data) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create " + tmp);
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      Status s = ErrnoStatus("write " + tmp);
+      ::close(fd);
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    Status s = ErrnoStatus("fsync " + tmp);
+    ::close(fd);
+    return s;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus("rename " + tmp);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return ErrnoStatus("open " + dir);
+  int r = ::fsync(dfd);
+  ::close(dfd);
+  if (r != 0) return ErrnoStatus("fsync " + dir);
+  return Status::OK();
+}
+}  // namespace
+
+const char* ExitCodesHelp() {
+  return "\nExit codes: 0 success; 1 runtime or storage error (missing store, store in use, "
+         "bad input data, unknown vertex, corruption, not supported); 2 usage error (unknown "
+         "option, bad value, flag contradicting the store); 3 query edge: the edge does not "
+         "exist.\nManual: docs/cli.md";
+}
+
+std::string HelpFooter(const std::string& details) {
+  return "\n" + details + "\n" + ExitCodesHelp();
+}
+
+void SetCommandName(std::string name) { g_command = std::move(name); }
+
+int Fail(int code, std::string_view message) {
+  std::string line(message);
+  // One line: embedded newlines (multi-line reports) are joined.
+  for (size_t p; (p = line.find('\n')) != std::string::npos;) {
+    if (p + 1 == line.size()) {
+      line.erase(p);
+    } else {
+      line.replace(p, 1, "; ");
+    }
+  }
+  std::fprintf(stderr, "%s: %s\n", g_command.c_str(), line.c_str());
+  std::fflush(stderr);
+  return code;
+}
+
+std::string Describe(const Status& s) {
+  // Users see the message; the kind is kept where it tells them something.
+  if (s.IsCorruption() || s.IsIOError() || s.IsNotSupported()) return s.ToString();
+  return s.message();
+}
+
+int FailStatus(const Status& s, std::string_view context) {
+  std::string m = context.empty() ? Describe(s) : std::string(context) + ": " + Describe(s);
+  return Fail(kExitError, m);
+}
+
+const char* IdModeName(IdMode m) { return m == IdMode::kMap ? "map" : "dense"; }
+
+Status ParseIdMode(std::string_view s, IdMode* m) {
+  if (s == "dense") {
+    *m = IdMode::kDense;
+  } else if (s == "map") {
+    *m = IdMode::kMap;
+  } else {
+    return Status::InvalidArgument("--ids: expected 'dense' or 'map', got '" + std::string(s) +
+                                   "'");
+  }
+  return Status::OK();
+}
+
+std::string IdModePath(const std::string& dir) { return dir + "/IDMODE"; }
+
+Status WriteIdMode(const std::string& dir, IdMode m) {
+  return WriteFileAtomic(dir, IdModePath(dir), std::string("ids=") + IdModeName(m) + "\n");
+}
+
+Status ReadIdMode(const std::string& dir, IdMode* m, bool* present) {
+  *m = IdMode::kDense;
+  *present = false;
+  const std::string p = IdModePath(dir);
+  FILE* f = std::fopen(p.c_str(), "re");
+  if (f == nullptr) {
+    if (errno == ENOENT) return Status::OK();
+    return ErrnoStatus("open " + p);
+  }
+  char buf[64] = {0};
+  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  std::string_view t(buf, n);
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) {
+    t.remove_suffix(1);
+  }
+  if (t.rfind("ids=", 0) != 0 || !ParseIdMode(t.substr(4), m).ok()) {
+    return Status::Corruption(p + ": expected 'ids=dense' or 'ids=map', got '" +
+                              std::string(t.substr(0, 40)) + "'");
+  }
+  *present = true;
+  return Status::OK();
+}
+
+const char* KindName(GraphKind k) {
+  switch (k) {
+    case GraphKind::kDirected:
+      return "directed";
+    case GraphKind::kDirectedWithInEdges:
+      return "directed+in-edges";
+    case GraphKind::kUndirected:
+      return "undirected";
+  }
+  return "unknown";
+}
+
+bool IsStore(const std::string& dir) { return FileExists(lsm::Manifest::CurrentPath(dir)); }
+
+Status ReadStoreInfo(const std::string& dir, StoreInfo* info) {
+  if (!FileExists(dir)) {
+    return Status::NotFound("no store at '" + dir + "': the directory does not exist");
+  }
+  if (!IsDirectory(dir)) return Status::NotFound("'" + dir + "' is not a directory");
+  if (!IsStore(dir)) {
+    return Status::NotFound("'" + dir + "' is not a StrataGraph store (no CURRENT file)");
+  }
+  std::unique_ptr<io::Env> env;
+  Status s = io::Env::Open(IoBackend::kPosix, &env);
+  if (!s.ok()) return s;
+  info->dir = dir;
+  // A process recovering the store may switch manifests between our reading CURRENT and the
+  // manifest it names; a retry reads the new pair.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    info->state = lsm::StoreState();
+    info->manifest_tail = lsm::RecordLogTail();
+    s = lsm::Manifest::ReadOnly(env.get(), dir, &info->state, &info->manifest_tail,
+                                &info->manifest_path);
+    if (s.ok() || s.IsCorruption()) break;
+    usleep(20000);
+  }
+  if (!s.ok()) return s;
+  return ReadIdMode(dir, &info->ids, &info->has_id_mode_file);
+}
+
+std::string OpenErrorMessage(const std::string& dir, const Status& s) {
+  if (s.IsBusy()) {
+    return "store '" + dir + "' is in use by another process (its LOCK is held); close it first";
+  }
+  return Describe(s);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Store::~Store() {
+  if (db_) db_->Close();
+}
+
+Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr<Store>* out) {
+  std::unique_ptr<Store> st(new Store());
+  Status s = ReadStoreInfo(dir, &st->info_);
+  if (!s.ok()) return s;
+  Options opt;
+  opt.graph_kind = st->info_.state.kind;
+  opt.weighted = st->info_.state.weighted;
+  opt.create_if_missing = false;
+  opt.wal = o.wal;
+  // A command that reads the store does not start compactions of its own accord.
+  opt.background_compaction = false;
+  s = DB::Open(opt, dir, &st->db_);
+  if (!s.ok()) return s;
+  if (o.load_dictionary && st->info_.ids == IdMode::kMap) {
+    tools::IdDictionaryOptions dopt;
+    dopt.create_if_missing = false;
+    s = tools::IdDictionary::Open(tools::IdDictionary::FileName(dir), dopt, &st->dict_);
+    if (s.IsNotFound()) {
+      return Status::Corruption("store '" + dir +
+                                "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
+    }
+    if (!s.ok()) return s;
+  }
+  *out = std::move(st);
+  return Status::OK();
+}
+
+Status Store::ToInternal(const Snapshot& snap, uint64_t ext, VertexId* v) const {
+  VertexId id = ext;
+  if (dict_ && !dict_->Find(ext, &id)) {
+    return Status::NotFound("unknown vertex " + std::to_string(ext));
+  }
+  if (!snap.HasVertex(id)) {
+    if (!snap.status().ok()) return snap.status();
+    return Status::NotFound("unknown vertex " + std::to_string(ext));
+  }
+  *v = id;
+  return Status::OK();
+}
+
+Status Store::SortedVertices(const Snapshot& snap,
+                             std::vector<std::pair<uint64_t, VertexId>>* out) const {
+  out->clear();
+  Status s = snap.ScanVertices(0, snap.VertexIdBound(), [&](VertexId v) {
+    out->push_back({ToExternal(v), v});
+    return true;
+  });
+  if (!s.ok()) return s;
+  if (dict_) std::sort(out->begin(), out->end());
+  return snap.status();
+}
+
+Status Store::Close() {
+  if (!db_) return Status::OK();
+  Status s = db_->Close();
+  db_.reset();
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::string Plural(uint64_t n, std::string_view word) {
+  return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
+}
+
+std::string HumanCount(double n) {
+  char buf[32];
+  const double a = std::fabs(n);
+  if (a < 1e3) {
+    std::snprintf(buf, sizeof(buf), "%.0f", n);
+  } else if (a < 1e6) {
+    std::snprintf(buf, sizeof(buf), "%.1fK", n / 1e3);
+  } else if (a < 1e9) {
+    std::snprintf(buf, sizeof(buf), "%.2fM", n / 1e6);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2fG", n / 1e9);
+  }
+  return buf;
+}
+
+std::string HumanSeconds(double s) {
+  char buf[48];
+  if (s < 10) {
+    std::snprintf(buf, sizeof(buf), "%.3f s", s);
+  } else if (s < 120) {
+    std::snprintf(buf, sizeof(buf), "%.1f s", s);
+  } else {
+    int m = static_cast<int>(s / 60);
+    std::snprintf(buf, sizeof(buf), "%d min %02d s", m, static_cast<int>(s - 60 * m));
+  }
+  return buf;
+}
+
+std::vector<std::pair<std::string, uint64_t>> FilesWithSuffix(const std::string& dir,
+                                                              std::string_view suffix) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() < suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    struct stat st;
+    if (::stat((dir + "/" + name).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    out.push_back({name, static_cast<uint64_t>(st.st_size)});
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+uint64_t DirectoryBytes(const std::string& dir) {
+  uint64_t total = 0;
+  for (const auto& [name, size] : FilesWithSuffix(dir, "")) total += size;
+  return total;
+}
+
+bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+// ---------------------------------------------------------------------------------------------
+
+ProgressLine::ProgressLine(bool enabled, std::function<std::string()> render,
+                           std::chrono::milliseconds period)
+    : render_(std::move(render)), period_(period) {
+  if (enabled) thread_ = std::thread([this] { Loop(); });
+}
+
+ProgressLine::~ProgressLine() { Stop(); }
+
+void ProgressLine::Stop() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) {
+    thread_.join();
+    // Erase the line so what follows starts on a clean one.
+    std::fprintf(stderr, "\r%*s\r", static_cast<int>(last_width_), "");
+    std::fflush(stderr);
+  }
+}
+
+void ProgressLine::Loop() {
+  std::unique_lock<std::mutex> g(mu_);
+  while (!stop_) {
+    cv_.wait_for(g, period_, [&] { return stop_; });
+    if (stop_) break;
+    g.unlock();
+    std::string line = render_();
+    g.lock();
+    if (stop_) break;
+    // Pad over the remains of a longer previous line.
+    size_t width = line.size();
+    if (width < last_width_) line.append(last_width_ - width, ' ');
+    last_width_ = width;
+    std::fprintf(stderr, "\r%s", line.c_str());
+    std::fflush(stderr);
+  }
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,652 @@
+// strata ingest: load a text edge list, a binary edge stream or an LDBC Graphalytics .v/.e pair
+// into a store, creating it if needed.
+//
+// Invariants:
+//  - batches are committed in input order; every batch holds --batch consecutive input records
+//    (the last one fewer), so the store always holds a prefix of the input;
+//  - in map mode the dictionary is persisted (fsynced) before the batch that uses its new IDs is
+//    written, so no durable batch refers to a mapping that could be lost;
+//  - IDMODE is written before the first batch of a new store;
+//  - on any error after the store is open, what was committed stays committed: the DB is closed
+//    cleanly (Close flushes) before the error is reported.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <memory>
+#include <string>
+
+#include "tools/cli_commands.h"
+#include "tools/cli_common.h"
+#include "tools/edge_reader.h"
+#include "tools/graphalytics_io.h"
+#include "tools/id_dictionary.h"
+#include "tools/size_parse.h"
+
+namespace strata::cli {
+
+namespace {
+
+struct IngestArgs {
+  std::string db;
+  std::string input;
+  std::string format = "auto";
+  std::string vertices, edges, properties;
+  bool directed = false, undirected = false, in_edges = false, weighted = false;
+  std::string memory_budget = "512M";
+  std::string memgraph_bytes = "64M";
+  int max_sealed = 1;
+  std::string wal = "group";
+  uint64_t batch = 16384;
+  bool skip_bad_lines = false;
+  std::string ids;
+  std::string progress = "auto";
+  bool quiet = false;
+};
+
+enum class InputKind { kEdges, kGraphalytics };
+
+// Counters the progress thread reads while the main thread ingests.
+struct Progress {
+  std::atomic<uint64_t> records{0};
+  std::atomic<uint64_t> bytes{0};
+  // The engine's figures, refreshed by StatsPoller.
+  std::atomic<uint64_t> memgraph_bytes{0};
+  std::atomic<uint64_t> flushes{0};
+  std::atomic<uint64_t> stall_micros{0};
+  std::atomic<int64_t> stats_taken_ms{-1};  // when the last sample was taken; -1: none yet
+};
+
+// Samples DB::GetStats(false) (counters only, no graph walk) for the progress line on its own
+// thread. Any snapshot pins memgraph versions while it lives, so it is still sampled sparingly: the next sample waits at least 50 times as long as the last
+// one took, and at least two seconds; the progress line never waits for it and says how old
+// the sample is. Flushes are counted from the manifest instead (Ingester::Render).
+class StatsPoller {
+ public:
+  StatsPoller(bool enabled, DB* db, Progress* p, const Stopwatch* clock)
+      : db_(db), p_(p), clock_(clock) {
+    if (enabled) thread_ = std::thread([this] { Loop(); });
+  }
+  ~StatsPoller() { Stop(); }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> g(mu_);
+    auto wait = std::chrono::milliseconds(500);
+    while (!cv_.wait_for(g, wait, [&] { return stop_; })) {
+      g.unlock();
+      Stopwatch t;
+      DBStats st = db_->GetStats(false);
+      p_->memgraph_bytes.store(st.memgraph_bytes, std::memory_order_relaxed);
+      p_->flushes.store(st.flushes, std::memory_order_relaxed);
+      p_->stall_micros.store(st.stall_micros, std::memory_order_relaxed);
+      p_->stats_taken_ms.store(static_cast<int64_t>(clock_->Seconds() * 1000),
+                               std::memory_order_relaxed);
+      wait = std::max(std::chrono::milliseconds(2000),
+                      std::chrono::milliseconds(static_cast<int64_t>(t.Seconds() * 50000)));
+      g.lock();
+    }
+  }
+  DB* db_;
+  Progress* p_;
+  const Stopwatch* clock_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+bool DirIsEmptyOrMissing(const std::string& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return true;
+  if (!S_ISDIR(st.st_mode)) return false;
+  return FilesWithSuffix(dir, "").empty();
+}
+
+uint64_t FileSizeOrZero(const std::string& path) {
+  struct stat st;
+  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+// Where in the input a record came from, for messages ("edges.txt: line 12").
+std::string Where(const std::string& name, const tools::EdgeReader& r, uint64_t record_number) {
+  std::string w = name == "-" ? "<stdin>: " : name + ": ";
+  if (r.format() == tools::EdgeFormat::kText) return w + "line " + std::to_string(r.line_number());
+  return w + "record " + std::to_string(record_number);
+}
+
+class Ingester {
+ public:
+  Ingester(const IngestArgs& a) : a_(a) {}
+  int Run();
+
+ private:
+  int CheckArguments();
+  int PrepareStore();
+  int OpenInput();
+  int Load();
+  // Maps an external ID for an insert (dense: checked against the limit; map: added). Errors
+  // do not say where; the caller prefixes the location.
+  Status MapForInsert(uint64_t ext, VertexId* v);
+  // Persists new dictionary entries, then writes and clears the batch.
+  Status Commit();
+  int Finish(Status s, const std::string& where);
+  // The progress line. Runs on the progress thread only (seen_flushed_ is its own).
+  std::string Render();
+  const std::string& InputName() const {
+    return input_kind_ == InputKind::kGraphalytics ? props_.edge_path : a_.input;
+  }
+
+  const IngestArgs& a_;
+  InputKind input_kind_ = InputKind::kEdges;
+  tools::EdgeFormat format_ = tools::EdgeFormat::kAuto;
+  uint64_t budget_ = 0, memgraph_ = 0;
+  WalMode wal_ = WalMode::kGroup;
+
+  // Store.
+  bool creating_ = false;
+  GraphKind kind_ = GraphKind::kDirected;
+  bool weighted_ = false;
+  IdMode ids_ = IdMode::kDense;
+  std::unique_ptr<DB> db_;
+  std::unique_ptr<tools::IdDictionary> dict_;
+  VertexId dense_limit_ = 0;  // dense mode: IDs must be below this
+
+  // Input.
+  tools::GraphalyticsProperties props_;
+  std::vector<uint64_t> ga_vertices_;
+  std::unique_ptr<tools::EdgeReader> reader_;
+  uint64_t input_size_ = 0;
+
+  // Progress and results.
+  WriteBatch batch_;
+  Progress progress_;
+  Stopwatch clock_;
+  uint64_t committed_ = 0;  // input records (and .v vertices) in committed batches
+  uint64_t inserts_ = 0, deletes_ = 0, vertices_added_ = 0;
+  uint64_t first_new_file_ = 0;          // file numbers from here on are this run's
+  std::set<uint64_t> seen_flushed_;      // level-0 out-segments seen by Render
+};
+
+int Ingester::CheckArguments() {
+  const std::string& f = a_.format;
+  if (f == "graphalytics" || f == "ga") {
+    input_kind_ = InputKind::kGraphalytics;
+  } else if (f == "el" || f == "text" || f == "txt") {
+    format_ = tools::EdgeFormat::kText;
+  } else if (f == "bin" || f == "binary") {
+    format_ = tools::EdgeFormat::kBinary;
+  } else if (f == "auto") {
+    format_ = tools::EdgeFormat::kAuto;
+  } else {
+    return Fail(kExitUsage, "--format: expected el, bin, graphalytics or auto, got '" + f + "'");
+  }
+  if (input_kind_ == InputKind::kGraphalytics) {
+    if (!a_.input.empty()) {
+      return Fail(kExitUsage, "--format graphalytics reads --vertices and --edges, not --input");
+    }
+    if (!a_.properties.empty()) {
+      Status s = tools::ReadGraphalyticsProperties(a_.properties, &props_);
+      if (!s.ok()) return FailStatus(s);
+    }
+    if (!a_.vertices.empty()) props_.vertex_path = a_.vertices;
+    if (!a_.edges.empty()) props_.edge_path = a_.edges;
+    if (props_.vertex_path.empty() || props_.edge_path.empty()) {
+      return Fail(kExitUsage,
+                  "--format graphalytics needs --vertices FILE.v and --edges FILE.e (or "
+                  "--properties FILE.properties)");
+    }
+  } else {
+    if (a_.input.empty()) return Fail(kExitUsage, "--input FILE|- is required");
+    if (!a_.vertices.empty() || !a_.edges.empty() || !a_.properties.empty()) {
+      return Fail(kExitUsage, "--vertices/--edges/--properties need --format graphalytics");
+    }
+  }
+  Status s = tools::ParseSize(a_.memory_budget, &budget_);
+  if (!s.ok()) return Fail(kExitUsage, "--memory-budget: " + s.message());
+  s = tools::ParseSize(a_.memgraph_bytes, &memgraph_);
+  if (!s.ok()) return Fail(kExitUsage, "--memgraph-bytes: " + s.message());
+  if (a_.max_sealed < 1) return Fail(kExitUsage, "--max-sealed: must be at least 1");
+  if (memgraph_ < 4096) return Fail(kExitUsage, "--memgraph-bytes: must be at least 4 KiB");
+  if (memgraph_ * (1 + static_cast<uint64_t>(a_.max_sealed)) > budget_) {
+    return Fail(kExitUsage, "--memory-budget " + tools::FormatSize(budget_) +
+                                " cannot hold the active and sealed memgraphs: --memgraph-bytes " +
+                                tools::FormatSize(memgraph_) + " x (1 + " +
+                                std::to_string(a_.max_sealed) + " sealed) = " +
+                                tools::FormatSize(memgraph_ * (1 + a_.max_sealed)));
+  }
+  if (a_.wal == "off") {
+    wal_ = WalMode::kOff;
+  } else if (a_.wal == "group") {
+    wal_ = WalMode::kGroup;
+  } else if (a_.wal == "sync") {
+    wal_ = WalMode::kSync;
+  } else {
+    return Fail(kExitUsage, "--wal: expected off, group or sync, got '" + a_.wal + "'");
+  }
+  if (a_.batch == 0) return Fail(kExitUsage, "--batch: must be at least 1");
+  if (!a_.ids.empty()) {
+    s = ParseIdMode(a_.ids, &ids_);
+    if (!s.ok()) return Fail(kExitUsage, s.message());
+  }
+  return kExitOk;
+}
+
+int Ingester::PrepareStore() {
+  // What the flags ask for; only the flags given are compared with an existing store.
+  const bool kind_given = a_.directed || a_.undirected || a_.in_edges;
+  GraphKind want = GraphKind::kDirected;
+  if (a_.undirected) want = GraphKind::kUndirected;
+  if (a_.in_edges) want = GraphKind::kDirectedWithInEdges;
+  bool want_weighted = a_.weighted;
+  if (input_kind_ == InputKind::kGraphalytics && !a_.properties.empty()) {
+    // The dataset's properties decide what the flags leave open.
+    if (!kind_given && !props_.directed) want = GraphKind::kUndirected;
+    want_weighted = want_weighted || props_.weighted();
+  }
+  if (IsStore(a_.db)) {
+    StoreInfo info;
+    Status s = ReadStoreInfo(a_.db, &info);
+    if (!s.ok()) return FailStatus(s);
+    kind_ = info.state.kind;
+    weighted_ = info.state.weighted;
+    // --directed matches both directed kinds (with or without the in-edge index).
+    const bool kind_ok = !kind_given || want == kind_ ||
+                         (a_.directed && !a_.in_edges && kind_ != GraphKind::kUndirected);
+    if (!kind_ok || (a_.weighted && !weighted_)) {
+      std::string flags;
+      if (kind_given) {
+        flags += a_.undirected ? "--undirected" : a_.in_edges ? "--in-edges" : "--directed";
+      }
+      if (a_.weighted && !weighted_) flags += flags.empty() ? "--weighted" : " --weighted";
+      return Fail(kExitUsage, "graph kind mismatch: store '" + a_.db + "' is " + KindName(kind_) +
+                                  (weighted_ ? ", weighted" : ", unweighted") + " but " + flags +
+                                  " was given (kind and weights are fixed when a store is "
+                                  "created; omit the flags to use the store's)");
+    }
+    if (!a_.ids.empty() && ids_ != info.ids) {
+      return Fail(kExitUsage, "ID mode mismatch: store '" + a_.db + "' uses --ids " +
+                                  IdModeName(info.ids) + " but --ids " + a_.ids + " was given");
+    }
+    ids_ = info.ids;
+    creating_ = false;
+  } else {
+    if (!DirIsEmptyOrMissing(a_.db)) {
+      return Fail(kExitError, "'" + a_.db +
+                                  "' exists and is not a StrataGraph store (no CURRENT file); "
+                                  "ingest creates a store only in a new or empty directory");
+    }
+    kind_ = want;
+    weighted_ = want_weighted;
+    if (a_.ids.empty()) {
+      ids_ = input_kind_ == InputKind::kGraphalytics ? IdMode::kMap : IdMode::kDense;
+    }
+    creating_ = true;
+  }
+  dense_limit_ = std::max<uint64_t>(1, budget_ / kDenseBytesPerId);
+  return kExitOk;
+}
+
+int Ingester::OpenInput() {
+  tools::EdgeReaderOptions ro;
+  ro.skip_bad_lines = a_.skip_bad_lines;
+  if (input_kind_ == InputKind::kGraphalytics) {
+    Status s = tools::ReadGraphalyticsVertices(props_.vertex_path, &ga_vertices_);
+    if (!s.ok()) return FailStatus(s);
+    ro.format = tools::EdgeFormat::kText;
+    ro.allow_extra_columns = true;
+    if (!a_.properties.empty()) {
+      ro.weight_column = props_.WeightColumn();
+    } else {
+      ro.weight_column = weighted_ ? 0 : -1;
+    }
+    s = tools::EdgeReader::Open(props_.edge_path, ro, &reader_);
+    if (!s.ok()) return FailStatus(s);
+    input_size_ = FileSizeOrZero(props_.edge_path);
+  } else {
+    ro.format = format_;
+    Status s = tools::EdgeReader::Open(a_.input, ro, &reader_);
+    if (!s.ok()) return FailStatus(s, a_.input == "-" ? "<stdin>" : "");
+    input_size_ = FileSizeOrZero(a_.input);
+  }
+  return kExitOk;
+}
+
+Status Ingester::MapForInsert(uint64_t ext, VertexId* v) {
+  if (!dict_) {
+    if (ext >= dense_limit_) {
+      return Status::InvalidArgument(
+          "vertex ID " + std::to_string(ext) + " is too large for --ids dense within " +
+          "--memory-budget " + tools::FormatSize(budget_) + " (IDs must be below " +
+          std::to_string(dense_limit_) + " at " + std::to_string(kDenseBytesPerId) +
+          " B per ID); use --ids map for sparse IDs");
+    }
+    *v = ext;
+    return Status::OK();
+  }
+  return dict_->GetOrAdd(ext, v);
+}
+
+Status Ingester::Commit() {
+  if (batch_.empty()) return Status::OK();
+  if (dict_ && dict_->persisted() < dict_->size()) {
+    Status s = dict_->Persist();
+    if (!s.ok()) return s;
+    // The dictionary's memory counts against the budget, next to the memgraphs.
+    const uint64_t need = dict_->MemoryBytes() + memgraph_ * (1 + a_.max_sealed);
+    if (need > budget_) {
+      return Status::InvalidArgument(
+          "the ID dictionary (" + std::to_string(dict_->size()) + " IDs, " +
+          tools::FormatSize(dict_->MemoryBytes()) + ") and the memgraphs (" +
+          tools::FormatSize(memgraph_ * (1 + a_.max_sealed)) + ") exceed --memory-budget " +
+          tools::FormatSize(budget_) + "; raise --memory-budget");
+    }
+  }
+  Status s = db_->Write(batch_);
+  if (!s.ok()) return s;
+  batch_.Clear();
+  return Status::OK();
+}
+
+std::string Ingester::Render() {
+  const uint64_t n = progress_.records.load(std::memory_order_relaxed);
+  const uint64_t b = progress_.bytes.load(std::memory_order_relaxed);
+  const double t = clock_.Seconds();
+  std::string line = "ingest  " + HumanCount(n) + " edges  " +
+                     HumanCount(t > 0 ? n / t : 0) + " edges/s  " + tools::FormatSize(b) +
+                     " read";
+  if (input_size_ > 0) {
+    char pct[16];
+    std::snprintf(pct, sizeof(pct), " (%.0f%%)", 100.0 * b / input_size_);
+    line += pct;
+  }
+  // Flushes and segments from the manifest: a small file, cheap to read 4 times a second.
+  // Every flush adds one out-list segment to level 0; compaction only removes level-0 files.
+  StoreInfo info;
+  if (ReadStoreInfo(a_.db, &info).ok()) {
+    uint64_t l0 = 0, deeper = 0;
+    for (const auto& [num, f] : info.state.files) {
+      if (f.level == 0 && f.tag == 0 && num >= first_new_file_) seen_flushed_.insert(num);
+      (f.level == 0 ? l0 : deeper)++;
+    }
+    line += "  flushes " + std::to_string(seen_flushed_.size()) + "  segments " +
+            std::to_string(l0) + " L0 + " + std::to_string(deeper);
+  }
+  const int64_t taken = progress_.stats_taken_ms.load();
+  if (taken >= 0) {
+    line += "  memgraph " + tools::FormatSize(progress_.memgraph_bytes.load()) + "  stalls " +
+            HumanSeconds(progress_.stall_micros.load() / 1e6);
+    const double age = t - taken / 1000.0;
+    if (age >= 2) {
+      char buf[40];
+      std::snprintf(buf, sizeof(buf), " (sampled %.0f s ago)", age);
+      line += buf;
+    }
+  }
+  return line;
+}
+
+int Ingester::Load() {
+  Status s;
+  std::string where;
+  const bool show = a_.progress == "always" || (a_.progress == "auto" && StderrIsTerminal());
+  StatsPoller poller(show, db_.get(), &progress_, &clock_);
+  ProgressLine progress(show, [this] { return Render(); });
+
+  // Graphalytics: the vertex file first (isolated vertices exist too).
+  for (size_t i = 0; i < ga_vertices_.size() && s.ok(); ++i) {
+    VertexId v;
+    s = MapForInsert(ga_vertices_[i], &v);
+    if (!s.ok()) {
+      where = props_.vertex_path + ": vertex " + std::to_string(i + 1);
+      break;
+    }
+    batch_.AddVertex(v);
+    ++vertices_added_;
+    if (batch_.Count() >= a_.batch) {
+      s = Commit();
+      if (s.ok()) committed_ = i + 1;
+    }
+  }
+  if (s.ok()) s = Commit();
+  if (s.ok()) committed_ = 0;  // from here on committed_ counts edge records
+  if (!s.ok()) return Finish(s, where);
+
+  uint64_t pending = 0;  // records in batch_ (deletes of unmapped IDs add no op)
+  uint64_t n = 0;
+  tools::EdgeRecord r;
+  bool eof = false;
+  while (true) {
+    s = reader_->Next(&r, &eof);
+    if (!s.ok()) {
+      // A malformed line: keep what precedes it, like every earlier batch.
+      Status c = Commit();
+      if (c.ok()) committed_ = n;
+      return Finish(c.ok() ? s : c, "");
+    }
+    if (eof) break;
+    ++n;
+    if (r.op == tools::EdgeOp::kInsert) {
+      VertexId u, v;
+      s = MapForInsert(r.src, &u);
+      if (s.ok()) s = MapForInsert(r.dst, &v);
+      if (!s.ok()) {
+        Status c = Commit();
+        if (c.ok()) committed_ = n - 1;
+        return Finish(c.ok() ? s : c, c.ok() ? Where(InputName(), *reader_, n) : "");
+      }
+      batch_.InsertEdge(u, v, r.weight);
+      ++inserts_;
+    } else {
+      VertexId u = r.src, v = r.dst;
+      bool known = true;
+      if (dict_) {
+        known = dict_->Find(r.src, &u) && dict_->Find(r.dst, &v);
+      } else {
+        known = r.src < dense_limit_ && r.dst < dense_limit_;
+      }
+      if (known) batch_.DeleteEdge(u, v);  // an unknown endpoint has no edge to delete
+      ++deletes_;
+    }
+    if (++pending >= a_.batch) {
+      s = Commit();
+      if (!s.ok()) return Finish(s, "batch ending at " + Where(InputName(), *reader_, n));
+      committed_ = n;
+      pending = 0;
+      progress_.records.store(n, std::memory_order_relaxed);
+      progress_.bytes.store(reader_->bytes_consumed(), std::memory_order_relaxed);
+    }
+  }
+  s = Commit();
+  if (!s.ok()) return Finish(s, "last batch");
+  committed_ = n;
+  progress_.records.store(n, std::memory_order_relaxed);
+  progress_.bytes.store(reader_->bytes_consumed(), std::memory_order_relaxed);
+
+  // Make everything durable (the rate counts until then) and count the final flush in the
+  // summary.
+  s = db_->Flush();
+  const double secs = clock_.Seconds();
+  poller.Stop();
+  progress.Stop();
+  if (!s.ok()) return Finish(s, "flush");
+  DBStats st;
+  if (!a_.quiet) st = db_->GetStats();
+  s = db_->Close();
+  if (!s.ok()) return FailStatus(s, "close");
+
+  if (!a_.quiet) {
+    // Bytes on disk per edge: the whole directory over the edge entries its segments hold.
+    StoreInfo info;
+    uint64_t entries = 0, segments = 0;
+    if (ReadStoreInfo(a_.db, &info).ok()) {
+      for (const auto& [num, f] : info.state.files) {
+        if (f.tag == 0) entries += f.num_edges;
+        ++segments;
+      }
+    }
+    const uint64_t disk = DirectoryBytes(a_.db);
+    std::string msg = "ingested " + std::to_string(n) + " edge records";
+    if (deletes_) {
+      msg += " (" + std::to_string(inserts_) + " inserts, " + std::to_string(deletes_) +
+             " deletes)";
+    }
+    if (vertices_added_) msg += " and " + std::to_string(vertices_added_) + " vertices";
+    char rate[160];
+    std::snprintf(rate, sizeof(rate), " in %s: %s edges/s; ", HumanSeconds(secs).c_str(),
+                  HumanCount(secs > 0 ? n / secs : 0).c_str());
+    msg += rate;
+    msg += tools::FormatSize(disk) + " on disk";
+    if (entries > 0) {
+      char per[64];
+      std::snprintf(per, sizeof(per), " = %.1f B per stored edge entry", double(disk) / entries);
+      msg += per;
+    }
+    msg += " (" + Plural(segments, "segment") + "); " + std::to_string(st.flushes) +
+           (st.flushes == 1 ? " flush" : " flushes") +
+           ", stalls " + HumanSeconds(st.stall_micros / 1e6);
+    if (dict_) msg += "; " + std::to_string(dict_->size()) + " IDs mapped";
+    std::fprintf(stderr, "%s\n", msg.c_str());
+    if (reader_->bad_lines() > 0) {
+      std::fprintf(stderr, "skipped %llu bad lines; the first: %s\n",
+                   static_cast<unsigned long long>(reader_->bad_lines()),
+                   reader_->first_bad_line().c_str());
+    }
+    const bool input_weighted = reader_->format() == tools::EdgeFormat::kBinary
+                                    ? reader_->weighted()
+                                    : reader_->records_with_weight() > 0;
+    if (input_weighted && !weighted_) {
+      std::fprintf(stderr,
+                   "note: the input has weights but the store is unweighted: they were dropped "
+                   "(create the store with --weighted to keep them)\n");
+    }
+  }
+  return kExitOk;
+}
+
+// Reports an error after the store was opened: closes it first so committed batches stay.
+int Ingester::Finish(Status s, const std::string& where) {
+  Status c = db_->Close();
+  std::string msg = where.empty() ? Describe(s) : where + ": " + Describe(s);
+  if (input_kind_ == InputKind::kEdges || committed_ > 0) {
+    msg += committed_ == 1 ? "; stopped: the record before it is stored"
+                           : "; stopped: the " + std::to_string(committed_) +
+                                 " records before it are stored";
+  }
+  if (s.IsInvalidArgument() && reader_ && reader_->format() == tools::EdgeFormat::kText &&
+      !a_.skip_bad_lines && msg.find("expected '") != std::string::npos) {
+    msg += " (--skip-bad-lines skips such lines)";
+  }
+  if (!c.ok()) msg += "; closing the store failed too: " + Describe(c);
+  return Fail(kExitError, msg);
+}
+
+int Ingester::Run() {
+  int rc = CheckArguments();
+  if (rc != kExitOk) return rc;
+  rc = PrepareStore();
+  if (rc != kExitOk) return rc;
+  rc = OpenInput();
+  if (rc != kExitOk) return rc;
+
+  Options o;
+  o.graph_kind = kind_;
+  o.weighted = weighted_;
+  o.create_if_missing = creating_;
+  o.memory_budget = budget_;
+  o.memgraph_bytes = memgraph_;
+  o.max_sealed_memgraphs = a_.max_sealed;
+  o.wal = wal_;
+  Status s = DB::Open(o, a_.db, &db_);
+  if (!s.ok()) return Fail(kExitError, OpenErrorMessage(a_.db, s));
+  if (creating_) {
+    s = WriteIdMode(a_.db, ids_);
+    if (!s.ok()) {
+      db_->Close();
+      return FailStatus(s, "writing IDMODE");
+    }
+  }
+  if (ids_ == IdMode::kMap) {
+    tools::IdDictionaryOptions dopt;
+    dopt.create_if_missing = true;
+    s = tools::IdDictionary::Open(tools::IdDictionary::FileName(a_.db), dopt, &dict_);
+    if (!s.ok()) {
+      db_->Close();
+      return FailStatus(s, "opening the ID dictionary");
+    }
+  }
+  {
+    StoreInfo info;
+    if (ReadStoreInfo(a_.db, &info).ok()) first_new_file_ = info.state.next_file_number;
+  }
+  clock_.Reset();
+  return Load();
+}
+
+}  // namespace
+
+void RegisterIngest(CLI::App* app, CommandList* commands) {
+  auto a = std::make_shared<IngestArgs>();
+  CLI::App* c = app->add_subcommand(
+      "ingest", "Load edges into a store, creating it if the directory is new or empty");
+  c->add_option("--db", a->db, "store directory")->required();
+  c->add_option("--input", a->input, "edge file (text or binary), - for stdin");
+  c->add_option("--format", a->format, "el (text), bin (binary), graphalytics, or auto (detect)")
+      ->capture_default_str();
+  c->add_option("--vertices", a->vertices, "graphalytics: the .v file");
+  c->add_option("--edges", a->edges, "graphalytics: the .e file");
+  c->add_option("--properties", a->properties,
+                "graphalytics: the .properties file (gives files, direction and weights)");
+  CLI::Option* d = c->add_flag("--directed", a->directed, "new store: directed (the default)");
+  CLI::Option* u = c->add_flag("--undirected", a->undirected, "new store: undirected");
+  CLI::Option* in = c->add_flag("--in-edges", a->in_edges,
+                                "new store: directed, also keeping in-edges (faster pull "
+                                "PageRank, direction-optimizing BFS, CDLP)");
+  u->excludes(d);
+  u->excludes(in);
+  c->add_flag("--weighted", a->weighted, "new store: keep a weight per edge");
+  c->add_option("--memory-budget", a->memory_budget, "total memory (e.g. 512M, 1G)")
+      ->capture_default_str();
+  c->add_option("--memgraph-bytes", a->memgraph_bytes,
+                "in-memory tier size before a flush (budget >= this x (1 + --max-sealed))")
+      ->capture_default_str();
+  c->add_option("--max-sealed", a->max_sealed, "sealed memgraphs waiting for flush before "
+                "writers stall")->capture_default_str();
+  c->add_option("--wal", a->wal, "write-ahead log: off, group or sync")
+      ->check(CLI::IsMember({"off", "group", "sync"}))
+      ->capture_default_str();
+  c->add_option("--batch", a->batch, "input records per atomic batch")->capture_default_str();
+  c->add_flag("--skip-bad-lines", a->skip_bad_lines,
+              "skip and count malformed lines instead of stopping");
+  c->add_option("--ids", a->ids,
+                "new store: dense (input IDs are internal IDs; default for el/bin) or map "
+                "(sparse IDs through a persisted dictionary; default for graphalytics)")
+      ->check(CLI::IsMember({"dense", "map"}));
+  c->add_option("--progress", a->progress, "auto (on a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  c->add_flag("-q,--quiet", a->quiet, "no summary on stderr");
+  c->footer(HelpFooter(
+      "Text edge lists: 'src dst [weight]' per line, '- src dst' deletes that edge, '#' or '%' "
+      "starts a comment line, fields split by spaces or tabs. Batches of --batch records commit "
+      "atomically in input order; a malformed line stops the ingest (naming line and content) "
+      "and keeps everything before it, unless --skip-bad-lines. Graph kind, weights and ID "
+      "mode are fixed when the store is created; later ingests use the store's (a flag that "
+      "contradicts it is an error). A progress line is shown when stderr is a terminal."));
+  commands->push_back({c, [a] { return Ingester(*a).Run(); }});
+}
+
+}  // namespace strata::cli

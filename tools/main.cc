@@ -1,0 +1,94 @@
+// strata: the StrataGraph command-line tool. One binary, one subcommand per task:
+//
+//   strata generate | ingest | analyze | query | compact | inspect | verify | export
+//
+// Every subcommand has --help. docs/cli.md is the manual. Exit codes: 0 success, 1 runtime or
+// storage error, 2 usage error, 3 `query edge`: no such edge.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "tools/cli_commands.h"
+#include "tools/cli_common.h"
+
+namespace strata::tools {
+const char* ToolsVersion();
+}
+
+namespace strata::cli {
+
+namespace {
+
+int Main(int argc, char** argv) {
+  CLI::App app(
+      "StrataGraph: a disk-backed dynamic graph store. Load edges, keep them on disk, read "
+      "consistent snapshots, run graph analytics.",
+      "strata");
+  app.set_version_flag("--version", std::string("strata ") + tools::ToolsVersion());
+  app.require_subcommand(1);
+  app.footer(ExitCodesHelp());
+
+  CommandList commands;
+  RegisterGenerate(&app, &commands);
+  RegisterIngest(&app, &commands);
+  RegisterAnalyze(&app, &commands);
+  RegisterQuery(&app, &commands);
+  RegisterExport(&app, &commands);
+  RegisterAdmin(&app, &commands);
+
+  // A first word that names no command: say so (CLI11 would only say one is required).
+  if (argc >= 2 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "strata: unknown command '%s' (commands: %s; see --help)\n", argv[1],
+                   names.c_str());
+      return kExitUsage;
+    }
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string name = "strata";
+    for (CLI::App* sub : app.get_subcommands()) name += " " + sub->get_name();
+    std::fprintf(stderr, "%s: %s (see --help)\n", name.c_str(), e.what());
+    return kExitUsage;
+  }
+
+  for (const Command& c : commands) {
+    if (!c.app->parsed()) continue;
+    // Name errors after the full command path: "strata query edge", "strata ingest".
+    std::string name = c.app->get_name();
+    for (const CLI::App* p = c.app->get_parent(); p != nullptr && p->get_parent() != nullptr;
+         p = p->get_parent()) {
+      name = p->get_name() + " " + name;
+    }
+    SetCommandName("strata " + name);
+    return c.run();
+  }
+  std::fprintf(stderr, "strata: no command given (see --help)\n");
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace strata::cli
+
+int main(int argc, char** argv) {
+  try {
+    return strata::cli::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata: internal error: %s\n", e.what());
+    return strata::cli::kExitError;
+  }
+}
