@@ -131,6 +131,20 @@ void DBImpl::Log(const std::string& line) {
   event_log_->Flush();
 }
 
+Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
+                            std::vector<std::shared_ptr<version::SegmentHandle>>* out) {
+  for (const FileMeta& f : files) {
+    auto h = std::make_shared<version::SegmentHandle>();
+    h->env = env_;
+    h->meta = f;
+    h->path = path_ + "/" + compaction::SegmentFileName(f.number);
+    Status s = SegmentReader::Open(env_.get(), h->path, SegmentReaderOptions(), &h->reader);
+    if (!s.ok()) return s;
+    out->push_back(std::move(h));
+  }
+  return Status::OK();
+}
+
 Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
   return WriteAheadLog::Create(env_.get(), path_, next_file_.fetch_add(1), options_.wal, log);
 }
@@ -199,14 +213,13 @@ Status DBImpl::OpenDisk() {
 
   auto v = std::make_shared<version::Version>();
   v->memgraphs.push_back(NewMemGraph());
-  std::vector<std::shared_ptr<version::SegmentHandle>> files;
-  for (const auto& [num, meta] : st.files) {
-    auto h = std::make_shared<version::SegmentHandle>();
-    h->env = env_;
-    h->meta = meta;
-    h->path = path_ + "/" + compaction::SegmentFileName(num);
-    s = SegmentReader::Open(env_.get(), h->path, SegmentReaderOptions(), &h->reader);
-    if (!s.ok()) return s;
+  std::vector<FileMeta> metas;
+  for (const auto& [num, meta] : st.files) metas.push_back(meta);
+  std::vector<std::shared_ptr<version::SegmentHandle>> opened;
+  s = OpenSegments(metas, &opened);
+  if (!s.ok()) return s;
+  for (const auto& h : opened) {
+    const FileMeta& meta = h->meta;
     if (meta.level == 0) {
       v->l0[meta.tag].push_back(h);
     } else {
@@ -547,15 +560,8 @@ Status DBImpl::FlushOldest() {
   if (!s.ok()) return s;
 
   std::vector<std::shared_ptr<version::SegmentHandle>> handles;
-  for (const FileMeta& f : r.files) {
-    auto h = std::make_shared<version::SegmentHandle>();
-    h->env = env_;
-    h->meta = f;
-    h->path = path_ + "/" + compaction::SegmentFileName(f.number);
-    s = SegmentReader::Open(env_.get(), h->path, SegmentReaderOptions(), &h->reader);
-    if (!s.ok()) return s;
-    handles.push_back(h);
-  }
+  s = OpenSegments(r.files, &handles);
+  if (!s.ok()) return s;
   ManifestEdit edit;
   edit.added = r.files;
   edit.last_flushed_ts = seal_ts;
@@ -902,15 +908,8 @@ Status DBImpl::RunJob(const CompactionJob& job) {
   Status s = compaction::RunCompaction(readers, co, env_.get(), &next_file_, &r);
   if (!s.ok()) return s;
   std::vector<std::shared_ptr<version::SegmentHandle>> outs;
-  for (const FileMeta& f : r.outputs) {
-    auto h = std::make_shared<version::SegmentHandle>();
-    h->env = env_;
-    h->meta = f;
-    h->path = path_ + "/" + compaction::SegmentFileName(f.number);
-    s = SegmentReader::Open(env_.get(), h->path, SegmentReaderOptions(), &h->reader);
-    if (!s.ok()) return s;
-    outs.push_back(h);
-  }
+  s = OpenSegments(r.outputs, &outs);
+  if (!s.ok()) return s;
   ManifestEdit edit;
   edit.added = r.outputs;
   for (const auto& h : job.inputs) edit.removed.push_back(h->meta.number);

@@ -84,6 +84,9 @@ class DBImpl final : public DB {
   Status RecoverLogs(const StoreState& state);
   void RemoveObsoleteFiles(const StoreState& state);
   Status NewLog(std::unique_ptr<WriteAheadLog>* log);
+  // Opens a handle (reader included) on each named segment of this store.
+  Status OpenSegments(const std::vector<FileMeta>& files,
+                      std::vector<std::shared_ptr<version::SegmentHandle>>* out);
 
   // Waits until the active memgraph has room, sealing it or stalling as needed.
   Status MakeRoom();

@@ -49,6 +49,31 @@ struct Entry {
   bool tomb;
 };
 
+// Merges runs given newest first: per key the newest entry wins; live winners go to `out`.
+// False when `out` asked to stop.
+bool MergeNewestWins(const std::vector<std::vector<Entry>>& lists, ChunkEmitter* out) {
+  std::vector<size_t> pos(lists.size(), 0);
+  for (;;) {
+    uint64_t best = 0;
+    bool any = false;
+    for (size_t q = 0; q < lists.size(); ++q) {
+      if (pos[q] < lists[q].size() && (!any || lists[q][pos[q]].key < best)) {
+        best = lists[q][pos[q]].key;
+        any = true;
+      }
+    }
+    if (!any) return true;
+    const Entry* winner = nullptr;
+    for (size_t q = 0; q < lists.size(); ++q) {
+      if (pos[q] < lists[q].size() && lists[q][pos[q]].key == best) {
+        if (winner == nullptr) winner = &lists[q][pos[q]];
+        ++pos[q];
+      }
+    }
+    if (!winner->tomb && !out->Add(winner->key, winner->w)) return false;
+  }
+}
+
 }  // namespace
 
 struct TierReader::Run {
@@ -253,27 +278,7 @@ Status TierReader::ScanNeighbors(uint8_t dir, VertexId u,
       if (!it->status().ok()) return it->status();
     }
   }
-  std::vector<size_t> pos(lists.size(), 0);
-  for (;;) {
-    uint64_t best = 0;
-    bool any = false;
-    for (size_t r = 0; r < lists.size(); ++r) {
-      if (pos[r] < lists[r].size() && (!any || lists[r][pos[r]].key < best)) {
-        best = lists[r][pos[r]].key;
-        any = true;
-      }
-    }
-    if (!any) break;
-    const Entry* winner = nullptr;
-    for (size_t r = 0; r < lists.size(); ++r) {
-      if (pos[r] < lists[r].size() && lists[r][pos[r]].key == best) {
-        if (winner == nullptr) winner = &lists[r][pos[r]];
-        ++pos[r];
-      }
-    }
-    if (!winner->tomb && !out.Add(winner->key, winner->w)) return Status::OK();
-  }
-  out.Flush();
+  if (MergeNewestWins(lists, &out)) out.Flush();
   return Status::OK();
 }
 
@@ -382,27 +387,7 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
       }
       auto emit = [&](const NeighborChunk& c) { return go = fn(u, c); };
       ChunkEmitter out(weighted_, emit);
-      std::vector<size_t> pos(lists.size(), 0);
-      for (;;) {
-        uint64_t best = 0;
-        bool any = false;
-        for (size_t q = 0; q < lists.size(); ++q) {
-          if (pos[q] < lists[q].size() && (!any || lists[q][pos[q]].key < best)) {
-            best = lists[q][pos[q]].key;
-            any = true;
-          }
-        }
-        if (!any) break;
-        const Entry* winner = nullptr;
-        for (size_t q = 0; q < lists.size(); ++q) {
-          if (pos[q] < lists[q].size() && lists[q][pos[q]].key == best) {
-            if (winner == nullptr) winner = &lists[q][pos[q]];
-            ++pos[q];
-          }
-        }
-        if (!winner->tomb && !out.Add(winner->key, winner->w)) break;
-      }
-      if (go) out.Flush();
+      if (MergeNewestWins(lists, &out)) out.Flush();
     }
   }
   return status();
