@@ -32,10 +32,12 @@ asan: deps
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -LE long
 
+# detect_deadlocks=0: a batch holds one lock per subgraph it touches, often more than the 64
+# held locks TSan's deadlock detector can track; lock order is ascending by construction.
 tsan: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithAssert -DSTRATA_SANITIZE=thread $(LAUNCHER)
 	cmake --build build-tsan -j $(JOBS)
-	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE long -R "Concurrency|ReaderTracer|MemgraphDifferential|DiskDifferential|DBApi"
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" ctest --output-on-failure -j $(JOBS) -LE long -R "Concurrency|ReaderTracer|MemgraphDifferential|DiskDifferential|DBApi"
 
 demo: build
 	bash scripts/demo.sh
