@@ -67,7 +67,8 @@ std::string Trim(std::string s) {
   return s.substr(i);
 }
 
-std::string MachineJson(const SuiteConfig& cfg, bool drop_ok, const std::string& tree_state) {
+std::string MachineJson(const SuiteConfig& cfg, bool drop_ok, const std::string& tree_state,
+                        const std::string& load_at_start) {
   JsonObject m;
   std::string cpuinfo = ReadFileText("/proc/cpuinfo");
   std::string model;
@@ -99,8 +100,10 @@ std::string MachineJson(const SuiteConfig& cfg, bool drop_ok, const std::string&
 #endif
   m.Str("rocksdb", std::to_string(ROCKSDB_MAJOR) + "." + std::to_string(ROCKSDB_MINOR) + "." +
                        std::to_string(ROCKSDB_PATCH));
-  std::string load = Trim(ReadFileText("/proc/loadavg"));
-  m.Str("loadavg_at_start", load);
+  m.Str("loadavg_at_start", load_at_start);
+  m.Str("loadavg_at_end", Trim(ReadFileText("/proc/loadavg")));
+  m.Str("noise", "other processes may share the cores: compare cpu_seconds with seconds (a "
+                 "kernel using T threads alone has cpu_seconds close to T x seconds)");
   m.Bool("page_cache_drop_permitted", drop_ok);
   m.Str("page_cache",
         drop_ok ? "warm runs follow a warm-up run; cold runs drop the page cache (sync; echo 3 > "
@@ -344,7 +347,7 @@ int Main(int argc, char** argv) {
   std::string dirty = RunCommand("git -C '" + repo + "' status --porcelain 2>/dev/null | head -1");
   const std::string tree_state =
       dirty.empty() ? "clean" : "uncommitted changes in the working tree (figures are of HEAD plus those)";
-  const std::string machine = MachineJson(cfg, cfg.can_drop_cache, tree_state);
+  const std::string load_at_start = Trim(ReadFileText("/proc/loadavg"));
 
   fprintf(stderr,
           "strata-bench %s: scale %d (sssp/tc %d, ingest_large %d), %d threads, page cache drop %s\n",
@@ -407,6 +410,7 @@ int Main(int argc, char** argv) {
   tr.value = total;
   tr.unit = "s";
   results.push_back(tr);
+  const std::string machine = MachineJson(cfg, cfg.can_drop_cache, tree_state, load_at_start);
   if (!WriteReport(json_path, machine, commit, cfg.suite, results)) {
     fprintf(stderr, "cannot write %s\n", json_path.c_str());
     return 1;

@@ -713,7 +713,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
           static_cast<double>(st.memory_bytes) / st.stored_edges,
           static_cast<unsigned long long>(st.stored_edges));
     }
-    Result rs = R("insert", system, "rss_bytes", static_cast<double>(CurrentRssBytes() - rss0), "B", p);
+    Result rs = R("insert", system, "rss_bytes", static_cast<double>(CurrentRssBytes()) - static_cast<double>(rss0), "B", p);
     rs.info.Str("source", "VmRSS after the load and persist minus VmRSS before open; buffers freed");
     rs.info.Int("stored_edges", static_cast<int64_t>(st.stored_edges));
     sink->Add(rs);
@@ -746,7 +746,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     m.info.Int("memory_bytes", static_cast<int64_t>(st.memory_bytes));
     sink->Add(m);
     sink->Add(R("insert", system, "build_seconds", build_s, "s", p));
-    Result rs = R("insert", system, "rss_bytes", static_cast<double>(CurrentRssBytes() - rss0), "B", p);
+    Result rs = R("insert", system, "rss_bytes", static_cast<double>(CurrentRssBytes()) - static_cast<double>(rss0), "B", p);
     rs.info.Str("source", "VmRSS after the build minus VmRSS before; edge list freed");
     sink->Add(rs);
     Log(system, "built in %.2f s: %llu arcs, %.2f B/directed edge", build_s,

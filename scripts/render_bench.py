@@ -198,7 +198,8 @@ def render_markdown(rep, name):
     parts.append("- build: %s; %s; RocksDB %s" % (m.get("build", "?"), m.get("compiler", "?"),
                                                   m.get("rocksdb", "?")))
     parts.append("- page cache: %s" % m.get("page_cache", "?"))
-    parts.append("- load average at start: %s" % m.get("loadavg_at_start", "?"))
+    parts.append("- load average (1, 5, 15 min) at start: %s; at end: %s" % (
+        m.get("loadavg_at_start", "?"), m.get("loadavg_at_end", "?")))
     suite = [r for r in results if r["metric"] == "suite_seconds"]
     if suite:
         parts.append("- suite wall time: %.0f s" % suite[0]["value"])
@@ -269,8 +270,14 @@ def render_plots(rep, out_dir, name):
             series = r["params"].get("info", {}).get("series")
             if not series or len(series) < 2:
                 continue
+            series = sorted(series)
+            final = max(e for _, e in series)
             ts, rates = [], []
             for (t0, e0), (t1, e1) in zip(series, series[1:]):
+                # Skip the tail after the last edge (a sample taken after the writers finished)
+                # and intervals too short to mean anything.
+                if e0 >= final or t1 - t0 < 0.05:
+                    continue
                 if t1 > t0:
                     ts.append(t1)
                     rates.append((e1 - e0) / (t1 - t0))
@@ -279,7 +286,8 @@ def render_plots(rep, out_dir, name):
         ax.set_xlabel("seconds")
         ax.set_ylabel("edges/s")
         ax.grid(alpha=0.3)
-        ax.legend()
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "%s-ingest.png" % name), dpi=110)
     plt.close(fig)
@@ -307,7 +315,8 @@ def render_plots(rep, out_dir, name):
         ax.set_xlabel("latency (us)")
         ax.set_ylabel("quantile")
         ax.grid(alpha=0.3)
-        ax.legend()
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "%s-latency.png" % name), dpi=110)
     plt.close(fig)
@@ -333,7 +342,8 @@ def render_plots(rep, out_dir, name):
     ax.set_ylabel("seconds (warm, median)")
     ax.set_title("analytics")
     ax.grid(alpha=0.3, axis="y")
-    ax.legend()
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "%s-analytics.png" % name), dpi=110)
     plt.close(fig)
