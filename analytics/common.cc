@@ -15,6 +15,7 @@ constexpr VertexId kBlock = 4096;  // vertices per ScanVertices call while build
 Status BuildLayout(const Snapshot& snap, Layout* layout) {
   Layout& L = *layout;
   L.kind = snap.kind();
+  L.dangling = L.kind == GraphKind::kDirected;
   const VertexId bound = snap.VertexIdBound();
   L.bound = bound;
   L.exists.assign(bound, 0);

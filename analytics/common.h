@@ -53,6 +53,10 @@ struct Layout {
   // edges into deleted vertices on kDirected stores.
   std::vector<uint64_t> out_degree;
   std::vector<VertexRange> ranges;
+  // Whether an edge may point at a vertex that does not exist: only kDirected stores keep edges
+  // into a deleted vertex (the other kinds delete both directions). When false, kernels skip
+  // the per-edge existence check — a second random access per edge on the hot path.
+  bool dangling = true;
 };
 
 // Reads the vertex set and out-degrees (parallel, one ScanVertices per 4096-vertex block).
@@ -125,7 +129,7 @@ Status ScanRangeEach(const Snapshot& snap, VertexRange r, Direction d, const Lay
         bad = true;
         return false;
       }
-      if (layout.exists[c.dst[i]]) fn(u, c.dst[i], c.weight ? c.weight[i] : 1.0);
+      if (!layout.dangling || layout.exists[c.dst[i]]) fn(u, c.dst[i], c.weight ? c.weight[i] : 1.0);
     }
     return true;
   });
@@ -145,7 +149,7 @@ Status ScanEach(const Snapshot& snap, VertexId u, Direction d, const Layout& lay
         bad = true;
         return false;
       }
-      if (!layout.exists[c.dst[i]]) continue;  // edge into a deleted vertex
+      if (layout.dangling && !layout.exists[c.dst[i]]) continue;  // edge into a deleted vertex
       if (!fn(c.dst[i], c.weight ? c.weight[i] : 1.0)) return false;
     }
     return true;
