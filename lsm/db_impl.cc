@@ -314,36 +314,22 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
   // reader can hold the timestamps in between, and each container path is copied once per
   // group instead of once per batch.
   constexpr size_t kReplayOps = 1 << 16;
-  WriteBatch group;
-  Timestamp group_ts = 0;
+  WriteBatch group;  // logged batches not yet applied; `last` is the newest one's timestamp
   auto apply_group = [&]() -> Status {
     if (group.empty()) return Status::OK();
     std::vector<mem::PrimOp> ops;
     Status e = Expand(group, &ops);
-    if (!e.ok()) return Status::Corruption("recovery: logged batch up to ts " + std::to_string(group_ts) + ": " + e.message());
-    core_->clock.ResetTo(group_ts - 1);
+    if (!e.ok()) return Status::Corruption("recovery: logged batch up to ts " + std::to_string(last) + ": " + e.message());
+    core_->clock.ResetTo(last - 1);
     Timestamp got;
     e = v->memgraphs[0]->Apply(&ops, &older, &got);
-    if (!e.ok()) return Status::Corruption("recovery: replaying batches up to ts " + std::to_string(group_ts) + ": " + e.ToString());
+    if (!e.ok()) return Status::Corruption("recovery: replaying batches up to ts " + std::to_string(last) + ": " + e.ToString());
     group.Clear();
     return Status::OK();
   };
   for (auto& [ts, batch] : records) {
-    for (const WriteBatch::Op& op : batch.ops()) {
-      switch (op.type) {
-        case WriteBatch::OpType::kAddVertex: group.AddVertex(op.u); break;
-        case WriteBatch::OpType::kDeleteVertex: group.DeleteVertex(op.u); break;
-        case WriteBatch::OpType::kInsertEdge: group.InsertEdge(op.u, op.v, op.weight); break;
-        case WriteBatch::OpType::kDeleteEdge: group.DeleteEdge(op.u, op.v); break;
-        case WriteBatch::OpType::kSetWeight: group.SetWeight(op.u, op.v, op.weight); break;
-      }
-      VertexId top = std::max(op.u, op.type == WriteBatch::OpType::kAddVertex ||
-                                            op.type == WriteBatch::OpType::kDeleteVertex
-                                        ? op.u
-                                        : op.v) + 1;
-      if (top > next_id_) next_id_ = top;
-    }
-    group_ts = ts;
+    group.Append(batch);
+    next_id_ = std::max<VertexId>(next_id_, batch.VertexIdLimit());
     last = ts;
     if (group.Count() >= kReplayOps) {
       s = apply_group();
@@ -376,9 +362,7 @@ Status DBImpl::Expand(const WriteBatch& batch, std::vector<mem::PrimOp>* ops) co
   };
   for (const WriteBatch::Op& op : batch.ops()) {
     if (op.u >= options_.max_vertex_id) return bad_id(op.u);
-    const bool edge_op = op.type != WriteBatch::OpType::kAddVertex &&
-                         op.type != WriteBatch::OpType::kDeleteVertex;
-    if (edge_op && op.v >= options_.max_vertex_id) return bad_id(op.v);
+    if (WriteBatch::IsEdgeOp(op.type) && op.v >= options_.max_vertex_id) return bad_id(op.v);
     double w = options_.weighted ? op.weight : 1.0;
     if ((op.type == WriteBatch::OpType::kInsertEdge || op.type == WriteBatch::OpType::kSetWeight) &&
         options_.weighted && !std::isfinite(op.weight)) {
@@ -448,14 +432,8 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   batches_.fetch_add(1, std::memory_order_relaxed);
   ops_.fetch_add(batch.Count(), std::memory_order_relaxed);
   bool deletes = false;
-  VertexId top = 0;
-  for (const WriteBatch::Op& op : batch.ops()) {
-    deletes |= op.type == WriteBatch::OpType::kDeleteVertex;
-    top = std::max(top, op.u + 1);
-    if (op.type != WriteBatch::OpType::kAddVertex && op.type != WriteBatch::OpType::kDeleteVertex) {
-      top = std::max(top, op.v + 1);
-    }
-  }
+  for (const WriteBatch::Op& op : batch.ops()) deletes |= op.type == WriteBatch::OpType::kDeleteVertex;
+  const VertexId top = batch.VertexIdLimit();
   for (VertexId cur = next_id_.load(std::memory_order_relaxed);
        cur < top && !next_id_.compare_exchange_weak(cur, top);) {
   }

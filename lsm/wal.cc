@@ -19,7 +19,7 @@ void EncodeBatchRecord(Timestamp ts, const WriteBatch& batch, bool weighted, std
   for (const WriteBatch::Op& op : batch.ops()) {
     dst->push_back(static_cast<char>(op.type));
     PutVarint64(dst, op.u);
-    if (op.type != WriteBatch::OpType::kAddVertex && op.type != WriteBatch::OpType::kDeleteVertex) {
+    if (WriteBatch::IsEdgeOp(op.type)) {
       PutVarint64(dst, op.v);
     }
     if (weighted && (op.type == WriteBatch::OpType::kInsertEdge ||
@@ -46,7 +46,7 @@ Status DecodeBatchRecord(std::string_view src, bool weighted, Timestamp* ts, Wri
     double w = 1.0;
     if (static_cast<uint8_t>(type) > 4) return Status::Corruption("batch record: bad op type");
     if ((p = DecodeVarint64(p, end, &u)) == nullptr) return Status::Corruption("batch record: bad id");
-    bool edge = type != WriteBatch::OpType::kAddVertex && type != WriteBatch::OpType::kDeleteVertex;
+    bool edge = WriteBatch::IsEdgeOp(type);
     if (edge && (p = DecodeVarint64(p, end, &v)) == nullptr) {
       return Status::Corruption("batch record: bad id");
     }

@@ -259,29 +259,39 @@ Status ReadGraphalyticsProperties(const std::string& path, GraphalyticsPropertie
   return Status::OK();
 }
 
-Status ReadGraphalyticsVertices(const std::string& path, std::vector<uint64_t>* vertices) {
+// Calls fn(trimmed, line, line_number) for each line of `path` that is neither blank nor a
+// '#' comment; a non-OK status from fn stops the read and is returned.
+template <typename Fn>
+Status ForEachDataLine(const std::string& path, Fn&& fn) {
   std::unique_ptr<LineReader> lines;
   Status s = OpenLines(path, &lines);
   if (!s.ok()) return s;
-  vertices->clear();
   while (true) {
     std::string_view line;
     bool eof = false;
     s = lines->Next(&line, &eof);
     if (!s.ok()) return s;
-    if (eof) break;
+    if (eof) return Status::OK();
     std::string_view t = Trim(line);
     if (t.empty() || t[0] == '#') continue;
+    s = fn(t, line, lines->line_number());
+    if (!s.ok()) return s;
+  }
+}
+
+Status ReadGraphalyticsVertices(const std::string& path, std::vector<uint64_t>* vertices) {
+  vertices->clear();
+  return ForEachDataLine(path, [&](std::string_view t, std::string_view line, uint64_t n) {
     size_t end = 0;
     while (end < t.size() && !IsBlank(t[end])) end++;
     uint64_t v;
     if (!ParseU64(t.substr(0, end), &v)) {
-      return Status::InvalidArgument(LineError(
-          path, lines->line_number(), "expected a vertex ID, got: '" + Excerpt(line) + "'"));
+      return Status::InvalidArgument(
+          LineError(path, n, "expected a vertex ID, got: '" + Excerpt(line) + "'"));
     }
     vertices->push_back(v);
-  }
-  return Status::OK();
+    return Status::OK();
+  });
 }
 
 Status OpenGraphalyticsEdges(const GraphalyticsProperties& props,
@@ -315,18 +325,8 @@ Status ReadGraphalyticsEdges(const GraphalyticsProperties& props, std::vector<Ed
 }
 
 Status ReadGraphalyticsOutput(const std::string& path, std::vector<GraphalyticsValue>* values) {
-  std::unique_ptr<LineReader> lines;
-  Status s = OpenLines(path, &lines);
-  if (!s.ok()) return s;
   values->clear();
-  while (true) {
-    std::string_view line;
-    bool eof = false;
-    s = lines->Next(&line, &eof);
-    if (!s.ok()) return s;
-    if (eof) break;
-    std::string_view t = Trim(line);
-    if (t.empty() || t[0] == '#') continue;
+  return ForEachDataLine(path, [&](std::string_view t, std::string_view line, uint64_t n) {
     size_t a = 0;
     while (a < t.size() && !IsBlank(t[a])) a++;
     size_t b = a;
@@ -347,12 +347,11 @@ Status ReadGraphalyticsOutput(const std::string& path, std::vector<GraphalyticsV
     }
     if (!ok) {
       return Status::InvalidArgument(
-          LineError(path, lines->line_number(),
-                    "expected '<vertex-id> <value>', got: '" + Excerpt(line) + "'"));
+          LineError(path, n, "expected '<vertex-id> <value>', got: '" + Excerpt(line) + "'"));
     }
     values->push_back(std::move(v));
-  }
-  return Status::OK();
+    return Status::OK();
+  });
 }
 
 std::string GraphalyticsOutputPath(const GraphalyticsProperties& props, std::string_view algo) {

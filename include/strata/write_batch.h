@@ -35,6 +35,21 @@ class WriteBatch {
     ops_.push_back({OpType::kSetWeight, u, v, weight});
   }
 
+  // Appends every op of `other`, in order: applying the result equals applying the two
+  // batches one after the other.
+  void Append(const WriteBatch& other) { ops_.insert(ops_.end(), other.ops_.begin(), other.ops_.end()); }
+
+  static bool IsEdgeOp(OpType t) { return t != OpType::kAddVertex && t != OpType::kDeleteVertex; }
+  // One above the largest vertex ID the batch names (0 for an empty batch).
+  VertexId VertexIdLimit() const {
+    VertexId top = 0;
+    for (const Op& op : ops_) {
+      if (op.u + 1 > top) top = op.u + 1;
+      if (IsEdgeOp(op.type) && op.v + 1 > top) top = op.v + 1;
+    }
+    return top;
+  }
+
   void Clear() { ops_.clear(); }
   size_t Count() const { return ops_.size(); }
   bool empty() const { return ops_.empty(); }
