@@ -49,6 +49,21 @@ struct Entry {
   bool tomb;
 };
 
+// Appends vertex i's entries of a memgraph list (tombstones included) to l.
+void AppendMemRun(const mem::Adjacency& a, uint32_t i, std::vector<Entry>* l) {
+  mem::ScanVertex(a, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb, size_t n) {
+    for (size_t j = 0; j < n; ++j) l->push_back({k[j], w ? w[j] : 1.0, tomb && tomb[j]});
+    return true;
+  });
+}
+
+// Appends a decoded segment batch (tombstones included) to l.
+void AppendBatch(const EdgeBatch& b, std::vector<Entry>* l) {
+  for (size_t j = 0; j < b.size; ++j) {
+    l->push_back({b.dst[j], b.weight ? b.weight[j] : 1.0, b.has_tombstones && b.tombstone[j]});
+  }
+}
+
 // Merges runs given newest first: per key the newest entry wins; live winners go to `out`.
 // False when `out` asked to stop.
 bool MergeNewestWins(const std::vector<std::vector<Entry>>& lists, ChunkEmitter* out) {
@@ -262,19 +277,11 @@ Status TierReader::ScanNeighbors(uint8_t dir, VertexId u,
     std::vector<Entry>& l = lists[r];
     l.reserve(runs[r].entries);
     if (runs[r].adj != nullptr) {
-      mem::ScanVertex(*runs[r].adj, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb,
-                                            size_t n) {
-        for (size_t j = 0; j < n; ++j) l.push_back({k[j], w ? w[j] : 1.0, tomb && tomb[j]});
-        return true;
-      });
+      AppendMemRun(*runs[r].adj, i, &l);
     } else {
       auto it = runs[r].seg->reader->NewNeighborIterator(runs[r].ve, ro);
       EdgeBatch b;
-      while (it->Next(&b)) {
-        for (size_t j = 0; j < b.size; ++j) {
-          l.push_back({b.dst[j], b.weight ? b.weight[j] : 1.0, b.tombstone && b.tombstone[j]});
-        }
-      }
+      while (it->Next(&b)) AppendBatch(b, &l);
       if (!it->status().ok()) return it->status();
     }
   }
@@ -367,22 +374,11 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
       // Several runs or tombstones: materialize newest first and merge.
       lists.assign(nruns, {});
       size_t r = 0;
-      for (const mem::Adjacency* a : mem_runs) {
-        auto& l = lists[r++];
-        mem::ScanVertex(*a, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb,
-                                   size_t n) {
-          for (size_t j = 0; j < n; ++j) l.push_back({k[j], w ? w[j] : 1.0, tomb && tomb[j]});
-          return true;
-        });
-      }
+      for (const mem::Adjacency* a : mem_runs) AppendMemRun(*a, i, &lists[r++]);
       for (FileScan* f : file_runs) {
         auto& l = lists[r++];
         EdgeBatch b;
-        while (f->sc->NextEdges(&b)) {
-          for (size_t j = 0; j < b.size; ++j) {
-            l.push_back({b.dst[j], b.weight ? b.weight[j] : 1.0, b.has_tombstones && b.tombstone[j]});
-          }
-        }
+        while (f->sc->NextEdges(&b)) AppendBatch(b, &l);
         if (!f->sc->status().ok()) return f->sc->status();
       }
       auto emit = [&](const NeighborChunk& c) { return go = fn(u, c); };
