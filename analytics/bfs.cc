@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_sort.h>
 
 namespace strata::analytics {
 
@@ -13,49 +14,91 @@ using Queue = std::vector<VertexId>;
 
 // Top-down step. Invariant: every vertex of `frontier` has depth `level`. Each unvisited
 // out-neighbor is claimed by exactly one task (CAS kUnreachable -> level + 1) and appended to
-// *next. Returns in *scout the sum of the new frontier's out-degrees.
-Status TopDownStep(const Snapshot& snap, const Layout& L, int64_t level, const Queue& frontier,
-                   std::vector<int64_t>& depth, Queue* next, uint64_t* scout) {
-  tbb::enumerable_thread_specific<Queue> local;
-  std::atomic<uint64_t> scout_sum{0};
-  FirstError err;
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, frontier.size(), 16),
-                    [&](const tbb::blocked_range<size_t>& r) {
-    Queue& q = local.local();
-    uint64_t sc = 0;
-    for (size_t i = r.begin(); i < r.end() && !err.failed(); ++i) {
-      err.Set(ScanEach(snap, frontier[i], Direction::kOut, L, [&](VertexId v, double) {
-        std::atomic_ref<int64_t> dv(depth[v]);
-        int64_t cur = dv.load(std::memory_order_relaxed);
-        if (cur == kUnreachable &&
-            dv.compare_exchange_strong(cur, level + 1, std::memory_order_relaxed)) {
-          q.push_back(v);
-          sc += L.out_degree[v];
-        }
-        return true;
-      }));
-    }
-    scout_sum.fetch_add(sc, std::memory_order_relaxed);
-  });
+// *next. Returns in *scout the sum of the new frontier's out-degrees. The frontier is read in
+// sorted chunks of `batch` vertices (ForEachFrontierNeighbor).
+Status TopDownStep(const Snapshot& snap, const Layout& L, int64_t level, Queue& frontier,
+                   size_t batch, std::vector<int64_t>& depth, Queue* next, uint64_t* scout) {
+  struct Local {
+    Queue q;
+    uint64_t scout = 0;
+  };
+  tbb::enumerable_thread_specific<Local> local;
+  if (batch != 0) tbb::parallel_sort(frontier.begin(), frontier.end());
+  Status s = ForEachFrontierNeighbor(
+      snap, frontier.data(), frontier.size(), Direction::kOut, L, batch, [&] {
+        return [&depth, &L, level, &mine = local.local()](VertexId, VertexId v, double) {
+          std::atomic_ref<int64_t> dv(depth[v]);
+          int64_t cur = dv.load(std::memory_order_relaxed);
+          if (cur == kUnreachable &&
+              dv.compare_exchange_strong(cur, level + 1, std::memory_order_relaxed)) {
+            mine.q.push_back(v);
+            mine.scout += L.out_degree[v];
+          }
+          return true;
+        };
+      });
   next->clear();
-  for (Queue& q : local) next->insert(next->end(), q.begin(), q.end());
-  *scout = scout_sum.load();
-  return err.Get();
+  *scout = 0;
+  for (Local& l : local) {
+    next->insert(next->end(), l.q.begin(), l.q.end());
+    *scout += l.scout;
+  }
+  return s;
 }
+
+// Vertices whose out-degree exceeds this scan their in-lists alone in bottom-up steps (they
+// usually find a parent within the first chunk); the others are read in batches.
+constexpr uint64_t kBottomUpAloneDegree = 1024;
 
 // Bottom-up step. Invariant: front[u] == 1 iff depth[u] == level. Every unvisited vertex scans
 // its in-neighbors and stops at the first one in the frontier; only v's own task writes
-// depth[v] and next[v]. Returns in *awake the size of the new frontier.
-Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level,
+// depth[v] and next[v]. Returns in *awake the size of the new frontier. With batch > 0 the
+// unvisited vertices of a range with out-degree <= kBottomUpAloneDegree (an estimate of the
+// in-degree; exact when undirected) are read `batch` at a time with ScanNeighborsBatch, in
+// ascending order, so their runs come in a few large reads; their lists are read whole.
+Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
                     const std::vector<uint8_t>& front, std::vector<uint8_t>& next,
                     std::vector<int64_t>& depth, uint64_t* awake) {
   std::atomic<uint64_t> count{0};
   const Direction in = InDirection(L.kind);
   Status s = ForEachRange(L, [&](size_t, VertexRange r) -> Status {
     uint64_t c = 0;
+    std::vector<VertexId> todo;
+    bool bad = false;
+    auto flush = [&]() -> Status {
+      Status st = snap.ScanNeighborsBatch(todo.data(), todo.size(), in,
+                                          [&](size_t i, const NeighborChunk& ch) {
+        const VertexId v = todo[i];
+        if (next[v]) return true;  // found its parent in an earlier chunk
+        for (size_t j = 0; j < ch.size; ++j) {
+          const VertexId u = ch.dst[j];
+          if (u >= L.bound) {
+            bad = true;
+            return false;
+          }
+          if (!front[u] || (L.dangling && !L.exists[u])) continue;
+          depth[v] = level + 1;
+          next[v] = 1;
+          ++c;
+          break;
+        }
+        return true;
+      });
+      todo.clear();
+      if (st.ok() && bad) st = Status::Corruption("analytics: neighbor ID >= VertexIdBound()");
+      return st;
+    };
     for (VertexId v = r.begin; v < r.end; ++v) {
       next[v] = 0;
       if (!L.exists[v] || depth[v] != kUnreachable) continue;
+      if (batch != 0 && L.out_degree[v] <= kBottomUpAloneDegree) {
+        todo.push_back(v);
+        if (todo.size() == batch) {
+          Status st = flush();
+          if (!st.ok()) return st;
+        }
+        continue;
+      }
       Status st = ScanEach(snap, v, in, L, [&](VertexId u, double) {
         if (!front[u]) return true;
         depth[v] = level + 1;
@@ -63,6 +106,10 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level,
         ++c;
         return false;
       });
+      if (!st.ok()) return st;
+    }
+    if (!todo.empty()) {
+      Status st = flush();
       if (!st.ok()) return st;
     }
     count.fetch_add(c, std::memory_order_relaxed);
@@ -116,7 +163,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
       uint64_t awake = frontier.size(), old_awake;
       do {
         old_awake = awake;
-        s = BottomUpStep(snap, L, level, front, back, *depth, &awake);
+        s = BottomUpStep(snap, L, level, params.fetch_batch, front, back, *depth, &awake);
         ++level;
         std::swap(front, back);
       } while (s.ok() && awake > 0 && (awake >= old_awake || awake > L.num_vertices / beta));
@@ -124,7 +171,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
       scout = 1;
     } else {
       edges_to_check -= std::min(edges_to_check, scout);
-      s = TopDownStep(snap, L, level, frontier, *depth, &next, &scout);
+      s = TopDownStep(snap, L, level, frontier, params.fetch_batch, *depth, &next, &scout);
       ++level;
       std::swap(frontier, next);
     }

@@ -15,6 +15,10 @@ struct BfsParams {
   // Bottom-up needs in-edges, so kDirected stores always run top-down.
   int alpha = 15;
   int beta = 18;
+  // Vertices per batched neighbor read (kDefaultFetchBatch): frontier vertices in top-down
+  // steps, unvisited low-degree vertices of a range in bottom-up steps. 0 reads one vertex at a
+  // time.
+  size_t fetch_batch = kDefaultFetchBatch;
 };
 
 // (*depth)[v] = hops from source to v; kUnreachable for vertices not reached and for vertices

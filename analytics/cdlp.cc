@@ -25,43 +25,58 @@ Status Cdlp(const Snapshot& snap, const CdlpParams& params, std::vector<uint64_t
     if (L.exists[v]) label[v] = params.initial_labels ? (*params.initial_labels)[v] : v;
   }
   std::vector<uint64_t> next(label);
-  tbb::enumerable_thread_specific<std::vector<uint64_t>> scratch;
+  struct Gathered {
+    std::vector<uint64_t> off;     // out-labels of vertex r.begin + i: labels[off[i], off[i + 1])
+    std::vector<uint64_t> labels;
+    std::vector<uint64_t> seen;
+  };
+  tbb::enumerable_thread_specific<Gathered> scratch;
   for (int it = 0; it < params.max_iterations && s.ok(); ++it) {
     std::atomic<bool> changed{false};
-    // Reads only `label` (round i-1), writes only next[v] (round i): synchronous.
-    s = ForEachVertex(L, [&](VertexId v) {
-      std::vector<uint64_t>& seen = scratch.local();
-      seen.clear();
-      Status st = ScanEach(snap, v, Direction::kOut, L, [&](VertexId u, double) {
-        seen.push_back(label[u]);
-        return true;
+    // Reads only `label` (round i-1), writes only next[v] (round i): synchronous. Per range,
+    // one streamed pass (ScanRangeEach) gathers the out-neighbors' labels of its vertices.
+    s = ForEachRange(L, [&](size_t, VertexRange r) -> Status {
+      Gathered& g = scratch.local();
+      g.off.assign(r.end - r.begin + 1, 0);
+      g.labels.clear();
+      Status st = ScanRangeEach(snap, r, Direction::kOut, L, [&](VertexId v, VertexId u, double) {
+        ++g.off[v - r.begin + 1];
+        g.labels.push_back(label[u]);
       });
-      if (st.ok() && directed) {
-        st = in.ForEach(v, [&](VertexId u) {
-          seen.push_back(label[u]);
-          return true;
-        });
-      }
       if (!st.ok()) return st;
-      if (seen.empty()) {
-        next[v] = label[v];
-        return Status::OK();
-      }
-      // Mode of the multiset, smallest label among equally frequent ones: scan runs in order.
-      std::sort(seen.begin(), seen.end());
-      uint64_t best = seen[0];
-      size_t best_run = 0;
-      for (size_t i = 0; i < seen.size();) {
-        size_t j = i + 1;
-        while (j < seen.size() && seen[j] == seen[i]) ++j;
-        if (j - i > best_run) {
-          best_run = j - i;
-          best = seen[i];
+      for (size_t i = 1; i < g.off.size(); ++i) g.off[i] += g.off[i - 1];
+      for (VertexId v = r.begin; v < r.end; ++v) {
+        if (!L.exists[v]) continue;
+        std::vector<uint64_t>& seen = g.seen;
+        const size_t at = v - r.begin;
+        seen.assign(g.labels.begin() + g.off[at], g.labels.begin() + g.off[at + 1]);
+        if (directed) {
+          st = in.ForEach(v, [&](VertexId u) {
+            seen.push_back(label[u]);
+            return true;
+          });
+          if (!st.ok()) return st;
         }
-        i = j;
+        if (seen.empty()) {
+          next[v] = label[v];
+          continue;
+        }
+        // Mode of the multiset, smallest label among equally frequent ones: scan runs in order.
+        std::sort(seen.begin(), seen.end());
+        uint64_t best = seen[0];
+        size_t best_run = 0;
+        for (size_t i = 0; i < seen.size();) {
+          size_t j = i + 1;
+          while (j < seen.size() && seen[j] == seen[i]) ++j;
+          if (j - i > best_run) {
+            best_run = j - i;
+            best = seen[i];
+          }
+          i = j;
+        }
+        next[v] = best;
+        if (best != label[v]) changed.store(true, std::memory_order_relaxed);
       }
-      next[v] = best;
-      if (best != label[v]) changed.store(true, std::memory_order_relaxed);
       return Status::OK();
     });
     std::swap(label, next);

@@ -159,6 +159,47 @@ Status ScanEach(const Snapshot& snap, VertexId u, Direction d, const Layout& lay
   return Status::OK();
 }
 
+// Vertices per Snapshot::ScanNeighborsBatch call in frontier-driven kernels (BFS, SSSP,
+// k-hop): their `fetch_batch` parameter. 0 reads one vertex at a time (ScanNeighbors).
+inline constexpr size_t kDefaultFetchBatch = 1024;
+
+// Frontier expansion: the neighbor lists of vs[0, n) in direction d, read in parallel chunks,
+// each chunk with one Snapshot::ScanNeighborsBatch (batch > 0; disk runs of the whole chunk in
+// flight at once) or one ScanNeighbors per vertex (batch == 0). Chunks hold at most `batch`
+// vertices and are cut smaller when the frontier is small, so every thread gets work. Each task
+// calls make() once and then visit(u, chunk) -> bool for the chunks of u's lists (a vertex's
+// chunks consecutive, vertices of a task in any order); false stops the pass. Pass a frontier
+// sorted by vertex so a chunk covers nearby vertices (shared blocks, sequential file offsets).
+template <typename Make>
+Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, Direction d,
+                            size_t batch, Make&& make);
+
+// ForEachFrontierChunk with the kernel conventions of ScanEach: make() returns
+// visit(u, v, weight) -> bool, called for every existing neighbor v of every u in vs; a
+// neighbor >= layout.bound is Corruption.
+template <typename Make>
+Status ForEachFrontierNeighbor(const Snapshot& snap, const VertexId* vs, size_t n, Direction d,
+                               const Layout& layout, size_t batch, Make&& make) {
+  std::atomic<bool> bad{false};
+  Status s = ForEachFrontierChunk(snap, vs, n, d, batch, [&] {
+    return [&bad, &layout, visit = make()](VertexId u, const NeighborChunk& c) mutable {
+      for (size_t i = 0; i < c.size; ++i) {
+        const VertexId v = c.dst[i];
+        if (v >= layout.bound) {
+          bad.store(true, std::memory_order_relaxed);
+          return false;
+        }
+        if (layout.dangling && !layout.exists[v]) continue;  // edge into a deleted vertex
+        if (!visit(u, v, c.weight ? c.weight[i] : 1.0)) return false;
+      }
+      return true;
+    };
+  });
+  if (!s.ok()) return s;
+  if (bad.load()) return Status::Corruption("analytics: neighbor ID >= VertexIdBound()");
+  return Status::OK();
+}
+
 // u's existing out-neighbors that are <= limit, ascending, into *out (cleared first).
 Status GatherOut(const Snapshot& snap, VertexId u, VertexId limit, const Layout& layout,
                  std::vector<VertexId>* out);
@@ -247,6 +288,7 @@ uint64_t IntersectSorted(const VertexId* a, size_t na, const VertexId* b, size_t
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
 
 namespace strata::analytics {
 
@@ -260,6 +302,41 @@ Status ForEachRange(const Layout& layout, Fn&& fn) {
           if (err.failed()) return;
           err.Set(fn(i, layout.ranges[i]));
         }
+      },
+      tbb::simple_partitioner());
+  return err.Get();
+}
+
+template <typename Make>
+Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, Direction d,
+                            size_t batch, Make&& make) {
+  if (n == 0) return Status::OK();
+  const size_t tasks = 4 * static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+  const size_t limit = batch == 0 ? 64 : batch;
+  const size_t grain =
+      std::max<size_t>(std::min<size_t>(limit, 16), std::min(limit, (n + tasks - 1) / tasks));
+  FirstError err;
+  std::atomic<bool> stopped{false};
+  tbb::parallel_for(
+      tbb::blocked_range<size_t>(0, n, grain),
+      [&](const tbb::blocked_range<size_t>& r) {
+        if (err.failed() || stopped.load(std::memory_order_relaxed)) return;
+        auto visit = make();
+        bool go = true;
+        if (batch == 0) {
+          for (size_t i = r.begin(); i < r.end() && go && !err.failed(); ++i) {
+            const VertexId u = vs[i];
+            err.Set(snap.ScanNeighbors(u, d, [&](const NeighborChunk& c) {
+              return go = visit(u, c);
+            }));
+          }
+        } else {
+          const VertexId* base = vs + r.begin();
+          err.Set(snap.ScanNeighborsBatch(base, r.size(), d, [&](size_t i, const NeighborChunk& c) {
+            return go = visit(base[i], c);
+          }));
+        }
+        if (!go) stopped.store(true, std::memory_order_relaxed);
       },
       tbb::simple_partitioner());
   return err.Get();

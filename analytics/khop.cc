@@ -19,16 +19,14 @@ Status KHop(const Snapshot& snap, const KHopParams& params, std::vector<VertexId
   FirstError err;
   for (int level = 0; level < params.k && !frontier.empty() && !err.failed(); ++level) {
     tbb::enumerable_thread_specific<std::vector<VertexId>> local;
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, frontier.size(), 32),
-                      [&](const tbb::blocked_range<size_t>& r) {
-      std::vector<VertexId>& mine = local.local();
-      for (size_t i = r.begin(); i < r.end() && !err.failed(); ++i) {
-        err.Set(snap.ScanNeighbors(frontier[i], params.direction, [&](const NeighborChunk& c) {
-          mine.insert(mine.end(), c.dst, c.dst + c.size);
-          return true;
-        }));
-      }
-    });
+    err.Set(ForEachFrontierChunk(snap, frontier.data(), frontier.size(), params.direction,
+                                 params.fetch_batch, [&] {
+      return [&mine = local.local()](VertexId, const NeighborChunk& c) {
+        mine.insert(mine.end(), c.dst, c.dst + c.size);
+        return true;
+      };
+    }));
+    if (err.failed()) break;
     found.clear();
     for (std::vector<VertexId>& l : local) found.insert(found.end(), l.begin(), l.end());
     std::sort(found.begin(), found.end());

@@ -11,6 +11,8 @@ struct KHopParams {
   VertexId source = 0;
   int k = 2;
   Direction direction = Direction::kOut;  // kIn needs in-edges (NotSupported otherwise)
+  // Frontier vertices per batched neighbor read (kDefaultFetchBatch); 0 reads one at a time.
+  size_t fetch_batch = kDefaultFetchBatch;
 };
 
 // *out = every vertex at distance <= k from source (the source included), ascending. Memory is

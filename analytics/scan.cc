@@ -10,24 +10,21 @@ Status Scan(const Snapshot& snap, Direction direction, ScanResult* result) {
   Status s = BuildLayout(snap, &L);
   if (!s.ok()) return s;
   std::vector<ScanResult> part(L.ranges.size());
+  // One streamed pass per range (Snapshot::ScanEdges), not a lookup per vertex.
   s = ForEachRange(L, [&](size_t i, VertexRange r) -> Status {
     ScanResult& p = part[i];
-    for (VertexId v = r.begin; v < r.end; ++v) {
-      if (!L.exists[v]) continue;
-      ++p.vertices;
-      Status st = snap.ScanNeighbors(v, direction, [&](const NeighborChunk& c) {
-        p.edges += c.size;
-        for (size_t j = 0; j < c.size; ++j) p.dst_sum += c.dst[j];
-        if (c.weight) {
-          for (size_t j = 0; j < c.size; ++j) p.weight_sum += c.weight[j];
-        } else {
-          p.weight_sum += static_cast<double>(c.size);
-        }
-        return true;
-      });
-      if (!st.ok()) return st;
-    }
-    return Status::OK();
+    for (VertexId v = r.begin; v < r.end; ++v) p.vertices += L.exists[v];
+    return snap.ScanEdges(r.begin, r.end, direction, [&](VertexId u, const NeighborChunk& c) {
+      if (!L.exists[u]) return true;
+      p.edges += c.size;
+      for (size_t j = 0; j < c.size; ++j) p.dst_sum += c.dst[j];
+      if (c.weight) {
+        for (size_t j = 0; j < c.size; ++j) p.weight_sum += c.weight[j];
+      } else {
+        p.weight_sum += static_cast<double>(c.size);
+      }
+      return true;
+    });
   });
   for (const ScanResult& p : part) {
     result->vertices += p.vertices;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_sort.h>
 
 namespace strata::analytics {
 
@@ -59,37 +60,44 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   std::vector<VertexId> frontier{src};
   size_t bin = 0;
   FirstError err;
+  std::vector<double> du_of;  // du_of[i]: dist of frontier[i] when its bin was taken
+  std::atomic<bool> bad_weight{false};
   while (!err.failed()) {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, frontier.size(), 64),
-                      [&](const tbb::blocked_range<size_t>& r) {
-      Bins& bins = local_bins.local();
-      for (size_t i = r.begin(); i < r.end() && !err.failed(); ++i) {
-        const VertexId u = frontier[i];
-        const double du = std::atomic_ref<double>(dist[u]).load(std::memory_order_relaxed);
-        if (BinOf(du, delta) < bin) continue;  // stale: u was settled from an earlier bin
-        bool bad_weight = false;
-        Status st = ScanEach(snap, u, Direction::kOut, L, [&](VertexId v, double w) {
-          if (!(w >= 0)) {
-            bad_weight = true;
-            return false;
-          }
-          const double nd = du + w;
-          std::atomic_ref<double> dv(dist[v]);
-          double cur = dv.load(std::memory_order_relaxed);
-          while (nd < cur) {
-            if (dv.compare_exchange_weak(cur, nd, std::memory_order_relaxed)) {
-              const size_t b = BinOf(nd, delta);
-              if (bins.size() <= b) bins.resize(b + 1);
-              bins[b].push_back(v);
-              break;
+    // Drop stale entries (u settled from an earlier bin) and duplicates; sorted for batching.
+    std::erase_if(frontier, [&](VertexId u) { return BinOf(dist[u], delta) < bin; });
+    tbb::parallel_sort(frontier.begin(), frontier.end());
+    frontier.erase(std::unique(frontier.begin(), frontier.end()), frontier.end());
+    du_of.resize(frontier.size());
+    for (size_t i = 0; i < frontier.size(); ++i) du_of[i] = dist[frontier[i]];
+    // Relax every out-edge of the bin. du is read once per vertex, before its relaxations,
+    // as a scan of one vertex would: a concurrent improvement of u re-queues u anyway.
+    err.Set(ForEachFrontierNeighbor(
+        snap, frontier.data(), frontier.size(), Direction::kOut, L, params.fetch_batch, [&] {
+          return [&, &bins = local_bins.local(), last = kNoLabel, du = 0.0](
+                     VertexId u, VertexId v, double w) mutable {
+            if (u != last) {
+              last = u;
+              du = du_of[std::lower_bound(frontier.begin(), frontier.end(), u) - frontier.begin()];
             }
-          }
-          return true;
-        });
-        if (st.ok() && bad_weight) st = Status::InvalidArgument("SSSP: negative or NaN weight");
-        err.Set(st);
-      }
-    });
+            if (!(w >= 0)) {
+              bad_weight.store(true, std::memory_order_relaxed);
+              return false;
+            }
+            const double nd = du + w;
+            std::atomic_ref<double> dv(dist[v]);
+            double cur = dv.load(std::memory_order_relaxed);
+            while (nd < cur) {
+              if (dv.compare_exchange_weak(cur, nd, std::memory_order_relaxed)) {
+                const size_t b = BinOf(nd, delta);
+                if (bins.size() <= b) bins.resize(b + 1);
+                bins[b].push_back(v);
+                break;
+              }
+            }
+            return true;
+          };
+        }));
+    if (bad_weight.load()) err.Set(Status::InvalidArgument("SSSP: negative or NaN weight"));
     // Next bin: the smallest non-empty one at or after `bin` in any thread.
     size_t next = kMaxBins;
     for (Bins& bins : local_bins) {

@@ -12,6 +12,8 @@ struct SsspParams {
   // Bucket width. 0 picks one: 1.0 for unweighted stores (every weight is 1.0), else the mean
   // weight of a sample of edges.
   double delta = 0;
+  // Bucket vertices per batched neighbor read (kDefaultFetchBatch); 0 reads one vertex at a time.
+  size_t fetch_batch = kDefaultFetchBatch;
 };
 
 // (*dist)[v] = length of a shortest path from source to v (sum of weights); kInfinity for

@@ -45,10 +45,26 @@ struct EdgeList {
   std::vector<std::pair<VertexId, VertexId>> removed;
 };
 
+// The WAL settings of the durability workload (bench/durability.cc). Every setting but kOff and
+// kBuffered acknowledges a write only after its log record is fsynced.
+//   kOff       strata WalMode::kOff             rocksdb disableWAL = true
+//   kGroup     strata WalMode::kGroup: concurrent writers' records share one append + fsync
+//              rocksdb sync = true: concurrent writers join one write group, one fsync per group
+//   kSync      strata WalMode::kSync: one append + fsync per batch, never shared
+//              rocksdb sync = true with the adapter serializing Write calls (RocksDB cannot turn
+//              its write grouping off; one writer at a time gives one fsync per batch)
+//   kBuffered  rocksdb only: WAL on, sync = false (RocksDB's default: the record reaches the OS,
+//              survives a process crash but not a power loss); strata has no such mode
+enum class WalSetting { kDefault, kOff, kGroup, kSync, kBuffered };
+const char* WalSettingName(WalSetting w);
+
 struct SystemConfig {
   std::string dir;          // scratch directory of a disk system (created fresh)
   bool weighted = false;
   bool wal = false;         // a synced write-ahead log (strata: WalMode::kGroup; rocksdb: sync=true)
+  WalSetting wal_setting = WalSetting::kDefault;  // when not kDefault, overrides `wal`
+  bool reopen = false;      // open the files already in dir (crash recovery) instead of a fresh store
+  size_t write_buffer_bytes = 0;  // rocksdb: Options::write_buffer_size when nonzero
   size_t memory_budget = size_t{1} << 30;  // strata
   size_t memgraph_bytes = size_t{64} << 20;  // strata
   int threads = 2;          // threads of analytics kernels

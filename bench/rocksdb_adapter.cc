@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <queue>
 #include <thread>
 #include <vector>
@@ -359,16 +360,31 @@ class RocksSystem : public System {
 
   Status Open(const SystemConfig& c) override {
     config_ = c;
-    RemoveTree(c.dir);
-    MakeDirs(c.dir);
+    if (!c.reopen) {
+      RemoveTree(c.dir);
+      MakeDirs(c.dir);
+    }
     rocksdb::Options o;  // defaults, apart from what a benchmark must set
     o.create_if_missing = true;
+    if (c.write_buffer_bytes != 0) o.write_buffer_size = c.write_buffer_bytes;
     stats_ = rocksdb::CreateDBStatistics();
     // Tickers only (no histograms or timers): the cheapest level that counts bytes written.
     stats_->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
     o.statistics = stats_;
     wo_.disableWAL = !c.wal;
     wo_.sync = c.wal;
+    serialize_writes_ = false;
+    switch (c.wal_setting) {  // the mapping is argued in adapter.h (WalSetting)
+      case WalSetting::kDefault: break;
+      case WalSetting::kOff: wo_.disableWAL = true; wo_.sync = false; break;
+      case WalSetting::kGroup: wo_.disableWAL = false; wo_.sync = true; break;
+      case WalSetting::kSync:
+        wo_.disableWAL = false;
+        wo_.sync = true;
+        serialize_writes_ = true;
+        break;
+      case WalSetting::kBuffered: wo_.disableWAL = false; wo_.sync = false; break;
+    }
     rocksdb::DB* db = nullptr;
     rocksdb::Status s = rocksdb::DB::Open(o, c.dir, &db);
     if (!s.ok()) return FromRocks(s);
@@ -398,6 +414,10 @@ class RocksSystem : public System {
          cur < top && !bound_.compare_exchange_weak(cur, top);) {
     }
     if (counted_.load(std::memory_order_relaxed)) counted_.store(false);
+    if (serialize_writes_) {
+      std::lock_guard<std::mutex> g(write_mu_);
+      return FromRocks(db_->Write(wo_, &b));
+    }
     return FromRocks(db_->Write(wo_, &b));
   }
 
@@ -460,6 +480,8 @@ class RocksSystem : public System {
   SystemConfig config_;
   std::shared_ptr<rocksdb::Statistics> stats_;
   rocksdb::WriteOptions wo_;
+  bool serialize_writes_ = false;  // WalSetting::kSync: one Write (so one fsync) at a time
+  std::mutex write_mu_;
   std::unique_ptr<rocksdb::DB> db_;
   std::atomic<VertexId> bound_{0};
   std::atomic<bool> counted_{false};

@@ -110,7 +110,15 @@ class StrataSystem : public System {
     o.memory_budget = c.memory_budget;
     o.memgraph_bytes = c.memgraph_bytes;
     o.wal = c.wal ? WalMode::kGroup : WalMode::kOff;
-    if (!in_memory_) {
+    switch (c.wal_setting) {
+      case WalSetting::kDefault: break;
+      case WalSetting::kOff: o.wal = WalMode::kOff; break;
+      case WalSetting::kGroup: o.wal = WalMode::kGroup; break;
+      case WalSetting::kSync: o.wal = WalMode::kSync; break;
+      case WalSetting::kBuffered:
+        return Status::NotSupported("strata has no buffered (unsynced) WAL mode");
+    }
+    if (!in_memory_ && !c.reopen) {
       RemoveTree(c.dir);
       MakeDirs(c.dir);
     }
@@ -165,6 +173,17 @@ class StrataSystem : public System {
 
 std::unique_ptr<System> NewStrataSystem(bool in_memory) {
   return std::make_unique<StrataSystem>(in_memory);
+}
+
+const char* WalSettingName(WalSetting w) {
+  switch (w) {
+    case WalSetting::kDefault: return "default";
+    case WalSetting::kOff: return "off";
+    case WalSetting::kGroup: return "group";
+    case WalSetting::kSync: return "sync";
+    case WalSetting::kBuffered: return "buffered";
+  }
+  return "?";
 }
 
 std::unique_ptr<System> System::Create(const std::string& name) {

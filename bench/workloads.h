@@ -46,6 +46,12 @@ struct SuiteConfig {
   double analytics_budget_seconds = 1e9;
   // Run triangle counting cold too (after dropping the page cache).
   bool cold_tc = true;
+  // Run BFS/PR/WCC cold too (after dropping the page cache), when dropping is permitted.
+  bool cold_analytics = true;
+  // search_edge and scan_nbr: the 20% sample, capped at this many operations.
+  uint64_t sample_cap = ~uint64_t{0};
+  // Run the mixed workload on RocksDB too (its PageRank through iterators is slow).
+  bool rocksdb_mixed = true;
   // mixed: PageRank runs per reader (each on a fresh snapshot), iterations of each.
   int mixed_runs = 2;
   int rocksdb_mixed_runs = 1;
@@ -60,6 +66,15 @@ struct SuiteConfig {
   bool can_drop_cache = false;
   // Seconds between samples of the ingest-rate time series.
   double series_interval = 0.25;
+  // durability (bench/durability.cc): edges per cell of the WAL grid; cells whose setting
+  // fsyncs write at most durability_syncs transactions, and no cell runs longer than
+  // durability_cell_seconds (so batch 1 with a synced WAL stays short); recovery: a crashed writer leaves recovery_log_bytes of log, edges drawn from a
+  // Kronecker stream of scale recovery_scale.
+  uint64_t durability_edges = uint64_t{1} << 19;
+  uint64_t durability_syncs = 4000;
+  double durability_cell_seconds = 3;
+  uint64_t recovery_log_bytes = uint64_t{32} << 20;
+  int recovery_scale = 20;
 };
 
 // Which workloads a job should run (the --only filter).
@@ -75,5 +90,9 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
 void RunSmallJob(const SuiteConfig& cfg, const std::string& system, const WorkloadSet& only,
                  ResultSink* sink);
 void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink);
+// durability: the WAL grid (off/group/sync x 1..threads writers x batch 1/64/1024; rocksdb also
+// "buffered") and crash recovery time per GiB of log. strata and rocksdb only.
+void RunDurabilityJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink);
+void RunRecoveryJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink);
 
 }  // namespace strata::bench

@@ -78,6 +78,7 @@ class OutputSet {
     wo.file_number = meta_.number;
     wo.timestamp = o_.max_ts;
     wo.user_tag = o_.tag;
+    wo.drop_page_cache = true;  // outputs are read back through the store's bounded caches
     w_ = std::make_unique<lsm::SegmentWriter>(env_);
     return w_->Open(o_.dir + "/" + SegmentFileName(meta_.number), wo);
   }

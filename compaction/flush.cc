@@ -26,6 +26,7 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
   wo.file_number = number;
   wo.timestamp = o.seal_ts;
   wo.user_tag = dir;
+  wo.drop_page_cache = true;  // read back through the store's bounded caches
   Status s = w.Open(path, wo);
   if (!s.ok()) return s;
   meta->number = number;

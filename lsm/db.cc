@@ -51,7 +51,14 @@ std::string DBStats::ToString() const {
     << " sealed=" << sealed_memgraphs << " flushes=" << flushes
     << " compactions=" << compactions << " stall_us=" << stall_micros
     << " disk_bytes=" << disk_bytes << " l0_files=" << l0_files << " level_files=" << level_files
-    << " flush_bytes=" << flush_bytes << " compaction_bytes=" << compaction_bytes;
+    << " flush_bytes=" << flush_bytes << " compaction_bytes=" << compaction_bytes
+    << " vertex_index_bytes=" << vertex_index_bytes
+    << " vertex_index_entries=" << vertex_index_entries
+    << " vertex_index_bytes_per_vertex=" << vertex_index_bytes_per_vertex()
+    << " memory_budget=" << memory_budget << " resident_index_bytes=" << resident_index_bytes
+    << " block_cache=" << block_cache_bytes << "/" << block_cache_capacity
+    << " cache_hits=" << block_cache_hits << " cache_misses=" << block_cache_misses
+    << " levels=[" << level_shape << "]";
   return o.str();
 }
 

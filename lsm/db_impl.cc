@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <string>
 
@@ -18,6 +20,16 @@ namespace strata::lsm {
 
 namespace {
 
+// Memory the budget keeps for the buffers of one flush and one compaction running at once
+// (stream windows of each input, the writers' blocks): a sixteenth of it, 64 KiB to 32 MiB.
+size_t IoReserve(const Options& o) {
+  return std::clamp<size_t>(o.memory_budget / 16, size_t{64} << 10, size_t{32} << 20);
+}
+
+// The block cache never gets less than this, even when the budget is spent elsewhere (reads
+// would otherwise pay one small disk read per vertex lookup).
+constexpr size_t kMinBlockCache = size_t{64} << 10;
+
 Status ValidateOptions(const Options& o) {
   if (o.memgraph_bytes < 4096) {
     return Status::InvalidArgument("memgraph_bytes: must be at least 4 KiB");
@@ -28,10 +40,16 @@ Status ValidateOptions(const Options& o) {
     return Status::InvalidArgument("max_sealed_memgraphs: must be at least 1");
   }
   if (!o.in_memory &&
-      o.memgraph_bytes * (1 + static_cast<size_t>(o.max_sealed_memgraphs)) > o.memory_budget) {
+      o.memgraph_bytes * (1 + static_cast<size_t>(o.max_sealed_memgraphs)) + IoReserve(o) +
+              kMinBlockCache >
+          o.memory_budget) {
     return Status::InvalidArgument(
         "memgraph_bytes: the active and sealed memgraphs (memgraph_bytes x (1 + "
-        "max_sealed_memgraphs)) must fit in memory_budget");
+        "max_sealed_memgraphs) = " +
+        std::to_string(o.memgraph_bytes * (1 + static_cast<size_t>(o.max_sealed_memgraphs))) +
+        " bytes), the I/O reserve (" + std::to_string(IoReserve(o)) +
+        " bytes) and a 64 KiB block cache must fit in memory_budget (" +
+        std::to_string(o.memory_budget) + " bytes)");
   }
   return Status::OK();
 }
@@ -89,7 +107,10 @@ std::shared_ptr<mem::MemGraph> DBImpl::NewMemGraph() {
 
 Status DBImpl::Init() {
   Status s = ValidateOptions(options_);
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    closed_ = true;  // nothing was opened: the destructor must not flush or close anything
+    return s;
+  }
   if (options_.in_memory) {
     auto v = std::make_shared<version::Version>();
     v->memgraphs.push_back(NewMemGraph());
@@ -136,9 +157,12 @@ Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
   for (const FileMeta& f : files) {
     auto h = std::make_shared<version::SegmentHandle>();
     h->env = env_;
+    h->cache = cache_;
     h->meta = f;
     h->path = path_ + "/" + compaction::SegmentFileName(f.number);
-    Status s = SegmentReader::Open(env_.get(), h->path, SegmentReaderOptions(), &h->reader);
+    SegmentReaderOptions ro;
+    ro.cache = cache_.get();
+    Status s = SegmentReader::Open(env_.get(), h->path, ro, &h->reader);
     if (!s.ok()) return s;
     out->push_back(std::move(h));
   }
@@ -154,6 +178,7 @@ Status DBImpl::OpenDisk() {
   Status s = io::Env::Open(options_.io_backend, &env);
   if (!s.ok()) return s;
   env_ = std::move(env);
+  cache_ = std::make_shared<BlockCache>(kMinBlockCache);
   if (!env_->FileExists(path_)) {
     if (!options_.create_if_missing) {
       return Status::NotFound("store directory '" + path_ + "' does not exist");
@@ -165,6 +190,7 @@ Status DBImpl::OpenDisk() {
   if (!s.ok()) return s;
 
   StoreState st;
+  std::string manifest_tail;  // a torn manifest tail, reported once the event log is open
   if (env_->FileExists(Manifest::CurrentPath(path_))) {
     if (options_.error_if_exists) {
       return Status::InvalidArgument("store '" + path_ + "' already exists (error_if_exists)");
@@ -181,7 +207,7 @@ Status DBImpl::OpenDisk() {
           (st.weighted ? ", weighted" : ", unweighted") + "; the options say " +
           GraphKindName(options_.graph_kind) + (options_.weighted ? ", weighted" : ", unweighted"));
     }
-    if (tail.cut_bytes != 0) Log("manifest: cut torn tail: " + tail.reason);
+    if (tail.cut_bytes != 0) manifest_tail = "manifest: cut torn tail: " + tail.reason;
   } else {
     if (!options_.create_if_missing) {
       return Status::NotFound("no store at '" + path_ + "' (no CURRENT file)");
@@ -199,6 +225,7 @@ Status DBImpl::OpenDisk() {
   Log(std::string("open: kind=") + GraphKindName(st.kind) + " weighted=" +
       (st.weighted ? "1" : "0") + " files=" + std::to_string(st.files.size()) +
       " last_flushed_ts=" + std::to_string(st.last_flushed_ts) + " io=" + env_->BackendName());
+  if (!manifest_tail.empty()) Log(manifest_tail);
 
   // File numbers continue past everything in the directory (logs are numbered too).
   uint64_t next = st.next_file_number;
@@ -240,11 +267,18 @@ Status DBImpl::OpenDisk() {
       return a->meta.number > b->meta.number;
     });
   }
+  // Recovery order: manifest -> segments -> multi-level index -> WAL replay.
+  s = version::RebuildIndex(v.get());
+  if (!s.ok()) return s;
+  const char* reads_env = std::getenv("STRATA_VERTEX_INDEX_READS");
+  v->index_reads = options_.vertex_index_reads &&
+                   !(reads_env != nullptr && std::string(reads_env) == "0");
   current_ = v;
   core_->clock.ResetTo(st.last_flushed_ts);
   next_id_ = st.next_vertex_id;
 
   RemoveObsoleteFiles(st);
+  UpdateMemoryPlan();
   s = RecoverLogs(st);
   if (!s.ok()) return s;
   if (options_.wal != WalMode::kOff) {
@@ -298,7 +332,7 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
                               },
                               &tail);
     if (!s.ok()) return s;
-    if (tail.cut_bytes != 0) {
+    if (!tail.reason.empty()) {
       Log("recovery: cut torn log tail (" + std::to_string(tail.cut_bytes) + " bytes): " +
           tail.reason);
     }
@@ -312,18 +346,87 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
   // Consecutive logged batches are replayed as one commit (up to kReplayOps ops) at the last
   // one's timestamp: applying batches in order inside one batch gives the same state, no
   // reader can hold the timestamps in between, and each container path is copied once per
-  // group instead of once per batch.
-  constexpr size_t kReplayOps = 1 << 16;
+  // group instead of once per batch. A group of 2^20 edge inserts expands to ~4M primitive ops
+  // (~160 MB while it is applied); larger groups gained little in the recovery benchmark.
+  constexpr size_t kReplayOps = 1 << 20;
   WriteBatch group;  // logged batches not yet applied; `last` is the newest one's timestamp
+  // Two rewrites of a group's ops that keep its result and shrink the work. Every logged batch
+  // committed, so each kPutIfExists found its edge when it ran, and finds it again at the same
+  // point of the replay: it is a kPut (and Apply skips its backward search). Without a vertex
+  // delete in the group, adding a vertex is idempotent and commutes with every other op: only
+  // the first kAddVertex of each vertex is kept (an edge insert expands to two of them).
+  // Returns whether the group has a vertex delete.
+  std::vector<VertexId> seen;  // open-addressing set of vertex IDs; kNoVertex marks a free slot
+  constexpr VertexId kNoVertex = ~VertexId{0};  // never a valid ID (IDs < max_vertex_id)
+  auto shrink = [&](std::vector<mem::PrimOp>* ops) {
+    size_t adds = 0;
+    bool vertex_delete = false;
+    for (mem::PrimOp& op : *ops) {
+      if (op.kind == mem::PrimOp::kPutIfExists) op.kind = mem::PrimOp::kPut;
+      adds += op.kind == mem::PrimOp::kAddVertex;
+      vertex_delete |= op.kind == mem::PrimOp::kDeleteVertex;
+    }
+    if (vertex_delete || adds < 2) return vertex_delete;
+    const size_t mask = std::bit_ceil(adds * 2) - 1;
+    seen.assign(mask + 1, kNoVertex);
+    auto first_add = [&](VertexId u) {
+      for (size_t h = static_cast<size_t>((u * 0x9e3779b97f4a7c15ULL) >> 20) & mask;; h = (h + 1) & mask) {
+        if (seen[h] == u) return false;
+        if (seen[h] == kNoVertex) {
+          seen[h] = u;
+          return true;
+        }
+      }
+    };
+    std::erase_if(*ops, [&](const mem::PrimOp& op) {
+      return op.kind == mem::PrimOp::kAddVertex && !first_add(op.u);
+    });
+    return false;
+  };
+  // Without a vertex delete, ops on different subgraphs never interact (only a vertex delete
+  // derives ops on other subgraphs), so a group is applied as slices of whole subgraphs, each
+  // one Apply at the group's timestamp: Apply sorts and locks per slice, not per group. Ops are
+  // grouped by subgraph with a stable counting sort, which keeps each subgraph's ops in batch
+  // order (the order Apply needs).
+  constexpr size_t kSliceOps = 1 << 14;
+  std::vector<mem::PrimOp> sorted, slice;
+  std::vector<uint32_t> starts;
+  auto apply = [&](std::vector<mem::PrimOp>* ops) -> Status {
+    core_->clock.ResetTo(last - 1);
+    Timestamp got;
+    Status e = v->memgraphs[0]->Apply(ops, &older, &got);
+    if (!e.ok()) return Status::Corruption("recovery: replaying batches up to ts " + std::to_string(last) + ": " + e.ToString());
+    return Status::OK();
+  };
+  auto apply_sliced = [&](std::vector<mem::PrimOp>* ops) -> Status {
+    uint64_t lo = ~uint64_t{0}, hi = 0;
+    for (const mem::PrimOp& op : *ops) {
+      lo = std::min<uint64_t>(lo, op.u >> mem::kSubgraphBits);
+      hi = std::max<uint64_t>(hi, op.u >> mem::kSubgraphBits);
+    }
+    if (hi - lo >= 4 * ops->size() + 1024) return apply(ops);  // too sparse to count-sort
+    starts.assign(hi - lo + 2, 0);
+    for (const mem::PrimOp& op : *ops) ++starts[(op.u >> mem::kSubgraphBits) - lo + 1];
+    for (size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
+    sorted.resize(ops->size());
+    for (const mem::PrimOp& op : *ops) sorted[starts[(op.u >> mem::kSubgraphBits) - lo]++] = op;
+    for (size_t b = 0; b < sorted.size();) {
+      size_t e = std::min(b + kSliceOps, sorted.size());
+      while (e < sorted.size() && (sorted[e].u >> mem::kSubgraphBits) == (sorted[e - 1].u >> mem::kSubgraphBits)) ++e;
+      slice.assign(sorted.begin() + static_cast<ptrdiff_t>(b), sorted.begin() + static_cast<ptrdiff_t>(e));
+      Status st = apply(&slice);
+      if (!st.ok()) return st;
+      b = e;
+    }
+    return Status::OK();
+  };
   auto apply_group = [&]() -> Status {
     if (group.empty()) return Status::OK();
     std::vector<mem::PrimOp> ops;
     Status e = Expand(group, &ops);
     if (!e.ok()) return Status::Corruption("recovery: logged batch up to ts " + std::to_string(last) + ": " + e.message());
-    core_->clock.ResetTo(last - 1);
-    Timestamp got;
-    e = v->memgraphs[0]->Apply(&ops, &older, &got);
-    if (!e.ok()) return Status::Corruption("recovery: replaying batches up to ts " + std::to_string(last) + ": " + e.ToString());
+    e = shrink(&ops) ? apply(&ops) : apply_sliced(&ops);
+    if (!e.ok()) return e;
     group.Clear();
     return Status::OK();
   };
@@ -572,6 +675,18 @@ Status DBImpl::FlushOldest() {
   edit.next_file_number = next_file_.load();
   edit.next_vertex_id = next_id_.load();
   std::unique_lock<std::mutex> install(install_mu_);
+  // Under install_mu_ no other install changes the files, so the index computed from
+  // current() is the one the new Version must hold.
+  index::VertexIndex new_index[2];
+  const uint64_t index_t0 = NowMicros();
+  {
+    std::shared_ptr<const version::Version> base = current();
+    for (int d = 0; d < 2; ++d) {
+      s = version::IndexAfterFlush(*base, d, handles, &new_index[d]);
+      if (!s.ok()) return s;  // the new files are unnamed: removed as leftovers on next open
+    }
+  }
+  const uint64_t index_micros = NowMicros() - index_t0;
   s = manifest_->LogAndApply(edit);
   if (!s.ok()) return s;  // the new files are unnamed: removed as leftovers on next open
 
@@ -580,9 +695,11 @@ Status DBImpl::FlushOldest() {
     auto nv = std::make_shared<version::Version>(*current_);
     nv->memgraphs.erase(std::find(nv->memgraphs.begin(), nv->memgraphs.end(), mg));
     for (const auto& h : handles) nv->l0[h->meta.tag].insert(nv->l0[h->meta.tag].begin(), h);
+    for (int d = 0; d < 2; ++d) nv->index[d] = std::move(new_index[d]);
     current_ = std::move(nv);
   }
   install.unlock();
+  UpdateMemoryPlan();
   Sealed info;
   {
     std::lock_guard<std::mutex> g(bg_mu_);
@@ -606,7 +723,8 @@ Status DBImpl::FlushOldest() {
   Log("flush: ts " + std::to_string(seal_ts) + ", " + std::to_string(r.entries_written) +
       " entries, " + std::to_string(r.bytes_written) + " bytes, " +
       std::to_string(r.files.size()) + " files from #" + std::to_string(first_number) + ", " +
-      std::to_string((NowMicros() - t0) / 1000) + " ms");
+      std::to_string((NowMicros() - t0) / 1000) + " ms (vertex index " +
+      std::to_string(index_micros / 1000) + " ms)");
   return Status::OK();
 }
 
@@ -701,7 +819,64 @@ DBStats DBImpl::GetStats(bool count_graph) {
   st.flush_bytes = flush_bytes_.load(std::memory_order_relaxed);
   st.compactions = compactions_.load(std::memory_order_relaxed);
   st.compaction_bytes = compaction_bytes_.load(std::memory_order_relaxed);
+  for (const auto& idx : v->index) {
+    st.vertex_index_bytes += idx.bytes();
+    st.vertex_index_entries += idx.vertices();
+  }
+  {
+    auto shape = [](const char* name, const auto& files) {
+      uint64_t bytes = 0;
+      for (const auto& h : files) bytes += h->meta.size_bytes;
+      char buf[96];
+      snprintf(buf, sizeof(buf), "%s %zu files %.1f MiB", name, files.size(), bytes / 1048576.0);
+      return std::string(buf);
+    };
+    st.level_shape = shape("L0", v->l0[0]);
+    for (size_t k = 0; k < v->levels[0].size(); ++k) {
+      st.level_shape += ", " + shape(("L" + std::to_string(k + 1)).c_str(), v->levels[0][k]);
+    }
+  }
+  st.memory_budget = options_.memory_budget;
+  if (cache_) {
+    for (const auto* files : {&v->l0[0], &v->l0[1]}) {
+      for (const auto& h : *files) st.resident_index_bytes += h->reader->MemoryUsage();
+    }
+    for (const auto& levels : v->levels) {
+      for (const auto& l : levels) {
+        for (const auto& h : l) st.resident_index_bytes += h->reader->MemoryUsage();
+      }
+    }
+    st.block_cache_capacity = cache_->capacity();
+    st.block_cache_bytes = cache_->usage();
+    st.block_cache_hits = cache_->hits();
+    st.block_cache_misses = cache_->misses();
+  }
   return st;
+}
+
+void DBImpl::UpdateMemoryPlan() {
+  if (!cache_) return;
+  std::shared_ptr<const version::Version> v = current();
+  size_t resident = 0;
+  for (int dir = 0; dir < 2; ++dir) {
+    resident += v->index[dir].bytes();
+    for (const auto& h : v->l0[dir]) resident += h->reader->MemoryUsage();
+    for (const auto& l : v->levels[dir]) {
+      for (const auto& h : l) resident += h->reader->MemoryUsage();
+    }
+  }
+  const size_t fixed = options_.memgraph_bytes * (1 + static_cast<size_t>(
+                                                          options_.max_sealed_memgraphs)) +
+                       IoReserve(options_) + resident;
+  const size_t cap = fixed + kMinBlockCache <= options_.memory_budget
+                         ? options_.memory_budget - fixed
+                         : kMinBlockCache;
+  if (cap == kMinBlockCache && cache_->capacity() != kMinBlockCache) {
+    Log("memory: resident indexes (vertex index and per-file indexes, " +
+        std::to_string(resident) +
+        " bytes) leave the block cache its 64 KiB minimum; memory_budget is exceeded");
+  }
+  cache_->SetCapacity(cap);
 }
 
 Status DBImpl::Close() {
@@ -919,7 +1094,12 @@ Status DBImpl::RunJob(const CompactionJob& job) {
   for (const auto& h : job.inputs) edit.removed.push_back(h->meta.number);
   edit.next_file_number = next_file_.load();
   std::unique_lock<std::mutex> install(install_mu_);
-  s = manifest_->LogAndApply(edit);
+  index::VertexIndex new_index;  // see FlushOldest: current() is stable under install_mu_
+  const uint64_t index_t0 = NowMicros();
+  s = version::IndexAfterCompaction(*current(), job.dir, job.inputs, outs, job.output_level,
+                                    &new_index);
+  const uint64_t index_micros = NowMicros() - index_t0;
+  if (s.ok()) s = manifest_->LogAndApply(edit);
   if (!s.ok()) {
     for (auto& h : outs) h->obsolete = true;  // unnamed outputs go with their handles
     return s;
@@ -927,6 +1107,7 @@ Status DBImpl::RunJob(const CompactionJob& job) {
   {
     std::lock_guard<std::mutex> g(version_mu_);
     auto nv = std::make_shared<version::Version>(*current_);
+    nv->index[job.dir] = std::move(new_index);
     auto gone = [&](const std::shared_ptr<version::SegmentHandle>& h) {
       return std::find(job.inputs.begin(), job.inputs.end(), h) != job.inputs.end();
     };
@@ -943,6 +1124,7 @@ Status DBImpl::RunJob(const CompactionJob& job) {
     current_ = std::move(nv);
   }
   install.unlock();
+  UpdateMemoryPlan();
   // The manifest no longer names the inputs: each file goes when its last reader does.
   for (const auto& h : job.inputs) h->obsolete = true;
   compactions_.fetch_add(1, std::memory_order_relaxed);
@@ -952,7 +1134,8 @@ Status DBImpl::RunJob(const CompactionJob& job) {
       std::to_string(job.output_level) + " " + std::to_string(r.outputs.size()) + " files, " +
       std::to_string(r.entries_out) + " entries, " + std::to_string(r.bytes_written) +
       " bytes" + (job.bottom ? " (bottom)" : "") + ", " +
-      std::to_string((NowMicros() - t0) / 1000) + " ms");
+      std::to_string((NowMicros() - t0) / 1000) + " ms (vertex index " +
+      std::to_string(index_micros / 1000) + " ms)");
   room_cv_.notify_all();
   return Status::OK();
 }

@@ -59,6 +59,9 @@ class DBImpl final : public DB {
   // is flushed.
   Status FlushAll();
 
+  // The current Version (tests and tools: its files and multi-level index).
+  std::shared_ptr<const version::Version> CurrentVersion() const { return current(); }
+
   // Expands a batch into primitive ops (exposed for tests).
   Status Expand(const WriteBatch& batch, std::vector<mem::PrimOp>* ops) const;
 
@@ -111,6 +114,9 @@ class DBImpl final : public DB {
   uint64_t LevelTarget(size_t k) const;  // target bytes of level k+1
 
   void Log(const std::string& line);
+  // Gives the block cache what the budget leaves after the memgraphs, the I/O reserve and the
+  // resident indexes of the current files. Called after every change of the file set.
+  void UpdateMemoryPlan();
 
   const Options options_;
   const std::string path_;
@@ -120,6 +126,7 @@ class DBImpl final : public DB {
 
   // Persistent stores only.
   std::shared_ptr<io::Env> env_;  // shared with segment handles, which may outlive the DB
+  std::shared_ptr<BlockCache> cache_;  // idem; every segment reader reads through it
   std::unique_ptr<Manifest> manifest_;
   int lock_fd_ = -1;
   std::atomic<uint64_t> next_file_{1};

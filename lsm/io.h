@@ -77,6 +77,10 @@ class WritableFile {
   virtual Status Sync() = 0;
   // Flush and close. Does not sync. Further calls fail.
   virtual Status Close() = 0;
+  // Asks the kernel to drop the file's synced pages from the page cache (a hint: never fails).
+  // Call after Sync: a finished segment is read back through the store's own caches, so its
+  // written pages need not stay in memory.
+  virtual void DropCache() {}
 
   // Bytes appended so far (buffered or not): the offset of the next Append.
   virtual uint64_t Size() const = 0;
@@ -149,6 +153,7 @@ class BufferedWritableFile : public WritableFile {
   Status Flush() override;
   Status Sync() override;
   Status Close() override;
+  void DropCache() override;
   uint64_t Size() const override { return size_; }
   const std::string& path() const override { return path_; }
 

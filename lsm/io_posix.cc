@@ -167,6 +167,10 @@ Status BufferedWritableFile::Sync() {
   return s;
 }
 
+void BufferedWritableFile::DropCache() {
+  if (fd_ >= 0) (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+}
+
 Status BufferedWritableFile::Close() {
   if (closed_) return error_.ok() ? Status::OK() : error_;
   Status s = Flush();

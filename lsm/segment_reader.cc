@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "lsm/block_cache.h"
 #include "lsm/bloom.h"
 #include "util/coding.h"
 #include "util/crc.h"
@@ -167,9 +168,14 @@ uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); 
 }  // namespace
 
 SegmentReader::SegmentReader(io::Env* env, std::string path, const SegmentReaderOptions& o)
-    : env_(env), path_(std::move(path)), options_(o) {}
+    : env_(env),
+      path_(std::move(path)),
+      options_(o),
+      cache_owner_(o.cache != nullptr ? BlockCache::NewOwnerId() : 0) {}
 
-SegmentReader::~SegmentReader() = default;
+SegmentReader::~SegmentReader() {
+  if (options_.cache != nullptr) options_.cache->EraseOwner(cache_owner_);
+}
 
 Status SegmentReader::Open(io::Env* env, const std::string& path,
                            const SegmentReaderOptions& options,
@@ -431,10 +437,10 @@ Status SegmentReader::ParseMetadata(const char* preamble, const std::string& met
   }
 
   // Pinned blocks.
-  if (options_.pin_vertex_blocks && nvb > 0) {
+  if (options_.cache == nullptr && options_.pin_vertex_blocks && nvb > 0) {
     if (!(s = LoadBlocks(true, 0, nvb - 1, &pinned_vertex_, &pinned_vertex_off_)).ok()) return s;
   }
-  if (options_.pin_bloom && nbp > 0) {
+  if (options_.cache == nullptr && options_.pin_bloom && nbp > 0) {
     if (!(s = LoadBlocks(false, 0, nbp - 1, &pinned_bloom_, &pinned_bloom_off_)).ok()) return s;
   }
   return Status::OK();
@@ -496,26 +502,41 @@ Status SegmentReader::LoadBlocks(bool vertex, uint64_t first, uint64_t last, std
   return Status::OK();
 }
 
-Status SegmentReader::ReadVertexBlock(uint64_t j, std::string* scratch, const char** data) const {
+Status SegmentReader::ReadMetaBlock(bool vertex, uint64_t j,
+                                    std::shared_ptr<const std::string>* hold) const {
+  // Cache keys: the block number, with the top bit set for bloom partitions.
+  const BlockCache::Key key{cache_owner_, j | (vertex ? 0 : uint64_t{1} << 63)};
+  if (options_.cache != nullptr && (*hold = options_.cache->Lookup(key)) != nullptr) {
+    return Status::OK();
+  }
+  auto block = std::make_shared<std::string>();
+  std::vector<uint64_t> offs;
+  Status s = LoadBlocks(vertex, j, j, block.get(), &offs);
+  if (!s.ok()) return s;  // a corrupt block is never cached
+  *hold = options_.cache != nullptr ? options_.cache->Insert(key, std::move(block))
+                                    : std::shared_ptr<const std::string>(std::move(block));
+  return Status::OK();
+}
+
+Status SegmentReader::ReadVertexBlock(uint64_t j, std::shared_ptr<const std::string>* hold,
+                                      const char** data) const {
   if (!pinned_vertex_off_.empty()) {
     *data = pinned_vertex_.data() + pinned_vertex_off_[j];
     return Status::OK();
   }
-  std::vector<uint64_t> offs;
-  Status s = LoadBlocks(true, j, j, scratch, &offs);
-  *data = scratch->data();
+  Status s = ReadMetaBlock(true, j, hold);
+  if (s.ok()) *data = (*hold)->data();
   return s;
 }
 
-Status SegmentReader::ReadBloomPartition(uint64_t p, std::string* scratch,
+Status SegmentReader::ReadBloomPartition(uint64_t p, std::shared_ptr<const std::string>* hold,
                                          const char** data) const {
   if (!pinned_bloom_off_.empty()) {
     *data = pinned_bloom_.data() + pinned_bloom_off_[p];
     return Status::OK();
   }
-  std::vector<uint64_t> offs;
-  Status s = LoadBlocks(false, p, p, scratch, &offs);
-  *data = scratch->data();
+  Status s = ReadMetaBlock(false, p, hold);
+  if (s.ok()) *data = (*hold)->data();
   return s;
 }
 
@@ -621,9 +642,9 @@ Status SegmentReader::FindVertex(VertexId src, VertexEntry* v) const {
   auto it = std::upper_bound(vertex_index_.begin(), vertex_index_.end(), src,
                              [](VertexId s, const VertexIndexEntry& e) { return s < e.first_src; });
   const uint64_t j = static_cast<uint64_t>(it - vertex_index_.begin()) - 1;
-  std::string scratch;
+  std::shared_ptr<const std::string> hold;
   const char* data;
-  Status s = ReadVertexBlock(j, &scratch, &data);
+  Status s = ReadVertexBlock(j, &hold, &data);
   if (!s.ok()) return s;
   bool hit = false;
   s = DecodeVertexBlock(j, data, vertex_index_[j].size, nullptr, src, v, &hit);
@@ -634,9 +655,9 @@ Status SegmentReader::FindVertex(VertexId src, VertexEntry* v) const {
 Status SegmentReader::VertexAt(uint64_t ordinal, VertexEntry* v) const {
   if (ordinal >= header_.num_vertices) return Status::NotFound("ordinal out of range");
   const uint64_t j = ordinal / header_.vertex_group;
-  std::string scratch;
+  std::shared_ptr<const std::string> hold;
   const char* data;
-  Status s = ReadVertexBlock(j, &scratch, &data);
+  Status s = ReadVertexBlock(j, &hold, &data);
   if (!s.ok()) return s;
   std::vector<VertexEntry> entries;
   s = DecodeVertexBlock(j, data, vertex_index_[j].size, &entries, 0, nullptr, nullptr);
@@ -662,9 +683,9 @@ Status SegmentReader::MayContainEdge(VertexId src, VertexId dst, bool* may) cons
     return Status::OK();
   }
   const uint64_t p = static_cast<uint64_t>(it - bloom_index_.begin()) - 1;
-  std::string scratch;
+  std::shared_ptr<const std::string> hold;
   const char* data;
-  Status s = ReadBloomPartition(p, &scratch, &data);
+  Status s = ReadBloomPartition(p, &hold, &data);
   if (!s.ok()) return s;
   *may = BloomMayContain(data, bloom_index_[p].size - kBlockTrailerSize, header_.bloom_probes,
                          EdgeKeyHash(src, dst));
@@ -685,6 +706,18 @@ Status SegmentReader::GetEdge(VertexId src, VertexId dst, EdgeRecord* e) const {
   VertexEntry v;
   s = FindVertex(src, &v);
   if (!s.ok()) return s;
+  return GetEdgeOf(v, dst, e, /*bloom_checked=*/true);
+}
+
+Status SegmentReader::GetEdgeOf(const VertexEntry& v, VertexId dst, EdgeRecord* e,
+                                bool bloom_checked) const {
+  Status s;
+  if (!bloom_checked) {
+    bool may = true;
+    s = MayContainEdge(v.src, dst, &may);
+    if (!s.ok()) return s;
+    if (!may) return Status::NotFound("edge not in segment");
+  }
   if (v.degree == 0) return Status::NotFound("edge not in segment");
   ReadOptions o;
   o.timestamps = true;
@@ -1164,6 +1197,9 @@ bool SegmentScanner::Fail(Status s) {
   return false;
 }
 
+// Most vertex entries a scanner decodes at once.
+constexpr uint64_t kScanVertexBatch = 8192;
+
 Status SegmentScanner::LoadVertexBatch() {
   batch_.clear();
   batch_pos_ = 0;
@@ -1174,9 +1210,20 @@ Status SegmentScanner::LoadVertexBatch() {
     return r_->DecodeVertexBlock(j0, r_->pinned_vertex_.data() + r_->pinned_vertex_off_[j0],
                                  index[j0].size, &batch_, 0, nullptr, nullptr);
   }
+  // Up to scan_window bytes of blocks, but none past the block that can hold max_src: a scan of
+  // a small vertex range reads (and decodes) only the blocks of that range.
+  const uint64_t jmax = static_cast<uint64_t>(
+      std::upper_bound(index.begin(), index.end(), o_.max_src,
+                       [](VertexId s, const VertexIndexEntry& e) { return s < e.first_src; }) -
+      index.begin());
   uint64_t j1 = j0;
   uint64_t bytes = index[j0].size;
-  while (j1 + 1 < index.size() && bytes + index[j1 + 1].size <= r_->options_.scan_window) {
+  // Decoded entries take ~15x their encoded bytes: bound the batch by entries too (a 1 MiB
+  // window of vertex blocks would decode to ~16 MiB per scanner, per compaction input).
+  const uint64_t max_blocks =
+      std::max<uint64_t>(1, kScanVertexBatch / std::max<uint32_t>(1, r_->header_.vertex_group));
+  while (j1 + 1 < index.size() && j1 + 1 < jmax && j1 + 1 - j0 < max_blocks &&
+         bytes + index[j1 + 1].size <= r_->options_.scan_window) {
     bytes += index[++j1].size;
   }
   Status s = r_->LoadBlocks(true, j0, j1, &raw_, &raw_off_);

@@ -21,7 +21,8 @@
 // Memory: the vertex index (40 bytes per vertex block), the bloom index (32 bytes per
 // partition) and the extent tables are always in memory. With pin_vertex_blocks the vertex
 // blocks are too (about 3-5 bytes per vertex), with pin_bloom the filter (bits_per_key / 8 bytes
-// per edge); unpinned, FindVertex and GetEdge read them on demand (one small read each).
+// per edge); unpinned, FindVertex and GetEdge read them on demand (one small read each), through
+// the shared BlockCache when one is given.
 #pragma once
 
 #include <cstdint>
@@ -37,9 +38,15 @@
 
 namespace strata::lsm {
 
+class BlockCache;
+
 struct SegmentReaderOptions {
   bool pin_vertex_blocks = true;
   bool pin_bloom = true;
+  // With a cache, nothing is pinned (the pin_* flags are ignored): vertex blocks and bloom
+  // partitions are read on demand and kept in the shared, bounded cache. The cache must
+  // outlive the reader.
+  BlockCache* cache = nullptr;
   // Bytes a scanner reads at once from each stream (rounded to whole blocks).
   size_t scan_window = size_t{1} << 20;
   // Most bytes a neighbor iterator reads at once (a small run is read whole, in one read).
@@ -221,6 +228,9 @@ class SegmentReader {
 
   // The record (src, dst) — live or tombstone — or NotFound. Bloom filter first.
   Status GetEdge(VertexId src, VertexId dst, EdgeRecord* e) const;
+  // The same for a vertex whose entry the caller has (e.g. from the multi-level index).
+  Status GetEdgeOf(const VertexEntry& v, VertexId dst, EdgeRecord* e,
+                   bool bloom_checked = false) const;
 
   std::unique_ptr<NeighborIterator> NewNeighborIterator(const VertexEntry& v,
                                                         const ReadOptions& o) const;
@@ -266,8 +276,12 @@ class SegmentReader {
   Status DecodeVertexBlock(uint64_t j, const char* data, size_t size,
                            std::vector<VertexEntry>* out, VertexId find, VertexEntry* found,
                            bool* hit) const;
-  Status ReadVertexBlock(uint64_t j, std::string* scratch, const char** data) const;
-  Status ReadBloomPartition(uint64_t p, std::string* scratch, const char** data) const;
+  // *data points into the pinned blocks or into *hold (a cached or freshly read block).
+  Status ReadVertexBlock(uint64_t j, std::shared_ptr<const std::string>* hold,
+                         const char** data) const;
+  Status ReadBloomPartition(uint64_t p, std::shared_ptr<const std::string>* hold,
+                            const char** data) const;
+  Status ReadMetaBlock(bool vertex, uint64_t j, std::shared_ptr<const std::string>* hold) const;
   uint64_t BlockOffset(const Stream& s, uint64_t block) const;
   uint64_t BlockPhysicalSize(const Stream& s, uint64_t block) const;
   uint64_t StreamFileOffset(const Stream& s, uint64_t pos) const;  // for error messages
@@ -281,6 +295,7 @@ class SegmentReader {
   io::Env* env_;
   const std::string path_;
   const SegmentReaderOptions options_;
+  const uint64_t cache_owner_;  // BlockCache::NewOwnerId(), when options_.cache is set
   std::unique_ptr<io::RandomAccessFile> file_;
   uint64_t file_size_ = 0;
   SegmentHeader header_;

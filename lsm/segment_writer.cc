@@ -449,6 +449,7 @@ Status SegmentWriter::Finish(SegmentWriteStats* stats) {
 
   if (!(s = file_->Append(meta)).ok()) return Fail(s);
   if (!(s = file_->Sync()).ok()) return Fail(s);
+  if (options_.drop_page_cache) file_->DropCache();
   const uint64_t file_size = file_->Size();
   if (!(s = file_->Close()).ok()) return Fail(s);
   file_.reset();

@@ -48,6 +48,9 @@ struct SegmentWriterOptions {
   // Vertex entries per vertex block: FindVertex decodes up to this many entries. 1..4096.
   uint32_t vertex_group = 64;
   uint32_t user_tag = 0;  // stored in the header for the caller (e.g. out- or in-edges)
+  // After the final sync, drop the file's pages from the kernel page cache (the store reads
+  // segments back through its own bounded caches; see Options::memory_budget).
+  bool drop_page_cache = false;
 };
 
 struct SegmentWriteStats {

@@ -83,4 +83,12 @@ Status SnapshotImpl::ScanEdges(VertexId begin, VertexId end, Direction d,
   return reader_.ScanEdges(dir, begin, end, fn);
 }
 
+Status SnapshotImpl::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
+                                        FunctionRef<bool(size_t, const NeighborChunk&)> fn) const {
+  uint8_t dir;
+  Status s = StoredDir(d, &dir);
+  if (!s.ok()) return s;
+  return reader_.ScanNeighborsBatch(dir, vs, n, fn);
+}
+
 }  // namespace strata::lsm

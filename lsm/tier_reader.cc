@@ -1,6 +1,7 @@
 #include "lsm/tier_reader.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "lsm/segment_format.h"
 
@@ -124,13 +125,17 @@ void TierReader::CollectRuns(uint8_t dir, VertexId u, std::vector<Run>* runs) co
     }
     if ((sv->deleted_mask >> i) & 1) return;
   }
-  ForEachDiskFile(dir, u, [&](const version::SegmentHandle* seg) {
+  ForEachDiskFile(dir, u, [&](const version::SegmentHandle* seg, const VertexEntry* known) {
     Run r;
-    Status s = seg->reader->FindVertex(u, &r.ve);
-    if (s.IsNotFound()) return true;
-    if (!s.ok()) {
-      RecordError(s);
-      return false;
+    if (known != nullptr) {
+      r.ve = *known;
+    } else {
+      Status s = seg->reader->FindVertex(u, &r.ve);
+      if (s.IsNotFound()) return true;
+      if (!s.ok()) {
+        RecordError(s);
+        return false;
+      }
     }
     if (r.ve.degree != 0) {
       r.seg = seg;
@@ -151,13 +156,17 @@ bool TierReader::HasVertex(VertexId u) const {
     if ((sv->deleted_mask >> i) & 1) return false;
   }
   bool exists = false;
-  ForEachDiskFile(0, u, [&](const version::SegmentHandle* seg) {
+  ForEachDiskFile(0, u, [&](const version::SegmentHandle* seg, const VertexEntry* known) {
     VertexEntry ve;
-    Status s = seg->reader->FindVertex(u, &ve);
-    if (s.IsNotFound()) return true;
-    if (!s.ok()) {
-      RecordError(s);
-      return false;
+    if (known != nullptr) {
+      ve = *known;
+    } else {
+      Status s = seg->reader->FindVertex(u, &ve);
+      if (s.IsNotFound()) return true;
+      if (!s.ok()) {
+        RecordError(s);
+        return false;
+      }
     }
     if (ve.flags & kVertexExists) {
       exists = true;
@@ -183,9 +192,21 @@ bool TierReader::GetEdge(uint8_t dir, VertexId u, VertexId x, double* weight) co
     if ((sv->deleted_mask >> i) & 1) return false;
   }
   bool found = false;
-  ForEachDiskFile(dir, u, [&](const version::SegmentHandle* seg) {
+  ForEachDiskFile(dir, u, [&](const version::SegmentHandle* seg, const VertexEntry* known) {
+    VertexEntry ve;
+    Status s;
+    if (known != nullptr) {
+      ve = *known;
+    } else {
+      s = seg->reader->FindVertex(u, &ve);
+      if (s.IsNotFound()) return true;
+      if (!s.ok()) {
+        RecordError(s);
+        return false;
+      }
+    }
     EdgeRecord e;
-    Status s = seg->reader->GetEdge(u, x, &e);
+    s = seg->reader->GetEdgeOf(ve, x, &e);
     if (s.ok()) {
       found = !e.tombstone;
       if (found && weight) *weight = e.weight;
@@ -196,13 +217,6 @@ bool TierReader::GetEdge(uint8_t dir, VertexId u, VertexId x, double* weight) co
       return false;
     }
     // The edge is not here; a deletion mark on u still hides older files.
-    VertexEntry ve;
-    s = seg->reader->FindVertex(u, &ve);
-    if (s.IsNotFound()) return true;
-    if (!s.ok()) {
-      RecordError(s);
-      return false;
-    }
     return (ve.flags & kVertexDeleted) == 0;
   });
   return found;
@@ -387,6 +401,134 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
     }
   }
   return status();
+}
+
+Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
+                                      FunctionRef<bool(size_t, const NeighborChunk&)> fn) const {
+  // Locate: runs[first[i], first[i + 1]) are vs[i]'s runs, newest first, up to a deletion mark
+  // (the same runs ScanNeighbors merges).
+  std::vector<Run> runs;
+  std::vector<size_t> first(n + 1), owner;
+  for (size_t i = 0; i < n; ++i) {
+    first[i] = runs.size();
+    CollectRuns(dir, vs[i], &runs);
+    owner.resize(runs.size(), i);
+  }
+  first[n] = runs.size();
+  Status s = status();
+  if (!s.ok()) return s;
+
+  // Classify. A vertex whose only run is in a memgraph is answered at once. A vertex with one
+  // disk run streams from its file's batch ("direct"). Every other vertex is merged at the end;
+  // its disk runs are materialized into mat[slot[r]] while the batches are read.
+  constexpr size_t kDirect = ~size_t{0};
+  std::vector<size_t> slot(runs.size(), kDirect);
+  std::vector<size_t> disk;   // indexes of disk runs, grouped by file below
+  std::vector<size_t> merge;  // vertices merged at the end
+  size_t nmat = 0;
+  bool go = true;
+  size_t cur = 0;  // the vertex the emitter is filling
+  auto emit = [&](const NeighborChunk& c) { return go = fn(cur, c); };
+  ChunkEmitter out(weighted_, emit);
+  for (size_t i = 0; i < n && go; ++i) {
+    const size_t b = first[i], e = first[i + 1];
+    if (b == e) continue;
+    if (e - b == 1 && runs[b].adj != nullptr) {
+      cur = i;
+      const uint32_t li = LocalOf(vs[i]);
+      mem::ScanVertex(*runs[b].adj, li, [&](const uint64_t* k, const double* w,
+                                            const uint8_t* tomb, size_t m) {
+        if (tomb == nullptr) {
+          if (!out.Flush()) return false;
+          NeighborChunk c{k, weighted_ ? w : nullptr, m};
+          return go = fn(i, c);
+        }
+        for (size_t j = 0; j < m; ++j) {
+          if (!tomb[j] && !out.Add(k[j], w ? w[j] : 1.0)) return false;
+        }
+        return true;
+      });
+      if (go) out.Flush();
+      continue;
+    }
+    if (e - b == 1) {
+      disk.push_back(b);
+      continue;
+    }
+    merge.push_back(i);
+    for (size_t r = b; r < e; ++r) {
+      if (runs[r].seg == nullptr) continue;
+      slot[r] = nmat++;
+      disk.push_back(r);
+    }
+  }
+  if (!go) return Status::OK();
+
+  // One ReadNeighborsBatch per file, its runs in file order (ascending stream offsets; the
+  // ordinal is not set in entries that come from the vertex index).
+  std::sort(disk.begin(), disk.end(), [&](size_t x, size_t y) {
+    if (runs[x].seg != runs[y].seg) return std::less<>()(runs[x].seg, runs[y].seg);
+    return runs[x].ve.stream_offset < runs[y].ve.stream_offset;
+  });
+  std::vector<std::vector<Entry>> mat(nmat);
+  std::vector<VertexEntry> entries;
+  ReadOptions ro;
+  ro.weights = weighted_;
+  for (size_t g = 0; g < disk.size() && go;) {
+    const version::SegmentHandle* seg = runs[disk[g]].seg;
+    size_t h = g;
+    entries.clear();
+    for (; h < disk.size() && runs[disk[h]].seg == seg; ++h) {
+      entries.push_back(runs[disk[h]].ve);
+      if (slot[disk[h]] != kDirect) mat[slot[disk[h]]].reserve(runs[disk[h]].entries);
+    }
+    size_t last = ~size_t{0};  // entry the emitter holds edges of
+    s = seg->reader->ReadNeighborsBatch(
+        entries.data(), entries.size(), ro, [&](size_t j, const EdgeBatch& batch) {
+          const size_t r = disk[g + j];
+          if (slot[r] != kDirect) {
+            AppendBatch(batch, &mat[slot[r]]);
+            return true;
+          }
+          if (j != last) {
+            if (!out.Flush()) return false;
+            last = j;
+            cur = owner[r];
+          }
+          if (!batch.has_tombstones) {
+            if (!out.Flush()) return false;
+            NeighborChunk c{batch.dst, weighted_ ? batch.weight : nullptr, batch.size};
+            return go = fn(cur, c);
+          }
+          for (size_t k = 0; k < batch.size; ++k) {
+            if (batch.tombstone[k]) continue;
+            if (!out.Add(batch.dst[k], batch.weight ? batch.weight[k] : 1.0)) return false;
+          }
+          return true;
+        });
+    if (!s.ok()) return s;
+    if (go) out.Flush();
+    g = h;
+  }
+  if (!go) return Status::OK();
+
+  // Merge: every run of the vertex, newest first; the newest entry of a key wins.
+  std::vector<std::vector<Entry>> lists;
+  for (size_t i : merge) {
+    const size_t b = first[i], e = first[i + 1];
+    lists.assign(e - b, {});
+    for (size_t r = b; r < e; ++r) {
+      if (runs[r].adj != nullptr) {
+        lists[r - b].reserve(runs[r].entries);
+        AppendMemRun(*runs[r].adj, LocalOf(vs[i]), &lists[r - b]);
+      } else {
+        lists[r - b] = std::move(mat[slot[r]]);
+      }
+    }
+    cur = i;
+    if (!MergeNewestWins(lists, &out) || !out.Flush()) break;
+  }
+  return Status::OK();
 }
 
 VertexId TierReader::VertexIdBound() const {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -36,6 +37,13 @@ class TierReader {
   // Streams [begin, end): see Snapshot::ScanEdges.
   Status ScanEdges(uint8_t dir, VertexId begin, VertexId end,
                    FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const;
+  // Neighbors of vs[0..n): see Snapshot::ScanNeighborsBatch. Runs are located per vertex as
+  // ScanNeighbors does (CollectRuns); then, per segment, the runs of every vertex that file
+  // holds are read with one SegmentReader::ReadNeighborsBatch (one MultiRead). A vertex with
+  // one run and no tombstones streams straight from the batch; the others are merged with
+  // ScanNeighbors' rules once all their runs are read.
+  Status ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
+                            FunctionRef<bool(size_t, const NeighborChunk&)> fn) const;
   VertexId VertexIdBound() const;
   uint64_t NumVertices() const;
   uint64_t NumEdges() const;
@@ -44,25 +52,53 @@ class TierReader {
   // First read error seen, or OK.
   Status status() const;
 
+  // Locates u on disk in direction dir with the Version's multi-level index and calls
+  // fn(segment, entry) for each file that may hold u, newest first: the L0 files (newest
+  // first) numbered at or above u's min L0 number whose range holds u, with entry == nullptr
+  // (the caller asks the file: FindVertex may say NotFound); then, for each level the index
+  // places u on, that level's file with u's entry (nullptr when the index keeps the level
+  // only). Files and levels the index excludes are not touched. Stops when fn returns false.
+  template <class F>
+  void ForEachDiskFile(uint8_t dir, VertexId u, F&& fn) const {
+    if (!v_->index_reads) {  // without the index: every file whose range holds u
+      for (const auto& h : v_->l0[dir]) {
+        if (u < h->meta.min_src || u > h->meta.max_src) continue;
+        if (!fn(h.get(), static_cast<const VertexEntry*>(nullptr))) return;
+      }
+      for (size_t k = 0; k < v_->levels[dir].size(); ++k) {
+        const version::SegmentHandle* h = v_->LevelFind(dir, k, u);
+        if (h != nullptr && !fn(h, static_cast<const VertexEntry*>(nullptr))) return;
+      }
+      return;
+    }
+    index::VertexIndex::Located loc;
+    if (!v_->index[dir].Find(u, &loc)) return;  // no disk file holds u
+    for (const auto& h : v_->l0[dir]) {
+      if (h->meta.number < loc.min_l0 || u < h->meta.min_src || u > h->meta.max_src) continue;
+      if (!fn(h.get(), static_cast<const VertexEntry*>(nullptr))) return;
+    }
+    VertexEntry e;
+    for (uint32_t i = 0; i < loc.size(); ++i) {
+      const index::Pos& p = loc[i];
+      const size_t k = p.level() - 1;
+      const version::SegmentHandle* h =
+          k < v_->levels[dir].size() ? v_->LevelFind(dir, k, u) : nullptr;
+      assert(h != nullptr && "the index places u on a level whose files do not hold it");
+      if (h == nullptr) continue;
+      const VertexEntry* known = nullptr;
+      if (p.has_entry()) {
+        p.ToEntry(u, &e);
+        known = &e;
+      }
+      if (!fn(h, known)) return;
+    }
+  }
+
  private:
   struct Run;
   // The runs holding u's list in direction dir, newest first, stopping at a deletion mark.
   void CollectRuns(uint8_t dir, VertexId u, std::vector<Run>* runs) const;
   void RecordError(const Status& s) const;
-  // Calls fn(segment) for each disk file that may hold u in direction dir, newest first
-  // (every L0 file, then the one file of each level whose range holds u); stops when fn
-  // returns false.
-  template <class F>
-  void ForEachDiskFile(uint8_t dir, VertexId u, F&& fn) const {
-    for (const auto& h : v_->l0[dir]) {
-      if (u < h->meta.min_src || u > h->meta.max_src) continue;
-      if (!fn(h.get())) return;
-    }
-    for (size_t k = 0; k < v_->levels[dir].size(); ++k) {
-      const version::SegmentHandle* h = v_->LevelFind(dir, k, u);
-      if (h != nullptr && !fn(h)) return;
-    }
-  }
 
   const version::Version* v_;
   Timestamp ts_;

@@ -1,5 +1,6 @@
 #include "lsm/wal.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -173,6 +174,36 @@ Status WriteAheadLog::Close() {
 Status WriteAheadLog::Replay(io::Env* env, const std::string& path,
                              FunctionRef<Status(std::string_view, uint64_t)> fn,
                              RecordLogTail* tail) {
+  // Create syncs a log's header before any record is appended, so a log shorter than its
+  // header, or zero-filled from its start, was cut by a crash inside Create and never held a
+  // record: an empty log with a torn tail, not corruption.
+  {
+    std::unique_ptr<io::RandomAccessFile> f;
+    Status s = env->NewRandomAccessFile(path, &f);
+    if (!s.ok()) return s;
+    const uint64_t size = f->Size();
+    bool torn = size < kRecordLogHeaderSize;
+    std::string buf(kRecordLogHeaderSize, '\0');
+    for (uint64_t off = 0; off < size && !torn;) {  // scans on only while it reads zeros
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(size - off, buf.size()));
+      s = f->Read(off, n, buf.data());
+      if (!s.ok()) return s;
+      if (!std::all_of(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(n), [](char c) { return c == 0; })) break;
+      off += n;
+      torn = off == size;
+      buf.resize(1 << 20);
+    }
+    if (torn) {
+      if (tail != nullptr) {
+        tail->valid_bytes = 0;
+        tail->cut_bytes = size;
+        tail->reason = "file " + path + " offset 0: " +
+                       (size < kRecordLogHeaderSize ? "partial log header (" + std::to_string(size) + " bytes)"
+                                                    : std::string("zero-filled log"));
+      }
+      return Status::OK();
+    }
+  }
   uint32_t version = 0;
   Status s = ReadRecordLog(env, path, kMagic, &version, kChecksumKind, fn, tail);
   if (s.ok() && version != kWalVersion) {

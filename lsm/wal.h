@@ -49,7 +49,9 @@ class WriteAheadLog {
   uint64_t bytes() const;
   uint64_t syncs() const { return syncs_; }
 
-  // Reads every whole record of a log. A torn tail is cut and reported in `tail`.
+  // Reads every whole record of a log. A torn tail is cut and reported in `tail` — including
+  // a log shorter than its header or zero-filled from its start (a crash inside Create, which
+  // syncs the header before any record exists): no records, the whole file cut.
   static Status Replay(io::Env* env, const std::string& path,
                        FunctionRef<Status(std::string_view record, uint64_t offset)> fn,
                        RecordLogTail* tail);

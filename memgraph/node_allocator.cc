@@ -25,6 +25,16 @@ void NodeAllocator::Free(void* p, size_t size) {
   bytes_.fetch_sub(size, std::memory_order_relaxed);
 }
 #else
+}  // namespace strata::mem
+
+// jemalloc reads this once at startup; the MALLOC_CONF environment variable overrides it.
+// Freed pages go back to the OS after about a second instead of jemalloc's default ten, and
+// without a "muzzy" stage: flushes and compactions free large buffers in bursts, and the
+// process's resident memory must fall back under Options::memory_budget after each one.
+extern "C" const char* malloc_conf = "dirty_decay_ms:1000,muzzy_decay_ms:0";
+
+namespace strata::mem {
+
 NodeAllocator::NodeAllocator() {
   size_t sz = sizeof(arena_);
   // A private arena per memgraph; if jemalloc refuses (e.g. under a sanitizer), fall back to

@@ -43,6 +43,30 @@ void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string
   d1.resize(d2.size(), kUnreachable);
   EXPECT_TRUE(CheckExact(d2, d1, "bfs").ok());
 
+  // Reads one vertex at a time, and batched in tiny chunks; default steps, always bottom-up
+  // (where in-edges exist) and always top-down: the same depths.
+  for (size_t batch : {size_t{0}, size_t{3}, kDefaultFetchBatch}) {
+    for (BfsParams bp : {BfsParams{src}, BfsParams{src, 1 << 30, 1 << 30}, BfsParams{src, 1, 1}}) {
+      bp.fetch_batch = batch;
+      std::vector<int64_t> d3;
+      ASSERT_TRUE(Bfs(snap, bp, &d3).ok());
+      d3.resize(d2.size(), kUnreachable);
+      EXPECT_TRUE(CheckExact(d2, d3, "bfs batch " + std::to_string(batch)).ok())
+          << "alpha " << bp.alpha << " batch " << batch;
+    }
+  }
+  for (size_t batch : {size_t{0}, size_t{5}, kDefaultFetchBatch}) {
+    for (Direction dir : {Direction::kOut, Direction::kIn}) {
+      if (dir == Direction::kIn && !HasInEdges(snap.kind())) continue;
+      KHopParams kp{src, 2, dir};
+      kp.fetch_batch = batch;
+      std::vector<VertexId> k1, k2;
+      ASSERT_TRUE(KHop(snap, kp, &k1).ok());
+      ASSERT_TRUE(ReferenceKHop(model, kp, &k2).ok());
+      EXPECT_EQ(k1, k2) << "k-hop batch " << batch << " dir " << static_cast<int>(dir);
+    }
+  }
+
   std::vector<double> p1, p2;
   PageRankParams pp{0.85, 10};
   ASSERT_TRUE(PageRank(snap, pp, &p1).ok());
@@ -57,6 +81,15 @@ void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string
   s1.resize(s2.size(), kInfinity);
   c = CheckEpsilon(s2, s1, kGraphalyticsEpsilon, "sssp");
   EXPECT_TRUE(c.ok()) << c.ToString();
+  for (size_t batch : {size_t{0}, size_t{4}}) {
+    SsspParams sp{src};
+    sp.fetch_batch = batch;
+    std::vector<double> s3;
+    ASSERT_TRUE(Sssp(snap, sp, &s3).ok());
+    s3.resize(s2.size(), kInfinity);
+    c = CheckEpsilon(s2, s3, kGraphalyticsEpsilon, "sssp batch " + std::to_string(batch));
+    EXPECT_TRUE(c.ok()) << c.ToString();
+  }
 
   std::vector<VertexId> w1, w2;
   ASSERT_TRUE(Wcc(snap, WccParams{}, &w1).ok());
@@ -78,6 +111,17 @@ void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string
   l1.resize(l2.size(), 0.0);
   c = CheckEpsilon(l2, l1, kGraphalyticsEpsilon, "lcc");
   EXPECT_TRUE(c.ok()) << c.ToString();
+
+  for (Direction dir : {Direction::kOut, Direction::kIn}) {
+    if (dir == Direction::kIn && !HasInEdges(snap.kind())) continue;
+    ScanResult r1, r2;
+    ASSERT_TRUE(Scan(snap, dir, &r1).ok());
+    ASSERT_TRUE(ReferenceScan(model, dir, &r2).ok());
+    EXPECT_EQ(r1.vertices, r2.vertices);
+    EXPECT_EQ(r1.edges, r2.edges);
+    EXPECT_EQ(r1.dst_sum, r2.dst_sum);
+    EXPECT_NEAR(r1.weight_sum, r2.weight_sum, 1e-9 * std::abs(r2.weight_sum));
+  }
 
   uint64_t t1 = 0, t2 = 0;
   ASSERT_TRUE(TriangleCount(snap, &t1).ok());

@@ -272,6 +272,7 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
   Result ins = Ok({"inspect", "--db", s1});
   EXPECT_NE(ins.out.find("level "), std::string::npos) << ins.out;
   EXPECT_NE(ins.out.find("WAL"), std::string::npos) << ins.out;
+  EXPECT_NE(ins.out.find("bytes per vertex"), std::string::npos) << ins.out;
   Result insj = Ok({"inspect", "--db", s1, "--json"});
   EXPECT_EQ(insj.out.front(), '{');
   EXPECT_NE(insj.out.find("\"levels\""), std::string::npos);

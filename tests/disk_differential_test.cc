@@ -185,17 +185,30 @@ TEST(DiskStore, WritesMoreThanMemgraphCapacityAndReadsBackAfterReopen) {
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(o, path, &db).ok());
   const VertexId n = 20000;
-  for (VertexId i = 0; i < n; i += 100) {
+  auto batch_at = [&](VertexId i) {
     WriteBatch b;
     for (VertexId j = i; j < i + 100; ++j) {
       b.InsertEdge(j, (j * 7919) % n);
       b.InsertEdge(j, (j * 104729) % n);
     }
-    ASSERT_TRUE(db->Write(b).ok());
+    return b;
+  };
+  // A memgraph is sealed once it reaches its capacity, so each of the active and the sealed
+  // memgraph holds at most the capacity plus one batch. One batch here touches ~200 subgraphs
+  // (its destinations): measure what it costs a fresh memgraph.
+  uint64_t batch_bytes = 0;
+  {
+    Options mo = o;
+    mo.in_memory = true;
+    std::unique_ptr<DB> mem;
+    ASSERT_TRUE(DB::Open(mo, "probe", &mem).ok());
+    ASSERT_TRUE(mem->Write(batch_at(0)).ok());
+    batch_bytes = mem->GetStats(false).memgraph_bytes;
   }
+  for (VertexId i = 0; i < n; i += 100) ASSERT_TRUE(db->Write(batch_at(i)).ok());
   DBStats st = db->GetStats();
   EXPECT_GT(st.flushes, 0u);
-  EXPECT_LE(st.memgraph_bytes, 3 * o.memgraph_bytes) << st.ToString();
+  EXPECT_LE(st.memgraph_bytes, 2 * (o.memgraph_bytes + batch_bytes)) << st.ToString();
   ASSERT_TRUE(db->Close().ok());
   db.reset();
   ASSERT_TRUE(DB::Open(o, path, &db).ok());
@@ -207,6 +220,51 @@ TEST(DiskStore, WritesMoreThanMemgraphCapacityAndReadsBackAfterReopen) {
   EXPECT_EQ(snap->NumVertices(), n);
   EXPECT_GT(db->GetStats().disk_bytes, 0u);
   EXPECT_TRUE(std::filesystem::exists(path + "/LOG"));
+}
+
+// The budget is split: memgraphs (active + sealed), an I/O reserve, the per-file indexes that
+// stay resident, and the block cache, which gets exactly the rest and never holds more.
+TEST(DiskStore, BlockCacheGetsWhatTheBudgetLeaves) {
+  testing::TempDir dir;
+  Options o;
+  o.memgraph_bytes = 64 << 10;
+  o.memory_budget = 4 << 20;
+  o.wal = WalMode::kOff;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
+  for (VertexId i = 0; i < 30000; i += 500) {
+    WriteBatch b;
+    for (VertexId j = i; j < i + 500; ++j) b.InsertEdge(j, (j * 7919) % 30000);
+    ASSERT_TRUE(db->Write(b).ok());
+  }
+  ASSERT_TRUE(db->CompactAll().ok());
+  auto snap = db->GetSnapshot();
+  for (int round = 0; round < 2; ++round) {
+    for (VertexId j = 0; j < 30000; j += 7) ASSERT_TRUE(snap->HasEdge(j, (j * 7919) % 30000)) << j;
+  }
+  DBStats st = db->GetStats(false);
+  const uint64_t reserve = o.memory_budget / 16;  // clamp(budget / 16, 64 KiB, 32 MiB)
+  EXPECT_EQ(st.memory_budget, o.memory_budget);
+  EXPECT_GT(st.resident_index_bytes, 0u);
+  EXPECT_EQ(st.block_cache_capacity + 2 * o.memgraph_bytes + reserve + st.resident_index_bytes +
+                st.vertex_index_bytes,
+            o.memory_budget)
+      << st.ToString();
+  EXPECT_LE(st.block_cache_bytes, st.block_cache_capacity);
+  EXPECT_GT(st.block_cache_bytes, 0u);
+  EXPECT_GT(st.block_cache_hits, st.block_cache_misses) << "the second round should hit";
+}
+
+TEST(DiskStore, BudgetTooSmallForTheMemgraphsIsRefusedWithReason) {
+  testing::TempDir dir;
+  Options o;
+  o.memgraph_bytes = 512 << 10;
+  o.memory_budget = 1 << 20;  // 2 x 512 KiB of memgraphs leave nothing for the reserve
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(o, dir.path() + "/db", &db);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find("memgraph_bytes"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("memory_budget"), std::string::npos) << s.ToString();
 }
 
 }  // namespace

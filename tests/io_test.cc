@@ -2,11 +2,14 @@
 // requests in flight, error messages naming the file and offset, ring lifetimes across threads
 // and Envs, and the automatic fallback to pread/pwrite when io_uring is refused (simulated with
 // a seccomp filter in a child process).
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,6 +135,52 @@ TEST_P(IoTest, WriteReadRoundTrip) {
   }
   // Zero-length read.
   ASSERT_TRUE(f->Read(data.size(), 0, nullptr).ok());
+}
+
+// Pages of `path` in the kernel page cache (mincore over a read-only mapping).
+size_t ResidentPages(const std::string& path, size_t size) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return 0;
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return 0;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec((size + page - 1) / page);
+  size_t n = 0;
+  if (::mincore(p, size, vec.data()) == 0) {
+    for (unsigned char c : vec) n += c & 1;
+  }
+  ::munmap(p, size);
+  return n;
+}
+
+// DropCache after Sync takes a written file's pages out of the page cache (the store's
+// segment writers do this so flushes and compactions do not fill memory with written data).
+TEST_P(IoTest, DropCacheAfterSyncReleasesWrittenPages) {
+  TempDir dir;
+  struct statfs fs;
+  if (::statfs(dir.path().c_str(), &fs) == 0 && fs.f_type == 0x01021994 /* TMPFS_MAGIC */) {
+    GTEST_SKIP() << "tmpfs pages are the file itself: nothing to drop";
+  }
+  const size_t size = 8 << 20;
+  const std::string data = RandomBytes(size, 3);
+  for (bool drop : {false, true}) {
+    const std::string path = dir.File(drop ? "dropped" : "kept");
+    std::unique_ptr<WritableFile> f;
+    ASSERT_TRUE(env_->NewWritableFile(path, &f).ok());
+    ASSERT_TRUE(f->Append(data).ok());
+    ASSERT_TRUE(f->Sync().ok());
+    if (drop) f->DropCache();
+    ASSERT_TRUE(f->Close().ok());
+    const size_t resident = ResidentPages(path, size);
+    const size_t pages = size / static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    std::printf("%s: %zu of %zu pages resident\n", path.c_str(), resident, pages);
+    if (drop) {
+      EXPECT_LT(resident, pages / 10);
+    } else if (resident < pages / 2) {
+      GTEST_SKIP() << "written pages do not stay cached on this file system";
+    }
+  }
 }
 
 TEST_P(IoTest, SingleReadsDefaultPolicy) {

@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lsm/block_cache.h"
 #include "lsm/bloom.h"
 #include "lsm/io.h"
 #include "lsm/segment_format.h"
@@ -138,8 +139,10 @@ class SegmentTest : public ::testing::TestWithParam<IoBackend> {
     ASSERT_TRUE(io::Env::Open(eo, &env_).ok());
   }
 
-  std::unique_ptr<SegmentReader> OpenReader(const std::string& path, bool pin = true) {
+  std::unique_ptr<SegmentReader> OpenReader(const std::string& path, bool pin = true,
+                                            BlockCache* cache = nullptr) {
     SegmentReaderOptions ro;
+    ro.cache = cache;
     ro.pin_vertex_blocks = pin;
     ro.pin_bloom = pin;
     ro.random_window = 8192;  // small windows: iterators refill many times
@@ -972,8 +975,9 @@ TEST_P(SegmentTest, ConcurrentReaders) {
   Graph g = RandomGraph(31, 2000, 400);
   const std::string path = dir.File("conc.seg");
   ASSERT_TRUE(WriteGraph(env_.get(), path, g, o).ok());
-  for (bool pin : {true, false}) {
-    auto r = OpenReader(path, pin);
+  BlockCache tiny(32 << 10);  // a few blocks: lookups race with evictions
+  for (int mode = 0; mode < 3; mode++) {
+    auto r = OpenReader(path, mode == 0, mode == 2 ? &tiny : nullptr);
     ASSERT_NE(r, nullptr);
     std::atomic<int> wrong{0};
     std::vector<std::thread> threads;
@@ -1009,6 +1013,39 @@ TEST_P(SegmentTest, ConcurrentReaders) {
     for (auto& t : threads) t.join();
     EXPECT_EQ(wrong.load(), 0);
   }
+}
+
+// Reads through a shared cache far smaller than the metadata give the same answers as pinned
+// reads, keep the cache within its capacity, and leave nothing of a closed reader behind.
+TEST_P(SegmentTest, ReadsThroughSmallSharedCache) {
+  TempDir dir;
+  Opts o;
+  o.weighted = true;
+  o.ts = true;
+  o.bloom_part = 500;
+  BlockCache cache(24 << 10);
+  Graph g1 = RandomGraph(5, 4000, 30), g2 = RandomGraph(6, 3000, 50, 1u << 20);
+  ASSERT_TRUE(WriteGraph(env_.get(), dir.File("a.seg"), g1, o).ok());
+  ASSERT_TRUE(WriteGraph(env_.get(), dir.File("b.seg"), g2, o).ok());
+  auto a = OpenReader(dir.File("a.seg"), true, &cache);
+  auto b = OpenReader(dir.File("b.seg"), true, &cache);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->MemoryUsage(), OpenReader(dir.File("a.seg"), false)->MemoryUsage())
+      << "a cached reader pins nothing";
+  for (int round = 0; round < 2; round++) {
+    ASSERT_TRUE(ReadEverything(a.get(), g1).ok());
+    ASSERT_TRUE(ReadEverything(b.get(), g2).ok());
+    EXPECT_LE(cache.usage(), cache.capacity());
+  }
+  // Repeated lookups of one vertex hit.
+  const uint64_t hits = cache.hits();
+  VertexEntry e;
+  for (int i = 0; i < 10; i++) ASSERT_TRUE(a->FindVertex(g1[7].src, &e).ok());
+  EXPECT_GE(cache.hits(), hits + 9);
+  b.reset();
+  a.reset();
+  EXPECT_EQ(cache.usage(), 0u) << "a closed reader's blocks leave the cache";
 }
 
 TEST_P(SegmentTest, EstimatedFileSizeTracksOutput) {

@@ -39,6 +39,16 @@ Status Snapshot::ScanEdges(VertexId begin, VertexId end, Direction d,
   return st.ok() ? sv : st;
 }
 
+Status Snapshot::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
+                                    FunctionRef<bool(size_t, const NeighborChunk&)> fn) const {
+  bool go = true;
+  for (size_t i = 0; i < n && go; ++i) {
+    Status s = ScanNeighbors(vs[i], d, [&](const NeighborChunk& c) { return go = fn(i, c); });
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
 namespace {
 
 // Visits the intersection of N(u) and N(v) in ascending order.

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "index/vertex_index.h"
+#include "lsm/block_cache.h"
 #include "lsm/manifest.h"
 #include "lsm/segment_reader.h"
 #include "memgraph/memgraph.h"
@@ -26,6 +28,7 @@ namespace strata::version {
 // compaction), the file is deleted.
 struct SegmentHandle {
   std::shared_ptr<io::Env> env;  // the reader's Env lives as long as any reader of it
+  std::shared_ptr<lsm::BlockCache> cache;  // idem for the cache it reads through (may be null)
   lsm::FileMeta meta;
   std::string path;
   std::unique_ptr<lsm::SegmentReader> reader;
@@ -41,6 +44,14 @@ struct Version {
   // levels[dir][k] is level k+1: disjoint vertex ranges, sorted by min_src. Deeper is older.
   std::vector<std::vector<std::shared_ptr<SegmentHandle>>> levels[2];
 
+  // The multi-level vertex index of each direction (index/vertex_index.h): always equal to the
+  // files above (min L0 number and per-level entries of every vertex they hold). Installed
+  // with them in the same Version, so a reader sees the index of its own file set; an install
+  // copies only the index pages its files touch and shares the rest with the previous Version.
+  index::VertexIndex index[2];
+  // Point reads use `index` (Options::vertex_index_reads); false: they search by file range.
+  bool index_reads = true;
+
   // The segment of level k+1 whose vertex range holds u, or null.
   const SegmentHandle* LevelFind(int dir, size_t k, VertexId u) const;
   // Every file of a direction, newest data first: L0 newest first, then L1, L2, ...
@@ -48,5 +59,18 @@ struct Version {
   uint64_t DiskBytes() const;
   size_t FileCount() const;
 };
+
+// The index of direction `dir` once a flush adds the L0 files `added` to `base`.
+Status IndexAfterFlush(const Version& base, int dir,
+                       const std::vector<std::shared_ptr<SegmentHandle>>& added,
+                       index::VertexIndex* out);
+// The index of direction `dir` once a compaction replaces `inputs` (files of `base`, any
+// levels) with `outputs` on level `output_level`.
+Status IndexAfterCompaction(const Version& base, int dir,
+                            const std::vector<std::shared_ptr<SegmentHandle>>& inputs,
+                            const std::vector<std::shared_ptr<SegmentHandle>>& outputs,
+                            uint32_t output_level, index::VertexIndex* out);
+// Builds both directions' indexes of v from its files (open).
+Status RebuildIndex(Version* v);
 
 }  // namespace strata::version

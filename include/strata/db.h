@@ -38,8 +38,25 @@ struct DBStats {
   uint64_t disk_bytes = 0;
   uint64_t l0_files = 0;            // level-0 segment files
   uint64_t level_files = 0;         // files on levels 1..n
+  std::string level_shape;          // "L0 3 files 12.1 MiB, L1 8 files 250.3 MiB, ..." (out-lists)
   uint64_t flush_bytes = 0;         // bytes written by flushes
   uint64_t compaction_bytes = 0;    // bytes written by compactions
+  // Multi-level vertex index (index/), in memory: its bytes and the vertices it holds, summed
+  // over the stored directions (a vertex with in- and out-lists counts twice).
+  uint64_t vertex_index_bytes = 0;
+  uint64_t vertex_index_entries = 0;
+  double vertex_index_bytes_per_vertex() const {
+    return vertex_index_entries ? static_cast<double>(vertex_index_bytes) / vertex_index_entries
+                                : 0.0;
+  }
+  // Memory (Options::memory_budget): the budget is split between the memgraphs, an I/O
+  // reserve, the resident per-file indexes and the block cache, which gets what is left.
+  uint64_t memory_budget = 0;
+  uint64_t resident_index_bytes = 0;  // per-segment indexes always in memory (current files)
+  uint64_t block_cache_capacity = 0;
+  uint64_t block_cache_bytes = 0;     // vertex blocks and bloom partitions cached
+  uint64_t block_cache_hits = 0;
+  uint64_t block_cache_misses = 0;
 
   std::string ToString() const;
 };

@@ -33,7 +33,10 @@ struct Options {
   bool in_memory = false;
 
   // --- Memory.
-  // Total memory the store may use (memgraphs, index, caches, buffers).
+  // Total memory the store may use: the memgraphs (memgraph_bytes x (1 +
+  // max_sealed_memgraphs)), an I/O reserve (budget/16, 64 KiB to 32 MiB), the resident indexes,
+  // and a block cache of vertex blocks and bloom filters that gets the rest. Open refuses a
+  // budget the memgraphs and the reserve do not fit. DBStats reports each part.
   size_t memory_budget = size_t{1} << 30;
   // Capacity of one memgraph; when the active one reaches it, it is sealed and flushed.
   size_t memgraph_bytes = size_t{64} << 20;
@@ -62,6 +65,10 @@ struct Options {
   uint64_t target_file_bytes = uint64_t{64} << 20;
   // Run compactions in the background (tests may turn this off to place them by hand).
   bool background_compaction = true;
+  // Point reads locate a vertex on disk through the multi-level vertex index (index/). False
+  // (or the environment variable STRATA_VERTEX_INDEX_READS=0) makes them search each level's
+  // files by range instead, for A/B measurement; the index is maintained either way.
+  bool vertex_index_reads = true;
 
   // --- Durability and I/O.
   WalMode wal = WalMode::kGroup;

@@ -73,6 +73,16 @@ class Snapshot {
   virtual Status ScanEdges(VertexId begin, VertexId end, Direction d,
                            FunctionRef<bool(VertexId u, const NeighborChunk&)> fn) const;
 
+  // Frontier expansion: the neighbors of many vertices at once. For each i in [0, n), calls
+  // fn(i, chunk) for each chunk of vs[i]'s neighbors (ascending destination order, the same
+  // lists ScanNeighbors gives); the chunks of one i come consecutively, but the order of the
+  // i's is unspecified. fn returns false to stop the whole call. Duplicates in vs are allowed
+  // (each index is answered). Disk-backed snapshots read the runs of all n vertices in one
+  // segment with one batch of reads in flight (io_uring, else pread), so callers should pass
+  // frontiers in chunks of a few thousand: memory grows with the chunk's runs.
+  virtual Status ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
+                                    FunctionRef<bool(size_t i, const NeighborChunk&)> fn) const;
+
   // Convenience: the whole neighbor list (weights too when `weights` is not null).
   Status GetNeighbors(VertexId u, std::vector<VertexId>* dst,
                       std::vector<double>* weights = nullptr,

@@ -1,0 +1,497 @@
+// Snapshot::ScanNeighborsBatch (the frontier read of BFS, SSSP and k-hop) against
+// ScanNeighbors one vertex at a time and against the reference model, on random stores whose
+// lists are spread over the active memgraph, level 0 and deeper levels, with edge tombstones and
+// vertex deletion marks: every graph kind, weighted or not, both I/O back ends. Also the call's
+// contract (chunks of one index consecutive, ascending destinations, early stop) and a damaged
+// block reported as Corruption naming the file.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "analytics/analytics.h"
+#include "lsm/io.h"
+#include "strata/db.h"
+#include "tests/util/reference_graph.h"
+#include "tests/util/temp_dir.h"
+#include "tools/cli_common.h"
+#include "tools/generator.h"
+
+namespace strata {
+namespace {
+
+using List = std::vector<std::pair<VertexId, double>>;
+
+struct Param {
+  GraphKind kind;
+  bool weighted;
+  IoBackend io;
+};
+
+// Answers of one ScanNeighborsBatch call per index. Returns "" or the first breach of the
+// contract: an index answered in two separate runs of chunks, a chunk out of destination order,
+// an index out of range, weights present iff the store is weighted.
+std::string BatchLists(const Snapshot& s, const std::vector<VertexId>& vs, Direction d,
+                       std::vector<List>* out, Status* st) {
+  out->assign(vs.size(), {});
+  std::vector<uint8_t> closed(vs.size(), 0);
+  size_t last = ~size_t{0};
+  std::string err;
+  *st = s.ScanNeighborsBatch(vs.data(), vs.size(), d, [&](size_t i, const NeighborChunk& c) {
+    if (i >= vs.size()) {
+      err = "index " + std::to_string(i) + " out of range";
+      return false;
+    }
+    if (i != last) {
+      if (closed[i]) {
+        err = "index " + std::to_string(i) + " answered in two separate runs";
+        return false;
+      }
+      if (last != ~size_t{0}) closed[last] = 1;
+      last = i;
+    }
+    if ((c.weight != nullptr) != s.weighted()) {
+      err = "weights present iff weighted broken at index " + std::to_string(i);
+      return false;
+    }
+    List& l = (*out)[i];
+    for (size_t j = 0; j < c.size; ++j) {
+      if (!l.empty() && c.dst[j] <= l.back().first) {
+        err = "destinations of index " + std::to_string(i) + " not ascending";
+        return false;
+      }
+      l.push_back({c.dst[j], c.weight ? c.weight[j] : 1.0});
+    }
+    return true;
+  });
+  return err;
+}
+
+List SingleList(const Snapshot& s, VertexId u, Direction d, Status* st) {
+  std::vector<VertexId> dst;
+  std::vector<double> w;
+  *st = s.GetNeighbors(u, &dst, &w, d);
+  List l;
+  for (size_t i = 0; i < dst.size(); ++i) l.push_back({dst[i], w[i]});
+  return l;
+}
+
+std::string Show(const List& l) {
+  std::string s;
+  for (size_t i = 0; i < l.size() && i < 12; ++i) {
+    s += std::to_string(l[i].first) + ":" + std::to_string(l[i].second) + " ";
+  }
+  return s + (l.size() > 12 ? "... (" + std::to_string(l.size()) + ")" : "");
+}
+
+// Batch vs one-at-a-time (and vs the model for out-lists) for the vertices `vs`.
+void CheckBatch(const Snapshot& s, const testing::ReferenceGraph* model,
+                const std::vector<VertexId>& vs, const std::string& what) {
+  for (Direction d : {Direction::kOut, Direction::kIn}) {
+    std::vector<List> got;
+    Status st;
+    std::string err = BatchLists(s, vs, d, &got, &st);
+    ASSERT_EQ(err, "") << what;
+    if (d == Direction::kIn && s.kind() == GraphKind::kDirected) {
+      EXPECT_TRUE(st.IsNotSupported()) << what << ": " << st.ToString();
+      continue;
+    }
+    ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
+    for (size_t i = 0; i < vs.size(); ++i) {
+      Status ss;
+      List want = SingleList(s, vs[i], d, &ss);
+      ASSERT_TRUE(ss.ok()) << ss.ToString();
+      ASSERT_EQ(got[i], want) << what << " dir " << static_cast<int>(d) << " index " << i
+                              << " vertex " << vs[i] << "\n batch:  " << Show(got[i])
+                              << "\n single: " << Show(want);
+      if (model != nullptr && d == Direction::kOut) {
+        ASSERT_EQ(got[i], model->Neighbors(vs[i], false)) << what << " vs model, vertex " << vs[i];
+      }
+    }
+  }
+}
+
+WriteBatch RandomBatch(std::mt19937_64& rng, VertexId limit, bool weighted) {
+  WriteBatch b;
+  const int n = 1 + static_cast<int>(rng() % 16);
+  auto vertex = [&]() -> VertexId { return rng() % 3 == 0 ? rng() % 8 : rng() % limit; };
+  for (int i = 0; i < n; ++i) {
+    const uint64_t r = rng() % 100;
+    const double w = weighted ? static_cast<double>(rng() % 1000) / 8.0 : 1.0;
+    if (r < 55) {
+      b.InsertEdge(vertex(), vertex(), w);
+    } else if (r < 85) {
+      b.DeleteEdge(vertex(), vertex());
+    } else if (r < 92) {
+      b.AddVertex(rng() % limit);
+    } else {
+      b.DeleteVertex(rng() % limit);
+    }
+  }
+  return b;
+}
+
+Options SmallTiers(const Param& p) {
+  Options o;
+  o.graph_kind = p.kind;
+  o.weighted = p.weighted;
+  o.io_backend = p.io;
+  o.wal = WalMode::kOff;
+  o.memgraph_bytes = 16 << 10;  // seals every few hundred entries
+  o.cart_threshold = 8;
+  o.memory_budget = 8 << 20;
+  o.l0_compaction_trigger = 3;  // L0 keeps a few files between compactions
+  o.level1_bytes = 24 << 10;
+  o.level_fanout = 2;
+  o.max_levels = 4;
+  o.target_file_bytes = 16 << 10;
+  return o;
+}
+
+class BatchRead : public ::testing::TestWithParam<Param> {};
+
+TEST_P(BatchRead, MatchesSingleVertexReadsAcrossTiers) {
+  const Param p = GetParam();
+  if (p.io == IoBackend::kIoUring && !io::Env::IoUringAvailable()) GTEST_SKIP() << "no io_uring";
+  testing::TempDir dir;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(SmallTiers(p), dir.path() + "/db", &db).ok());
+  testing::ReferenceGraph ref(p.kind, p.weighted);
+  std::mt19937_64 rng(31 + static_cast<int>(p.kind) * 5 + p.weighted * 2 + static_cast<int>(p.io));
+  const VertexId limit = 200;
+  const VertexId hub = 3, hub_range = 3000;  // lists longer than a block and than one chunk
+  std::unique_ptr<Snapshot> held;
+  testing::ReferenceGraph held_ref = ref;
+  int all_tiers = 0;
+  for (int i = 1; i <= 900; ++i) {
+    WriteBatch b = RandomBatch(rng, limit, p.weighted);
+    if (i % 30 == 0) {
+      b = WriteBatch();
+      for (int j = 0; j < 120; ++j) {
+        const VertexId v = rng() % hub_range;
+        if (rng() % 5 == 0) {
+          b.DeleteEdge(hub, v);
+        } else {
+          b.InsertEdge(hub, v, p.weighted ? static_cast<double>(rng() % 100) : 1.0);
+        }
+      }
+    }
+    ASSERT_EQ(ref.Apply(b), db->Write(b).ok()) << "batch " << i;
+    if (i % 75 != 0) continue;
+
+    auto snap = db->GetSnapshot();
+    DBStats st = db->GetStats();
+    if (st.memgraph_bytes > 0 && st.l0_files > 0 && st.level_files > 0) ++all_tiers;
+    const VertexId bound = snap->VertexIdBound();
+    std::vector<VertexId> all(bound + 3);
+    for (VertexId v = 0; v < all.size(); ++v) all[v] = v;
+    const std::string at = "batch " + std::to_string(i);
+    CheckBatch(*snap, &ref, all, at + ", every vertex");
+    std::vector<VertexId> mixed(400);
+    for (VertexId& v : mixed) v = rng() % 4 == 0 ? hub : rng() % (bound + 3);
+    CheckBatch(*snap, &ref, mixed, at + ", random with duplicates");
+    CheckBatch(*snap, &ref, {}, at + ", empty");
+    CheckBatch(*snap, &ref, {hub}, at + ", hub alone");
+    // A snapshot taken one checkpoint earlier, read after flushes and compactions since.
+    if (held) CheckBatch(*held, &held_ref, mixed, at + ", held snapshot");
+    held = std::move(snap);
+    held_ref = ref;
+  }
+  DBStats st = db->GetStats();
+  EXPECT_GT(st.flushes, 5u) << "the memgraph never filled";
+  EXPECT_GT(st.compactions, 2u) << "compaction never ran";
+  EXPECT_GT(all_tiers, 0) << "no checkpoint had data in memgraph, level 0 and levels at once";
+
+  // After a full compaction (one run per vertex: the streamed path), and with new writes over it.
+  ASSERT_TRUE(db->CompactAll().ok());
+  std::vector<VertexId> all(db->GetSnapshot()->VertexIdBound());
+  for (VertexId v = 0; v < all.size(); ++v) all[v] = v;
+  CheckBatch(*db->GetSnapshot(), &ref, all, "compacted");
+  for (int i = 0; i < 40; ++i) {
+    WriteBatch b = RandomBatch(rng, limit, p.weighted);
+    ASSERT_EQ(ref.Apply(b), db->Write(b).ok());
+  }
+  CheckBatch(*db->GetSnapshot(), &ref, all, "compacted + memgraph");
+
+  // Early stop: false from the k-th chunk ends the call after exactly k chunks.
+  auto snap = db->GetSnapshot();
+  size_t chunks = 0;
+  ASSERT_TRUE(snap->ScanNeighborsBatch(all.data(), all.size(), Direction::kOut,
+                                       [&](size_t, const NeighborChunk&) {
+                                         ++chunks;
+                                         return true;
+                                       })
+                  .ok());
+  ASSERT_GT(chunks, 2u);
+  for (size_t k : {size_t{1}, chunks / 2, chunks}) {
+    size_t calls = 0;
+    Status s = snap->ScanNeighborsBatch(all.data(), all.size(), Direction::kOut,
+                                        [&](size_t, const NeighborChunk&) { return ++calls < k; });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(calls, k);
+  }
+}
+
+std::string Name(const ::testing::TestParamInfo<Param>& i) {
+  std::string k = i.param.kind == GraphKind::kDirected     ? "Directed"
+                  : i.param.kind == GraphKind::kUndirected ? "Undirected"
+                                                           : "DirectedIn";
+  return k + (i.param.weighted ? "Weighted" : "") +
+         (i.param.io == IoBackend::kPosix ? "Posix" : "IoUring");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, BatchRead,
+    ::testing::Values(Param{GraphKind::kDirected, false, IoBackend::kPosix},
+                      Param{GraphKind::kDirected, true, IoBackend::kIoUring},
+                      Param{GraphKind::kDirectedWithInEdges, true, IoBackend::kPosix},
+                      Param{GraphKind::kDirectedWithInEdges, false, IoBackend::kIoUring},
+                      Param{GraphKind::kUndirected, true, IoBackend::kPosix},
+                      Param{GraphKind::kUndirected, false, IoBackend::kIoUring}),
+    Name);
+
+// A flipped byte in an edge block: the batch read fails with Corruption naming the file, as
+// the single-vertex read of an affected vertex does, on both back ends.
+TEST(BatchRead, DamagedBlockIsCorruptionNamingTheFile) {
+  for (IoBackend io : {IoBackend::kPosix, IoBackend::kIoUring}) {
+    if (io == IoBackend::kIoUring && !io::Env::IoUringAvailable()) continue;
+    SCOPED_TRACE(io == IoBackend::kPosix ? "posix" : "io_uring");
+    testing::TempDir dir;
+    Options o;
+    o.io_backend = io;
+    o.wal = WalMode::kOff;
+    o.background_compaction = false;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
+    WriteBatch b;
+    for (VertexId u = 0; u < 64; ++u) {
+      for (VertexId v = 0; v < 400; ++v) b.InsertEdge(u, (v * 7919 + u) % 5000, 1.0);
+    }
+    ASSERT_TRUE(db->Write(b).ok());
+    ASSERT_TRUE(db->Flush().ok());
+    std::string seg;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/db")) {
+      if (e.path().extension() == ".seg") seg = e.path().string();
+    }
+    ASSERT_NE(seg, "") << "no segment file found";
+    auto snap = db->GetSnapshot();
+    // Corrupt one byte a third into the file: inside the edge stream, the bulk of the file.
+    const int fd = ::open(seg.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    const off_t off = static_cast<off_t>(std::filesystem::file_size(seg) / 3);
+    char c;
+    ASSERT_EQ(::pread(fd, &c, 1, off), 1);
+    c = static_cast<char>(c ^ 0x5a);
+    ASSERT_EQ(::pwrite(fd, &c, 1, off), 1);
+    ::close(fd);
+    std::vector<VertexId> all(64);
+    for (VertexId v = 0; v < 64; ++v) all[v] = v;
+    Status s = snap->ScanNeighborsBatch(all.data(), all.size(), Direction::kOut,
+                                        [](size_t, const NeighborChunk&) { return true; });
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.ToString().find(std::filesystem::path(seg).filename().string()), std::string::npos)
+        << s.ToString();
+    bool single_failed = false;
+    for (VertexId v : all) {
+      std::vector<VertexId> dst;
+      single_failed |= snap->GetNeighbors(v, &dst).IsCorruption();
+    }
+    EXPECT_TRUE(single_failed);
+  }
+}
+
+// Timings on a persisted store; not a test (skipped unless STRATA_BATCH_BENCH_DB is set):
+//   STRATA_BATCH_BENCH_DB=<store> STRATA_BATCH_BENCH_SCALE=20 STRATA_BATCH_BENCH_SEED=1
+//     [STRATA_BATCH_BENCH_RUNS=3] ./batch_read_test --gtest_filter='BatchReadBench.*'
+// The store holds `strata generate --kind kron --scale S --edge-factor 16 --seed N` ingested with
+// dense IDs. SCANNBR: every neighbor of 20% of 2^S vertices, each an endpoint of a random
+// edge of the stream (degree-biased, the strata-bench sample), in random order: one
+// ScanNeighbors per vertex on a parallel loop, or ForEachFrontierChunk batches of 1024 (also
+// with the sample sorted). Then BFS and SSSP with fetch_batch 0 and 1024. Each on both I/O back
+// ends, after dropping the page cache before every run (when allowed), then warm. Prints the
+// median of the runs: wall time, process CPU time, bytes the process read from the device.
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double CpuSeconds() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// read_bytes of /proc/self/io: bytes this process caused to be read from storage.
+uint64_t DeviceReadBytes() {
+  FILE* f = std::fopen("/proc/self/io", "r");
+  if (f == nullptr) return 0;
+  char line[128];
+  uint64_t v = 0;
+  while (std::fgets(line, sizeof(line), f)) {
+    if (std::sscanf(line, "read_bytes: %lu", &v) == 1) break;
+  }
+  std::fclose(f);
+  return v;
+}
+
+bool DropPageCache() {
+  ::sync();
+  FILE* f = std::fopen("/proc/sys/vm/drop_caches", "w");
+  if (f == nullptr) return false;
+  const bool ok = std::fputs("3\n", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+struct Timing {
+  double wall = 0, cpu = 0, mib = 0;
+};
+
+// Median (per field) of `runs` runs of fn; the page cache is dropped before each when cold.
+template <class Fn>
+Timing Measure(int runs, bool cold, Fn&& fn) {
+  std::vector<double> wall, cpu, mib;
+  for (int r = 0; r < runs; ++r) {
+    if (cold) DropPageCache();
+    const double c0 = CpuSeconds(), t0 = Now();
+    const uint64_t b0 = DeviceReadBytes();
+    fn();
+    wall.push_back(Now() - t0);
+    cpu.push_back(CpuSeconds() - c0);
+    mib.push_back(static_cast<double>(DeviceReadBytes() - b0) / (1 << 20));
+  }
+  for (auto* v : {&wall, &cpu, &mib}) std::sort(v->begin(), v->end());
+  return {wall[runs / 2], cpu[runs / 2], mib[runs / 2]};
+}
+
+TEST(BatchReadBench, ScanNbrAndFrontierKernels) {
+  const char* dir = std::getenv("STRATA_BATCH_BENCH_DB");
+  if (dir == nullptr) GTEST_SKIP() << "set STRATA_BATCH_BENCH_DB";
+  auto env = [](const char* name, uint64_t def) {
+    const char* v = std::getenv(name);
+    return v ? std::strtoull(v, nullptr, 10) : def;
+  };
+  const int scale = static_cast<int>(env("STRATA_BATCH_BENCH_SCALE", 20));
+  const uint64_t seed = env("STRATA_BATCH_BENCH_SEED", 1);
+  const int runs = static_cast<int>(std::max<uint64_t>(1, env("STRATA_BATCH_BENCH_RUNS", 3)));
+  cli::StoreInfo info;
+  ASSERT_TRUE(cli::ReadStoreInfo(dir, &info).ok());
+  tools::GeneratorOptions go;
+  go.scale = scale;
+  go.seed = seed;
+  std::unique_ptr<tools::EdgeGenerator> gen;
+  ASSERT_TRUE(tools::EdgeGenerator::New(go, &gen).ok());
+  std::vector<VertexId> sample(gen->num_vertices() / 5);
+  tools::SplitMix64 rng(seed * 11 + 1);
+  for (VertexId& v : sample) {
+    const uint64_t r = rng.Next();
+    tools::Edge e = gen->EdgeAtPosition(r % gen->num_edges());
+    v = (r >> 63) ? e.src : e.dst;
+  }
+  std::vector<VertexId> sorted = sample;
+  std::sort(sorted.begin(), sorted.end());
+  const bool cold_ok = DropPageCache();
+  std::printf("store %s (%s), %zu sampled vertices, %d threads, median of %d runs, page cache "
+              "drop %s\n", dir, cli::KindName(info.state.kind), sample.size(),
+              tbb::this_task_arena::max_concurrency(), runs, cold_ok ? "allowed" : "NOT allowed");
+  auto print = [](const char* what, const char* io, bool cold, const char* mode, const Timing& t,
+                  double ops, double edges) {
+    std::printf("%-7s %-8s %s %-30s %7.3f s wall %7.3f s cpu %7.1f MiB read", what, io,
+                cold ? "cold" : "warm", mode, t.wall, t.cpu, t.mib);
+    if (ops > 0) std::printf("  %8.0f vertices/s %10.0f edges/s", ops / t.wall, edges / t.wall);
+    std::printf("\n");
+    std::fflush(stdout);
+  };
+
+  for (IoBackend io : {IoBackend::kPosix, IoBackend::kIoUring}) {
+    if (io == IoBackend::kIoUring && !io::Env::IoUringAvailable()) continue;
+    const char* ioname = io == IoBackend::kPosix ? "pread" : "io_uring";
+    Options o;
+    o.graph_kind = info.state.kind;
+    o.weighted = info.state.weighted;
+    o.io_backend = io;
+    o.wal = WalMode::kOff;
+    o.memory_budget = size_t{2} << 30;
+    o.background_compaction = false;
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(o, dir, &db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    auto snap = db->GetSnapshot();
+    uint64_t want = 0;
+    for (bool cold : {true, false}) {
+      if (cold && !cold_ok) continue;
+      for (int mode = 0; mode < 3; ++mode) {
+        const std::vector<VertexId>& vs = mode == 2 ? sorted : sample;
+        std::atomic<uint64_t> edges{0};
+        Timing t = Measure(runs, cold, [&] {
+          edges = 0;
+          if (mode == 0) {
+            tbb::parallel_for(tbb::blocked_range<size_t>(0, vs.size(), 64),
+                              [&](const tbb::blocked_range<size_t>& r) {
+              uint64_t n = 0;
+              for (size_t i = r.begin(); i < r.end(); ++i) {
+                EXPECT_TRUE(snap->ScanNeighbors(vs[i], [&](const NeighborChunk& c) {
+                  n += c.size;
+                  return true;
+                }).ok());
+              }
+              edges += n;
+            });
+          } else {
+            Status st = analytics::ForEachFrontierChunk(
+                *snap, vs.data(), vs.size(), Direction::kOut, analytics::kDefaultFetchBatch, [&] {
+                  return [&edges](VertexId, const NeighborChunk& c) {
+                    edges.fetch_add(c.size, std::memory_order_relaxed);
+                    return true;
+                  };
+                });
+            EXPECT_TRUE(st.ok()) << st.ToString();
+          }
+        });
+        if (want == 0) want = edges;
+        EXPECT_EQ(edges.load(), want);
+        static const char* kModes[] = {"one ScanNeighbors per vertex", "batched (1024)",
+                                       "batched (1024), sorted sample"};
+        print("SCANNBR", ioname, cold, kModes[mode], t, static_cast<double>(vs.size()),
+              static_cast<double>(edges.load()));
+      }
+      // Frontier-driven kernels, before (one vertex per read) and after (batched).
+      std::vector<int64_t> depth[2];
+      std::vector<double> dist[2];
+      for (int k = 0; k < 2; ++k) {
+        const size_t batch = k == 0 ? 0 : analytics::kDefaultFetchBatch;
+        const std::string mode = "fetch_batch " + std::to_string(batch);
+        Timing t = Measure(runs, cold, [&] {
+          analytics::BfsParams bp;
+          bp.source = sample[0];
+          bp.fetch_batch = batch;
+          EXPECT_TRUE(analytics::Bfs(*snap, bp, &depth[k]).ok());
+        });
+        print("BFS", ioname, cold, mode.c_str(), t, 0, 0);
+        t = Measure(runs, cold, [&] {
+          analytics::SsspParams sp;
+          sp.source = sample[0];
+          sp.fetch_batch = batch;
+          EXPECT_TRUE(analytics::Sssp(*snap, sp, &dist[k]).ok());
+        });
+        print("SSSP", ioname, cold, mode.c_str(), t, 0, 0);
+      }
+      EXPECT_EQ(depth[0], depth[1]);
+      EXPECT_EQ(dist[0], dist[1]);
+    }
+    snap.reset();
+    ASSERT_TRUE(db->Close().ok());
+  }
+}
+
+}  // namespace
+}  // namespace strata
