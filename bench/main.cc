@@ -299,9 +299,9 @@ int Main(int argc, char** argv) {
     // main graph at scale 20, capped point-read samples, warm analytics only, and no mixed run
     // on RocksDB (its iterator PageRank alone would take minutes); `full` runs all of it.
     cfg.scale = 20;
-    cfg.small_scale = 16;
+    cfg.small_scale = 15;
     cfg.large_scale = 18;
-    cfg.sample_cap = 200000;
+    cfg.sample_cap = 100000;
     cfg.cold_analytics = false;
     cfg.rocksdb_mixed = false;
     cfg.large_budget = size_t{16} << 20;

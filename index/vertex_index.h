@@ -10,11 +10,15 @@
 //
 // Layout. Vertex IDs are cut into ranges of 1024 (kRangeBits). A RangePage holds the vertices
 // present in its range: a 1024-bit presence bitmap with per-word ranks, and per present vertex
-// an Entry = {min_l0, two inline slots}. Most vertices sit on one or two levels and use only the
-// slots; a vertex on three or more keeps its first Pos inline and the rest in one of the range's
-// overflow pages (at most kOverflowCapacity Pos = 4 KiB each), which partition the range into
-// vertex sub-ranges: a page that overflows is split at the middle of its sub-range, and two
-// neighbours that together fill at most half a page are merged. Range pages hang off a
+// a variable-size entry: min_l0 in 32 bits (all of the page's min_l0 in 64 bits when one does
+// not fit), a 16-bit offset into the page's slot array, and 0..2 inline 16-byte slots. A vertex
+// only in L0 files costs 6 bytes, one on a level 22, one on two levels 38. A vertex on three or
+// more levels keeps its first Pos inline, a reference in its second slot, and the rest in one
+// of the range's overflow pages (at most kOverflowCapacity Pos = 4 KiB each), which partition
+// the range into vertex sub-ranges: a page that overflows is split at the middle of its
+// sub-range, and two neighbours that together fill at most half a page are merged. Pages are
+// rebuilt whole by Apply (never edited in place), so the packed arrays cost nothing to keep
+// sorted. Range pages hang off a
 // copy-on-write radix tree over the range number (64-way nodes with a child bitmap, height
 // grown on demand: IDs up to 2^64 - 1).
 //
