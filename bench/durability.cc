@@ -116,14 +116,7 @@ Cell RunCell(System* sys, const std::vector<std::vector<EdgeOp>>& streams, size_
 
 Result Make(const std::string& system, const std::string& metric, double value,
             const std::string& unit, const JsonObject& params) {
-  Result r;
-  r.workload = "durability";
-  r.system = system;
-  r.metric = metric;
-  r.value = value;
-  r.unit = unit;
-  r.params = params;
-  return r;
+  return R("durability", system, metric, value, unit, params);
 }
 
 // Sum of the sizes of the write-ahead logs in dir (strata: *.wal, rocksdb: *.log).

@@ -49,6 +49,18 @@ struct Result {
   std::string ToJson() const;
 };
 
+inline Result R(const std::string& workload, const std::string& system, const std::string& metric,
+                double value, const std::string& unit, const JsonObject& params) {
+  Result r;
+  r.workload = workload;
+  r.system = system;
+  r.metric = metric;
+  r.value = value;
+  r.unit = unit;
+  r.params = params;
+  return r;
+}
+
 // Collected results of one process; children stream theirs to the parent through a pipe.
 class ResultSink {
  public:

@@ -274,18 +274,6 @@ std::string CdfJson(const LatencySummary& l) {
   return out + "]";
 }
 
-Result R(const std::string& workload, const std::string& system, const std::string& metric,
-         double value, const std::string& unit, const JsonObject& params) {
-  Result r;
-  r.workload = workload;
-  r.system = system;
-  r.metric = metric;
-  r.value = value;
-  r.unit = unit;
-  r.params = params;
-  return r;
-}
-
 // Throughput, time and latency figures of a write run.
 void AddWriteResults(ResultSink* sink, const std::string& workload, const std::string& system,
                      const JsonObject& params, WriteRun& run, bool with_series,

@@ -14,11 +14,15 @@
 #include "lsm/db_impl.h"
 #include "lsm/io.h"
 #include "strata/db.h"
+#include "tests/util/random_batch.h"
 #include "tests/util/reference_graph.h"
 #include "tests/util/temp_dir.h"
 
 namespace strata {
 namespace {
+
+using strata::testing::BatchMix;
+using strata::testing::RandomBatch;
 
 struct Param {
   GraphKind kind;
@@ -27,27 +31,6 @@ struct Param {
   WalMode wal;
 };
 
-WriteBatch RandomBatch(std::mt19937_64& rng, VertexId limit, bool weighted) {
-  WriteBatch b;
-  int n = 1 + static_cast<int>(rng() % 16);
-  auto vertex = [&]() -> VertexId { return rng() % 3 == 0 ? rng() % 4 : rng() % limit; };
-  for (int i = 0; i < n; ++i) {
-    uint64_t r = rng() % 100;
-    double w = weighted ? static_cast<double>(rng() % 1000) / 8.0 : 1.0;
-    if (r < 55) {
-      b.InsertEdge(vertex(), vertex(), w);
-    } else if (r < 82) {
-      b.DeleteEdge(vertex(), vertex());
-    } else if (r < 87 && weighted) {
-      b.SetWeight(vertex(), vertex(), w);
-    } else if (r < 93) {
-      b.AddVertex(rng() % limit);
-    } else {
-      b.DeleteVertex(rng() % limit);
-    }
-  }
-  return b;
-}
 
 class DiskDifferential : public ::testing::TestWithParam<Param> {};
 

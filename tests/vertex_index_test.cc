@@ -12,11 +12,17 @@
 #include "index/vertex_index.h"
 #include "lsm/db_impl.h"
 #include "strata/db.h"
+#include "tests/util/random_batch.h"
 #include "tests/util/reference_graph.h"
 #include "tests/util/temp_dir.h"
 
 namespace strata {
 namespace {
+
+using strata::testing::BatchMix;
+using strata::testing::RandomBatch;
+// No weight changes: a SetWeight of a missing edge would reject the whole batch.
+constexpr BatchMix kMix{60, 85, 85, 93, 8};
 
 using index::Pos;
 using index::VertexIndex;
@@ -279,25 +285,6 @@ TEST(VertexIndex, SparseIdsAndCopyOnWriteSharing) {
 // ---------------------------------------------------------------------------------------------
 // In the store
 
-WriteBatch RandomBatch(std::mt19937_64& rng, VertexId limit, bool weighted) {
-  WriteBatch b;
-  const int n = 1 + static_cast<int>(rng() % 16);
-  auto vertex = [&]() -> VertexId { return rng() % 3 == 0 ? rng() % 8 : rng() % limit; };
-  for (int i = 0; i < n; ++i) {
-    const uint64_t r = rng() % 100;
-    const double w = weighted ? static_cast<double>(rng() % 1000) / 8.0 : 1.0;
-    if (r < 60) {
-      b.InsertEdge(vertex(), vertex(), w);
-    } else if (r < 85) {
-      b.DeleteEdge(vertex(), vertex());
-    } else if (r < 93) {
-      b.AddVertex(rng() % limit);
-    } else {
-      b.DeleteVertex(rng() % limit);
-    }
-  }
-  return b;
-}
 
 // The index of every direction of v equals the index built from v's files from scratch.
 void ExpectIndexMatchesFiles(const version::Version& v, const std::string& when) {
@@ -338,7 +325,7 @@ TEST(VertexIndexStore, RebuiltOnOpenEqualsMaintainedDuringCompaction) {
     uint64_t checks = 0, max_levels_seen = 0;
     for (int round = 0; round < 4; ++round) {
       for (int i = 0; i < 400; ++i) {
-        WriteBatch b = RandomBatch(rng, limit, o.weighted);
+        WriteBatch b = RandomBatch(rng, limit, o.weighted, kMix);
         if (db->Write(b).ok()) ref.Apply(b);
         if (i % 40 == 39) {
           auto v = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
@@ -471,7 +458,7 @@ TEST(VertexIndexStore, HeldSnapshotKeepsItsIndexAcrossCompaction) {
   testing::ReferenceGraph ref(o.graph_kind, o.weighted);
   std::mt19937_64 rng(5);
   for (int i = 0; i < 600; ++i) {
-    WriteBatch b = RandomBatch(rng, 3000, false);
+    WriteBatch b = RandomBatch(rng, 3000, false, kMix);
     if (db->Write(b).ok()) ref.Apply(b);
   }
   ASSERT_TRUE(db->Flush().ok());
@@ -480,7 +467,7 @@ TEST(VertexIndexStore, HeldSnapshotKeepsItsIndexAcrossCompaction) {
   auto v0 = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
   version::Version copy0 = *v0;
   for (int i = 0; i < 600; ++i) {
-    WriteBatch b = RandomBatch(rng, 3000, false);
+    WriteBatch b = RandomBatch(rng, 3000, false, kMix);
     if (db->Write(b).ok()) ref.Apply(b);
   }
   ASSERT_TRUE(db->CompactAll().ok());
