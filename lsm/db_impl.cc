@@ -1010,8 +1010,25 @@ bool DBImpl::PickCompaction(const version::Version& v, CompactionJob* job) {
     return true;
   };
   for (int dir = 0; dir < dirs; ++dir) {
+    // Scores: L0 files / l0_compaction_trigger, and each level's bytes / its target. The
+    // highest score of at least 1 runs. (Always preferring L0 -> L1 while L0 refills faster
+    // than it drains never moves L1 down: every L0 -> L1 then rewrites all of a growing L1.)
+    double best = 1.0;
+    size_t pick = 0;
+    for (size_t k = 0; k + 1 < static_cast<size_t>(options_.max_levels) && k < v.levels[dir].size(); ++k) {
+      uint64_t bytes = 0;
+      for (const auto& h : v.levels[dir][k]) bytes += h->meta.size_bytes;
+      double score = static_cast<double>(bytes) / static_cast<double>(LevelTarget(k));
+      if (score > best) {
+        best = score;
+        pick = k + 1;
+      }
+    }
+    const double l0_score = static_cast<double>(v.l0[dir].size()) /
+                            static_cast<double>(std::max(1, options_.l0_compaction_trigger));
     // L0 -> L1: every L0 file plus the L1 files overlapping their union.
-    if (v.l0[dir].size() >= static_cast<size_t>(options_.l0_compaction_trigger)) {
+    if (v.l0[dir].size() >= static_cast<size_t>(options_.l0_compaction_trigger) &&
+        (pick == 0 || l0_score >= best)) {
       VertexId lo = ~VertexId{0}, hi = 0;
       for (const auto& h : v.l0[dir]) {
         if (h->meta.num_vertices == 0) continue;
@@ -1032,17 +1049,6 @@ bool DBImpl::PickCompaction(const version::Version& v, CompactionJob* job) {
       return true;
     }
     // Li -> Li+1: one file of the fullest level over its target, round-robin by vertex range.
-    double best = 1.0;
-    size_t pick = 0;
-    for (size_t k = 0; k + 1 < static_cast<size_t>(options_.max_levels) && k < v.levels[dir].size(); ++k) {
-      uint64_t bytes = 0;
-      for (const auto& h : v.levels[dir][k]) bytes += h->meta.size_bytes;
-      double score = static_cast<double>(bytes) / static_cast<double>(LevelTarget(k));
-      if (score > best) {
-        best = score;
-        pick = k + 1;
-      }
-    }
     if (pick == 0) continue;
     const size_t k = pick - 1;
     const auto& level = v.levels[dir][k];
