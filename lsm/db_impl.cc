@@ -30,6 +30,15 @@ size_t IoReserve(const Options& o) {
 // would otherwise pay one small disk read per vertex lookup).
 constexpr size_t kMinBlockCache = size_t{64} << 10;
 
+// Memory the segment readers of v keep resident (their small block indexes).
+size_t FileIndexBytes(const version::Version& v) {
+  size_t bytes = 0;
+  for (int dir = 0; dir < 2; ++dir) {
+    for (const version::SegmentHandle* h : v.AllFiles(dir)) bytes += h->reader->MemoryUsage();
+  }
+  return bytes;
+}
+
 Status ValidateOptions(const Options& o) {
   if (o.memgraph_bytes < 4096) {
     return Status::InvalidArgument("memgraph_bytes: must be at least 4 KiB");
@@ -838,14 +847,7 @@ DBStats DBImpl::GetStats(bool count_graph) {
   }
   st.memory_budget = options_.memory_budget;
   if (cache_) {
-    for (const auto* files : {&v->l0[0], &v->l0[1]}) {
-      for (const auto& h : *files) st.resident_index_bytes += h->reader->MemoryUsage();
-    }
-    for (const auto& levels : v->levels) {
-      for (const auto& l : levels) {
-        for (const auto& h : l) st.resident_index_bytes += h->reader->MemoryUsage();
-      }
-    }
+    st.resident_index_bytes = FileIndexBytes(*v);
     st.block_cache_capacity = cache_->capacity();
     st.block_cache_bytes = cache_->usage();
     st.block_cache_hits = cache_->hits();
@@ -857,14 +859,7 @@ DBStats DBImpl::GetStats(bool count_graph) {
 void DBImpl::UpdateMemoryPlan() {
   if (!cache_) return;
   std::shared_ptr<const version::Version> v = current();
-  size_t resident = 0;
-  for (int dir = 0; dir < 2; ++dir) {
-    resident += v->index[dir].bytes();
-    for (const auto& h : v->l0[dir]) resident += h->reader->MemoryUsage();
-    for (const auto& l : v->levels[dir]) {
-      for (const auto& h : l) resident += h->reader->MemoryUsage();
-    }
-  }
+  const size_t resident = FileIndexBytes(*v) + v->index[0].bytes() + v->index[1].bytes();
   const size_t fixed = options_.memgraph_bytes * (1 + static_cast<size_t>(
                                                           options_.max_sealed_memgraphs)) +
                        IoReserve(options_) + resident;
