@@ -42,7 +42,7 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
       uint8_t flags = 0;
       if ((sv->exists_mask >> i) & 1) flags |= lsm::kVertexExists;
       if ((sv->deleted_mask >> i) & 1) flags |= lsm::kVertexDeleted;
-      if (flags == 0 && a->entries[i] == 0) continue;
+      if (flags == 0 && a->Entries(i) == 0) continue;
       const VertexId v = (sg << mem::kSubgraphBits) | i;
       s = w.AddVertex(v, flags);
       if (first) meta->min_src = v;

@@ -116,11 +116,11 @@ void TierReader::CollectRuns(uint8_t dir, VertexId u, std::vector<Run>* runs) co
     const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(u), ts_);
     if (sv == nullptr) continue;
     const mem::Adjacency* a = Adj(sv, dir);
-    if (a->entries[i] != 0) {
+    if (const uint32_t n = a->Entries(i); n != 0) {
       Run r;
       r.adj = a;
-      r.entries = a->entries[i];
-      r.has_tombstones = a->live[i] != a->entries[i];
+      r.entries = n;
+      r.has_tombstones = a->Live(i) != n;
       runs->push_back(r);
     }
     if ((sv->deleted_mask >> i) & 1) return;
@@ -227,7 +227,7 @@ uint64_t TierReader::Degree(uint8_t dir, VertexId u) const {
   CollectRuns(dir, u, &runs);
   if (runs.empty()) return 0;
   if (runs.size() == 1 && !runs[0].has_tombstones) return runs[0].entries;
-  if (runs.size() == 1 && runs[0].adj != nullptr) return runs[0].adj->live[LocalOf(u)];
+  if (runs.size() == 1 && runs[0].adj != nullptr) return runs[0].adj->Live(LocalOf(u));
   uint64_t d = 0;
   Status s = ScanNeighbors(dir, u, [&](const NeighborChunk& c) {
     d += c.size;
@@ -345,9 +345,9 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
       bool hidden = false, tombs = false;
       for (const mem::SubgraphVersion* sv : mems) {
         const mem::Adjacency* a = Adj(sv, dir);
-        if (a->entries[i] != 0) {
+        if (const uint32_t n = a->Entries(i); n != 0) {
           mem_runs.push_back(a);
-          tombs |= a->live[i] != a->entries[i];
+          tombs |= a->Live(i) != n;
         }
         if ((sv->deleted_mask >> i) & 1) {
           hidden = true;

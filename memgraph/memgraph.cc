@@ -275,17 +275,24 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
   fresh->exists_mask = exists;
   fresh->deleted_mask = deleted;
 
+  // The new version's per-vertex counts, dense while it is built; packed at the end.
+  VertexCounts counts[2];
+  for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
+    GetCounts(dir == 0 ? fresh->out : *fresh->in, &counts[dir]);
+  }
+
   // 2. Clear deleted vertices' lists.
   for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
+    VertexCounts& c = counts[dir];
     uint64_t drop_art = a->art_mask & cleared;
     for (uint64_t m = cleared & ~a->art_mask; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-      if (a->entries[i] != 0) {
+      if (c.entries[i] != 0) {
         size_t removed = 0;
         a->ci = a->ci.EraseVertex(static_cast<uint8_t>(i), &removed);
       }
-      a->live[i] = a->entries[i] = 0;
+      c.live[i] = c.entries[i] = 0;
     }
     if (drop_art != 0) {
       std::vector<CArt> keep;
@@ -296,7 +303,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
       SetArts(&alloc_, a, mask, keep.data(), static_cast<uint32_t>(keep.size()));
       for (uint64_t m = drop_art; m != 0; m &= m - 1) {
         uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-        a->live[i] = a->entries[i] = 0;
+        c.live[i] = c.entries[i] = 0;
       }
     }
   }
@@ -324,6 +331,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     }
     st.resize(out);
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
+    VertexCounts& c = counts[dir];
 
     std::vector<ClusteredUpdate> ci_ups;
     std::vector<Update> art_ups;
@@ -344,14 +352,14 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     };
     auto account = [&](uint32_t i, const Update& u, PrevState p) {
       if (u.op == UpdateOp::kPut) {
-        if (p != PrevState::kLive) ++a->live[i];
-        if (p == PrevState::kAbsent) ++a->entries[i];
+        if (p != PrevState::kLive) ++c.live[i];
+        if (p == PrevState::kAbsent) ++c.entries[i];
       } else if (u.op == UpdateOp::kTombstone) {
-        if (p == PrevState::kLive) --a->live[i];
-        if (p == PrevState::kAbsent) ++a->entries[i];
+        if (p == PrevState::kLive) --c.live[i];
+        if (p == PrevState::kAbsent) ++c.entries[i];
       } else {
-        if (p == PrevState::kLive) --a->live[i];
-        if (p != PrevState::kAbsent) --a->entries[i];
+        if (p == PrevState::kLive) --c.live[i];
+        if (p != PrevState::kAbsent) --c.entries[i];
       }
     };
     for (size_t b = 0; b < st.size();) {
@@ -381,8 +389,8 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     uint64_t to_art = 0, to_ci = 0;
     for (uint64_t m = touched; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-      if (!a->InArt(i) && a->entries[i] > opt_.cart_threshold) to_art |= uint64_t{1} << i;
-      if (a->InArt(i) && a->entries[i] < opt_.cart_threshold / 2) to_ci |= uint64_t{1} << i;
+      if (!a->InArt(i) && c.entries[i] > opt_.cart_threshold) to_art |= uint64_t{1} << i;
+      if (a->InArt(i) && c.entries[i] < opt_.cart_threshold / 2) to_ci |= uint64_t{1} << i;
     }
     if ((to_art | to_ci) != 0) {
       std::vector<uint64_t> keys;
@@ -424,6 +432,9 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
       }
       SetArts(&alloc_, a, mask, trees.data(), static_cast<uint32_t>(trees.size()));
     }
+  }
+  for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
+    SetCounts(&alloc_, dir == 0 ? &fresh->out : fresh->in, counts[dir]);
   }
   return Status::OK();
 }

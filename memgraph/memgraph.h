@@ -122,7 +122,7 @@ class MemGraph {
 // fn(const uint64_t* keys, const double* w, const uint8_t* tomb, size_t n) -> bool.
 template <class F>
 void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
-  if (a.entries[i] == 0) return;
+  if (a.Entries(i) == 0) return;
   if (a.InArt(i)) {
     a.Art(i).ForEachChunk(fn);
   } else {
@@ -130,7 +130,7 @@ void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
   }
 }
 inline bool FindEdge(const Adjacency& a, uint32_t i, uint64_t v, double* w, bool* tomb) {
-  if (a.entries[i] == 0) return false;
+  if (a.Entries(i) == 0) return false;
   if (a.InArt(i)) return a.Art(i).Find(v, w, tomb);
   return a.ci.Find(static_cast<uint8_t>(i), v, w, tomb);
 }

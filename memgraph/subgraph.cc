@@ -1,5 +1,6 @@
 #include "memgraph/subgraph.h"
 
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -10,6 +11,11 @@ namespace {
 CArt* NewArtArray(NodeAllocator* alloc, uint32_t n) {
   if (n == 0) return nullptr;
   return static_cast<CArt*>(alloc->Allocate(sizeof(CArt) * n));
+}
+
+uint32_t* NewCounts(NodeAllocator* alloc, size_t words) {
+  if (words == 0) return nullptr;
+  return static_cast<uint32_t*>(alloc->Allocate(words * sizeof(uint32_t)));
 }
 
 void DestroyArts(NodeAllocator* alloc, Adjacency* a) {
@@ -26,10 +32,17 @@ void CopyAdjacency(NodeAllocator* alloc, const Adjacency& from, Adjacency* to) {
   to->art_mask = from.art_mask;
   to->arts = NewArtArray(alloc, n);
   for (uint32_t k = 0; k < n; ++k) new (&to->arts[k]) CArt(from.arts[k]);
-  for (uint32_t i = 0; i < kSubgraphSize; ++i) {
-    to->live[i] = from.live[i];
-    to->entries[i] = from.entries[i];
-  }
+  const size_t words = 2 * static_cast<size_t>(__builtin_popcountll(from.count_mask));
+  to->count_mask = from.count_mask;
+  to->counts = NewCounts(alloc, words);
+  if (words != 0) std::memcpy(to->counts, from.counts, words * sizeof(uint32_t));
+}
+
+void FreeCounts(NodeAllocator* alloc, Adjacency* a) {
+  const size_t words = 2 * static_cast<size_t>(__builtin_popcountll(a->count_mask));
+  if (a->counts != nullptr) alloc->Free(a->counts, words * sizeof(uint32_t));
+  a->counts = nullptr;
+  a->count_mask = 0;
 }
 
 }  // namespace
@@ -58,8 +71,10 @@ SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base) 
 
 void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
   DestroyArts(alloc, &v->out);
+  FreeCounts(alloc, &v->out);
   if (v->in != nullptr) {
     DestroyArts(alloc, v->in);
+    FreeCounts(alloc, v->in);
     v->in->~Adjacency();
     alloc->Free(v->in, sizeof(Adjacency));
   }
@@ -72,6 +87,34 @@ void SetArts(NodeAllocator* alloc, Adjacency* a, uint64_t mask, CArt* trees, uin
   a->art_mask = mask;
   a->arts = NewArtArray(alloc, n);
   for (uint32_t k = 0; k < n; ++k) new (&a->arts[k]) CArt(std::move(trees[k]));
+}
+
+void GetCounts(const Adjacency& a, VertexCounts* c) {
+  std::memset(c, 0, sizeof(*c));
+  size_t k = 0;
+  for (uint64_t m = a.count_mask; m != 0; m &= m - 1, k += 2) {
+    const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+    c->entries[i] = a.counts[k];
+    c->live[i] = a.counts[k + 1];
+  }
+}
+
+void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c) {
+  uint64_t mask = 0;
+  for (uint32_t i = 0; i < kSubgraphSize; ++i) {
+    if (c.entries[i] != 0) mask |= uint64_t{1} << i;
+  }
+  if (__builtin_popcountll(mask) != __builtin_popcountll(a->count_mask)) {
+    FreeCounts(alloc, a);
+    a->counts = NewCounts(alloc, 2 * static_cast<size_t>(__builtin_popcountll(mask)));
+  }
+  a->count_mask = mask;
+  size_t k = 0;
+  for (uint64_t m = mask; m != 0; m &= m - 1, k += 2) {
+    const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+    a->counts[k] = c.entries[i];
+    a->counts[k + 1] = c.live[i];
+  }
 }
 
 }  // namespace strata::mem

@@ -25,19 +25,41 @@ namespace strata::mem {
 inline constexpr uint32_t kSubgraphBits = 6;
 inline constexpr uint32_t kSubgraphSize = 1u << kSubgraphBits;  // 64 vertices
 
+// Per-vertex entry counts of one Adjacency, dense, for building a version (a writer's scratch).
+struct VertexCounts {
+  uint32_t live[kSubgraphSize];     // live (non-tombstone) entries per vertex
+  uint32_t entries[kSubgraphSize];  // entries incl. tombstones per vertex
+};
+
 // The neighbor sets of one direction (out or in) of the 64 vertices of a subgraph.
 // Low-degree vertices share the clustered index; vertex i with bit i of art_mask set has its
 // own C-ART, stored at arts[popcount(art_mask & ((1 << i) - 1))].
+//
+// Entry counts are sparse: bit i of count_mask is set iff vertex i has at least one entry here,
+// and counts[2k], counts[2k + 1] are {entries, live} of the k-th set bit. A shuffled stream
+// touches every subgraph with a few edges each, so a dense 64-vertex array (512 bytes per
+// version) would cost more than the edges themselves (issue 4: a scale-23 memgraph sealed at
+// ~370K entries, all of it vertex state). `counts` is owned by this Adjacency.
 struct Adjacency {
   ClusteredIndex ci;
   uint64_t art_mask = 0;
   CArt* arts = nullptr;         // popcount(art_mask) trees, allocated from the memgraph pool
-  uint32_t live[kSubgraphSize] = {};     // live (non-tombstone) entries per vertex
-  uint32_t entries[kSubgraphSize] = {};  // entries incl. tombstones per vertex
+  uint64_t count_mask = 0;
+  uint32_t* counts = nullptr;   // 2 * popcount(count_mask) words from the memgraph pool
 
   bool InArt(uint32_t i) const { return (art_mask >> i) & 1; }
   const CArt& Art(uint32_t i) const {
     return arts[__builtin_popcountll(art_mask & ((uint64_t{1} << i) - 1))];
+  }
+  // Entries (tombstones included) of vertex i here; 0 iff vertex i has no entry here.
+  uint32_t Entries(uint32_t i) const {
+    if (((count_mask >> i) & 1) == 0) return 0;
+    return counts[2 * __builtin_popcountll(count_mask & ((uint64_t{1} << i) - 1))];
+  }
+  // Live (non-tombstone) entries of vertex i here.
+  uint32_t Live(uint32_t i) const {
+    if (((count_mask >> i) & 1) == 0) return 0;
+    return counts[2 * __builtin_popcountll(count_mask & ((uint64_t{1} << i) - 1)) + 1];
   }
 };
 
@@ -59,5 +81,8 @@ SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base);
 void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v);
 // Replaces a's art array with `n` trees (moved from `trees`), freeing the old array.
 void SetArts(NodeAllocator* alloc, Adjacency* a, uint64_t mask, CArt* trees, uint32_t n);
+// The dense counts of `a`, and back: SetCounts replaces a's sparse counts with `c`.
+void GetCounts(const Adjacency& a, VertexCounts* c);
+void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c);
 
 }  // namespace strata::mem
