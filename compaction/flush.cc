@@ -1,17 +1,11 @@
 #include "compaction/flush.h"
 
-#include <cstdio>
-
 #include "lsm/segment_format.h"
 #include "lsm/segment_writer.h"
 
 namespace strata::compaction {
 
-std::string SegmentFileName(uint64_t number) {
-  char name[32];
-  snprintf(name, sizeof(name), "%06llu.seg", static_cast<unsigned long long>(number));
-  return name;
-}
+std::string SegmentFileName(uint64_t number) { return lsm::SegmentFileName(number); }
 
 namespace {
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "lsm/segment_format.h"
 #include "util/coding.h"
 
 namespace strata::lsm {
@@ -252,6 +253,19 @@ Status Manifest::Recover(io::Env* env, const std::string& dir, StoreState* state
   StoreState st;
   Status s = ReadOnly(env, dir, &st, tail, &old_path);
   if (!s.ok()) return s;
+  if (tail->cut_bytes != 0) {
+    // A torn tail is a record that was never synced, so no file it made obsolete was deleted:
+    // every file of the state before it still exists. A missing one means the last record was
+    // whole and is damaged. Stop before the rewrite below replaces the only copy.
+    for (const auto& [num, meta] : st.files) {
+      const std::string seg = SegmentFileName(num);
+      if (!env->FileExists(dir + "/" + seg)) {
+        return io::CorruptionAt(old_path, tail->valid_bytes,
+                                "the last record is damaged, not torn: without it the manifest "
+                                "names " + seg + ", which is gone (" + tail->reason + ")");
+      }
+    }
+  }
   s = WriteNew(env, dir, st, out);
   if (!s.ok()) return s;
   env->RemoveFile(old_path);  // best effort: CURRENT no longer names it

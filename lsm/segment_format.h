@@ -23,12 +23,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 #include "strata/types.h"
 #include "util/coding.h"
 #include "util/crc.h"
 
 namespace strata::lsm {
+
+// "<number>.seg", six digits at least: the name of segment file `number` in a store directory.
+inline std::string SegmentFileName(uint64_t number) {
+  char name[32];
+  snprintf(name, sizeof(name), "%06llu.seg", static_cast<unsigned long long>(number));
+  return name;
+}
 
 inline constexpr uint64_t kSegmentMagic = 0x6753617461727453ull;  // "StrataSg"
 inline constexpr uint32_t kSegmentFormatVersion = 1;

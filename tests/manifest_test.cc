@@ -12,6 +12,7 @@
 
 #include "lsm/manifest.h"
 #include "lsm/record_log.h"
+#include "lsm/segment_format.h"
 
 namespace strata::lsm {
 namespace {
@@ -228,6 +229,49 @@ TEST(Manifest, TornLastEditIsCutAndEarlierStateKept) {
     EXPECT_EQ(st.files.size(), 1u);
     EXPECT_EQ(tail.cut_bytes, cut - good);
   }
+}
+
+// A damaged (not torn) last record: the edit it held removed file 5, which was then deleted.
+// Cutting it would bring back a state naming a missing file, so Recover refuses, names the
+// manifest and the offset, and leaves the manifest in place (no rewrite, no data lost).
+TEST(Manifest, DamagedLastEditNamingDeletedFileIsCorruptionAndKeepsTheManifest) {
+  TempDir d;
+  std::unique_ptr<io::Env> env;
+  ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
+  std::unique_ptr<Manifest> m;
+  ASSERT_TRUE(Manifest::Create(env.get(), d.path(), StoreState(), &m).ok());
+  ManifestEdit e1;
+  e1.added = {File(5, 0)};
+  ASSERT_TRUE(m->LogAndApply(e1).ok());
+  const uint64_t good = fs::file_size(m->path());
+  ManifestEdit e2;
+  e2.removed = {5};
+  e2.added = {File(6, 1)};
+  ASSERT_TRUE(m->LogAndApply(e2).ok());
+  const std::string path = m->path();
+  m.reset();
+  WriteFile(d.path() + "/" + SegmentFileName(6), "x");  // 5 was compacted into 6 and deleted
+  std::string bytes = ReadFile(path);
+  bytes[bytes.size() - 1] ^= 0x40;
+  WriteFile(path, bytes);
+  for (int round = 0; round < 2; ++round) {
+    StoreState st;
+    RecordLogTail tail;
+    Status s = Manifest::Recover(env.get(), d.path(), &st, &tail, &m);
+    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
+    EXPECT_NE(s.ToString().find("offset " + std::to_string(good)), std::string::npos) << s.ToString();
+    EXPECT_NE(s.ToString().find("000005.seg"), std::string::npos) << s.ToString();
+    EXPECT_EQ(ReadFile(path), bytes) << "the damaged manifest is kept as it was";
+  }
+  // Had file 5 still existed, the same cut is a torn tail: the state before it is recovered.
+  WriteFile(d.path() + "/" + SegmentFileName(5), "x");
+  StoreState st;
+  RecordLogTail tail;
+  ASSERT_TRUE(Manifest::Recover(env.get(), d.path(), &st, &tail, &m).ok());
+  EXPECT_EQ(st.files.size(), 1u);
+  EXPECT_EQ(st.files.count(5), 1u);
+  EXPECT_GT(tail.cut_bytes, 0u);
 }
 
 TEST(Manifest, GarbageCurrentIsCorruption) {
