@@ -366,6 +366,7 @@ class ClusteredIndex {
   bool empty() const { return size_ == 0; }
   // Bytes of the nodes of this version's tree (shared nodes counted in full).
   size_t MemoryBytes() const { return bytes_; }
+  const void* root_node() const { return root_; }  // for prefetching only
   bool weighted() const { return weighted_; }
   NodeAllocator* allocator() const { return alloc_; }
   int height() const { return root_ == nullptr ? 0 : root_->level + 1; }

@@ -1,6 +1,7 @@
 #include "memgraph/memgraph.h"
 
 #include <algorithm>
+#include <cassert>
 #include <memory>
 #include <string>
 
@@ -95,11 +96,17 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     *ts = clock_->read_ts();
     return Status::OK();
   }
+  // Group by subgraph; within a subgraph keep batch order. The lock set falls out of it.
+  auto by_subgraph = [](const PrimOp& a, const PrimOp& b) {
+    uint64_t sa = SubgraphOf(a.u), sb = SubgraphOf(b.u);
+    return sa != sb ? sa < sb : a.seq < b.seq;
+  };
+  std::stable_sort(ops->begin(), ops->end(), by_subgraph);
   std::vector<PrimOp> derived;
   std::vector<uint64_t> lockset;
-  for (const PrimOp& op : *ops) lockset.push_back(SubgraphOf(op.u));
-  std::sort(lockset.begin(), lockset.end());
-  lockset.erase(std::unique(lockset.begin(), lockset.end()), lockset.end());
+  for (const PrimOp& op : *ops) {
+    if (lockset.empty() || lockset.back() != SubgraphOf(op.u)) lockset.push_back(SubgraphOf(op.u));
+  }
 
   std::vector<SubgraphSlot*> slots;
   bool has_vertex_delete = std::any_of(ops->begin(), ops->end(), [](const PrimOp& p) {
@@ -124,13 +131,10 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
     lockset = std::move(needed);
   }
-  ops->insert(ops->end(), derived.begin(), derived.end());
-
-  // Group by subgraph; within a subgraph keep batch order.
-  std::stable_sort(ops->begin(), ops->end(), [](const PrimOp& a, const PrimOp& b) {
-    uint64_t sa = SubgraphOf(a.u), sb = SubgraphOf(b.u);
-    return sa != sb ? sa < sb : a.seq < b.seq;
-  });
+  if (!derived.empty()) {
+    ops->insert(ops->end(), derived.begin(), derived.end());
+    std::stable_sort(ops->begin(), ops->end(), by_subgraph);
+  }
   std::vector<SubgraphWork> work;
   work.reserve(lockset.size());
   for (size_t b = 0; b < ops->size();) {
@@ -146,9 +150,28 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     b = e;
   }
 
+  // A shuffled stream touches each subgraph with about one edge per batch, so the build is
+  // bound by cache misses on versions and leaves scattered over the memgraph: fetch the ones
+  // a few subgraphs ahead while building the current one.
+  constexpr size_t kAhead = 4;
+  auto prefetch_base = [&](size_t k) {
+    if (k >= work.size()) return;
+    const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_relaxed);
+    if (h == nullptr) return;
+    __builtin_prefetch(h->out.ci.root_node());
+    __builtin_prefetch(h->out.counts);
+    if (h->in != nullptr) __builtin_prefetch(h->in->ci.root_node());
+  };
+  for (size_t k = 0; k < kAhead && k < work.size(); ++k) {
+    __builtin_prefetch(work[k].slot->head.load(std::memory_order_relaxed));
+  }
   Status st;
-  for (SubgraphWork& w : work) {
-    st = BuildVersion(&w, older);
+  for (size_t k = 0; k < work.size(); ++k) {
+    if (k + 2 * kAhead < work.size()) {
+      __builtin_prefetch(work[k + 2 * kAhead].slot->head.load(std::memory_order_relaxed));
+    }
+    prefetch_base(k + kAhead);
+    st = BuildVersion(&work[k], older);
     if (!st.ok()) break;
   }
   if (!st.ok()) {
@@ -180,9 +203,14 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   }
   clock_->Publish(t);
 
+  // Every locked subgraph has work (the lock set is the set of the ops' subgraphs), in the
+  // same ascending order: collect and unlock in one pass.
+  assert(work.size() == slots.size());
   const Timestamp min_active = tracer_->MinActive(*clock_);
-  for (SubgraphWork& w : work) CollectGarbage(w.slot, min_active);
-  for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
+  for (SubgraphWork& w : work) {
+    CollectGarbage(w.slot, min_active);
+    w.slot->mu.unlock();
+  }
   *ts = t;
   return Status::OK();
 }
@@ -216,6 +244,16 @@ struct EdgeStage {
   bool put;
   double w;
 };
+
+// Per-thread buffers of BuildVersion, reused across subgraphs and batches (a batch of a
+// shuffled stream builds one version per edge: four heap allocations each were measurable).
+struct BuildScratch {
+  std::vector<EdgeStage> st;
+  std::vector<ClusteredUpdate> ci_ups;
+  std::vector<Update> art_ups;
+  std::vector<PrevState> prev;
+};
+thread_local BuildScratch build_scratch;
 
 }  // namespace
 
@@ -309,8 +347,10 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
   }
 
   // 3. Edge updates: last op per entry wins, unless a later vertex delete cleared it.
+  BuildScratch& sc = build_scratch;
   for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
-    std::vector<EdgeStage> st;
+    std::vector<EdgeStage>& st = sc.st;
+    st.clear();
     for (size_t k = 0; k < w->n; ++k) {
       const PrimOp& op = w->ops[k];
       if (op.dir != dir) continue;
@@ -333,9 +373,10 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
     VertexCounts& c = counts[dir];
 
-    std::vector<ClusteredUpdate> ci_ups;
-    std::vector<Update> art_ups;
-    std::vector<PrevState> prev;
+    std::vector<ClusteredUpdate>& ci_ups = sc.ci_ups;
+    std::vector<Update>& art_ups = sc.art_ups;
+    std::vector<PrevState>& prev = sc.prev;
+    ci_ups.clear();
     uint64_t touched = 0;
     auto make = [&](const EdgeStage& e) {
       Update u;
