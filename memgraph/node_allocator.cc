@@ -35,7 +35,23 @@ extern "C" const char* malloc_conf = "dirty_decay_ms:1000,muzzy_decay_ms:0";
 
 namespace strata::mem {
 
-NodeAllocator::NodeAllocator() {
+namespace {
+
+std::atomic<uint64_t> next_generation{1};
+
+// This thread's caches, most recently made first. A thread touches few memgraphs at a time
+// (the active one, and sealed ones a flush or reader frees into); an evicted entry's cache
+// stays registered with its allocator and is destroyed with it.
+struct CacheEntry {
+  uint64_t generation = 0;
+  unsigned tcache = 0;
+};
+constexpr int kThreadCaches = 4;
+thread_local CacheEntry thread_caches[kThreadCaches];
+
+}  // namespace
+
+NodeAllocator::NodeAllocator() : generation_(next_generation.fetch_add(1)) {
   size_t sz = sizeof(arena_);
   // A private arena per memgraph; if jemalloc refuses (e.g. under a sanitizer), fall back to
   // its default arenas.
@@ -43,6 +59,7 @@ NodeAllocator::NodeAllocator() {
 }
 
 NodeAllocator::~NodeAllocator() {
+  for (unsigned tc : caches_) mallctl("tcache.destroy", nullptr, nullptr, &tc, sizeof(tc));
   if (use_arena_) {
     char name[64];
     snprintf(name, sizeof(name), "arena.%u.destroy", arena_);
@@ -50,8 +67,24 @@ NodeAllocator::~NodeAllocator() {
   }
 }
 
+int NodeAllocator::ThreadCacheFlag() {
+  for (int k = 0; k < kThreadCaches; ++k) {
+    if (thread_caches[k].generation == generation_) return MALLOCX_TCACHE(thread_caches[k].tcache);
+  }
+  unsigned tc = 0;
+  size_t sz = sizeof(tc);
+  if (mallctl("tcache.create", &tc, &sz, nullptr, 0) != 0) return MALLOCX_TCACHE_NONE;
+  {
+    std::lock_guard<std::mutex> g(caches_mu_);
+    caches_.push_back(tc);
+  }
+  for (int k = kThreadCaches - 1; k > 0; --k) thread_caches[k] = thread_caches[k - 1];
+  thread_caches[0] = {generation_, tc};
+  return MALLOCX_TCACHE(tc);
+}
+
 void* NodeAllocator::Allocate(size_t size) {
-  int flags = MALLOCX_ALIGN(16) | (use_arena_ ? MALLOCX_ARENA(arena_) | MALLOCX_TCACHE_NONE : 0);
+  int flags = MALLOCX_ALIGN(16) | (use_arena_ ? MALLOCX_ARENA(arena_) | ThreadCacheFlag() : 0);
   void* p = mallocx(size == 0 ? 1 : size, flags);
   if (p == nullptr) throw std::bad_alloc();
   bytes_.fetch_add(size, std::memory_order_relaxed);
@@ -60,7 +93,9 @@ void* NodeAllocator::Allocate(size_t size) {
 
 void NodeAllocator::Free(void* p, size_t size) {
   if (p == nullptr) return;
-  int flags = use_arena_ ? MALLOCX_TCACHE_NONE : 0;
+  // The alignment flag too: it is part of the size class (an 8-byte block aligned to 16 is a
+  // 16-byte one), and a free into the wrong class corrupts a thread cache.
+  int flags = MALLOCX_ALIGN(16) | (use_arena_ ? ThreadCacheFlag() : 0);
   sdallocx(p, size == 0 ? 1 : size, flags);
   bytes_.fetch_sub(size, std::memory_order_relaxed);
 }

@@ -4,10 +4,20 @@
 // process heap. Thread-safe.
 //
 // Invariant: bytes() == sum of sizes Allocate()d and not yet Free()d.
+//
+// Thread caches. A private arena cannot use jemalloc's automatic per-thread cache (that cache
+// hands out objects of whatever arena filled it), and without a cache every call takes the
+// arena's bin lock. So each thread gets an explicit cache per allocator (`tcache.create`),
+// found through a small thread-local table keyed by the allocator's unique generation number;
+// the allocator records every cache made for it and destroys them (flushing their objects back
+// to the arena) before it destroys the arena. A cache is used only by the thread that made it.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
 
 namespace strata::mem {
 
@@ -26,9 +36,15 @@ class NodeAllocator {
   size_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
  private:
+  // MALLOCX_TCACHE flags of this thread's cache for this allocator (made on first use).
+  int ThreadCacheFlag();
+
   unsigned arena_ = 0;
   bool use_arena_ = false;
+  uint64_t generation_ = 0;  // unique per allocator, never reused
   std::atomic<size_t> bytes_{0};
+  std::mutex caches_mu_;
+  std::vector<unsigned> caches_;  // every thread cache made for this allocator
 };
 
 }  // namespace strata::mem
