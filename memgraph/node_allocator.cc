@@ -10,19 +10,28 @@
 
 namespace strata::mem {
 
+namespace {
+std::atomic<int> next_stripe{0};
+}  // namespace
+
+int NodeAllocator::Stripe() {
+  thread_local const int stripe = next_stripe.fetch_add(1, std::memory_order_relaxed) % kStripes;
+  return stripe;
+}
+
 #ifdef STRATA_NO_JEMALLOC
 // Sanitizer builds: plain aligned new/delete so the sanitizer sees every allocation.
 NodeAllocator::NodeAllocator() = default;
 NodeAllocator::~NodeAllocator() = default;
 void* NodeAllocator::Allocate(size_t size) {
   void* p = ::operator new(size == 0 ? 1 : size, std::align_val_t(16));
-  bytes_.fetch_add(size, std::memory_order_relaxed);
+  bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   return p;
 }
 void NodeAllocator::Free(void* p, size_t size) {
   if (p == nullptr) return;
   ::operator delete(p, std::align_val_t(16));
-  bytes_.fetch_sub(size, std::memory_order_relaxed);
+  bytes_[Stripe()].v.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
 }
 #else
 }  // namespace strata::mem
@@ -87,7 +96,7 @@ void* NodeAllocator::Allocate(size_t size) {
   int flags = MALLOCX_ALIGN(16) | (use_arena_ ? MALLOCX_ARENA(arena_) | ThreadCacheFlag() : 0);
   void* p = mallocx(size == 0 ? 1 : size, flags);
   if (p == nullptr) throw std::bad_alloc();
-  bytes_.fetch_add(size, std::memory_order_relaxed);
+  bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   return p;
 }
 
@@ -97,7 +106,7 @@ void NodeAllocator::Free(void* p, size_t size) {
   // 16-byte one), and a free into the wrong class corrupts a thread cache.
   int flags = MALLOCX_ALIGN(16) | (use_arena_ ? ThreadCacheFlag() : 0);
   sdallocx(p, size == 0 ? 1 : size, flags);
-  bytes_.fetch_sub(size, std::memory_order_relaxed);
+  bytes_[Stripe()].v.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
 }
 
 #endif  // STRATA_NO_JEMALLOC

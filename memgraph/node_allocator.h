@@ -33,7 +33,11 @@ class NodeAllocator {
   // `size` must be the size passed to Allocate.
   void Free(void* p, size_t size);
 
-  size_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  size_t bytes() const {
+    int64_t sum = 0;
+    for (const Counter& c : bytes_) sum += c.v.load(std::memory_order_relaxed);
+    return sum < 0 ? 0 : static_cast<size_t>(sum);  // < 0 only transiently, mid-update
+  }
 
  private:
   // MALLOCX_TCACHE flags of this thread's cache for this allocator (made on first use).
@@ -42,7 +46,14 @@ class NodeAllocator {
   unsigned arena_ = 0;
   bool use_arena_ = false;
   uint64_t generation_ = 0;  // unique per allocator, never reused
-  std::atomic<size_t> bytes_{0};
+  // The byte count, striped by thread (each thread adds to its own line: two writers updating
+  // one shared counter several times per edge bounced its cache line between cores).
+  struct alignas(64) Counter {
+    std::atomic<int64_t> v{0};
+  };
+  static constexpr int kStripes = 8;
+  static int Stripe();
+  Counter bytes_[kStripes];
   std::mutex caches_mu_;
   std::vector<unsigned> caches_;  // every thread cache made for this allocator
 };
