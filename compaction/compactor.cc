@@ -122,7 +122,7 @@ Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
   }
   OutputSet out(o, env, next_file_number, result);
   std::vector<std::vector<Edge>> runs(inputs.size());
-  std::vector<size_t> taken;
+  std::vector<size_t> taken, pos;
   std::vector<Edge> merged;
   Status s;
   for (;;) {
@@ -161,8 +161,15 @@ Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
     if (!s.ok()) break;
     // Newest record per destination wins.
     merged.clear();
-    std::vector<size_t> pos(taken.size(), 0);
-    for (;;) {
+    const bool keep_tomb = !o.bottom && !deleted;
+    if (taken.size() == 1) {
+      // One input holds u (the common case): its run is already sorted and unique.
+      for (const Edge& e : runs[taken[0]]) {
+        if (!e.tomb || keep_tomb) merged.push_back(e);
+      }
+    }
+    pos.assign(taken.size(), 0);
+    while (taken.size() > 1) {
       VertexId best = 0;
       bool more = false;
       for (size_t k = 0; k < taken.size(); ++k) {
@@ -181,7 +188,6 @@ Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
           ++pos[k];
         }
       }
-      const bool keep_tomb = !o.bottom && !deleted;
       if (!win->tomb || keep_tomb) merged.push_back(*win);
     }
     uint8_t flags = 0;
