@@ -57,12 +57,28 @@ constexpr uint64_t kBottomUpAloneDegree = 1024;
 // in-degree; exact when undirected) are read `batch` at a time with ScanNeighborsBatch, in
 // ascending order, so their runs come in a few large reads; their lists are read whole.
 Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
-                    const std::vector<uint8_t>& front, std::vector<uint8_t>& next,
-                    std::vector<int64_t>& depth, uint64_t* awake) {
+                    const ListCache* cache, const std::vector<uint8_t>& front,
+                    std::vector<uint8_t>& next, std::vector<int64_t>& depth, uint64_t* awake) {
   std::atomic<uint64_t> count{0};
   const Direction in = InDirection(L.kind);
   Status s = ForEachRange(L, [&](size_t, VertexRange r) -> Status {
     uint64_t c = 0;
+    if (cache != nullptr) {  // in-lists held in memory (undirected: in = out)
+      for (VertexId v = r.begin; v < r.end; ++v) next[v] = 0;
+      const uint8_t* const fr = front.data();
+      Status st = cache->Pass(snap, L, r, [&](VertexId v, const auto* src, size_t n) {
+        if (depth[v] != kUnreachable) return;  // visited earlier, or found in this step
+        for (size_t i = 0; i < n; ++i) {
+          if (!fr[src[i]]) continue;
+          depth[v] = level + 1;
+          next[v] = 1;
+          ++c;
+          return;
+        }
+      });
+      count.fetch_add(c, std::memory_order_relaxed);
+      return st;
+    }
     std::vector<VertexId> todo;
     bool bad = false;
     auto flush = [&]() -> Status {
@@ -140,9 +156,18 @@ void BitmapToQueue(const Layout& L, const std::vector<uint8_t>& bits, Queue* q) 
 }  // namespace
 
 Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* depth) {
+  // Undirected stores: keep the lists the layout streams for the bottom-up steps.
+  const bool keep = snap.kind() == GraphKind::kUndirected && params.cache_bytes > 0;
+  ListCache cache(snap, Direction::kOut, keep ? params.cache_bytes : 0);
   Layout L;
-  Status s = BuildLayout(snap, &L);
+  Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+    if (keep) cache.Collect(u, c);
+  });
   if (!s.ok()) return s;
+  if (keep) {
+    s = cache.Complete(snap, L);
+    if (!s.ok()) return s;
+  }
   depth->assign(L.bound, kUnreachable);
   const VertexId src = params.source;
   if (src >= L.bound || !L.exists[src]) return Status::InvalidArgument("BFS: source does not exist");
@@ -163,7 +188,8 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
       uint64_t awake = frontier.size(), old_awake;
       do {
         old_awake = awake;
-        s = BottomUpStep(snap, L, level, params.fetch_batch, front, back, *depth, &awake);
+        s = BottomUpStep(snap, L, level, params.fetch_batch, keep ? &cache : nullptr, front, back,
+                         *depth, &awake);
         ++level;
         std::swap(front, back);
       } while (s.ok() && awake > 0 && (awake >= old_awake || awake > L.num_vertices / beta));

@@ -9,10 +9,15 @@ namespace strata::analytics {
 
 namespace {
 constexpr VertexId kGroup = 64;    // ranges are cut at subgraph (64-vertex) boundaries
-constexpr VertexId kBlock = 4096;  // vertices per ScanVertices call while building the layout
+constexpr VertexId kBlock = kLayoutBlock;  // vertices per ScanVertices call (layout)
 }  // namespace
 
 Status BuildLayout(const Snapshot& snap, Layout* layout) {
+  return BuildLayout(snap, layout, [](VertexId, const NeighborChunk&, uint64_t) {});
+}
+
+Status BuildLayout(const Snapshot& snap, Layout* layout,
+                   FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit) {
   Layout& L = *layout;
   L.kind = snap.kind();
   L.dangling = L.kind == GraphKind::kDirected;
@@ -51,6 +56,7 @@ Status BuildLayout(const Snapshot& snap, Layout* layout) {
             return false;
           }
           if (L.exists[u]) {
+            visit(u, c, L.out_degree[u]);
             L.out_degree[u] += c.size;
             ne += c.size;
           }
@@ -96,6 +102,99 @@ Status BuildLayout(const Snapshot& snap, Layout* layout) {
     }
   }
   if (begin < bound) L.ranges.push_back({begin, bound});
+  return Status::OK();
+}
+
+ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes)
+    : d_(d),
+      bound_(snap.VertexIdBound()),
+      narrow_(bound_ <= (VertexId{1} << 32)),
+      max_bytes_(max_bytes),
+      blocks_(static_cast<size_t>((bound_ + kLayoutBlock - 1) / kLayoutBlock)) {}
+
+void ListCache::Drop(Block& b) {
+  const size_t held =
+      b.off.size() * sizeof(uint64_t) + b.ids32.capacity() * 4 + b.ids64.capacity() * 8;
+  if (held) used_.fetch_sub(held, std::memory_order_relaxed);
+  b = Block();
+  b.state = Block::kDropped;
+}
+
+void ListCache::Collect(VertexId u, const NeighborChunk& c) {
+  if (u >= bound_ || c.size == 0) return;
+  collected_.store(true, std::memory_order_relaxed);
+  Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+  if (b.state == Block::kDropped) return;
+  if (max_bytes_ == 0 || c.dst[c.size - 1] >= bound_) {  // a damaged list: Pass streams it
+    Drop(b);
+    return;
+  }
+  if (b.state == Block::kEmpty) {
+    b.state = Block::kFilling;
+    b.off.assign(kLayoutBlock + 1, 0);
+    const size_t head = b.off.size() * sizeof(uint64_t);
+    if (used_.fetch_add(head, std::memory_order_relaxed) + head > max_bytes_) {
+      Drop(b);  // gives the head back
+      return;
+    }
+  }
+  const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
+  const size_t j = static_cast<size_t>(u % kLayoutBlock);
+  while (b.next <= j) b.off[b.next++] = count;
+  const size_t before = narrow_ ? b.ids32.capacity() * 4 : b.ids64.capacity() * 8;
+  if (narrow_) {
+    b.ids32.insert(b.ids32.end(), c.dst, c.dst + c.size);
+  } else {
+    b.ids64.insert(b.ids64.end(), c.dst, c.dst + c.size);
+  }
+  const size_t after = narrow_ ? b.ids32.capacity() * 4 : b.ids64.capacity() * 8;
+  if (after > before &&
+      used_.fetch_add(after - before, std::memory_order_relaxed) + (after - before) > max_bytes_) {
+    Drop(b);  // gives back all the block held
+  }
+}
+
+void ListCache::Close(Block& b, VertexId len) {
+  if (b.state != Block::kFilling) return;
+  const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
+  while (b.next <= len) b.off[b.next++] = count;
+  b.state = Block::kKept;
+  // Give back what doubling left unused.
+  const size_t cap = narrow_ ? b.ids32.capacity() * 4 : b.ids64.capacity() * 8;
+  if (narrow_) {
+    if (b.ids32.capacity() > b.ids32.size() + b.ids32.size() / 4) b.ids32.shrink_to_fit();
+  } else {
+    if (b.ids64.capacity() > b.ids64.size() + b.ids64.size() / 4) b.ids64.shrink_to_fit();
+  }
+  const size_t now = narrow_ ? b.ids32.capacity() * 4 : b.ids64.capacity() * 8;
+  if (now < cap) used_.fetch_sub(cap - now, std::memory_order_relaxed);
+}
+
+Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {
+  if (layout.bound != bound_) return Status::Corruption("analytics: VertexIdBound() changed");
+  if (max_bytes_ == 0) return Status::OK();
+  const bool collected = collected_.load(std::memory_order_relaxed);
+  FirstError err;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, blocks_.size()),
+                    [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t bi = r.begin(); bi < r.end(); ++bi) {
+      Block& b = blocks_[bi];
+      const VertexId lo = bi * kLayoutBlock, hi = std::min<VertexId>(bound_, lo + kLayoutBlock);
+      if (!collected && b.state == Block::kEmpty && !err.failed()) {
+        Status s = snap.ScanEdges(lo, hi, d_, [&](VertexId u, const NeighborChunk& c) {
+          if (u < lo || u >= hi) return false;
+          if (layout.exists[u]) Collect(u, c);
+          return b.state != Block::kDropped;
+        });
+        if (!s.ok()) {
+          err.Set(s);
+          Drop(b);
+        }
+      }
+      Close(b, hi - lo);
+    }
+  });
+  // A block dropped after a read error is streamed (and reports it) by Pass.
   return Status::OK();
 }
 

@@ -62,6 +62,14 @@ struct Layout {
 // Reads the vertex set and out-degrees (parallel, one ScanVertices per 4096-vertex block).
 Status BuildLayout(const Snapshot& snap, Layout* layout);
 
+// BuildLayout that also hands every chunk of the out-lists it streams to `visit(u, chunk,
+// offset)` (offset: u's neighbors delivered before this chunk), so a kernel can fuse its first
+// pass with the layout's. Calls come from several threads at once; a vertex's chunks come
+// consecutively from one thread. Only existing u are visited; the neighbors are not checked
+// (they may be >= VertexIdBound() in a damaged store, or not exist on kDirected stores).
+Status BuildLayout(const Snapshot& snap, Layout* layout,
+                   FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit);
+
 // Whether the store can answer Direction::kIn (undirected stores answer it as kOut).
 inline bool HasInEdges(GraphKind k) { return k != GraphKind::kDirected; }
 // The direction to scan for in-neighbors when HasInEdges(k).
@@ -115,28 +123,120 @@ Status ForEachVertex(const Layout& layout, Fn&& fn) {
   });
 }
 
-// Full pass over the lists of range r (Snapshot::ScanEdges: disk levels streamed, no lookup per
-// vertex): fn(u, v, weight) for every existing neighbor v of every u in r, u ascending.
-// A neighbor >= layout.bound is Corruption.
+// Full pass over the lists of range r, a chunk at a time (Snapshot::ScanEdges: disk levels
+// streamed, no lookup per vertex): fn(u, dst, weight, n) for the existing neighbors of every
+// existing u in r, u ascending, a vertex's chunks consecutive, dst ascending; weight is null
+// for unweighted stores. One call per chunk, so the kernel's inner loop runs over plain
+// arrays (no per-edge indirection, no reloads through captured references). A neighbor
+// >= layout.bound is Corruption.
 template <typename Fn>
-Status ScanRangeEach(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
-                     Fn&& fn) {
+Status ScanRangeChunks(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
+                       Fn&& fn) {
   bool bad = false;
+  const uint8_t* const exists = layout.exists.data();
+  const VertexId bound = layout.bound;
+  const bool dangling = layout.dangling;
+  constexpr size_t kKeep = 256;
+  VertexId keep[kKeep];
+  double keep_w[kKeep];
   Status s = snap.ScanEdges(r.begin, r.end, d, [&](VertexId u, const NeighborChunk& c) {
-    if (!layout.exists[u]) return true;
-    for (size_t i = 0; i < c.size; ++i) {
-      if (c.dst[i] >= layout.bound) {
-        bad = true;
-        return false;
-      }
-      if (!layout.dangling || layout.exists[c.dst[i]]) fn(u, c.dst[i], c.weight ? c.weight[i] : 1.0);
+    if (c.size == 0 || !exists[u]) return true;
+    if (c.dst[c.size - 1] >= bound) {  // ascending: the last one is the largest
+      bad = true;
+      return false;
     }
+    if (!dangling) {
+      fn(u, c.dst, c.weight, c.size);
+      return true;
+    }
+    // Drop edges into deleted vertices (kDirected keeps them), kKeep at a time.
+    size_t n = 0;
+    for (size_t i = 0; i < c.size; ++i) {
+      if (!exists[c.dst[i]]) continue;
+      keep[n] = c.dst[i];
+      if (c.weight) keep_w[n] = c.weight[i];
+      if (++n == kKeep) {
+        fn(u, static_cast<const VertexId*>(keep), c.weight ? keep_w + 0 : nullptr, n);
+        n = 0;
+      }
+    }
+    if (n) fn(u, static_cast<const VertexId*>(keep), c.weight ? keep_w + 0 : nullptr, n);
     return true;
   });
   if (!s.ok()) return s;
   if (bad) return Status::Corruption("analytics: neighbor ID beyond VertexIdBound()");
   return Status::OK();
 }
+
+// ScanRangeChunks an edge at a time: fn(u, v, weight) for every existing neighbor v of every
+// existing u in r, u ascending. A neighbor >= layout.bound is Corruption.
+template <typename Fn>
+Status ScanRangeEach(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
+                     Fn&& fn) {
+  return ScanRangeChunks(snap, r, d, layout,
+                         [&](VertexId u, const VertexId* dst, const double* w, size_t n) {
+                           for (size_t i = 0; i < n; ++i) fn(u, dst[i], w ? w[i] : 1.0);
+                         });
+}
+
+// Vertices per block of BuildLayout's streamed pass (one ScanVertices + ScanEdges each).
+inline constexpr VertexId kLayoutBlock = 4096;
+
+// Decoded neighbor lists in one direction, kept in memory for kernels that read every list
+// several times (PageRank's iterations), per kLayoutBlock block of vertices. Out-lists are
+// collected while BuildLayout streams them (Collect, from its visitor: no extra pass); other
+// lists by one streamed pass in Complete. Blocks are kept while they fit `max_bytes`; a block
+// that does not fit (or holds a neighbor >= the bound) is streamed from the snapshot by every
+// Pass. IDs are kept in 32 bits when the bound allows (4 bytes per edge, plus 8 per vertex of
+// a kept block). Weights are not kept. The memory belongs to the kernel and is freed with the
+// object. max_bytes = 0: always stream.
+//
+//   ListCache cache(snap, Direction::kOut, max_bytes);
+//   BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+//     cache.Collect(u, c);
+//   });
+//   cache.Complete(snap, L);
+//   ForEachRange(L, [&](size_t, VertexRange r) { return cache.Pass(snap, L, r, fn); });
+class ListCache {
+ public:
+  ListCache(const Snapshot& snap, Direction d, size_t max_bytes);
+
+  // Keeps a chunk of u's list in direction d. Thread-safe across blocks; the chunks of one
+  // block must come from one thread, vertices ascending, a vertex's chunks in order (as
+  // BuildLayout's visitor gives them).
+  void Collect(VertexId u, const NeighborChunk& c);
+  // After BuildLayout: closes the collected blocks; when nothing was collected, reads the lists
+  // (one parallel streamed pass) to keep what fits.
+  Status Complete(const Snapshot& snap, const Layout& layout);
+
+  // One pass over range r: fn(u, src, n) for each chunk of existing neighbors of each existing
+  // u in r, u ascending, src ascending; `src` is `const uint32_t*` or `const VertexId*` (fn
+  // takes `const auto*`). A neighbor >= the bound is Corruption. Safe to call concurrently.
+  template <typename Fn>
+  Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
+
+  // Bytes held.
+  size_t bytes() const { return used_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Block {
+    enum State : uint8_t { kEmpty, kFilling, kKept, kDropped } state = kEmpty;
+    size_t next = 0;            // vertices before this one (in the block) have their offsets
+    std::vector<uint64_t> off;  // list of vertex base + j: ids[off[j], off[j + 1])
+    std::vector<uint32_t> ids32;
+    std::vector<VertexId> ids64;
+  };
+  void Drop(Block& b);
+  void Close(Block& b, VertexId len);
+
+  Direction d_;
+  VertexId bound_;
+  bool narrow_;
+  size_t max_bytes_;
+  std::atomic<bool> collected_{false};
+  std::atomic<size_t> used_{0};
+  std::vector<Block> blocks_;
+};
 
 // Calls fn(dst, weight) -> bool for u's existing neighbors in ascending order until fn returns
 // false. Unweighted stores give weight 1.0. A neighbor >= layout.bound is Corruption.
@@ -340,6 +440,56 @@ Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, 
       },
       tbb::simple_partitioner());
   return err.Get();
+}
+
+template <typename Fn>
+Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&& fn) const {
+  const uint8_t* const exists = L.exists.data();
+  constexpr size_t kKeep = 256;
+  VertexId keep[kKeep];
+  for (VertexId lo = r.begin; lo < r.end;) {
+    const size_t bi = static_cast<size_t>(lo / kLayoutBlock);
+    const VertexId base = bi * kLayoutBlock;
+    const VertexId hi = std::min<VertexId>(r.end, base + kLayoutBlock);
+    const Block& b = blocks_[bi];
+    if (b.state != Block::kKept) {
+      Status s = ScanRangeChunks(snap, VertexRange{lo, hi}, d_, L,
+                                 [&](VertexId u, const VertexId* src, const double*, size_t n) {
+                                   fn(u, src, n);
+                                 });
+      if (!s.ok()) return s;
+      lo = hi;
+      continue;
+    }
+    for (VertexId u = lo; u < hi; ++u) {
+      const size_t j = static_cast<size_t>(u - base);
+      const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
+      if (e0 == e1 || !exists[u]) continue;
+      auto emit = [&](const auto* ids) {
+        if (!L.dangling) {
+          fn(u, ids + e0, static_cast<size_t>(e1 - e0));
+          return;
+        }
+        size_t n = 0;  // drop edges into deleted vertices (kDirected keeps them)
+        for (uint64_t k = e0; k < e1; ++k) {
+          if (!exists[ids[k]]) continue;
+          keep[n] = ids[k];
+          if (++n == kKeep) {
+            fn(u, static_cast<const VertexId*>(keep), n);
+            n = 0;
+          }
+        }
+        if (n) fn(u, static_cast<const VertexId*>(keep), n);
+      };
+      if (narrow_) {
+        emit(b.ids32.data());
+      } else {
+        emit(b.ids64.data());
+      }
+    }
+    lo = hi;
+  }
+  return Status::OK();
 }
 
 }  // namespace strata::analytics

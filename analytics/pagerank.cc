@@ -29,8 +29,17 @@ double DeterministicSum(const Layout& L, Fn&& f) {
 }  // namespace
 
 Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank) {
+  // Lists read every iteration: in-lists (pull, when the store keeps them) or out-lists (push),
+  // kept decoded in memory when they fit. Out-lists are collected during the layout's pass.
+  const bool pull = HasInEdges(snap.kind());
+  const Direction list_dir = pull ? InDirection(snap.kind()) : Direction::kOut;
+  ListCache cache(snap, list_dir, params.iterations > 1 ? params.cache_bytes : 0);
   Layout L;
-  Status s = BuildLayout(snap, &L);
+  Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+    if (list_dir == Direction::kOut) cache.Collect(u, c);
+  });
+  if (!s.ok()) return s;
+  s = cache.Complete(snap, L);
   if (!s.ok()) return s;
   std::vector<double>& pr = *rank;
   pr.assign(L.bound, 0.0);
@@ -42,15 +51,18 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   }
   // |N_out(u)| counted over existing neighbors (Degree() also counts edges into deleted
   // vertices on kDirected stores): one scan, cheap next to the iterations.
-  std::vector<uint64_t> out_degree(L.bound, 0);
-  s = ForEachRange(L, [&](size_t, VertexRange r) {
-    return ScanRangeEach(snap, r, Direction::kOut, L,
-                         [&](VertexId u, VertexId, double) { ++out_degree[u]; });
-  });
-  if (!s.ok()) return Finish(snap, s);
+  // Without dangling edges (every kind but kDirected) the layout's degrees are exactly that.
+  std::vector<uint64_t> counted;
+  if (L.dangling) {
+    counted.assign(L.bound, 0);
+    s = ForEachRange(L, [&](size_t, VertexRange r) {
+      return cache.Pass(snap, L, r, [&](VertexId u, const auto*, size_t k) { counted[u] += k; });
+    });
+    if (!s.ok()) return Finish(snap, s);
+  }
+  const std::vector<uint64_t>& out_degree = L.dangling ? counted : L.out_degree;
   // contrib[u] = PR(u) / |N_out(u)|, 0 for sinks and absent vertices.
   std::vector<double> contrib(L.bound, 0.0), next(L.bound, 0.0);
-  const bool pull = HasInEdges(L.kind);
   // Push mode: partition p owns the sources of ranges [cut[p], cut[p+1]) and accumulates into
   // acc[p]; partitions are summed in index order, so no two tasks ever write the same double.
   std::vector<std::vector<double>> acc;
@@ -72,12 +84,17 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
       return Status::OK();
     });
     if (pull) {
-      const Direction in = InDirection(L.kind);
       // Each range owns its vertices v: sums their in-neighbors' contributions in one stream.
       s = ForEachRange(L, [&](size_t, VertexRange r) {
         for (VertexId v = r.begin; v < r.end; ++v) next[v] = 0.0;
-        Status st = ScanRangeEach(snap, r, in, L, [&](VertexId v, VertexId u, double) {
-          next[v] += contrib[u];
+        const double* const c = contrib.data();
+        double* const nx = next.data();
+        Status st = cache.Pass(snap, L, r, [c, nx](VertexId v, const auto* src, size_t k) {
+          // One running sum in list order: the result does not depend on how the list is
+          // cut into chunks (streamed or cached).
+          double a = nx[v];
+          for (size_t i = 0; i < k; ++i) a += c[src[i]];
+          nx[v] = a;
         });
         for (VertexId v = r.begin; v < r.end; ++v) {
           if (L.exists[v]) next[v] = base + d * next[v];
@@ -92,8 +109,13 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
           std::vector<double>& a = acc[p];
           std::fill(a.begin(), a.end(), 0.0);
           for (size_t i = cut[p]; i < cut[p + 1] && !err.failed(); ++i) {
-            Status st = ScanRangeEach(snap, L.ranges[i], Direction::kOut, L,
-                                      [&](VertexId u, VertexId v, double) { a[v] += contrib[u]; });
+            double* const acc_p = a.data();
+            const double* const c = contrib.data();
+            auto push = [acc_p, c](VertexId u, const auto* dst, size_t k) {
+              const double x = c[u];
+              for (size_t j = 0; j < k; ++j) acc_p[dst[j]] += x;
+            };
+            Status st = cache.Pass(snap, L, L.ranges[i], push);
             if (!st.ok()) err.Set(st);
           }
         }

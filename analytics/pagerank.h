@@ -11,6 +11,9 @@ namespace strata::analytics {
 struct PageRankParams {
   double damping = 0.85;
   int iterations = 20;
+  // Most bytes of decoded neighbor lists kept in memory between iterations (ListCache: about
+  // 4 bytes per edge); the rest is streamed from the snapshot every iteration. 0: stream all.
+  size_t cache_bytes = size_t{256} << 20;
 };
 
 // (*rank)[v] = PR_iterations(v); 0 for vertices that do not exist. Their sum is 1 (up to

@@ -83,41 +83,78 @@ VertexId SampleLargest(const Layout& L, const Forest& f) {
 }  // namespace
 
 Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>* label) {
-  Layout L;
-  Status s = BuildLayout(snap, &L);
-  if (!s.ok()) return s;
-  Forest forest(L.bound);
   const int rounds = std::max(0, params.sampling_rounds);
+  // Vertices already in the largest component skip their edges in phase 2 when every edge is
+  // also seen from its other endpoint (undirected, or in-edges kept). On kDirected nothing can
+  // skip, so the sampling phase would be wasted work.
+  const bool can_skip = HasInEdges(snap.kind()) && rounds > 0;
+  const VertexId bound = snap.VertexIdBound();
+  Forest forest(bound);
+  std::atomic<bool> bad{false};
 
-  // Phase 1: link the r-th out-neighbor of every vertex, r < rounds.
-  for (int r = 0; r < rounds && s.ok(); ++r) {
-    s = ForEachVertex(L, [&](VertexId v) {
-      int i = 0;
-      return ScanEach(snap, v, Direction::kOut, L, [&](VertexId u, double) {
-        if (i++ < r) return true;
-        forest.Link(v, u);
-        return false;
-      });
-    });
-    forest.Compress(L);
+  // Phase 1, fused with the layout's streamed pass: link the first `rounds` out-neighbors of
+  // every vertex (Afforest's sampling rounds, all at once; linking order does not matter for
+  // the result). When can_skip every neighbor exists (no dangling edges on those kinds).
+  Layout L;
+  Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t offset) {
+    if (!can_skip || offset >= static_cast<uint64_t>(rounds)) return;
+    const size_t n = std::min<size_t>(c.size, static_cast<size_t>(rounds - offset));
+    for (size_t i = 0; i < n; ++i) {
+      if (u >= bound || c.dst[i] >= bound) {
+        bad.store(true, std::memory_order_relaxed);
+        return;
+      }
+      forest.Link(u, c.dst[i]);
+    }
+  });
+  if (!s.ok()) return s;
+  if (bad.load() || L.bound != bound) {
+    return Status::Corruption("analytics: neighbor ID beyond VertexIdBound()");
   }
-  // Phase 2: vertices already in the largest component skip their edges when every edge is
-  // also seen from its other endpoint (undirected, or in-edges kept).
-  const bool can_skip = HasInEdges(L.kind) && rounds > 0;
+  if (can_skip) forest.Compress(L);
+
+  // Phase 2: link every edge of the vertices outside the largest component. Linking the
+  // sampled edges again is harmless: Link is idempotent.
   const VertexId largest = can_skip ? SampleLargest(L, forest) : kNoLabel;
   const bool scan_in = L.kind == GraphKind::kDirectedWithInEdges;
-  if (s.ok()) {
-    // Streamed per range. Linking every out-edge again (including the sampled ones) is
-    // harmless: Link is idempotent.
+  // When the largest component holds nearly all the edges (the usual case), reading only the
+  // other vertices' lists (batched lookups) beats streaming every list: a lookup costs about
+  // as much as decoding kLookupEdges edges.
+  constexpr uint64_t kLookupEdges = 512;
+  std::vector<VertexId> rest;
+  bool batched = false;
+  if (can_skip) {
+    uint64_t rest_cost = 0;
+    for (VertexId v = 0; v < L.bound; ++v) {
+      if (!L.exists[v] || forest.parent()[v] == largest) continue;
+      if (L.kind == GraphKind::kUndirected && L.out_degree[v] == 0) continue;  // no edges
+      rest.push_back(v);
+      rest_cost += L.out_degree[v] + kLookupEdges;
+    }
+    batched = rest_cost < L.num_out_edges;
+  }
+  if (batched) {
+    auto make = [&] {
+      return [&](VertexId v, VertexId u, double) {
+        forest.Link(v, u);
+        return true;
+      };
+    };
+    s = ForEachFrontierNeighbor(snap, rest.data(), rest.size(), Direction::kOut, L,
+                                kDefaultFetchBatch, make);
+    if (s.ok() && scan_in) {
+      s = ForEachFrontierNeighbor(snap, rest.data(), rest.size(), Direction::kIn, L,
+                                  kDefaultFetchBatch, make);
+    }
+  } else {
+    // Streamed per range, deciding once per chunk.
+    auto link_chunk = [&](VertexId v, const VertexId* dst, const double*, size_t n) {
+      if (can_skip && forest.Find(v) == largest) return;
+      for (size_t i = 0; i < n; ++i) forest.Link(v, dst[i]);
+    };
     s = ForEachRange(L, [&](size_t, VertexRange r) {
-      Status st = ScanRangeEach(snap, r, Direction::kOut, L, [&](VertexId v, VertexId u, double) {
-        if (!(can_skip && forest.Find(v) == largest)) forest.Link(v, u);
-      });
-      if (st.ok() && scan_in) {
-        st = ScanRangeEach(snap, r, Direction::kIn, L, [&](VertexId v, VertexId u, double) {
-          if (!(can_skip && forest.Find(v) == largest)) forest.Link(v, u);
-        });
-      }
+      Status st = ScanRangeChunks(snap, r, Direction::kOut, L, link_chunk);
+      if (st.ok() && scan_in) st = ScanRangeChunks(snap, r, Direction::kIn, L, link_chunk);
       return st;
     });
   }

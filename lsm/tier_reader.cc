@@ -90,6 +90,29 @@ bool MergeNewestWins(const std::vector<std::vector<Entry>>& lists, ChunkEmitter*
   }
 }
 
+// Two runs merged into *out, `newer` winning on equal keys; tombstones are kept (they hide
+// the runs merged next). Used by ScanEdges' pairwise merge of a vertex's runs.
+void MergeTwo(const std::vector<Entry>& newer, const std::vector<Entry>& older,
+              std::vector<Entry>* out) {
+  out->resize(newer.size() + older.size());
+  Entry* o = out->data();
+  const Entry *a = newer.data(), *ae = a + newer.size();
+  const Entry *b = older.data(), *be = b + older.size();
+  while (a != ae && b != be) {
+    if (a->key < b->key) {
+      *o++ = *a++;
+    } else if (b->key < a->key) {
+      *o++ = *b++;
+    } else {
+      *o++ = *a++;
+      ++b;
+    }
+  }
+  while (a != ae) *o++ = *a++;
+  while (b != be) *o++ = *b++;
+  out->resize(static_cast<size_t>(o - out->data()));
+}
+
 }  // namespace
 
 struct TierReader::Run {
@@ -329,6 +352,9 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
   std::vector<const mem::Adjacency*> mem_runs;
   std::vector<FileScan*> file_runs;
   std::vector<std::vector<Entry>> lists;
+  std::vector<Entry> merged[2];
+  std::vector<uint64_t> out_dst;
+  std::vector<double> out_w;
   bool go = true;
   for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end && go;
        base += mem::kSubgraphSize) {
@@ -385,19 +411,35 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
         }
         continue;
       }
-      // Several runs or tombstones: materialize newest first and merge.
-      lists.assign(nruns, {});
+      // Several runs or tombstones: materialize newest first (buffers reused across
+      // vertices), merge pairwise (newer wins), hand the live entries over in one chunk.
+      if (lists.size() < nruns) lists.resize(nruns);
+      for (size_t q = 0; q < nruns; ++q) lists[q].clear();
       size_t r = 0;
       for (const mem::Adjacency* a : mem_runs) AppendMemRun(*a, i, &lists[r++]);
       for (FileScan* f : file_runs) {
         auto& l = lists[r++];
+        l.reserve(f->ve.degree);
         EdgeBatch b;
         while (f->sc->NextEdges(&b)) AppendBatch(b, &l);
         if (!f->sc->status().ok()) return f->sc->status();
       }
-      auto emit = [&](const NeighborChunk& c) { return go = fn(u, c); };
-      ChunkEmitter out(weighted_, emit);
-      if (MergeNewestWins(lists, &out)) out.Flush();
+      const std::vector<Entry>* acc = &lists[0];
+      for (size_t q = 1; q < nruns; ++q) {
+        MergeTwo(*acc, lists[q], &merged[q & 1]);
+        acc = &merged[q & 1];
+      }
+      out_dst.clear();
+      out_w.clear();
+      for (const Entry& e : *acc) {
+        if (e.tomb) continue;
+        out_dst.push_back(e.key);
+        if (weighted_) out_w.push_back(e.w);
+      }
+      if (!out_dst.empty()) {
+        NeighborChunk c{out_dst.data(), weighted_ ? out_w.data() : nullptr, out_dst.size()};
+        go = fn(u, c);
+      }
     }
   }
   return status();

@@ -45,14 +45,19 @@ void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string
 
   // Reads one vertex at a time, and batched in tiny chunks; default steps, always bottom-up
   // (where in-edges exist) and always top-down: the same depths.
+  // Bottom-up steps from the list cache (default), from the store (0), and from a cache too
+  // small for every block (the rest streamed).
   for (size_t batch : {size_t{0}, size_t{3}, kDefaultFetchBatch}) {
     for (BfsParams bp : {BfsParams{src}, BfsParams{src, 1 << 30, 1 << 30}, BfsParams{src, 1, 1}}) {
-      bp.fetch_batch = batch;
-      std::vector<int64_t> d3;
-      ASSERT_TRUE(Bfs(snap, bp, &d3).ok());
-      d3.resize(d2.size(), kUnreachable);
-      EXPECT_TRUE(CheckExact(d2, d3, "bfs batch " + std::to_string(batch)).ok())
-          << "alpha " << bp.alpha << " batch " << batch;
+      for (size_t cache : {size_t{1} << 30, size_t{0}, size_t{40000}}) {
+        bp.fetch_batch = batch;
+        bp.cache_bytes = cache;
+        std::vector<int64_t> d3;
+        ASSERT_TRUE(Bfs(snap, bp, &d3).ok());
+        d3.resize(d2.size(), kUnreachable);
+        EXPECT_TRUE(CheckExact(d2, d3, "bfs batch " + std::to_string(batch)).ok())
+            << "alpha " << bp.alpha << " batch " << batch << " cache " << cache;
+      }
     }
   }
   for (size_t batch : {size_t{0}, size_t{5}, kDefaultFetchBatch}) {
@@ -74,6 +79,15 @@ void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string
   p1.resize(p2.size(), 0.0);
   Status c = CheckEpsilon(p2, p1, kGraphalyticsEpsilon, "pr");
   EXPECT_TRUE(c.ok()) << c.ToString();
+  // Lists streamed every iteration, or partly cached: the same ranks, to the last bit.
+  for (size_t cache : {size_t{0}, size_t{40000}}) {
+    PageRankParams pc = pp;
+    pc.cache_bytes = cache;
+    std::vector<double> p3;
+    ASSERT_TRUE(PageRank(snap, pc, &p3).ok());
+    p3.resize(p2.size(), 0.0);
+    EXPECT_EQ(p3, p1) << "cache " << cache;
+  }
 
   std::vector<double> s1, s2;
   ASSERT_TRUE(Sssp(snap, SsspParams{src}, &s1).ok());
@@ -198,6 +212,7 @@ TEST(AnalyticsStore, AnalysisSeesItsSnapshotWhileWritesFlushAndCompact) {
   std::vector<double> before;
   ASSERT_TRUE(PageRank(*snap, PageRankParams{0.85, 10}, &before).ok());
   std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
   std::thread writer([&] {
     std::mt19937_64 r(12);
     while (!stop) {
@@ -206,9 +221,12 @@ TEST(AnalyticsStore, AnalysisSeesItsSnapshotWhileWritesFlushAndCompact) {
         if (r() % 3 == 0) b.DeleteEdge(r() % 500, r() % 500); else b.InsertEdge(r() % 700, r() % 700, 1.0);
       }
       if (!db->Write(b).ok()) break;
+      written.fetch_add(1);
     }
   });
-  for (int round = 0; round < 5; ++round) {
+  // At least 5 rounds, and as many as it takes for the writer to get well under way (a fast
+  // PageRank could otherwise finish before the first write).
+  for (int round = 0; round < 5 || (written.load() < 200 && round < 100000); ++round) {
     std::vector<double> again;
     ASSERT_TRUE(PageRank(*snap, PageRankParams{0.85, 10}, &again).ok());
     ASSERT_EQ(again.size(), before.size());

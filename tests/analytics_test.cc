@@ -525,6 +525,63 @@ TEST(Analytics, LayoutCoversBoundInAlignedRanges) {
   EXPECT_EQ(g.NumEdges(), L.num_out_edges);
 }
 
+// ListCache gives the lists ScanRangeEach gives, whether every block, some (a budget that
+// runs out: the rest streamed) or none is kept, lists collected during the layout's pass (out)
+// or by its own pass (in); PageRank and BFS do not depend on it (PageRank to the last bit).
+TEST(Analytics, ListCacheMatchesStreamedLists) {
+  for (GraphKind kind : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
+    SCOPED_TRACE(KindName(kind));
+    std::mt19937_64 rng(99);
+    MapSnapshot g(kind, false);
+    FillUniform(&g, 20000, 100000, rng);  // 5 layout blocks
+    Mutate(&g, 0.1, rng);                  // deleted vertices: dangling edges on kDirected
+    std::vector<Direction> dirs = {Direction::kOut};
+    if (HasInEdges(kind)) dirs.push_back(Direction::kIn);
+    for (Direction dir : dirs) {
+      for (size_t budget : {size_t{0}, size_t{300000}, size_t{1} << 30}) {
+        ListCache cache(g, dir, budget);
+        Layout L;
+        ASSERT_OK(BuildLayout(g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+          if (dir == Direction::kOut) cache.Collect(u, c);
+        }));
+        ASSERT_OK(cache.Complete(g, L));
+        EXPECT_LE(cache.bytes(), budget);
+        if (budget == 300000) {
+          EXPECT_GT(cache.bytes(), 0u);
+        }
+        std::vector<std::pair<VertexId, VertexId>> got, want;
+        for (VertexRange r : L.ranges) {
+          ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
+            for (size_t i = 0; i < n; ++i) got.emplace_back(u, src[i]);
+          }));
+          ASSERT_OK(ScanRangeEach(g, r, dir, L, [&](VertexId u, VertexId v, double) {
+            want.emplace_back(u, v);
+          }));
+        }
+        EXPECT_EQ(want, got) << "dir " << static_cast<int>(dir) << " budget " << budget;
+      }
+    }
+    std::vector<double> p0, p1, p2;
+    PageRankParams pp{0.85, 5};
+    ASSERT_OK(PageRank(g, pp, &p0));
+    pp.cache_bytes = 300000;
+    ASSERT_OK(PageRank(g, pp, &p1));
+    pp.cache_bytes = 0;
+    ASSERT_OK(PageRank(g, pp, &p2));
+    EXPECT_EQ(p2, p0);
+    EXPECT_EQ(p2, p1);
+    const VertexId src = MaxDegreeVertex(g);
+    std::vector<int64_t> dref, d;
+    ASSERT_OK(ReferenceBfs(g, src, &dref));
+    for (size_t budget : {size_t{0}, size_t{300000}, size_t{1} << 30}) {
+      BfsParams bp{src, 1 << 30, 1 << 30};  // bottom-up whenever in-edges exist
+      bp.cache_bytes = budget;
+      ASSERT_OK(Bfs(g, bp, &d));
+      ASSERT_OK(CheckExact(dref, d, "BFS cache " + std::to_string(budget)));
+    }
+  }
+}
+
 TEST(Analytics, EmptyAndTinyGraphs) {
   MapSnapshot empty(GraphKind::kDirected);
   std::vector<double> pr;
