@@ -204,21 +204,28 @@ TEST(Manifest, CreateApplyRecover) {
   EXPECT_EQ(ReadFile(d.path() + "/CURRENT"), m->path().substr(d.path().size() + 1) + "\n");
 }
 
+// A manifest holding two edits: file 5 added, then `second`. Returns the manifest's path and,
+// in *good, its size after the first edit.
+std::string TwoEdits(io::Env* env, const std::string& dir, const ManifestEdit& second,
+                     uint64_t* good) {
+  std::unique_ptr<Manifest> m;
+  EXPECT_TRUE(Manifest::Create(env, dir, StoreState(), &m).ok());
+  ManifestEdit e1;
+  e1.added = {File(5, 0)};
+  EXPECT_TRUE(m->LogAndApply(e1).ok());
+  *good = fs::file_size(m->path());
+  EXPECT_TRUE(m->LogAndApply(second).ok());
+  return m->path();
+}
+
 TEST(Manifest, TornLastEditIsCutAndEarlierStateKept) {
   TempDir d;
   std::unique_ptr<io::Env> env;
   ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
-  std::unique_ptr<Manifest> m;
-  ASSERT_TRUE(Manifest::Create(env.get(), d.path(), StoreState(), &m).ok());
-  ManifestEdit e1;
-  e1.added = {File(5, 0)};
-  ASSERT_TRUE(m->LogAndApply(e1).ok());
-  const uint64_t good = fs::file_size(m->path());
   ManifestEdit e2;
   e2.added = {File(6, 0)};
-  ASSERT_TRUE(m->LogAndApply(e2).ok());
-  const std::string path = m->path();
-  m.reset();
+  uint64_t good = 0;
+  const std::string path = TwoEdits(env.get(), d.path(), e2, &good);
   const std::string whole = ReadFile(path);
   for (size_t cut = good; cut < whole.size(); ++cut) {
     WriteFile(path, whole.substr(0, cut));
@@ -238,18 +245,12 @@ TEST(Manifest, DamagedLastEditNamingDeletedFileIsCorruptionAndKeepsTheManifest) 
   TempDir d;
   std::unique_ptr<io::Env> env;
   ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
-  std::unique_ptr<Manifest> m;
-  ASSERT_TRUE(Manifest::Create(env.get(), d.path(), StoreState(), &m).ok());
-  ManifestEdit e1;
-  e1.added = {File(5, 0)};
-  ASSERT_TRUE(m->LogAndApply(e1).ok());
-  const uint64_t good = fs::file_size(m->path());
   ManifestEdit e2;
   e2.removed = {5};
   e2.added = {File(6, 1)};
-  ASSERT_TRUE(m->LogAndApply(e2).ok());
-  const std::string path = m->path();
-  m.reset();
+  uint64_t good = 0;
+  const std::string path = TwoEdits(env.get(), d.path(), e2, &good);
+  std::unique_ptr<Manifest> m;
   WriteFile(d.path() + "/" + SegmentFileName(6), "x");  // 5 was compacted into 6 and deleted
   std::string bytes = ReadFile(path);
   bytes[bytes.size() - 1] ^= 0x40;
