@@ -65,14 +65,21 @@ void AppendBatch(const EdgeBatch& b, std::vector<Entry>* l) {
   }
 }
 
-// Merges runs given newest first: per key the newest entry wins; live winners go to `out`.
-// False when `out` asked to stop.
-bool MergeNewestWins(const std::vector<std::vector<Entry>>& lists, ChunkEmitter* out) {
-  std::vector<size_t> pos(lists.size(), 0);
+// Buffers of MergeNewestWins, reused across the vertices of one read.
+struct MergeScratch {
+  std::vector<size_t> pos;
+};
+
+// Merges the runs lists[0, n) (n >= 1) given newest first: per key the newest entry wins;
+// live winners go to `out`. False when `out` asked to stop.
+bool MergeNewestWins(const std::vector<std::vector<Entry>>& lists, size_t n, MergeScratch* s,
+                     ChunkEmitter* out) {
+  std::vector<size_t>& pos = s->pos;
+  pos.assign(n, 0);
   for (;;) {
     uint64_t best = 0;
     bool any = false;
-    for (size_t q = 0; q < lists.size(); ++q) {
+    for (size_t q = 0; q < n; ++q) {
       if (pos[q] < lists[q].size() && (!any || lists[q][pos[q]].key < best)) {
         best = lists[q][pos[q]].key;
         any = true;
@@ -80,7 +87,7 @@ bool MergeNewestWins(const std::vector<std::vector<Entry>>& lists, ChunkEmitter*
     }
     if (!any) return true;
     const Entry* winner = nullptr;
-    for (size_t q = 0; q < lists.size(); ++q) {
+    for (size_t q = 0; q < n; ++q) {
       if (pos[q] < lists[q].size() && lists[q][pos[q]].key == best) {
         if (winner == nullptr) winner = &lists[q][pos[q]];
         ++pos[q];
@@ -88,29 +95,6 @@ bool MergeNewestWins(const std::vector<std::vector<Entry>>& lists, ChunkEmitter*
     }
     if (!winner->tomb && !out->Add(winner->key, winner->w)) return false;
   }
-}
-
-// Two runs merged into *out, `newer` winning on equal keys; tombstones are kept (they hide
-// the runs merged next). Used by ScanEdges' pairwise merge of a vertex's runs.
-void MergeTwo(const std::vector<Entry>& newer, const std::vector<Entry>& older,
-              std::vector<Entry>* out) {
-  out->resize(newer.size() + older.size());
-  Entry* o = out->data();
-  const Entry *a = newer.data(), *ae = a + newer.size();
-  const Entry *b = older.data(), *be = b + older.size();
-  while (a != ae && b != be) {
-    if (a->key < b->key) {
-      *o++ = *a++;
-    } else if (b->key < a->key) {
-      *o++ = *b++;
-    } else {
-      *o++ = *a++;
-      ++b;
-    }
-  }
-  while (a != ae) *o++ = *a++;
-  while (b != be) *o++ = *b++;
-  out->resize(static_cast<size_t>(o - out->data()));
 }
 
 }  // namespace
@@ -322,7 +306,8 @@ Status TierReader::ScanNeighbors(uint8_t dir, VertexId u,
       if (!it->status().ok()) return it->status();
     }
   }
-  if (MergeNewestWins(lists, &out)) out.Flush();
+  MergeScratch scratch;
+  if (MergeNewestWins(lists, lists.size(), &scratch, &out)) out.Flush();
   return Status::OK();
 }
 
@@ -352,9 +337,7 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
   std::vector<const mem::Adjacency*> mem_runs;
   std::vector<FileScan*> file_runs;
   std::vector<std::vector<Entry>> lists;
-  std::vector<Entry> merged[2];
-  std::vector<uint64_t> out_dst;
-  std::vector<double> out_w;
+  MergeScratch scratch;
   bool go = true;
   for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end && go;
        base += mem::kSubgraphSize) {
@@ -412,7 +395,7 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
         continue;
       }
       // Several runs or tombstones: materialize newest first (buffers reused across
-      // vertices), merge pairwise (newer wins), hand the live entries over in one chunk.
+      // vertices) and merge.
       if (lists.size() < nruns) lists.resize(nruns);
       for (size_t q = 0; q < nruns; ++q) lists[q].clear();
       size_t r = 0;
@@ -424,22 +407,9 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
         while (f->sc->NextEdges(&b)) AppendBatch(b, &l);
         if (!f->sc->status().ok()) return f->sc->status();
       }
-      const std::vector<Entry>* acc = &lists[0];
-      for (size_t q = 1; q < nruns; ++q) {
-        MergeTwo(*acc, lists[q], &merged[q & 1]);
-        acc = &merged[q & 1];
-      }
-      out_dst.clear();
-      out_w.clear();
-      for (const Entry& e : *acc) {
-        if (e.tomb) continue;
-        out_dst.push_back(e.key);
-        if (weighted_) out_w.push_back(e.w);
-      }
-      if (!out_dst.empty()) {
-        NeighborChunk c{out_dst.data(), weighted_ ? out_w.data() : nullptr, out_dst.size()};
-        go = fn(u, c);
-      }
+      auto emit = [&](const NeighborChunk& c) { return go = fn(u, c); };
+      ChunkEmitter out(weighted_, emit);
+      if (MergeNewestWins(lists, nruns, &scratch, &out)) out.Flush();
     }
   }
   return status();
@@ -556,6 +526,7 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
 
   // Merge: every run of the vertex, newest first; the newest entry of a key wins.
   std::vector<std::vector<Entry>> lists;
+  MergeScratch scratch;
   for (size_t i : merge) {
     const size_t b = first[i], e = first[i + 1];
     lists.assign(e - b, {});
@@ -568,7 +539,7 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
       }
     }
     cur = i;
-    if (!MergeNewestWins(lists, &out) || !out.Flush()) break;
+    if (!MergeNewestWins(lists, lists.size(), &scratch, &out) || !out.Flush()) break;
   }
   return Status::OK();
 }
