@@ -32,11 +32,13 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
     const mem::SubgraphVersion* sv = mg.VersionAt(sg, o.seal_ts);
     if (sv == nullptr) continue;
     const mem::Adjacency* a = dir == 0 ? &sv->out : sv->in;
-    for (uint32_t i = 0; i < mem::kSubgraphSize && s.ok(); ++i) {
+    // Only vertices with a state or entries here are written: the masks name them.
+    for (uint64_t m = sv->exists_mask | sv->deleted_mask | a->count_mask; m != 0 && s.ok();
+         m &= m - 1) {
+      const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
       uint8_t flags = 0;
       if ((sv->exists_mask >> i) & 1) flags |= lsm::kVertexExists;
       if ((sv->deleted_mask >> i) & 1) flags |= lsm::kVertexDeleted;
-      if (flags == 0 && a->Entries(i) == 0) continue;
       const VertexId v = (sg << mem::kSubgraphBits) | i;
       s = w.AddVertex(v, flags);
       if (first) meta->min_src = v;
