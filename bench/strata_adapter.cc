@@ -138,7 +138,12 @@ class StrataSystem : public System {
     return db_->Write(b);
   }
 
-  Status Persist() override { return db_->Flush(); }
+  // Flush, then let background work settle (WaitIdle: flushes, compactions due by score, and
+  // the idle merge of level 0), as the RocksDB adapter waits for its compactions.
+  Status Persist() override {
+    Status s = db_->Flush();
+    return s.ok() ? db_->WaitIdle() : s;
+  }
 
   std::unique_ptr<View> NewView() override {
     return std::make_unique<StrataView>(db_->GetSnapshot());

@@ -996,14 +996,51 @@ uint64_t DBImpl::LevelTarget(size_t k) const {
   return t;
 }
 
+namespace {
+
+// Whether levels k+1.. (indexes k..) of direction dir hold nothing.
+bool DeeperEmpty(const version::Version& v, int dir, size_t k) {
+  for (size_t i = k; i < v.levels[dir].size(); ++i) {
+    if (!v.levels[dir][i].empty()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void DBImpl::L0Job(const version::Version& v, int dir, CompactionJob* job) const {
+  VertexId lo = ~VertexId{0}, hi = 0;
+  for (const auto& h : v.l0[dir]) {
+    if (h->meta.num_vertices == 0) continue;
+    lo = std::min(lo, h->meta.min_src);
+    hi = std::max(hi, h->meta.max_src);
+  }
+  *job = CompactionJob();
+  job->dir = dir;
+  job->output_level = 1;
+  job->inputs = v.l0[dir];
+  if (!v.levels[dir].empty()) {
+    for (const auto& h : v.levels[dir][0]) {
+      if (h->meta.max_src >= lo && h->meta.min_src <= hi) job->inputs.push_back(h);
+    }
+  }
+  job->bottom = DeeperEmpty(v, dir, 1);
+  job->why = std::to_string(v.l0[dir].size()) + " L0 files";
+}
+
+bool DBImpl::PickIdle(const version::Version& v, CompactionJob* job) const {
+  const int dirs = options_.graph_kind == GraphKind::kDirectedWithInEdges ? 2 : 1;
+  for (int dir = 0; dir < dirs; ++dir) {
+    if (v.l0[dir].empty()) continue;
+    L0Job(v, dir, job);
+    job->why = "idle, " + job->why;
+    return true;
+  }
+  return false;
+}
+
 bool DBImpl::PickCompaction(const version::Version& v, CompactionJob* job) {
   const int dirs = options_.graph_kind == GraphKind::kDirectedWithInEdges ? 2 : 1;
-  auto deeper_empty = [&](int dir, size_t k) {  // levels k+1.. (indexes) hold nothing
-    for (size_t i = k; i < v.levels[dir].size(); ++i) {
-      if (!v.levels[dir][i].empty()) return false;
-    }
-    return true;
-  };
   for (int dir = 0; dir < dirs; ++dir) {
     // Scores: L0 files / l0_compaction_trigger, and each level's bytes / its target. The
     // highest score of at least 1 runs. (Always preferring L0 -> L1 while L0 refills faster
@@ -1021,26 +1058,9 @@ bool DBImpl::PickCompaction(const version::Version& v, CompactionJob* job) {
     }
     const double l0_score = static_cast<double>(v.l0[dir].size()) /
                             static_cast<double>(std::max(1, options_.l0_compaction_trigger));
-    // L0 -> L1: every L0 file plus the L1 files overlapping their union.
     if (v.l0[dir].size() >= static_cast<size_t>(options_.l0_compaction_trigger) &&
         (pick == 0 || l0_score >= best)) {
-      VertexId lo = ~VertexId{0}, hi = 0;
-      for (const auto& h : v.l0[dir]) {
-        if (h->meta.num_vertices == 0) continue;
-        lo = std::min(lo, h->meta.min_src);
-        hi = std::max(hi, h->meta.max_src);
-      }
-      *job = CompactionJob();
-      job->dir = dir;
-      job->output_level = 1;
-      job->inputs = v.l0[dir];
-      if (!v.levels[dir].empty()) {
-        for (const auto& h : v.levels[dir][0]) {
-          if (h->meta.max_src >= lo && h->meta.min_src <= hi) job->inputs.push_back(h);
-        }
-      }
-      job->bottom = deeper_empty(dir, 1);
-      job->why = std::to_string(v.l0[dir].size()) + " L0 files";
+      L0Job(v, dir, job);
       return true;
     }
     // Li -> Li+1: one file of the fullest level over its target, round-robin by vertex range.
@@ -1065,7 +1085,7 @@ bool DBImpl::PickCompaction(const version::Version& v, CompactionJob* job) {
         }
       }
     }
-    job->bottom = deeper_empty(dir, k + 2);
+    job->bottom = DeeperEmpty(v, dir, k + 2);
     job->why = "level " + std::to_string(k + 1) + " at " + std::to_string(best).substr(0, 4) +
                "x its target";
     return true;
@@ -1145,18 +1165,49 @@ Status DBImpl::RunJob(const CompactionJob& job) {
 }
 
 void DBImpl::CompactLoop() {
+  using Clock = std::chrono::steady_clock;
+  const auto idle_after = std::chrono::milliseconds(options_.idle_compaction_ms);
+  // Wake often enough to notice an idle period about when it completes.
+  const auto tick = std::min<Clock::duration>(
+      std::chrono::seconds(1),
+      options_.idle_compaction_ms > 0 ? idle_after / 4 + std::chrono::milliseconds(1)
+                                      : Clock::duration(std::chrono::seconds(1)));
+  uint64_t seen_batches = batches_.load(std::memory_order_relaxed);
+  Clock::time_point last_write = Clock::now();
   for (;;) {
+    uint64_t ticket = 0;
+    bool settling = false;
     {
       std::unique_lock<std::mutex> g(bg_mu_);
-      compact_cv_.wait_for(g, std::chrono::seconds(1), [&] { return stop_ || compact_pending_; });
+      compact_cv_.wait_for(g, tick, [&] { return stop_ || compact_pending_; });
       compact_pending_ = false;
       if (stop_) return;
       if (!bg_error_.ok()) continue;
+      ticket = settle_requested_;
+      settling = ticket > settled_;
     }
     std::lock_guard<std::mutex> cg(compact_mu_);
-    CompactionJob job;
-    while (PickCompaction(*current(), &job)) {
-      Status s = RunJob(job);
+    Status s;
+    for (;;) {
+      CompactionJob job;
+      bool have = PickCompaction(*current(), &job);
+      if (!have && options_.idle_compaction_ms > 0) {
+        const uint64_t b = batches_.load(std::memory_order_relaxed);
+        if (b != seen_batches) {
+          seen_batches = b;
+          last_write = Clock::now();
+        }
+        bool flush_pending;
+        {
+          std::lock_guard<std::mutex> g(bg_mu_);
+          flush_pending = !sealed_.empty() || flushing_;
+        }
+        if (!flush_pending && (settling || Clock::now() - last_write >= idle_after)) {
+          have = PickIdle(*current(), &job);
+        }
+      }
+      if (!have) break;
+      s = RunJob(job);
       std::lock_guard<std::mutex> g(bg_mu_);
       if (!s.ok()) {
         if (bg_error_.ok()) bg_error_ = s;
@@ -1166,7 +1217,34 @@ void DBImpl::CompactLoop() {
       }
       if (stop_) break;
     }
+    if (s.ok() && settling) {
+      // Settled only if no flush is pending or running and none finished since this round
+      // began (a finished flush leaves compact_pending_ set, and flushing_ stays true until
+      // it has): its L0 file would still be due for merging.
+      std::lock_guard<std::mutex> g(bg_mu_);
+      if (sealed_.empty() && !flushing_ && !compact_pending_) {
+        settled_ = ticket;
+        room_cv_.notify_all();
+      }
+    }
   }
+}
+
+Status DBImpl::WaitIdle() {
+  if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
+  if (options_.in_memory) return Status::OK();
+  std::unique_lock<std::mutex> g(bg_mu_);
+  if (!options_.background_compaction) {  // no compaction thread: only flushes to wait for
+    room_cv_.wait(g, [&] { return (sealed_.empty() && !flushing_) || !bg_error_.ok() || stop_; });
+    return bg_error_;
+  }
+  const uint64_t ticket = ++settle_requested_;
+  compact_pending_ = true;
+  compact_cv_.notify_all();
+  room_cv_.wait(g, [&] { return settled_ >= ticket || !bg_error_.ok() || stop_; });
+  if (!bg_error_.ok()) return bg_error_;
+  if (settled_ < ticket) return Status::InvalidArgument("store closed while waiting for it to settle");
+  return Status::OK();
 }
 
 Status DBImpl::CompactAll() {

@@ -52,6 +52,7 @@ class DBImpl final : public DB {
   Status Close() override;
 
   Status Flush() override { return FlushAll(); }
+  Status WaitIdle() override;
   Status CompactAll() override;
   Status Verify(std::string* report) override;
 
@@ -109,6 +110,11 @@ class DBImpl final : public DB {
   };
   // The most urgent job for the current version, if any.
   bool PickCompaction(const version::Version& v, CompactionJob* job);
+  // Level 0 -> level 1 of direction dir: every L0 file plus the L1 files overlapping them.
+  void L0Job(const version::Version& v, int dir, CompactionJob* job) const;
+  // The idle merge (Options::idle_compaction_ms): an L0Job for the first direction whose
+  // level 0 holds a file, if any.
+  bool PickIdle(const version::Version& v, CompactionJob* job) const;
   Status RunJob(const CompactionJob& job);
   void CompactLoop();
   uint64_t LevelTarget(size_t k) const;  // target bytes of level k+1
@@ -144,6 +150,11 @@ class DBImpl final : public DB {
   std::thread compact_thread_;
   std::condition_variable compact_cv_;
   bool compact_pending_ = false;  // under bg_mu_: a flush or a stall asked for a compaction check
+  // Under bg_mu_: WaitIdle calls take tickets; the compaction thread moves settled_ up to the
+  // newest ticket it saw once a round ends with nothing to do and no flush pending or running
+  // (room_cv_ wakes the waiters).
+  uint64_t settle_requested_ = 0;
+  uint64_t settled_ = 0;
   std::mutex compact_mu_;
   // Held across "log the edit to the manifest + install the Version", so Verify sees the two
   // agree.

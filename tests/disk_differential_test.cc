@@ -9,6 +9,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <atomic>
+#include <thread>
+#include <set>
+#include <fstream>
 #include <random>
 
 #include "lsm/db_impl.h"
@@ -248,6 +252,123 @@ TEST(DiskStore, BudgetTooSmallForTheMemgraphsIsRefusedWithReason) {
   ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.ToString().find("memgraph_bytes"), std::string::npos) << s.ToString();
   EXPECT_NE(s.ToString().find("memory_budget"), std::string::npos) << s.ToString();
+}
+
+// Idle compaction (Options::idle_compaction_ms) and DB::WaitIdle: level 0 is merged into level
+// 1 once writes stop, with nothing lost; WaitIdle returns only when nothing is left to do.
+class DiskIdle : public ::testing::Test {
+ protected:
+  Options Opts(uint32_t idle_ms, int l0_trigger) {
+    Options o;
+    o.memgraph_bytes = 64 << 10;
+    o.memory_budget = 4 << 20;
+    o.wal = WalMode::kOff;
+    o.l0_compaction_trigger = l0_trigger;
+    o.idle_compaction_ms = idle_ms;
+    return o;
+  }
+  // `files` flushes of 300 random edges each; every edge goes into the model too.
+  void Fill(DB* db, int files) {
+    for (int f = 0; f < files; ++f) {
+      WriteBatch b;
+      for (int i = 0; i < 300; ++i) {
+        const VertexId u = rng_() % 5000, v = rng_() % 5000;
+        b.InsertEdge(u, v);
+        edges_.insert({u, v});
+      }
+      ASSERT_TRUE(db->Write(b).ok());
+      ASSERT_TRUE(db->Flush().ok());
+    }
+  }
+  void CheckAll(DB* db) {
+    auto snap = db->GetSnapshot();
+    uint64_t n = 0;
+    ASSERT_TRUE(snap->ScanEdges(0, 5000, Direction::kOut, [&](VertexId u, const NeighborChunk& c) {
+      for (size_t i = 0; i < c.size; ++i) {
+        EXPECT_TRUE(edges_.count({u, c.dst[i]})) << u << " -> " << c.dst[i];
+        ++n;
+      }
+      return true;
+    }).ok());
+    EXPECT_EQ(n, edges_.size());
+  }
+  std::mt19937_64 rng_{31};
+  std::set<std::pair<VertexId, VertexId>> edges_;
+  testing::TempDir dir_;
+};
+
+TEST_F(DiskIdle, StoreWithoutWritesMergesLevel0) {
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(Opts(200, 100), dir_.path() + "/db", &db).ok());
+  Fill(db.get(), 3);
+  ASSERT_EQ(db->GetStats(false).l0_files, 3u) << "trigger 100: no compaction by score";
+  // Polls (no timing assertion): the merge must come, however slow the machine.
+  for (int i = 0; i < 6000 && db->GetStats(false).l0_files > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const DBStats st = db->GetStats(false);
+  EXPECT_EQ(st.l0_files, 0u) << st.ToString();
+  EXPECT_GT(st.level_files, 0u) << st.ToString();
+  EXPECT_EQ(st.compactions, 1u) << st.ToString();
+  CheckAll(db.get());
+  std::string log;
+  {
+    std::ifstream in(dir_.path() + "/db/LOG");
+    log.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_NE(log.find("compaction (idle, 3 L0 files)"), std::string::npos) << log;
+}
+
+TEST_F(DiskIdle, WaitIdleMergesLevel0AtOnce) {
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(Opts(3600 * 1000, 100), dir_.path() + "/db", &db).ok());
+  Fill(db.get(), 3);
+  ASSERT_EQ(db->GetStats(false).l0_files, 3u);
+  ASSERT_TRUE(db->WaitIdle().ok());
+  EXPECT_EQ(db->GetStats(false).l0_files, 0u);
+  CheckAll(db.get());
+  // Nothing left to do: returns again, changing nothing.
+  const uint64_t c = db->GetStats(false).compactions;
+  ASSERT_TRUE(db->WaitIdle().ok());
+  EXPECT_EQ(db->GetStats(false).compactions, c);
+  ASSERT_TRUE(db->Close().ok());
+  EXPECT_TRUE(db->WaitIdle().IsInvalidArgument());
+}
+
+TEST_F(DiskIdle, WithoutIdleMergeWaitIdleRunsOnlyWhatScoresAskFor) {
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(Opts(0, 2), dir_.path() + "/db", &db).ok());
+  Fill(db.get(), 3);
+  ASSERT_TRUE(db->WaitIdle().ok());
+  // Trigger 2: L0 -> L1 ran at two files; the third stays below the trigger.
+  EXPECT_LT(db->GetStats(false).l0_files, 2u);
+  Fill(db.get(), 1);
+  ASSERT_TRUE(db->WaitIdle().ok());
+  EXPECT_LT(db->GetStats(false).l0_files, 2u);
+  EXPECT_GE(db->GetStats(false).compactions, 1u);
+  CheckAll(db.get());
+}
+
+// WaitIdle while another thread writes and flushes: every call returns, and after the writer
+// stops one more call leaves level 0 empty.
+TEST_F(DiskIdle, WaitIdleWithConcurrentWriter) {
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(Opts(3600 * 1000, 3), dir_.path() + "/db", &db).ok());
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    Fill(db.get(), 12);
+    done = true;
+  });
+  int calls = 0;
+  while (!done.load()) {
+    ASSERT_TRUE(db->WaitIdle().ok());
+    ++calls;
+  }
+  writer.join();
+  ASSERT_TRUE(db->WaitIdle().ok());
+  EXPECT_GE(calls, 1);
+  EXPECT_EQ(db->GetStats(false).l0_files, 0u);
+  CheckAll(db.get());
 }
 
 }  // namespace

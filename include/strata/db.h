@@ -95,6 +95,14 @@ class DB {
   // Seals the in-memory tier and returns once it is on disk. No-op for in-memory stores.
   virtual Status Flush() = 0;
 
+  // Returns once background work has settled: every sealed memgraph is flushed, no
+  // compaction is due by its level scores and, when Options::idle_compaction_ms > 0, level 0
+  // has been merged into level 1 (a caller waiting counts as idle, so that merge runs now).
+  // Does not seal the active memgraph (Flush does). Writes issued meanwhile can keep it
+  // waiting. Returns the background error if a flush or compaction failed. No-op for
+  // in-memory stores.
+  virtual Status WaitIdle() = 0;
+
   // Full compaction: flushes, then merges every level into the bottom level, dropping
   // tombstones and shadowed versions. Readers keep their snapshots meanwhile.
   virtual Status CompactAll() = 0;

@@ -65,6 +65,13 @@ struct Options {
   uint64_t target_file_bytes = uint64_t{64} << 20;
   // Run compactions in the background (tests may turn this off to place them by hand).
   bool background_compaction = true;
+  // When no batch has been written for this long, no flush is pending and level 0 holds
+  // files, the background thread merges level 0 into level 1, whatever
+  // l0_compaction_trigger says: a store that stopped taking writes is being read, and every
+  // L0 file costs each point read a lookup and each list a merge (LevelDB compacts a file
+  // that serves many seeks for the same reason). 0 turns it off. DB::WaitIdle does the merge
+  // at once.
+  uint32_t idle_compaction_ms = 2000;
   // Point reads locate a vertex on disk through the multi-level vertex index (index/). False
   // (or the environment variable STRATA_VERTEX_INDEX_READS=0) makes them search each level's
   // files by range instead, for A/B measurement; the index is maintained either way.
