@@ -16,8 +16,9 @@ using Queue = std::vector<VertexId>;
 // out-neighbor is claimed by exactly one task (CAS kUnreachable -> level + 1) and appended to
 // *next. Returns in *scout the sum of the new frontier's out-degrees. The frontier is read in
 // sorted chunks of `batch` vertices (ForEachFrontierNeighbor).
-Status TopDownStep(const Snapshot& snap, const Layout& L, int64_t level, Queue& frontier,
-                   size_t batch, std::vector<int64_t>& depth, Queue* next, uint64_t* scout) {
+Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache, int64_t level,
+                   Queue& frontier, size_t batch, std::vector<int64_t>& depth, Queue* next,
+                   uint64_t* scout) {
   struct Local {
     Queue q;
     uint64_t scout = 0;
@@ -36,7 +37,8 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, int64_t level, Queue& 
           }
           return true;
         };
-      });
+      },
+      cache);
   next->clear();
   *scout = 0;
   for (Local& l : local) {
@@ -156,8 +158,10 @@ void BitmapToQueue(const Layout& L, const std::vector<uint8_t>& bits, Queue* q) 
 }  // namespace
 
 Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* depth) {
-  // Undirected stores: keep the lists the layout streams for the bottom-up steps.
-  const bool keep = snap.kind() == GraphKind::kUndirected && params.cache_bytes > 0;
+  // Keep the out-lists the layout streams: top-down steps read them, and bottom-up steps on
+  // undirected stores (whose in-lists they are).
+  const bool keep = params.cache_bytes > 0;
+  const bool cache_in = keep && snap.kind() == GraphKind::kUndirected;
   ListCache cache(snap, Direction::kOut, keep ? params.cache_bytes : 0);
   Layout L;
   Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
@@ -188,7 +192,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
       uint64_t awake = frontier.size(), old_awake;
       do {
         old_awake = awake;
-        s = BottomUpStep(snap, L, level, params.fetch_batch, keep ? &cache : nullptr, front, back,
+        s = BottomUpStep(snap, L, level, params.fetch_batch, cache_in ? &cache : nullptr, front, back,
                          *depth, &awake);
         ++level;
         std::swap(front, back);
@@ -197,7 +201,8 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
       scout = 1;
     } else {
       edges_to_check -= std::min(edges_to_check, scout);
-      s = TopDownStep(snap, L, level, frontier, params.fetch_batch, *depth, &next, &scout);
+      s = TopDownStep(snap, L, keep ? &cache : nullptr, level, frontier, params.fetch_batch,
+                      *depth, &next, &scout);
       ++level;
       std::swap(frontier, next);
     }

@@ -19,9 +19,10 @@ struct BfsParams {
   // steps, unvisited low-degree vertices of a range in bottom-up steps. 0 reads one vertex at a
   // time.
   size_t fetch_batch = kDefaultFetchBatch;
-  // Undirected stores: most bytes of neighbor lists kept decoded in memory (ListCache, about
-  // 4 bytes per edge), collected during the layout's pass, so bottom-up steps read memory
-  // instead of the store. 0: bottom-up steps read the store (batched lookups).
+  // Most bytes of out-lists kept decoded in memory (ListCache, about 4 bytes per edge),
+  // collected during the layout's pass: top-down steps read the frontier's lists from it, and
+  // on undirected stores (in-lists = out-lists) bottom-up steps too; vertices left out are
+  // read from the store (batched lookups). 0: every step reads the store.
   size_t cache_bytes = size_t{256} << 20;
 };
 

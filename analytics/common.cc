@@ -105,16 +105,20 @@ Status BuildLayout(const Snapshot& snap, Layout* layout,
   return Status::OK();
 }
 
-ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes)
+ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights)
     : d_(d),
       bound_(snap.VertexIdBound()),
       narrow_(bound_ <= (VertexId{1} << 32)),
+      weights_(keep_weights && snap.weighted()),
       max_bytes_(max_bytes),
       blocks_(static_cast<size_t>((bound_ + kLayoutBlock - 1) / kLayoutBlock)) {}
 
+size_t ListCache::Held(const Block& b) const {
+  return b.ids32.capacity() * 4 + b.ids64.capacity() * 8 + b.w.capacity() * 8;
+}
+
 void ListCache::Drop(Block& b) {
-  const size_t held =
-      b.off.size() * sizeof(uint64_t) + b.ids32.capacity() * 4 + b.ids64.capacity() * 8;
+  const size_t held = b.off.size() * sizeof(uint64_t) + Held(b);
   if (held) used_.fetch_sub(held, std::memory_order_relaxed);
   b = Block();
   b.state = Block::kDropped;
@@ -141,13 +145,20 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
   const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
   const size_t j = static_cast<size_t>(u % kLayoutBlock);
   while (b.next <= j) b.off[b.next++] = count;
-  const size_t before = narrow_ ? b.ids32.capacity() * 4 : b.ids64.capacity() * 8;
+  const size_t before = Held(b);
   if (narrow_) {
     b.ids32.insert(b.ids32.end(), c.dst, c.dst + c.size);
   } else {
     b.ids64.insert(b.ids64.end(), c.dst, c.dst + c.size);
   }
-  const size_t after = narrow_ ? b.ids32.capacity() * 4 : b.ids64.capacity() * 8;
+  if (weights_) {
+    if (c.weight != nullptr) {
+      b.w.insert(b.w.end(), c.weight, c.weight + c.size);
+    } else {
+      b.w.resize(b.w.size() + c.size, 1.0);
+    }
+  }
+  const size_t after = Held(b);
   if (after > before &&
       used_.fetch_add(after - before, std::memory_order_relaxed) + (after - before) > max_bytes_) {
     Drop(b);  // gives back all the block held
@@ -160,13 +171,14 @@ void ListCache::Close(Block& b, VertexId len) {
   while (b.next <= len) b.off[b.next++] = count;
   b.state = Block::kKept;
   // Give back what doubling left unused.
-  const size_t cap = narrow_ ? b.ids32.capacity() * 4 : b.ids64.capacity() * 8;
-  if (narrow_) {
-    if (b.ids32.capacity() > b.ids32.size() + b.ids32.size() / 4) b.ids32.shrink_to_fit();
-  } else {
-    if (b.ids64.capacity() > b.ids64.size() + b.ids64.size() / 4) b.ids64.shrink_to_fit();
-  }
-  const size_t now = narrow_ ? b.ids32.capacity() * 4 : b.ids64.capacity() * 8;
+  const size_t cap = Held(b);
+  auto trim = [](auto& v) {
+    if (v.capacity() > v.size() + v.size() / 4) v.shrink_to_fit();
+  };
+  trim(b.ids32);
+  trim(b.ids64);
+  trim(b.w);
+  const size_t now = Held(b);
   if (now < cap) used_.fetch_sub(cap - now, std::memory_order_relaxed);
 }
 

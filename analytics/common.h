@@ -188,8 +188,10 @@ inline constexpr VertexId kLayoutBlock = 4096;
 // lists by one streamed pass in Complete. Blocks are kept while they fit `max_bytes`; a block
 // that does not fit (or holds a neighbor >= the bound) is streamed from the snapshot by every
 // Pass. IDs are kept in 32 bits when the bound allows (4 bytes per edge, plus 8 per vertex of
-// a kept block). Weights are not kept. The memory belongs to the kernel and is freed with the
-// object. max_bytes = 0: always stream.
+// a kept block); weights (8 bytes per edge) only when asked for and the store has them. The
+// memory belongs to the kernel and is freed with the object. max_bytes = 0: always stream.
+// Frontier kernels read kept lists one vertex at a time with Chunks (ForEachFrontierChunk
+// takes the cache and reads only the other vertices from the snapshot).
 //
 //   ListCache cache(snap, Direction::kOut, max_bytes);
 //   BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
@@ -199,7 +201,8 @@ inline constexpr VertexId kLayoutBlock = 4096;
 //   ForEachRange(L, [&](size_t, VertexRange r) { return cache.Pass(snap, L, r, fn); });
 class ListCache {
  public:
-  ListCache(const Snapshot& snap, Direction d, size_t max_bytes);
+  // keep_weights: keep each edge's weight too (a weighted store's lists come with weights).
+  ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights = false);
 
   // Keeps a chunk of u's list in direction d. Thread-safe across blocks; the chunks of one
   // block must come from one thread, vertices ascending, a vertex's chunks in order (as
@@ -215,6 +218,17 @@ class ListCache {
   template <typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
 
+  // u's whole list as the store gives it (edges into deleted vertices included), in chunks of
+  // at most 256: fn(const NeighborChunk&) -> bool until it returns false; the chunk's weight
+  // is null unless weights() (callers that need weights must not use it then). Returns false
+  // without calling fn when u's block is not kept (read u from the store instead). Safe to
+  // call concurrently after Complete.
+  template <typename Fn>
+  bool Chunks(VertexId u, Fn&& fn) const;
+
+  Direction direction() const { return d_; }
+  // Whether kept lists carry their weights.
+  bool weights() const { return weights_; }
   // Bytes held.
   size_t bytes() const { return used_.load(std::memory_order_relaxed); }
 
@@ -225,13 +239,16 @@ class ListCache {
     std::vector<uint64_t> off;  // list of vertex base + j: ids[off[j], off[j + 1])
     std::vector<uint32_t> ids32;
     std::vector<VertexId> ids64;
+    std::vector<double> w;  // weights_ only: w[k] belongs to the k-th id
   };
+  size_t Held(const Block& b) const;  // bytes a block holds (capacities)
   void Drop(Block& b);
   void Close(Block& b, VertexId len);
 
   Direction d_;
   VertexId bound_;
   bool narrow_;
+  bool weights_;
   size_t max_bytes_;
   std::atomic<bool> collected_{false};
   std::atomic<size_t> used_{0};
@@ -270,16 +287,20 @@ inline constexpr size_t kDefaultFetchBatch = 1024;
 // calls make() once and then visit(u, chunk) -> bool for the chunks of u's lists (a vertex's
 // chunks consecutive, vertices of a task in any order); false stops the pass. Pass a frontier
 // sorted by vertex so a chunk covers nearby vertices (shared blocks, sequential file offsets).
+// With a `cache` of direction d, the vertices whose lists it keeps are read from it (their
+// chunks then carry no weights unless cache->weights()) and only the others from the snapshot.
 template <typename Make>
 Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, Direction d,
-                            size_t batch, Make&& make);
+                            size_t batch, Make&& make, const ListCache* cache = nullptr);
 
 // ForEachFrontierChunk with the kernel conventions of ScanEach: make() returns
 // visit(u, v, weight) -> bool, called for every existing neighbor v of every u in vs; a
-// neighbor >= layout.bound is Corruption.
+// neighbor >= layout.bound is Corruption. A `cache` that keeps no weights gives weight 1.0 on
+// a weighted store: pass one only when the kernel ignores weights or cache->weights().
 template <typename Make>
 Status ForEachFrontierNeighbor(const Snapshot& snap, const VertexId* vs, size_t n, Direction d,
-                               const Layout& layout, size_t batch, Make&& make) {
+                               const Layout& layout, size_t batch, Make&& make,
+                               const ListCache* cache = nullptr) {
   std::atomic<bool> bad{false};
   Status s = ForEachFrontierChunk(snap, vs, n, d, batch, [&] {
     return [&bad, &layout, visit = make()](VertexId u, const NeighborChunk& c) mutable {
@@ -294,7 +315,7 @@ Status ForEachFrontierNeighbor(const Snapshot& snap, const VertexId* vs, size_t 
       }
       return true;
     };
-  });
+  }, cache);
   if (!s.ok()) return s;
   if (bad.load()) return Status::Corruption("analytics: neighbor ID >= VertexIdBound()");
   return Status::OK();
@@ -409,8 +430,9 @@ Status ForEachRange(const Layout& layout, Fn&& fn) {
 
 template <typename Make>
 Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, Direction d,
-                            size_t batch, Make&& make) {
+                            size_t batch, Make&& make, const ListCache* cache) {
   if (n == 0) return Status::OK();
+  if (cache != nullptr && cache->direction() != d) cache = nullptr;
   const size_t tasks = 4 * static_cast<size_t>(tbb::this_task_arena::max_concurrency());
   const size_t limit = batch == 0 ? 64 : batch;
   const size_t grain =
@@ -423,16 +445,28 @@ Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, 
         if (err.failed() || stopped.load(std::memory_order_relaxed)) return;
         auto visit = make();
         bool go = true;
-        if (batch == 0) {
-          for (size_t i = r.begin(); i < r.end() && go && !err.failed(); ++i) {
-            const VertexId u = vs[i];
+        const VertexId* base = vs + r.begin();
+        size_t m = r.size();
+        std::vector<VertexId> rest;  // with a cache: the vertices it does not keep
+        if (cache != nullptr) {
+          for (size_t i = 0; i < m && go; ++i) {
+            const VertexId u = base[i];
+            if (!cache->Chunks(u, [&](const NeighborChunk& c) { return go = visit(u, c); })) {
+              rest.push_back(u);
+            }
+          }
+          base = rest.data();
+          m = go ? rest.size() : 0;
+        }
+        if (m > 0 && batch == 0) {
+          for (size_t i = 0; i < m && go && !err.failed(); ++i) {
+            const VertexId u = base[i];
             err.Set(snap.ScanNeighbors(u, d, [&](const NeighborChunk& c) {
               return go = visit(u, c);
             }));
           }
-        } else {
-          const VertexId* base = vs + r.begin();
-          err.Set(snap.ScanNeighborsBatch(base, r.size(), d, [&](size_t i, const NeighborChunk& c) {
+        } else if (m > 0) {
+          err.Set(snap.ScanNeighborsBatch(base, m, d, [&](size_t i, const NeighborChunk& c) {
             return go = visit(base[i], c);
           }));
         }
@@ -440,6 +474,31 @@ Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, 
       },
       tbb::simple_partitioner());
   return err.Get();
+}
+
+template <typename Fn>
+bool ListCache::Chunks(VertexId u, Fn&& fn) const {
+  if (u >= bound_) return false;
+  const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+  if (b.state != Block::kKept) return false;
+  const size_t j = static_cast<size_t>(u % kLayoutBlock);
+  const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
+  constexpr size_t kPiece = 256;
+  VertexId wide[kPiece];
+  for (uint64_t k = e0; k < e1;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kPiece, e1 - k));
+    const VertexId* dst;
+    if (narrow_) {
+      for (size_t i = 0; i < n; ++i) wide[i] = b.ids32[k + i];
+      dst = wide;
+    } else {
+      dst = b.ids64.data() + k;
+    }
+    const double* w = weights_ ? b.w.data() + k : nullptr;
+    if (!fn(NeighborChunk{dst, w, n})) break;
+    k += n;
+  }
+  return true;
 }
 
 template <typename Fn>

@@ -43,8 +43,13 @@ double AutoDelta(const Snapshot& snap, const Layout& L) {
 }  // namespace
 
 Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>* dist_out) {
+  ListCache cache(snap, Direction::kOut, params.cache_bytes, /*keep_weights=*/true);
   Layout L;
-  Status s = BuildLayout(snap, &L);
+  Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+    cache.Collect(u, c);
+  });
+  if (!s.ok()) return s;
+  s = cache.Complete(snap, L);
   if (!s.ok()) return s;
   std::vector<double>& dist = *dist_out;
   dist.assign(L.bound, kInfinity);
@@ -96,7 +101,8 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
             }
             return true;
           };
-        }));
+        },
+        &cache));
     if (bad_weight.load()) err.Set(Status::InvalidArgument("SSSP: negative or NaN weight"));
     // Next bin: the smallest non-empty one at or after `bin` in any thread.
     size_t next = kMaxBins;

@@ -14,6 +14,10 @@ struct SsspParams {
   double delta = 0;
   // Bucket vertices per batched neighbor read (kDefaultFetchBatch); 0 reads one vertex at a time.
   size_t fetch_batch = kDefaultFetchBatch;
+  // Most bytes of out-lists with their weights kept decoded in memory (ListCache: about 12
+  // bytes per edge), collected during the layout's pass, so buckets relax edges from memory
+  // and read only the vertices left out from the store. 0: every bucket reads the store.
+  size_t cache_bytes = size_t{256} << 20;
 };
 
 // (*dist)[v] = length of a shortest path from source to v (sum of weights); kInfinity for

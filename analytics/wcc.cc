@@ -95,8 +95,10 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
   // Phase 1, fused with the layout's streamed pass: link the first `rounds` out-neighbors of
   // every vertex (Afforest's sampling rounds, all at once; linking order does not matter for
   // the result). When can_skip every neighbor exists (no dangling edges on those kinds).
+  ListCache cache(snap, Direction::kOut, params.cache_bytes);
   Layout L;
   Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t offset) {
+    cache.Collect(u, c);
     if (!can_skip || offset >= static_cast<uint64_t>(rounds)) return;
     const size_t n = std::min<size_t>(c.size, static_cast<size_t>(rounds - offset));
     for (size_t i = 0; i < n; ++i) {
@@ -111,6 +113,8 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
   if (bad.load() || L.bound != bound) {
     return Status::Corruption("analytics: neighbor ID beyond VertexIdBound()");
   }
+  s = cache.Complete(snap, L);
+  if (!s.ok()) return s;
   if (can_skip) forest.Compress(L);
 
   // Phase 2: link every edge of the vertices outside the largest component. Linking the
@@ -141,20 +145,25 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
       };
     };
     s = ForEachFrontierNeighbor(snap, rest.data(), rest.size(), Direction::kOut, L,
-                                kDefaultFetchBatch, make);
+                                kDefaultFetchBatch, make, &cache);
     if (s.ok() && scan_in) {
       s = ForEachFrontierNeighbor(snap, rest.data(), rest.size(), Direction::kIn, L,
                                   kDefaultFetchBatch, make);
     }
   } else {
-    // Streamed per range, deciding once per chunk.
-    auto link_chunk = [&](VertexId v, const VertexId* dst, const double*, size_t n) {
+    // Streamed per range (out-lists from the cache where kept), deciding once per chunk.
+    auto link = [&](VertexId v, const auto* dst, size_t n) {
       if (can_skip && forest.Find(v) == largest) return;
       for (size_t i = 0; i < n; ++i) forest.Link(v, dst[i]);
     };
     s = ForEachRange(L, [&](size_t, VertexRange r) {
-      Status st = ScanRangeChunks(snap, r, Direction::kOut, L, link_chunk);
-      if (st.ok() && scan_in) st = ScanRangeChunks(snap, r, Direction::kIn, L, link_chunk);
+      Status st = cache.Pass(snap, L, r, link);
+      if (st.ok() && scan_in) {
+        st = ScanRangeChunks(snap, r, Direction::kIn, L,
+                             [&](VertexId v, const VertexId* dst, const double*, size_t n) {
+                               link(v, dst, n);
+                             });
+      }
       return st;
     });
   }

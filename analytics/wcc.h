@@ -11,6 +11,10 @@ struct WccParams {
   // Afforest: neighbors per vertex linked in the sampling rounds before the largest component
   // is identified and skipped.
   int sampling_rounds = 2;
+  // Most bytes of out-lists kept decoded in memory (ListCache, about 4 bytes per edge),
+  // collected during the layout's pass, so the second phase links them from memory and reads
+  // only the lists left out from the store. 0: the second phase reads the store.
+  size_t cache_bytes = size_t{256} << 20;
 };
 
 // (*label)[v] = the smallest vertex ID of v's component (so two vertices share a label iff they

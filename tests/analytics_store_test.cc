@@ -95,14 +95,20 @@ void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string
   s1.resize(s2.size(), kInfinity);
   c = CheckEpsilon(s2, s1, kGraphalyticsEpsilon, "sssp");
   EXPECT_TRUE(c.ok()) << c.ToString();
+  // Buckets read one vertex at a time and batched; lists with their weights from the cache
+  // (default), from the store (0), and from a cache too small for every block.
   for (size_t batch : {size_t{0}, size_t{4}}) {
-    SsspParams sp{src};
-    sp.fetch_batch = batch;
-    std::vector<double> s3;
-    ASSERT_TRUE(Sssp(snap, sp, &s3).ok());
-    s3.resize(s2.size(), kInfinity);
-    c = CheckEpsilon(s2, s3, kGraphalyticsEpsilon, "sssp batch " + std::to_string(batch));
-    EXPECT_TRUE(c.ok()) << c.ToString();
+    for (size_t cache : {size_t{1} << 30, size_t{0}, size_t{40000}}) {
+      SsspParams sp{src};
+      sp.fetch_batch = batch;
+      sp.cache_bytes = cache;
+      std::vector<double> s3;
+      ASSERT_TRUE(Sssp(snap, sp, &s3).ok());
+      s3.resize(s2.size(), kInfinity);
+      c = CheckEpsilon(s2, s3, kGraphalyticsEpsilon,
+                       "sssp batch " + std::to_string(batch) + " cache " + std::to_string(cache));
+      EXPECT_TRUE(c.ok()) << c.ToString();
+    }
   }
 
   std::vector<VertexId> w1, w2;
@@ -111,6 +117,15 @@ void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string
   w1.resize(w2.size(), kNoLabel);
   c = CheckEquivalent(w2, w1, "wcc");
   EXPECT_TRUE(c.ok()) << c.ToString();
+  for (size_t cache : {size_t{0}, size_t{40000}}) {  // lists from the store, partly cached
+    WccParams wp;
+    wp.cache_bytes = cache;
+    std::vector<VertexId> w3;
+    ASSERT_TRUE(Wcc(snap, wp, &w3).ok());
+    w3.resize(w2.size(), kNoLabel);
+    c = CheckEquivalent(w2, w3, "wcc cache " + std::to_string(cache));
+    EXPECT_TRUE(c.ok()) << c.ToString();
+  }
 
   std::vector<uint64_t> c1, c2;
   ASSERT_TRUE(Cdlp(snap, CdlpParams{}, &c1).ok());

@@ -582,6 +582,65 @@ TEST(Analytics, ListCacheMatchesStreamedLists) {
   }
 }
 
+// ListCache::Chunks gives a kept vertex's whole list as the store does (edges into deleted
+// vertices included), with its weights when kept with them, and refuses vertices whose block
+// is not kept.
+TEST(Analytics, ListCacheChunksMatchStoreListsWithWeights) {
+  for (GraphKind kind : {GraphKind::kDirected, GraphKind::kUndirected}) {
+    SCOPED_TRACE(KindName(kind));
+    std::mt19937_64 rng(7);
+    MapSnapshot g(kind, true);
+    FillUniform(&g, 20000, 100000, rng);
+    for (int i = 0; i < 3000; ++i) g.PutEdge(5, rng() % 20000, 1.0 + static_cast<double>(rng() % 9));
+    Mutate(&g, 0.1, rng);
+    for (size_t budget : {size_t{600000}, size_t{1} << 30}) {
+      for (bool weights : {false, true}) {
+        ListCache cache(g, Direction::kOut, budget, weights);
+        EXPECT_EQ(cache.weights(), weights);
+        Layout L;
+        ASSERT_OK(BuildLayout(g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+          cache.Collect(u, c);
+        }));
+        ASSERT_OK(cache.Complete(g, L));
+        EXPECT_LE(cache.bytes(), budget);
+        size_t kept = 0, refused = 0;
+        for (VertexId u = 0; u < L.bound; ++u) {
+          std::vector<VertexId> dst;
+          std::vector<double> w;
+          const bool ok = cache.Chunks(u, [&](const NeighborChunk& c) {
+            EXPECT_LE(c.size, 256u);
+            EXPECT_EQ(c.weight != nullptr, weights);
+            for (size_t i = 0; i < c.size; ++i) {
+              dst.push_back(c.dst[i]);
+              if (c.weight) w.push_back(c.weight[i]);
+            }
+            return true;
+          });
+          if (!ok) {
+            ++refused;
+            continue;
+          }
+          ++kept;
+          std::vector<VertexId> want_dst;
+          std::vector<double> want_w;
+          ASSERT_OK(g.GetNeighbors(u, &want_dst, &want_w));
+          ASSERT_EQ(dst, want_dst) << u;
+          if (weights) ASSERT_EQ(w, want_w) << u;
+        }
+        EXPECT_GT(kept, 0u);
+        if (budget == 600000) EXPECT_GT(refused, 0u) << "the budget should leave blocks out";
+        // A visitor that stops: no further chunk of the list.
+        size_t calls = 0;
+        ASSERT_TRUE(budget != (size_t{1} << 30) || cache.Chunks(5, [&](const NeighborChunk&) {
+          ++calls;
+          return false;
+        }));
+        if (budget == (size_t{1} << 30)) EXPECT_EQ(calls, 1u);
+      }
+    }
+  }
+}
+
 TEST(Analytics, EmptyAndTinyGraphs) {
   MapSnapshot empty(GraphKind::kDirected);
   std::vector<double> pr;
