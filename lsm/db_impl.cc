@@ -101,7 +101,8 @@ bool ParseNumbered(const std::string& name, const char* suffix, uint64_t* n) {
 DBImpl::DBImpl(const Options& options, std::string path)
     : options_(options),
       path_(std::move(path)),
-      core_(std::make_shared<DBCore>(options.reader_slots)) {}
+      core_(std::make_shared<DBCore>(options.reader_slots)),
+      memgraph_capacity_(options.memgraph_bytes) {}
 
 DBImpl::~DBImpl() { Close(); }
 
@@ -573,7 +574,11 @@ Status DBImpl::MakeRoom() {
       stall_micros_.fetch_add(NowMicros() - t0, std::memory_order_relaxed);
       continue;
     }
-    if (v->memgraphs[0]->bytes() < options_.memgraph_bytes) return Status::OK();
+    // An empty memgraph takes the write whatever its size says (a capacity the plan shrank
+    // below an empty memgraph's own bytes must not stall writers for good).
+    if (v->memgraphs[0]->bytes() < memgraph_capacity() || v->memgraphs[0]->max_ts() == 0) {
+      return Status::OK();
+    }
     {
       std::lock_guard<std::mutex> g(bg_mu_);
       if (!bg_error_.ok()) return bg_error_;
@@ -596,7 +601,7 @@ bool DBImpl::Seal(bool force) {
   std::shared_ptr<const version::Version> v = current();
   const std::shared_ptr<mem::MemGraph>& active = v->memgraphs[0];
   if (active->max_ts() == 0) return false;  // nothing to seal
-  if (!force && active->bytes() < options_.memgraph_bytes) return false;
+  if (!force && active->bytes() < memgraph_capacity()) return false;
   {
     std::lock_guard<std::mutex> g(bg_mu_);
     if (sealed_.size() >= static_cast<size_t>(options_.max_sealed_memgraphs)) return false;
@@ -846,6 +851,7 @@ DBStats DBImpl::GetStats(bool count_graph) {
     }
   }
   st.memory_budget = options_.memory_budget;
+  st.memgraph_capacity = options_.in_memory ? options_.memgraph_bytes : memgraph_capacity();
   if (cache_) {
     st.resident_index_bytes = FileIndexBytes(*v);
     st.block_cache_capacity = cache_->capacity();
@@ -858,20 +864,48 @@ DBStats DBImpl::GetStats(bool count_graph) {
 
 void DBImpl::UpdateMemoryPlan() {
   if (!cache_) return;
+  std::lock_guard<std::mutex> plan(plan_mu_);
   std::shared_ptr<const version::Version> v = current();
-  const size_t resident = FileIndexBytes(*v) + v->index[0].bytes() + v->index[1].bytes();
-  const size_t fixed = options_.memgraph_bytes * (1 + static_cast<size_t>(
-                                                          options_.max_sealed_memgraphs)) +
-                       IoReserve(options_) + resident;
+  const size_t index = v->index[0].bytes() + v->index[1].bytes();
+  const size_t resident = FileIndexBytes(*v) + index;
+  // An install computes the new index beside the old one and the old pages go with the last
+  // Version holding them: a compaction touching every vertex holds two copies for a moment.
+  const size_t pinned = IoReserve(options_) + resident + index;
+  const size_t slots = 1 + static_cast<size_t>(options_.max_sealed_memgraphs);
+  const size_t floor = std::max<size_t>(4096, options_.memgraph_bytes / 8);
+  size_t mg = options_.memgraph_bytes;
+  if (pinned + slots * mg + kMinBlockCache > options_.memory_budget) {
+    const size_t room = options_.memory_budget > pinned + kMinBlockCache
+                            ? options_.memory_budget - pinned - kMinBlockCache
+                            : 0;
+    mg = std::max(floor, room / slots);
+  }
+  memgraph_capacity_.store(mg, std::memory_order_relaxed);
+  const size_t fixed = slots * mg + pinned;
   const size_t cap = fixed + kMinBlockCache <= options_.memory_budget
                          ? options_.memory_budget - fixed
                          : kMinBlockCache;
-  if (cap == kMinBlockCache && cache_->capacity() != kMinBlockCache) {
-    Log("memory: resident indexes (vertex index and per-file indexes, " +
-        std::to_string(resident) +
-        " bytes) leave the block cache its 64 KiB minimum; memory_budget is exceeded");
-  }
   cache_->SetCapacity(cap);
+  // LOG: capacity changes of an eighth or more, and entering or leaving "exceeded".
+  const size_t last = logged_capacity_ == 0 ? options_.memgraph_bytes : logged_capacity_;
+  if (mg != last && (mg < last - last / 8 || mg > last + last / 8 || mg == options_.memgraph_bytes)) {
+    Log("memory: memgraph capacity " + std::to_string(mg) + " bytes (memgraph_bytes " +
+        std::to_string(options_.memgraph_bytes) + "): resident indexes " +
+        std::to_string(resident) + " bytes, vertex index " + std::to_string(index) +
+        " bytes counted twice");
+    logged_capacity_ = mg;
+  }
+  const bool over = fixed + kMinBlockCache > options_.memory_budget;
+  if (over != logged_over_) {
+    Log(over ? "memory: memory_budget (" + std::to_string(options_.memory_budget) +
+                   " bytes) is exceeded by " +
+                   std::to_string(fixed + kMinBlockCache - options_.memory_budget) +
+                   " bytes: resident indexes " + std::to_string(resident) +
+                   " bytes (vertex index " + std::to_string(index) +
+                   " counted twice), memgraphs at their floor of memgraph_bytes / 8"
+             : "memory: back within memory_budget");
+    logged_over_ = over;
+  }
 }
 
 Status DBImpl::Close() {

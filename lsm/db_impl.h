@@ -120,8 +120,11 @@ class DBImpl final : public DB {
   uint64_t LevelTarget(size_t k) const;  // target bytes of level k+1
 
   void Log(const std::string& line);
-  // Gives the block cache what the budget leaves after the memgraphs, the I/O reserve and the
-  // resident indexes of the current files. Called after every change of the file set.
+  size_t memgraph_capacity() const { return memgraph_capacity_.load(std::memory_order_relaxed); }
+  // Splits the budget for the current files: I/O reserve, resident indexes (the vertex index
+  // twice), memgraphs (shrunk when the rest leaves them less than memgraph_bytes each, down to
+  // an eighth of it), and the block cache, which gets what is left. Called after every change
+  // of the file set.
   void UpdateMemoryPlan();
 
   const Options options_;
@@ -176,6 +179,12 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> flush_bytes_{0};
   std::atomic<uint64_t> compactions_{0};
   std::atomic<uint64_t> compaction_bytes_{0};
+  // Size at which the active memgraph is sealed: Options::memgraph_bytes, less when the
+  // resident indexes leave the memgraphs less of the budget (UpdateMemoryPlan).
+  std::atomic<size_t> memgraph_capacity_{0};
+  size_t logged_capacity_ = 0;  // under plan_mu_: the capacity LOG last reported
+  bool logged_over_ = false;    // under plan_mu_: LOG said the budget is exceeded
+  std::mutex plan_mu_;
 };
 
 }  // namespace strata::lsm

@@ -50,8 +50,12 @@ struct DBStats {
                                 : 0.0;
   }
   // Memory (Options::memory_budget): the budget is split between the memgraphs, an I/O
-  // reserve, the resident per-file indexes and the block cache, which gets what is left.
+  // reserve, the resident indexes (the multi-level vertex index counted twice: an install
+  // briefly holds its old and new pages) and the block cache, which gets what is left. When
+  // the indexes grow, the memgraphs shrink (down to memgraph_bytes / 8) before the budget is
+  // exceeded; LOG says when either happens.
   uint64_t memory_budget = 0;
+  uint64_t memgraph_capacity = 0;     // size at which the active memgraph is sealed now
   uint64_t resident_index_bytes = 0;  // per-segment indexes always in memory (current files)
   uint64_t block_cache_capacity = 0;
   uint64_t block_cache_bytes = 0;     // vertex blocks and bloom partitions cached
