@@ -305,6 +305,7 @@ int Main(int argc, char** argv) {
     cfg.cold_analytics = false;
     cfg.rocksdb_mixed = false;
     cfg.large_budget = size_t{16} << 20;
+    cfg.large_memgraph_bytes = size_t{4} << 20;
     cfg.memory_budget = size_t{256} << 20;
     cfg.memgraph_bytes = size_t{16} << 20;
     cfg.insert_edges = uint64_t{1} << 19;
@@ -322,7 +323,11 @@ int Main(int argc, char** argv) {
     cfg.scale = 22;
     cfg.small_scale = 19;
     cfg.large_scale = 23;
-    cfg.large_budget = size_t{256} << 20;
+    // Issue 4 allows up to 512 MiB for scale 23. 256 MiB did not hold: the vertex index alone
+    // is ~128 MB there and the plan counts it twice (docs/benchmarks.md). The memgraphs stay
+    // at 64 MiB, as in the 256 MiB runs.
+    cfg.large_budget = size_t{512} << 20;
+    cfg.large_memgraph_bytes = size_t{64} << 20;
     cfg.memory_budget = size_t{1} << 30;
     cfg.memgraph_bytes = size_t{64} << 20;
     cfg.insert_edges = uint64_t{1} << 22;

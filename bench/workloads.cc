@@ -1006,7 +1006,7 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   Graph g = MakeGraph(cfg.large_scale, false, cfg.seed + 2);
   SystemConfig sc = MakeSystemConfig(cfg, "large", false, false);
   sc.memory_budget = cfg.large_budget;
-  sc.memgraph_bytes = cfg.large_budget / 4;
+  sc.memgraph_bytes = cfg.large_memgraph_bytes;
   const IoCounters io0 = ReadIoCounters();
   const uint64_t rss0 = CurrentRssBytes();
   std::unique_ptr<System> sys = OpenSystem(system, sc);

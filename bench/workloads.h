@@ -59,6 +59,7 @@ struct SuiteConfig {
   // ingest_large: a stream larger than StrataGraph's memory budget.
   int large_scale = 20;
   size_t large_budget = size_t{128} << 20;
+  size_t large_memgraph_bytes = size_t{32} << 20;  // memgraph_bytes of ingest_large
   // strata's memory settings for the main graph.
   size_t memory_budget = size_t{1} << 30;
   size_t memgraph_bytes = size_t{64} << 20;
