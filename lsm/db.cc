@@ -49,7 +49,8 @@ std::string DBStats::ToString() const {
     << " memgraph_bytes=" << memgraph_bytes << " versions=" << memgraph_versions
     << " reclaimed=" << versions_reclaimed << " readers=" << active_readers
     << " sealed=" << sealed_memgraphs << " flushes=" << flushes
-    << " compactions=" << compactions << " stall_us=" << stall_micros
+    << " compactions=" << compactions << " stall_us=" << stall_micros << " (l0 "
+    << stall_l0_micros << ", flush " << stall_flush_micros << ")"
     << " disk_bytes=" << disk_bytes << " l0_files=" << l0_files << " level_files=" << level_files
     << " flush_bytes=" << flush_bytes << " compaction_bytes=" << compaction_bytes
     << " vertex_index_bytes=" << vertex_index_bytes

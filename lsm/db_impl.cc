@@ -40,6 +40,14 @@ size_t FileIndexBytes(const version::Version& v) {
 }
 
 Status ValidateOptions(const Options& o) {
+  if (o.l0_compaction_trigger < 1) {
+    return Status::InvalidArgument("l0_compaction_trigger: must be at least 1");
+  }
+  if (o.l0_stall_trigger <= o.l0_compaction_trigger) {
+    return Status::InvalidArgument(
+        "l0_stall_trigger: must be greater than l0_compaction_trigger (" +
+        std::to_string(o.l0_compaction_trigger) + "), or writers stall before a compaction is due");
+  }
   if (o.memgraph_bytes < 4096) {
     return Status::InvalidArgument("memgraph_bytes: must be at least 4 KiB");
   }
@@ -148,6 +156,15 @@ Status DBImpl::LockDir() {
     return Status::Busy("store '" + path_ + "' is already open (its LOCK is held by another process)");
   }
   return Status::OK();
+}
+
+void DBImpl::LogStall(std::atomic<uint64_t>* last, const std::string& why) {
+  // One line per reason per second, however many writers stall.
+  const uint64_t now = NowMicros();
+  uint64_t prev = last->load(std::memory_order_relaxed);
+  if (now - prev < 1000000 && prev != 0) return;
+  if (!last->compare_exchange_strong(prev, now, std::memory_order_relaxed)) return;
+  Log("stall: " + why);
 }
 
 void DBImpl::Log(const std::string& line) {
@@ -568,10 +585,16 @@ Status DBImpl::MakeRoom() {
       std::unique_lock<std::mutex> g(bg_mu_);
       if (!bg_error_.ok()) return bg_error_;
       const uint64_t t0 = NowMicros();
+      LogStall(&last_l0_stall_log_, "level 0 has " + std::to_string(v->l0[0].size()) +
+                                        " files (l0_stall_trigger " +
+                                        std::to_string(options_.l0_stall_trigger) +
+                                        "): writers wait for a compaction");
       compact_pending_ = true;
       compact_cv_.notify_all();
       room_cv_.wait_for(g, std::chrono::milliseconds(100));
-      stall_micros_.fetch_add(NowMicros() - t0, std::memory_order_relaxed);
+      const uint64_t waited = NowMicros() - t0;
+      stall_micros_.fetch_add(waited, std::memory_order_relaxed);
+      stall_l0_micros_.fetch_add(waited, std::memory_order_relaxed);
       continue;
     }
     // An empty memgraph takes the write whatever its size says (a capacity the plan shrank
@@ -588,11 +611,20 @@ Status DBImpl::MakeRoom() {
     // Every sealed slot is taken: stall until a flush frees one (never fail, never grow).
     std::unique_lock<std::mutex> g(bg_mu_);
     const uint64_t t0 = NowMicros();
+    if (sealed_.size() >= static_cast<size_t>(options_.max_sealed_memgraphs)) {
+      LogStall(&last_flush_stall_log_,
+               "the active memgraph is full and " + std::to_string(sealed_.size()) +
+                   " sealed memgraph(s) (max_sealed_memgraphs " +
+                   std::to_string(options_.max_sealed_memgraphs) +
+                   ") wait for their flush: writers wait for the flush");
+    }
     room_cv_.wait_for(g, std::chrono::milliseconds(100), [&] {
       return sealed_.size() < static_cast<size_t>(options_.max_sealed_memgraphs) ||
              !bg_error_.ok() || stop_;
     });
-    stall_micros_.fetch_add(NowMicros() - t0, std::memory_order_relaxed);
+    const uint64_t waited = NowMicros() - t0;
+    stall_micros_.fetch_add(waited, std::memory_order_relaxed);
+    stall_flush_micros_.fetch_add(waited, std::memory_order_relaxed);
   }
 }
 
@@ -820,6 +852,8 @@ DBStats DBImpl::GetStats(bool count_graph) {
   st.active_readers = core_->tracer.ActiveCount();
   st.flushes = flushes_.load(std::memory_order_relaxed);
   st.stall_micros = stall_micros_.load(std::memory_order_relaxed);
+  st.stall_l0_micros = stall_l0_micros_.load(std::memory_order_relaxed);
+  st.stall_flush_micros = stall_flush_micros_.load(std::memory_order_relaxed);
   for (const auto& l : v->l0) {
     for (const auto& h : l) st.disk_bytes += h->meta.size_bytes;
     st.l0_files += l.size();

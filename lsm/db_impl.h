@@ -120,6 +120,8 @@ class DBImpl final : public DB {
   uint64_t LevelTarget(size_t k) const;  // target bytes of level k+1
 
   void Log(const std::string& line);
+  // Logs "stall: <why>" unless *last (micros) says this reason was logged less than 1 s ago.
+  void LogStall(std::atomic<uint64_t>* last, const std::string& why);
   size_t memgraph_capacity() const { return memgraph_capacity_.load(std::memory_order_relaxed); }
   // Splits the budget for the current files: I/O reserve, resident indexes (the vertex index
   // twice), memgraphs (shrunk when the rest leaves them less than memgraph_bytes each, down to
@@ -176,6 +178,10 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> ops_{0};
   std::atomic<uint64_t> flushes_{0};
   std::atomic<uint64_t> stall_micros_{0};
+  std::atomic<uint64_t> stall_l0_micros_{0};
+  std::atomic<uint64_t> stall_flush_micros_{0};
+  std::atomic<uint64_t> last_l0_stall_log_{0};
+  std::atomic<uint64_t> last_flush_stall_log_{0};
   std::atomic<uint64_t> flush_bytes_{0};
   std::atomic<uint64_t> compactions_{0};
   std::atomic<uint64_t> compaction_bytes_{0};

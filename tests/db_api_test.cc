@@ -30,6 +30,19 @@ TEST(DBApi, RejectsBadOptionsNamingTheField) {
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("cart_threshold"), std::string::npos) << s.ToString();
   EXPECT_EQ(db, nullptr);
+  // Writers would stall at l0_stall_trigger files with no compaction ever due.
+  Options l0;
+  l0.in_memory = true;
+  l0.l0_compaction_trigger = 8;
+  l0.l0_stall_trigger = 8;
+  s = DB::Open(l0, "x", &db);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("l0_stall_trigger"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("l0_compaction_trigger (8)"), std::string::npos) << s.ToString();
+  l0.l0_compaction_trigger = 0;
+  s = DB::Open(l0, "x", &db);
+  EXPECT_NE(s.message().find("l0_compaction_trigger: must be at least 1"), std::string::npos)
+      << s.ToString();
 }
 
 TEST(DBApi, RejectsVertexIdsBeyondLimitAndAppliesNothing) {

@@ -309,6 +309,43 @@ TEST(DiskStore, MemgraphsShrinkWhenResidentIndexesGrow) {
   EXPECT_EQ(n, edges.size());
 }
 
+// Stalls are counted by reason, and LOG names the reason. One writer floods a store whose
+// level 0 stalls at 3 files with tiny memgraphs; whichever stalls happen, the two reasons add
+// up to the total and each reason that stalled is in LOG.
+TEST(DiskStore, StallsAreCountedAndLoggedByReason) {
+  testing::TempDir dir;
+  Options o;
+  o.memgraph_bytes = 8 << 10;
+  o.memory_budget = 1 << 20;
+  o.wal = WalMode::kOff;
+  o.l0_compaction_trigger = 2;
+  o.l0_stall_trigger = 3;
+  o.level1_bytes = 64 << 10;
+  o.target_file_bytes = 32 << 10;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 1000; ++i) {
+    WriteBatch b;
+    for (int k = 0; k < 20; ++k) b.InsertEdge(rng() % 20000, rng() % 20000);
+    ASSERT_TRUE(db->Write(b).ok());
+  }
+  const DBStats st = db->GetStats(false);
+  EXPECT_EQ(st.stall_micros, st.stall_l0_micros + st.stall_flush_micros) << st.ToString();
+  EXPECT_GT(st.stall_micros, 0u) << "20,000 edges through 8 KiB memgraphs should stall";
+  std::string log;
+  {
+    std::ifstream in(dir.path() + "/db/LOG");
+    log.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  if (st.stall_l0_micros > 0) {
+    EXPECT_NE(log.find("(l0_stall_trigger 3): writers wait for a compaction"), std::string::npos);
+  }
+  if (st.stall_flush_micros > 0) {
+    EXPECT_NE(log.find("wait for their flush: writers wait for the flush"), std::string::npos);
+  }
+}
+
 TEST(DiskStore, BudgetTooSmallForTheMemgraphsIsRefusedWithReason) {
   testing::TempDir dir;
   Options o;
@@ -331,6 +368,7 @@ class DiskIdle : public ::testing::Test {
     o.memory_budget = 4 << 20;
     o.wal = WalMode::kOff;
     o.l0_compaction_trigger = l0_trigger;
+    o.l0_stall_trigger = std::max(12, l0_trigger + 1);
     o.idle_compaction_ms = idle_ms;
     return o;
   }

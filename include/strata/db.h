@@ -34,7 +34,12 @@ struct DBStats {
   uint64_t sealed_memgraphs = 0;
   uint64_t flushes = 0;
   uint64_t compactions = 0;
+  // Time writers spent stalled (summed over writers), in total and by reason: level 0 at
+  // Options::l0_stall_trigger files (compaction is behind), or every sealed memgraph still
+  // waiting for its flush (flush is behind). LOG names the reason when a stall begins.
   uint64_t stall_micros = 0;
+  uint64_t stall_l0_micros = 0;
+  uint64_t stall_flush_micros = 0;
   uint64_t disk_bytes = 0;
   uint64_t l0_files = 0;            // level-0 segment files
   uint64_t level_files = 0;         // files on levels 1..n
