@@ -592,9 +592,7 @@ Status DBImpl::MakeRoom() {
       compact_pending_ = true;
       compact_cv_.notify_all();
       room_cv_.wait_for(g, std::chrono::milliseconds(100));
-      const uint64_t waited = NowMicros() - t0;
-      stall_micros_.fetch_add(waited, std::memory_order_relaxed);
-      stall_l0_micros_.fetch_add(waited, std::memory_order_relaxed);
+      stall_l0_micros_.fetch_add(NowMicros() - t0, std::memory_order_relaxed);
       continue;
     }
     // An empty memgraph takes the write whatever its size says (a capacity the plan shrank
@@ -622,9 +620,7 @@ Status DBImpl::MakeRoom() {
       return sealed_.size() < static_cast<size_t>(options_.max_sealed_memgraphs) ||
              !bg_error_.ok() || stop_;
     });
-    const uint64_t waited = NowMicros() - t0;
-    stall_micros_.fetch_add(waited, std::memory_order_relaxed);
-    stall_flush_micros_.fetch_add(waited, std::memory_order_relaxed);
+    stall_flush_micros_.fetch_add(NowMicros() - t0, std::memory_order_relaxed);
   }
 }
 
@@ -786,6 +782,10 @@ Status DBImpl::FlushAll() {
     std::unique_lock<std::mutex> g(bg_mu_);
     room_cv_.wait_for(g, std::chrono::milliseconds(50));
   }
+  return WaitForFlushes();
+}
+
+Status DBImpl::WaitForFlushes() {
   std::unique_lock<std::mutex> g(bg_mu_);
   room_cv_.wait(g, [&] { return (sealed_.empty() && !flushing_) || !bg_error_.ok(); });
   return bg_error_;
@@ -851,9 +851,9 @@ DBStats DBImpl::GetStats(bool count_graph) {
   st.sealed_memgraphs = v->memgraphs.empty() ? 0 : v->memgraphs.size() - 1;
   st.active_readers = core_->tracer.ActiveCount();
   st.flushes = flushes_.load(std::memory_order_relaxed);
-  st.stall_micros = stall_micros_.load(std::memory_order_relaxed);
   st.stall_l0_micros = stall_l0_micros_.load(std::memory_order_relaxed);
   st.stall_flush_micros = stall_flush_micros_.load(std::memory_order_relaxed);
+  st.stall_micros = st.stall_l0_micros + st.stall_flush_micros;
   for (const auto& l : v->l0) {
     for (const auto& h : l) st.disk_bytes += h->meta.size_bytes;
     st.l0_files += l.size();
@@ -907,13 +907,10 @@ void DBImpl::UpdateMemoryPlan() {
   const size_t pinned = IoReserve(options_) + resident + index;
   const size_t slots = 1 + static_cast<size_t>(options_.max_sealed_memgraphs);
   const size_t floor = std::max<size_t>(4096, options_.memgraph_bytes / 8);
-  size_t mg = options_.memgraph_bytes;
-  if (pinned + slots * mg + kMinBlockCache > options_.memory_budget) {
-    const size_t room = options_.memory_budget > pinned + kMinBlockCache
-                            ? options_.memory_budget - pinned - kMinBlockCache
-                            : 0;
-    mg = std::max(floor, room / slots);
-  }
+  const size_t room = options_.memory_budget > pinned + kMinBlockCache
+                          ? options_.memory_budget - pinned - kMinBlockCache
+                          : 0;
+  const size_t mg = std::clamp(room / slots, floor, options_.memgraph_bytes);
   memgraph_capacity_.store(mg, std::memory_order_relaxed);
   const size_t fixed = slots * mg + pinned;
   const size_t cap = fixed + kMinBlockCache <= options_.memory_budget
@@ -1301,11 +1298,8 @@ void DBImpl::CompactLoop() {
 Status DBImpl::WaitIdle() {
   if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
   if (options_.in_memory) return Status::OK();
+  if (!options_.background_compaction) return WaitForFlushes();  // no compaction thread
   std::unique_lock<std::mutex> g(bg_mu_);
-  if (!options_.background_compaction) {  // no compaction thread: only flushes to wait for
-    room_cv_.wait(g, [&] { return (sealed_.empty() && !flushing_) || !bg_error_.ok() || stop_; });
-    return bg_error_;
-  }
   const uint64_t ticket = ++settle_requested_;
   compact_pending_ = true;
   compact_cv_.notify_all();

@@ -59,6 +59,8 @@ class DBImpl final : public DB {
   // Seals the active memgraph (if it holds anything) and waits until every sealed memgraph
   // is flushed.
   Status FlushAll();
+  // Waits until no sealed memgraph is left to flush; returns the background error.
+  Status WaitForFlushes();
 
   // The current Version (tests and tools: its files and multi-level index).
   std::shared_ptr<const version::Version> CurrentVersion() const { return current(); }
@@ -177,7 +179,6 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> ops_{0};
   std::atomic<uint64_t> flushes_{0};
-  std::atomic<uint64_t> stall_micros_{0};
   std::atomic<uint64_t> stall_l0_micros_{0};
   std::atomic<uint64_t> stall_flush_micros_{0};
   std::atomic<uint64_t> last_l0_stall_log_{0};

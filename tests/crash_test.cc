@@ -16,12 +16,12 @@
 
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <set>
 #include <thread>
 
 #include "strata/db.h"
+#include "tests/util/file_util.h"
 #include "tests/util/temp_dir.h"
 
 namespace strata {
@@ -134,14 +134,8 @@ TEST(Crash, KillDuringIngestGroupWalTwoWriters) { RunRounds(WalMode::kGroup, 2, 
 
 // --- Corruption.
 
-std::string ReadAll(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-void WriteAll(const std::string& p, const std::string& d) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(d.data(), static_cast<std::streamsize>(d.size()));
-}
+using testing::ReadAll;
+using testing::WriteAll;
 
 // Builds a store with segments on two levels and a log with records in it.
 void BuildStore(const std::string& path, WalMode wal) {

@@ -7,12 +7,12 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <algorithm>
 
 #include "lsm/manifest.h"
 #include "lsm/record_log.h"
 #include "lsm/segment_format.h"
+#include "tests/util/file_util.h"
 
 namespace strata::lsm {
 namespace {
@@ -32,14 +32,8 @@ class TempDir {
   std::string path_;
 };
 
-std::string ReadFile(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-void WriteFile(const std::string& p, const std::string& data) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
-}
+using strata::testing::ReadAll;
+using strata::testing::WriteAll;
 
 class RecordLogTest : public ::testing::TestWithParam<IoBackend> {
  protected:
@@ -94,7 +88,7 @@ TEST_P(RecordLogTest, RoundTripAndTornTailAtEveryOffset) {
   EXPECT_EQ(got, recs);
   EXPECT_EQ(tail.cut_bytes, 0u);
 
-  const std::string whole = ReadFile(path);
+  const std::string whole = ReadAll(path);
   // Record boundaries, to know how many whole records a prefix holds.
   std::vector<size_t> ends;
   size_t off = kRecordLogHeaderSize;
@@ -103,7 +97,7 @@ TEST_P(RecordLogTest, RoundTripAndTornTailAtEveryOffset) {
     ends.push_back(off);
   }
   for (size_t cut = kRecordLogHeaderSize; cut < whole.size(); ++cut) {
-    WriteFile(path, whole.substr(0, cut));
+    WriteAll(path, whole.substr(0, cut));
     Status s = ReadBack(env_.get(), path, &got, &tail);
     ASSERT_TRUE(s.ok()) << "cut at " << cut << ": " << s.ToString();
     size_t expect = std::upper_bound(ends.begin(), ends.end(), cut) - ends.begin();
@@ -119,13 +113,13 @@ TEST_P(RecordLogTest, FlippedByteInTheMiddleIsCorruptionNamingFileAndOffset) {
   TempDir d;
   const std::string path = d.path() + "/log";
   auto recs = WriteLog(env_.get(), path, 10);
-  const std::string whole = ReadFile(path);
+  const std::string whole = ReadAll(path);
   const size_t last_start = whole.size() - kRecordHeaderSize - recs.back().size();
   int corrupt = 0, torn = 0;
   for (size_t pos = 0; pos < whole.size(); pos += 3) {
     std::string bad = whole;
     bad[pos] ^= 0x20;
-    WriteFile(path, bad);
+    WriteAll(path, bad);
     std::vector<std::string> got;
     RecordLogTail tail;
     Status s = ReadBack(env_.get(), path, &got, &tail);
@@ -201,7 +195,7 @@ TEST(Manifest, CreateApplyRecover) {
   EXPECT_GT(st.next_file_number, 7u);
   EXPECT_NE(m->path(), first_manifest);
   EXPECT_FALSE(fs::exists(first_manifest)) << "old manifest removed after the switch";
-  EXPECT_EQ(ReadFile(d.path() + "/CURRENT"), m->path().substr(d.path().size() + 1) + "\n");
+  EXPECT_EQ(ReadAll(d.path() + "/CURRENT"), m->path().substr(d.path().size() + 1) + "\n");
 }
 
 // A manifest holding two edits: file 5 added, then `second`. Returns the manifest's path and,
@@ -226,9 +220,9 @@ TEST(Manifest, TornLastEditIsCutAndEarlierStateKept) {
   e2.added = {File(6, 0)};
   uint64_t good = 0;
   const std::string path = TwoEdits(env.get(), d.path(), e2, &good);
-  const std::string whole = ReadFile(path);
+  const std::string whole = ReadAll(path);
   for (size_t cut = good; cut < whole.size(); ++cut) {
-    WriteFile(path, whole.substr(0, cut));
+    WriteAll(path, whole.substr(0, cut));
     StoreState st;
     RecordLogTail tail;
     std::string p;
@@ -251,10 +245,10 @@ TEST(Manifest, DamagedLastEditNamingDeletedFileIsCorruptionAndKeepsTheManifest) 
   uint64_t good = 0;
   const std::string path = TwoEdits(env.get(), d.path(), e2, &good);
   std::unique_ptr<Manifest> m;
-  WriteFile(d.path() + "/" + SegmentFileName(6), "x");  // 5 was compacted into 6 and deleted
-  std::string bytes = ReadFile(path);
+  WriteAll(d.path() + "/" + SegmentFileName(6), "x");  // 5 was compacted into 6 and deleted
+  std::string bytes = ReadAll(path);
   bytes[bytes.size() - 1] ^= 0x40;
-  WriteFile(path, bytes);
+  WriteAll(path, bytes);
   for (int round = 0; round < 2; ++round) {
     StoreState st;
     RecordLogTail tail;
@@ -263,10 +257,10 @@ TEST(Manifest, DamagedLastEditNamingDeletedFileIsCorruptionAndKeepsTheManifest) 
     EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
     EXPECT_NE(s.ToString().find("offset " + std::to_string(good)), std::string::npos) << s.ToString();
     EXPECT_NE(s.ToString().find("000005.seg"), std::string::npos) << s.ToString();
-    EXPECT_EQ(ReadFile(path), bytes) << "the damaged manifest is kept as it was";
+    EXPECT_EQ(ReadAll(path), bytes) << "the damaged manifest is kept as it was";
   }
   // Had file 5 still existed, the same cut is a torn tail: the state before it is recovered.
-  WriteFile(d.path() + "/" + SegmentFileName(5), "x");
+  WriteAll(d.path() + "/" + SegmentFileName(5), "x");
   StoreState st;
   RecordLogTail tail;
   ASSERT_TRUE(Manifest::Recover(env.get(), d.path(), &st, &tail, &m).ok());
@@ -279,7 +273,7 @@ TEST(Manifest, GarbageCurrentIsCorruption) {
   TempDir d;
   std::unique_ptr<io::Env> env;
   ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
-  WriteFile(d.path() + "/CURRENT", "../../etc/passwd\n");
+  WriteAll(d.path() + "/CURRENT", "../../etc/passwd\n");
   StoreState st;
   RecordLogTail tail;
   std::unique_ptr<Manifest> m;

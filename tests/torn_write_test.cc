@@ -22,12 +22,12 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <random>
 
 #include "lsm/record_log.h"
 #include "strata/db.h"
+#include "tests/util/file_util.h"
 #include "tests/util/reference_graph.h"
 #include "tests/util/temp_dir.h"
 #include "util/coding.h"
@@ -40,14 +40,8 @@ using testing::ReferenceGraph;
 
 constexpr VertexId kVertices = 120;
 
-std::string ReadAll(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-void WriteAll(const std::string& p, const std::string& d) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(d.data(), static_cast<std::streamsize>(d.size()));
-}
+using testing::ReadAll;
+using testing::WriteAll;
 
 // Runs fn in a child process, which exits without running destructors: fn leaks its DB to
 // leave the store as a crash would.
