@@ -74,6 +74,7 @@ class OutputSet {
     lsm::SegmentWriterOptions wo;
     wo.weighted = o_.weighted;
     wo.block_size = o_.block_size;
+    wo.extent_bytes = o_.extent_bytes;
     wo.level = o_.output_level;
     wo.file_number = meta_.number;
     wo.timestamp = o_.max_ts;
@@ -91,18 +92,32 @@ class OutputSet {
   lsm::FileMeta meta_;
 };
 
-Status ReadRun(Input* in, bool weighted, std::vector<Edge>* out) {
-  out->clear();
-  out->reserve(in->v.degree);
-  lsm::EdgeBatch b;
-  while (in->scan->NextEdges(&b)) {
-    for (size_t j = 0; j < b.size; ++j) {
-      out->push_back({b.dst[j], weighted && b.weight ? b.weight[j] : 1.0,
-                      b.has_tombstones && b.tombstone[j] != 0});
+// One taken input's edge records of the current vertex, a batch at a time: the merge holds one
+// batch per input, never a whole run (a vertex's list can be millions of edges).
+class RunCursor {
+ public:
+  explicit RunCursor(lsm::SegmentScanner* scan) : scan_(scan) {}
+  // Loads the first batch; false when the run is empty or on error (see status()).
+  bool Start() { return Refill(); }
+  const lsm::EdgeBatch& batch() const { return b_; }
+  size_t i() const { return i_; }
+  VertexId dst() const { return b_.dst[i_]; }
+  // Moves past the current record; false when the run is exhausted or on error.
+  bool Next() { return ++i_ < b_.size || Refill(); }
+  Status status() const { return scan_->status(); }
+
+ private:
+  bool Refill() {
+    i_ = 0;
+    while (scan_->NextEdges(&b_)) {
+      if (b_.size > 0) return true;
     }
+    return false;
   }
-  return in->scan->status();
-}
+  lsm::SegmentScanner* scan_;
+  lsm::EdgeBatch b_;
+  size_t i_ = 0;
+};
 
 }  // namespace
 
@@ -113,6 +128,7 @@ Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
   std::vector<Input> in(inputs.size());
   lsm::ScanOptions so;
   so.read.weights = o.weighted;
+  so.window = o.read_window_bytes;
   for (size_t i = 0; i < inputs.size(); ++i) {
     in[i].scan = inputs[i]->NewScanner(so);
     in[i].valid = in[i].scan->NextVertex(&in[i].v);
@@ -121,9 +137,8 @@ Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
     result->entries_in += inputs[i]->num_edges();
   }
   OutputSet out(o, env, next_file_number, result);
-  std::vector<std::vector<Edge>> runs(inputs.size());
-  std::vector<size_t> taken, pos;
-  std::vector<Edge> merged;
+  std::vector<size_t> taken;
+  std::vector<RunCursor> cur;  // the live runs of the taken inputs, newest first
   Status s;
   for (;;) {
     VertexId u = 0;
@@ -154,48 +169,66 @@ Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
         }
       }
     }
-    for (size_t i : taken) {
-      s = ReadRun(&in[i], o.weighted, &runs[i]);
-      if (!s.ok()) break;
-    }
-    if (!s.ok()) break;
-    // Newest record per destination wins.
-    merged.clear();
-    const bool keep_tomb = !o.bottom && !deleted;
-    if (taken.size() == 1) {
-      // One input holds u (the common case): its run is already sorted and unique.
-      for (const Edge& e : runs[taken[0]]) {
-        if (!e.tomb || keep_tomb) merged.push_back(e);
-      }
-    }
-    pos.assign(taken.size(), 0);
-    while (taken.size() > 1) {
-      VertexId best = 0;
-      bool more = false;
-      for (size_t k = 0; k < taken.size(); ++k) {
-        const auto& r = runs[taken[k]];
-        if (pos[k] < r.size() && (!more || r[pos[k]].dst < best)) {
-          best = r[pos[k]].dst;
-          more = true;
-        }
-      }
-      if (!more) break;
-      const Edge* win = nullptr;
-      for (size_t k = 0; k < taken.size(); ++k) {
-        const auto& r = runs[taken[k]];
-        if (pos[k] < r.size() && r[pos[k]].dst == best) {
-          if (win == nullptr) win = &r[pos[k]];
-          ++pos[k];
-        }
-      }
-      if (!win->tomb || keep_tomb) merged.push_back(*win);
-    }
     uint8_t flags = 0;
     if (knows && exists) flags |= lsm::kVertexExists;
     if (deleted && !o.bottom) flags |= lsm::kVertexDeleted;
-    if (flags != 0 || !merged.empty()) {
+    const bool keep_tomb = !o.bottom && !deleted;
+    // The vertex is written with its first surviving edge, or at the end when it only has marks.
+    bool written = false;
+    auto emit = [&](const RunCursor& c) {
+      const lsm::EdgeBatch& b = c.batch();
+      const size_t j = c.i();
+      const bool tomb = b.has_tombstones && b.tombstone[j] != 0;
+      if (tomb && !keep_tomb) return Status::OK();
+      if (!written) {
+        written = true;
+        Status st = out.AddVertex(u, flags);
+        if (!st.ok()) return st;
+      }
+      return out.AddEdge({b.dst[j], o.weighted && b.weight ? b.weight[j] : 1.0, tomb});
+    };
+    cur.clear();
+    for (size_t i : taken) {
+      RunCursor c(in[i].scan.get());
+      if (c.Start()) {
+        cur.push_back(c);
+      } else if (!c.status().ok()) {
+        s = c.status();
+        break;
+      }
+    }
+    // k-way merge by destination; per destination the newest run's record wins (runs are
+    // sorted and unique). cur stays newest first, so the first holder of the minimum wins.
+    while (s.ok() && !cur.empty()) {
+      if (cur.size() == 1) {  // the common case: one run left, copied through
+        RunCursor& c = cur[0];
+        do {
+          s = emit(c);
+        } while (s.ok() && c.Next());
+        if (s.ok()) s = c.status();
+        break;
+      }
+      VertexId best = cur[0].dst();
+      size_t win = 0;
+      for (size_t k = 1; k < cur.size(); ++k) {
+        if (cur[k].dst() < best) {
+          best = cur[k].dst();
+          win = k;
+        }
+      }
+      s = emit(cur[win]);
+      for (size_t k = 0; k < cur.size() && s.ok();) {
+        if (cur[k].dst() == best && !cur[k].Next()) {
+          s = cur[k].status();
+          cur.erase(cur.begin() + static_cast<std::ptrdiff_t>(k));
+          continue;
+        }
+        ++k;
+      }
+    }
+    if (!s.ok()) break;
+    if (!written && flags != 0) {
       s = out.AddVertex(u, flags);
-      for (size_t j = 0; j < merged.size() && s.ok(); ++j) s = out.AddEdge(merged[j]);
       if (!s.ok()) break;
     }
     // Advance every input positioned at u (hidden ones too: their data for u is dead).

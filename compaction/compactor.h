@@ -31,6 +31,10 @@ struct CompactionOptions {
   uint64_t target_file_bytes = 64ull << 20;
   Timestamp max_ts = 0;                 // newest commit in any input (recorded in outputs)
   uint32_t block_size = 4096;
+  // Bytes each input reads at once per stream (lsm::ScanOptions::window; 0: the reader's
+  // default). The merge holds about 3 x this per input plus one batch of edges per input.
+  size_t read_window_bytes = 0;
+  size_t extent_bytes = size_t{1} << 20;  // outputs' lsm::SegmentWriterOptions::extent_bytes
 };
 
 struct CompactionResult {

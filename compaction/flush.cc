@@ -16,6 +16,7 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
   lsm::SegmentWriterOptions wo;
   wo.weighted = mg.options().weighted;
   wo.block_size = o.block_size;
+  wo.extent_bytes = o.extent_bytes;
   wo.level = 0;
   wo.file_number = number;
   wo.timestamp = o.seal_ts;

@@ -20,6 +20,7 @@ struct FlushOptions {
   std::string dir;
   Timestamp seal_ts = 0;  // every commit in the memgraph is <= seal_ts
   uint32_t block_size = 4096;
+  size_t extent_bytes = size_t{1} << 20;  // lsm::SegmentWriterOptions::extent_bytes
 };
 
 struct FlushResult {

@@ -26,6 +26,19 @@ size_t IoReserve(const Options& o) {
   return std::clamp<size_t>(o.memory_budget / 16, size_t{64} << 10, size_t{32} << 20);
 }
 
+// The reserve holds one flush and one compaction. A segment writer buffers about five extents
+// (edges, weights, vertex and bloom blocks, the file's tail): the two writers take ~10/16 of
+// the reserve. A compaction input holds about three read windows (edges, weights, vertex
+// blocks): the inputs share a third of it. Both are clamped to [64 KiB, 1 MiB] (extents of at
+// least 64 KiB keep reads large; at 1 GiB and more the reserve is not the limit).
+size_t WriterExtent(const Options& o) {
+  return std::clamp<size_t>(IoReserve(o) / 16, size_t{64} << 10, size_t{1} << 20);
+}
+size_t CompactionWindow(const Options& o, size_t inputs) {
+  return std::clamp<size_t>(IoReserve(o) / 3 / (3 * std::max<size_t>(1, inputs)),
+                            size_t{64} << 10, size_t{1} << 20);
+}
+
 // The block cache never gets less than this, even when the budget is spent elsewhere (reads
 // would otherwise pay one small disk read per vertex lookup).
 constexpr size_t kMinBlockCache = size_t{64} << 10;
@@ -701,6 +714,7 @@ Status DBImpl::FlushOldest() {
   const uint64_t t0 = NowMicros();
   compaction::FlushOptions fo;
   fo.dir = path_;
+  fo.extent_bytes = WriterExtent(options_);
   fo.seal_ts = seal_ts;
   compaction::FlushResult r;
   uint64_t first_number = next_file_.fetch_add(2);
@@ -1168,6 +1182,8 @@ Status DBImpl::RunJob(const CompactionJob& job) {
   co.bottom = job.bottom;
   co.weighted = options_.weighted;
   co.target_file_bytes = options_.target_file_bytes;
+  co.extent_bytes = WriterExtent(options_);
+  co.read_window_bytes = CompactionWindow(options_, job.inputs.size());
   for (const auto& h : job.inputs) {
     readers.push_back(h->reader.get());
     co.max_ts = std::max(co.max_ts, h->meta.max_ts);

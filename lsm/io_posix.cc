@@ -110,7 +110,8 @@ Status PosixDataSync(int fd, const std::string& path) {
 
 BufferedWritableFile::BufferedWritableFile(std::string path, int fd, size_t buffer_size)
     : path_(std::move(path)), fd_(fd), buffer_size_(std::max<size_t>(buffer_size, 4096)) {
-  buf_.reserve(buffer_size_);
+  // No reserve: segment writers append whole extents, which bypass the buffer, so it grows
+  // only for files written in small pieces (logs, the manifest, a segment's tail).
 }
 
 BufferedWritableFile::~BufferedWritableFile() {

@@ -140,7 +140,9 @@ class StreamWindow {
 
   void Reserve(size_t keep, size_t need) {
     if (need <= cap_) return;
-    size_t cap = std::max(need, cap_ * 2);
+    // A scanner's needs stay near its window: grow by a quarter, not double, so the buffer
+    // stays within ~1.25x of the largest need.
+    size_t cap = std::max(need, cap_ + cap_ / 4);
     std::unique_ptr<char[]> b(new char[cap]);
     if (keep > 0) std::memcpy(b.get(), buf_.get(), keep);
     buf_ = std::move(b);
@@ -1174,7 +1176,7 @@ SegmentScanner::SegmentScanner(const SegmentReader* r, const ScanOptions& o) : r
     weights_ = std::make_unique<StreamWindow>(r, &r->weight_stream_);
   }
   it_.reset(new NeighborIterator(r, VertexEntry(), o.read, edges_.get(), weights_.get(),
-                                 r->options_.scan_window, /*own_windows=*/false));
+                                 window(), /*own_windows=*/false));
   const auto& index = r->vertex_index_;
   if (index.empty() || o.min_src > o.max_src || o.min_src > r->header_.max_src ||
       o.max_src < r->header_.min_src) {
@@ -1188,6 +1190,10 @@ SegmentScanner::SegmentScanner(const SegmentReader* r, const ScanOptions& o) : r
 }
 
 SegmentScanner::~SegmentScanner() = default;
+
+size_t SegmentScanner::window() const {
+  return o_.window != 0 ? o_.window : r_->options_.scan_window;
+}
 
 Status SegmentScanner::status() const { return status_; }
 
@@ -1220,10 +1226,13 @@ Status SegmentScanner::LoadVertexBatch() {
   uint64_t bytes = index[j0].size;
   // Decoded entries take ~15x their encoded bytes: bound the batch by entries too (a 1 MiB
   // window of vertex blocks would decode to ~16 MiB per scanner, per compaction input).
+  // A smaller window bounds it further: at most window / 64 entries, whose decoded form (56
+  // bytes each) is about the window's size.
+  const uint64_t max_entries = std::min<uint64_t>(kScanVertexBatch, window() / 64);
   const uint64_t max_blocks =
-      std::max<uint64_t>(1, kScanVertexBatch / std::max<uint32_t>(1, r_->header_.vertex_group));
+      std::max<uint64_t>(1, max_entries / std::max<uint32_t>(1, r_->header_.vertex_group));
   while (j1 + 1 < index.size() && j1 + 1 < jmax && j1 + 1 - j0 < max_blocks &&
-         bytes + index[j1 + 1].size <= r_->options_.scan_window) {
+         bytes + index[j1 + 1].size <= window()) {
     bytes += index[++j1].size;
   }
   Status s = r_->LoadBlocks(true, j0, j1, &raw_, &raw_off_);

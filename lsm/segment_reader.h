@@ -163,6 +163,9 @@ struct ScanOptions {
   ReadOptions read;
   VertexId min_src = 0;                    // first vertex scanned: the first with src >= min_src
   VertexId max_src = ~VertexId{0};         // last: the last with src <= max_src
+  // Bytes read at once from each stream (edges, weights, vertex blocks); 0: the reader's
+  // SegmentReaderOptions::scan_window. A scanner holds about this much per stream.
+  size_t window = 0;
 };
 
 // Every vertex (in ascending src) and, on demand, its edges, reading each stream sequentially
@@ -185,6 +188,8 @@ class SegmentScanner {
   SegmentScanner(const SegmentReader* r, const ScanOptions& o);
   bool Fail(Status s);
   Status LoadVertexBatch();
+
+  size_t window() const;  // o_.window, or the reader's scan_window
 
   const SegmentReader* r_;
   ScanOptions o_;

@@ -1,0 +1,249 @@
+// Tests of the vertex-aware k-way merge (compaction/compactor.h) against a model of its rules:
+// random inputs with deletion marks, tombstones and weights, merged at and above the bottom,
+// with runs far longer than one read batch (a vertex of 200,000 edges in several inputs), tiny
+// read windows and small output files; outputs must be disjoint ascending vertex ranges.
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "compaction/compactor.h"
+#include "lsm/io.h"
+#include "lsm/segment_format.h"
+#include "lsm/segment_reader.h"
+#include "lsm/segment_writer.h"
+
+namespace strata::compaction {
+namespace {
+
+struct Rec {
+  double w = 1.0;
+  bool tomb = false;
+  bool operator==(const Rec& o) const { return w == o.w && tomb == o.tomb; }
+};
+struct Vtx {
+  uint8_t flags = 0;
+  std::map<VertexId, Rec> edges;
+  bool operator==(const Vtx& o) const { return flags == o.flags && edges == o.edges; }
+};
+using Seg = std::map<VertexId, Vtx>;  // one input's contents
+
+// What the merge must write for inputs newest first (compactor.h's rules, stated plainly).
+Seg Expected(const std::vector<Seg>& in, bool bottom) {
+  std::map<VertexId, bool> all;
+  for (const Seg& s : in) {
+    for (const auto& [u, v] : s) all[u] = true;
+  }
+  Seg out;
+  for (const auto& [u, _] : all) {
+    bool knows = false, exists = false, deleted = false;
+    std::map<VertexId, Rec> edges;  // newest wins: insert only what is not there yet
+    for (const Seg& s : in) {
+      auto it = s.find(u);
+      if (it == s.end()) continue;
+      const uint8_t f = it->second.flags;
+      if (!knows && (f & (lsm::kVertexExists | lsm::kVertexDeleted))) {
+        knows = true;
+        exists = (f & lsm::kVertexExists) != 0;
+      }
+      for (const auto& [d, r] : it->second.edges) edges.emplace(d, r);
+      if (f & lsm::kVertexDeleted) {
+        deleted = true;
+        break;  // older inputs are hidden for u
+      }
+    }
+    Vtx v;
+    if (knows && exists) v.flags |= lsm::kVertexExists;
+    if (deleted && !bottom) v.flags |= lsm::kVertexDeleted;
+    const bool keep_tomb = !bottom && !deleted;
+    for (const auto& [d, r] : edges) {
+      if (!r.tomb || keep_tomb) v.edges[d] = r;
+    }
+    if (v.flags != 0 || !v.edges.empty()) out[u] = v;
+  }
+  return out;
+}
+
+class CompactorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/strata_compactor_test_XXXXXX";
+    char* p = ::mkdtemp(tmpl);
+    ASSERT_NE(p, nullptr);
+    dir_ = p;
+    io::EnvOptions eo;
+    eo.backend = IoBackend::kPosix;
+    ASSERT_TRUE(io::Env::Open(eo, &env_).ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void Write(const Seg& s, bool weighted, std::unique_ptr<lsm::SegmentReader>* r) {
+    const std::string path = dir_ + "/" + lsm::SegmentFileName(next_++);
+    lsm::SegmentWriterOptions wo;
+    wo.weighted = weighted;
+    lsm::SegmentWriter w(env_.get());
+    ASSERT_TRUE(w.Open(path, wo).ok());
+    for (const auto& [u, v] : s) {
+      ASSERT_TRUE(w.AddVertex(u, v.flags).ok());
+      for (const auto& [d, rec] : v.edges) ASSERT_TRUE(w.AddEdge(d, rec.w, rec.tomb).ok());
+    }
+    ASSERT_TRUE(w.Finish().ok());
+    Status st = lsm::SegmentReader::Open(env_.get(), path, lsm::SegmentReaderOptions(), r);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  // Reads every output back, checking that outputs hold disjoint ascending vertex ranges.
+  void ReadOutputs(const CompactionResult& res, bool weighted, Seg* got) {
+    VertexId prev_max = 0;
+    bool first = true;
+    for (const lsm::FileMeta& f : res.outputs) {
+      std::unique_ptr<lsm::SegmentReader> r;
+      const std::string path = dir_ + "/" + lsm::SegmentFileName(f.number);
+      ASSERT_TRUE(lsm::SegmentReader::Open(env_.get(), path, lsm::SegmentReaderOptions(), &r).ok());
+      if (!first) {
+        ASSERT_GT(f.min_src, prev_max) << "output ranges overlap";
+      }
+      first = false;
+      prev_max = f.max_src;
+      lsm::ScanOptions so;
+      so.read.weights = weighted;
+      auto sc = r->NewScanner(so);
+      lsm::VertexEntry ve;
+      while (sc->NextVertex(&ve)) {
+        ASSERT_GE(ve.src, f.min_src);
+        ASSERT_LE(ve.src, f.max_src);
+        ASSERT_EQ(got->count(ve.src), 0u) << "vertex " << ve.src << " written twice";
+        Vtx& v = (*got)[ve.src];
+        v.flags = ve.flags & (lsm::kVertexExists | lsm::kVertexDeleted);
+        lsm::EdgeBatch b;
+        while (sc->NextEdges(&b)) {
+          for (size_t j = 0; j < b.size; ++j) {
+            Rec rec;
+            rec.w = weighted ? b.weight[j] : 1.0;
+            rec.tomb = b.has_tombstones && b.tombstone[j] != 0;
+            ASSERT_TRUE(v.edges.emplace(b.dst[j], rec).second) << "duplicate edge";
+          }
+        }
+      }
+      ASSERT_TRUE(sc->status().ok()) << sc->status().ToString();
+    }
+  }
+
+  void Check(const std::vector<Seg>& in, bool bottom, bool weighted, size_t window,
+             uint64_t target_file_bytes) {
+    std::vector<std::unique_ptr<lsm::SegmentReader>> readers(in.size());
+    std::vector<const lsm::SegmentReader*> inputs;
+    for (size_t i = 0; i < in.size(); ++i) {
+      Write(in[i], weighted, &readers[i]);
+      inputs.push_back(readers[i].get());
+    }
+    CompactionOptions o;
+    o.dir = dir_;
+    o.bottom = bottom;
+    o.weighted = weighted;
+    o.read_window_bytes = window;
+    o.target_file_bytes = target_file_bytes;
+    CompactionResult res;
+    Status st = RunCompaction(inputs, o, env_.get(), &next_, &res);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    Seg got;
+    ReadOutputs(res, weighted, &got);
+    const Seg want = Expected(in, bottom);
+    ASSERT_EQ(got.size(), want.size());
+    for (const auto& [u, v] : want) {
+      auto it = got.find(u);
+      ASSERT_NE(it, got.end()) << "vertex " << u << " missing";
+      ASSERT_EQ(it->second.flags, v.flags) << "vertex " << u;
+      ASSERT_EQ(it->second.edges.size(), v.edges.size()) << "vertex " << u;
+      ASSERT_TRUE(it->second.edges == v.edges) << "vertex " << u;
+    }
+    uint64_t edges = 0;
+    for (const auto& [u, v] : want) edges += v.edges.size();
+    EXPECT_EQ(res.entries_out, edges);
+  }
+
+  std::string dir_;
+  std::unique_ptr<io::Env> env_;
+  std::atomic<uint64_t> next_{1};
+};
+
+Seg RandomSeg(std::mt19937_64& rng, VertexId vertices, VertexId dsts, size_t max_degree,
+              bool weighted) {
+  Seg s;
+  for (VertexId u = 0; u < vertices; ++u) {
+    if (rng() % 3 == 0) continue;  // absent from this input
+    Vtx v;
+    const uint64_t f = rng() % 10;
+    if (f == 0) v.flags = lsm::kVertexDeleted;
+    if (f == 1) v.flags = lsm::kVertexExists;
+    if (f == 2) v.flags = lsm::kVertexExists | lsm::kVertexDeleted;
+    const size_t deg = rng() % (max_degree + 1);
+    for (size_t k = 0; k < deg; ++k) {
+      Rec r;
+      r.tomb = rng() % 4 == 0;
+      r.w = weighted ? static_cast<double>(rng() % 1000) / 8.0 : 1.0;
+      v.edges[rng() % dsts] = r;
+    }
+    s[u] = v;
+  }
+  return s;
+}
+
+TEST_F(CompactorTest, RandomInputsMatchTheModel) {
+  std::mt19937_64 rng(20261122);
+  for (int round = 0; round < 24; ++round) {
+    const size_t k = 1 + rng() % 5;
+    const bool bottom = round % 2 == 0;
+    const bool weighted = round % 3 == 0;
+    std::vector<Seg> in;
+    for (size_t i = 0; i < k; ++i) in.push_back(RandomSeg(rng, 300, 400, 40, weighted));
+    SCOPED_TRACE("round " + std::to_string(round) + ", " + std::to_string(k) + " inputs");
+    // Small output files: the merge cuts outputs at vertex boundaries.
+    Check(in, bottom, weighted, 64 << 10, round % 4 == 1 ? 4096 : 64 << 20);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(CompactorTest, LongRunsInterleaveAcrossManyBatches) {
+  // Vertex 7's list is 200,000 edges in the oldest input and overlaps partly rewritten copies
+  // (tombstones, new weights) in newer ones: the merge advances each input a batch at a time.
+  std::mt19937_64 rng(7);
+  std::vector<Seg> in(3);
+  for (VertexId d = 0; d < 200000; ++d) in[2][7].edges[d * 3] = Rec{1.0 + d % 5, false};
+  for (VertexId d = 0; d < 300000; d += 2) in[1][7].edges[d] = Rec{2.5, rng() % 3 == 0};
+  for (VertexId d = 1; d < 600000; d += 7) in[0][7].edges[d] = Rec{4.0, rng() % 5 == 0};
+  in[1][7].flags = lsm::kVertexExists;
+  for (VertexId u = 0; u < 20; ++u) {  // short neighbours on both sides
+    if (u == 7) continue;
+    in[u % 3][u].edges[u + 1] = Rec{1.0, u % 2 == 0};
+  }
+  Check(in, /*bottom=*/false, /*weighted=*/true, 64 << 10, 64 << 20);
+  if (HasFatalFailure()) return;
+  Check(in, /*bottom=*/true, /*weighted=*/true, 64 << 10, 1 << 20);
+}
+
+TEST_F(CompactorTest, DeletionMarkHidesOlderInputs) {
+  std::vector<Seg> in(3);
+  in[2][5].edges[1] = Rec{1.0, false};   // oldest: hidden by the mark in in[1]
+  in[2][5].edges[9] = Rec{1.0, false};
+  in[1][5].flags = lsm::kVertexDeleted;  // the vertex was deleted, then re-added in in[0]
+  in[0][5].flags = lsm::kVertexExists;
+  in[0][5].edges[3] = Rec{1.0, false};
+  in[0][5].edges[4] = Rec{1.0, true};    // a tombstone under a mark: dropped
+  Check(in, /*bottom=*/false, /*weighted=*/false, 0, 64 << 20);
+  if (HasFatalFailure()) return;
+  const Seg want = Expected(in, false);
+  ASSERT_EQ(want.at(5).edges.size(), 1u);  // only 5->3 survives
+  EXPECT_EQ(want.at(5).flags, lsm::kVertexExists | lsm::kVertexDeleted);
+}
+
+}  // namespace
+}  // namespace strata::compaction
