@@ -7,6 +7,7 @@
 
 #include "lsm/block_cache.h"
 #include "lsm/bloom.h"
+#include "lsm/scan_spares.h"
 #include "util/coding.h"
 #include "util/crc.h"
 
@@ -53,7 +54,12 @@ inline const char* DecodeVarintWindow(const char* p, const char* end, uint64_t* 
 class StreamWindow {
  public:
   StreamWindow(const SegmentReader* r, const SegmentReader::Stream* s)
-      : r_(r), s_(s), payload_(r->header_.payload_per_block()) {}
+      : r_(r), s_(s), payload_(r->header_.payload_per_block()) {
+    buf_ = ScanSpares<std::unique_ptr<char[]>>::Take(&cap_);
+  }
+  ~StreamWindow() { ScanSpares<std::unique_ptr<char[]>>::Give(std::move(buf_), cap_); }
+  StreamWindow(const StreamWindow&) = delete;
+  StreamWindow& operator=(const StreamWindow&) = delete;
 
   // Serves [begin, begin + len) from memory the caller owns (loaded by ReadNeighborsBatch);
   // at least 8 bytes after data + len must be addressable (see kWindowSlack).
@@ -962,7 +968,7 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t* n_out, bool* tomb_out)
   const uint32_t n =
       static_cast<uint32_t>(std::min<uint64_t>(kChunkEdges, v_.degree - chunk_ * kChunkEdges));
   const uint64_t avail = std::min<uint64_t>(kMaxChunkBytes, chunks_end_ - pos_);
-  const uint64_t limit = own_windows_ ? run_end_ : r_->edge_stream_.len;
+  const uint64_t limit = own_windows_ ? run_end_ : std::min(r_->edge_stream_.len, edge_limit_);
   Status s = edges_->Ensure(pos_, avail, std::min(limit, pos_ + window_goal_));
   if (!s.ok()) return s;
   const char* const start = edges_->At(pos_);
@@ -1070,8 +1076,8 @@ bool NeighborIterator::Next(EdgeBatch* b) {
   if (count == 0) return false;
   if (weights_ != nullptr) {
     const uint64_t pos = 8 * (v_.first_edge + first);
-    const uint64_t limit =
-        own_windows_ ? 8 * (v_.first_edge + v_.degree) : r_->weight_stream_.len;
+    const uint64_t limit = own_windows_ ? 8 * (v_.first_edge + v_.degree)
+                                        : std::min(r_->weight_stream_.len, weight_limit_);
     Status s = weights_->Ensure(pos, 8 * count, std::min(limit, pos + window_goal_));
     if (!s.ok()) return Fail(s);
     std::memcpy(weight_, weights_->At(pos), 8 * count);
@@ -1171,6 +1177,11 @@ std::unique_ptr<NeighborIterator> SegmentReader::NewNeighborIterator(const Verte
 // SegmentScanner
 
 SegmentScanner::SegmentScanner(const SegmentReader* r, const ScanOptions& o) : r_(r), o_(o) {
+  size_t unused;
+  raw_ = ScanSpares<std::string>::Take(&unused);  // capacity only: emptied here
+  raw_.clear();
+  batch_ = ScanSpares<std::vector<VertexEntry>>::Take(&unused);
+  batch_.clear();
   edges_ = std::make_unique<StreamWindow>(r, &r->edge_stream_);
   if (o.read.weights && r->header_.weighted()) {
     weights_ = std::make_unique<StreamWindow>(r, &r->weight_stream_);
@@ -1189,7 +1200,11 @@ SegmentScanner::SegmentScanner(const SegmentReader* r, const ScanOptions& o) : r
   next_block_ = pos == index.begin() ? 0 : static_cast<uint64_t>(pos - index.begin()) - 1;
 }
 
-SegmentScanner::~SegmentScanner() = default;
+SegmentScanner::~SegmentScanner() {
+  ScanSpares<std::string>::Give(std::move(raw_), raw_.capacity());
+  ScanSpares<std::vector<VertexEntry>>::Give(std::move(batch_),
+                                             batch_.capacity() * sizeof(VertexEntry));
+}
 
 size_t SegmentScanner::window() const {
   return o_.window != 0 ? o_.window : r_->options_.scan_window;
@@ -1211,17 +1226,20 @@ Status SegmentScanner::LoadVertexBatch() {
   batch_pos_ = 0;
   const auto& index = r_->vertex_index_;
   const uint64_t j0 = next_block_;
-  if (!r_->pinned_vertex_off_.empty()) {
-    next_block_ = j0 + 1;
-    return r_->DecodeVertexBlock(j0, r_->pinned_vertex_.data() + r_->pinned_vertex_off_[j0],
-                                 index[j0].size, &batch_, 0, nullptr, nullptr);
-  }
-  // Up to scan_window bytes of blocks, but none past the block that can hold max_src: a scan of
-  // a small vertex range reads (and decodes) only the blocks of that range.
+  // Blocks past jmax cannot hold a vertex <= max_src.
   const uint64_t jmax = static_cast<uint64_t>(
       std::upper_bound(index.begin(), index.end(), o_.max_src,
                        [](VertexId s, const VertexIndexEntry& e) { return s < e.first_src; }) -
       index.begin());
+  if (!r_->pinned_vertex_off_.empty()) {
+    next_block_ = j0 + 1;
+    Status s = r_->DecodeVertexBlock(j0, r_->pinned_vertex_.data() + r_->pinned_vertex_off_[j0],
+                                     index[j0].size, &batch_, 0, nullptr, nullptr);
+    if (s.ok()) LimitReadahead(jmax);
+    return s;
+  }
+  // Up to scan_window bytes of blocks, but none past the block that can hold max_src: a scan of
+  // a small vertex range reads (and decodes) only the blocks of that range.
   uint64_t j1 = j0;
   uint64_t bytes = index[j0].size;
   // Decoded entries take ~15x their encoded bytes: bound the batch by entries too (a 1 MiB
@@ -1243,7 +1261,23 @@ Status SegmentScanner::LoadVertexBatch() {
     if (!s.ok()) return s;
   }
   next_block_ = j1 + 1;
+  LimitReadahead(jmax);
   return Status::OK();
+}
+
+void SegmentScanner::LimitReadahead(uint64_t jmax) {
+  // Once the batch holds the range's last vertex, the edge and weight windows need read no
+  // further than its run: a scan of a small range then reads only what it decodes.
+  if (next_block_ < jmax) return;
+  uint64_t edges = 0, weights = 0;
+  for (auto e = batch_.rbegin(); e != batch_.rend(); ++e) {
+    if (e->src > o_.max_src || e->degree == 0) continue;
+    edges = e->stream_offset + e->run_bytes;
+    weights = 8 * (e->first_edge + e->degree);
+    break;
+  }
+  it_->edge_limit_ = edges;
+  it_->weight_limit_ = weights;
 }
 
 bool SegmentScanner::NextVertex(VertexEntry* v) {

@@ -135,6 +135,9 @@ class NeighborIterator {
   StreamWindow* weights_;  // idem; nullptr without ReadOptions::weights
   bool own_windows_;
   uint64_t window_goal_;   // bytes to read ahead past the bytes needed
+  // Shared windows read no further than these stream offsets (a scanner's range end).
+  uint64_t edge_limit_ = ~uint64_t{0};
+  uint64_t weight_limit_ = ~uint64_t{0};
   Status status_;
 
   uint64_t nchunks_ = 0;
@@ -188,6 +191,7 @@ class SegmentScanner {
   SegmentScanner(const SegmentReader* r, const ScanOptions& o);
   bool Fail(Status s);
   Status LoadVertexBatch();
+  void LimitReadahead(uint64_t jmax);
 
   size_t window() const;  // o_.window, or the reader's scan_window
 

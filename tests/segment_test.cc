@@ -24,6 +24,7 @@
 #include "lsm/block_cache.h"
 #include "lsm/bloom.h"
 #include "lsm/io.h"
+#include "lsm/scan_spares.h"
 #include "lsm/segment_format.h"
 #include "lsm/segment_reader.h"
 #include "lsm/segment_writer.h"
@@ -1142,6 +1143,47 @@ INSTANTIATE_TEST_SUITE_P(Backends, SegmentTest,
                          [](const ::testing::TestParamInfo<IoBackend>& p) {
                            return std::string(BackendName(p.param));
                          });
+
+}  // namespace
+}  // namespace strata::lsm
+
+namespace strata::lsm {
+namespace {
+
+TEST(ScanSpares, KeepsFreedBuffersPerThreadWithinLimits) {
+  using Spares = ScanSpares<std::unique_ptr<char[]>>;
+  size_t bytes = 1;
+  while (Spares::Take(&bytes) != nullptr) {
+  }  // start from an empty list on this thread
+  EXPECT_EQ(bytes, 0u);
+  std::unique_ptr<char[]> a(new char[1 << 20]);
+  char* const raw = a.get();
+  Spares::Give(std::move(a), 1 << 20);
+  std::unique_ptr<char[]> b = Spares::Take(&bytes);
+  EXPECT_EQ(b.get(), raw);  // the same buffer comes back, with its capacity
+  EXPECT_EQ(bytes, size_t{1} << 20);
+  EXPECT_EQ(Spares::Take(&bytes), nullptr);
+  EXPECT_EQ(bytes, 0u);
+
+  // Another thread does not see this thread's spares.
+  Spares::Give(std::move(b), 1 << 20);
+  std::thread([] {
+    size_t n = 1;
+    EXPECT_EQ(Spares::Take(&n), nullptr);
+    EXPECT_EQ(n, 0u);
+  }).join();
+  EXPECT_NE(Spares::Take(&bytes), nullptr);
+
+  // At most kMaxObjects objects and kMaxBytes bytes are kept.
+  for (size_t i = 0; i < Spares::kMaxObjects + 3; ++i) {
+    Spares::Give(std::unique_ptr<char[]>(new char[16]), 16);
+  }
+  size_t kept = 0;
+  while (Spares::Take(&bytes) != nullptr) ++kept;
+  EXPECT_EQ(kept, Spares::kMaxObjects);
+  Spares::Give(std::unique_ptr<char[]>(new char[16]), Spares::kMaxBytes + 1);
+  EXPECT_EQ(Spares::Take(&bytes), nullptr);
+}
 
 }  // namespace
 }  // namespace strata::lsm
