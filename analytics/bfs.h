@@ -22,8 +22,11 @@ struct BfsParams {
   // Most bytes of out-lists kept decoded in memory (ListCache, about 4 bytes per edge),
   // collected during the layout's pass: top-down steps read the frontier's lists from it, and
   // on undirected stores (in-lists = out-lists) bottom-up steps too; vertices left out are
-  // read from the store (batched lookups). 0: every step reads the store.
-  size_t cache_bytes = size_t{256} << 20;
+  // read from the store (batched lookups). 0 (the default): every step reads the store.
+  // Off by default because a BFS reads most lists about once: filling the cache cost more than
+  // it saved on a compacted scale-21 store (0.55-0.57 s with 256 MiB, 0.50-0.51 s without;
+  // docs/benchmarks.md, session 5).
+  size_t cache_bytes = 0;
 };
 
 // (*depth)[v] = hops from source to v; kUnreachable for vertices not reached and for vertices

@@ -625,17 +625,23 @@ TEST(Analytics, ListCacheChunksMatchStoreListsWithWeights) {
           std::vector<double> want_w;
           ASSERT_OK(g.GetNeighbors(u, &want_dst, &want_w));
           ASSERT_EQ(dst, want_dst) << u;
-          if (weights) ASSERT_EQ(w, want_w) << u;
+          if (weights) {
+            ASSERT_EQ(w, want_w) << u;
+          }
         }
         EXPECT_GT(kept, 0u);
-        if (budget == 600000) EXPECT_GT(refused, 0u) << "the budget should leave blocks out";
+        if (budget == 600000) {
+          EXPECT_GT(refused, 0u) << "the budget should leave blocks out";
+        }
         // A visitor that stops: no further chunk of the list.
         size_t calls = 0;
         ASSERT_TRUE(budget != (size_t{1} << 30) || cache.Chunks(5, [&](const NeighborChunk&) {
           ++calls;
           return false;
         }));
-        if (budget == (size_t{1} << 30)) EXPECT_EQ(calls, 1u);
+        if (budget == (size_t{1} << 30)) {
+          EXPECT_EQ(calls, 1u);
+        }
       }
     }
   }
