@@ -44,57 +44,142 @@ class ChunkEmitter {
   size_t n_ = 0;
 };
 
-struct Entry {
-  uint64_t key;
-  double w;
-  bool tomb;
+// A vertex's entries of one tier, materialized (columns, so a run reads like an EdgeBatch).
+// Used for memgraph runs and for disk runs read out of order (batch reads).
+struct RunBuffer {
+  std::vector<uint64_t> key;
+  std::vector<double> w;
+  std::vector<uint8_t> tomb;
+  void Clear() {
+    key.clear();
+    w.clear();
+    tomb.clear();
+  }
+  void Reserve(size_t n) {
+    key.reserve(n);
+    w.reserve(n);
+    tomb.reserve(n);
+  }
+  void Push(uint64_t k, double wt, bool t) {
+    key.push_back(k);
+    w.push_back(wt);
+    tomb.push_back(t ? 1 : 0);
+  }
 };
 
 // Appends vertex i's entries of a memgraph list (tombstones included) to l.
-void AppendMemRun(const mem::Adjacency& a, uint32_t i, std::vector<Entry>* l) {
+void AppendMemRun(const mem::Adjacency& a, uint32_t i, RunBuffer* l) {
   mem::ScanVertex(a, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb, size_t n) {
-    for (size_t j = 0; j < n; ++j) l->push_back({k[j], w ? w[j] : 1.0, tomb && tomb[j]});
+    for (size_t j = 0; j < n; ++j) l->Push(k[j], w ? w[j] : 1.0, tomb && tomb[j]);
     return true;
   });
 }
 
 // Appends a decoded segment batch (tombstones included) to l.
-void AppendBatch(const EdgeBatch& b, std::vector<Entry>* l) {
+void AppendBatch(const EdgeBatch& b, RunBuffer* l) {
   for (size_t j = 0; j < b.size; ++j) {
-    l->push_back({b.dst[j], b.weight ? b.weight[j] : 1.0, b.has_tombstones && b.tombstone[j]});
+    l->Push(b.dst[j], b.weight ? b.weight[j] : 1.0, b.has_tombstones && b.tombstone[j]);
   }
 }
 
-// Buffers of MergeNewestWins, reused across the vertices of one read.
-struct MergeScratch {
-  std::vector<size_t> pos;
+// One input of MergeRuns: a run of one vertex (keys ascending, each at most once), read a
+// batch at a time from a scanner positioned on the vertex, a neighbor iterator, or a
+// RunBuffer (one batch).
+struct MergeRun {
+  EdgeBatch b;
+  size_t i = 0;
+  SegmentScanner* sc = nullptr;
+  NeighborIterator* it = nullptr;
+
+  static MergeRun Of(const RunBuffer& l) {
+    MergeRun r;
+    r.b.dst = l.key.data();
+    r.b.weight = l.w.data();
+    r.b.tombstone = l.tomb.data();
+    r.b.has_tombstones = true;
+    r.b.size = l.key.size();
+    return r;
+  }
+  static MergeRun Of(SegmentScanner* sc) {
+    MergeRun r;
+    r.sc = sc;
+    return r;
+  }
+  static MergeRun Of(NeighborIterator* it) {
+    MergeRun r;
+    r.it = it;
+    return r;
+  }
+  // Loads the next batch when the current one is used up; false at the run's end or on a
+  // read error (then *s is set).
+  bool Ready(Status* s) {
+    if (i < b.size) return true;
+    i = 0;
+    b.size = 0;
+    if (sc != nullptr) {
+      if (sc->NextEdges(&b)) return true;
+      *s = sc->status();
+    } else if (it != nullptr) {
+      if (it->Next(&b)) return true;
+      *s = it->status();
+    }
+    sc = nullptr;
+    it = nullptr;
+    return false;
+  }
 };
 
-// Merges the runs lists[0, n) (n >= 1) given newest first: per key the newest entry wins;
-// live winners go to `out`. False when `out` asked to stop.
-bool MergeNewestWins(const std::vector<std::vector<Entry>>& lists, size_t n, MergeScratch* s,
-                     ChunkEmitter* out) {
-  std::vector<size_t>& pos = s->pos;
-  pos.assign(n, 0);
-  for (;;) {
-    uint64_t best = 0;
-    bool any = false;
-    for (size_t q = 0; q < n; ++q) {
-      if (pos[q] < lists[q].size() && (!any || lists[q][pos[q]].key < best)) {
-        best = lists[q][pos[q]].key;
-        any = true;
-      }
+// Merges runs[0, n) of one vertex, given newest first, into `out`: per key the newest entry
+// wins and live winners are emitted in key order. The runs are consumed batch by batch, so a
+// merge holds one batch per run, never a whole run. Returns false when `out` asked to stop or
+// a run failed to read (*s set).
+bool MergeRuns(MergeRun* runs, size_t n, ChunkEmitter* out, Status* s) {
+  size_t live = 0;  // runs[0, live) have entries left; order (newest first) is kept
+  for (size_t q = 0; q < n; ++q) {
+    if (runs[q].Ready(s)) {
+      runs[live++] = runs[q];
+    } else if (!s->ok()) {
+      return false;
     }
-    if (!any) return true;
-    const Entry* winner = nullptr;
-    for (size_t q = 0; q < n; ++q) {
-      if (pos[q] < lists[q].size() && lists[q][pos[q]].key == best) {
-        if (winner == nullptr) winner = &lists[q][pos[q]];
-        ++pos[q];
-      }
-    }
-    if (!winner->tomb && !out->Add(winner->key, winner->w)) return false;
   }
+  while (live > 1) {
+    size_t win = 0;
+    uint64_t best = runs[0].b.dst[runs[0].i];
+    for (size_t q = 1; q < live; ++q) {
+      const uint64_t k = runs[q].b.dst[runs[q].i];
+      if (k < best) {
+        best = k;
+        win = q;
+      }
+    }
+    const MergeRun& w = runs[win];
+    const bool tomb = w.b.has_tombstones && w.b.tombstone[w.i];
+    const double wt = w.b.weight != nullptr ? w.b.weight[w.i] : 1.0;
+    size_t keep = win;
+    for (size_t q = win; q < live; ++q) {
+      MergeRun& r = runs[q];
+      if (r.b.dst[r.i] == best) ++r.i;
+      if (r.Ready(s)) {
+        if (keep != q) runs[keep] = r;
+        ++keep;
+      } else if (!s->ok()) {
+        return false;
+      }
+    }
+    live = keep;
+    if (!tomb && !out->Add(best, wt)) return false;
+  }
+  if (live == 1) {  // the rest of one run: no comparisons left
+    MergeRun& r = runs[0];
+    do {
+      for (; r.i < r.b.size; ++r.i) {
+        if (r.b.has_tombstones && r.b.tombstone[r.i]) continue;
+        if (!out->Add(r.b.dst[r.i], r.b.weight != nullptr ? r.b.weight[r.i] : 1.0)) return false;
+      }
+    } while (r.Ready(s));
+    if (!s->ok()) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -292,23 +377,24 @@ Status TierReader::ScanNeighbors(uint8_t dir, VertexId u,
     return Status::OK();
   }
 
-  // Several tiers: materialize each run (newest first) and merge; the newest entry of a key wins.
-  std::vector<std::vector<Entry>> lists(runs.size());
+  // Several tiers: memgraph runs materialized, disk runs streamed; the newest entry of a key
+  // wins.
+  std::vector<RunBuffer> bufs(runs.size());
+  std::vector<std::unique_ptr<NeighborIterator>> its(runs.size());
+  std::vector<MergeRun> in(runs.size());
   for (size_t r = 0; r < runs.size(); ++r) {
-    std::vector<Entry>& l = lists[r];
-    l.reserve(runs[r].entries);
     if (runs[r].adj != nullptr) {
-      AppendMemRun(*runs[r].adj, i, &l);
+      bufs[r].Reserve(runs[r].entries);
+      AppendMemRun(*runs[r].adj, i, &bufs[r]);
+      in[r] = MergeRun::Of(bufs[r]);
     } else {
-      auto it = runs[r].seg->reader->NewNeighborIterator(runs[r].ve, ro);
-      EdgeBatch b;
-      while (it->Next(&b)) AppendBatch(b, &l);
-      if (!it->status().ok()) return it->status();
+      its[r] = runs[r].seg->reader->NewNeighborIterator(runs[r].ve, ro);
+      in[r] = MergeRun::Of(its[r].get());
     }
   }
-  MergeScratch scratch;
-  if (MergeNewestWins(lists, lists.size(), &scratch, &out)) out.Flush();
-  return Status::OK();
+  Status s;
+  if (MergeRuns(in.data(), in.size(), &out, &s)) out.Flush();
+  return s;
 }
 
 Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
@@ -336,8 +422,8 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
   std::vector<const mem::SubgraphVersion*> mems;
   std::vector<const mem::Adjacency*> mem_runs;
   std::vector<FileScan*> file_runs;
-  std::vector<std::vector<Entry>> lists;
-  MergeScratch scratch;
+  std::vector<RunBuffer> bufs;
+  std::vector<MergeRun> in;
   bool go = true;
   for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end && go;
        base += mem::kSubgraphSize) {
@@ -394,22 +480,21 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
         }
         continue;
       }
-      // Several runs or tombstones: materialize newest first (buffers reused across
-      // vertices) and merge.
-      if (lists.size() < nruns) lists.resize(nruns);
-      for (size_t q = 0; q < nruns; ++q) lists[q].clear();
-      size_t r = 0;
-      for (const mem::Adjacency* a : mem_runs) AppendMemRun(*a, i, &lists[r++]);
-      for (FileScan* f : file_runs) {
-        auto& l = lists[r++];
-        l.reserve(f->ve.degree);
-        EdgeBatch b;
-        while (f->sc->NextEdges(&b)) AppendBatch(b, &l);
-        if (!f->sc->status().ok()) return f->sc->status();
+      // Several runs or tombstones: memgraph runs materialized (buffers reused across
+      // vertices), file runs streamed from their scanners; merged newest first.
+      if (bufs.size() < mem_runs.size()) bufs.resize(mem_runs.size());
+      in.clear();
+      for (size_t q = 0; q < mem_runs.size(); ++q) {
+        bufs[q].Clear();
+        AppendMemRun(*mem_runs[q], i, &bufs[q]);
+        in.push_back(MergeRun::Of(bufs[q]));
       }
+      for (FileScan* f : file_runs) in.push_back(MergeRun::Of(f->sc.get()));
       auto emit = [&](const NeighborChunk& c) { return go = fn(u, c); };
       ChunkEmitter out(weighted_, emit);
-      if (MergeNewestWins(lists, nruns, &scratch, &out)) out.Flush();
+      Status s;
+      if (MergeRuns(in.data(), in.size(), &out, &s)) out.Flush();
+      if (!s.ok()) return s;
     }
   }
   return status();
@@ -482,7 +567,7 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
     if (runs[x].seg != runs[y].seg) return std::less<>()(runs[x].seg, runs[y].seg);
     return runs[x].ve.stream_offset < runs[y].ve.stream_offset;
   });
-  std::vector<std::vector<Entry>> mat(nmat);
+  std::vector<RunBuffer> mat(nmat);
   std::vector<VertexEntry> entries;
   ReadOptions ro;
   ro.weights = weighted_;
@@ -492,7 +577,7 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
     entries.clear();
     for (; h < disk.size() && runs[disk[h]].seg == seg; ++h) {
       entries.push_back(runs[disk[h]].ve);
-      if (slot[disk[h]] != kDirect) mat[slot[disk[h]]].reserve(runs[disk[h]].entries);
+      if (slot[disk[h]] != kDirect) mat[slot[disk[h]]].Reserve(runs[disk[h]].entries);
     }
     size_t last = ~size_t{0};  // entry the emitter holds edges of
     s = seg->reader->ReadNeighborsBatch(
@@ -525,21 +610,25 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
   if (!go) return Status::OK();
 
   // Merge: every run of the vertex, newest first; the newest entry of a key wins.
-  std::vector<std::vector<Entry>> lists;
-  MergeScratch scratch;
+  std::vector<RunBuffer> bufs;
+  std::vector<MergeRun> in;
   for (size_t i : merge) {
     const size_t b = first[i], e = first[i + 1];
-    lists.assign(e - b, {});
+    in.clear();
+    if (bufs.size() < e - b) bufs.resize(e - b);
     for (size_t r = b; r < e; ++r) {
       if (runs[r].adj != nullptr) {
-        lists[r - b].reserve(runs[r].entries);
-        AppendMemRun(*runs[r].adj, LocalOf(vs[i]), &lists[r - b]);
+        RunBuffer& l = bufs[r - b];
+        l.Clear();
+        AppendMemRun(*runs[r].adj, LocalOf(vs[i]), &l);
+        in.push_back(MergeRun::Of(l));
       } else {
-        lists[r - b] = std::move(mat[slot[r]]);
+        in.push_back(MergeRun::Of(mat[slot[r]]));
       }
     }
     cur = i;
-    if (!MergeNewestWins(lists, lists.size(), &scratch, &out) || !out.Flush()) break;
+    Status st;  // runs in memory: never a read error
+    if (!MergeRuns(in.data(), in.size(), &out, &st) || !out.Flush()) break;
   }
   return Status::OK();
 }

@@ -239,6 +239,18 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
     }
     EXPECT_NE(r.err.find("kernel"), std::string::npos) << r.err;
   }
+  // --cache-bytes changes where lists are read from, never the result (PageRank sums each list
+  // in the same order either way: bit-identical output).
+  const std::string pr_default = Ok({"analyze", "--db", s1, "--algo", "pr", "-q"}).out;
+  EXPECT_EQ(Ok({"analyze", "--db", s1, "--algo", "pr", "-q", "--cache-bytes", "0"}).out,
+            pr_default);
+  EXPECT_EQ(Ok({"analyze", "--db", s1, "--algo", "pr", "-q", "--cache-bytes", "4K"}).out,
+            pr_default);
+  EXPECT_EQ(Ok({"analyze", "--db", s1, "--algo", "wcc", "-q", "--cache-bytes", "1M"}).out,
+            Ok({"analyze", "--db", s1, "--algo", "wcc", "-q"}).out);
+  Fails(2, {"analyze", "--db", s1, "--algo", "pr", "--cache-bytes", "lots"}, {"--cache-bytes"});
+  Fails(2, {"analyze", "--db", s1, "--algo", "tc", "--cache-bytes", "1M"},
+        {"--cache-bytes applies to bfs, pr, sssp and wcc only"});
   EXPECT_NE(Ok({"analyze", "--db", s1, "--algo", "tc"}).out.find("triangles "), std::string::npos);
   std::vector<std::string> hop1 = Lines(Ok({"analyze", "--db", s1, "--algo", "khop", "--source",
                                             src, "--k", "1"})

@@ -17,6 +17,7 @@
 #include "analytics/analytics.h"
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
+#include "tools/size_parse.h"
 
 namespace strata::cli {
 
@@ -34,6 +35,7 @@ struct AnalyzeArgs {
   double delta = 0;
   std::string out = "-";
   int threads = 0;
+  std::string cache_bytes;  // empty: each kernel's default
   bool quiet = false;
 };
 
@@ -108,6 +110,15 @@ int RunAnalyze(const AnalyzeArgs& a) {
   }
   if (!(a.damping >= 0 && a.damping <= 1)) return Fail(kExitUsage, "--damping: must be in [0, 1]");
   if (a.k < 0) return Fail(kExitUsage, "--k: must be at least 0");
+  uint64_t cache_bytes = 0;
+  const bool has_cache = !a.cache_bytes.empty();
+  if (has_cache) {
+    if (a.algo != "bfs" && a.algo != "pr" && a.algo != "sssp" && a.algo != "wcc") {
+      return Fail(kExitUsage, "--cache-bytes applies to bfs, pr, sssp and wcc only");
+    }
+    Status ps = tools::ParseSize(a.cache_bytes, &cache_bytes);
+    if (!ps.ok()) return Fail(kExitUsage, "--cache-bytes: " + ps.message());
+  }
   std::unique_ptr<tbb::global_control> threads;
   if (a.threads > 0) {
     threads = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
@@ -148,12 +159,14 @@ int RunAnalyze(const AnalyzeArgs& a) {
   if (a.algo == "bfs") {
     analytics::BfsParams p;
     p.source = source;
+    if (has_cache) p.cache_bytes = cache_bytes;
     s = analytics::Bfs(*snap, p, &depth);
     params = "source " + std::to_string(a.source);
   } else if (is_pr) {
     analytics::PageRankParams p;
     p.damping = a.damping;
     p.iterations = iterations;
+    if (has_cache) p.cache_bytes = cache_bytes;
     s = analytics::PageRank(*snap, p, &real);
     char buf[64];
     std::snprintf(buf, sizeof(buf), "damping %g, %d iterations", a.damping, iterations);
@@ -162,10 +175,13 @@ int RunAnalyze(const AnalyzeArgs& a) {
     analytics::SsspParams p;
     p.source = source;
     p.delta = a.delta;
+    if (has_cache) p.cache_bytes = cache_bytes;
     s = analytics::Sssp(*snap, p, &real);
     params = "source " + std::to_string(a.source);
   } else if (a.algo == "wcc") {
-    s = analytics::Wcc(*snap, analytics::WccParams(), &label);
+    analytics::WccParams p;
+    if (has_cache) p.cache_bytes = cache_bytes;
+    s = analytics::Wcc(*snap, p, &label);
   } else if (a.algo == "cdlp") {
     analytics::CdlpParams p;
     p.max_iterations = iterations;
@@ -304,6 +320,9 @@ void RegisterAnalyze(CLI::App* app, CommandList* commands) {
   c->add_option("--delta", a->delta, "sssp: delta-stepping bucket width (0: automatic)");
   c->add_option("--out", a->out, "result file, - for stdout")->capture_default_str();
   c->add_option("--threads", a->threads, "worker threads (0: all cores)");
+  c->add_option("--cache-bytes", a->cache_bytes,
+                "bfs, pr, sssp, wcc: decoded lists kept in memory between passes, e.g. 256M "
+                "(0: stream every pass; default: pr and sssp 256M, bfs and wcc 0)");
   c->add_flag("-q,--quiet", a->quiet, "no timing summary on stderr");
   c->footer(HelpFooter(
       "Output: '<vertex> <value>' per line (LDBC Graphalytics format), ascending by external "
