@@ -169,17 +169,26 @@ Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
         }
       }
     }
+    // Whether something older than the inputs may hold u: asked at most once per vertex, and
+    // only for a vertex with a deletion mark or a tombstone.
+    int older = o.bottom ? 0 : -1;  // -1: not asked yet
+    auto older_holds_u = [&] {
+      if (older < 0) older = !o.older_may_hold_vertex || o.older_may_hold_vertex(u);
+      return older == 1;
+    };
     uint8_t flags = 0;
     if (knows && exists) flags |= lsm::kVertexExists;
-    if (deleted && !o.bottom) flags |= lsm::kVertexDeleted;
-    const bool keep_tomb = !o.bottom && !deleted;
+    if (deleted && older_holds_u()) flags |= lsm::kVertexDeleted;
     // The vertex is written with its first surviving edge, or at the end when it only has marks.
     bool written = false;
     auto emit = [&](const RunCursor& c) {
       const lsm::EdgeBatch& b = c.batch();
       const size_t j = c.i();
       const bool tomb = b.has_tombstones && b.tombstone[j] != 0;
-      if (tomb && !keep_tomb) return Status::OK();
+      if (tomb && (deleted || !older_holds_u() ||
+                   (o.older_may_hold_edge && !o.older_may_hold_edge(u, b.dst[j])))) {
+        return Status::OK();
+      }
       if (!written) {
         written = true;
         Status st = out.AddVertex(u, flags);

@@ -7,12 +7,17 @@
 //   - vertex marks: exists = the newest knowing input's; deleted = any taken input's (the
 //     output must keep hiding levels older than the inputs) — dropped at the bottom;
 //   - edges: per destination the newest input's record wins; a winning tombstone is kept only
-//     when something older than the inputs may hold the edge (not at the bottom, and no
-//     deletion mark in the output). A vertex with no marks and no edges left is dropped.
+//     when something older than the inputs may hold the edge (not at the bottom, no deletion
+//     mark in the output, and — when the caller can tell — some deeper file may hold the
+//     edge). A vertex with no marks and no edges left is dropped.
+// Above the bottom, `older_may_hold_vertex` / `older_may_hold_edge` (when set) narrow "older":
+// a deletion mark is kept only if something older may hold the vertex, a tombstone only if
+// something older may hold its edge. They may answer true wrongly (bloom filters), never false.
 // Outputs are cut at vertex boundaries once they pass the target size, so each output covers a
 // disjoint, ascending vertex range. Each output is complete and fsynced before Run returns.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +40,9 @@ struct CompactionOptions {
   // default). The merge holds about 3 x this per input plus one batch of edges per input.
   size_t read_window_bytes = 0;
   size_t extent_bytes = size_t{1} << 20;  // outputs' lsm::SegmentWriterOptions::extent_bytes
+  // Unset: anything older may hold anything (unless bottom). See the rules above.
+  std::function<bool(VertexId src)> older_may_hold_vertex;
+  std::function<bool(VertexId src, VertexId dst)> older_may_hold_edge;
 };
 
 struct CompactionResult {

@@ -1094,7 +1094,9 @@ void DBImpl::L0Job(const version::Version& v, int dir, CompactionJob* job) const
     lo = std::min(lo, h->meta.min_src);
     hi = std::max(hi, h->meta.max_src);
   }
+  std::shared_ptr<const version::Version> base = std::move(job->base);
   *job = CompactionJob();
+  job->base = std::move(base);
   job->dir = dir;
   job->output_level = 1;
   job->inputs = v.l0[dir];
@@ -1153,7 +1155,9 @@ bool DBImpl::PickCompaction(const version::Version& v, CompactionJob* job) {
     if (i == level.size()) i = 0;
     const auto& h = level[i];
     cursor[k] = h->meta.max_src + 1;
+    std::shared_ptr<const version::Version> base = std::move(job->base);
     *job = CompactionJob();
+    job->base = std::move(base);
     job->dir = dir;
     job->output_level = static_cast<uint32_t>(k + 2);
     job->inputs.push_back(h);
@@ -1184,6 +1188,29 @@ Status DBImpl::RunJob(const CompactionJob& job) {
   co.target_file_bytes = options_.target_file_bytes;
   co.extent_bytes = WriterExtent(options_);
   co.read_window_bytes = CompactionWindow(options_, job.inputs.size());
+  if (!job.bottom && job.base != nullptr) {
+    // What is older than the inputs is on the levels below the output, which only this thread
+    // changes (flushes add newer L0 files): the job's base Version still describes them.
+    const version::Version* v = job.base.get();
+    const int dir = job.dir;
+    const size_t below = job.output_level;  // levels[dir][below..] are the deeper levels
+    co.older_may_hold_vertex = [v, dir, below](VertexId u) {
+      for (size_t k = below; k < v->levels[dir].size(); ++k) {
+        const version::SegmentHandle* h = v->LevelFind(dir, k, u);
+        if (h == nullptr) continue;
+        VertexEntry e;
+        if (!h->reader->FindVertex(u, &e).IsNotFound()) return true;  // held, or unreadable
+      }
+      return false;
+    };
+    co.older_may_hold_edge = [v, dir, below](VertexId u, VertexId x) {
+      for (size_t k = below; k < v->levels[dir].size(); ++k) {
+        const version::SegmentHandle* h = v->LevelFind(dir, k, u);
+        if (h != nullptr && h->reader->MayContainEdge(u, x)) return true;
+      }
+      return false;
+    };
+  }
   for (const auto& h : job.inputs) {
     readers.push_back(h->reader.get());
     co.max_ts = std::max(co.max_ts, h->meta.max_ts);
@@ -1271,7 +1298,8 @@ void DBImpl::CompactLoop() {
     Status s;
     for (;;) {
       CompactionJob job;
-      bool have = PickCompaction(*current(), &job);
+      job.base = current();
+      bool have = PickCompaction(*job.base, &job);
       if (!have && options_.idle_compaction_ms > 0) {
         const uint64_t b = batches_.load(std::memory_order_relaxed);
         if (b != seen_batches) {
@@ -1284,7 +1312,8 @@ void DBImpl::CompactLoop() {
           flush_pending = !sealed_.empty() || flushing_;
         }
         if (!flush_pending && (settling || Clock::now() - last_write >= idle_after)) {
-          have = PickIdle(*current(), &job);
+          job.base = current();
+          have = PickIdle(*job.base, &job);
         }
       }
       if (!have) break;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -36,8 +37,14 @@ struct Vtx {
 };
 using Seg = std::map<VertexId, Vtx>;  // one input's contents
 
+// What older levels may hold (CompactionOptions::older_may_hold_*): unset, anything.
+struct Older {
+  std::function<bool(VertexId)> vertex;
+  std::function<bool(VertexId, VertexId)> edge;
+};
+
 // What the merge must write for inputs newest first (compactor.h's rules, stated plainly).
-Seg Expected(const std::vector<Seg>& in, bool bottom) {
+Seg Expected(const std::vector<Seg>& in, bool bottom, const Older& older = {}) {
   std::map<VertexId, bool> all;
   for (const Seg& s : in) {
     for (const auto& [u, v] : s) all[u] = true;
@@ -61,10 +68,11 @@ Seg Expected(const std::vector<Seg>& in, bool bottom) {
       }
     }
     Vtx v;
+    const bool older_u = !bottom && (!older.vertex || older.vertex(u));
     if (knows && exists) v.flags |= lsm::kVertexExists;
-    if (deleted && !bottom) v.flags |= lsm::kVertexDeleted;
-    const bool keep_tomb = !bottom && !deleted;
+    if (deleted && older_u) v.flags |= lsm::kVertexDeleted;
     for (const auto& [d, r] : edges) {
+      const bool keep_tomb = older_u && !deleted && (!older.edge || older.edge(u, d));
       if (!r.tomb || keep_tomb) v.edges[d] = r;
     }
     if (v.flags != 0 || !v.edges.empty()) out[u] = v;
@@ -138,7 +146,7 @@ class CompactorTest : public ::testing::Test {
   }
 
   void Check(const std::vector<Seg>& in, bool bottom, bool weighted, size_t window,
-             uint64_t target_file_bytes) {
+             uint64_t target_file_bytes, const Older& older = {}) {
     std::vector<std::unique_ptr<lsm::SegmentReader>> readers(in.size());
     std::vector<const lsm::SegmentReader*> inputs;
     for (size_t i = 0; i < in.size(); ++i) {
@@ -151,12 +159,14 @@ class CompactorTest : public ::testing::Test {
     o.weighted = weighted;
     o.read_window_bytes = window;
     o.target_file_bytes = target_file_bytes;
+    o.older_may_hold_vertex = older.vertex;
+    o.older_may_hold_edge = older.edge;
     CompactionResult res;
     Status st = RunCompaction(inputs, o, env_.get(), &next_, &res);
     ASSERT_TRUE(st.ok()) << st.ToString();
     Seg got;
     ReadOutputs(res, weighted, &got);
-    const Seg want = Expected(in, bottom);
+    const Seg want = Expected(in, bottom, older);
     ASSERT_EQ(got.size(), want.size());
     for (const auto& [u, v] : want) {
       auto it = got.find(u);
@@ -210,6 +220,32 @@ TEST_F(CompactorTest, RandomInputsMatchTheModel) {
     Check(in, bottom, weighted, 64 << 10, round % 4 == 1 ? 4096 : 64 << 20);
     if (HasFatalFailure()) return;
   }
+}
+
+// Above the bottom, a tombstone survives only where an older level may hold its edge, and a
+// deletion mark only where an older level may hold the vertex.
+TEST_F(CompactorTest, TombstonesAndMarksDroppedWhereNothingOlderHoldsThem) {
+  std::mt19937_64 rng(4242);
+  Older older;
+  older.vertex = [](VertexId u) { return u % 3 != 0; };
+  older.edge = [](VertexId u, VertexId d) { return (u + d) % 2 == 0; };
+  uint64_t dropped = 0;
+  for (int round = 0; round < 12; ++round) {
+    const size_t k = 1 + rng() % 4;
+    std::vector<Seg> in;
+    for (size_t i = 0; i < k; ++i) in.push_back(RandomSeg(rng, 300, 400, 40, round % 2 == 0));
+    SCOPED_TRACE("round " + std::to_string(round));
+    Check(in, /*bottom=*/false, round % 2 == 0, 64 << 10, round % 3 == 1 ? 4096 : 64 << 20,
+          older);
+    if (HasFatalFailure()) return;
+    // The narrowed rules keep fewer entries than "anything older may hold anything".
+    uint64_t narrow = 0, wide = 0;
+    for (const auto& [u, v] : Expected(in, false, older)) narrow += v.edges.size() + (v.flags != 0);
+    for (const auto& [u, v] : Expected(in, false)) wide += v.edges.size() + (v.flags != 0);
+    ASSERT_LE(narrow, wide);
+    dropped += wide - narrow;
+  }
+  EXPECT_GT(dropped, 100u) << "the random inputs should hold tombstones the rules can drop";
 }
 
 TEST_F(CompactorTest, LongRunsInterleaveAcrossManyBatches) {

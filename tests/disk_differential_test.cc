@@ -10,12 +10,14 @@
 
 #include <filesystem>
 #include <atomic>
+#include <map>
 #include <thread>
 #include <set>
 #include <random>
 
 #include "lsm/db_impl.h"
 #include "lsm/io.h"
+#include "lsm/segment_reader.h"
 #include "strata/db.h"
 #include "tests/util/file_util.h"
 #include "tests/util/random_batch.h"
@@ -303,6 +305,92 @@ TEST(DiskStore, MemgraphsShrinkWhenResidentIndexesGrow) {
     return true;
   }).ok());
   EXPECT_EQ(n, edges.size());
+}
+
+// Above the bottom, compaction keeps a tombstone only where a deeper level may hold its edge,
+// and a deletion mark only where a deeper level may hold the vertex. Old vertices [0, 1000) go to
+// level 2; new vertices [5000, 6000) are inserted and deleted in level 0, with some old edges and
+// vertices; the idle merge writes level 1 above level 2.
+TEST(DiskStore, TombstonesAboveTheBottomOnlyWhereDeeperLevelsMayHoldThem) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  Options o;
+  o.wal = WalMode::kOff;
+  o.memory_budget = 8 << 20;
+  o.memgraph_bytes = 1 << 20;
+  o.level1_bytes = 4 << 10;  // first phase: everything moves on to level 2
+  o.level_fanout = 1000;
+  o.idle_compaction_ms = 1;
+  testing::ReferenceGraph ref(o.graph_kind, false);
+  auto write = [&](DB* db, const WriteBatch& b) {
+    ASSERT_EQ(ref.Apply(b), db->Write(b).ok());
+  };
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, path, &db).ok());
+  {
+    WriteBatch b;
+    for (VertexId u = 0; u < 1000; ++u) {
+      for (VertexId k = 1; k <= 3; ++k) b.InsertEdge(u, u + k);
+    }
+    write(db.get(), b);
+  }
+  ASSERT_TRUE(db->CompactAll().ok());
+  ASSERT_TRUE(db->WaitIdle().ok());
+  auto v = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
+  ASSERT_GE(v->levels[0].size(), 2u);
+  ASSERT_TRUE(v->levels[0][0].empty()) << "level 1 should have moved on to level 2";
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+
+  o.level1_bytes = 64 << 20;  // second phase: level 1 stays above level 2
+  ASSERT_TRUE(DB::Open(o, path, &db).ok());
+  {
+    WriteBatch b;
+    for (VertexId u = 5000; u < 6000; ++u) {
+      for (VertexId k = 1; k <= 3; ++k) b.InsertEdge(u, u + k);
+    }
+    write(db.get(), b);
+  }
+  ASSERT_TRUE(db->Flush().ok());  // level 0: the new edges
+  {
+    WriteBatch b;
+    for (VertexId u = 5000; u < 6000; u += 2) b.DeleteEdge(u, u + 1);  // nothing deeper
+    for (VertexId u = 0; u < 1000; u += 2) b.DeleteEdge(u, u + 1);     // held by level 2
+    b.DeleteVertex(5001);                                               // nothing deeper
+    b.DeleteVertex(3);                                                  // held by level 2
+    write(db.get(), b);
+  }
+  ASSERT_TRUE(db->Flush().ok());  // level 0: the deletes
+  ASSERT_TRUE(db->WaitIdle().ok());  // the idle merge: level 0 -> level 1
+  v = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
+  ASSERT_TRUE(v->l0[0].empty());
+  ASSERT_FALSE(v->levels[0][0].empty());
+  ASSERT_FALSE(v->levels[0][1].empty());
+  uint64_t old_tombs = 0, new_tombs = 0;
+  std::map<VertexId, uint8_t> marks;
+  for (const auto& h : v->levels[0][0]) {
+    auto sc = h->reader->NewScanner(lsm::ScanOptions());
+    lsm::VertexEntry ve;
+    while (sc->NextVertex(&ve)) {
+      if (ve.flags & lsm::kVertexDeleted) marks[ve.src] = ve.flags;
+      lsm::EdgeBatch eb;
+      while (sc->NextEdges(&eb)) {
+        for (size_t j = 0; j < eb.size; ++j) {
+          if (eb.has_tombstones && eb.tombstone[j]) ++(ve.src < 1000 ? old_tombs : new_tombs);
+        }
+      }
+    }
+    ASSERT_TRUE(sc->status().ok()) << sc->status().ToString();
+  }
+  EXPECT_EQ(new_tombs, 0u) << "no deeper level holds vertices 5000..5999";
+  EXPECT_EQ(old_tombs, 500u) << "level 2 holds (u, u + 1) for every even u < 1000";
+  EXPECT_EQ(marks.count(3), 1u) << "level 2 holds vertex 3: its deletion mark must stay";
+  EXPECT_EQ(marks.count(5001), 0u) << "nothing deeper holds vertex 5001";
+  EXPECT_EQ(ref.Compare(*db->GetSnapshot(), 7000), "");
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+  ASSERT_TRUE(DB::Open(o, path, &db).ok());
+  EXPECT_EQ(ref.Compare(*db->GetSnapshot(), 7000), "") << "after reopen";
 }
 
 // Stalls are counted by reason, and LOG names the reason. One writer floods a store whose
