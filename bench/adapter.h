@@ -103,6 +103,7 @@ struct SystemStats {
   uint64_t stored_edges = 0;     // directed entries stored (2 per undirected edge, 1 per loop)
   uint64_t memory_bytes = 0;     // memory the system accounts for its graph (0: not known)
   uint64_t disk_bytes = 0;       // bytes of its files (0: in memory)
+  uint64_t data_bytes = 0;       // bytes of its live data files (segments, SSTs): no logs
   uint64_t write_bytes = 0;      // bytes the engine wrote for flushes and compactions
   uint64_t wal_bytes = 0;        // bytes written to its log (when known)
   uint64_t stall_micros = 0;     // time writers were stalled (strata)
@@ -124,6 +125,9 @@ class System {
   virtual Status Build(const EdgeList& edges) { return Status::NotSupported("Build"); }
   // Makes everything written so far persistent (flushes the in-memory tier).
   virtual Status Persist() = 0;
+  // Rewrites every data file into the bottom level (dropping overwritten entries and
+  // tombstones): what the data costs with no space amplification.
+  virtual Status CompactFull() { return Status::NotSupported("CompactFull"); }
   virtual std::unique_ptr<View> NewView() = 0;
   virtual SystemStats Stats() = 0;
   virtual Status Close() = 0;

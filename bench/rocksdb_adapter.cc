@@ -438,6 +438,12 @@ class RocksSystem : public System {
     return Status::OK();
   }
 
+  Status CompactFull() override {
+    rocksdb::CompactRangeOptions co;
+    co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    return FromRocks(db_->CompactRange(co, nullptr, nullptr));
+  }
+
   std::unique_ptr<View> NewView() override {
     return std::make_unique<RocksView>(db_.get(), bound_.load(), config_.weighted, config_.threads);
   }
@@ -456,6 +462,7 @@ class RocksSystem : public System {
     }
     s.stored_edges = keys_;
     s.disk_bytes = DirBytes(config_.dir);
+    db_->GetIntProperty("rocksdb.live-sst-files-size", &s.data_bytes);
     s.write_bytes = stats_->getTickerCount(rocksdb::FLUSH_WRITE_BYTES) +
                     stats_->getTickerCount(rocksdb::COMPACT_WRITE_BYTES);
     s.wal_bytes = stats_->getTickerCount(rocksdb::WAL_FILE_BYTES);

@@ -145,6 +145,8 @@ class StrataSystem : public System {
     return s.ok() ? db_->WaitIdle() : s;
   }
 
+  Status CompactFull() override { return db_->CompactAll(); }
+
   std::unique_ptr<View> NewView() override {
     return std::make_unique<StrataView>(db_->GetSnapshot());
   }
@@ -155,6 +157,7 @@ class StrataSystem : public System {
     s.stored_edges = st.num_edges;
     s.memory_bytes = st.memgraph_bytes;
     s.disk_bytes = in_memory_ ? 0 : DirBytes(config_.dir);
+    s.data_bytes = st.disk_bytes;  // segment files
     s.write_bytes = st.flush_bytes + st.compaction_bytes;
     s.stall_micros = st.stall_micros;
     s.note = st.ToString();

@@ -23,11 +23,12 @@ WORKLOADS = ["insert", "update", "search_edge", "scan_nbr", "bfs", "pr", "sssp",
              "mixed", "ingest_large"]
 METRIC_ORDER = ["edges_per_s", "ops_per_s", "seconds", "cpu_seconds", "p50_us", "p99_us",
                 "max_us", "memory_bytes_per_edge", "disk_bytes_per_edge", "rss_bytes",
-                "peak_rss_bytes", "write_amp", "io_write_amp", "stall_seconds", "build_seconds"]
+                "peak_rss_bytes", "write_amp", "io_write_amp", "space_amp", "stall_seconds",
+                "build_seconds"]
 # What a smaller value of the ratio means.
 LOWER_IS_BETTER = {"seconds", "cpu_seconds", "p50_us", "p99_us", "max_us",
                    "memory_bytes_per_edge", "disk_bytes_per_edge", "rss_bytes", "peak_rss_bytes",
-                   "write_amp", "io_write_amp", "stall_seconds", "build_seconds"}
+                   "write_amp", "io_write_amp", "space_amp", "stall_seconds", "build_seconds"}
 
 
 def ident(params):

@@ -45,6 +45,17 @@ struct Param {
   IoBackend io;
 };
 
+// Appends a chunk to a list; "" or why the chunk breaks ascending destination order.
+std::string Append(const NeighborChunk& c, List* l, const std::string& who) {
+  for (size_t j = 0; j < c.size; ++j) {
+    if (!l->empty() && c.dst[j] <= l->back().first) {
+      return "destinations of " + who + " not ascending";
+    }
+    l->push_back({c.dst[j], c.weight ? c.weight[j] : 1.0});
+  }
+  return "";
+}
+
 // Answers of one ScanNeighborsBatch call per index. Returns "" or the first breach of the
 // contract: an index answered in two separate runs of chunks, a chunk out of destination order,
 // an index out of range, weights present iff the store is weighted.
@@ -71,15 +82,8 @@ std::string BatchLists(const Snapshot& s, const std::vector<VertexId>& vs, Direc
       err = "weights present iff weighted broken at index " + std::to_string(i);
       return false;
     }
-    List& l = (*out)[i];
-    for (size_t j = 0; j < c.size; ++j) {
-      if (!l.empty() && c.dst[j] <= l.back().first) {
-        err = "destinations of index " + std::to_string(i) + " not ascending";
-        return false;
-      }
-      l.push_back({c.dst[j], c.weight ? c.weight[j] : 1.0});
-    }
-    return true;
+    err = Append(c, &(*out)[i], "index " + std::to_string(i));
+    return err.empty();
   });
   return err;
 }
@@ -148,15 +152,8 @@ void CheckRange(const Snapshot& s, VertexId begin, VertexId end, const std::stri
       }
       any = true;
       last = u;
-      List& l = got[u];
-      for (size_t j = 0; j < c.size; ++j) {
-        if (!l.empty() && c.dst[j] <= l.back().first) {
-          err = "destinations of " + std::to_string(u) + " not ascending";
-          return false;
-        }
-        l.push_back({c.dst[j], c.weight ? c.weight[j] : 1.0});
-      }
-      return true;
+      err = Append(c, &got[u], "vertex " + std::to_string(u));
+      return err.empty();
     });
     ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
     ASSERT_EQ(err, "") << what;
