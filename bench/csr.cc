@@ -137,15 +137,15 @@ void CsrPageRank(const CsrGraph& g, int iterations, std::vector<double>* rank_ou
   const double d = 0.85;
   std::vector<double>& rank = *rank_out;
   rank.assign(n, 0.0);
-  std::vector<double> contrib(n);
+  std::vector<float> contrib(n);  // single precision as GAPBS's scores; sums in double
   ParFor(n, 4096, [&](uint64_t v) { rank[v] = off[v + 1] != off[v] ? 1.0 / nn : 0.0; });
   const double base = (1.0 - d) / nn;
   for (int it = 0; it < iterations; ++it) {
     ParFor(n, 4096, [&](uint64_t u) {
       const uint64_t dg = off[u + 1] - off[u];
-      contrib[u] = dg ? rank[u] / static_cast<double>(dg) : 0.0;
+      contrib[u] = dg ? static_cast<float>(rank[u] / static_cast<double>(dg)) : 0.0f;
     });
-    const double* c = contrib.data();
+    const float* c = contrib.data();
     tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n, 512),
                       [&](const tbb::blocked_range<uint64_t>& r) {
                         for (uint64_t v = r.begin(); v < r.end(); ++v) {

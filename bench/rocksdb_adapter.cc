@@ -195,14 +195,18 @@ class RocksView : public View {
     for (uint32_t x : deg) nv += x != 0;
     const double n = static_cast<double>(std::max<uint64_t>(1, nv));
     const double damp = 0.85;
-    std::vector<double> rank(bound_, 0.0), contrib(bound_, 0.0), next(bound_, 0.0);
+    // Contributions in single precision, sums in double: as every system's PageRank here.
+    std::vector<double> rank(bound_, 0.0), next(bound_, 0.0);
+    std::vector<float> contrib(bound_, 0.0f);
     for (VertexId v = 0; v < bound_; ++v) {
       if (deg[v]) rank[v] = 1.0 / n;
     }
     for (int it = 0; it < iterations; ++it) {
       // Every existing vertex has an edge here, so there are no sinks.
       const double base = (1.0 - damp) / n;
-      for (VertexId v = 0; v < bound_; ++v) contrib[v] = deg[v] ? rank[v] / deg[v] : 0.0;
+      for (VertexId v = 0; v < bound_; ++v) {
+        contrib[v] = deg[v] ? static_cast<float>(rank[v] / deg[v]) : 0.0f;
+      }
       std::vector<VertexId> cur(threads_, std::numeric_limits<VertexId>::max());
       std::vector<double> acc(threads_, 0.0);
       s = ScanAll([&](int t, VertexId v, VertexId u, double) {
