@@ -129,6 +129,35 @@ struct MergeRun {
   }
 };
 
+// The two-run case of MergeRuns (the common one: a vertex on two levels) up to the end of
+// either run's current batch: a plain two-way merge, a newer; on equal keys a's entry wins.
+// False when `out` asked to stop.
+bool MergeTwoBatches(MergeRun* a, MergeRun* b, ChunkEmitter* out) {
+  const uint64_t* const ak = a->b.dst;
+  const uint64_t* const bk = b->b.dst;
+  const size_t na = a->b.size, nb = b->b.size;
+  size_t i = a->i, j = b->i;
+  bool go = true;
+  while (go && i < na && j < nb) {
+    const uint64_t x = ak[i], y = bk[j];
+    if (x <= y) {
+      if (!(a->b.has_tombstones && a->b.tombstone[i])) {
+        go = out->Add(x, a->b.weight != nullptr ? a->b.weight[i] : 1.0);
+      }
+      ++i;
+      j += x == y;
+    } else {
+      if (!(b->b.has_tombstones && b->b.tombstone[j])) {
+        go = out->Add(y, b->b.weight != nullptr ? b->b.weight[j] : 1.0);
+      }
+      ++j;
+    }
+  }
+  a->i = i;
+  b->i = j;
+  return go;
+}
+
 // Merges runs[0, n) of one vertex, given newest first, into `out`: per key the newest entry
 // wins and live winners are emitted in key order. The runs are consumed batch by batch, so a
 // merge holds one batch per run, never a whole run. Returns false when `out` asked to stop or
@@ -143,6 +172,20 @@ bool MergeRuns(MergeRun* runs, size_t n, ChunkEmitter* out, Status* s) {
     }
   }
   while (live > 1) {
+    if (live == 2) {
+      if (!MergeTwoBatches(&runs[0], &runs[1], out)) return false;
+      size_t keep = 0;
+      for (size_t q = 0; q < 2; ++q) {
+        if (runs[q].Ready(s)) {
+          if (keep != q) runs[keep] = runs[q];
+          ++keep;
+        } else if (!s->ok()) {
+          return false;
+        }
+      }
+      live = keep;
+      continue;
+    }
     size_t win = 0;
     uint64_t best = runs[0].b.dst[runs[0].i];
     for (size_t q = 1; q < live; ++q) {
