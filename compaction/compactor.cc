@@ -185,10 +185,7 @@ Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
       const lsm::EdgeBatch& b = c.batch();
       const size_t j = c.i();
       const bool tomb = b.has_tombstones && b.tombstone[j] != 0;
-      if (tomb && (deleted || !older_holds_u() ||
-                   (o.older_may_hold_edge && !o.older_may_hold_edge(u, b.dst[j])))) {
-        return Status::OK();
-      }
+      if (tomb && (deleted || !older_holds_u())) return Status::OK();
       if (!written) {
         written = true;
         Status st = out.AddVertex(u, flags);

@@ -8,11 +8,11 @@
 //     output must keep hiding levels older than the inputs) — dropped at the bottom;
 //   - edges: per destination the newest input's record wins; a winning tombstone is kept only
 //     when something older than the inputs may hold the edge (not at the bottom, no deletion
-//     mark in the output, and — when the caller can tell — some deeper file may hold the
-//     edge). A vertex with no marks and no edges left is dropped.
-// Above the bottom, `older_may_hold_vertex` / `older_may_hold_edge` (when set) narrow "older":
-// a deletion mark is kept only if something older may hold the vertex, a tombstone only if
-// something older may hold its edge. They may answer true wrongly (bloom filters), never false.
+//     mark in the output, and — when the caller can tell — something older holds the vertex).
+//     A vertex with no marks and no edges left is dropped.
+// Above the bottom, `older_may_hold_vertex` (when set) narrows "older": a vertex's deletion
+// mark and tombstones are kept only if something older than the inputs may hold the vertex.
+// It may answer true wrongly, never false.
 // Outputs are cut at vertex boundaries once they pass the target size, so each output covers a
 // disjoint, ascending vertex range. Each output is complete and fsynced before Run returns.
 #pragma once
@@ -42,7 +42,6 @@ struct CompactionOptions {
   size_t extent_bytes = size_t{1} << 20;  // outputs' lsm::SegmentWriterOptions::extent_bytes
   // Unset: anything older may hold anything (unless bottom). See the rules above.
   std::function<bool(VertexId src)> older_may_hold_vertex;
-  std::function<bool(VertexId src, VertexId dst)> older_may_hold_edge;
 };
 
 struct CompactionResult {

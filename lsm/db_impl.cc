@@ -1190,23 +1190,16 @@ Status DBImpl::RunJob(const CompactionJob& job) {
   co.read_window_bytes = CompactionWindow(options_, job.inputs.size());
   if (!job.bottom && job.base != nullptr) {
     // What is older than the inputs is on the levels below the output, which only this thread
-    // changes (flushes add newer L0 files): the job's base Version still describes them.
+    // changes (flushes add newer L0 files): the job's base Version still describes them, and
+    // its multi-level index says which of them hold a vertex (no file is read).
     const version::Version* v = job.base.get();
     const int dir = job.dir;
-    const size_t below = job.output_level;  // levels[dir][below..] are the deeper levels
-    co.older_may_hold_vertex = [v, dir, below](VertexId u) {
-      for (size_t k = below; k < v->levels[dir].size(); ++k) {
-        const version::SegmentHandle* h = v->LevelFind(dir, k, u);
-        if (h == nullptr) continue;
-        VertexEntry e;
-        if (!h->reader->FindVertex(u, &e).IsNotFound()) return true;  // held, or unreadable
-      }
-      return false;
-    };
-    co.older_may_hold_edge = [v, dir, below](VertexId u, VertexId x) {
-      for (size_t k = below; k < v->levels[dir].size(); ++k) {
-        const version::SegmentHandle* h = v->LevelFind(dir, k, u);
-        if (h != nullptr && h->reader->MayContainEdge(u, x)) return true;
+    const uint32_t out_level = job.output_level;
+    co.older_may_hold_vertex = [v, dir, out_level](VertexId u) {
+      index::VertexIndex::Located loc;
+      if (!v->index[dir].Find(u, &loc)) return false;
+      for (uint32_t i = 0; i < loc.size(); ++i) {
+        if (loc[i].level() > out_level) return true;
       }
       return false;
     };

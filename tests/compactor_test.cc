@@ -37,10 +37,9 @@ struct Vtx {
 };
 using Seg = std::map<VertexId, Vtx>;  // one input's contents
 
-// What older levels may hold (CompactionOptions::older_may_hold_*): unset, anything.
+// Which vertices older levels may hold (CompactionOptions::older_may_hold_vertex): unset, any.
 struct Older {
   std::function<bool(VertexId)> vertex;
-  std::function<bool(VertexId, VertexId)> edge;
 };
 
 // What the merge must write for inputs newest first (compactor.h's rules, stated plainly).
@@ -72,7 +71,7 @@ Seg Expected(const std::vector<Seg>& in, bool bottom, const Older& older = {}) {
     if (knows && exists) v.flags |= lsm::kVertexExists;
     if (deleted && older_u) v.flags |= lsm::kVertexDeleted;
     for (const auto& [d, r] : edges) {
-      const bool keep_tomb = older_u && !deleted && (!older.edge || older.edge(u, d));
+      const bool keep_tomb = older_u && !deleted;
       if (!r.tomb || keep_tomb) v.edges[d] = r;
     }
     if (v.flags != 0 || !v.edges.empty()) out[u] = v;
@@ -160,7 +159,6 @@ class CompactorTest : public ::testing::Test {
     o.read_window_bytes = window;
     o.target_file_bytes = target_file_bytes;
     o.older_may_hold_vertex = older.vertex;
-    o.older_may_hold_edge = older.edge;
     CompactionResult res;
     Status st = RunCompaction(inputs, o, env_.get(), &next_, &res);
     ASSERT_TRUE(st.ok()) << st.ToString();
@@ -222,13 +220,12 @@ TEST_F(CompactorTest, RandomInputsMatchTheModel) {
   }
 }
 
-// Above the bottom, a tombstone survives only where an older level may hold its edge, and a
-// deletion mark only where an older level may hold the vertex.
+// Above the bottom, tombstones and deletion marks survive only for vertices an older level may
+// hold.
 TEST_F(CompactorTest, TombstonesAndMarksDroppedWhereNothingOlderHoldsThem) {
   std::mt19937_64 rng(4242);
   Older older;
   older.vertex = [](VertexId u) { return u % 3 != 0; };
-  older.edge = [](VertexId u, VertexId d) { return (u + d) % 2 == 0; };
   uint64_t dropped = 0;
   for (int round = 0; round < 12; ++round) {
     const size_t k = 1 + rng() % 4;
