@@ -47,7 +47,8 @@ std::string DBStats::ToString() const {
   o << "last_committed=" << last_committed << " vertices=" << num_vertices
     << " edges=" << num_edges << " batches=" << batches_committed << " ops=" << ops_applied
     << " memgraph_bytes=" << memgraph_bytes << " versions=" << memgraph_versions
-    << " reclaimed=" << versions_reclaimed << " readers=" << active_readers
+    << " reclaimed=" << versions_reclaimed << " rebuilt=" << versions_rebuilt
+    << " readers=" << active_readers
     << " sealed=" << sealed_memgraphs << " flushes=" << flushes
     << " compactions=" << compactions << " stall_us=" << stall_micros << " (l0 "
     << stall_l0_micros << ", flush " << stall_flush_micros << ")"

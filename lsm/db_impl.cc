@@ -750,6 +750,8 @@ Status DBImpl::FlushOldest() {
     std::lock_guard<std::mutex> g(version_mu_);
     auto nv = std::make_shared<version::Version>(*current_);
     nv->memgraphs.erase(std::find(nv->memgraphs.begin(), nv->memgraphs.end(), mg));
+    retired_reclaimed_ += mg->reclaimed_versions();  // sealed: its counts are final
+    retired_rebuilt_ += mg->rebuilt_versions();
     for (const auto& h : handles) nv->l0[h->meta.tag].insert(nv->l0[h->meta.tag].begin(), h);
     for (int d = 0; d < 2; ++d) nv->index[d] = std::move(new_index[d]);
     current_ = std::move(nv);
@@ -856,11 +858,18 @@ DBStats DBImpl::GetStats(bool count_graph) {
   snap.reset();
   st.batches_committed = batches_.load(std::memory_order_relaxed);
   st.ops_applied = ops_.load(std::memory_order_relaxed);
-  std::shared_ptr<const version::Version> v = current();
+  std::shared_ptr<const version::Version> v;
+  {
+    std::lock_guard<std::mutex> g(version_mu_);
+    v = current_;
+    st.versions_reclaimed = retired_reclaimed_;
+    st.versions_rebuilt = retired_rebuilt_;
+  }
   for (const auto& m : v->memgraphs) {
     st.memgraph_bytes += m->bytes();
     st.memgraph_versions += m->live_versions();
     st.versions_reclaimed += m->reclaimed_versions();
+    st.versions_rebuilt += m->rebuilt_versions();
   }
   st.sealed_memgraphs = v->memgraphs.empty() ? 0 : v->memgraphs.size() - 1;
   st.active_readers = core_->tracer.ActiveCount();

@@ -139,6 +139,10 @@ class DBImpl final : public DB {
   std::shared_ptr<DBCore> core_;
   mutable std::mutex version_mu_;
   std::shared_ptr<const version::Version> current_;
+  // GC and rebuild counts of the memgraphs flushed and dropped from current_ (guarded by
+  // version_mu_, so GetStats adds each memgraph's counts exactly once).
+  uint64_t retired_reclaimed_ = 0;
+  uint64_t retired_rebuilt_ = 0;
 
   // Persistent stores only.
   std::shared_ptr<io::Env> env_;  // shared with segment handles, which may outlive the DB

@@ -38,6 +38,9 @@ MemGraph::~MemGraph() {
       v = older;
     }
   }
+  for (const Limbo& l : limbo_) {
+    for (SubgraphVersion* v : l.versions) FreeVersion(&alloc_, v);
+  }
 }
 
 // For each kDeleteVertex(u), derives the deletes of u's edges stored in other lists: (x,u) in
@@ -90,6 +93,36 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
   }
 }
 
+// Builds the version of every work item that has none yet, from its slot's head (loaded with
+// acquire: the optimistic build holds no lock). A shuffled stream touches each subgraph with about
+// one edge per batch, so the build is bound by cache misses on versions and leaves scattered
+// over the memgraph: fetch the ones a few items ahead while building the current one.
+Status MemGraph::BuildPending(std::vector<SubgraphWork>* items, OlderTiers* older) {
+  std::vector<SubgraphWork>& work = *items;
+  constexpr size_t kAhead = 4;
+  auto prefetch_base = [&](size_t k) {
+    if (k >= work.size() || work[k].fresh != nullptr) return;
+    const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
+    if (h == nullptr) return;
+    __builtin_prefetch(h->out.ci.root_node());
+    __builtin_prefetch(h->out.counts);
+    if (h->in != nullptr) __builtin_prefetch(h->in->ci.root_node());
+  };
+  for (size_t k = 0; k < kAhead && k < work.size(); ++k) {
+    __builtin_prefetch(work[k].slot->head.load(std::memory_order_acquire));
+  }
+  for (size_t k = 0; k < work.size(); ++k) {
+    if (k + 2 * kAhead < work.size()) {
+      __builtin_prefetch(work[k + 2 * kAhead].slot->head.load(std::memory_order_acquire));
+    }
+    prefetch_base(k + kAhead);
+    if (work[k].fresh != nullptr) continue;
+    Status st = BuildVersion(&work[k], older);
+    if (!st.ok()) return st;
+  }
+  return Status::OK();
+}
+
 Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* ts,
                        FunctionRef<Status(Timestamp)>* before_publish) {
   if (ops->empty()) {
@@ -108,10 +141,52 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     if (lockset.empty() || lockset.back() != SubgraphOf(op.u)) lockset.push_back(SubgraphOf(op.u));
   }
 
-  std::vector<SubgraphSlot*> slots;
   bool has_vertex_delete = std::any_of(ops->begin(), ops->end(), [](const PrimOp& p) {
     return p.kind == PrimOp::kDeleteVertex;
   });
+  std::vector<SubgraphWork> work;
+  auto group = [&] {
+    work.clear();
+    work.reserve(lockset.size());
+    for (size_t b = 0; b < ops->size();) {
+      size_t e = b;
+      const uint64_t s = SubgraphOf((*ops)[b].u);
+      while (e < ops->size() && SubgraphOf((*ops)[e].u) == s) ++e;
+      SubgraphWork w;
+      w.s = s;
+      w.slot = dir_.GetOrCreate(s);
+      w.ops = ops->data() + b;
+      w.n = e - b;
+      work.push_back(w);
+      b = e;
+    }
+  };
+  auto free_fresh = [&] {
+    for (SubgraphWork& w : work) {
+      if (w.fresh != nullptr) FreeVersion(&alloc_, w.fresh);
+      w.fresh = nullptr;
+    }
+  };
+
+  // Optimistic build: the new versions are built from the current heads before any lock is
+  // taken, so two writers whose batches share a few subgraphs build in parallel; under the
+  // locks only the subgraphs whose head moved meanwhile are rebuilt. Registered in writers_
+  // until then, this writer keeps every head it read allocated (a replaced head waits in limbo
+  // while a writer registered before its replacement runs), so an unchanged head pointer means
+  // an unchanged head (no ABA).
+  // Batches that delete vertices take the locks first (their lock set depends on the heads).
+  version::ReaderTracer::Slot reader;
+  bool registered = false;
+  if (!has_vertex_delete) {
+    group();
+    reader = writers_.Register(*clock_);
+    registered = true;
+    if (!BuildPending(&work, older).ok()) {
+      free_fresh();  // e.g. a failed kPutIfExists: decided again under the locks
+    }
+  }
+
+  std::vector<SubgraphSlot*> slots;
   for (;;) {
     slots.clear();
     for (uint64_t s : lockset) {
@@ -131,53 +206,28 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
     lockset = std::move(needed);
   }
-  if (!derived.empty()) {
-    ops->insert(ops->end(), derived.begin(), derived.end());
-    std::stable_sort(ops->begin(), ops->end(), by_subgraph);
-  }
-  std::vector<SubgraphWork> work;
-  work.reserve(lockset.size());
-  for (size_t b = 0; b < ops->size();) {
-    size_t e = b;
-    uint64_t s = SubgraphOf((*ops)[b].u);
-    while (e < ops->size() && SubgraphOf((*ops)[e].u) == s) ++e;
-    SubgraphWork w;
-    w.s = s;
-    w.slot = slots[std::lower_bound(lockset.begin(), lockset.end(), s) - lockset.begin()];
-    w.ops = ops->data() + b;
-    w.n = e - b;
-    work.push_back(w);
-    b = e;
-  }
-
-  // A shuffled stream touches each subgraph with about one edge per batch, so the build is
-  // bound by cache misses on versions and leaves scattered over the memgraph: fetch the ones
-  // a few subgraphs ahead while building the current one.
-  constexpr size_t kAhead = 4;
-  auto prefetch_base = [&](size_t k) {
-    if (k >= work.size()) return;
-    const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_relaxed);
-    if (h == nullptr) return;
-    __builtin_prefetch(h->out.ci.root_node());
-    __builtin_prefetch(h->out.counts);
-    if (h->in != nullptr) __builtin_prefetch(h->in->ci.root_node());
-  };
-  for (size_t k = 0; k < kAhead && k < work.size(); ++k) {
-    __builtin_prefetch(work[k].slot->head.load(std::memory_order_relaxed));
-  }
-  Status st;
-  for (size_t k = 0; k < work.size(); ++k) {
-    if (k + 2 * kAhead < work.size()) {
-      __builtin_prefetch(work[k + 2 * kAhead].slot->head.load(std::memory_order_relaxed));
+  if (has_vertex_delete) {
+    if (!derived.empty()) {
+      ops->insert(ops->end(), derived.begin(), derived.end());
+      std::stable_sort(ops->begin(), ops->end(), by_subgraph);
     }
-    prefetch_base(k + kAhead);
-    st = BuildVersion(&work[k], older);
-    if (!st.ok()) break;
+    group();
   }
+  // Work and lock set are in the same ascending subgraph order, one work item per subgraph.
+  assert(work.size() == slots.size());
+  uint64_t stale = 0;
+  for (SubgraphWork& w : work) {
+    if (w.fresh != nullptr && w.slot->head.load(std::memory_order_relaxed) != w.base) {
+      FreeVersion(&alloc_, w.fresh);
+      w.fresh = nullptr;
+      ++stale;
+    }
+  }
+  if (registered) writers_.Unregister(reader);
+  if (stale != 0) rebuilt_.fetch_add(stale, std::memory_order_relaxed);
+  Status st = BuildPending(&work, older);
   if (!st.ok()) {
-    for (SubgraphWork& w : work) {
-      if (w.fresh != nullptr) FreeVersion(&alloc_, w.fresh);
-    }
+    free_fresh();
     for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
     return st;
   }
@@ -206,18 +256,55 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   // Every locked subgraph has work (the lock set is the set of the ops' subgraphs), in the
   // same ascending order: collect and unlock in one pass.
   assert(work.size() == slots.size());
+  // A writer registered before t may hold a head this commit replaced: what is unlinked now
+  // goes to limbo (writers' minimum read after the heads were replaced, see ReaderTracer).
   const Timestamp min_active = tracer_->MinActive(*clock_);
+  const bool writer_behind = writers_.MinActive(*clock_) < t;
+  std::vector<SubgraphVersion*> retired;
   for (SubgraphWork& w : work) {
-    CollectGarbage(w.slot, min_active);
+    CollectGarbage(w.slot, min_active, writer_behind ? &retired : nullptr);
     w.slot->mu.unlock();
+  }
+  if (!retired.empty() || limbo_entries_.load(std::memory_order_relaxed) != 0) {
+    ReleaseLimbo(t, &retired);
   }
   *ts = t;
   return Status::OK();
 }
 
+void MemGraph::FreeVersions(const std::vector<SubgraphVersion*>& vs) {
+  for (SubgraphVersion* v : vs) FreeVersion(&alloc_, v);
+  if (!vs.empty()) {
+    live_versions_.fetch_sub(vs.size(), std::memory_order_relaxed);
+    reclaimed_.fetch_add(vs.size(), std::memory_order_relaxed);
+  }
+}
+
+// Queues `retired` (unlinked by commit t) and frees the limbo entries every registered writer
+// is past: a writer registered at t_r >= retired_at read its heads after they were replaced.
+void MemGraph::ReleaseLimbo(Timestamp t, std::vector<SubgraphVersion*>* retired) {
+  std::vector<SubgraphVersion*> done;
+  {
+    std::lock_guard<std::mutex> g(limbo_mu_);
+    if (!retired->empty()) {
+      limbo_.push_back(Limbo{t, std::move(*retired)});
+      limbo_entries_.fetch_add(1, std::memory_order_relaxed);
+    }
+    const Timestamp min_writer = writers_.MinActive(*clock_);
+    while (!limbo_.empty() && limbo_.front().retired_at <= min_writer) {
+      done.insert(done.end(), limbo_.front().versions.begin(), limbo_.front().versions.end());
+      limbo_.pop_front();
+      limbo_entries_.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+  FreeVersions(done);
+}
+
 // Keeps the head, and every version down to the newest one with ts <= min_active (the oldest
-// any registered reader can select); frees the rest.
-void MemGraph::CollectGarbage(SubgraphSlot* slot, Timestamp min_active) {
+// any registered reader can select); unlinks the rest and frees them, or appends them to
+// *retired when a writer may still read them.
+void MemGraph::CollectGarbage(SubgraphSlot* slot, Timestamp min_active,
+                              std::vector<SubgraphVersion*>* retired) {
   SubgraphVersion* v = slot->head.load(std::memory_order_relaxed);
   while (v != nullptr && v->ts > min_active) v = v->older.load(std::memory_order_relaxed);
   if (v == nullptr) return;
@@ -225,8 +312,12 @@ void MemGraph::CollectGarbage(SubgraphSlot* slot, Timestamp min_active) {
   uint64_t freed = 0;
   while (dead != nullptr) {
     SubgraphVersion* next = dead->older.load(std::memory_order_relaxed);
-    FreeVersion(&alloc_, dead);
-    ++freed;
+    if (retired != nullptr) {
+      retired->push_back(dead);
+    } else {
+      FreeVersion(&alloc_, dead);
+      ++freed;
+    }
     dead = next;
   }
   if (freed != 0) {
@@ -259,7 +350,7 @@ thread_local BuildScratch build_scratch;
 
 Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
   const bool with_in = opt_.kind == GraphKind::kDirectedWithInEdges;
-  w->base = w->slot->head.load(std::memory_order_relaxed);
+  w->base = w->slot->head.load(std::memory_order_acquire);
   const SubgraphVersion* base = w->base;
 
   // 1. Vertex ops and kPutIfExists checks, in batch order.

@@ -2,9 +2,13 @@
 // read lock-free at any timestamp still protected by the reader tracer.
 //
 // Writers call Apply with primitive operations (the DB expands WriteBatch ops into these).
-// Apply locks the touched subgraphs in ascending order, builds new versions copy-on-write,
-// takes t = ++t_w, links the versions with timestamp t, advances t_r in commit order, then
-// reclaims versions no registered reader can see, and unlocks.
+// Apply builds new versions copy-on-write from the current heads without locks (registered in
+// the memgraph's writer tracer meanwhile), locks the touched subgraphs in ascending order,
+// rebuilds the few whose head moved, takes t = ++t_w, links the versions with timestamp t,
+// advances t_r in commit order, then unlinks versions no registered reader can see, and
+// unlocks. An unlinked version is freed at once unless a writer registered before t may have
+// read it as a head; then it waits in limbo until every such writer has finished. Batches that
+// delete vertices lock first and build under the locks.
 //
 // Readers call VersionAt(s, ts) with a ts they registered in the tracer; the result stays
 // valid until they unregister.
@@ -12,7 +16,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "memgraph/node_allocator.h"
@@ -97,6 +103,9 @@ class MemGraph {
   size_t bytes() const { return alloc_.bytes(); }
   uint64_t live_versions() const { return live_versions_.load(std::memory_order_relaxed); }
   uint64_t reclaimed_versions() const { return reclaimed_.load(std::memory_order_relaxed); }
+  // Versions built before the locks were taken and built again because another writer had
+  // changed their subgraph meanwhile (see Apply).
+  uint64_t rebuilt_versions() const { return rebuilt_.load(std::memory_order_relaxed); }
   // Largest commit timestamp applied here (0 if none).
   Timestamp max_ts() const { return max_ts_.load(std::memory_order_acquire); }
 
@@ -105,8 +114,12 @@ class MemGraph {
   void ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
                            std::vector<PrimOp>* derived);
   Status BuildVersion(SubgraphWork* w, OlderTiers* older);
+  Status BuildPending(std::vector<SubgraphWork>* work, OlderTiers* older);
   void ApplyToAdjacency(SubgraphWork* w, uint8_t dir, Adjacency* a);
-  void CollectGarbage(SubgraphSlot* slot, Timestamp min_active);
+  void CollectGarbage(SubgraphSlot* slot, Timestamp min_active,
+                      std::vector<SubgraphVersion*>* retired);
+  void ReleaseLimbo(Timestamp t, std::vector<SubgraphVersion*>* retired);
+  void FreeVersions(const std::vector<SubgraphVersion*>& vs);
 
   const MemGraphOptions opt_;
   version::CommitClock* const clock_;
@@ -115,7 +128,23 @@ class MemGraph {
   SubgraphDirectory dir_;
   std::atomic<uint64_t> live_versions_{0};
   std::atomic<uint64_t> reclaimed_{0};
+  std::atomic<uint64_t> rebuilt_{0};
   std::atomic<Timestamp> max_ts_{0};
+
+  // Writers between their optimistic build and their locks: the heads they read must stay
+  // allocated. Kept apart from the readers' tracer so that, with no snapshot open, GC still
+  // unlinks every replaced version at once (a writer pins heads, never older versions).
+  version::ReaderTracer writers_{8};
+  // Unlinked versions that a writer registered before `retired_at` may still be reading; freed
+  // once the writers' minimum timestamp reaches retired_at. In commit order, nearly: an entry
+  // waits for the entries before it, which only delays it.
+  struct Limbo {
+    Timestamp retired_at;
+    std::vector<SubgraphVersion*> versions;
+  };
+  std::mutex limbo_mu_;
+  std::deque<Limbo> limbo_;
+  std::atomic<size_t> limbo_entries_{0};
 };
 
 // Reading helpers over one adjacency of a version (for vertex i = local index).

@@ -30,7 +30,10 @@ struct DBStats {
   uint64_t memgraph_bytes = 0;      // bytes held by all memgraphs (active + sealed)
   uint64_t memgraph_versions = 0;   // subgraph versions alive (not yet reclaimed)
   uint64_t versions_reclaimed = 0;  // subgraph versions freed by writer GC
-  uint64_t active_readers = 0;
+  // Subgraph versions a writer built before taking its locks and built again because another
+  // writer committed to the subgraph meanwhile (a measure of writer conflicts).
+  uint64_t versions_rebuilt = 0;
+  uint64_t active_readers = 0;      // registered snapshots
   uint64_t sealed_memgraphs = 0;
   uint64_t flushes = 0;
   uint64_t compactions = 0;
