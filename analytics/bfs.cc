@@ -52,12 +52,29 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
 // usually find a parent within the first chunk); the others are read in batches.
 constexpr uint64_t kBottomUpAloneDegree = 1024;
 
+// A batched lookup of one list costs about as much as streaming this many edges (the same
+// estimate as WCC's phase 2).
+constexpr uint64_t kLookupEdges = 512;
+
+// Whether streaming range r's in-lists costs less than looking up its unvisited vertices'
+// lists (out-degree estimates the in-degree; exact when undirected).
+bool StreamCheaper(const Layout& L, VertexRange r, const std::vector<int64_t>& depth) {
+  uint64_t stream = 0, lookup = 0;
+  for (VertexId v = r.begin; v < r.end; ++v) {
+    if (!L.exists[v]) continue;
+    stream += L.out_degree[v];
+    if (depth[v] == kUnreachable) lookup += L.out_degree[v] + kLookupEdges;
+  }
+  return lookup > stream;
+}
+
 // Bottom-up step. Invariant: front[u] == 1 iff depth[u] == level. Every unvisited vertex scans
 // its in-neighbors and stops at the first one in the frontier; only v's own task writes
 // depth[v] and next[v]. Returns in *awake the size of the new frontier. With batch > 0 the
 // unvisited vertices of a range with out-degree <= kBottomUpAloneDegree (an estimate of the
 // in-degree; exact when undirected) are read `batch` at a time with ScanNeighborsBatch, in
-// ascending order, so their runs come in a few large reads; their lists are read whole.
+// ascending order, so their runs come in a few large reads; their lists are read whole. A
+// range whose lookups would cost more than one pass over it (StreamCheaper) is streamed.
 Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
                     const ListCache* cache, const std::vector<uint8_t>& front,
                     std::vector<uint8_t>& next, std::vector<int64_t>& depth, uint64_t* awake) {
@@ -65,10 +82,12 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
   const Direction in = InDirection(L.kind);
   Status s = ForEachRange(L, [&](size_t, VertexRange r) -> Status {
     uint64_t c = 0;
-    if (cache != nullptr) {  // in-lists held in memory (undirected: in = out)
+    // Whole-range passes (in-lists held in memory, or streamed when that is cheaper than
+    // lookups: an early bottom-up step, most of the range unvisited).
+    if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, depth))) {
       for (VertexId v = r.begin; v < r.end; ++v) next[v] = 0;
       const uint8_t* const fr = front.data();
-      Status st = cache->Pass(snap, L, r, [&](VertexId v, const auto* src, size_t n) {
+      auto find_parent = [&](VertexId v, const auto* src, size_t n) {
         if (depth[v] != kUnreachable) return;  // visited earlier, or found in this step
         for (size_t i = 0; i < n; ++i) {
           if (!fr[src[i]]) continue;
@@ -77,7 +96,12 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
           ++c;
           return;
         }
-      });
+      };
+      Status st = cache != nullptr
+                      ? cache->Pass(snap, L, r, find_parent)
+                      : ScanRangeChunks(snap, r, in, L,
+                                        [&](VertexId v, const VertexId* src, const double*,
+                                            size_t n) { find_parent(v, src, n); });
       count.fetch_add(c, std::memory_order_relaxed);
       return st;
     }
