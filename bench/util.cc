@@ -1,6 +1,8 @@
 #include "bench/util.h"
 
 #include <fcntl.h>
+#include <jemalloc/jemalloc.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -52,6 +54,23 @@ uint64_t StatusField(const char* name) {
 
 uint64_t PeakRssBytes() { return StatusField("VmHWM"); }
 uint64_t CurrentRssBytes() { return StatusField("VmRSS"); }
+
+HeapBreakdown ReadHeapBreakdown() {
+  HeapBreakdown h;
+  h.rss = CurrentRssBytes();
+  const struct mallinfo2 mi = mallinfo2();
+  h.glibc_from_os = mi.arena + mi.hblkhd;
+  h.glibc_in_use = mi.uordblks + mi.hblkhd;
+  uint64_t epoch = 1;
+  size_t sz = sizeof(epoch);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refreshes jemalloc's statistics
+  size_t v = 0;
+  sz = sizeof(v);
+  if (mallctl("stats.resident", &v, &sz, nullptr, 0) == 0) h.jemalloc_resident = v;
+  sz = sizeof(v);
+  if (mallctl("stats.allocated", &v, &sz, nullptr, 0) == 0) h.jemalloc_allocated = v;
+  return h;
+}
 
 bool ResetPeakRss() {
   int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);

@@ -24,6 +24,18 @@ bool ResetPeakRss();
 // Current resident set size (VmRSS), bytes.
 uint64_t CurrentRssBytes();
 
+// Where the process's heap memory is, bytes: glibc malloc (what it holds from the OS and what
+// is in use) and jemalloc (StrataGraph's memgraph arenas: resident and allocated). Explains a
+// resident set larger than what an engine accounts for (fragmentation, retained pages).
+struct HeapBreakdown {
+  uint64_t rss = 0;
+  uint64_t glibc_from_os = 0;  // mallinfo2: arena + hblkhd
+  uint64_t glibc_in_use = 0;   // uordblks + hblkhd
+  uint64_t jemalloc_resident = 0;
+  uint64_t jemalloc_allocated = 0;
+};
+HeapBreakdown ReadHeapBreakdown();
+
 // /proc/self/io counters (bytes). write_bytes counts pages dirtied by this process (the whole
 // thread group), cancelled_write_bytes those truncated before write-back.
 struct IoCounters {

@@ -1049,6 +1049,7 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
     });
   }
   const double interval = std::max(cfg.series_interval, 0.5);
+  HeapBreakdown heap_peak;  // sampled with the series: at the largest RSS seen
   std::thread monitor([&] {
     series.emplace_back(0.0, 0);
     while (!finished.load()) {
@@ -1056,6 +1057,8 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
       uint64_t sum = 0;
       for (auto& c : done) sum += c.v.load(std::memory_order_relaxed);
       series.emplace_back(NowSec() - t0, sum);
+      const HeapBreakdown h = ReadHeapBreakdown();
+      if (h.rss > heap_peak.rss) heap_peak = h;
     }
   });
   for (auto& t : ts) t.join();
@@ -1092,6 +1095,16 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
     info.Str("memory", "RocksDB default options (64 MiB write buffers, 8 MiB block cache)");
   }
   info.Str("engine", st.note);
+  {
+    const double mib = 1.0 / (1 << 20);
+    char buf[320];
+    snprintf(buf, sizeof(buf),
+             "at the largest sampled RSS (%.1f MiB): glibc malloc %.1f MiB from the OS, %.1f "
+             "in use; jemalloc %.1f MiB resident, %.1f allocated; rss before open %.1f MiB",
+             heap_peak.rss * mib, heap_peak.glibc_from_os * mib, heap_peak.glibc_in_use * mib,
+             heap_peak.jemalloc_resident * mib, heap_peak.jemalloc_allocated * mib, rss0 * mib);
+    info.Str("heap_at_peak", buf);
+  }
   info.Str("generation", "edges generated inside the timed writer loop (same for both systems)");
   {
     // Positions q in [delete_from, m) with q % 21 == 20.
