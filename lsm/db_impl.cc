@@ -1103,9 +1103,7 @@ void DBImpl::L0Job(const version::Version& v, int dir, CompactionJob* job) const
     lo = std::min(lo, h->meta.min_src);
     hi = std::max(hi, h->meta.max_src);
   }
-  std::shared_ptr<const version::Version> base = std::move(job->base);
   *job = CompactionJob();
-  job->base = std::move(base);
   job->dir = dir;
   job->output_level = 1;
   job->inputs = v.l0[dir];
@@ -1164,9 +1162,7 @@ bool DBImpl::PickCompaction(const version::Version& v, CompactionJob* job) {
     if (i == level.size()) i = 0;
     const auto& h = level[i];
     cursor[k] = h->meta.max_src + 1;
-    std::shared_ptr<const version::Version> base = std::move(job->base);
     *job = CompactionJob();
-    job->base = std::move(base);
     job->dir = dir;
     job->output_level = static_cast<uint32_t>(k + 2);
     job->inputs.push_back(h);
@@ -1197,14 +1193,16 @@ Status DBImpl::RunJob(const CompactionJob& job) {
   co.target_file_bytes = options_.target_file_bytes;
   co.extent_bytes = WriterExtent(options_);
   co.read_window_bytes = CompactionWindow(options_, job.inputs.size());
-  if (!job.bottom && job.base != nullptr) {
+  if (!job.bottom) {
     // What is older than the inputs is on the levels below the output, which only this thread
-    // changes (flushes add newer L0 files): the job's base Version still describes them, and
-    // its multi-level index says which of them hold a vertex (no file is read).
-    const version::Version* v = job.base.get();
+    // changes (compactions are serialized; flushes add L0 files and move min_l0 only): the
+    // current Version's multi-level index says which of them hold a vertex (no file is read).
+    // The Version is taken per question, not held for the job: a Version pins its whole index,
+    // and a flush installing during a long compaction would otherwise keep three at once.
     const int dir = job.dir;
     const uint32_t out_level = job.output_level;
-    co.older_may_hold_vertex = [v, dir, out_level](VertexId u) {
+    co.older_may_hold_vertex = [this, dir, out_level](VertexId u) {
+      const std::shared_ptr<const version::Version> v = current();
       index::VertexIndex::Located loc;
       if (!v->index[dir].Find(u, &loc)) return false;
       for (uint32_t i = 0; i < loc.size(); ++i) {
@@ -1300,8 +1298,7 @@ void DBImpl::CompactLoop() {
     Status s;
     for (;;) {
       CompactionJob job;
-      job.base = current();
-      bool have = PickCompaction(*job.base, &job);
+      bool have = PickCompaction(*current(), &job);
       if (!have && options_.idle_compaction_ms > 0) {
         const uint64_t b = batches_.load(std::memory_order_relaxed);
         if (b != seen_batches) {
@@ -1314,8 +1311,7 @@ void DBImpl::CompactLoop() {
           flush_pending = !sealed_.empty() || flushing_;
         }
         if (!flush_pending && (settling || Clock::now() - last_write >= idle_after)) {
-          job.base = current();
-          have = PickIdle(*job.base, &job);
+          have = PickIdle(*current(), &job);
         }
       }
       if (!have) break;

@@ -104,9 +104,6 @@ class DBImpl final : public DB {
 
   // Compaction (compaction/compactor.h). One at a time, serialized by compact_mu_.
   struct CompactionJob {
-    // The Version the job was picked from: its levels below the output level are what is
-    // older than the inputs (narrows which tombstones and deletion marks must be kept).
-    std::shared_ptr<const version::Version> base;
     int dir = 0;
     uint32_t output_level = 1;
     bool bottom = false;
