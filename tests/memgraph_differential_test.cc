@@ -90,7 +90,9 @@ TEST_P(MemgraphDifferential, RandomBatchesMatchReference) {
       if (!held.empty() && rng() % 2 == 0) held.erase(held.begin() + rng() % held.size());
     }
   }
-  if (p.weighted) EXPECT_GT(aborted, 0) << "SetWeight on missing edges never exercised";
+  if (p.weighted) {
+    EXPECT_GT(aborted, 0) << "SetWeight on missing edges never exercised";
+  }
   auto snap = db->GetSnapshot();
   EXPECT_EQ(ref.Compare(*snap, limit), "");
   EXPECT_GT(ref.edges().size(), 100u) << "workload too sparse to mean anything";
