@@ -1,7 +1,9 @@
 #include "bench/util.h"
 
 #include <fcntl.h>
+#ifndef STRATA_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
+#endif
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -61,6 +63,7 @@ HeapBreakdown ReadHeapBreakdown() {
   const struct mallinfo2 mi = mallinfo2();
   h.glibc_from_os = mi.arena + mi.hblkhd;
   h.glibc_in_use = mi.uordblks + mi.hblkhd;
+#ifndef STRATA_NO_JEMALLOC
   uint64_t epoch = 1;
   size_t sz = sizeof(epoch);
   mallctl("epoch", &epoch, &sz, &epoch, sz);  // refreshes jemalloc's statistics
@@ -69,6 +72,7 @@ HeapBreakdown ReadHeapBreakdown() {
   if (mallctl("stats.resident", &v, &sz, nullptr, 0) == 0) h.jemalloc_resident = v;
   sz = sizeof(v);
   if (mallctl("stats.allocated", &v, &sz, nullptr, 0) == 0) h.jemalloc_allocated = v;
+#endif
   return h;
 }
 

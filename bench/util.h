@@ -25,7 +25,8 @@ bool ResetPeakRss();
 uint64_t CurrentRssBytes();
 
 // Where the process's heap memory is, bytes: glibc malloc (what it holds from the OS and what
-// is in use) and jemalloc (StrataGraph's memgraph arenas: resident and allocated). Explains a
+// is in use) and jemalloc (resident and allocated: the memgraph arenas, and every malloc when
+// jemalloc is linked, as Debian's exports malloc; zero in sanitizer builds). Explains a
 // resident set larger than what an engine accounts for (fragmentation, retained pages).
 struct HeapBreakdown {
   uint64_t rss = 0;
