@@ -129,17 +129,13 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     *ts = clock_->read_ts();
     return Status::OK();
   }
-  // Group by subgraph; within a subgraph keep batch order. The lock set falls out of it.
+  // Group by subgraph; within a subgraph keep batch order. One work item per subgraph, in
+  // ascending order: the lock order.
   auto by_subgraph = [](const PrimOp& a, const PrimOp& b) {
     uint64_t sa = SubgraphOf(a.u), sb = SubgraphOf(b.u);
     return sa != sb ? sa < sb : a.seq < b.seq;
   };
   std::stable_sort(ops->begin(), ops->end(), by_subgraph);
-  std::vector<PrimOp> derived;
-  std::vector<uint64_t> lockset;
-  for (const PrimOp& op : *ops) {
-    if (lockset.empty() || lockset.back() != SubgraphOf(op.u)) lockset.push_back(SubgraphOf(op.u));
-  }
 
   bool has_vertex_delete = std::any_of(ops->begin(), ops->end(), [](const PrimOp& p) {
     return p.kind == PrimOp::kDeleteVertex;
@@ -147,7 +143,6 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   std::vector<SubgraphWork> work;
   auto group = [&] {
     work.clear();
-    work.reserve(lockset.size());
     for (size_t b = 0; b < ops->size();) {
       size_t e = b;
       const uint64_t s = SubgraphOf((*ops)[b].u);
@@ -175,46 +170,53 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   // while a writer registered before its replacement runs), so an unchanged head pointer means
   // an unchanged head (no ABA).
   // Batches that delete vertices take the locks first (their lock set depends on the heads).
-  version::ReaderTracer::Slot reader;
-  bool registered = false;
-  if (!has_vertex_delete) {
+  // Either way the touched subgraphs are locked in ascending order, and afterwards `work`
+  // holds exactly the locked slots, in that order.
+  const bool optimistic = !has_vertex_delete;
+  version::ReaderTracer::Slot writer;
+  if (optimistic) {
     group();
-    reader = writers_.Register(*clock_);
-    registered = true;
+    writer = writers_.Register(*clock_);
     if (!BuildPending(&work, older).ok()) {
       free_fresh();  // e.g. a failed kPutIfExists: decided again under the locks
     }
-  }
-
-  std::vector<SubgraphSlot*> slots;
-  for (;;) {
-    slots.clear();
-    for (uint64_t s : lockset) {
-      SubgraphSlot* slot = dir_.GetOrCreate(s);
-      slot->mu.lock();
-      slots.push_back(slot);
+    for (SubgraphWork& w : work) w.slot->mu.lock();
+  } else {
+    std::vector<uint64_t> lockset;
+    for (const PrimOp& op : *ops) {
+      if (lockset.empty() || lockset.back() != SubgraphOf(op.u)) lockset.push_back(SubgraphOf(op.u));
     }
-    if (!has_vertex_delete) break;
-    derived.clear();
-    ExpandVertexDeletes(ops, older, &derived);
-    std::vector<uint64_t> needed = lockset;
-    for (const PrimOp& d : derived) needed.push_back(SubgraphOf(d.u));
-    std::sort(needed.begin(), needed.end());
-    needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
-    if (needed.size() == lockset.size()) break;
-    // A neighbor lives in a subgraph we do not hold: lock the larger set in order and retry.
-    for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
-    lockset = std::move(needed);
-  }
-  if (has_vertex_delete) {
+    std::vector<PrimOp> derived;
+    std::vector<SubgraphSlot*> slots;
+    for (;;) {
+      slots.clear();
+      for (uint64_t s : lockset) {
+        SubgraphSlot* slot = dir_.GetOrCreate(s);
+        slot->mu.lock();
+        slots.push_back(slot);
+      }
+      derived.clear();
+      ExpandVertexDeletes(ops, older, &derived);
+      std::vector<uint64_t> needed = lockset;
+      for (const PrimOp& d : derived) needed.push_back(SubgraphOf(d.u));
+      std::sort(needed.begin(), needed.end());
+      needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+      if (needed.size() == lockset.size()) break;
+      // A neighbor lives in a subgraph we do not hold: lock the larger set in order and retry.
+      for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
+      lockset = std::move(needed);
+    }
     if (!derived.empty()) {
       ops->insert(ops->end(), derived.begin(), derived.end());
       std::stable_sort(ops->begin(), ops->end(), by_subgraph);
     }
     group();
+    assert(work.size() == slots.size());
   }
-  // Work and lock set are in the same ascending subgraph order, one work item per subgraph.
-  assert(work.size() == slots.size());
+  auto unlock_all = [&] {
+    for (auto it = work.rbegin(); it != work.rend(); ++it) it->slot->mu.unlock();
+  };
+
   uint64_t stale = 0;
   for (SubgraphWork& w : work) {
     if (w.fresh != nullptr && w.slot->head.load(std::memory_order_relaxed) != w.base) {
@@ -223,12 +225,12 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
       ++stale;
     }
   }
-  if (registered) writers_.Unregister(reader);
+  if (optimistic) writers_.Unregister(writer);
   if (stale != 0) rebuilt_.fetch_add(stale, std::memory_order_relaxed);
   Status st = BuildPending(&work, older);
   if (!st.ok()) {
     free_fresh();
-    for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
+    unlock_all();
     return st;
   }
 
@@ -236,9 +238,9 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   if (before_publish != nullptr) {
     st = (*before_publish)(t);
     if (!st.ok()) {
-      for (SubgraphWork& w : work) FreeVersion(&alloc_, w.fresh);
+      free_fresh();
       clock_->Publish(t);  // an empty commit keeps t_r moving for later writers
-      for (auto it = slots.rbegin(); it != slots.rend(); ++it) (*it)->mu.unlock();
+      unlock_all();
       return st;
     }
   }
@@ -253,76 +255,55 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   }
   clock_->Publish(t);
 
-  // Every locked subgraph has work (the lock set is the set of the ops' subgraphs), in the
-  // same ascending order: collect and unlock in one pass.
-  assert(work.size() == slots.size());
-  // A writer registered before t may hold a head this commit replaced: what is unlinked now
-  // goes to limbo (writers' minimum read after the heads were replaced, see ReaderTracer).
+  // Unlink what no snapshot can select, and unlock, in one pass.
   const Timestamp min_active = tracer_->MinActive(*clock_);
-  const bool writer_behind = writers_.MinActive(*clock_) < t;
-  std::vector<SubgraphVersion*> retired;
+  std::vector<SubgraphVersion*> dead;
   for (SubgraphWork& w : work) {
-    CollectGarbage(w.slot, min_active, writer_behind ? &retired : nullptr);
+    Unlink(w.slot, min_active, &dead);
     w.slot->mu.unlock();
   }
-  if (!retired.empty() || limbo_entries_.load(std::memory_order_relaxed) != 0) {
-    ReleaseLimbo(t, &retired);
-  }
+  Retire(t, &dead);
   *ts = t;
   return Status::OK();
 }
 
-void MemGraph::FreeVersions(const std::vector<SubgraphVersion*>& vs) {
-  for (SubgraphVersion* v : vs) FreeVersion(&alloc_, v);
-  if (!vs.empty()) {
-    live_versions_.fetch_sub(vs.size(), std::memory_order_relaxed);
-    reclaimed_.fetch_add(vs.size(), std::memory_order_relaxed);
-  }
-}
-
-// Queues `retired` (unlinked by commit t) and frees the limbo entries every registered writer
-// is past: a writer registered at t_r >= retired_at read its heads after they were replaced.
-void MemGraph::ReleaseLimbo(Timestamp t, std::vector<SubgraphVersion*>* retired) {
+// `dead` was unlinked by commit t. A writer registered at t_r >= t read its heads after they
+// were replaced (see ReaderTracer's protocol), so once the writers' minimum reaches t nothing
+// can read them: they are freed at once, or else queued in limbo. Limbo entries the writers are
+// past are freed too.
+void MemGraph::Retire(Timestamp t, std::vector<SubgraphVersion*>* dead) {
+  const Timestamp min_writer = writers_.MinActive(*clock_);
   std::vector<SubgraphVersion*> done;
-  {
+  if (min_writer >= t) done.swap(*dead);
+  if (!dead->empty() || limbo_entries_.load(std::memory_order_relaxed) != 0) {
     std::lock_guard<std::mutex> g(limbo_mu_);
-    if (!retired->empty()) {
-      limbo_.push_back(Limbo{t, std::move(*retired)});
+    if (!dead->empty()) {
+      limbo_.push_back(Limbo{t, std::move(*dead)});
       limbo_entries_.fetch_add(1, std::memory_order_relaxed);
     }
-    const Timestamp min_writer = writers_.MinActive(*clock_);
     while (!limbo_.empty() && limbo_.front().retired_at <= min_writer) {
       done.insert(done.end(), limbo_.front().versions.begin(), limbo_.front().versions.end());
       limbo_.pop_front();
       limbo_entries_.fetch_sub(1, std::memory_order_relaxed);
     }
   }
-  FreeVersions(done);
+  for (SubgraphVersion* v : done) FreeVersion(&alloc_, v);
+  if (!done.empty()) {
+    live_versions_.fetch_sub(done.size(), std::memory_order_relaxed);
+    reclaimed_.fetch_add(done.size(), std::memory_order_relaxed);
+  }
 }
 
 // Keeps the head, and every version down to the newest one with ts <= min_active (the oldest
-// any registered reader can select); unlinks the rest and frees them, or appends them to
-// *retired when a writer may still read them.
-void MemGraph::CollectGarbage(SubgraphSlot* slot, Timestamp min_active,
-                              std::vector<SubgraphVersion*>* retired) {
+// any registered reader can select); unlinks the rest onto *dead.
+void MemGraph::Unlink(SubgraphSlot* slot, Timestamp min_active,
+                      std::vector<SubgraphVersion*>* dead) {
   SubgraphVersion* v = slot->head.load(std::memory_order_relaxed);
   while (v != nullptr && v->ts > min_active) v = v->older.load(std::memory_order_relaxed);
   if (v == nullptr) return;
-  SubgraphVersion* dead = v->older.exchange(nullptr, std::memory_order_acq_rel);
-  uint64_t freed = 0;
-  while (dead != nullptr) {
-    SubgraphVersion* next = dead->older.load(std::memory_order_relaxed);
-    if (retired != nullptr) {
-      retired->push_back(dead);
-    } else {
-      FreeVersion(&alloc_, dead);
-      ++freed;
-    }
-    dead = next;
-  }
-  if (freed != 0) {
-    live_versions_.fetch_sub(freed, std::memory_order_relaxed);
-    reclaimed_.fetch_add(freed, std::memory_order_relaxed);
+  for (SubgraphVersion* d = v->older.exchange(nullptr, std::memory_order_acq_rel); d != nullptr;
+       d = d->older.load(std::memory_order_relaxed)) {
+    dead->push_back(d);
   }
 }
 

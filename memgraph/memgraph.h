@@ -116,10 +116,8 @@ class MemGraph {
   Status BuildVersion(SubgraphWork* w, OlderTiers* older);
   Status BuildPending(std::vector<SubgraphWork>* work, OlderTiers* older);
   void ApplyToAdjacency(SubgraphWork* w, uint8_t dir, Adjacency* a);
-  void CollectGarbage(SubgraphSlot* slot, Timestamp min_active,
-                      std::vector<SubgraphVersion*>* retired);
-  void ReleaseLimbo(Timestamp t, std::vector<SubgraphVersion*>* retired);
-  void FreeVersions(const std::vector<SubgraphVersion*>& vs);
+  void Unlink(SubgraphSlot* slot, Timestamp min_active, std::vector<SubgraphVersion*>* dead);
+  void Retire(Timestamp t, std::vector<SubgraphVersion*>* dead);
 
   const MemGraphOptions opt_;
   version::CommitClock* const clock_;
