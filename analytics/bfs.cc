@@ -52,18 +52,14 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
 // usually find a parent within the first chunk); the others are read in batches.
 constexpr uint64_t kBottomUpAloneDegree = 1024;
 
-// A batched lookup of one list costs about as much as streaming this many edges (the same
-// estimate as WCC's phase 2).
-constexpr uint64_t kLookupEdges = 512;
-
 // Whether streaming range r's in-lists costs less than looking up its unvisited vertices'
-// lists (out-degree estimates the in-degree; exact when undirected).
+// lists (kLookupCostEdges; out-degree estimates the in-degree, exact when undirected).
 bool StreamCheaper(const Layout& L, VertexRange r, const std::vector<int64_t>& depth) {
   uint64_t stream = 0, lookup = 0;
   for (VertexId v = r.begin; v < r.end; ++v) {
     if (!L.exists[v]) continue;
     stream += L.out_degree[v];
-    if (depth[v] == kUnreachable) lookup += L.out_degree[v] + kLookupEdges;
+    if (depth[v] == kUnreachable) lookup += L.out_degree[v] + kLookupCostEdges;
   }
   return lookup > stream;
 }

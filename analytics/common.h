@@ -33,6 +33,10 @@ inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Label of a vertex that does not exist (WCC, CDLP).
 inline constexpr VertexId kNoLabel = std::numeric_limits<VertexId>::max();
 
+// Cost model for choosing between reading some vertices' lists by batched lookups and
+// streaming every list of a range: one lookup costs about as much as decoding this many edges.
+inline constexpr uint64_t kLookupCostEdges = 512;
+
 // Half-open interval of internal vertex IDs.
 struct VertexRange {
   VertexId begin = 0;

@@ -122,9 +122,7 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
   const VertexId largest = can_skip ? SampleLargest(L, forest) : kNoLabel;
   const bool scan_in = L.kind == GraphKind::kDirectedWithInEdges;
   // When the largest component holds nearly all the edges (the usual case), reading only the
-  // other vertices' lists (batched lookups) beats streaming every list: a lookup costs about
-  // as much as decoding kLookupEdges edges.
-  constexpr uint64_t kLookupEdges = 512;
+  // other vertices' lists (batched lookups) beats streaming every list (kLookupCostEdges).
   std::vector<VertexId> rest;
   bool batched = false;
   if (can_skip) {
@@ -133,7 +131,7 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
       if (!L.exists[v] || forest.parent()[v] == largest) continue;
       if (L.kind == GraphKind::kUndirected && L.out_degree[v] == 0) continue;  // no edges
       rest.push_back(v);
-      rest_cost += L.out_degree[v] + kLookupEdges;
+      rest_cost += L.out_degree[v] + kLookupCostEdges;
     }
     batched = rest_cost < L.num_out_edges;
   }
