@@ -4,7 +4,6 @@
 #ifndef STRATA_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
 #endif
-#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -60,9 +59,6 @@ uint64_t CurrentRssBytes() { return StatusField("VmRSS"); }
 HeapBreakdown ReadHeapBreakdown() {
   HeapBreakdown h;
   h.rss = CurrentRssBytes();
-  const struct mallinfo2 mi = mallinfo2();
-  h.glibc_from_os = mi.arena + mi.hblkhd;
-  h.glibc_in_use = mi.uordblks + mi.hblkhd;
 #ifndef STRATA_NO_JEMALLOC
   uint64_t epoch = 1;
   size_t sz = sizeof(epoch);

@@ -24,14 +24,12 @@ bool ResetPeakRss();
 // Current resident set size (VmRSS), bytes.
 uint64_t CurrentRssBytes();
 
-// Where the process's heap memory is, bytes: glibc malloc (what it holds from the OS and what
-// is in use) and jemalloc (resident and allocated: the memgraph arenas, and every malloc when
-// jemalloc is linked, as Debian's exports malloc; zero in sanitizer builds). Explains a
-// resident set larger than what an engine accounts for (fragmentation, retained pages).
+// The process's heap, bytes: jemalloc's resident and allocated totals. jemalloc is the
+// process's malloc whenever it is linked (Debian's build exports malloc), so this is every
+// heap allocation, memgraph arenas included; zero in sanitizer builds (not linked). Explains a
+// resident set larger than what an engine accounts for (fragmentation, untracked allocations).
 struct HeapBreakdown {
   uint64_t rss = 0;
-  uint64_t glibc_from_os = 0;  // mallinfo2: arena + hblkhd
-  uint64_t glibc_in_use = 0;   // uordblks + hblkhd
   uint64_t jemalloc_resident = 0;
   uint64_t jemalloc_allocated = 0;
 };

@@ -1097,12 +1097,12 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   info.Str("engine", st.note);
   {
     const double mib = 1.0 / (1 << 20);
-    char buf[320];
+    char buf[256];
     snprintf(buf, sizeof(buf),
-             "at the largest sampled RSS (%.1f MiB): glibc malloc %.1f MiB from the OS, %.1f "
-             "in use; jemalloc %.1f MiB resident, %.1f allocated; rss before open %.1f MiB",
-             heap_peak.rss * mib, heap_peak.glibc_from_os * mib, heap_peak.glibc_in_use * mib,
-             heap_peak.jemalloc_resident * mib, heap_peak.jemalloc_allocated * mib, rss0 * mib);
+             "at the largest sampled RSS (%.1f MiB): jemalloc %.1f MiB resident, %.1f "
+             "allocated; rss before open %.1f MiB",
+             heap_peak.rss * mib, heap_peak.jemalloc_resident * mib,
+             heap_peak.jemalloc_allocated * mib, rss0 * mib);
     info.Str("heap_at_peak", buf);
   }
   info.Str("generation", "edges generated inside the timed writer loop (same for both systems)");
