@@ -108,13 +108,15 @@ Status MemGraph::BuildPending(std::vector<SubgraphWork>* items, OlderTiers* olde
     __builtin_prefetch(h->out.counts);
     if (h->in != nullptr) __builtin_prefetch(h->in->ci.root_node());
   };
-  for (size_t k = 0; k < kAhead && k < work.size(); ++k) {
-    __builtin_prefetch(work[k].slot->head.load(std::memory_order_acquire));
-  }
-  for (size_t k = 0; k < work.size(); ++k) {
-    if (k + 2 * kAhead < work.size()) {
-      __builtin_prefetch(work[k + 2 * kAhead].slot->head.load(std::memory_order_acquire));
+  // Under the locks only the few stale items are pending: prefetch only pending ones.
+  auto prefetch_head = [&](size_t k) {
+    if (k < work.size() && work[k].fresh == nullptr) {
+      __builtin_prefetch(work[k].slot->head.load(std::memory_order_acquire));
     }
+  };
+  for (size_t k = 0; k < kAhead; ++k) prefetch_head(k);
+  for (size_t k = 0; k < work.size(); ++k) {
+    prefetch_head(k + 2 * kAhead);
     prefetch_base(k + kAhead);
     if (work[k].fresh != nullptr) continue;
     Status st = BuildVersion(&work[k], older);
