@@ -280,7 +280,9 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
   std::vector<double>& dist = *dist_out;
   dist.assign(n, std::numeric_limits<double>::infinity());
   if (source >= n) return;
-  // Bucket width: the mean weight of a sample of arcs (1 when unweighted), as analytics/ does.
+  // Bucket width as analytics/ picks it (AutoDelta in analytics/sssp.cc): 1 when unweighted,
+  // else the mean weight of a sample of arcs over the mean out-degree of the vertices that
+  // have arcs.
   double delta = 1.0;
   if (weighted && !g.weight.empty()) {
     double s = 0;
@@ -289,7 +291,10 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
       s += g.weight[i];
       ++k;
     }
-    delta = k && s > 0 ? s / static_cast<double>(k) : 1.0;
+    uint64_t with_arcs = 0;
+    for (uint64_t u = 0; u < n; ++u) with_arcs += off[u + 1] > off[u];
+    const double degree = with_arcs ? static_cast<double>(off[n]) / static_cast<double>(with_arcs) : 1.0;
+    delta = k && s > 0 ? s / static_cast<double>(k) / std::max(1.0, degree) : 1.0;
   }
   using Bins = std::vector<std::vector<uint32_t>>;
   tbb::enumerable_thread_specific<Bins> bins;

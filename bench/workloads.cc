@@ -2,6 +2,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -441,9 +442,11 @@ VertexId PickSource(System* sys, const Graph& g) {
 
 // Warm-up run + `runs` timed runs, median reported; or one cold run per drop of the page cache.
 void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo algo,
-                  VertexId source, int runs, bool cold, int graph_scale, bool weighted) {
+                  VertexId source, int runs, bool cold, const char* graph, int graph_scale,
+                  bool weighted) {
   const std::string sys_name = sys->name();
   JsonObject params;
+  params.Str("graph", graph);
   params.Int("threads", cfg.threads);
   if (algo == Algo::kPr) params.Int("iterations", cfg.pr_iterations);
   if (sys_name != "csr") params.Str("cache", cold ? "cold" : "warm");
@@ -493,15 +496,32 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   a.info = info;
   sink->Add(a);
   sink->Add(R(AlgoName(algo), sys_name, "cpu_seconds", Median(cpus), "s", params));
-  Log(sys_name, "%s (%s): median %.3f s of %zu, %s", AlgoName(algo), cold ? "cold" : "warm",
-      Median(secs), secs.size(), digest.c_str());
+  Log(sys_name, "%s on %s (%s): median %.3f s of %zu, %s", AlgoName(algo), graph,
+      cold ? "cold" : "warm", Median(secs), secs.size(), digest.c_str());
 }
+
+bool DiskSystem(const std::string& s) { return s == "strata" || s == "rocksdb"; }
 
 int AnalyticsRuns(const SuiteConfig& cfg, const std::string& system) {
   return system == "rocksdb" ? cfg.rocksdb_analytics_runs : cfg.analytics_runs;
 }
 
-bool DiskSystem(const std::string& s) { return s == "strata" || s == "rocksdb"; }
+// Every kernel of `algos` that `only` names, warm (all systems) then cold (disk systems, when
+// the page cache can be dropped and `cold` allows), on one loaded graph.
+void RunAnalyticsSet(const SuiteConfig& cfg, System* sys, ResultSink* sink,
+                     std::initializer_list<Algo> algos, const WorkloadSet& only, VertexId source,
+                     const char* graph, int scale, bool weighted, bool cold,
+                     bool cold_tc = true) {
+  const int runs = AnalyticsRuns(cfg, sys->name());
+  for (Algo a : algos) {
+    if (only.Has(AlgoName(a))) RunAnalytics(cfg, sys, sink, a, source, runs, false, graph, scale, weighted);
+  }
+  if (!DiskSystem(sys->name()) || !cfg.can_drop_cache || !cold) return;
+  for (Algo a : algos) {
+    if (!only.Has(AlgoName(a)) || (a == Algo::kTc && !cold_tc)) continue;
+    RunAnalytics(cfg, sys, sink, a, source, 1, true, graph, scale, weighted);
+  }
+}
 
 // Loads a whole graph (all positions) into a dynamic system in batches of 1024 with the
 // configured writer threads, or builds the CSR from it. Used by jobs that measure reads only.
@@ -808,18 +828,10 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     AddReadResults(sink, "scan_nbr", system, rp, run, "neighbors", info);
   }
 
-  // Analytics, warm then cold.
-  const VertexId source = PickSource(sys.get(), g);
-  const int runs = AnalyticsRuns(cfg, system);
-  for (Algo a : {Algo::kBfs, Algo::kPr, Algo::kWcc}) {
-    if (!only.Has(AlgoName(a))) continue;
-    RunAnalytics(cfg, sys.get(), sink, a, source, runs, false, cfg.scale, false);
-  }
-  if (DiskSystem(system) && cfg.can_drop_cache && cfg.cold_analytics) {
-    for (Algo a : {Algo::kBfs, Algo::kPr, Algo::kWcc}) {
-      if (!only.Has(AlgoName(a))) continue;
-      RunAnalytics(cfg, sys.get(), sink, a, source, 1, true, cfg.scale, false);
-    }
+  // Analytics, warm then cold (the full suite runs them on the ingest_large graph instead).
+  if (cfg.main_analytics) {
+    RunAnalyticsSet(cfg, sys.get(), sink, {Algo::kBfs, Algo::kPr, Algo::kWcc}, only,
+                    PickSource(sys.get(), g), "main", cfg.scale, false, cfg.cold_analytics);
   }
 
   // mixed: R readers run PageRank (fresh snapshot each run) while W writers insert new edges
@@ -978,18 +990,8 @@ void RunSmallJob(const SuiteConfig& cfg, const std::string& system, const Worklo
   Graph g = MakeGraph(cfg.small_scale, true, cfg.seed + 1);
   std::unique_ptr<System> sys = OpenSystem(system, MakeSystemConfig(cfg, "small", true, false));
   LoadWhole(cfg, sys.get(), g);
-  const VertexId source = PickSource(sys.get(), g);
-  const int runs = AnalyticsRuns(cfg, system);
-  for (Algo a : {Algo::kSssp, Algo::kTc}) {
-    if (!only.Has(AlgoName(a))) continue;
-    RunAnalytics(cfg, sys.get(), sink, a, source, runs, false, cfg.small_scale, true);
-  }
-  if (DiskSystem(system) && cfg.can_drop_cache) {
-    for (Algo a : {Algo::kSssp, Algo::kTc}) {
-      if (!only.Has(AlgoName(a)) || (a == Algo::kTc && !cfg.cold_tc)) continue;
-      RunAnalytics(cfg, sys.get(), sink, a, source, 1, true, cfg.small_scale, true);
-    }
-  }
+  RunAnalyticsSet(cfg, sys.get(), sink, {Algo::kSssp, Algo::kTc}, only, PickSource(sys.get(), g),
+                  "small", cfg.small_scale, true, true, cfg.cold_tc);
   sys->Close();
   RemoveTree(cfg.dir + "/small");
 }
@@ -998,13 +1000,83 @@ void RunSmallJob(const SuiteConfig& cfg, const std::string& system, const Worklo
 // ingest_large: a whole stream into a store whose memory budget is far smaller than the graph.
 // Edges are generated inside the writer threads (streaming: nothing is buffered), in batches of
 // 1024; the same for both systems. In the last 20% of the stream every 21st operation deletes
-// an edge of the first 80% (20:1 inserts to deletes, issue 4). Then PageRank runs on the
-// persisted graph (same digest expected from both systems).
+// an edge of the first 80% (20:1 inserts to deletes, issue 4). Then the kernels of
+// cfg.large_analytics run on the persisted graph (the same digests expected from every
+// system, the CSR built from the stream's final edge set), then a full compaction measures
+// space amplification.
+
+// The stream of ingest_large: operation p of g.m. A delete picks a position at least 4 batches
+// per thread behind it, whose insert the writers have applied long before (the writers share
+// the stream by edge, so an edge's own operations are applied in stream order anyway).
+struct LargeStream {
+  const Graph* g;
+  uint64_t delete_from;  // first position of the last 20%
+  uint64_t delete_pool;  // deletes pick a position in [0, delete_pool)
+  LargeStream(const Graph& graph, int threads, uint64_t chunk)
+      : g(&graph),
+        delete_from(graph.m / 5 * 4),
+        delete_pool(delete_from - std::min(delete_from, 4 * static_cast<uint64_t>(threads) * chunk)) {}
+  bool IsDelete(uint64_t p) const { return p >= delete_from && p % 21 == 20; }
+  EdgeOp At(uint64_t p) const {
+    if (IsDelete(p)) {
+      tools::Edge x = g->gen->EdgeAtPosition(Mix64(p) % delete_pool);
+      return {x.src, x.dst, 1.0, true};
+    }
+    tools::Edge x = g->gen->EdgeAtPosition(p);
+    return {x.src, x.dst, g->weighted ? x.weight : 1.0, false};
+  }
+};
+
+// The graph the stream leaves (undirected: (u,v) and (v,u) are one edge; of all operations on
+// an edge the last one decides, with its weight): every operation's (edge, position) sorted.
+EdgeList FinalEdges(const LargeStream& st) {
+  const Graph& g = *st.g;
+  struct Rec {
+    uint64_t key;  // PairKey
+    uint64_t pos;
+  };
+  std::vector<Rec> recs(g.m);
+  tbb::parallel_for(tbb::blocked_range<uint64_t>(0, g.m, 1 << 14), [&](const tbb::blocked_range<uint64_t>& r) {
+    for (uint64_t p = r.begin(); p < r.end(); ++p) {
+      const EdgeOp op = st.At(p);
+      recs[p] = {PairKey(op.u, op.v), p};
+    }
+  });
+  tbb::parallel_sort(recs.begin(), recs.end(), [](const Rec& a, const Rec& b) {
+    return a.key != b.key ? a.key < b.key : a.pos < b.pos;
+  });
+  EdgeList list;
+  list.num_vertices = g.n;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    if (i + 1 < recs.size() && recs[i + 1].key == recs[i].key) continue;  // not the last op
+    if (st.IsDelete(recs[i].pos)) continue;
+    list.edges.push_back({static_cast<uint32_t>(recs[i].key >> 32), static_cast<uint32_t>(recs[i].key)});
+    if (g.weighted) list.weights.push_back(st.At(recs[i].pos).w);
+  }
+  return list;
+}
+
+void RunIngestLargeCsr(const SuiteConfig& cfg, ResultSink* sink) {
+  Graph g = MakeGraph(cfg.large_scale, cfg.large_weighted, cfg.seed + 2);
+  SystemConfig sc = MakeSystemConfig(cfg, "large", cfg.large_weighted, false);
+  std::unique_ptr<System> sys = OpenSystem("csr", sc);
+  const double t0 = NowSec();
+  {
+    EdgeList list = FinalEdges(LargeStream(g, cfg.threads, 1024));
+    Status s = sys->Build(list);
+    if (!s.ok()) Fail("csr", "ingest_large build", s);
+  }
+  Log("csr", "ingest_large: CSR of the stream's final graph built in %.1f s", NowSec() - t0);
+  RunAnalyticsSet(cfg, sys.get(), sink, {Algo::kBfs, Algo::kPr, Algo::kSssp, Algo::kWcc},
+                  cfg.large_analytics, PickSource(sys.get(), g), "ingest_large", cfg.large_scale,
+                  cfg.large_weighted, false);
+}
 
 void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink) {
+  if (system == "csr") return RunIngestLargeCsr(cfg, sink);
   if (!DiskSystem(system)) return;
-  Graph g = MakeGraph(cfg.large_scale, false, cfg.seed + 2);
-  SystemConfig sc = MakeSystemConfig(cfg, "large", false, false);
+  Graph g = MakeGraph(cfg.large_scale, cfg.large_weighted, cfg.seed + 2);
+  SystemConfig sc = MakeSystemConfig(cfg, "large", cfg.large_weighted, false);
   sc.memory_budget = cfg.large_budget;
   sc.memgraph_bytes = cfg.large_memgraph_bytes;
   const IoCounters io0 = ReadIoCounters();
@@ -1012,10 +1084,8 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   std::unique_ptr<System> sys = OpenSystem(system, sc);
   const int T = cfg.threads;
   const uint64_t chunk = 1024;
-  const uint64_t chunks = (g.m + chunk - 1) / chunk;
-  const uint64_t delete_from = g.m / 5 * 4;
-  const uint64_t delete_pool = delete_from - std::min(delete_from, 4 * T * chunk);
-  std::atomic<uint64_t> next_chunk{0};
+  const LargeStream stream(g, T, chunk);
+  const uint64_t delete_from = stream.delete_from;
   std::vector<Counter> done(T);
   std::vector<std::vector<float>> lat(T);
   std::atomic<bool> finished{false};
@@ -1025,27 +1095,28 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   std::vector<std::thread> ts;
   for (int t = 0; t < T; ++t) {
     ts.emplace_back([&, t] {
-      std::vector<EdgeOp> buf(chunk);
-      for (;;) {
-        const uint64_t c = next_chunk.fetch_add(1);
-        if (c >= chunks) break;
-        const uint64_t b = c * chunk, e = std::min(g.m, b + chunk);
-        for (uint64_t p = b; p < e; ++p) {
-          if (p >= delete_from && p % 21 == 20) {
-            // Far enough behind the writers that every system has applied the insert.
-            tools::Edge x = g.gen->EdgeAtPosition(Mix64(p) % delete_pool);
-            buf[p - b] = {x.src, x.dst, 1.0, true};
-            continue;
-          }
-          tools::Edge x = g.gen->EdgeAtPosition(p);
-          buf[p - b] = {x.src, x.dst, 1.0, false};
-        }
+      // Thread t applies, in stream order, the operations whose edge hashes to t (as the other
+      // loads partition their streams), in batches of `chunk`: all operations on one edge
+      // come from one thread in order, so the final graph (and every weight) is the same in
+      // every system whatever the interleaving. Each thread generates the whole stream to
+      // find its share; the cost is the same for every system.
+      std::vector<EdgeOp> buf;
+      buf.reserve(chunk);
+      auto apply = [&] {
         const double a = NowSec();
-        Status s = sys->Apply(buf.data(), e - b);
+        Status s = sys->Apply(buf.data(), buf.size());
         if (!s.ok()) Fail(system, "ingest_large", s);
         lat[t].push_back(static_cast<float>((NowSec() - a) * 1e6));
-        done[t].v.fetch_add(e - b, std::memory_order_relaxed);
+        done[t].v.fetch_add(buf.size(), std::memory_order_relaxed);
+        buf.clear();
+      };
+      for (uint64_t p = 0; p < g.m; ++p) {
+        const EdgeOp op = stream.At(p);
+        if (T > 1 && static_cast<int>(Mix64(PairKey(op.u, op.v)) % T) != t) continue;
+        buf.push_back(op);
+        if (buf.size() == chunk) apply();
       }
+      if (!buf.empty()) apply();
     });
   }
   const double interval = std::max(cfg.series_interval, 0.5);
@@ -1075,13 +1146,15 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   std::vector<float> all;
   for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
   LatencySummary l = Summarize(&all);
-  const double edge_bytes = 16.0 * static_cast<double>(g.m);
+  // User bytes per stream edge: two 8-byte IDs, and an 8-byte weight when weighted.
+  const double edge_bytes = (g.weighted ? 24.0 : 16.0) * static_cast<double>(g.m);
   JsonObject p;
   p.Int("threads", T);
   p.Int("batch", 1024);
   p.Str("wal", "off");
   JsonObject info;
   info.Int("scale", cfg.large_scale);
+  info.Bool("weighted", g.weighted);
   info.Int("stream_edges", static_cast<int64_t>(g.m));
   info.Int("stored_edges", static_cast<int64_t>(st.stored_edges));
   info.Num("ingest_seconds", ingest_s);
@@ -1105,7 +1178,9 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
              heap_peak.jemalloc_allocated * mib, rss0 * mib);
     info.Str("heap_at_peak", buf);
   }
-  info.Str("generation", "edges generated inside the timed writer loop (same for both systems)");
+  info.Str("generation", "edges generated inside the timed writer loop; each writer generates "
+                         "the whole stream and applies the edges that hash to it (same for "
+                         "every system)");
   {
     // Positions q in [delete_from, m) with q % 21 == 20.
     auto upto = [](uint64_t n) { return n / 21; };  // count in [0, n): q + 1 a multiple of 21
@@ -1137,23 +1212,11 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
       static_cast<double>(st.disk_bytes) / std::max<uint64_t>(1, st.stored_edges),
       st.write_bytes / edge_bytes);
 
-  // PageRank on the persisted graph, one warm-up iteration first (as RunAnalytics does).
-  {
-    std::unique_ptr<View> v = sys->NewView();
-    Digest d;
-    Status ps = v->PageRank(1, &d);
-    if (ps.ok()) ps = v->PageRank(cfg.pr_iterations, &d);
-    if (!ps.ok()) Fail(system, "ingest_large pr", ps);
-    JsonObject pp = p;
-    pp.Int("iterations", cfg.pr_iterations);
-    Result pr = R("ingest_large", system, "pr_seconds", d.seconds, "s", pp);
-    pr.info.Str("digest", d.text);
-    pr.info.Str("graph", "the persisted ingest_large store, after the stream (deletes included)");
-    sink->Add(pr);
-    const uint64_t peak = PeakRssBytes();
-    Log(system, "ingest_large pr: %.2f s for %d iterations (peak RSS now %.0f MiB), %s",
-        d.seconds, cfg.pr_iterations, peak / 1048576.0, d.text.c_str());
-  }
+  // The kernels on the persisted graph, as the ingest left it.
+  RunAnalyticsSet(cfg, sys.get(), sink, {Algo::kBfs, Algo::kPr, Algo::kSssp, Algo::kWcc},
+                  cfg.large_analytics, PickSource(sys.get(), g), "ingest_large", cfg.large_scale,
+                  cfg.large_weighted, cfg.cold_analytics);
+  Log(system, "ingest_large analytics done (peak RSS now %.0f MiB)", PeakRssBytes() / 1048576.0);
   // Space amplification: the data files as the ingest left them, over the same data fully
   // compacted (every overwritten entry and tombstone gone). After PageRank, so it reads the
   // store as ingested.

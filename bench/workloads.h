@@ -22,6 +22,12 @@
 
 namespace strata::bench {
 
+// Which workloads a job should run (the --only filter).
+struct WorkloadSet {
+  std::vector<std::string> names;
+  bool Has(const std::string& w) const;
+};
+
 struct SuiteConfig {
   std::string suite = "quick";
   std::string dir = "bench-out/data";  // scratch space for disk systems
@@ -56,8 +62,14 @@ struct SuiteConfig {
   int mixed_runs = 2;
   int rocksdb_mixed_runs = 1;
   int mixed_pr_iterations = 10;
-  // ingest_large: a stream larger than StrataGraph's memory budget.
+  // Run BFS/PR/WCC on the main graph (the full suite runs them on the ingest_large graph).
+  bool main_analytics = true;
+  // ingest_large: a stream larger than StrataGraph's memory budget, weighted (RocksDB's value
+  // is the weight, issue 4), then the kernels named here on the persisted graph (issue 6: BFS,
+  // PR, SSSP, WCC on the scale-23 store), warm and cold, with the CSR of the same final graph.
   int large_scale = 20;
+  bool large_weighted = true;
+  WorkloadSet large_analytics{{"pr"}};
   size_t large_budget = size_t{128} << 20;
   size_t large_memgraph_bytes = size_t{32} << 20;  // memgraph_bytes of ingest_large
   // strata's memory settings for the main graph.
@@ -76,12 +88,6 @@ struct SuiteConfig {
   double durability_cell_seconds = 3;
   uint64_t recovery_log_bytes = uint64_t{32} << 20;
   int recovery_scale = 20;
-};
-
-// Which workloads a job should run (the --only filter).
-struct WorkloadSet {
-  std::vector<std::string> names;
-  bool Has(const std::string& w) const;
 };
 
 // Jobs. `system` is one of strata, strata-mem, rocksdb, csr.
