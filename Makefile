@@ -37,7 +37,7 @@ asan: deps
 tsan: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithAssert -DSTRATA_SANITIZE=thread $(LAUNCHER)
 	cmake --build build-tsan -j $(JOBS)
-	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" ctest --output-on-failure -j $(JOBS) -LE long -R "Concurrency|ReaderTracer|MemgraphDifferential|DiskDifferential|DiskIdle|DBApi|BlockCache|ConcurrentReaders"
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" ctest --output-on-failure -j $(JOBS) -LE long -R "Concurrency|ReaderTracer|MemgraphDifferential|DiskDifferential|DiskIdle|DBApi|BlockCache|ConcurrentReaders|BatchRead"
 
 demo: build
 	bash scripts/demo.sh

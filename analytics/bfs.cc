@@ -53,13 +53,19 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
 constexpr uint64_t kBottomUpAloneDegree = 1024;
 
 // Whether streaming range r's in-lists costs less than looking up its unvisited vertices'
-// lists (kLookupCostEdges; out-degree estimates the in-degree, exact when undirected).
+// lists (kLookupCostEdges; out-degree estimates the in-degree, exact when undirected). A
+// stream decodes only unvisited vertices' lists, up to their parent; the lists it skips are
+// still read past (counted at an eighth of their decoding).
 bool StreamCheaper(const Layout& L, VertexRange r, const std::vector<int64_t>& depth) {
   uint64_t stream = 0, lookup = 0;
   for (VertexId v = r.begin; v < r.end; ++v) {
     if (!L.exists[v]) continue;
-    stream += L.out_degree[v];
-    if (depth[v] == kUnreachable) lookup += L.out_degree[v] + kLookupCostEdges;
+    if (depth[v] == kUnreachable) {
+      stream += L.out_degree[v];
+      lookup += L.out_degree[v] + kLookupCostEdges;
+    } else {
+      stream += L.out_degree[v] / 8;
+    }
   }
   return lookup > stream;
 }
@@ -78,26 +84,46 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
   const Direction in = InDirection(L.kind);
   Status s = ForEachRange(L, [&](size_t, VertexRange r) -> Status {
     uint64_t c = 0;
-    // Whole-range passes (in-lists held in memory, or streamed when that is cheaper than
-    // lookups: an early bottom-up step, most of the range unvisited).
+    // Whole-range passes: in-lists held in memory, or streamed when that is cheaper than
+    // lookups (an early bottom-up step, most of the range unvisited). The stream reads only
+    // unvisited vertices' lists, without weights, each up to its first frontier neighbor.
     if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, depth))) {
       for (VertexId v = r.begin; v < r.end; ++v) next[v] = 0;
       const uint8_t* const fr = front.data();
-      auto find_parent = [&](VertexId v, const auto* src, size_t n) {
-        if (depth[v] != kUnreachable) return;  // visited earlier, or found in this step
-        for (size_t i = 0; i < n; ++i) {
-          if (!fr[src[i]]) continue;
-          depth[v] = level + 1;
-          next[v] = 1;
-          ++c;
-          return;
-        }
-      };
-      Status st = cache != nullptr
-                      ? cache->Pass(snap, L, r, find_parent)
-                      : ScanRangeChunks(snap, r, in, L,
-                                        [&](VertexId v, const VertexId* src, const double*,
-                                            size_t n) { find_parent(v, src, n); });
+      if (cache != nullptr) {
+        Status st = cache->Pass(snap, L, r, [&](VertexId v, const auto* src, size_t n) {
+          if (depth[v] != kUnreachable) return;  // visited earlier, or found in this step
+          for (size_t i = 0; i < n; ++i) {
+            if (!fr[src[i]]) continue;
+            depth[v] = level + 1;
+            next[v] = 1;
+            ++c;
+            return;
+          }
+        });
+        count.fetch_add(c, std::memory_order_relaxed);
+        return st;
+      }
+      bool bad = false;
+      Status st = snap.ScanAdjacency(
+          r.begin, r.end, in, /*weights=*/false,
+          [&](VertexId v) { return L.exists[v] && depth[v] == kUnreachable; },
+          [&](VertexId v, const NeighborChunk& ch) {
+            if (ch.size != 0 && ch.dst[ch.size - 1] >= L.bound) {  // ascending: the largest
+              bad = true;
+              return ScanStep::kStop;
+            }
+            // fr[u] is set only for existing vertices: no dangling check needed.
+            for (size_t i = 0; i < ch.size; ++i) {
+              if (!fr[ch.dst[i]]) continue;
+              depth[v] = level + 1;
+              next[v] = 1;
+              ++c;
+              return ScanStep::kNextVertex;
+            }
+            return ScanStep::kMore;
+          });
+      if (st.ok() && bad) st = Status::Corruption("analytics: neighbor ID >= VertexIdBound()");
       count.fetch_add(c, std::memory_order_relaxed);
       return st;
     }
@@ -182,11 +208,12 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
   // undirected stores (whose in-lists they are).
   const bool keep = params.cache_bytes > 0;
   const bool cache_in = keep && snap.kind() == GraphKind::kUndirected;
+  // Without a cache the layout decodes nothing: degrees only steer the direction switches.
   ListCache cache(snap, Direction::kOut, keep ? params.cache_bytes : 0);
   Layout L;
-  Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
-    if (keep) cache.Collect(u, c);
-  });
+  Status s = keep ? BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+    cache.Collect(u, c);
+  }) : EstimateLayout(snap, &L);
   if (!s.ok()) return s;
   if (keep) {
     s = cache.Complete(snap, L);

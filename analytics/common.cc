@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 
 #include <tbb/task_arena.h>
 
@@ -16,8 +17,61 @@ Status BuildLayout(const Snapshot& snap, Layout* layout) {
   return BuildLayout(snap, layout, [](VertexId, const NeighborChunk&, uint64_t) {});
 }
 
+namespace {
+
+// The layout's block pass: exists[] from ScanVertices, then degrees(lo, hi) fills out_degree
+// of the block's existing vertices (an error if it reports a vertex outside [lo, hi)).
+Status LayoutPass(const Snapshot& snap, Layout* layout,
+                  FunctionRef<Status(VertexId lo, VertexId hi)> degrees);
+
+}  // namespace
+
 Status BuildLayout(const Snapshot& snap, Layout* layout,
-                   FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit) {
+                   FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit,
+                   bool weights) {
+  Layout& L = *layout;
+  L.exact_degrees = true;
+  return LayoutPass(snap, layout, [&](VertexId lo, VertexId hi) {
+    // Degrees from one streamed pass over the block (not a lookup per vertex).
+    bool out_of_block = false;
+    Status s = snap.ScanAdjacency(lo, hi, Direction::kOut, weights,
+                                  [&](VertexId u) { return u < lo || u >= hi || L.exists[u]; },
+                                  [&](VertexId u, const NeighborChunk& c) {
+      if (u < lo || u >= hi) {
+        out_of_block = true;
+        return ScanStep::kStop;
+      }
+      visit(u, c, L.out_degree[u]);
+      L.out_degree[u] += c.size;
+      return ScanStep::kMore;
+    });
+    if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanEdges left its range");
+    return s;
+  });
+}
+
+Status EstimateLayout(const Snapshot& snap, Layout* layout) {
+  Layout& L = *layout;
+  L.exact_degrees = false;
+  return LayoutPass(snap, layout, [&](VertexId lo, VertexId hi) {
+    bool out_of_block = false;
+    Status s = snap.ScanDegreeBounds(lo, hi, Direction::kOut, [&](VertexId u, uint64_t d) {
+      if (u < lo || u >= hi) {
+        out_of_block = true;
+        return false;
+      }
+      if (L.exists[u]) L.out_degree[u] = d;
+      return true;
+    });
+    if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanDegreeBounds left its range");
+    return s;
+  });
+}
+
+namespace {
+
+Status LayoutPass(const Snapshot& snap, Layout* layout,
+                  FunctionRef<Status(VertexId lo, VertexId hi)> degrees) {
   Layout& L = *layout;
   L.kind = snap.kind();
   L.dangling = L.kind == GraphKind::kDirected;
@@ -48,23 +102,9 @@ Status BuildLayout(const Snapshot& snap, Layout* layout,
         return true;
       });
       if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanVertices left its range");
-      // Degrees from one streamed pass over the block (not a lookup per vertex).
-      if (s.ok()) {
-        s = snap.ScanEdges(lo, hi, Direction::kOut, [&](VertexId u, const NeighborChunk& c) {
-          if (u < lo || u >= hi) {
-            out_of_block = true;
-            return false;
-          }
-          if (L.exists[u]) {
-            visit(u, c, L.out_degree[u]);
-            L.out_degree[u] += c.size;
-            ne += c.size;
-          }
-          return true;
-        });
-        if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanEdges left its range");
-      }
+      if (s.ok()) s = degrees(lo, hi);
       err.Set(s);
+      for (VertexId v = lo; v < hi; ++v) ne += L.out_degree[v];
       block_vertices[b] = nv;
       block_edges[b] = ne;
       for (VertexId g = lo / kGroup; g * kGroup < hi; ++g) {
@@ -104,6 +144,8 @@ Status BuildLayout(const Snapshot& snap, Layout* layout,
   if (begin < bound) L.ranges.push_back({begin, bound});
   return Status::OK();
 }
+
+}  // namespace
 
 ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights)
     : d_(d),
@@ -152,11 +194,9 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
     b.ids64.insert(b.ids64.end(), c.dst, c.dst + c.size);
   }
   if (weights_) {
-    if (c.weight != nullptr) {
-      b.w.insert(b.w.end(), c.weight, c.weight + c.size);
-    } else {
-      b.w.resize(b.w.size() + c.size, 1.0);
-    }
+    // Keeping weights needs a scan that reads them (BuildLayout(..., weights = true)).
+    assert(c.weight != nullptr);
+    b.w.insert(b.w.end(), c.weight, c.weight + c.size);
   }
   const size_t after = Held(b);
   if (after > before &&

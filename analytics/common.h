@@ -54,8 +54,10 @@ struct Layout {
   uint64_t num_out_edges = 0;  // sum of out_degree (stored entries; 2x logical when undirected)
   std::vector<uint8_t> exists;       // exists[v] == 1 iff v exists
   // Degree(v) as the store reports it (0 for absent vertices): a work estimate, which counts
-  // edges into deleted vertices on kDirected stores.
+  // edges into deleted vertices on kDirected stores. With exact_degrees false (EstimateLayout)
+  // an upper bound of it (Snapshot::ScanDegreeBounds), and num_out_edges their sum.
   std::vector<uint64_t> out_degree;
+  bool exact_degrees = true;
   std::vector<VertexRange> ranges;
   // Whether an edge may point at a vertex that does not exist: only kDirected stores keep edges
   // into a deleted vertex (the other kinds delete both directions). When false, kernels skip
@@ -71,8 +73,16 @@ Status BuildLayout(const Snapshot& snap, Layout* layout);
 // pass with the layout's. Calls come from several threads at once; a vertex's chunks come
 // consecutively from one thread. Only existing u are visited; the neighbors are not checked
 // (they may be >= VertexIdBound() in a damaged store, or not exist on kDirected stores).
+// Chunks carry weights only when `weights` (a weighted store's weight streams are read only
+// then).
 Status BuildLayout(const Snapshot& snap, Layout* layout,
-                   FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit);
+                   FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit,
+                   bool weights = false);
+
+// BuildLayout without decoding a single edge: out_degree holds Snapshot::ScanDegreeBounds
+// (exact for vertices in one run without deletions, an upper bound otherwise), so it only
+// serves kernels that use degrees as estimates (schedules, direction switches, cost models).
+Status EstimateLayout(const Snapshot& snap, Layout* layout);
 
 // Whether the store can answer Direction::kIn (undirected stores answer it as kOut).
 inline bool HasInEdges(GraphKind k) { return k != GraphKind::kDirected; }
@@ -130,12 +140,13 @@ Status ForEachVertex(const Layout& layout, Fn&& fn) {
 // Full pass over the lists of range r, a chunk at a time (Snapshot::ScanEdges: disk levels
 // streamed, no lookup per vertex): fn(u, dst, weight, n) for the existing neighbors of every
 // existing u in r, u ascending, a vertex's chunks consecutive, dst ascending; weight is null
-// for unweighted stores. One call per chunk, so the kernel's inner loop runs over plain
-// arrays (no per-edge indirection, no reloads through captured references). A neighbor
-// >= layout.bound is Corruption.
+// for unweighted stores, and when `weights` is false (the weight streams are then not read).
+// One call per chunk, so the kernel's inner loop runs over plain arrays (no per-edge
+// indirection, no reloads through captured references). A neighbor >= layout.bound is
+// Corruption.
 template <typename Fn>
 Status ScanRangeChunks(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
-                       Fn&& fn) {
+                       Fn&& fn, bool weights = true) {
   bool bad = false;
   const uint8_t* const exists = layout.exists.data();
   const VertexId bound = layout.bound;
@@ -143,15 +154,17 @@ Status ScanRangeChunks(const Snapshot& snap, VertexRange r, Direction d, const L
   constexpr size_t kKeep = 256;
   VertexId keep[kKeep];
   double keep_w[kKeep];
-  Status s = snap.ScanEdges(r.begin, r.end, d, [&](VertexId u, const NeighborChunk& c) {
-    if (c.size == 0 || !exists[u]) return true;
+  Status s = snap.ScanAdjacency(r.begin, r.end, d, weights,
+                                [exists](VertexId u) { return exists[u] != 0; },
+                                [&](VertexId u, const NeighborChunk& c) {
+    if (c.size == 0) return ScanStep::kMore;
     if (c.dst[c.size - 1] >= bound) {  // ascending: the last one is the largest
       bad = true;
-      return false;
+      return ScanStep::kStop;
     }
     if (!dangling) {
       fn(u, c.dst, c.weight, c.size);
-      return true;
+      return ScanStep::kMore;
     }
     // Drop edges into deleted vertices (kDirected keeps them), kKeep at a time.
     size_t n = 0;
@@ -165,7 +178,7 @@ Status ScanRangeChunks(const Snapshot& snap, VertexRange r, Direction d, const L
       }
     }
     if (n) fn(u, static_cast<const VertexId*>(keep), c.weight ? keep_w + 0 : nullptr, n);
-    return true;
+    return ScanStep::kMore;
   });
   if (!s.ok()) return s;
   if (bad) return Status::Corruption("analytics: neighbor ID beyond VertexIdBound()");
@@ -173,14 +186,15 @@ Status ScanRangeChunks(const Snapshot& snap, VertexRange r, Direction d, const L
 }
 
 // ScanRangeChunks an edge at a time: fn(u, v, weight) for every existing neighbor v of every
-// existing u in r, u ascending. A neighbor >= layout.bound is Corruption.
+// existing u in r, u ascending (weight 1.0 unless `weights`). A neighbor >= layout.bound is
+// Corruption.
 template <typename Fn>
 Status ScanRangeEach(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
-                     Fn&& fn) {
+                     Fn&& fn, bool weights = true) {
   return ScanRangeChunks(snap, r, d, layout,
                          [&](VertexId u, const VertexId* dst, const double* w, size_t n) {
                            for (size_t i = 0; i < n; ++i) fn(u, dst[i], w ? w[i] : 1.0);
-                         });
+                         }, weights);
 }
 
 // Vertices per block of BuildLayout's streamed pass (one ScanVertices + ScanEdges each).
@@ -525,7 +539,7 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
       Status s = ScanRangeChunks(snap, VertexRange{lo, end}, d_, L,
                                  [&](VertexId u, const VertexId* src, const double*, size_t n) {
                                    fn(u, src, n);
-                                 });
+                                 }, /*weights=*/false);
       if (!s.ok()) return s;
       lo = end;
       continue;

@@ -55,7 +55,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   Layout L;
   Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
     cache.Collect(u, c);
-  });
+  }, /*weights=*/true);
   if (!s.ok()) return s;
   s = cache.Complete(snap, L);
   if (!s.ok()) return s;

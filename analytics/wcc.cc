@@ -92,29 +92,45 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
   Forest forest(bound);
   std::atomic<bool> bad{false};
 
-  // Phase 1, fused with the layout's streamed pass: link the first `rounds` out-neighbors of
-  // every vertex (Afforest's sampling rounds, all at once; linking order does not matter for
-  // the result). When can_skip every neighbor exists (no dangling edges on those kinds).
+  // Phase 1: link the first `rounds` out-neighbors of every vertex (Afforest's sampling
+  // rounds, all at once; linking order does not matter for the result). When can_skip every
+  // neighbor exists (no dangling edges on those kinds). With a list cache this is fused with
+  // the layout's pass, which decodes every list to fill it; without one the layout reads
+  // degrees only and phase 1 decodes each list's first chunk (ScanAdjacency, no weights).
+  const bool keep = params.cache_bytes > 0;
   ListCache cache(snap, Direction::kOut, params.cache_bytes);
-  Layout L;
-  Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t offset) {
-    cache.Collect(u, c);
-    if (!can_skip || offset >= static_cast<uint64_t>(rounds)) return;
-    const size_t n = std::min<size_t>(c.size, static_cast<size_t>(rounds - offset));
+  auto sample = [&](VertexId u, const VertexId* dst, size_t n) {
     for (size_t i = 0; i < n; ++i) {
-      if (u >= bound || c.dst[i] >= bound) {
+      if (u >= bound || dst[i] >= bound) {
         bad.store(true, std::memory_order_relaxed);
         return;
       }
-      forest.Link(u, c.dst[i]);
+      forest.Link(u, dst[i]);
     }
-  });
+  };
+  Layout L;
+  Status s = keep ? BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t offset) {
+    cache.Collect(u, c);
+    if (!can_skip || offset >= static_cast<uint64_t>(rounds)) return;
+    sample(u, c.dst, std::min<size_t>(c.size, static_cast<size_t>(rounds - offset)));
+  }) : EstimateLayout(snap, &L);
   if (!s.ok()) return s;
-  if (bad.load() || L.bound != bound) {
-    return Status::Corruption("analytics: neighbor ID beyond VertexIdBound()");
+  if (L.bound != bound) return Status::Corruption("analytics: VertexIdBound() changed");
+  if (keep) {
+    s = cache.Complete(snap, L);
+    if (!s.ok()) return s;
+  } else if (can_skip) {
+    s = ForEachRange(L, [&](size_t, VertexRange r) {
+      return snap.ScanAdjacency(r.begin, r.end, Direction::kOut, /*weights=*/false,
+                                [&](VertexId u) { return L.exists[u] != 0; },
+                                [&](VertexId u, const NeighborChunk& c) {
+                                  sample(u, c.dst, std::min<size_t>(c.size, static_cast<size_t>(rounds)));
+                                  return ScanStep::kNextVertex;
+                                });
+    });
+    if (!s.ok()) return s;
   }
-  s = cache.Complete(snap, L);
-  if (!s.ok()) return s;
+  if (bad.load()) return Status::Corruption("analytics: neighbor ID beyond VertexIdBound()");
   if (can_skip) forest.Compress(L);
 
   // Phase 2: link every edge of the vertices outside the largest component. Linking the
@@ -149,21 +165,34 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
                                   kDefaultFetchBatch, make);
     }
   } else {
-    // Streamed per range (out-lists from the cache where kept), deciding once per chunk.
+    // Streamed per range: out-lists from the cache where kept; otherwise only the lists of
+    // vertices outside the largest component are decoded (ScanAdjacency, no weights).
     auto link = [&](VertexId v, const auto* dst, size_t n) {
       if (can_skip && forest.Find(v) == largest) return;
       for (size_t i = 0; i < n; ++i) forest.Link(v, dst[i]);
     };
+    auto stream = [&](VertexRange r, Direction d) {
+      return snap.ScanAdjacency(
+          r.begin, r.end, d, /*weights=*/false,
+          [&](VertexId v) { return L.exists[v] && !(can_skip && forest.Find(v) == largest); },
+          [&](VertexId v, const NeighborChunk& c) {
+            if (c.size != 0 && c.dst[c.size - 1] >= bound) {  // ascending: the largest
+              bad.store(true, std::memory_order_relaxed);
+              return ScanStep::kStop;
+            }
+            for (size_t i = 0; i < c.size; ++i) {
+              if (L.dangling && !L.exists[c.dst[i]]) continue;  // edge into a deleted vertex
+              forest.Link(v, c.dst[i]);
+            }
+            return ScanStep::kMore;
+          });
+    };
     s = ForEachRange(L, [&](size_t, VertexRange r) {
-      Status st = cache.Pass(snap, L, r, link);
-      if (st.ok() && scan_in) {
-        st = ScanRangeChunks(snap, r, Direction::kIn, L,
-                             [&](VertexId v, const VertexId* dst, const double*, size_t n) {
-                               link(v, dst, n);
-                             });
-      }
+      Status st = keep ? cache.Pass(snap, L, r, link) : stream(r, Direction::kOut);
+      if (st.ok() && scan_in) st = stream(r, Direction::kIn);
       return st;
     });
+    if (s.ok() && bad.load()) s = Status::Corruption("analytics: neighbor ID beyond VertexIdBound()");
   }
   forest.Compress(L);
   label->assign(L.bound, kNoLabel);

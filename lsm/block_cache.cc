@@ -80,6 +80,7 @@ void BlockCache::EraseOwner(uint64_t owner) {
 }
 
 void BlockCache::SetCapacity(size_t capacity) {
+  std::lock_guard<std::mutex> resize(resize_mu_);
   capacity_.store(capacity, std::memory_order_relaxed);
   const size_t per = capacity / shards_.size();
   for (Shard& s : shards_) {

@@ -75,6 +75,9 @@ class BlockCache {
   static size_t Charge(const Block& b) { return b->size() + sizeof(Entry) + 64; }
   Shard& ShardOf(const Key& k);
 
+  // Serializes SetCapacity: without it, two resizes could leave capacity_ from one and the
+  // shard limits from the other (then usage() could exceed capacity()).
+  std::mutex resize_mu_;
   std::atomic<size_t> capacity_;
   std::vector<Shard> shards_;
   std::atomic<uint64_t> hits_{0};

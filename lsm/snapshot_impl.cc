@@ -83,6 +83,23 @@ Status SnapshotImpl::ScanEdges(VertexId begin, VertexId end, Direction d,
   return reader_.ScanEdges(dir, begin, end, fn);
 }
 
+Status SnapshotImpl::ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
+                                   FunctionRef<bool(VertexId)> want,
+                                   FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
+  uint8_t dir;
+  Status s = StoredDir(d, &dir);
+  if (!s.ok()) return s;
+  return reader_.ScanAdjacency(dir, begin, end, weights, want, fn);
+}
+
+Status SnapshotImpl::ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
+                                      FunctionRef<bool(VertexId, uint64_t)> fn) const {
+  uint8_t dir;
+  Status s = StoredDir(d, &dir);
+  if (!s.ok()) return s;
+  return reader_.ScanDegreeBounds(dir, begin, end, fn);
+}
+
 Status SnapshotImpl::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
                                         FunctionRef<bool(size_t, const NeighborChunk&)> fn) const {
   uint8_t dir;

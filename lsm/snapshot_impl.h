@@ -32,6 +32,11 @@ class SnapshotImpl final : public Snapshot {
                        FunctionRef<bool(const NeighborChunk&)> fn) const override;
   Status ScanEdges(VertexId begin, VertexId end, Direction d,
                    FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const override;
+  Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
+                       FunctionRef<bool(VertexId)> want,
+                       FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const override;
+  Status ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
+                          FunctionRef<bool(VertexId, uint64_t)> fn) const override;
   Status ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
                             FunctionRef<bool(size_t, const NeighborChunk&)> fn) const override;
   Status status() const override;

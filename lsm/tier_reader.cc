@@ -440,22 +440,31 @@ Status TierReader::ScanNeighbors(uint8_t dir, VertexId u,
   return s;
 }
 
-Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
-                             FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const {
+// A segment's scanner over the walked range, positioned on its current vertex.
+struct TierReader::FileScan {
+  std::unique_ptr<SegmentScanner> sc;
+  VertexEntry ve;
+  bool valid = false;
+};
+
+// The vertex walk of the range scans: for each u in [begin, end) with want(u) and entries in
+// some tier, ascending, visit(u, local index, memgraph runs, file runs, tombs) with u's runs newest first
+// up to a deletion mark (the runs CollectRuns finds, located by streaming every file's vertex
+// table in step instead of a lookup per vertex); tombs: some run holds a tombstone. visit
+// returns false to stop. File runs are left positioned on u: visit may read their edges
+// (FileScan::sc->NextEdges) or not; unread edges are skipped, not decoded.
+template <class Want, class Visit>
+Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights, Want&& want,
+                            Visit&& visit) const {
   end = std::min(end, VertexIdBound());
   if (begin >= end) return status();
-  struct FileScan {
-    std::unique_ptr<SegmentScanner> sc;
-    VertexEntry ve;
-    bool valid = false;
-  };
   std::vector<FileScan> files;  // newest first
   for (const version::SegmentHandle* h : v_->AllFiles(dir)) {
     if (h->meta.num_vertices == 0 || h->meta.max_src < begin || h->meta.min_src >= end) continue;
     ScanOptions so;
     so.min_src = begin;
     so.max_src = end - 1;
-    so.read.weights = weighted_;
+    so.read.weights = weighted_ && weights;
     FileScan f;
     f.sc = h->reader->NewScanner(so);
     f.valid = f.sc->NextVertex(&f.ve);
@@ -465,10 +474,7 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
   std::vector<const mem::SubgraphVersion*> mems;
   std::vector<const mem::Adjacency*> mem_runs;
   std::vector<FileScan*> file_runs;
-  std::vector<RunBuffer> bufs;
-  std::vector<MergeRun> in;
-  bool go = true;
-  for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end && go;
+  for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end;
        base += mem::kSubgraphSize) {
     mems.clear();
     for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
@@ -476,7 +482,8 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
       if (sv != nullptr) mems.push_back(sv);
     }
     const VertexId lo = std::max(base, begin), hi = std::min(base + mem::kSubgraphSize, end);
-    for (VertexId u = lo; u < hi && go; ++u) {
+    for (VertexId u = lo; u < hi; ++u) {
+      if (!want(u)) continue;  // file scanners move past u when the next wanted vertex comes
       const uint32_t i = LocalOf(u);
       mem_runs.clear();
       file_runs.clear();
@@ -504,43 +511,85 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
         }
         if (f.ve.flags & kVertexDeleted) hidden = true;
       }
-      const size_t nruns = mem_runs.size() + file_runs.size();
-      if (nruns == 0) continue;
-      if (nruns == 1 && !tombs) {  // the common case after compaction: stream it through
-        if (!mem_runs.empty()) {
-          mem::ScanVertex(*mem_runs[0], i, [&](const uint64_t* k, const double* w, const uint8_t*,
-                                               size_t n) {
-            NeighborChunk c{k, weighted_ ? w : nullptr, n};
-            return go = fn(u, c);
-          });
-        } else {
-          EdgeBatch b;
-          while (go && file_runs[0]->sc->NextEdges(&b)) {
-            NeighborChunk c{b.dst, weighted_ ? b.weight : nullptr, b.size};
-            go = fn(u, c);
-          }
-          if (!file_runs[0]->sc->status().ok()) return file_runs[0]->sc->status();
-        }
-        continue;
-      }
-      // Several runs or tombstones: memgraph runs materialized (buffers reused across
-      // vertices), file runs streamed from their scanners; merged newest first.
-      if (bufs.size() < mem_runs.size()) bufs.resize(mem_runs.size());
-      in.clear();
-      for (size_t q = 0; q < mem_runs.size(); ++q) {
-        bufs[q].Clear();
-        AppendMemRun(*mem_runs[q], i, &bufs[q]);
-        in.push_back(MergeRun::Of(bufs[q]));
-      }
-      for (FileScan* f : file_runs) in.push_back(MergeRun::Of(f->sc.get()));
-      auto emit = [&](const NeighborChunk& c) { return go = fn(u, c); };
-      ChunkEmitter out(weighted_, emit);
+      if (mem_runs.empty() && file_runs.empty()) continue;
       Status s;
-      if (MergeRuns(in.data(), in.size(), &out, &s)) out.Flush();
-      if (!s.ok()) return s;
+      if (!visit(u, i, mem_runs, file_runs, tombs, &s)) return s.ok() ? status() : s;
     }
   }
   return status();
+}
+
+Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
+                             FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const {
+  return ScanAdjacency(dir, begin, end, true, [](VertexId) { return true; },
+                       [&](VertexId u, const NeighborChunk& c) {
+                         return fn(u, c) ? ScanStep::kMore : ScanStep::kStop;
+                       });
+}
+
+Status TierReader::ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
+                                 FunctionRef<bool(VertexId)> want,
+                                 FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
+  const bool w = weighted_ && weights;
+  std::vector<RunBuffer> bufs;
+  std::vector<MergeRun> in;
+  return WalkRuns(dir, begin, end, weights, want, [&](VertexId u, uint32_t i,
+                                                 const std::vector<const mem::Adjacency*>& mem_runs,
+                                                 const std::vector<FileScan*>& file_runs,
+                                                 bool tombs, Status* err) {
+    ScanStep step = ScanStep::kMore;
+    if (mem_runs.size() + file_runs.size() == 1 && !tombs) {  // the common case after compaction
+      if (!mem_runs.empty()) {
+        mem::ScanVertex(*mem_runs[0], i, [&](const uint64_t* k, const double* wt, const uint8_t*,
+                                             size_t n) {
+          NeighborChunk c{k, w ? wt : nullptr, n};
+          step = fn(u, c);
+          return step == ScanStep::kMore;
+        });
+      } else {
+        EdgeBatch b;
+        while (step == ScanStep::kMore && file_runs[0]->sc->NextEdges(&b)) {
+          NeighborChunk c{b.dst, w ? b.weight : nullptr, b.size};
+          step = fn(u, c);
+        }
+        if (!file_runs[0]->sc->status().ok()) {
+          *err = file_runs[0]->sc->status();
+          return false;
+        }
+      }
+      return step != ScanStep::kStop;
+    }
+    // Several runs or tombstones: memgraph runs materialized (buffers reused across vertices),
+    // file runs streamed from their scanners; merged newest first.
+    if (bufs.size() < mem_runs.size()) bufs.resize(mem_runs.size());
+    in.clear();
+    for (size_t q = 0; q < mem_runs.size(); ++q) {
+      bufs[q].Clear();
+      AppendMemRun(*mem_runs[q], i, &bufs[q]);
+      in.push_back(MergeRun::Of(bufs[q]));
+    }
+    for (FileScan* f : file_runs) in.push_back(MergeRun::Of(f->sc.get()));
+    auto emit = [&](const NeighborChunk& c) {
+      step = fn(u, c);
+      return step == ScanStep::kMore;
+    };
+    ChunkEmitter out(w, emit);
+    if (MergeRuns(in.data(), in.size(), &out, err)) out.Flush();
+    return err->ok() && step != ScanStep::kStop;
+  });
+}
+
+Status TierReader::ScanDegreeBounds(uint8_t dir, VertexId begin, VertexId end,
+                                    FunctionRef<bool(VertexId, uint64_t)> fn) const {
+  return WalkRuns(dir, begin, end, false, [](VertexId) { return true; }, [&](VertexId u, uint32_t i,
+                                              const std::vector<const mem::Adjacency*>& mem_runs,
+                                              const std::vector<FileScan*>& file_runs, bool,
+                                              Status*) {
+    uint64_t d = 0;
+    for (const mem::Adjacency* a : mem_runs) d += a->Live(i);
+    for (const FileScan* f : file_runs) d += f->ve.degree;
+    return d == 0 || fn(u, d);
+  });
 }
 
 Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,

@@ -34,9 +34,14 @@ class TierReader {
   bool GetEdge(uint8_t dir, VertexId u, VertexId x, double* weight) const;
   uint64_t Degree(uint8_t dir, VertexId u) const;
   Status ScanNeighbors(uint8_t dir, VertexId u, FunctionRef<bool(const NeighborChunk&)> fn) const;
-  // Streams [begin, end): see Snapshot::ScanEdges.
+  // Streams [begin, end): see Snapshot::ScanEdges, ScanAdjacency and ScanDegreeBounds.
   Status ScanEdges(uint8_t dir, VertexId begin, VertexId end,
                    FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const;
+  Status ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
+                       FunctionRef<bool(VertexId)> want,
+                       FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const;
+  Status ScanDegreeBounds(uint8_t dir, VertexId begin, VertexId end,
+                          FunctionRef<bool(VertexId, uint64_t)> fn) const;
   // Neighbors of vs[0..n): see Snapshot::ScanNeighborsBatch. Runs are located per vertex as
   // ScanNeighbors does (CollectRuns); then, per segment, the runs of every vertex that file
   // holds are read with one SegmentReader::ReadNeighborsBatch (one MultiRead). A vertex with
@@ -96,6 +101,10 @@ class TierReader {
 
  private:
   struct Run;
+  struct FileScan;
+  template <class Want, class Visit>
+  Status WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights, Want&& want,
+                  Visit&& visit) const;
   // The runs holding u's list in direction dir, newest first, stopping at a deletion mark.
   void CollectRuns(uint8_t dir, VertexId u, std::vector<Run>* runs) const;
   void RecordError(const Status& s) const;

@@ -600,9 +600,9 @@ TEST(Analytics, ListCacheChunksMatchStoreListsWithWeights) {
         ListCache cache(g, Direction::kOut, budget, weights);
         EXPECT_EQ(cache.weights(), weights);
         Layout L;
-        ASSERT_OK(BuildLayout(g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
-          cache.Collect(u, c);
-        }));
+        ASSERT_OK(BuildLayout(
+            g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) { cache.Collect(u, c); },
+            weights));
         ASSERT_OK(cache.Complete(g, L));
         EXPECT_LE(cache.bytes(), budget);
         size_t kept = 0, refused = 0;

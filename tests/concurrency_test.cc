@@ -219,7 +219,9 @@ void RunConflictingWriters(bool in_memory) {
   EXPECT_EQ(got, want);
   // The rebuild path ran (two writers on two subgraphs collide often).
   EXPECT_GT(db->GetStats().versions_rebuilt, 0u);
-  if (!in_memory) EXPECT_GT(db->GetStats().flushes, 0u);
+  if (!in_memory) {
+    EXPECT_GT(db->GetStats().flushes, 0u);
+  }
   if (in_memory) {
     // Garbage is bounded: with no snapshot open and no other writer, one more commit to every
     // subgraph written (sources 0..127, destinations 1000..1399 as vertices) leaves exactly

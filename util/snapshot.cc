@@ -39,6 +39,33 @@ Status Snapshot::ScanEdges(VertexId begin, VertexId end, Direction d,
   return st.ok() ? sv : st;
 }
 
+Status Snapshot::ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
+                               FunctionRef<bool(VertexId)> want,
+                               FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
+  Status st;
+  bool stop = false;
+  Status sv = ScanVertices(begin, end, [&](VertexId u) {
+    if (!want(u)) return true;
+    st = ScanNeighbors(u, d, [&](const NeighborChunk& c) {
+      const NeighborChunk v{c.dst, weights ? c.weight : nullptr, c.size};
+      const ScanStep step = fn(u, v);
+      stop = step == ScanStep::kStop;
+      return step == ScanStep::kMore;
+    });
+    return st.ok() && !stop;
+  });
+  return st.ok() ? sv : st;
+}
+
+Status Snapshot::ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
+                                  FunctionRef<bool(VertexId, uint64_t)> fn) const {
+  Status sv = ScanVertices(begin, end, [&](VertexId u) {
+    const uint64_t n = Degree(u, d);
+    return n == 0 || fn(u, n);
+  });
+  return sv.ok() ? status() : sv;
+}
+
 Status Snapshot::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
                                     FunctionRef<bool(size_t, const NeighborChunk&)> fn) const {
   bool go = true;

@@ -29,6 +29,13 @@ struct NeighborChunk {
   size_t size;
 };
 
+// What a ScanAdjacency visitor wants next.
+enum class ScanStep : uint8_t {
+  kMore,        // the vertex's next chunk
+  kNextVertex,  // skip the rest of this vertex's list
+  kStop,        // end the scan
+};
+
 class Snapshot {
  public:
   virtual ~Snapshot() = default;
@@ -72,6 +79,25 @@ class Snapshot {
   // a large range; ScanNeighbors per vertex does one lookup per vertex and file instead.
   virtual Status ScanEdges(VertexId begin, VertexId end, Direction d,
                            FunctionRef<bool(VertexId u, const NeighborChunk&)> fn) const;
+
+  // ScanEdges with control over what is read. Only vertices u with want(u) are read (the
+  // others' lists are neither merged nor decoded); chunks carry weights only when `weights`
+  // (else NeighborChunk::weight is null, and a weighted store's disk levels do not read their
+  // weight streams); fn returns kMore for u's next chunk, kNextVertex to skip the rest of u's
+  // list, kStop to end the scan. The pass for reading some lists of a range, a prefix of
+  // every list (sampling, searches that stop early) or the topology alone.
+  virtual Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
+                               FunctionRef<bool(VertexId u)> want,
+                               FunctionRef<ScanStep(VertexId u, const NeighborChunk&)> fn) const;
+
+  // Degrees for schedules, without decoding edges: for each u in [begin, end) with entries in
+  // direction d, ascending, fn(u, bound) until fn returns false, where bound >= the number of
+  // u's neighbors, and equal to it when u's list lives in one run without deletions (a
+  // compacted or never-updated vertex). Otherwise bound sums u's runs: an edge stored on two
+  // levels, or deleted, counts once per run. A vertex with no entries gets no call; a deleted
+  // vertex's older runs are not counted. Disk levels read only their vertex tables.
+  virtual Status ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
+                                  FunctionRef<bool(VertexId u, uint64_t bound)> fn) const;
 
   // Frontier expansion: the neighbors of many vertices at once. For each i in [0, n), calls
   // fn(i, chunk) for each chunk of vs[i]'s neighbors (ascending destination order, the same
