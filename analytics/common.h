@@ -245,6 +245,10 @@ class ListCache {
   bool Chunks(VertexId u, Fn&& fn) const;
 
   Direction direction() const { return d_; }
+  // Whether u's list is kept (Chunks(u, ...) would return true). After Complete.
+  bool Kept(VertexId u) const {
+    return u < bound_ && blocks_[static_cast<size_t>(u / kLayoutBlock)].state == Block::kKept;
+  }
   // Whether kept lists carry their weights.
   bool weights() const { return weights_; }
   // Bytes held.

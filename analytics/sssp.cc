@@ -75,6 +75,37 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   FirstError err;
   std::vector<double> du_of;  // du_of[i]: dist of frontier[i] when its bin was taken
   std::atomic<bool> bad_weight{false};
+  std::atomic<bool> bad_id{false};
+  // Relaxes edge (u, v) of weight w, u's distance du; false on a bad weight (stops the list).
+  auto relax = [&](Bins& bins, double du, VertexId v, double w) {
+    if (!(w >= 0)) {
+      bad_weight.store(true, std::memory_order_relaxed);
+      return false;
+    }
+    const double nd = du + w;
+    std::atomic_ref<double> dv(dist[v]);
+    double cur = dv.load(std::memory_order_relaxed);
+    while (nd < cur) {
+      if (dv.compare_exchange_weak(cur, nd, std::memory_order_relaxed)) {
+        const size_t b = BinOf(nd, delta);
+        if (bins.size() <= b) bins.resize(b + 1);
+        bins[b].push_back(v);
+        break;
+      }
+    }
+    return true;
+  };
+  auto du_at = [&](VertexId u) {
+    return du_of[std::lower_bound(frontier.begin(), frontier.end(), u) - frontier.begin()];
+  };
+  // Streamed ranges: their edge counts, and which bucket vertices a stream reads.
+  std::vector<uint64_t> range_edges(L.ranges.size(), 0);
+  for (size_t ri = 0; ri < L.ranges.size(); ++ri) {
+    for (VertexId v = L.ranges[ri].begin; v < L.ranges[ri].end; ++v) range_edges[ri] += L.out_degree[v];
+  }
+  std::vector<uint8_t> streamed(L.bound, 0);
+  std::vector<size_t> stream_ranges;
+  std::vector<VertexId> lookups;
   while (!err.failed()) {
     // Drop stale entries (u settled from an earlier bin) and duplicates; sorted for batching.
     std::erase_if(frontier, [&](VertexId u) { return BinOf(dist[u], delta) < bin; });
@@ -82,32 +113,81 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
     frontier.erase(std::unique(frontier.begin(), frontier.end()), frontier.end());
     du_of.resize(frontier.size());
     for (size_t i = 0; i < frontier.size(); ++i) du_of[i] = dist[frontier[i]];
+    // Choose per range: lookups of the bucket's vertices (cached ones always: they cost no
+    // read), or one stream of the range that decodes only the bucket's lists.
+    stream_ranges.clear();
+    lookups.clear();
+    for (size_t ri = 0, i = 0; i < frontier.size(); ++ri) {
+      if (ri == L.ranges.size()) {  // past every range (none should be): looked up
+        lookups.insert(lookups.end(), frontier.begin() + i, frontier.end());
+        break;
+      }
+      const VertexRange r = L.ranges[ri];
+      while (i < frontier.size() && frontier[i] < r.begin) lookups.push_back(frontier[i++]);
+      size_t j = i;
+      uint64_t lookup = 0, own = 0;
+      for (; j < frontier.size() && frontier[j] < r.end; ++j) {
+        if (cache.Kept(frontier[j])) continue;
+        lookup += L.out_degree[frontier[j]] + params.lookup_cost_edges;
+        own += L.out_degree[frontier[j]];
+      }
+      if (params.fetch_batch != 0 && own != 0 && lookup > range_edges[ri] / 8 + own) {
+        stream_ranges.push_back(ri);
+        for (size_t k = i; k < j; ++k) {
+          if (cache.Kept(frontier[k])) {
+            lookups.push_back(frontier[k]);
+          } else {
+            streamed[frontier[k]] = 1;
+          }
+        }
+      } else {
+        lookups.insert(lookups.end(), frontier.begin() + i, frontier.begin() + j);
+      }
+      i = j;
+    }
     // Relax every out-edge of the bin. du is read once per vertex, before its relaxations,
     // as a scan of one vertex would: a concurrent improvement of u re-queues u anyway.
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, stream_ranges.size(), 1),
+                      [&](const tbb::blocked_range<size_t>& rr) {
+      Bins& bins = local_bins.local();
+      for (size_t k = rr.begin(); k < rr.end() && !err.failed(); ++k) {
+        const VertexRange r = L.ranges[stream_ranges[k]];
+        VertexId last = kNoLabel;
+        double du = 0;
+        err.Set(snap.ScanAdjacency(
+            r.begin, r.end, Direction::kOut, /*weights=*/true,
+            [&](VertexId u) { return streamed[u] != 0; },
+            [&](VertexId u, const NeighborChunk& c) {
+              if (u != last) {
+                last = u;
+                du = du_at(u);
+              }
+              for (size_t e = 0; e < c.size; ++e) {
+                const VertexId v = c.dst[e];
+                if (v >= L.bound) {
+                  bad_id.store(true, std::memory_order_relaxed);
+                  return ScanStep::kStop;
+                }
+                if (L.dangling && !L.exists[v]) continue;  // edge into a deleted vertex
+                if (!relax(bins, du, v, c.weight ? c.weight[e] : 1.0)) return ScanStep::kStop;
+              }
+              return ScanStep::kMore;
+            }));
+      }
+    }, tbb::simple_partitioner());
+    for (size_t ri : stream_ranges) {
+      for (VertexId v = L.ranges[ri].begin; v < L.ranges[ri].end; ++v) streamed[v] = 0;
+    }
+    if (bad_id.load()) err.Set(Status::Corruption("analytics: neighbor ID >= VertexIdBound()"));
     err.Set(ForEachFrontierNeighbor(
-        snap, frontier.data(), frontier.size(), Direction::kOut, L, params.fetch_batch, [&] {
+        snap, lookups.data(), lookups.size(), Direction::kOut, L, params.fetch_batch, [&] {
           return [&, &bins = local_bins.local(), last = kNoLabel, du = 0.0](
                      VertexId u, VertexId v, double w) mutable {
             if (u != last) {
               last = u;
-              du = du_of[std::lower_bound(frontier.begin(), frontier.end(), u) - frontier.begin()];
+              du = du_at(u);
             }
-            if (!(w >= 0)) {
-              bad_weight.store(true, std::memory_order_relaxed);
-              return false;
-            }
-            const double nd = du + w;
-            std::atomic_ref<double> dv(dist[v]);
-            double cur = dv.load(std::memory_order_relaxed);
-            while (nd < cur) {
-              if (dv.compare_exchange_weak(cur, nd, std::memory_order_relaxed)) {
-                const size_t b = BinOf(nd, delta);
-                if (bins.size() <= b) bins.resize(b + 1);
-                bins[b].push_back(v);
-                break;
-              }
-            }
-            return true;
+            return relax(bins, du, v, w);
           };
         },
         &cache));

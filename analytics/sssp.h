@@ -18,6 +18,11 @@ struct SsspParams {
   // bytes per edge), collected during the layout's pass, so buckets relax edges from memory
   // and read only the vertices left out from the store. 0: every bucket reads the store.
   size_t cache_bytes = size_t{256} << 20;
+  // Cost model of a bucket's reads (with fetch_batch > 0): a vertex range whose bucket
+  // vertices' lookups would cost more than streaming the range (an eighth of its edges for the
+  // lists skipped, all of the bucket's) is streamed (Snapshot::ScanAdjacency), where one lookup
+  // counts as decoding this many edges. 0 never streams; a huge value streams every range.
+  uint64_t lookup_cost_edges = kLookupCostEdges;
 };
 
 // (*dist)[v] = length of a shortest path from source to v (sum of weights); kInfinity for

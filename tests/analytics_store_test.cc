@@ -96,18 +96,23 @@ void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string
   c = CheckEpsilon(s2, s1, kGraphalyticsEpsilon, "sssp");
   EXPECT_TRUE(c.ok()) << c.ToString();
   // Buckets read one vertex at a time and batched; lists with their weights from the cache
-  // (default), from the store (0), and from a cache too small for every block.
+  // (default), from the store (0), and from a cache too small for every block; ranges
+  // streamed by the cost model, never (lookup cost 0), or always (huge lookup cost).
   for (size_t batch : {size_t{0}, size_t{4}}) {
     for (size_t cache : {size_t{1} << 30, size_t{0}, size_t{40000}}) {
-      SsspParams sp{src};
-      sp.fetch_batch = batch;
-      sp.cache_bytes = cache;
-      std::vector<double> s3;
-      ASSERT_TRUE(Sssp(snap, sp, &s3).ok());
-      s3.resize(s2.size(), kInfinity);
-      c = CheckEpsilon(s2, s3, kGraphalyticsEpsilon,
-                       "sssp batch " + std::to_string(batch) + " cache " + std::to_string(cache));
-      EXPECT_TRUE(c.ok()) << c.ToString();
+      for (uint64_t cost : {kLookupCostEdges, uint64_t{0}, uint64_t{1} << 40}) {
+        SsspParams sp{src};
+        sp.fetch_batch = batch;
+        sp.cache_bytes = cache;
+        sp.lookup_cost_edges = cost;
+        std::vector<double> s3;
+        ASSERT_TRUE(Sssp(snap, sp, &s3).ok());
+        s3.resize(s2.size(), kInfinity);
+        c = CheckEpsilon(s2, s3, kGraphalyticsEpsilon,
+                         "sssp batch " + std::to_string(batch) + " cache " + std::to_string(cache) +
+                             " lookup cost " + std::to_string(cost));
+        EXPECT_TRUE(c.ok()) << c.ToString();
+      }
     }
   }
 
