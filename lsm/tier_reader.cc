@@ -29,6 +29,16 @@ class ChunkEmitter {
     if (++n_ == kChunk) return Flush();
     return true;
   }
+  // Direct filling for merge loops: room left, where the next entry goes, and Commit(n) after
+  // writing n entries there (flushes a full chunk).
+  bool weighted() const { return weighted_; }
+  size_t Room() const { return kChunk - n_; }
+  uint64_t* DstTail() { return dst_ + n_; }
+  double* WeightTail() { return w_ + n_; }
+  bool Commit(size_t n) {
+    n_ += n;
+    return n_ == kChunk ? Flush() : true;
+  }
   bool Flush() {
     if (n_ == 0) return true;
     NeighborChunk c{dst_, weighted_ ? w_ : nullptr, n_};
@@ -132,7 +142,55 @@ struct MergeRun {
 // The two-run case of MergeRuns (the common one: a vertex on two levels) up to the end of
 // either run's current batch: a plain two-way merge, a newer; on equal keys a's entry wins.
 // False when `out` asked to stop.
+// MergeTwoBatches without branches on the data: both cursors advance by comparisons and a
+// dead entry (a tombstone winner) is written and not counted. TA/TB: the batch has tombstones;
+// W: weights are copied (the emitter wants them and both batches carry them).
+template <bool TA, bool TB, bool W>
+bool MergeTwoFast(MergeRun* a, MergeRun* b, ChunkEmitter* out) {
+  const uint64_t* const ak = a->b.dst;
+  const uint64_t* const bk = b->b.dst;
+  const uint8_t* const at = a->b.tombstone;
+  const uint8_t* const bt = b->b.tombstone;
+  const double* const aw = a->b.weight;
+  const double* const bw = b->b.weight;
+  const size_t na = a->b.size, nb = b->b.size;
+  size_t i = a->i, j = b->i;
+  bool go = true;
+  while (go && i < na && j < nb) {
+    const size_t room = out->Room();
+    uint64_t* const d = out->DstTail();
+    double* const w = out->WeightTail();
+    size_t n = 0;
+    while (n < room && i < na && j < nb) {
+      const uint64_t x = ak[i], y = bk[j];
+      const bool take_a = x <= y;
+      d[n] = take_a ? x : y;
+      if constexpr (W) w[n] = take_a ? aw[i] : bw[j];
+      bool dead = false;
+      if constexpr (TA) dead = take_a && at[i] != 0;
+      if constexpr (TB) dead = dead || (!take_a && bt[j] != 0);
+      n += dead ? 0 : 1;
+      i += take_a ? 1 : 0;
+      j += x >= y ? 1 : 0;  // equal keys: b's older entry is skipped
+    }
+    go = out->Commit(n);
+  }
+  a->i = i;
+  b->i = j;
+  return go;
+}
+
 bool MergeTwoBatches(MergeRun* a, MergeRun* b, ChunkEmitter* out) {
+  const bool ta = a->b.has_tombstones, tb = b->b.has_tombstones;
+  if (!out->weighted()) {
+    if (ta) return tb ? MergeTwoFast<true, true, false>(a, b, out) : MergeTwoFast<true, false, false>(a, b, out);
+    return tb ? MergeTwoFast<false, true, false>(a, b, out) : MergeTwoFast<false, false, false>(a, b, out);
+  }
+  if (a->b.weight != nullptr && b->b.weight != nullptr) {
+    if (ta) return tb ? MergeTwoFast<true, true, true>(a, b, out) : MergeTwoFast<true, false, true>(a, b, out);
+    return tb ? MergeTwoFast<false, true, true>(a, b, out) : MergeTwoFast<false, false, true>(a, b, out);
+  }
+  // A batch without weights in a weighted merge (weight 1.0): entry by entry.
   const uint64_t* const ak = a->b.dst;
   const uint64_t* const bk = b->b.dst;
   const size_t na = a->b.size, nb = b->b.size;
