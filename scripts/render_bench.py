@@ -261,10 +261,16 @@ def render_plots(rep, out_dir, name):
     results = rep["results"]
     colors = {"strata": "tab:blue", "strata-mem": "tab:cyan", "rocksdb": "tab:red", "csr": "tab:gray"}
 
-    # Ingest rate over time: the 80% load of the update workload, and ingest_large.
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for ax, (w, title) in zip(axes, (("update", "update: load 80% (batches of 1024)"),
-                                     ("ingest_large", "ingest_large (batches of 1024)"))):
+    # Ingest rate over time: the 80% load of the update workload, and ingest_large (a panel
+    # only for the workloads the report has).
+    ingest_panels = [(w, title) for w, title in (("update", "update: load 80% (batches of 1024)"),
+                                                 ("ingest_large", "ingest_large (batches of 1024)"))
+                     if any(r["workload"] == w and r["metric"] == "edges_per_s" for r in results)]
+    if not ingest_panels:
+        ingest_panels = [("update", "update: load 80% (batches of 1024)")]
+    fig, axes = plt.subplots(1, len(ingest_panels), figsize=(6 * len(ingest_panels), 4.5),
+                             squeeze=False)
+    for ax, (w, title) in zip(axes[0], ingest_panels):
         for r in results:
             if r["workload"] != w or r["metric"] != "edges_per_s":
                 continue
