@@ -140,13 +140,13 @@ struct MergeRun {
 };
 
 // The two-run case of MergeRuns (the common one: a vertex on two levels) up to the end of
-// either run's current batch: a plain two-way merge, a newer; on equal keys a's entry wins.
-// False when `out` asked to stop.
-// MergeTwoBatches without branches on the data: both cursors advance by comparisons and a
-// dead entry (a tombstone winner) is written and not counted. TA/TB: the batch has tombstones;
-// W: weights are copied (the emitter wants them and both batches carry them).
+// either run's current batch: a two-way merge, a newer; on equal keys a's entry wins. No
+// branch depends on the data: both cursors advance by comparisons, and a dead entry (a
+// tombstone winner) is written to the emitter's chunk and not counted. TA/TB: the batch has
+// tombstones; W: weights are copied (needs both batches' weights). False when `out` asked to
+// stop. MergeTwoBatches<W> picks TA and TB.
 template <bool TA, bool TB, bool W>
-bool MergeTwoFast(MergeRun* a, MergeRun* b, ChunkEmitter* out) {
+bool MergeTwoBatchesAs(MergeRun* a, MergeRun* b, ChunkEmitter* out) {
   const uint64_t* const ak = a->b.dst;
   const uint64_t* const bk = b->b.dst;
   const uint8_t* const at = a->b.tombstone;
@@ -180,40 +180,14 @@ bool MergeTwoFast(MergeRun* a, MergeRun* b, ChunkEmitter* out) {
   return go;
 }
 
+template <bool W>
 bool MergeTwoBatches(MergeRun* a, MergeRun* b, ChunkEmitter* out) {
-  const bool ta = a->b.has_tombstones, tb = b->b.has_tombstones;
-  if (!out->weighted()) {
-    if (ta) return tb ? MergeTwoFast<true, true, false>(a, b, out) : MergeTwoFast<true, false, false>(a, b, out);
-    return tb ? MergeTwoFast<false, true, false>(a, b, out) : MergeTwoFast<false, false, false>(a, b, out);
+  if (a->b.has_tombstones) {
+    return b->b.has_tombstones ? MergeTwoBatchesAs<true, true, W>(a, b, out)
+                               : MergeTwoBatchesAs<true, false, W>(a, b, out);
   }
-  if (a->b.weight != nullptr && b->b.weight != nullptr) {
-    if (ta) return tb ? MergeTwoFast<true, true, true>(a, b, out) : MergeTwoFast<true, false, true>(a, b, out);
-    return tb ? MergeTwoFast<false, true, true>(a, b, out) : MergeTwoFast<false, false, true>(a, b, out);
-  }
-  // A batch without weights in a weighted merge (weight 1.0): entry by entry.
-  const uint64_t* const ak = a->b.dst;
-  const uint64_t* const bk = b->b.dst;
-  const size_t na = a->b.size, nb = b->b.size;
-  size_t i = a->i, j = b->i;
-  bool go = true;
-  while (go && i < na && j < nb) {
-    const uint64_t x = ak[i], y = bk[j];
-    if (x <= y) {
-      if (!(a->b.has_tombstones && a->b.tombstone[i])) {
-        go = out->Add(x, a->b.weight != nullptr ? a->b.weight[i] : 1.0);
-      }
-      ++i;
-      j += x == y;
-    } else {
-      if (!(b->b.has_tombstones && b->b.tombstone[j])) {
-        go = out->Add(y, b->b.weight != nullptr ? b->b.weight[j] : 1.0);
-      }
-      ++j;
-    }
-  }
-  a->i = i;
-  b->i = j;
-  return go;
+  return b->b.has_tombstones ? MergeTwoBatchesAs<false, true, W>(a, b, out)
+                             : MergeTwoBatchesAs<false, false, W>(a, b, out);
 }
 
 // Merges runs[0, n) of one vertex, given newest first, into `out`: per key the newest entry
@@ -230,8 +204,13 @@ bool MergeRuns(MergeRun* runs, size_t n, ChunkEmitter* out, Status* s) {
     }
   }
   while (live > 1) {
-    if (live == 2) {
-      if (!MergeTwoBatches(&runs[0], &runs[1], out)) return false;
+    // Two runs whose weights the emitter takes as they are (a batch without weights in a
+    // weighted merge, weight 1.0, takes the general step below).
+    if (live == 2 && (!out->weighted() || (runs[0].b.weight && runs[1].b.weight))) {
+      if (!(out->weighted() ? MergeTwoBatches<true>(&runs[0], &runs[1], out)
+                            : MergeTwoBatches<false>(&runs[0], &runs[1], out))) {
+        return false;
+      }
       size_t keep = 0;
       for (size_t q = 0; q < 2; ++q) {
         if (runs[q].Ready(s)) {
