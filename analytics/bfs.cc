@@ -90,40 +90,28 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
     if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, depth))) {
       for (VertexId v = r.begin; v < r.end; ++v) next[v] = 0;
       const uint8_t* const fr = front.data();
-      if (cache != nullptr) {
-        Status st = cache->Pass(snap, L, r, [&](VertexId v, const auto* src, size_t n) {
-          if (depth[v] != kUnreachable) return;  // visited earlier, or found in this step
-          for (size_t i = 0; i < n; ++i) {
-            if (!fr[src[i]]) continue;
-            depth[v] = level + 1;
-            next[v] = 1;
-            ++c;
-            return;
-          }
-        });
-        count.fetch_add(c, std::memory_order_relaxed);
-        return st;
-      }
-      bool bad = false;
-      Status st = snap.ScanAdjacency(
-          r.begin, r.end, in, /*weights=*/false,
-          [&](VertexId v) { return L.exists[v] && depth[v] == kUnreachable; },
-          [&](VertexId v, const NeighborChunk& ch) {
-            if (ch.size != 0 && ch.dst[ch.size - 1] >= L.bound) {  // ascending: the largest
-              bad = true;
-              return ScanStep::kStop;
-            }
-            // fr[u] is set only for existing vertices: no dangling check needed.
-            for (size_t i = 0; i < ch.size; ++i) {
-              if (!fr[ch.dst[i]]) continue;
-              depth[v] = level + 1;
-              next[v] = 1;
-              ++c;
-              return ScanStep::kNextVertex;
-            }
-            return ScanStep::kMore;
-          });
-      if (st.ok() && bad) st = Status::Corruption("analytics: neighbor ID >= VertexIdBound()");
+      // Whether v has a parent in the frontier among src[0, n) (then v joins the next one).
+      auto find_parent = [&](VertexId v, const auto* src, size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+          if (!fr[src[i]]) continue;
+          depth[v] = level + 1;
+          next[v] = 1;
+          ++c;
+          return true;
+        }
+        return false;
+      };
+      Status st = cache != nullptr
+          ? cache->Pass(snap, L, r, [&](VertexId v, const auto* src, size_t n) {
+              // Visited earlier, or found in this step.
+              if (depth[v] == kUnreachable) find_parent(v, src, n);
+            })
+          : ScanRangeSteps(snap, r, in, L, /*weights=*/false,
+                           [&](VertexId v) { return depth[v] == kUnreachable; },
+                           [&](VertexId v, const VertexId* src, const double*, size_t n) {
+                             return find_parent(v, src, n) ? ScanStep::kNextVertex
+                                                           : ScanStep::kMore;
+                           });
       count.fetch_add(c, std::memory_order_relaxed);
       return st;
     }

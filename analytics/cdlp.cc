@@ -39,7 +39,8 @@ Status Cdlp(const Snapshot& snap, const CdlpParams& params, std::vector<uint64_t
       Gathered& g = scratch.local();
       g.off.assign(r.end - r.begin + 1, 0);
       g.labels.clear();
-      Status st = ScanRangeEach(snap, r, Direction::kOut, L, [&](VertexId v, VertexId u, double) {
+      Status st = ScanRangeEach(snap, r, Direction::kOut, L, /*weights=*/false,
+                                [&](VertexId v, VertexId u, double) {
         ++g.off[v - r.begin + 1];
         g.labels.push_back(label[u]);
       });

@@ -233,11 +233,14 @@ Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {
       Block& b = blocks_[bi];
       const VertexId lo = bi * kLayoutBlock, hi = std::min<VertexId>(bound_, lo + kLayoutBlock);
       if (!collected && b.state == Block::kEmpty && !err.failed()) {
-        Status s = snap.ScanEdges(lo, hi, d_, [&](VertexId u, const NeighborChunk& c) {
-          if (u < lo || u >= hi) return false;
-          if (layout.exists[u]) Collect(u, c);
-          return b.state != Block::kDropped;
-        });
+        // Weights are read only when kept.
+        Status s = snap.ScanAdjacency(
+            lo, hi, d_, weights_, [&](VertexId u) { return u < lo || u >= hi || layout.exists[u]; },
+            [&](VertexId u, const NeighborChunk& c) {
+              if (u < lo || u >= hi) return ScanStep::kStop;
+              Collect(u, c);
+              return b.state != Block::kDropped ? ScanStep::kMore : ScanStep::kStop;
+            });
         if (!s.ok()) {
           err.Set(s);
           Drop(b);
@@ -273,7 +276,8 @@ Status InNeighbors::Init(const Snapshot& snap, const Layout& layout) {
   // Pass 1: in-degree of every vertex, counted at offset_[v + 1].
   offset_.assign(bound_ + 1, 0);
   Status s = ForEachRange(layout, [&](size_t, VertexRange r) {
-    return ScanRangeEach(snap, r, Direction::kOut, layout, [&](VertexId, VertexId v, double) {
+    return ScanRangeEach(snap, r, Direction::kOut, layout, /*weights=*/false,
+                         [&](VertexId, VertexId v, double) {
       std::atomic_ref<uint64_t>(offset_[v + 1]).fetch_add(1, std::memory_order_relaxed);
     });
   });
@@ -284,7 +288,8 @@ Status InNeighbors::Init(const Snapshot& snap, const Layout& layout) {
   std::vector<uint64_t> cursor(offset_.begin(), offset_.end() - 1);
   std::atomic<bool> overflow{false};
   s = ForEachRange(layout, [&](size_t, VertexRange r) {
-    return ScanRangeEach(snap, r, Direction::kOut, layout, [&](VertexId u, VertexId v, double) {
+    return ScanRangeEach(snap, r, Direction::kOut, layout, /*weights=*/false,
+                         [&](VertexId u, VertexId v, double) {
       const uint64_t pos = std::atomic_ref<uint64_t>(cursor[v]).fetch_add(1, std::memory_order_relaxed);
       if (pos >= offset_[v + 1]) {
         overflow.store(true, std::memory_order_relaxed);

@@ -137,16 +137,17 @@ Status ForEachVertex(const Layout& layout, Fn&& fn) {
   });
 }
 
-// Full pass over the lists of range r, a chunk at a time (Snapshot::ScanEdges: disk levels
-// streamed, no lookup per vertex): fn(u, dst, weight, n) for the existing neighbors of every
-// existing u in r, u ascending, a vertex's chunks consecutive, dst ascending; weight is null
-// for unweighted stores, and when `weights` is false (the weight streams are then not read).
-// One call per chunk, so the kernel's inner loop runs over plain arrays (no per-edge
-// indirection, no reloads through captured references). A neighbor >= layout.bound is
-// Corruption.
-template <typename Fn>
-Status ScanRangeChunks(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
-                       Fn&& fn, bool weights = true) {
+// A pass over some lists of range r, a chunk at a time (Snapshot::ScanAdjacency: disk levels
+// streamed, no lookup per vertex, vertices without want(u) neither merged nor decoded):
+// fn(u, dst, weight, n) -> ScanStep for the existing neighbors of every existing u in r with
+// want(u), u ascending, a vertex's chunks consecutive, dst ascending; weight is null for
+// unweighted stores and when `weights` is false (the weight streams are then not read). One
+// call per chunk, so the kernel's inner loop runs over plain arrays (no per-edge indirection,
+// no reloads through captured references); kNextVertex skips the rest of u's list, kStop ends
+// the pass. A neighbor >= layout.bound is Corruption (checked once per chunk).
+template <typename Want, typename Fn>
+Status ScanRangeSteps(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
+                      bool weights, Want&& want, Fn&& fn) {
   bool bad = false;
   const uint8_t* const exists = layout.exists.data();
   const VertexId bound = layout.bound;
@@ -155,17 +156,14 @@ Status ScanRangeChunks(const Snapshot& snap, VertexRange r, Direction d, const L
   VertexId keep[kKeep];
   double keep_w[kKeep];
   Status s = snap.ScanAdjacency(r.begin, r.end, d, weights,
-                                [exists](VertexId u) { return exists[u] != 0; },
+                                [&](VertexId u) { return exists[u] != 0 && want(u); },
                                 [&](VertexId u, const NeighborChunk& c) {
     if (c.size == 0) return ScanStep::kMore;
     if (c.dst[c.size - 1] >= bound) {  // ascending: the last one is the largest
       bad = true;
       return ScanStep::kStop;
     }
-    if (!dangling) {
-      fn(u, c.dst, c.weight, c.size);
-      return ScanStep::kMore;
-    }
+    if (!dangling) return fn(u, c.dst, c.weight, c.size);
     // Drop edges into deleted vertices (kDirected keeps them), kKeep at a time.
     size_t n = 0;
     for (size_t i = 0; i < c.size; ++i) {
@@ -173,28 +171,39 @@ Status ScanRangeChunks(const Snapshot& snap, VertexRange r, Direction d, const L
       keep[n] = c.dst[i];
       if (c.weight) keep_w[n] = c.weight[i];
       if (++n == kKeep) {
-        fn(u, static_cast<const VertexId*>(keep), c.weight ? keep_w + 0 : nullptr, n);
+        const ScanStep step = fn(u, static_cast<const VertexId*>(keep), c.weight ? keep_w + 0 : nullptr, n);
+        if (step != ScanStep::kMore) return step;
         n = 0;
       }
     }
-    if (n) fn(u, static_cast<const VertexId*>(keep), c.weight ? keep_w + 0 : nullptr, n);
-    return ScanStep::kMore;
+    return n ? fn(u, static_cast<const VertexId*>(keep), c.weight ? keep_w + 0 : nullptr, n)
+             : ScanStep::kMore;
   });
   if (!s.ok()) return s;
   if (bad) return Status::Corruption("analytics: neighbor ID beyond VertexIdBound()");
   return Status::OK();
 }
 
+// ScanRangeSteps over every list of r, to the end: fn(u, dst, weight, n).
+template <typename Fn>
+Status ScanRangeChunks(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
+                       bool weights, Fn&& fn) {
+  return ScanRangeSteps(snap, r, d, layout, weights, [](VertexId) { return true; },
+                        [&](VertexId u, const VertexId* dst, const double* w, size_t n) {
+                          fn(u, dst, w, n);
+                          return ScanStep::kMore;
+                        });
+}
+
 // ScanRangeChunks an edge at a time: fn(u, v, weight) for every existing neighbor v of every
-// existing u in r, u ascending (weight 1.0 unless `weights`). A neighbor >= layout.bound is
-// Corruption.
+// existing u in r, u ascending (weight 1.0 unless `weights`).
 template <typename Fn>
 Status ScanRangeEach(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
-                     Fn&& fn, bool weights = true) {
-  return ScanRangeChunks(snap, r, d, layout,
+                     bool weights, Fn&& fn) {
+  return ScanRangeChunks(snap, r, d, layout, weights,
                          [&](VertexId u, const VertexId* dst, const double* w, size_t n) {
                            for (size_t i = 0; i < n; ++i) fn(u, dst[i], w ? w[i] : 1.0);
-                         }, weights);
+                         });
 }
 
 // Vertices per block of BuildLayout's streamed pass (one ScanVertices + ScanEdges each).
@@ -540,10 +549,10 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
       while (end < r.end && blocks_[static_cast<size_t>(end / kLayoutBlock)].state != Block::kKept) {
         end = std::min<VertexId>(r.end, end + kLayoutBlock);
       }
-      Status s = ScanRangeChunks(snap, VertexRange{lo, end}, d_, L,
+      Status s = ScanRangeChunks(snap, VertexRange{lo, end}, d_, L, /*weights=*/false,
                                  [&](VertexId u, const VertexId* src, const double*, size_t n) {
                                    fn(u, src, n);
-                                 }, /*weights=*/false);
+                                 });
       if (!s.ok()) return s;
       lo = end;
       continue;

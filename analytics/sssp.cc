@@ -75,7 +75,6 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   FirstError err;
   std::vector<double> du_of;  // du_of[i]: dist of frontier[i] when its bin was taken
   std::atomic<bool> bad_weight{false};
-  std::atomic<bool> bad_id{false};
   // Relaxes edge (u, v) of weight w, u's distance du; false on a bad weight (stops the list).
   auto relax = [&](Bins& bins, double du, VertexId v, double w) {
     if (!(w >= 0)) {
@@ -154,31 +153,22 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
         const VertexRange r = L.ranges[stream_ranges[k]];
         VertexId last = kNoLabel;
         double du = 0;
-        err.Set(snap.ScanAdjacency(
-            r.begin, r.end, Direction::kOut, /*weights=*/true,
+        err.Set(ScanRangeSteps(
+            snap, r, Direction::kOut, L, /*weights=*/true,
             [&](VertexId u) { return streamed[u] != 0; },
-            [&](VertexId u, const NeighborChunk& c) {
+            [&](VertexId u, const VertexId* dst, const double* w, size_t n) {
               if (u != last) {
                 last = u;
                 du = du_at(u);
               }
-              for (size_t e = 0; e < c.size; ++e) {
-                const VertexId v = c.dst[e];
-                if (v >= L.bound) {
-                  bad_id.store(true, std::memory_order_relaxed);
-                  return ScanStep::kStop;
-                }
-                if (L.dangling && !L.exists[v]) continue;  // edge into a deleted vertex
-                if (!relax(bins, du, v, c.weight ? c.weight[e] : 1.0)) return ScanStep::kStop;
+              for (size_t e = 0; e < n; ++e) {
+                if (!relax(bins, du, dst[e], w ? w[e] : 1.0)) return ScanStep::kStop;
               }
               return ScanStep::kMore;
             }));
       }
     }, tbb::simple_partitioner());
-    for (size_t ri : stream_ranges) {
-      for (VertexId v = L.ranges[ri].begin; v < L.ranges[ri].end; ++v) streamed[v] = 0;
-    }
-    if (bad_id.load()) err.Set(Status::Corruption("analytics: neighbor ID >= VertexIdBound()"));
+    for (VertexId u : frontier) streamed[u] = 0;
     err.Set(ForEachFrontierNeighbor(
         snap, lookups.data(), lookups.size(), Direction::kOut, L, params.fetch_batch, [&] {
           return [&, &bins = local_bins.local(), last = kNoLabel, du = 0.0](

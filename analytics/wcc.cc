@@ -167,32 +167,26 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
   } else {
     // Streamed per range: out-lists from the cache where kept; otherwise only the lists of
     // vertices outside the largest component are decoded (ScanAdjacency, no weights).
+    auto outside = [&](VertexId v) { return !(can_skip && forest.Find(v) == largest); };
     auto link = [&](VertexId v, const auto* dst, size_t n) {
-      if (can_skip && forest.Find(v) == largest) return;
       for (size_t i = 0; i < n; ++i) forest.Link(v, dst[i]);
     };
     auto stream = [&](VertexRange r, Direction d) {
-      return snap.ScanAdjacency(
-          r.begin, r.end, d, /*weights=*/false,
-          [&](VertexId v) { return L.exists[v] && !(can_skip && forest.Find(v) == largest); },
-          [&](VertexId v, const NeighborChunk& c) {
-            if (c.size != 0 && c.dst[c.size - 1] >= bound) {  // ascending: the largest
-              bad.store(true, std::memory_order_relaxed);
-              return ScanStep::kStop;
-            }
-            for (size_t i = 0; i < c.size; ++i) {
-              if (L.dangling && !L.exists[c.dst[i]]) continue;  // edge into a deleted vertex
-              forest.Link(v, c.dst[i]);
-            }
-            return ScanStep::kMore;
-          });
+      return ScanRangeSteps(snap, r, d, L, /*weights=*/false, outside,
+                            [&](VertexId v, const VertexId* dst, const double*, size_t n) {
+                              link(v, dst, n);
+                              return ScanStep::kMore;
+                            });
     };
     s = ForEachRange(L, [&](size_t, VertexRange r) {
-      Status st = keep ? cache.Pass(snap, L, r, link) : stream(r, Direction::kOut);
+      Status st = keep ? cache.Pass(snap, L, r,
+                                    [&](VertexId v, const auto* dst, size_t n) {
+                                      if (outside(v)) link(v, dst, n);
+                                    })
+                       : stream(r, Direction::kOut);
       if (st.ok() && scan_in) st = stream(r, Direction::kIn);
       return st;
     });
-    if (s.ok() && bad.load()) s = Status::Corruption("analytics: neighbor ID beyond VertexIdBound()");
   }
   forest.Compress(L);
   label->assign(L.bound, kNoLabel);

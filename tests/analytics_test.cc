@@ -530,6 +530,85 @@ TEST(Analytics, LayoutCoversBoundInAlignedRanges) {
 // ListCache gives the lists ScanRangeEach gives, whether every block, some (a budget that
 // runs out: the rest streamed) or none is kept, lists collected during the layout's pass (out)
 // or by its own pass (in); PageRank and BFS do not depend on it (PageRank to the last bit).
+// ScanRangeSteps reads exactly the wanted existing vertices' lists without edges into deleted
+// vertices, with their weights when asked; kNextVertex leaves a list after the piece that asked
+// (pieces of at most 256 after the dangling filter, inside 300-edge chunks) and kStop ends the
+// pass.
+TEST(Analytics, ScanRangeStepsWantedPrefixesAndStop) {
+  std::mt19937_64 rng(5);
+  MapSnapshot g(GraphKind::kDirected, true);
+  FillUniform(&g, 3000, 30000, rng);
+  for (int i = 0; i < 2000; ++i) g.PutEdge(7, rng() % 3000, 0.25);
+  Mutate(&g, 0.1, rng);  // deleted vertices: dangling edges into them
+  g.set_chunk_size(300);
+  Layout L;
+  ASSERT_OK(BuildLayout(g, &L));
+  ASSERT_TRUE(L.dangling);
+  auto full = [&](VertexId u, std::vector<VertexId>* dst, std::vector<double>* w) {
+    std::vector<VertexId> d;
+    std::vector<double> x;
+    ASSERT_OK(g.GetNeighbors(u, &d, &x));
+    for (size_t i = 0; i < d.size(); ++i) {
+      if (!L.exists[d[i]]) continue;
+      dst->push_back(d[i]);
+      w->push_back(x[i]);
+    }
+  };
+  size_t cut = 0, whole = 0;
+  for (bool weights : {false, true}) {
+    for (VertexRange r : L.ranges) {
+      std::map<VertexId, std::pair<std::vector<VertexId>, std::vector<double>>> got;
+      ASSERT_OK(ScanRangeSteps(g, r, Direction::kOut, L, weights,
+                               [](VertexId u) { return u % 3 != 0; },
+                               [&](VertexId u, const VertexId* dst, const double* w, size_t n) {
+        EXPECT_EQ(w != nullptr, weights);
+        EXPECT_LE(n, 256u);
+        auto& [d, x] = got[u];
+        d.insert(d.end(), dst, dst + n);
+        if (w) x.insert(x.end(), w, w + n);
+        return d.size() >= 100 ? ScanStep::kNextVertex : ScanStep::kMore;
+      }));
+      for (VertexId u = r.begin; u < r.end; ++u) {
+        std::vector<VertexId> want;
+        std::vector<double> want_w;
+        if (L.exists[u] && u % 3 != 0) full(u, &want, &want_w);
+        auto it = got.find(u);
+        if (want.empty()) {
+          EXPECT_TRUE(it == got.end()) << u;
+          continue;
+        }
+        ASSERT_TRUE(it != got.end()) << u;
+        const auto& [d, x] = it->second;
+        ASSERT_LE(d.size(), want.size()) << u;
+        EXPECT_TRUE(std::equal(d.begin(), d.end(), want.begin())) << u;
+        if (weights) {
+          EXPECT_TRUE(std::equal(x.begin(), x.end(), want_w.begin())) << u;
+        }
+        if (d.size() < want.size()) {
+          EXPECT_GE(d.size(), 100u) << u << ": left before asking";
+          ++cut;
+        } else {
+          ++whole;
+        }
+      }
+    }
+  }
+  EXPECT_GT(cut, 0u);
+  EXPECT_GT(whole, 0u);
+  // kStop at the first vertex >= half the bound: no vertex after it.
+  const VertexId half = L.bound / 2;
+  std::vector<VertexId> seen;
+  VertexRange all{0, L.bound};
+  ASSERT_OK(ScanRangeSteps(g, all, Direction::kOut, L, false, [](VertexId) { return true; },
+                           [&](VertexId u, const VertexId*, const double*, size_t) {
+    if (seen.empty() || seen.back() != u) seen.push_back(u);
+    return u >= half ? ScanStep::kStop : ScanStep::kMore;
+  }));
+  ASSERT_FALSE(seen.empty());
+  EXPECT_GE(seen.back(), half);
+  for (size_t i = 0; i + 1 < seen.size(); ++i) EXPECT_LT(seen[i], half);
+}
+
 TEST(Analytics, ListCacheMatchesStreamedLists) {
   for (GraphKind kind : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
     SCOPED_TRACE(KindName(kind));
@@ -556,9 +635,8 @@ TEST(Analytics, ListCacheMatchesStreamedLists) {
           ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
             for (size_t i = 0; i < n; ++i) got.emplace_back(u, src[i]);
           }));
-          ASSERT_OK(ScanRangeEach(g, r, dir, L, [&](VertexId u, VertexId v, double) {
-            want.emplace_back(u, v);
-          }));
+          ASSERT_OK(ScanRangeEach(g, r, dir, L, /*weights=*/false,
+                                  [&](VertexId u, VertexId v, double) { want.emplace_back(u, v); }));
         }
         EXPECT_EQ(want, got) << "dir " << static_cast<int>(dir) << " budget " << budget;
       }
