@@ -23,6 +23,7 @@ int NodeAllocator::Stripe() {
 // Sanitizer builds: plain aligned new/delete so the sanitizer sees every allocation.
 NodeAllocator::NodeAllocator() = default;
 NodeAllocator::~NodeAllocator() = default;
+size_t NodeAllocator::RetainedBytes() const { return 0; }
 void* NodeAllocator::Allocate(size_t size) {
   void* p = ::operator new(size == 0 ? 1 : size, std::align_val_t(16));
   bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
@@ -41,8 +42,10 @@ void NodeAllocator::Free(void* p, size_t size) {
 // "muzzy" stage: flushes, compactions and vertex-index installs free large buffers in bursts,
 // and the process's resident memory must stay near what is allocated for
 // Options::memory_budget to hold. Measured on a scale-23 ingest (60M edges, 256 MiB budget):
-// peak RSS 419 -> 314 MB for ~5% more CPU (system time; a one-second decay kept for the
-// memgraph arenas alone changed neither figure).
+// peak RSS 419 -> 314 MB for ~5% more CPU. The memgraph arenas are the exception: they never
+// purge (see NodeAllocator's constructor). What remains of the purging (the vertex index's
+// pages, per-batch temporaries) costs a scale-20 ingest about 10% of its rate against a 200 ms
+// decay, for 15-20 MB less peak RSS (docs/benchmarks.md).
 extern "C" const char* malloc_conf = "dirty_decay_ms:0,muzzy_decay_ms:0";
 
 namespace strata::mem {
@@ -68,6 +71,17 @@ NodeAllocator::NodeAllocator() : generation_(next_generation.fetch_add(1)) {
   // A private arena per memgraph; if jemalloc refuses (e.g. under a sanitizer), fall back to
   // its default arenas.
   use_arena_ = mallctl("arenas.create", &arena_, &sz, nullptr, 0) == 0;
+  if (use_arena_) {
+    // The arena keeps its freed pages until it is destroyed (no decay, no madvise): version GC
+    // frees nodes at the rate writers allocate them, and purging each emptied slab at once
+    // cost an madvise and a TLB shootdown per few edges (12% of an ingest's CPU, another 6% in
+    // refaulting the pages). What the arena keeps is bounded by its own peak, which the
+    // memgraph's capacity bounds.
+    char name[64];
+    snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", arena_);
+    ssize_t never = -1;
+    mallctl(name, nullptr, nullptr, &never, sizeof(never));
+  }
 }
 
 NodeAllocator::~NodeAllocator() {
@@ -77,6 +91,22 @@ NodeAllocator::~NodeAllocator() {
     snprintf(name, sizeof(name), "arena.%u.destroy", arena_);
     mallctl(name, nullptr, nullptr, nullptr, 0);
   }
+}
+
+size_t NodeAllocator::RetainedBytes() const {
+  if (!use_arena_) return 0;
+  uint64_t epoch = 1;
+  size_t sz = sizeof(epoch);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refresh jemalloc's statistics
+  char name[64];
+  snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", arena_);
+  size_t pages = 0;
+  sz = sizeof(pages);
+  if (mallctl(name, &pages, &sz, nullptr, 0) != 0) return 0;
+  size_t page = 0;
+  sz = sizeof(page);
+  if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
+  return pages * page;
 }
 
 int NodeAllocator::ThreadCacheFlag() {

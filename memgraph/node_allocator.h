@@ -39,6 +39,10 @@ class NodeAllocator {
     return sum < 0 ? 0 : static_cast<size_t>(sum);  // < 0 only transiently, mid-update
   }
 
+  // Freed pages the private arena keeps for reuse instead of returning them to the OS (it
+  // never purges; see the constructor); 0 without a private arena. Not counted in bytes().
+  size_t RetainedBytes() const;
+
  private:
   // MALLOCX_TCACHE flags of this thread's cache for this allocator (made on first use).
   int ThreadCacheFlag();
