@@ -5,6 +5,8 @@
 #include <functional>
 #include <sstream>
 
+#include "util/scratch.h"
+
 namespace strata::index {
 
 // ---------------------------------------------------------------------------------------------
@@ -189,17 +191,34 @@ struct Segment {
   size_t count = 0;                         // Pos
 };
 
+// Working buffers of Apply and RebuildPage, kept per thread (an install rebuilds thousands of
+// pages; fresh buffers per page were a heap allocation and free each, several KiB apiece).
+struct RebuildScratch {
+  std::vector<Entry> entries;  // decoded; encoded into the page at the end
+  std::vector<Pos> arena;
+  std::vector<Rest> rests;
+  std::vector<std::pair<uint32_t, uint32_t>> olds;  // (offset, index in old)
+  VertexInfo info;
+  std::vector<SortEntry> keys;  // Apply's sort of the edits
+  std::vector<VertexIndex::Edit> spare;
+};
+
 // Builds the page of one range from the old page (may be null) and the edits of the range
 // (sorted by vertex, in application order per vertex). Returns null when no vertex is left.
 std::shared_ptr<const RangePage> RebuildPage(const RangePage* old, uint64_t range,
                                              const VertexIndex::Edit* eb,
-                                             const VertexIndex::Edit* ee) {
+                                             const VertexIndex::Edit* ee, RebuildScratch* sc) {
   auto page = std::make_shared<RangePage>();
-  std::vector<Entry> entries;  // decoded; encoded into the page at the end
-  std::vector<Pos> arena;
-  std::vector<Rest> rests;
+  std::vector<Entry>& entries = sc->entries;
+  std::vector<Pos>& arena = sc->arena;
+  std::vector<Rest>& rests = sc->rests;
+  std::vector<std::pair<uint32_t, uint32_t>>& olds = sc->olds;
+  VertexInfo& info = sc->info;
+  entries.clear();
+  arena.clear();
+  rests.clear();
+  olds.clear();
   uint64_t dirty[kRangeSize / 64] = {};  // vertices whose overflow Pos may have changed
-  VertexInfo info;
 
   auto emit = [&](uint32_t off, const Entry& e, const Pos* rest, uint32_t nrest) {
     page->bits[off >> 6] |= uint64_t{1} << (off & 63);
@@ -212,7 +231,6 @@ std::shared_ptr<const RangePage> RebuildPage(const RangePage* old, uint64_t rang
   };
 
   // Old vertices in order, merged with the edited ones.
-  std::vector<std::pair<uint32_t, uint32_t>> olds;  // (offset, index in old)
   if (old != nullptr) {
     olds.reserve(old->n);
     ForEachEntry(*old, [&](uint32_t off, uint32_t i) {
@@ -487,8 +505,14 @@ Status VertexIndex::Apply(std::vector<Edit>* edits, VertexIndex* out) const {
                                      std::to_string(kMaxIndexedLevel) + "]");
     }
   }
-  std::stable_sort(edits->begin(), edits->end(),
-                   [](const Edit& a, const Edit& b) { return a.u < b.u; });
+  // Buffers reused across calls on this thread (util/scratch.h): an install calls Apply once
+  // per step of ApplyFileChanges.
+  thread_local RebuildScratch scratch;
+  StableSortWithScratch(
+      edits, [](const Edit& e) { return std::make_pair(e.u, uint32_t{0}); }, &scratch.keys,
+      &scratch.spare);
+  ReleaseScratch(&scratch.keys);
+  ReleaseScratch(&scratch.spare);
   VertexIndex r = *this;
   std::vector<Change> changes;
   int64_t dbytes = 0;
@@ -498,7 +522,7 @@ Status VertexIndex::Apply(std::vector<Edit>* edits, VertexIndex* out) const {
     while (j < edits->size() && ((*edits)[j].u >> kRangeBits) == range) ++j;
     const RangePage* old = FindPage(range);
     std::shared_ptr<const RangePage> np =
-        RebuildPage(old, range, edits->data() + i, edits->data() + j);
+        RebuildPage(old, range, edits->data() + i, edits->data() + j, &scratch);
     if (old != nullptr) {
       dbytes -= static_cast<int64_t>(old->bytes);
       r.vertices_ -= old->n;

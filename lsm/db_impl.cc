@@ -15,6 +15,7 @@
 #include "compaction/compactor.h"
 #include "compaction/flush.h"
 #include "lsm/snapshot_impl.h"
+#include "util/scratch.h"
 
 namespace strata::lsm {
 
@@ -547,7 +548,12 @@ Status DBImpl::Expand(const WriteBatch& batch, std::vector<mem::PrimOp>* ops) co
 
 Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
-  std::vector<mem::PrimOp> ops;
+  thread_local std::vector<mem::PrimOp> ops_scratch;  // util/scratch.h
+  std::vector<mem::PrimOp>& ops = ops_scratch;
+  struct Release {
+    std::vector<mem::PrimOp>* v;
+    ~Release() { ReleaseScratch(v); }
+  } release{&ops};
   Status s = Expand(batch, &ops);
   if (!s.ok()) return s;
   Timestamp ts;

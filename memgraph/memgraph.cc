@@ -5,12 +5,32 @@
 #include <memory>
 #include <string>
 
+#include "util/scratch.h"
+
 namespace strata::mem {
 
 namespace {
 
 inline uint64_t SubgraphOf(VertexId v) { return v >> kSubgraphBits; }
 inline uint32_t LocalOf(VertexId v) { return static_cast<uint32_t>(v & (kSubgraphSize - 1)); }
+
+// Per-thread buffers of Apply, reused across batches (util/scratch.h): a batch's sort buffer
+// and work list are hundreds of KiB to MiB.
+struct ApplyScratch {
+  std::vector<SortEntry> keys;
+  std::vector<PrimOp> spare;
+  std::vector<SubgraphVersion*> dead;
+};
+thread_local ApplyScratch apply_scratch;
+
+// Stable sort of ops by (subgraph, seq).
+void SortBySubgraph(std::vector<PrimOp>* ops) {
+  StableSortWithScratch(
+      ops, [](const PrimOp& p) { return std::make_pair(SubgraphOf(p.u), p.seq); },
+      &apply_scratch.keys, &apply_scratch.spare);
+  ReleaseScratch(&apply_scratch.keys);
+  ReleaseScratch(&apply_scratch.spare);
+}
 
 }  // namespace
 
@@ -133,16 +153,18 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   }
   // Group by subgraph; within a subgraph keep batch order. One work item per subgraph, in
   // ascending order: the lock order.
-  auto by_subgraph = [](const PrimOp& a, const PrimOp& b) {
-    uint64_t sa = SubgraphOf(a.u), sb = SubgraphOf(b.u);
-    return sa != sb ? sa < sb : a.seq < b.seq;
-  };
-  std::stable_sort(ops->begin(), ops->end(), by_subgraph);
+  if (ops->size() > UINT32_MAX) return Status::InvalidArgument("batch of more than 2^32 ops");
+  SortBySubgraph(ops);
 
   bool has_vertex_delete = std::any_of(ops->begin(), ops->end(), [](const PrimOp& p) {
     return p.kind == PrimOp::kDeleteVertex;
   });
-  std::vector<SubgraphWork> work;
+  thread_local std::vector<SubgraphWork> work_scratch;  // util/scratch.h
+  std::vector<SubgraphWork>& work = work_scratch;
+  struct ReleaseWork {
+    std::vector<SubgraphWork>* w;
+    ~ReleaseWork() { ReleaseScratch(w); }
+  } release_work{&work};
   auto group = [&] {
     work.clear();
     for (size_t b = 0; b < ops->size();) {
@@ -210,7 +232,7 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     }
     if (!derived.empty()) {
       ops->insert(ops->end(), derived.begin(), derived.end());
-      std::stable_sort(ops->begin(), ops->end(), by_subgraph);
+      SortBySubgraph(ops);
     }
     group();
     assert(work.size() == slots.size());
@@ -259,12 +281,14 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
 
   // Unlink what no snapshot can select, and unlock, in one pass.
   const Timestamp min_active = tracer_->MinActive(*clock_);
-  std::vector<SubgraphVersion*> dead;
+  std::vector<SubgraphVersion*>& dead = apply_scratch.dead;
+  dead.clear();
   for (SubgraphWork& w : work) {
     Unlink(w.slot, min_active, &dead);
     w.slot->mu.unlock();
   }
   Retire(t, &dead);
+  ReleaseScratch(&dead);
   *ts = t;
   return Status::OK();
 }
@@ -272,27 +296,35 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
 // `dead` was unlinked by commit t. A writer registered at t_r >= t read its heads after they
 // were replaced (see ReaderTracer's protocol), so once the writers' minimum reaches t nothing
 // can read them: they are freed at once, or else queued in limbo. Limbo entries the writers are
-// past are freed too.
+// past are freed too. *dead is left empty (its buffer is kept for reuse).
 void MemGraph::Retire(Timestamp t, std::vector<SubgraphVersion*>* dead) {
   const Timestamp min_writer = writers_.MinActive(*clock_);
-  std::vector<SubgraphVersion*> done;
-  if (min_writer >= t) done.swap(*dead);
-  if (!dead->empty() || limbo_entries_.load(std::memory_order_relaxed) != 0) {
+  const bool free_now = min_writer >= t;
+  std::vector<SubgraphVersion*> from_limbo;
+  if ((!free_now && !dead->empty()) || limbo_entries_.load(std::memory_order_relaxed) != 0) {
     std::lock_guard<std::mutex> g(limbo_mu_);
-    if (!dead->empty()) {
+    if (!free_now && !dead->empty()) {
       limbo_.push_back(Limbo{t, std::move(*dead)});
+      dead->clear();
       limbo_entries_.fetch_add(1, std::memory_order_relaxed);
     }
     while (!limbo_.empty() && limbo_.front().retired_at <= min_writer) {
-      done.insert(done.end(), limbo_.front().versions.begin(), limbo_.front().versions.end());
+      from_limbo.insert(from_limbo.end(), limbo_.front().versions.begin(),
+                        limbo_.front().versions.end());
       limbo_.pop_front();
       limbo_entries_.fetch_sub(1, std::memory_order_relaxed);
     }
   }
-  for (SubgraphVersion* v : done) FreeVersion(&alloc_, v);
-  if (!done.empty()) {
-    live_versions_.fetch_sub(done.size(), std::memory_order_relaxed);
-    reclaimed_.fetch_add(done.size(), std::memory_order_relaxed);
+  size_t freed = from_limbo.size();
+  for (SubgraphVersion* v : from_limbo) FreeVersion(&alloc_, v);
+  if (free_now) {
+    for (SubgraphVersion* v : *dead) FreeVersion(&alloc_, v);
+    freed += dead->size();
+    dead->clear();
+  }
+  if (freed != 0) {
+    live_versions_.fetch_sub(freed, std::memory_order_relaxed);
+    reclaimed_.fetch_add(freed, std::memory_order_relaxed);
   }
 }
 
