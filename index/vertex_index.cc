@@ -5,6 +5,7 @@
 #include <functional>
 #include <sstream>
 
+#include "util/radix_sort.h"
 #include "util/scratch.h"
 
 namespace strata::index {
@@ -199,8 +200,7 @@ struct RebuildScratch {
   std::vector<Rest> rests;
   std::vector<std::pair<uint32_t, uint32_t>> olds;  // (offset, index in old)
   VertexInfo info;
-  std::vector<SortEntry> keys;  // Apply's sort of the edits
-  std::vector<VertexIndex::Edit> spare;
+  RadixSortScratch<VertexIndex::Edit> sort;  // Apply's sort of the edits
 };
 
 // Builds the page of one range from the old page (may be null) and the edits of the range
@@ -508,11 +508,8 @@ Status VertexIndex::Apply(std::vector<Edit>* edits, VertexIndex* out) const {
   // Buffers reused across calls on this thread (util/scratch.h): an install calls Apply once
   // per step of ApplyFileChanges.
   thread_local RebuildScratch scratch;
-  StableSortWithScratch(
-      edits, [](const Edit& e) { return std::make_pair(e.u, uint32_t{0}); }, &scratch.keys,
-      &scratch.spare);
-  ReleaseScratch(&scratch.keys);
-  ReleaseScratch(&scratch.spare);
+  StableRadixSort(edits, [](const Edit& e) { return e.u; }, &scratch.sort);
+  scratch.sort.Release();
   VertexIndex r = *this;
   std::vector<Change> changes;
   int64_t dbytes = 0;

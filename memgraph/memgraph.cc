@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "util/radix_sort.h"
 #include "util/scratch.h"
 
 namespace strata::mem {
@@ -17,19 +18,18 @@ inline uint32_t LocalOf(VertexId v) { return static_cast<uint32_t>(v & (kSubgrap
 // Per-thread buffers of Apply, reused across batches (util/scratch.h): a batch's sort buffer
 // and work list are hundreds of KiB to MiB.
 struct ApplyScratch {
-  std::vector<SortEntry> keys;
-  std::vector<PrimOp> spare;
+  RadixSortScratch<PrimOp> sort;
   std::vector<SubgraphVersion*> dead;
 };
 thread_local ApplyScratch apply_scratch;
 
-// Stable sort of ops by (subgraph, seq).
+// Stable sort of ops by (subgraph, seq). A batch as DBImpl expands it is already in seq order;
+// derived ops (vertex deletes) are appended out of it, so those batches sort by seq first.
 void SortBySubgraph(std::vector<PrimOp>* ops) {
-  StableSortWithScratch(
-      ops, [](const PrimOp& p) { return std::make_pair(SubgraphOf(p.u), p.seq); },
-      &apply_scratch.keys, &apply_scratch.spare);
-  ReleaseScratch(&apply_scratch.keys);
-  ReleaseScratch(&apply_scratch.spare);
+  RadixSortScratch<PrimOp>* sc = &apply_scratch.sort;
+  StableRadixSort(ops, [](const PrimOp& p) { return uint64_t{p.seq}; }, sc);
+  StableRadixSort(ops, [](const PrimOp& p) { return SubgraphOf(p.u); }, sc);
+  sc->Release();
 }
 
 }  // namespace
@@ -153,7 +153,6 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   }
   // Group by subgraph; within a subgraph keep batch order. One work item per subgraph, in
   // ascending order: the lock order.
-  if (ops->size() > UINT32_MAX) return Status::InvalidArgument("batch of more than 2^32 ops");
   SortBySubgraph(ops);
 
   bool has_vertex_delete = std::any_of(ops->begin(), ops->end(), [](const PrimOp& p) {

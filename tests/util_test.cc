@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "util/radix_sort.h"
 #include "util/scratch.h"
 
 namespace strata {
@@ -30,42 +32,65 @@ TEST(ScratchTest, FreesABufferGrownPastTheLimit) {
 }
 
 struct Item {
-  uint64_t major;
-  uint32_t minor;
+  uint64_t key;
   uint32_t tag;  // original position: shows whether equal keys kept their order
   bool operator==(const Item&) const = default;
 };
 
-std::pair<uint64_t, uint32_t> KeyOf(const Item& x) { return {x.major, x.minor}; }
+uint64_t KeyOf(const Item& x) { return x.key; }
 
-TEST(ScratchTest, StableSortMatchesStdStableSort) {
-  std::mt19937_64 rng(42);
-  std::vector<SortEntry> keys;
-  std::vector<Item> spare;
-  for (int round = 0; round < 50; ++round) {
-    std::vector<Item> v(rng() % 2000);
-    for (uint32_t i = 0; i < v.size(); ++i) {
-      // Few distinct keys, so many ties; majors above 2^32 exercise the full 64 bits.
-      v[i] = Item{(rng() % 8) << 40, static_cast<uint32_t>(rng() % 4), i};
-    }
-    std::vector<Item> want = v;
-    std::stable_sort(want.begin(), want.end(),
-                     [](const Item& a, const Item& b) { return KeyOf(a) < KeyOf(b); });
-    StableSortWithScratch(&v, KeyOf, &keys, &spare);
-    ASSERT_EQ(v, want) << "round " << round;
-  }
+// Sorts a copy with std::stable_sort and with StableRadixSort, reusing one scratch.
+void CheckSort(std::vector<Item> v, RadixSortScratch<Item>* sc) {
+  std::vector<Item> want = v;
+  std::stable_sort(want.begin(), want.end(),
+                   [](const Item& a, const Item& b) { return a.key < b.key; });
+  StableRadixSort(&v, KeyOf, sc);
+  ASSERT_EQ(v, want);
 }
 
-TEST(ScratchTest, StableSortLeavesASortedVectorInPlace) {
+TEST(RadixSortTest, MatchesStdStableSort) {
+  std::mt19937_64 rng(42);
+  RadixSortScratch<Item> sc;
+  // Key shapes: few distinct values (many ties), the full 64 bits, a narrow range far from 0
+  // (only max - min is sorted on), and widths that end inside a pass.
+  const std::vector<std::pair<uint64_t, uint64_t>> shapes = {
+      {0, 7}, {0, ~uint64_t{0}}, {uint64_t{1} << 60, 1000}, {5, (uint64_t{1} << 12) - 1},
+      {0, (uint64_t{1} << 33) + 17}};
+  for (const auto& [base, span] : shapes) {
+    for (int round = 0; round < 20; ++round) {
+      std::vector<Item> v(rng() % 3000);
+      for (uint32_t i = 0; i < v.size(); ++i) {
+        const uint64_t r = span == ~uint64_t{0} ? rng() : rng() % (span + 1);
+        v[i] = Item{base + r, i};
+      }
+      SCOPED_TRACE("base " + std::to_string(base) + " span " + std::to_string(span));
+      CheckSort(v, &sc);
+    }
+  }
+  CheckSort({}, &sc);
+  CheckSort({Item{3, 0}}, &sc);
+  CheckSort({Item{~uint64_t{0}, 0}, Item{0, 1}, Item{~uint64_t{0}, 2}}, &sc);
+}
+
+TEST(RadixSortTest, LeavesASortedVectorInPlace) {
   std::vector<Item> v;
-  for (uint32_t i = 0; i < 100; ++i) v.push_back(Item{i / 10, 0, i});
+  for (uint32_t i = 0; i < 100; ++i) v.push_back(Item{i / 10, i});
   const Item* buf = v.data();
-  std::vector<SortEntry> keys;
-  std::vector<Item> spare;
-  StableSortWithScratch(&v, KeyOf, &keys, &spare);
+  RadixSortScratch<Item> sc;
+  StableRadixSort(&v, KeyOf, &sc);
   EXPECT_EQ(v.data(), buf);
-  EXPECT_EQ(spare.capacity(), 0u);
+  EXPECT_EQ(sc.spare.capacity(), 0u);
   for (uint32_t i = 0; i < 100; ++i) EXPECT_EQ(v[i].tag, i);
+}
+
+TEST(RadixSortTest, ReleaseKeepsSmallBuffers) {
+  std::vector<Item> v = {Item{2, 0}, Item{1, 1}};
+  RadixSortScratch<Item> sc;
+  StableRadixSort(&v, KeyOf, &sc);
+  EXPECT_EQ(v, (std::vector<Item>{Item{1, 1}, Item{2, 0}}));
+  sc.Release();
+  EXPECT_TRUE(sc.a.empty());
+  EXPECT_GE(sc.a.capacity(), 2u);  // kept for the next call
 }
 
 }  // namespace

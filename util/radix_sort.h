@@ -1,0 +1,81 @@
+// StableRadixSort: a stable sort of a vector by a 64-bit key that allocates nothing once its
+// scratch buffers have grown (std::stable_sort takes a fresh temporary buffer per call, and a
+// comparison sort of a shuffled batch mispredicts a branch per comparison).
+//
+// Least-significant-digit radix sort of (key, index) pairs, 11 bits a pass, over only the bits
+// in which the keys differ (max - min): a batch of a scale-23 graph grouped by subgraph needs
+// two passes. The elements themselves move once, in a final gather by index.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "util/scratch.h"
+
+namespace strata {
+
+template <class T>
+struct RadixSortScratch {
+  struct Entry {
+    uint64_t key;
+    uint64_t index;
+  };
+  std::vector<Entry> a, b;
+  std::vector<T> spare;  // after a sort: the vector's previous buffer (contents unspecified)
+
+  // Empties the buffers, freeing those one large call grew past kScratchKeepBytes.
+  void Release() {
+    ReleaseScratch(&a);
+    ReleaseScratch(&b);
+    ReleaseScratch(&spare);
+  }
+};
+
+// Sorts *v by key(x) (uint64_t), equal keys keeping their order. *v may come back holding the
+// buffer that was sc->spare's.
+template <class T, class KeyFn>
+void StableRadixSort(std::vector<T>* v, KeyFn key, RadixSortScratch<T>* sc) {
+  using Entry = typename RadixSortScratch<T>::Entry;
+  const size_t n = v->size();
+  if (n < 2) return;
+  std::vector<Entry>& a = sc->a;
+  a.clear();
+  a.reserve(n);
+  uint64_t lo = ~uint64_t{0}, hi = 0;
+  bool sorted = true;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t k = key((*v)[i]);
+    sorted = sorted && (i == 0 || a.back().key <= k);
+    a.push_back(Entry{k, i});
+    lo = k < lo ? k : lo;
+    hi = k > hi ? k : hi;
+  }
+  if (sorted) return;
+  constexpr unsigned kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  const unsigned width = 64 - static_cast<unsigned>(std::countl_zero(hi - lo));
+  std::vector<Entry>& b = sc->b;
+  b.resize(n);
+  for (unsigned shift = 0; shift < width; shift += kBits) {
+    size_t count[kBuckets] = {};
+    for (const Entry& e : a) ++count[((e.key - lo) >> shift) & (kBuckets - 1)];
+    size_t at = 0;
+    for (size_t& c : count) {
+      const size_t k = c;
+      c = at;
+      at += k;
+    }
+    for (const Entry& e : a) b[count[((e.key - lo) >> shift) & (kBuckets - 1)]++] = e;
+    a.swap(b);
+  }
+  std::vector<T>& out = sc->spare;
+  out.clear();
+  out.reserve(n);
+  for (const Entry& e : a) out.push_back(std::move((*v)[e.index]));
+  v->swap(out);
+}
+
+}  // namespace strata
