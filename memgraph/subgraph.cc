@@ -1,5 +1,7 @@
 #include "memgraph/subgraph.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -80,6 +82,22 @@ void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
   }
   v->~SubgraphVersion();
   alloc->Free(v, sizeof(SubgraphVersion));
+}
+
+void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersion* const* e) {
+  constexpr ptrdiff_t kAhead = 4;
+  const ptrdiff_t n = e - b;
+  for (ptrdiff_t i = 0; i < std::min(n, 2 * kAhead); ++i) __builtin_prefetch(b[i], 1);
+  for (ptrdiff_t i = 0; i < n; ++i) {
+    if (i + 2 * kAhead < n) __builtin_prefetch(b[i + 2 * kAhead], 1);
+    if (i + kAhead < n) {
+      const SubgraphVersion* v = b[i + kAhead];
+      __builtin_prefetch(v->out.ci.root_node(), 1);
+      if (v->out.arts != nullptr) __builtin_prefetch(v->out.arts, 1);
+      if (v->in != nullptr) __builtin_prefetch(v->in, 1);
+    }
+    FreeVersion(alloc, b[i]);
+  }
 }
 
 void SetArts(NodeAllocator* alloc, Adjacency* a, uint64_t mask, CArt* trees, uint32_t n) {
