@@ -6,6 +6,10 @@
 #include <new>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace strata::mem {
 
 namespace {
@@ -118,10 +122,21 @@ void GetCounts(const Adjacency& a, VertexCounts* c) {
 }
 
 void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c) {
+  // The vertices with entries, without a branch per vertex (a branch here mispredicted on
+  // most of a shuffled stream's versions: 4% of an ingest's samples).
   uint64_t mask = 0;
-  for (uint32_t i = 0; i < kSubgraphSize; ++i) {
-    if (c.entries[i] != 0) mask |= uint64_t{1} << i;
+#if defined(__SSE2__)
+  const __m128i zero = _mm_setzero_si128();
+  for (uint32_t i = 0; i < kSubgraphSize; i += 4) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c.entries + i));
+    const int is_zero = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(x, zero)));
+    mask |= static_cast<uint64_t>(~is_zero & 0xF) << i;
   }
+#else
+  for (uint32_t i = 0; i < kSubgraphSize; ++i) {
+    mask |= static_cast<uint64_t>(c.entries[i] != 0) << i;
+  }
+#endif
   if (__builtin_popcountll(mask) != __builtin_popcountll(a->count_mask)) {
     FreeCounts(alloc, a);
     a->counts = NewCounts(alloc, 2 * static_cast<size_t>(__builtin_popcountll(mask)));
