@@ -43,9 +43,10 @@ void NodeAllocator::Free(void* p, size_t size) {
 // and the process's resident memory must stay near what is allocated for
 // Options::memory_budget to hold. Measured on a scale-23 ingest (60M edges, 256 MiB budget):
 // peak RSS 419 -> 314 MB for ~5% more CPU. The memgraph arenas are the exception: they never
-// purge (see NodeAllocator's constructor). What remains of the purging (the vertex index's
-// pages, per-batch temporaries) costs a scale-20 ingest about 10% of its rate against a 200 ms
-// decay, for 15-20 MB less peak RSS (docs/benchmarks.md).
+// purge (see NodeAllocator's constructor), and hot paths keep their large temporaries as
+// per-thread scratch (util/scratch.h). What remained of the purging before that (chiefly
+// per-batch temporaries and the vertex index's pages) cost a scale-20 ingest about 10% of its
+// rate against a 200 ms decay, for 15-20 MB less peak RSS (docs/benchmarks.md).
 extern "C" const char* malloc_conf = "dirty_decay_ms:0,muzzy_decay_ms:0";
 
 namespace strata::mem {
