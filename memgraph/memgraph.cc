@@ -309,30 +309,49 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
 // can read them: they are freed at once, or else queued in limbo. Limbo entries the writers are
 // past are freed too. *dead is left empty (its buffer is kept for reuse).
 void MemGraph::Retire(Timestamp t, std::vector<SubgraphVersion*>* dead) {
+  constexpr size_t kSpareLists = 8;
   const Timestamp min_writer = writers_.MinActive(*clock_);
   const bool free_now = min_writer >= t;
-  std::vector<SubgraphVersion*> from_limbo;
+  thread_local std::vector<std::vector<SubgraphVersion*>> drained;  // lists freed outside the lock
+  drained.clear();
   if ((!free_now && !dead->empty()) || limbo_entries_.load(std::memory_order_relaxed) != 0) {
     std::lock_guard<std::mutex> g(limbo_mu_);
     if (!free_now && !dead->empty()) {
       limbo_.push_back(Limbo{t, std::move(*dead)});
       dead->clear();
+      if (!spare_lists_.empty()) {  // the caller's buffer went to limbo: give it a spare one
+        dead->swap(spare_lists_.back());
+        spare_lists_.pop_back();
+      }
       limbo_entries_.fetch_add(1, std::memory_order_relaxed);
     }
     while (!limbo_.empty() && limbo_.front().retired_at <= min_writer) {
-      from_limbo.insert(from_limbo.end(), limbo_.front().versions.begin(),
-                        limbo_.front().versions.end());
+      drained.push_back(std::move(limbo_.front().versions));
       limbo_.pop_front();
       limbo_entries_.fetch_sub(1, std::memory_order_relaxed);
     }
   }
-  size_t freed = from_limbo.size();
-  FreeVersions(&alloc_, from_limbo.data(), from_limbo.data() + from_limbo.size());
+  size_t freed = 0;
+  for (std::vector<SubgraphVersion*>& list : drained) {
+    FreeVersions(&alloc_, list.data(), list.data() + list.size());
+    freed += list.size();
+    list.clear();
+  }
   if (free_now) {
     FreeVersions(&alloc_, dead->data(), dead->data() + dead->size());
     freed += dead->size();
     dead->clear();
   }
+  if (!drained.empty()) {
+    std::lock_guard<std::mutex> g(limbo_mu_);
+    for (std::vector<SubgraphVersion*>& list : drained) {
+      if (spare_lists_.size() < kSpareLists &&
+          list.capacity() * sizeof(SubgraphVersion*) <= kScratchKeepBytes) {
+        spare_lists_.push_back(std::move(list));
+      }
+    }
+  }
+  drained.clear();
   if (freed != 0) {
     live_versions_.fetch_sub(freed, std::memory_order_relaxed);
     reclaimed_.fetch_add(freed, std::memory_order_relaxed);

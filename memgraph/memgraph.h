@@ -142,6 +142,9 @@ class MemGraph {
   };
   std::mutex limbo_mu_;
   std::deque<Limbo> limbo_;
+  // Emptied limbo lists, reused for the next ones (a list of a batch's replaced versions is
+  // ~16 KiB: allocating one per batch went back to the OS on every free).
+  std::vector<std::vector<SubgraphVersion*>> spare_lists_;
   std::atomic<size_t> limbo_entries_{0};
 };
 
