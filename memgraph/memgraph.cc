@@ -23,11 +23,13 @@ struct ApplyScratch {
 };
 thread_local ApplyScratch apply_scratch;
 
-// Stable sort of ops by (subgraph, seq). A batch as DBImpl expands it is already in seq order;
-// derived ops (vertex deletes) are appended out of it, so those batches sort by seq first.
-void SortBySubgraph(std::vector<PrimOp>* ops) {
+// Sorts ops by (subgraph, seq), stably. Each subgraph's ops arrive in seq order (Apply's
+// precondition: DBImpl::Expand emits a batch in seq order, recovery groups it by subgraph
+// stably), so one stable pass by subgraph does it; derived ops (vertex deletes)
+// are appended out of seq order, so that path sorts by seq first (by_seq).
+void SortBySubgraph(std::vector<PrimOp>* ops, bool by_seq) {
   RadixSortScratch<PrimOp>* sc = &apply_scratch.sort;
-  StableRadixSort(ops, [](const PrimOp& p) { return uint64_t{p.seq}; }, sc);
+  if (by_seq) StableRadixSort(ops, [](const PrimOp& p) { return uint64_t{p.seq}; }, sc);
   StableRadixSort(ops, [](const PrimOp& p) { return SubgraphOf(p.u); }, sc);
   sc->Release();
 }
@@ -165,7 +167,7 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   }
   // Group by subgraph; within a subgraph keep batch order. One work item per subgraph, in
   // ascending order: the lock order.
-  SortBySubgraph(ops);
+  SortBySubgraph(ops, /*by_seq=*/false);
 
   bool has_vertex_delete = std::any_of(ops->begin(), ops->end(), [](const PrimOp& p) {
     return p.kind == PrimOp::kDeleteVertex;
@@ -243,7 +245,7 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     }
     if (!derived.empty()) {
       ops->insert(ops->end(), derived.begin(), derived.end());
-      SortBySubgraph(ops);
+      SortBySubgraph(ops, /*by_seq=*/true);
     }
     group();
     assert(work.size() == slots.size());

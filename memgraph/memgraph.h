@@ -81,7 +81,9 @@ class MemGraph {
   MemGraph(const MemGraph&) = delete;
   MemGraph& operator=(const MemGraph&) = delete;
 
-  // Applies `ops` atomically at one new commit timestamp (returned in *ts). `ops` is consumed.
+  // Applies `ops` atomically at one new commit timestamp (returned in *ts). `ops` is consumed;
+  // the ops of each subgraph must come in nondecreasing seq order (DBImpl::Expand emits a batch
+  // in seq order).
   // On a failed kPutIfExists nothing is applied and no timestamp is taken.
   // `before_publish` (nullable) runs once the timestamp is taken and the new versions are
   // built, before anything is visible; the WAL appends there, so conflicting batches reach the

@@ -56,9 +56,12 @@ TEST(RadixSortTest, MatchesStdStableSort) {
   const std::vector<std::pair<uint64_t, uint64_t>> shapes = {
       {0, 7}, {0, ~uint64_t{0}}, {uint64_t{1} << 60, 1000}, {5, (uint64_t{1} << 12) - 1},
       {0, (uint64_t{1} << 33) + 17}};
+  // Sizes on both sides of kRadixMinSize (std::sort below it, radix passes from it on).
+  const std::vector<size_t> sizes = {2, 3, 17, kRadixMinSize - 1, kRadixMinSize,
+                                     kRadixMinSize + 1, 3000};
   for (const auto& [base, span] : shapes) {
-    for (int round = 0; round < 20; ++round) {
-      std::vector<Item> v(rng() % 3000);
+    for (int round = 0; round < 21; ++round) {
+      std::vector<Item> v(round < 7 ? sizes[round] : rng() % 3000);
       for (uint32_t i = 0; i < v.size(); ++i) {
         const uint64_t r = span == ~uint64_t{0} ? rng() : rng() % (span + 1);
         v[i] = Item{base + r, i};

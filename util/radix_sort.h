@@ -4,9 +4,12 @@
 //
 // Least-significant-digit radix sort of (key, index) pairs, 11 bits a pass, over only the bits
 // in which the keys differ (max - min): a batch of a scale-23 graph grouped by subgraph needs
-// two passes. The elements themselves move once, in a final gather by index.
+// two passes. Under kRadixMinSize pairs a pass's 2048-bucket histogram costs more than the
+// pairs themselves (a single-edge batch is 4 ops), so they are sorted by (key, index) with
+// std::sort instead. The elements themselves move once, in a final gather by index.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +19,8 @@
 #include "util/scratch.h"
 
 namespace strata {
+
+inline constexpr size_t kRadixMinSize = 512;
 
 template <class T>
 struct RadixSortScratch {
@@ -33,6 +38,30 @@ struct RadixSortScratch {
     ReleaseScratch(&spare);
   }
 };
+
+// The LSD passes over keys - lo, lo <= every key <= hi; the result ends in *a.
+template <class Entry>
+void RadixPasses(std::vector<Entry>* ap, std::vector<Entry>* bp, uint64_t lo, uint64_t hi) {
+  std::vector<Entry>& a = *ap;
+  std::vector<Entry>& b = *bp;
+  const size_t n = a.size();
+  constexpr unsigned kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  const unsigned width = 64 - static_cast<unsigned>(std::countl_zero(hi - lo));
+  b.resize(n);
+  for (unsigned shift = 0; shift < width; shift += kBits) {
+    size_t count[kBuckets] = {};
+    for (const Entry& e : a) ++count[((e.key - lo) >> shift) & (kBuckets - 1)];
+    size_t at = 0;
+    for (size_t& c : count) {
+      const size_t k = c;
+      c = at;
+      at += k;
+    }
+    for (const Entry& e : a) b[count[((e.key - lo) >> shift) & (kBuckets - 1)]++] = e;
+    a.swap(b);
+  }
+}
 
 // Sorts *v by key(x) (uint64_t), equal keys keeping their order. *v may come back holding the
 // buffer that was sc->spare's.
@@ -54,22 +83,12 @@ void StableRadixSort(std::vector<T>* v, KeyFn key, RadixSortScratch<T>* sc) {
     hi = k > hi ? k : hi;
   }
   if (sorted) return;
-  constexpr unsigned kBits = 11;
-  constexpr size_t kBuckets = size_t{1} << kBits;
-  const unsigned width = 64 - static_cast<unsigned>(std::countl_zero(hi - lo));
-  std::vector<Entry>& b = sc->b;
-  b.resize(n);
-  for (unsigned shift = 0; shift < width; shift += kBits) {
-    size_t count[kBuckets] = {};
-    for (const Entry& e : a) ++count[((e.key - lo) >> shift) & (kBuckets - 1)];
-    size_t at = 0;
-    for (size_t& c : count) {
-      const size_t k = c;
-      c = at;
-      at += k;
-    }
-    for (const Entry& e : a) b[count[((e.key - lo) >> shift) & (kBuckets - 1)]++] = e;
-    a.swap(b);
+  if (n < kRadixMinSize) {
+    std::sort(a.begin(), a.end(), [](const Entry& x, const Entry& y) {
+      return x.key != y.key ? x.key < y.key : x.index < y.index;
+    });
+  } else {
+    RadixPasses(&a, &sc->b, lo, hi);
   }
   std::vector<T>& out = sc->spare;
   out.clear();
