@@ -15,6 +15,7 @@
 #include "compaction/compactor.h"
 #include "compaction/flush.h"
 #include "lsm/snapshot_impl.h"
+#include "util/radix_sort.h"
 #include "util/scratch.h"
 
 namespace strata::lsm {
@@ -427,11 +428,11 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
   // Without a vertex delete, ops on different subgraphs never interact (only a vertex delete
   // derives ops on other subgraphs), so a group is applied as slices of whole subgraphs, each
   // one Apply at the group's timestamp: Apply sorts and locks per slice, not per group. Ops are
-  // grouped by subgraph with a stable counting sort, which keeps each subgraph's ops in batch
-  // order (the order Apply needs).
+  // grouped by subgraph with a stable sort, which keeps each subgraph's ops in batch order (the
+  // order Apply needs).
   constexpr size_t kSliceOps = 1 << 14;
-  std::vector<mem::PrimOp> sorted, slice;
-  std::vector<uint32_t> starts;
+  std::vector<mem::PrimOp> slice;
+  RadixSortScratch<mem::PrimOp> sort_scratch;
   auto apply = [&](std::vector<mem::PrimOp>* ops) -> Status {
     core_->clock.ResetTo(last - 1);
     Timestamp got;
@@ -440,17 +441,9 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
     return Status::OK();
   };
   auto apply_sliced = [&](std::vector<mem::PrimOp>* ops) -> Status {
-    uint64_t lo = ~uint64_t{0}, hi = 0;
-    for (const mem::PrimOp& op : *ops) {
-      lo = std::min<uint64_t>(lo, op.u >> mem::kSubgraphBits);
-      hi = std::max<uint64_t>(hi, op.u >> mem::kSubgraphBits);
-    }
-    if (hi - lo >= 4 * ops->size() + 1024) return apply(ops);  // too sparse to count-sort
-    starts.assign(hi - lo + 2, 0);
-    for (const mem::PrimOp& op : *ops) ++starts[(op.u >> mem::kSubgraphBits) - lo + 1];
-    for (size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
-    sorted.resize(ops->size());
-    for (const mem::PrimOp& op : *ops) sorted[starts[(op.u >> mem::kSubgraphBits) - lo]++] = op;
+    StableRadixSort(ops, [](const mem::PrimOp& op) { return op.u >> mem::kSubgraphBits; },
+                    &sort_scratch);
+    const std::vector<mem::PrimOp>& sorted = *ops;
     for (size_t b = 0; b < sorted.size();) {
       size_t e = std::min(b + kSliceOps, sorted.size());
       while (e < sorted.size() && (sorted[e].u >> mem::kSubgraphBits) == (sorted[e - 1].u >> mem::kSubgraphBits)) ++e;
