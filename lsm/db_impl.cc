@@ -541,12 +541,9 @@ Status DBImpl::Expand(const WriteBatch& batch, std::vector<mem::PrimOp>* ops) co
 
 Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
-  thread_local std::vector<mem::PrimOp> ops_scratch;  // util/scratch.h
-  std::vector<mem::PrimOp>& ops = ops_scratch;
-  struct Release {
-    std::vector<mem::PrimOp>* v;
-    ~Release() { ReleaseScratch(v); }
-  } release{&ops};
+  thread_local std::vector<mem::PrimOp> ops_scratch;
+  ScopedScratch<mem::PrimOp> scoped_ops(&ops_scratch);
+  std::vector<mem::PrimOp>& ops = scoped_ops.get();
   Status s = Expand(batch, &ops);
   if (!s.ok()) return s;
   Timestamp ts;

@@ -172,12 +172,9 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   bool has_vertex_delete = std::any_of(ops->begin(), ops->end(), [](const PrimOp& p) {
     return p.kind == PrimOp::kDeleteVertex;
   });
-  thread_local std::vector<SubgraphWork> work_scratch;  // util/scratch.h
-  std::vector<SubgraphWork>& work = work_scratch;
-  struct ReleaseWork {
-    std::vector<SubgraphWork>* w;
-    ~ReleaseWork() { ReleaseScratch(w); }
-  } release_work{&work};
+  thread_local std::vector<SubgraphWork> work_scratch;  // not in ApplyScratch: a private type
+  ScopedScratch<SubgraphWork> scoped_work(&work_scratch);
+  std::vector<SubgraphWork>& work = scoped_work.get();
   auto group = [&] {
     work.clear();
     for (size_t b = 0; b < ops->size();) {

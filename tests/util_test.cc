@@ -31,6 +31,19 @@ TEST(ScratchTest, FreesABufferGrownPastTheLimit) {
   EXPECT_EQ(v.capacity(), 0u);
 }
 
+TEST(ScratchTest, ScopedScratchClearsAndReleases) {
+  std::vector<uint64_t> big(kScratchKeepBytes / sizeof(uint64_t) + 1), small = {1, 2, 3};
+  {
+    ScopedScratch<uint64_t> s(&small);
+    EXPECT_TRUE(s.get().empty());  // cleared for use
+    s.get().push_back(9);
+  }
+  EXPECT_TRUE(small.empty());
+  EXPECT_GE(small.capacity(), 3u);  // kept
+  { ScopedScratch<uint64_t> s(&big); }
+  EXPECT_EQ(big.capacity(), 0u);  // released
+}
+
 struct Item {
   uint64_t key;
   uint32_t tag;  // original position: shows whether equal keys kept their order

@@ -22,4 +22,19 @@ void ReleaseScratch(std::vector<T>* v) {
   if (v->capacity() * sizeof(T) > kScratchKeepBytes) std::vector<T>().swap(*v);
 }
 
+// Clears a scratch vector for use in a scope and releases it (ReleaseScratch) when the scope
+// ends, on every return path.
+template <class T>
+class ScopedScratch {
+ public:
+  explicit ScopedScratch(std::vector<T>* v) : v_(v) { v_->clear(); }
+  ~ScopedScratch() { ReleaseScratch(v_); }
+  ScopedScratch(const ScopedScratch&) = delete;
+  ScopedScratch& operator=(const ScopedScratch&) = delete;
+  std::vector<T>& get() { return *v_; }
+
+ private:
+  std::vector<T>* v_;
+};
+
 }  // namespace strata
