@@ -3,6 +3,8 @@
 #include <atomic>
 #include <random>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace strata::analytics {
 
@@ -44,6 +46,14 @@ class Forest {
         return;
       }
     }
+  }
+
+  // Links every pair of e[0, n). The parents of the second endpoints, then theirs, are
+  // prefetched first: those loads are random reads, and a batch keeps many of them in flight.
+  void LinkAll(const std::pair<VertexId, VertexId>* e, size_t n) {
+    for (size_t i = 0; i < n; ++i) __builtin_prefetch(&parent_[e[i].second]);
+    for (size_t i = 0; i < n; ++i) __builtin_prefetch(&parent_[Load(e[i].second)]);
+    for (size_t i = 0; i < n; ++i) Link(e[i].first, e[i].second);
   }
 
   // After all links: parent[v] = root for every v.
@@ -121,12 +131,28 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
     if (!s.ok()) return s;
   } else if (can_skip) {
     s = ForEachRange(L, [&](size_t, VertexRange r) {
-      return snap.ScanAdjacency(r.begin, r.end, Direction::kOut, /*weights=*/false,
-                                [&](VertexId u) { return L.exists[u] != 0; },
-                                [&](VertexId u, const NeighborChunk& c) {
-                                  sample(u, c.dst, std::min<size_t>(c.size, static_cast<size_t>(rounds)));
-                                  return ScanStep::kNextVertex;
-                                });
+      constexpr size_t kLinkBatch = 256;
+      std::vector<std::pair<VertexId, VertexId>> edges;  // sampled, not yet linked
+      edges.reserve(kLinkBatch);
+      Status st = snap.ScanAdjacency(r.begin, r.end, Direction::kOut, /*weights=*/false,
+                                     [&](VertexId u) { return L.exists[u] != 0; },
+                                     [&](VertexId u, const NeighborChunk& c) {
+        const size_t n = std::min<size_t>(c.size, static_cast<size_t>(rounds));
+        for (size_t i = 0; i < n; ++i) {
+          if (u >= bound || c.dst[i] >= bound) {
+            bad.store(true, std::memory_order_relaxed);
+            return ScanStep::kStop;
+          }
+          edges.emplace_back(u, c.dst[i]);
+        }
+        if (edges.size() + static_cast<size_t>(rounds) > kLinkBatch) {
+          forest.LinkAll(edges.data(), edges.size());
+          edges.clear();
+        }
+        return ScanStep::kNextVertex;
+      });
+      forest.LinkAll(edges.data(), edges.size());
+      return st;
     });
     if (!s.ok()) return s;
   }

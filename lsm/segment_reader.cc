@@ -983,18 +983,22 @@ void NeighborIterator::Restart() {
   chunks_end_ = run_end_ - skip_bytes;
   pos_ = v_.stream_offset;
   chunk_ = 0;
+  in_chunk_ = 0;
   prev_ = v_.src;
   has_seek_ = false;
   skip_.clear();
 }
 
-Status NeighborIterator::DecodeChunk(size_t at, uint32_t* n_out, bool* tomb_out) {
+Status NeighborIterator::DecodeChunk(size_t at, uint32_t limit, uint32_t* n_out, bool* tomb_out) {
   const SegmentHeader& h = r_->header_;
-  const uint32_t n =
+  const uint32_t total =
       static_cast<uint32_t>(std::min<uint64_t>(kChunkEdges, v_.degree - chunk_ * kChunkEdges));
+  const uint32_t done = in_chunk_;
+  // A piece ends inside the chunk only where no timestamps follow the destinations.
+  const uint32_t n = h.has_timestamps() ? total - done : std::min(limit, total - done);
   const uint64_t avail = std::min<uint64_t>(kMaxChunkBytes, chunks_end_ - pos_);
-  const uint64_t limit = own_windows_ ? run_end_ : std::min(r_->edge_stream_.len, edge_limit_);
-  Status s = edges_->Ensure(pos_, avail, std::min(limit, pos_ + window_goal_));
+  const uint64_t limit_off = own_windows_ ? run_end_ : std::min(r_->edge_stream_.len, edge_limit_);
+  Status s = edges_->Ensure(pos_, avail, std::min(limit_off, pos_ + window_goal_));
   if (!s.ok()) return s;
   const char* const start = edges_->At(pos_);
   const char* p = start;
@@ -1014,24 +1018,26 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t* n_out, bool* tomb_out)
   }
   uint8_t* tb = tomb_ + at;
   if (tomb) {
-    const size_t nb = (n + 7) / 8;
+    const size_t nb = (total + 7) / 8;
     if (static_cast<size_t>(end - p) < nb) return bad("truncated tombstone bitmap");
     for (uint32_t i = 0; i < n; i++) {
-      tb[i] = static_cast<uint8_t>((static_cast<uint8_t>(p[i >> 3]) >> (i & 7)) & 1);
+      const uint32_t k = done + i;
+      tb[i] = static_cast<uint8_t>((static_cast<uint8_t>(p[k >> 3]) >> (k & 7)) & 1);
     }
     p += nb;
   } else {
     std::memset(tb, 0, n);
   }
-  if (check_skip_ && chunk_ > 0) {
+  if (check_skip_ && chunk_ > 0 && done == 0) {
     seen_skip_.push_back(prev_);
     seen_skip_.push_back(pos_ - v_.stream_offset);
   }
+  if (done > 0) p = start + piece_off_;
   VertexId* d = dst_ + at;
   VertexId prev = prev_;
   uint32_t i = 0;
   uint64_t x;
-  if (chunk_ == 0) {
+  if (chunk_ == 0 && done == 0) {
     if ((p = DecodeVarint64(p, end, &x)) == nullptr) {
       p = end;
       return bad("truncated destination");
@@ -1048,6 +1054,15 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t* n_out, bool* tomb_out)
     prev += x + 1;
     d[i] = prev;
   }
+  prev_ = prev;
+  if (done + n < total) {  // the rest of the chunk comes with the next call (no timestamps)
+    if (o_.timestamps) std::fill(ts_ + at, ts_ + at + n, h.timestamp);
+    in_chunk_ = done + n;
+    piece_off_ = static_cast<uint32_t>(p - start);
+    *n_out = n;
+    *tomb_out = tomb;
+    return Status::OK();
+  }
   if (h.has_timestamps()) {
     Timestamp* t = o_.timestamps ? ts_ + at : nullptr;
     for (i = 0; i < n; i++) {
@@ -1060,7 +1075,7 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t* n_out, bool* tomb_out)
     std::fill(ts_ + at, ts_ + at + n, h.timestamp);
   }
   pos_ += static_cast<uint64_t>(p - start);
-  prev_ = prev;
+  in_chunk_ = 0;
   chunk_++;
   if (chunk_ == nchunks_ && pos_ != chunks_end_) return bad("run length mismatch");
   *n_out = n;
@@ -1068,17 +1083,25 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t* n_out, bool* tomb_out)
   return Status::OK();
 }
 
+// Records in a run's first batch (see Next).
+constexpr uint32_t kFirstPiece = 16;
+
 bool NeighborIterator::Next(EdgeBatch* b) {
   if (!status_.ok()) return false;
-  const size_t cap = cap_;
+  // Batches grow: a run's first is its first kFirstPiece records (the whole first chunk when
+  // the segment keeps timestamps), the second the rest of that chunk, later ones whole chunks
+  // up to cap_ records. Callers that stop after a few neighbors (a bottom-up BFS step, WCC's
+  // sampling, a merge whose reader stops) decode little more than they use.
+  const bool fresh = chunk_ == 0 && in_chunk_ == 0 && !has_seek_;
+  const size_t cap = fresh ? kFirstPiece : chunk_ == 0 ? kChunkEdges : cap_;
   size_t count = 0;
   uint64_t first = 0;  // run index of the batch's first edge
   bool any_tomb = false;
-  while (chunk_ < nchunks_ && count + kChunkEdges <= cap) {
-    const uint64_t chunk_first = chunk_ * kChunkEdges;
+  while (chunk_ < nchunks_ && (count == 0 || count + kChunkEdges <= cap)) {
+    const uint64_t piece_first = chunk_ * kChunkEdges + in_chunk_;
     uint32_t n;
     bool t;
-    Status s = DecodeChunk(count, &n, &t);
+    Status s = DecodeChunk(count, fresh ? kFirstPiece : kChunkEdges, &n, &t);
     if (!s.ok()) return Fail(s);
     size_t drop = 0;
     if (has_seek_) {
@@ -1093,7 +1116,7 @@ bool NeighborIterator::Next(EdgeBatch* b) {
         }
       }
     }
-    if (count == 0) first = chunk_first + drop;
+    if (count == 0) first = piece_first + drop;
     count += n - drop;
     any_tomb |= t;
   }
@@ -1181,6 +1204,7 @@ Status NeighborIterator::Seek(VertexId target) {
       pos_ = v_.stream_offset + skip_[2 * (c - 1) + 1];
       prev_ = skip_[2 * (c - 1)];
       chunk_ = c;
+      in_chunk_ = 0;
     }
   }
   has_seek_ = true;
@@ -1234,8 +1258,6 @@ SegmentScanner::~SegmentScanner() {
 size_t SegmentScanner::window() const {
   return o_.window != 0 ? o_.window : r_->options_.scan_window;
 }
-
-Status SegmentScanner::status() const { return status_; }
 
 bool SegmentScanner::Fail(Status s) {
   if (status_.ok()) status_ = s;
@@ -1323,16 +1345,19 @@ bool SegmentScanner::NextVertex(VertexEntry* v) {
       done_ = true;
       return false;
     }
-    it_->Reset(e);
-    if (!it_->status().ok()) return Fail(it_->status());
     *v = e;
     has_current_ = true;
+    reset_pending_ = true;  // the iterator moves to e when its edges are asked for
     return true;
   }
 }
 
 bool SegmentScanner::NextEdges(EdgeBatch* b) {
   if (!has_current_ || !status_.ok()) return false;
+  if (reset_pending_) {
+    reset_pending_ = false;
+    it_->Reset(batch_[batch_pos_ - 1]);
+  }
   if (it_->Next(b)) return true;
   if (!it_->status().ok()) return Fail(it_->status());
   return false;

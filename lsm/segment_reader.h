@@ -108,7 +108,7 @@ class NeighborIterator {
   // Repositions so the next batch starts at the first record with dst >= target (using the
   // run's skip table: one chunk decoded, not the run). May move backwards.
   Status Seek(VertexId target);
-  Status status() const { return status_; }
+  const Status& status() const { return status_; }
   const VertexEntry& vertex() const { return v_; }
 
  private:
@@ -125,8 +125,10 @@ class NeighborIterator {
   Status LoadSkipTable();
   // Verify(): compares the skip table with the chunk boundaries seen while decoding.
   Status CheckSkipTable();
-  // Decodes the next chunk into arrays at `at`; sets *n.
-  Status DecodeChunk(size_t at, uint32_t* n, bool* tomb);
+  // Decodes the next records of the current chunk into arrays at `at`, at most `limit` of them
+  // (all the chunk's remaining records when the segment keeps timestamps); sets *n. A chunk
+  // decoded in pieces keeps pos_ at its start until its last piece.
+  Status DecodeChunk(size_t at, uint32_t limit, uint32_t* n, bool* tomb);
 
   const SegmentReader* r_;
   VertexEntry v_;
@@ -145,6 +147,8 @@ class NeighborIterator {
   uint64_t run_end_ = 0;
   uint64_t pos_ = 0;         // stream offset of the next chunk
   uint64_t chunk_ = 0;       // index of the next chunk
+  uint32_t in_chunk_ = 0;    // records of chunk chunk_ already decoded (a chunk read in pieces)
+  uint32_t piece_off_ = 0;   // then: offset from pos_ of the next destination varint
   VertexId prev_ = 0;        // last destination decoded
   bool has_seek_ = false;
   VertexId seek_target_ = 0;
@@ -184,7 +188,7 @@ class SegmentScanner {
   bool NextVertex(VertexEntry* v);
   // The next batch of the current vertex's edges; false when they are exhausted or on error.
   bool NextEdges(EdgeBatch* batch);
-  Status status() const;
+  const Status& status() const { return status_; }
 
  private:
   friend class SegmentReader;
@@ -202,6 +206,9 @@ class SegmentScanner {
   std::unique_ptr<StreamWindow> weights_;
   std::unique_ptr<NeighborIterator> it_;  // over the current vertex, sharing the windows
   bool has_current_ = false;
+  // it_ is not yet on the current vertex (batch_[batch_pos_ - 1]): scans that skip a vertex's
+  // edges never position the iterator on it (NextEdges does, on its first call).
+  bool reset_pending_ = false;
   std::string raw_;                        // vertex blocks read (unpinned reader)
   std::vector<uint64_t> raw_off_;
   std::vector<VertexEntry> batch_;         // decoded entries of the loaded vertex blocks

@@ -17,6 +17,10 @@ inline const mem::Adjacency* Adj(const mem::SubgraphVersion* sv, uint8_t dir) {
 }
 
 constexpr size_t kChunk = 512;
+// The first chunk of a merged list is short, so a reader that stops early (a bottom-up BFS
+// step, WCC's sampling) merges little; no longer than a run's first batch (NeighborIterator),
+// so the merge does not load a second batch of a run before it.
+constexpr size_t kFirstChunk = 16;
 
 // Buffers live entries and hands them out as NeighborChunks.
 class ChunkEmitter {
@@ -26,23 +30,24 @@ class ChunkEmitter {
   bool Add(uint64_t k, double w) {
     dst_[n_] = k;
     w_[n_] = w;
-    if (++n_ == kChunk) return Flush();
+    if (++n_ == limit_) return Flush();
     return true;
   }
   // Direct filling for merge loops: room left, where the next entry goes, and Commit(n) after
   // writing n entries there (flushes a full chunk).
   bool weighted() const { return weighted_; }
-  size_t Room() const { return kChunk - n_; }
+  size_t Room() const { return limit_ - n_; }
   uint64_t* DstTail() { return dst_ + n_; }
   double* WeightTail() { return w_ + n_; }
   bool Commit(size_t n) {
     n_ += n;
-    return n_ == kChunk ? Flush() : true;
+    return n_ == limit_ ? Flush() : true;
   }
   bool Flush() {
     if (n_ == 0) return true;
     NeighborChunk c{dst_, weighted_ ? w_ : nullptr, n_};
     n_ = 0;
+    limit_ = kChunk;
     return fn_(c);
   }
 
@@ -52,6 +57,7 @@ class ChunkEmitter {
   uint64_t dst_[kChunk];
   double w_[kChunk];
   size_t n_ = 0;
+  size_t limit_ = kFirstChunk;  // entries that make the chunk full: kFirstChunk, then kChunk
 };
 
 // A vertex's entries of one tier, materialized (columns, so a run reads like an EdgeBatch).
