@@ -19,10 +19,25 @@ Status BuildLayout(const Snapshot& snap, Layout* layout) {
 
 namespace {
 
-// The layout's block pass: exists[] from ScanVertices, then degrees(lo, hi) fills out_degree
-// of the block's existing vertices (an error if it reports a vertex outside [lo, hi)).
+// The layout's block pass: fill(lo, hi) sets exists[] and out_degree of the block's vertices
+// (an error if it reports a vertex outside [lo, hi)).
 Status LayoutPass(const Snapshot& snap, Layout* layout,
-                  FunctionRef<Status(VertexId lo, VertexId hi)> degrees);
+                  FunctionRef<Status(VertexId lo, VertexId hi)> fill);
+
+// exists[] of [lo, hi) from ScanVertices.
+Status FillExists(const Snapshot& snap, Layout* layout, VertexId lo, VertexId hi) {
+  bool out_of_block = false;
+  Status s = snap.ScanVertices(lo, hi, [&](VertexId v) {
+    if (v < lo || v >= hi) {
+      out_of_block = true;
+      return false;
+    }
+    layout->exists[v] = 1;
+    return true;
+  });
+  if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanVertices left its range");
+  return s;
+}
 
 }  // namespace
 
@@ -32,9 +47,11 @@ Status BuildLayout(const Snapshot& snap, Layout* layout,
   Layout& L = *layout;
   L.exact_degrees = true;
   return LayoutPass(snap, layout, [&](VertexId lo, VertexId hi) {
+    Status s = FillExists(snap, layout, lo, hi);
+    if (!s.ok()) return s;
     // Degrees from one streamed pass over the block (not a lookup per vertex).
     bool out_of_block = false;
-    Status s = snap.ScanAdjacency(lo, hi, Direction::kOut, weights,
+    s = snap.ScanAdjacency(lo, hi, Direction::kOut, weights,
                                   [&](VertexId u) { return u < lo || u >= hi || L.exists[u]; },
                                   [&](VertexId u, const NeighborChunk& c) {
       if (u < lo || u >= hi) {
@@ -54,16 +71,20 @@ Status EstimateLayout(const Snapshot& snap, Layout* layout) {
   Layout& L = *layout;
   L.exact_degrees = false;
   return LayoutPass(snap, layout, [&](VertexId lo, VertexId hi) {
+    // Vertices and degree bounds in one pass over the vertex tables.
     bool out_of_block = false;
-    Status s = snap.ScanDegreeBounds(lo, hi, Direction::kOut, [&](VertexId u, uint64_t d) {
+    Status s = snap.ScanVertexDegreeBounds(lo, hi, Direction::kOut, [&](VertexId u, uint64_t d) {
       if (u < lo || u >= hi) {
         out_of_block = true;
         return false;
       }
-      if (L.exists[u]) L.out_degree[u] = d;
+      L.exists[u] = 1;
+      L.out_degree[u] = d;
       return true;
     });
-    if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanDegreeBounds left its range");
+    if (s.ok() && out_of_block) {
+      s = Status::Corruption("analytics: ScanVertexDegreeBounds left its range");
+    }
     return s;
   });
 }
@@ -71,7 +92,7 @@ Status EstimateLayout(const Snapshot& snap, Layout* layout) {
 namespace {
 
 Status LayoutPass(const Snapshot& snap, Layout* layout,
-                  FunctionRef<Status(VertexId lo, VertexId hi)> degrees) {
+                  FunctionRef<Status(VertexId lo, VertexId hi)> fill) {
   Layout& L = *layout;
   L.kind = snap.kind();
   L.dangling = L.kind == GraphKind::kDirected;
@@ -90,21 +111,12 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
     for (size_t b = r.begin(); b < r.end(); ++b) {
       if (err.failed()) return;
       const VertexId lo = b * kBlock, hi = std::min<VertexId>(bound, lo + kBlock);
-      bool out_of_block = false;
       uint64_t nv = 0, ne = 0;
-      Status s = snap.ScanVertices(lo, hi, [&](VertexId v) {
-        if (v < lo || v >= hi) {
-          out_of_block = true;
-          return false;
-        }
-        L.exists[v] = 1;
-        ++nv;
-        return true;
-      });
-      if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanVertices left its range");
-      if (s.ok()) s = degrees(lo, hi);
-      err.Set(s);
-      for (VertexId v = lo; v < hi; ++v) ne += L.out_degree[v];
+      err.Set(fill(lo, hi));
+      for (VertexId v = lo; v < hi; ++v) {
+        nv += L.exists[v];
+        ne += L.out_degree[v];
+      }
       block_vertices[b] = nv;
       block_edges[b] = ne;
       for (VertexId g = lo / kGroup; g * kGroup < hi; ++g) {

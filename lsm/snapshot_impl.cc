@@ -100,6 +100,16 @@ Status SnapshotImpl::ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
   return reader_.ScanDegreeBounds(dir, begin, end, fn);
 }
 
+Status SnapshotImpl::ScanVertexDegreeBounds(VertexId begin, VertexId end, Direction d,
+                                            FunctionRef<bool(VertexId, uint64_t)> fn) const {
+  uint8_t dir;
+  Status s = StoredDir(d, &dir);
+  if (!s.ok()) return s;
+  // Existence lives in the out-direction files; in-degrees need a second pass.
+  if (dir != 0) return Snapshot::ScanVertexDegreeBounds(begin, end, d, fn);
+  return reader_.ScanVertexDegreeBounds(begin, end, fn);
+}
+
 Status SnapshotImpl::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
                                         FunctionRef<bool(size_t, const NeighborChunk&)> fn) const {
   uint8_t dir;

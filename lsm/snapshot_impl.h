@@ -37,6 +37,8 @@ class SnapshotImpl final : public Snapshot {
                        FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const override;
   Status ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
                           FunctionRef<bool(VertexId, uint64_t)> fn) const override;
+  Status ScanVertexDegreeBounds(VertexId begin, VertexId end, Direction d,
+                                FunctionRef<bool(VertexId, uint64_t)> fn) const override;
   Status ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
                             FunctionRef<bool(size_t, const NeighborChunk&)> fn) const override;
   Status status() const override;

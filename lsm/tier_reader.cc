@@ -787,8 +787,13 @@ VertexId TierReader::VertexIdBound() const {
   return b;
 }
 
-Status TierReader::ScanVertices(VertexId begin, VertexId end,
-                                FunctionRef<bool(VertexId)> fn) const {
+// The walk of ScanVertices (kDegrees false) and ScanVertexDegreeBounds: fn(v, bound) for each
+// existing v in [begin, end), ascending, bound as ScanDegreeBounds(dir 0) gives it (0 when
+// !kDegrees). Per 64-vertex subgraph: a vertex is decided by the newest tier that knows it
+// (exists or deletion mark); its bound sums the live entries of the memgraph runs and the
+// degrees of the file runs from the newest tier down to the first deletion mark.
+template <bool kDegrees, class Fn>
+Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
   end = std::min(end, VertexIdBound());
   if (begin >= end) return status();
   // Disk files overlapping the range, newest first, each streamed by a scanner that skips
@@ -810,19 +815,30 @@ Status TierReader::ScanVertices(VertexId begin, VertexId end,
     if (!f.sc->status().ok()) return f.sc->status();
     files.push_back(std::move(f));
   }
+  uint64_t degree[mem::kSubgraphSize];
   for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end;
        base += mem::kSubgraphSize) {
-    // A vertex is decided by the newest tier that knows it (exists or deletion mark).
     uint64_t exists = 0, decided = 0;
+    uint64_t hidden = 0;  // a newer tier marked the vertex deleted: older runs do not count
+    if constexpr (kDegrees) std::fill(degree, degree + mem::kSubgraphSize, 0);
     for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
       const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(base), ts_);
       if (sv == nullptr) continue;
       exists |= sv->exists_mask & ~decided;
       decided |= sv->exists_mask | sv->deleted_mask;
+      if constexpr (kDegrees) {
+        const mem::Adjacency* a = Adj(sv, 0);
+        for (uint64_t m = a->count_mask & ~hidden; m != 0; m &= m - 1) {
+          const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+          degree[i] += a->Live(i);
+        }
+        hidden |= sv->deleted_mask;
+      }
     }
     for (FileScan& f : files) {
       while (f.valid && f.ve.src < base + mem::kSubgraphSize) {
-        const uint64_t bit = uint64_t{1} << (f.ve.src - base);
+        const uint32_t i = static_cast<uint32_t>(f.ve.src - base);
+        const uint64_t bit = uint64_t{1} << i;
         if (!(decided & bit)) {
           if (f.ve.flags & kVertexExists) {
             exists |= bit;
@@ -831,17 +847,32 @@ Status TierReader::ScanVertices(VertexId begin, VertexId end,
             decided |= bit;
           }
         }
+        if constexpr (kDegrees) {
+          if (!(hidden & bit)) degree[i] += f.ve.degree;
+          if (f.ve.flags & kVertexDeleted) hidden |= bit;
+        }
         f.valid = f.sc->NextVertex(&f.ve);
         if (!f.sc->status().ok()) return f.sc->status();
       }
     }
     for (uint64_t m = exists; m != 0; m &= m - 1) {
-      VertexId v = base + static_cast<VertexId>(__builtin_ctzll(m));
+      const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+      const VertexId v = base + i;
       if (v < begin || v >= end) continue;
-      if (!fn(v)) return status();
+      if (!fn(v, kDegrees ? degree[i] : 0)) return status();
     }
   }
   return status();
+}
+
+Status TierReader::ScanVertices(VertexId begin, VertexId end,
+                                FunctionRef<bool(VertexId)> fn) const {
+  return WalkVertices<false>(begin, end, [&](VertexId v, uint64_t) { return fn(v); });
+}
+
+Status TierReader::ScanVertexDegreeBounds(VertexId begin, VertexId end,
+                                          FunctionRef<bool(VertexId, uint64_t)> fn) const {
+  return WalkVertices<true>(begin, end, fn);
 }
 
 uint64_t TierReader::NumVertices() const {

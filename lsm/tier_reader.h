@@ -53,6 +53,9 @@ class TierReader {
   uint64_t NumVertices() const;
   uint64_t NumEdges() const;
   Status ScanVertices(VertexId begin, VertexId end, FunctionRef<bool(VertexId)> fn) const;
+  // ScanVertices with each vertex's ScanDegreeBounds bound in stored direction 0, one pass.
+  Status ScanVertexDegreeBounds(VertexId begin, VertexId end,
+                                FunctionRef<bool(VertexId, uint64_t)> fn) const;
 
   // First read error seen, or OK.
   Status status() const;
@@ -105,6 +108,8 @@ class TierReader {
   template <class Want, class Visit>
   Status WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights, Want&& want,
                   Visit&& visit) const;
+  template <bool kDegrees, class Fn>
+  Status WalkVertices(VertexId begin, VertexId end, Fn&& fn) const;
   // The runs holding u's list in direction dir, newest first, stopping at a deletion mark.
   void CollectRuns(uint8_t dir, VertexId u, std::vector<Run>* runs) const;
   void RecordError(const Status& s) const;

@@ -174,7 +174,8 @@ void CheckRange(const Snapshot& s, VertexId begin, VertexId end, const std::stri
 // vertex with neighbors is visited once, in order, with its whole list (kMore) or its first
 // chunk alone (kNextVertex); unwanted vertices never; weights only when asked for; kStop after
 // k chunks makes exactly k calls. Degree bounds: a call for every vertex with neighbors, never
-// below its degree, and equal to it where `exact` says every list is one run.
+// below its degree, and equal to it where `exact` says every list is one run;
+// ScanVertexDegreeBounds gives ScanVertices' vertices with those bounds.
 void CheckAdjacency(const Snapshot& s, VertexId begin, VertexId end, bool exact,
                     const std::string& what) {
   for (Direction d : {Direction::kOut, Direction::kIn}) {
@@ -280,6 +281,25 @@ void CheckAdjacency(const Snapshot& s, VertexId begin, VertexId end, bool exact,
         ASSERT_EQ(it->second, deg) << at << ": vertex " << u << " (one run)";
       }
     }
+    // Vertices with their bounds in one pass: exactly ScanVertices' vertices, ascending, each
+    // with ScanDegreeBounds' bound (0 without one).
+    std::vector<VertexId> vertices;
+    ASSERT_TRUE(s.ScanVertices(begin, end, [&](VertexId u) {
+                   vertices.push_back(u);
+                   return true;
+                 }).ok());
+    size_t k = 0;
+    st = s.ScanVertexDegreeBounds(begin, end, d, [&](VertexId u, uint64_t b) {
+      EXPECT_LT(k, vertices.size()) << at << ": extra vertex " << u;
+      if (k >= vertices.size()) return false;
+      EXPECT_EQ(u, vertices[k]) << at << ": vertex " << k;
+      auto it = bound.find(u);
+      EXPECT_EQ(b, it == bound.end() ? 0 : it->second) << at << ": bound of vertex " << u;
+      ++k;
+      return true;
+    });
+    ASSERT_TRUE(st.ok()) << at << ": " << st.ToString();
+    ASSERT_EQ(k, vertices.size()) << at;
   }
 }
 

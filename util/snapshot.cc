@@ -1,6 +1,8 @@
 // Snapshot's non-virtual helpers and default set operations, written against the virtual
 // interface so every implementation shares them.
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "strata/snapshot.h"
 
@@ -64,6 +66,22 @@ Status Snapshot::ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
     return n == 0 || fn(u, n);
   });
   return sv.ok() ? status() : sv;
+}
+
+Status Snapshot::ScanVertexDegreeBounds(VertexId begin, VertexId end, Direction d,
+                                        FunctionRef<bool(VertexId, uint64_t)> fn) const {
+  // Two passes: the bounds of [begin, end) (ascending), then the vertices matched to them.
+  std::vector<std::pair<VertexId, uint64_t>> bounds;
+  Status s = ScanDegreeBounds(begin, end, d, [&](VertexId u, uint64_t b) {
+    bounds.emplace_back(u, b);
+    return true;
+  });
+  if (!s.ok()) return s;
+  size_t i = 0;
+  return ScanVertices(begin, end, [&](VertexId u) {
+    while (i < bounds.size() && bounds[i].first < u) ++i;
+    return fn(u, i < bounds.size() && bounds[i].first == u ? bounds[i].second : 0);
+  });
 }
 
 Status Snapshot::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,

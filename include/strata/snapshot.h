@@ -99,6 +99,13 @@ class Snapshot {
   virtual Status ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
                                   FunctionRef<bool(VertexId u, uint64_t bound)> fn) const;
 
+  // ScanVertices and ScanDegreeBounds in one pass: for each existing vertex u in [begin, end),
+  // ascending, fn(u, bound) until fn returns false, with bound as ScanDegreeBounds gives it
+  // (0 for a vertex without entries in direction d). Disk levels read their vertex tables
+  // once for both (out-direction and undirected stores).
+  virtual Status ScanVertexDegreeBounds(VertexId begin, VertexId end, Direction d,
+                                        FunctionRef<bool(VertexId u, uint64_t bound)> fn) const;
+
   // Frontier expansion: the neighbors of many vertices at once. For each i in [0, n), calls
   // fn(i, chunk) for each chunk of vs[i]'s neighbors (ascending destination order, the same
   // lists ScanNeighbors gives); the chunks of one i come consecutively, but the order of the
