@@ -70,6 +70,25 @@ bool StreamCheaper(const Layout& L, VertexRange r, const std::vector<int64_t>& d
   return lookup > stream;
 }
 
+// Sum of the out-degrees of range r's vertices in `next` (the ones a bottom-up step woke).
+uint64_t WokenEdges(const Layout& L, VertexRange r, const std::vector<uint8_t>& next) {
+  uint64_t e = 0;
+  for (VertexId v = r.begin; v < r.end; ++v) e += next[v] ? L.out_degree[v] : 0;
+  return e;
+}
+
+// Whether a bottom-up step over the `unvisited` vertices (their lists: `unvisited_edges`
+// entries) costs less than a top-down step over a frontier of `frontier` vertices whose lists
+// hold `frontier_edges`, when every list is a lookup (kLookupCostEdges): a late step of a
+// search, where few vertices are left to find but the frontier that found the last ones is
+// large, reads the few (Beamer's rule compares edges alone, right for a CSR, where a lookup is
+// free).
+bool FewLeft(uint64_t unvisited, uint64_t unvisited_edges, uint64_t frontier,
+             uint64_t frontier_edges) {
+  return unvisited * kLookupCostEdges + unvisited_edges <
+         frontier * kLookupCostEdges + frontier_edges;
+}
+
 // Bottom-up step. Invariant: front[u] == 1 iff depth[u] == level. Every unvisited vertex scans
 // its in-neighbors and stops at the first one in the frontier; only v's own task writes
 // depth[v] and next[v]. Returns in *awake the size of the new frontier. With batch > 0 the
@@ -79,8 +98,10 @@ bool StreamCheaper(const Layout& L, VertexRange r, const std::vector<int64_t>& d
 // range whose lookups would cost more than one pass over it (StreamCheaper) is streamed.
 Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
                     const ListCache* cache, const std::vector<uint8_t>& front,
-                    std::vector<uint8_t>& next, std::vector<int64_t>& depth, uint64_t* awake) {
+                    std::vector<uint8_t>& next, std::vector<int64_t>& depth, uint64_t* awake,
+                    uint64_t* awake_edges) {
   std::atomic<uint64_t> count{0};
+  std::atomic<uint64_t> edges{0};
   const Direction in = InDirection(L.kind);
   Status s = ForEachRange(L, [&](size_t, VertexRange r) -> Status {
     uint64_t c = 0;
@@ -113,6 +134,7 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
                                                            : ScanStep::kMore;
                            });
       count.fetch_add(c, std::memory_order_relaxed);
+      edges.fetch_add(WokenEdges(L, r, next), std::memory_order_relaxed);
       return st;
     }
     std::vector<VertexId> todo;
@@ -165,9 +187,11 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
       if (!st.ok()) return st;
     }
     count.fetch_add(c, std::memory_order_relaxed);
+    edges.fetch_add(WokenEdges(L, r, next), std::memory_order_relaxed);
     return Status::OK();
   });
   *awake = count.load();
+  *awake_edges = edges.load();
   return s;
 }
 
@@ -216,28 +240,40 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
   const uint64_t alpha = std::max(1, params.alpha), beta = std::max(1, params.beta);
   Queue frontier{src}, next;
   std::vector<uint8_t> front, back;
-  uint64_t edges_to_check = L.num_out_edges;  // out-edges of still-unvisited vertices (estimate)
+  uint64_t edges_to_check = L.num_out_edges;  // out-edges of unexpanded vertices (estimate)
   uint64_t scout = L.out_degree[src];         // out-edges of the current frontier
   int64_t level = 0;                          // depth of the current frontier
+  // The unvisited vertices and their out-edges (estimate). Without a cache every step reads
+  // lists by lookups or streams, so FewLeft may choose bottom-up too.
+  uint64_t unvisited = L.num_vertices - 1;
+  uint64_t unvisited_edges = L.num_out_edges - std::min(L.num_out_edges, L.out_degree[src]);
+  auto few_left = [&](uint64_t frontier_size, uint64_t frontier_edges) {
+    return !keep && FewLeft(unvisited, unvisited_edges, frontier_size, frontier_edges);
+  };
   while (!frontier.empty() && s.ok()) {
-    if (can_bottom_up && scout > edges_to_check / alpha) {
+    if (can_bottom_up && (scout > edges_to_check / alpha || few_left(frontier.size(), scout))) {
       front.resize(L.bound);
       back.resize(L.bound);
       QueueToBitmap(frontier, &front);
-      uint64_t awake = frontier.size(), old_awake;
+      uint64_t awake = frontier.size(), old_awake, awake_edges = 0;
       do {
         old_awake = awake;
         s = BottomUpStep(snap, L, level, params.fetch_batch, cache_in ? &cache : nullptr, front, back,
-                         *depth, &awake);
+                         *depth, &awake, &awake_edges);
+        unvisited -= std::min(unvisited, awake);
+        unvisited_edges -= std::min(unvisited_edges, awake_edges);
         ++level;
         std::swap(front, back);
-      } while (s.ok() && awake > 0 && (awake >= old_awake || awake > L.num_vertices / beta));
+      } while (s.ok() && awake > 0 &&
+               (awake >= old_awake || awake > L.num_vertices / beta || few_left(awake, awake_edges)));
       BitmapToQueue(L, front, &frontier);
-      scout = 1;
+      scout = awake_edges;  // an estimate, like every degree here
     } else {
       edges_to_check -= std::min(edges_to_check, scout);
       s = TopDownStep(snap, L, keep ? &cache : nullptr, level, frontier, params.fetch_batch,
                       *depth, &next, &scout);
+      unvisited -= std::min<uint64_t>(unvisited, next.size());
+      unvisited_edges -= std::min(unvisited_edges, scout);
       ++level;
       std::swap(frontier, next);
     }
