@@ -12,6 +12,27 @@ namespace {
 
 using Queue = std::vector<VertexId>;
 
+// A vertex set, one bit per vertex (a frontier: 8x smaller than a byte per vertex, so a
+// bottom-up step's random probes stay in cache). Words are 64 vertices, the granularity of
+// layout ranges: a task that writes only its own range's bits needs no atomics.
+class Bitmap {
+ public:
+  void Resize(VertexId n) { w_.assign(static_cast<size_t>((n + 63) / 64), 0); }
+  bool Get(VertexId v) const { return (w_[v >> 6] >> (v & 63)) & 1; }
+  void Set(VertexId v) { w_[v >> 6] |= uint64_t{1} << (v & 63); }
+  // Clears [r.begin, r.end); r.begin is a multiple of 64, r.end too unless it is the bound.
+  void Clear(VertexRange r) {
+    std::fill(w_.begin() + static_cast<ptrdiff_t>(r.begin >> 6),
+              w_.begin() + static_cast<ptrdiff_t>((r.end + 63) >> 6), 0);
+  }
+  void ClearAll() { std::fill(w_.begin(), w_.end(), 0); }
+  uint64_t Word(size_t i) const { return w_[i]; }
+  void swap(Bitmap& o) { w_.swap(o.w_); }
+
+ private:
+  std::vector<uint64_t> w_;
+};
+
 // Top-down step. Invariant: every vertex of `frontier` has depth `level`. Each unvisited
 // out-neighbor is claimed by exactly one task (CAS kUnreachable -> level + 1) and appended to
 // *next. Returns in *scout the sum of the new frontier's out-degrees. The frontier is read in
@@ -71,9 +92,13 @@ bool StreamCheaper(const Layout& L, VertexRange r, const std::vector<int64_t>& d
 }
 
 // Sum of the out-degrees of range r's vertices in `next` (the ones a bottom-up step woke).
-uint64_t WokenEdges(const Layout& L, VertexRange r, const std::vector<uint8_t>& next) {
+uint64_t WokenEdges(const Layout& L, VertexRange r, const Bitmap& next) {
   uint64_t e = 0;
-  for (VertexId v = r.begin; v < r.end; ++v) e += next[v] ? L.out_degree[v] : 0;
+  for (size_t i = static_cast<size_t>(r.begin >> 6); i < (r.end + 63) >> 6; ++i) {
+    for (uint64_t m = next.Word(i); m != 0; m &= m - 1) {
+      e += L.out_degree[i * 64 + static_cast<size_t>(__builtin_ctzll(m))];
+    }
+  }
   return e;
 }
 
@@ -89,16 +114,17 @@ bool FewLeft(uint64_t unvisited, uint64_t unvisited_edges, uint64_t frontier,
          frontier * kLookupCostEdges + frontier_edges;
 }
 
-// Bottom-up step. Invariant: front[u] == 1 iff depth[u] == level. Every unvisited vertex scans
-// its in-neighbors and stops at the first one in the frontier; only v's own task writes
-// depth[v] and next[v]. Returns in *awake the size of the new frontier. With batch > 0 the
+// Bottom-up step. Invariant: front.Get(u) iff depth[u] == level. Every unvisited vertex scans
+// its in-neighbors and stops at the first one in the frontier; only v's own task (its range's)
+// writes depth[v] and v's bit of next. Returns in *awake the size of the new frontier and in
+// *awake_edges the sum of its out-degrees. With batch > 0 the
 // unvisited vertices of a range with out-degree <= kBottomUpAloneDegree (an estimate of the
 // in-degree; exact when undirected) are read `batch` at a time with ScanNeighborsBatch, in
 // ascending order, so their runs come in a few large reads; their lists are read whole. A
 // range whose lookups would cost more than one pass over it (StreamCheaper) is streamed.
 Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
-                    const ListCache* cache, const std::vector<uint8_t>& front,
-                    std::vector<uint8_t>& next, std::vector<int64_t>& depth, uint64_t* awake,
+                    const ListCache* cache, const Bitmap& front,
+                    Bitmap& next, std::vector<int64_t>& depth, uint64_t* awake,
                     uint64_t* awake_edges) {
   std::atomic<uint64_t> count{0};
   std::atomic<uint64_t> edges{0};
@@ -109,14 +135,13 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
     // lookups (an early bottom-up step, most of the range unvisited). The stream reads only
     // unvisited vertices' lists, without weights, each up to its first frontier neighbor.
     if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, depth))) {
-      for (VertexId v = r.begin; v < r.end; ++v) next[v] = 0;
-      const uint8_t* const fr = front.data();
+      next.Clear(r);
       // Whether v has a parent in the frontier among src[0, n) (then v joins the next one).
       auto find_parent = [&](VertexId v, const auto* src, size_t n) {
         for (size_t i = 0; i < n; ++i) {
-          if (!fr[src[i]]) continue;
+          if (!front.Get(src[i])) continue;
           depth[v] = level + 1;
-          next[v] = 1;
+          next.Set(v);
           ++c;
           return true;
         }
@@ -143,16 +168,16 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
       Status st = snap.ScanNeighborsBatch(todo.data(), todo.size(), in,
                                           [&](size_t i, const NeighborChunk& ch) {
         const VertexId v = todo[i];
-        if (next[v]) return true;  // found its parent in an earlier chunk
+        if (next.Get(v)) return true;  // found its parent in an earlier chunk
         for (size_t j = 0; j < ch.size; ++j) {
           const VertexId u = ch.dst[j];
           if (u >= L.bound) {
             bad = true;
             return false;
           }
-          if (!front[u] || (L.dangling && !L.exists[u])) continue;
+          if (!front.Get(u) || (L.dangling && !L.exists[u])) continue;
           depth[v] = level + 1;
-          next[v] = 1;
+          next.Set(v);
           ++c;
           break;
         }
@@ -162,8 +187,8 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
       if (st.ok() && bad) st = Status::Corruption("analytics: neighbor ID >= VertexIdBound()");
       return st;
     };
+    next.Clear(r);
     for (VertexId v = r.begin; v < r.end; ++v) {
-      next[v] = 0;
       if (!L.exists[v] || depth[v] != kUnreachable) continue;
       if (batch != 0 && L.out_degree[v] <= kBottomUpAloneDegree) {
         todo.push_back(v);
@@ -174,9 +199,9 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
         continue;
       }
       Status st = ScanEach(snap, v, in, L, [&](VertexId u, double) {
-        if (!front[u]) return true;
+        if (!front.Get(u)) return true;
         depth[v] = level + 1;
-        next[v] = 1;
+        next.Set(v);
         ++c;
         return false;
       });
@@ -195,17 +220,19 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
   return s;
 }
 
-void QueueToBitmap(const Queue& q, std::vector<uint8_t>* bits) {
-  std::fill(bits->begin(), bits->end(), 0);
-  for (VertexId v : q) (*bits)[v] = 1;
+void QueueToBitmap(const Queue& q, Bitmap* bits) {
+  bits->ClearAll();
+  for (VertexId v : q) bits->Set(v);
 }
 
 // The frontier in ascending vertex order (ranges are ascending and concatenated in order).
-void BitmapToQueue(const Layout& L, const std::vector<uint8_t>& bits, Queue* q) {
+void BitmapToQueue(const Layout& L, const Bitmap& bits, Queue* q) {
   std::vector<Queue> parts(L.ranges.size());
   ForEachRange(L, [&](size_t i, VertexRange r) {
-    for (VertexId v = r.begin; v < r.end; ++v) {
-      if (bits[v]) parts[i].push_back(v);
+    for (size_t k = static_cast<size_t>(r.begin >> 6); k < (r.end + 63) >> 6; ++k) {
+      for (uint64_t m = bits.Word(k); m != 0; m &= m - 1) {
+        parts[i].push_back(k * 64 + static_cast<VertexId>(__builtin_ctzll(m)));
+      }
     }
     return Status::OK();
   });
@@ -239,7 +266,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
   const bool can_bottom_up = HasInEdges(L.kind);
   const uint64_t alpha = std::max(1, params.alpha), beta = std::max(1, params.beta);
   Queue frontier{src}, next;
-  std::vector<uint8_t> front, back;
+  Bitmap front, back;
   uint64_t edges_to_check = L.num_out_edges;  // out-edges of unexpanded vertices (estimate)
   uint64_t scout = L.out_degree[src];         // out-edges of the current frontier
   int64_t level = 0;                          // depth of the current frontier
@@ -252,8 +279,8 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
   };
   while (!frontier.empty() && s.ok()) {
     if (can_bottom_up && (scout > edges_to_check / alpha || few_left(frontier.size(), scout))) {
-      front.resize(L.bound);
-      back.resize(L.bound);
+      front.Resize(L.bound);
+      back.Resize(L.bound);
       QueueToBitmap(frontier, &front);
       uint64_t awake = frontier.size(), old_awake, awake_edges = 0;
       do {
@@ -263,7 +290,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
         unvisited -= std::min(unvisited, awake);
         unvisited_edges -= std::min(unvisited_edges, awake_edges);
         ++level;
-        std::swap(front, back);
+        front.swap(back);
       } while (s.ok() && awake > 0 &&
                (awake >= old_awake || awake > L.num_vertices / beta || few_left(awake, awake_edges)));
       BitmapToQueue(L, front, &frontier);
