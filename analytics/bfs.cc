@@ -26,6 +26,17 @@ class Bitmap {
               w_.begin() + static_cast<ptrdiff_t>((r.end + 63) >> 6), 0);
   }
   void ClearAll() { std::fill(w_.begin(), w_.end(), 0); }
+  // Sets v's bit; true if this call set it (concurrent callers: exactly one gets true).
+  bool Claim(VertexId v) {
+    const uint64_t bit = uint64_t{1} << (v & 63);
+    std::atomic_ref<uint64_t> w(w_[v >> 6]);
+    if (w.load(std::memory_order_relaxed) & bit) return false;
+    return (w.fetch_or(bit, std::memory_order_relaxed) & bit) == 0;
+  }
+  // this |= o over the words of range r (same alignment as Clear).
+  void OrRange(const Bitmap& o, VertexRange r) {
+    for (size_t i = static_cast<size_t>(r.begin >> 6); i < (r.end + 63) >> 6; ++i) w_[i] |= o.w_[i];
+  }
   uint64_t Word(size_t i) const { return w_[i]; }
   void swap(Bitmap& o) { w_.swap(o.w_); }
 
@@ -33,13 +44,14 @@ class Bitmap {
   std::vector<uint64_t> w_;
 };
 
-// Top-down step. Invariant: every vertex of `frontier` has depth `level`. Each unvisited
-// out-neighbor is claimed by exactly one task (CAS kUnreachable -> level + 1) and appended to
-// *next. Returns in *scout the sum of the new frontier's out-degrees. The frontier is read in
-// sorted chunks of `batch` vertices (ForEachFrontierNeighbor).
+// Top-down step. Invariant: every vertex of `frontier` has depth `level`; `seen` holds exactly
+// the vertices with a depth. Each unvisited out-neighbor is claimed by exactly one task (its
+// bit of `seen`, set atomically), which sets its depth to level + 1 and appends it to *next.
+// Returns in *scout the sum of the new frontier's out-degrees. The frontier is read in sorted
+// chunks of `batch` vertices (ForEachFrontierNeighbor).
 Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache, int64_t level,
-                   Queue& frontier, size_t batch, std::vector<int64_t>& depth, Queue* next,
-                   uint64_t* scout) {
+                   Queue& frontier, size_t batch, std::vector<int64_t>& depth, Bitmap& seen,
+                   Queue* next, uint64_t* scout) {
   struct Local {
     Queue q;
     uint64_t scout = 0;
@@ -48,11 +60,9 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
   if (batch != 0) tbb::parallel_sort(frontier.begin(), frontier.end());
   Status s = ForEachFrontierNeighbor(
       snap, frontier.data(), frontier.size(), Direction::kOut, L, batch, [&] {
-        return [&depth, &L, level, &mine = local.local()](VertexId, VertexId v, double) {
-          std::atomic_ref<int64_t> dv(depth[v]);
-          int64_t cur = dv.load(std::memory_order_relaxed);
-          if (cur == kUnreachable &&
-              dv.compare_exchange_strong(cur, level + 1, std::memory_order_relaxed)) {
+        return [&depth, &seen, &L, level, &mine = local.local()](VertexId, VertexId v, double) {
+          if (seen.Claim(v)) {  // the bitmap, not depth[], takes the random probes
+            depth[v] = level + 1;
             mine.q.push_back(v);
             mine.scout += L.out_degree[v];
           }
@@ -124,7 +134,7 @@ bool FewLeft(uint64_t unvisited, uint64_t unvisited_edges, uint64_t frontier,
 // range whose lookups would cost more than one pass over it (StreamCheaper) is streamed.
 Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
                     const ListCache* cache, const Bitmap& front,
-                    Bitmap& next, std::vector<int64_t>& depth, uint64_t* awake,
+                    Bitmap& next, std::vector<int64_t>& depth, Bitmap& seen, uint64_t* awake,
                     uint64_t* awake_edges) {
   std::atomic<uint64_t> count{0};
   std::atomic<uint64_t> edges{0};
@@ -160,6 +170,7 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
                            });
       count.fetch_add(c, std::memory_order_relaxed);
       edges.fetch_add(WokenEdges(L, r, next), std::memory_order_relaxed);
+      seen.OrRange(next, r);
       return st;
     }
     std::vector<VertexId> todo;
@@ -213,6 +224,7 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
     }
     count.fetch_add(c, std::memory_order_relaxed);
     edges.fetch_add(WokenEdges(L, r, next), std::memory_order_relaxed);
+    seen.OrRange(next, r);
     return Status::OK();
   });
   *awake = count.load();
@@ -266,7 +278,9 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
   const bool can_bottom_up = HasInEdges(L.kind);
   const uint64_t alpha = std::max(1, params.alpha), beta = std::max(1, params.beta);
   Queue frontier{src}, next;
-  Bitmap front, back;
+  Bitmap front, back, seen;  // seen: the vertices with a depth
+  seen.Resize(L.bound);
+  seen.Claim(src);
   uint64_t edges_to_check = L.num_out_edges;  // out-edges of unexpanded vertices (estimate)
   uint64_t scout = L.out_degree[src];         // out-edges of the current frontier
   int64_t level = 0;                          // depth of the current frontier
@@ -286,7 +300,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
       do {
         old_awake = awake;
         s = BottomUpStep(snap, L, level, params.fetch_batch, cache_in ? &cache : nullptr, front, back,
-                         *depth, &awake, &awake_edges);
+                         *depth, seen, &awake, &awake_edges);
         unvisited -= std::min(unvisited, awake);
         unvisited_edges -= std::min(unvisited_edges, awake_edges);
         ++level;
@@ -298,7 +312,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
     } else {
       edges_to_check -= std::min(edges_to_check, scout);
       s = TopDownStep(snap, L, keep ? &cache : nullptr, level, frontier, params.fetch_batch,
-                      *depth, &next, &scout);
+                      *depth, seen, &next, &scout);
       unvisited -= std::min<uint64_t>(unvisited, next.size());
       unvisited_edges -= std::min(unvisited_edges, scout);
       ++level;
