@@ -83,21 +83,33 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
 // usually find a parent within the first chunk); the others are read in batches.
 constexpr uint64_t kBottomUpAloneDegree = 1024;
 
+// Calls fn(v) for every existing vertex of range r without a bit in `seen`, ascending: words
+// whose 64 vertices are all visited cost one load.
+template <class Fn>
+void ForEachUnseen(const Layout& L, const Bitmap& seen, VertexRange r, Fn&& fn) {
+  for (size_t i = static_cast<size_t>(r.begin >> 6); i < (r.end + 63) >> 6; ++i) {
+    const VertexId base = static_cast<VertexId>(i) * 64;
+    uint64_t m = ~seen.Word(i);
+    if (r.end - base < 64) m &= (uint64_t{1} << (r.end - base)) - 1;  // the bound's word
+    for (; m != 0; m &= m - 1) {
+      const VertexId v = base + static_cast<VertexId>(__builtin_ctzll(m));
+      if (L.exists[v]) fn(v);
+    }
+  }
+}
+
 // Whether streaming range r's in-lists costs less than looking up its unvisited vertices'
 // lists (kLookupCostEdges; out-degree estimates the in-degree, exact when undirected). A
 // stream decodes only unvisited vertices' lists, up to their parent; the lists it skips are
 // still read past (counted at an eighth of their decoding).
-bool StreamCheaper(const Layout& L, VertexRange r, const std::vector<int64_t>& depth) {
-  uint64_t stream = 0, lookup = 0;
-  for (VertexId v = r.begin; v < r.end; ++v) {
-    if (!L.exists[v]) continue;
-    if (depth[v] == kUnreachable) {
-      stream += L.out_degree[v];
-      lookup += L.out_degree[v] + kLookupCostEdges;
-    } else {
-      stream += L.out_degree[v] / 8;
-    }
-  }
+bool StreamCheaper(const Layout& L, VertexRange r, const Bitmap& seen, uint64_t range_edges) {
+  uint64_t unvisited = 0, unvisited_edges = 0;
+  ForEachUnseen(L, seen, r, [&](VertexId v) {
+    ++unvisited;
+    unvisited_edges += L.out_degree[v];
+  });
+  const uint64_t stream = unvisited_edges + (range_edges - unvisited_edges) / 8;
+  const uint64_t lookup = unvisited_edges + unvisited * kLookupCostEdges;
   return lookup > stream;
 }
 
@@ -134,17 +146,18 @@ bool FewLeft(uint64_t unvisited, uint64_t unvisited_edges, uint64_t frontier,
 // range whose lookups would cost more than one pass over it (StreamCheaper) is streamed.
 Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
                     const ListCache* cache, const Bitmap& front,
-                    Bitmap& next, std::vector<int64_t>& depth, Bitmap& seen, uint64_t* awake,
+                    Bitmap& next, std::vector<int64_t>& depth, Bitmap& seen,
+                    const std::vector<uint64_t>& range_edges, uint64_t* awake,
                     uint64_t* awake_edges) {
   std::atomic<uint64_t> count{0};
   std::atomic<uint64_t> edges{0};
   const Direction in = InDirection(L.kind);
-  Status s = ForEachRange(L, [&](size_t, VertexRange r) -> Status {
+  Status s = ForEachRange(L, [&](size_t ri, VertexRange r) -> Status {
     uint64_t c = 0;
     // Whole-range passes: in-lists held in memory, or streamed when that is cheaper than
     // lookups (an early bottom-up step, most of the range unvisited). The stream reads only
     // unvisited vertices' lists, without weights, each up to its first frontier neighbor.
-    if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, depth))) {
+    if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, seen, range_edges[ri]))) {
       next.Clear(r);
       // Whether v has a parent in the frontier among src[0, n) (then v joins the next one).
       auto find_parent = [&](VertexId v, const auto* src, size_t n) {
@@ -159,11 +172,11 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
       };
       Status st = cache != nullptr
           ? cache->Pass(snap, L, r, [&](VertexId v, const auto* src, size_t n) {
-              // Visited earlier, or found in this step.
-              if (depth[v] == kUnreachable) find_parent(v, src, n);
+              // Visited earlier, or found in this step (seen is updated after the pass).
+              if (!seen.Get(v) && !next.Get(v)) find_parent(v, src, n);
             })
           : ScanRangeSteps(snap, r, in, L, /*weights=*/false,
-                           [&](VertexId v) { return depth[v] == kUnreachable; },
+                           [&](VertexId v) { return !seen.Get(v); },
                            [&](VertexId v, const VertexId* src, const double*, size_t n) {
                              return find_parent(v, src, n) ? ScanStep::kNextVertex
                                                            : ScanStep::kMore;
@@ -199,25 +212,23 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
       return st;
     };
     next.Clear(r);
-    for (VertexId v = r.begin; v < r.end; ++v) {
-      if (!L.exists[v] || depth[v] != kUnreachable) continue;
+    Status st;
+    ForEachUnseen(L, seen, r, [&](VertexId v) {
+      if (!st.ok()) return;
       if (batch != 0 && L.out_degree[v] <= kBottomUpAloneDegree) {
         todo.push_back(v);
-        if (todo.size() == batch) {
-          Status st = flush();
-          if (!st.ok()) return st;
-        }
-        continue;
+        if (todo.size() == batch) st = flush();
+        return;
       }
-      Status st = ScanEach(snap, v, in, L, [&](VertexId u, double) {
+      st = ScanEach(snap, v, in, L, [&](VertexId u, double) {
         if (!front.Get(u)) return true;
         depth[v] = level + 1;
         next.Set(v);
         ++c;
         return false;
       });
-      if (!st.ok()) return st;
-    }
+    });
+    if (!st.ok()) return st;
     if (!todo.empty()) {
       Status st = flush();
       if (!st.ok()) return st;
@@ -281,6 +292,13 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
   Bitmap front, back, seen;  // seen: the vertices with a depth
   seen.Resize(L.bound);
   seen.Claim(src);
+  std::vector<uint64_t> range_edges(L.ranges.size(), 0);  // out-edges of each layout range
+  if (can_bottom_up) {
+    ForEachRange(L, [&](size_t i, VertexRange r) {
+      for (VertexId v = r.begin; v < r.end; ++v) range_edges[i] += L.out_degree[v];
+      return Status::OK();
+    });
+  }
   uint64_t edges_to_check = L.num_out_edges;  // out-edges of unexpanded vertices (estimate)
   uint64_t scout = L.out_degree[src];         // out-edges of the current frontier
   int64_t level = 0;                          // depth of the current frontier
@@ -300,7 +318,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
       do {
         old_awake = awake;
         s = BottomUpStep(snap, L, level, params.fetch_batch, cache_in ? &cache : nullptr, front, back,
-                         *depth, seen, &awake, &awake_edges);
+                         *depth, seen, range_edges, &awake, &awake_edges);
         unvisited -= std::min(unvisited, awake);
         unvisited_edges -= std::min(unvisited_edges, awake_edges);
         ++level;
