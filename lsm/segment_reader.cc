@@ -1083,17 +1083,14 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t limit, uint32_t* n_out,
   return Status::OK();
 }
 
-// Records in a run's first batch (see Next).
-constexpr uint32_t kFirstPiece = 16;
-
 bool NeighborIterator::Next(EdgeBatch* b) {
   if (!status_.ok()) return false;
-  // Batches grow: a run's first is its first kFirstPiece records (the whole first chunk when
-  // the segment keeps timestamps), the second the rest of that chunk, later ones whole chunks
-  // up to cap_ records. Callers that stop after a few neighbors (a bottom-up BFS step, WCC's
-  // sampling, a merge whose reader stops) decode little more than they use.
-  const bool fresh = chunk_ == 0 && in_chunk_ == 0 && !has_seek_;
-  const size_t cap = fresh ? kFirstPiece : chunk_ == 0 ? kChunkEdges : cap_;
+  // With ReadOptions::first_batch a run's first batch is a piece of its first chunk and the
+  // second the rest of that chunk; every other batch is whole chunks up to cap_ records.
+  const bool piece = o_.first_batch != 0 && chunk_ == 0 && in_chunk_ == 0 && !has_seek_;
+  const uint32_t piece_len =
+      static_cast<uint32_t>(std::min<size_t>(o_.first_batch, kChunkEdges));
+  const size_t cap = piece ? piece_len : in_chunk_ != 0 ? kChunkEdges : cap_;
   size_t count = 0;
   uint64_t first = 0;  // run index of the batch's first edge
   bool any_tomb = false;
@@ -1101,7 +1098,7 @@ bool NeighborIterator::Next(EdgeBatch* b) {
     const uint64_t piece_first = chunk_ * kChunkEdges + in_chunk_;
     uint32_t n;
     bool t;
-    Status s = DecodeChunk(count, fresh ? kFirstPiece : kChunkEdges, &n, &t);
+    Status s = DecodeChunk(count, piece ? piece_len : kChunkEdges, &n, &t);
     if (!s.ok()) return Fail(s);
     size_t drop = 0;
     if (has_seek_) {

@@ -80,6 +80,11 @@ struct ReadOptions {
   bool timestamps = false;  // fill EdgeBatch::ts
   // Most edges per batch; rounded up to a multiple of 128 (one chunk).
   size_t max_batch = 1024;
+  // For readers that usually stop after a few records of a run (a bottom-up BFS step, WCC's
+  // sampling): a run's first batch is its first `first_batch` records (at most one chunk; the
+  // whole first chunk where a timestamp column follows the destinations), the second the rest
+  // of that chunk. 0: every batch is whole chunks up to max_batch.
+  size_t first_batch = 0;
 };
 
 // Consecutive edge records of one vertex in destination order. Valid until the next call on

@@ -17,16 +17,18 @@ inline const mem::Adjacency* Adj(const mem::SubgraphVersion* sv, uint8_t dir) {
 }
 
 constexpr size_t kChunk = 512;
-// The first chunk of a merged list is short, so a reader that stops early (a bottom-up BFS
-// step, WCC's sampling) merges little; no longer than a run's first batch (NeighborIterator),
-// so the merge does not load a second batch of a run before it.
-constexpr size_t kFirstChunk = 16;
+// ScanAdjacency serves readers that often stop after a few neighbors (a bottom-up BFS step,
+// WCC's sampling): a file run's first batch is this many records (ReadOptions::first_batch)
+// and a merged list's first chunk as many entries — no more, so the merge does not load a
+// run's second batch before its reader has seen the first chunk.
+constexpr size_t kPrefixBatch = 16;
 
 // Buffers live entries and hands them out as NeighborChunks.
 class ChunkEmitter {
  public:
-  ChunkEmitter(bool weighted, FunctionRef<bool(const NeighborChunk&)> fn)
-      : weighted_(weighted), fn_(fn) {}
+  // first: entries in the first chunk (at most kChunk), kChunk in the later ones.
+  ChunkEmitter(bool weighted, FunctionRef<bool(const NeighborChunk&)> fn, size_t first = kChunk)
+      : weighted_(weighted), fn_(fn), limit_(first) {}
   bool Add(uint64_t k, double w) {
     dst_[n_] = k;
     w_[n_] = w;
@@ -57,7 +59,7 @@ class ChunkEmitter {
   uint64_t dst_[kChunk];
   double w_[kChunk];
   size_t n_ = 0;
-  size_t limit_ = kFirstChunk;  // entries that make the chunk full: kFirstChunk, then kChunk
+  size_t limit_;  // entries that make the chunk full: the first chunk's, then kChunk
 };
 
 // A vertex's entries of one tier, materialized (columns, so a run reads like an EdgeBatch).
@@ -497,8 +499,8 @@ struct TierReader::FileScan {
 // returns false to stop. File runs are left positioned on u: visit may read their edges
 // (FileScan::sc->NextEdges) or not; unread edges are skipped, not decoded.
 template <class Want, class Visit>
-Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights, Want&& want,
-                            Visit&& visit) const {
+Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights,
+                            size_t first_batch, Want&& want, Visit&& visit) const {
   end = std::min(end, VertexIdBound());
   if (begin >= end) return status();
   std::vector<FileScan> files;  // newest first
@@ -508,6 +510,7 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
     so.min_src = begin;
     so.max_src = end - 1;
     so.read.weights = weighted_ && weights;
+    so.read.first_batch = first_batch;
     FileScan f;
     f.sc = h->reader->NewScanner(so);
     f.valid = f.sc->NextVertex(&f.ve);
@@ -564,19 +567,25 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
 
 Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
                              FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const {
-  return ScanAdjacency(dir, begin, end, true, [](VertexId) { return true; },
-                       [&](VertexId u, const NeighborChunk& c) {
-                         return fn(u, c) ? ScanStep::kMore : ScanStep::kStop;
-                       });
+  return ScanLists(dir, begin, end, true, /*first=*/0, [](VertexId) { return true; },
+                   [&](VertexId u, const NeighborChunk& c) {
+                     return fn(u, c) ? ScanStep::kMore : ScanStep::kStop;
+                   });
 }
 
 Status TierReader::ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
                                  FunctionRef<bool(VertexId)> want,
                                  FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
+  return ScanLists(dir, begin, end, weights, kPrefixBatch, want, fn);
+}
+
+Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool weights,
+                             size_t first, FunctionRef<bool(VertexId)> want,
+                             FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
   const bool w = weighted_ && weights;
   std::vector<RunBuffer> bufs;
   std::vector<MergeRun> in;
-  return WalkRuns(dir, begin, end, weights, want, [&](VertexId u, uint32_t i,
+  return WalkRuns(dir, begin, end, weights, first, want, [&](VertexId u, uint32_t i,
                                                  const std::vector<const mem::Adjacency*>& mem_runs,
                                                  const std::vector<FileScan*>& file_runs,
                                                  bool tombs, Status* err) {
@@ -616,7 +625,7 @@ Status TierReader::ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool
       step = fn(u, c);
       return step == ScanStep::kMore;
     };
-    ChunkEmitter out(w, emit);
+    ChunkEmitter out(w, emit, first != 0 ? first : kChunk);
     if (MergeRuns(in.data(), in.size(), &out, err)) out.Flush();
     return err->ok() && step != ScanStep::kStop;
   });
@@ -624,7 +633,7 @@ Status TierReader::ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool
 
 Status TierReader::ScanDegreeBounds(uint8_t dir, VertexId begin, VertexId end,
                                     FunctionRef<bool(VertexId, uint64_t)> fn) const {
-  return WalkRuns(dir, begin, end, false, [](VertexId) { return true; }, [&](VertexId u, uint32_t i,
+  return WalkRuns(dir, begin, end, false, 0, [](VertexId) { return true; }, [&](VertexId u, uint32_t i,
                                               const std::vector<const mem::Adjacency*>& mem_runs,
                                               const std::vector<FileScan*>& file_runs, bool,
                                               Status*) {

@@ -105,9 +105,15 @@ class TierReader {
  private:
   struct Run;
   struct FileScan;
+  // first_batch: ReadOptions::first_batch of the file scanners.
   template <class Want, class Visit>
-  Status WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights, Want&& want,
-                  Visit&& visit) const;
+  Status WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights, size_t first_batch,
+                  Want&& want, Visit&& visit) const;
+  // ScanEdges (first = 0: whole batches) and ScanAdjacency (first = kPrefixBatch: a run's
+  // first batch and a merged list's first chunk hold that many entries).
+  Status ScanLists(uint8_t dir, VertexId begin, VertexId end, bool weights, size_t first,
+                   FunctionRef<bool(VertexId)> want,
+                   FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const;
   template <bool kDegrees, class Fn>
   Status WalkVertices(VertexId begin, VertexId end, Fn&& fn) const;
   // The runs holding u's list in direction dir, newest first, stopping at a deletion mark.

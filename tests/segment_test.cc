@@ -442,8 +442,9 @@ TEST_P(SegmentTest, RandomGraphsAllOptions) {
   }
 }
 
-// A run's batches grow: its first 16 records, the rest of its first chunk, then whole chunks
-// up to max_batch (a segment with timestamps starts with the whole first chunk). A scanner
+// With ReadOptions::first_batch = 16 a run's batches grow: its first 16 records, the rest of
+// its first chunk, then whole chunks up to max_batch (a segment with timestamps starts with
+// the whole first chunk); without it every batch is whole chunks up to max_batch. A scanner
 // whose reader stops after a vertex's first batch (an early-stopping kernel) leaves nothing
 // behind for the next vertex.
 TEST_P(SegmentTest, BatchesGrowFromAShortFirstPiece) {
@@ -458,42 +459,49 @@ TEST_P(SegmentTest, BatchesGrowFromAShortFirstPiece) {
     ASSERT_TRUE(WriteGraph(env_.get(), path, g, o).ok());
     auto r = OpenReader(path, /*pin=*/false);
     ASSERT_NE(r, nullptr);
-    ReadOptions ro;
-    ro.weights = true;
-    ro.max_batch = 512;
     size_t checked = 0;
     for (const Vertex& v : g) {
       if (v.edges.empty()) continue;
       VertexEntry e;
       ASSERT_TRUE(r->FindVertex(v.src, &e).ok());
-      auto it = r->NewNeighborIterator(e, ro);
-      EdgeBatch b;
-      std::vector<size_t> sizes;
-      size_t k = 0;
-      while (it->Next(&b)) {
-        sizes.push_back(b.size);
-        for (size_t j = 0; j < b.size; j++, k++) {
-          ASSERT_EQ(b.dst[j], v.edges[k].dst);
-          ASSERT_EQ(b.tombstone[j] != 0, v.edges[k].tomb);
-          ASSERT_EQ(b.weight[j], v.edges[k].weight);
+      for (size_t first_batch : {size_t{0}, size_t{16}}) {
+        ReadOptions ro;
+        ro.weights = true;
+        ro.max_batch = 512;
+        ro.first_batch = first_batch;
+        auto it = r->NewNeighborIterator(e, ro);
+        EdgeBatch b;
+        std::vector<size_t> sizes;
+        size_t k = 0;
+        while (it->Next(&b)) {
+          sizes.push_back(b.size);
+          for (size_t j = 0; j < b.size; j++, k++) {
+            ASSERT_EQ(b.dst[j], v.edges[k].dst);
+            ASSERT_EQ(b.tombstone[j] != 0, v.edges[k].tomb);
+            ASSERT_EQ(b.weight[j], v.edges[k].weight);
+          }
         }
+        ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+        ASSERT_EQ(k, v.edges.size());
+        const size_t d = v.edges.size();
+        const bool piece = first_batch != 0 && !ts;
+        const size_t first = first_batch == 0 ? std::min<size_t>(d, 512)
+                             : ts            ? std::min<size_t>(d, 128)
+                                             : std::min<size_t>(d, 16);
+        ASSERT_EQ(sizes[0], first) << "degree " << d << " first_batch " << first_batch;
+        if (piece && d > 16) {
+          ASSERT_EQ(sizes[1], std::min<size_t>(d, 128) - 16) << "degree " << d;
+        }
+        for (size_t q = piece ? 2 : 1; q < sizes.size(); q++) ASSERT_LE(sizes[q], 512u);
       }
-      ASSERT_TRUE(it->status().ok()) << it->status().ToString();
-      ASSERT_EQ(k, v.edges.size());
-      const size_t d = v.edges.size();
-      const size_t first = ts ? std::min<size_t>(d, 128) : std::min<size_t>(d, 16);
-      ASSERT_EQ(sizes[0], first) << "degree " << d;
-      if (!ts && d > 16) {
-        ASSERT_EQ(sizes[1], std::min<size_t>(d, 128) - 16) << "degree " << d;
-      }
-      for (size_t q = ts ? 1 : 2; q < sizes.size(); q++) ASSERT_LE(sizes[q], 512u);
-      checked += d > 128;
+      checked += v.edges.size() > 128;
     }
     ASSERT_GT(checked, 10u);  // several runs of more than one chunk
 
     // A scan that reads only the first batch of every other vertex and all of the others.
     ScanOptions so;
     so.read.weights = true;
+    so.read.first_batch = 16;
     auto sc = r->NewScanner(so);
     VertexEntry v;
     size_t i = 0;
