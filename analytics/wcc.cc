@@ -106,23 +106,27 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
   // rounds, all at once; linking order does not matter for the result). When can_skip every
   // neighbor exists (no dangling edges on those kinds). With a list cache this is fused with
   // the layout's pass, which decodes every list to fill it; without one the layout reads
-  // degrees only and phase 1 decodes each list's first chunk (ScanAdjacency, no weights).
+  // degrees only and phase 1 decodes the start of each list (ScanAdjacency, no weights).
   const bool keep = params.cache_bytes > 0;
   ListCache cache(snap, Direction::kOut, params.cache_bytes);
-  auto sample = [&](VertexId u, const VertexId* dst, size_t n) {
+  // Hands the sampled edges (u, dst[i]), i < n, to link(u, v); false (and `bad` set) at an ID
+  // beyond the bound.
+  auto sample = [&](VertexId u, const VertexId* dst, size_t n, auto&& link) {
     for (size_t i = 0; i < n; ++i) {
       if (u >= bound || dst[i] >= bound) {
         bad.store(true, std::memory_order_relaxed);
-        return;
+        return false;
       }
-      forest.Link(u, dst[i]);
+      link(u, dst[i]);
     }
+    return true;
   };
   Layout L;
   Status s = keep ? BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t offset) {
     cache.Collect(u, c);
     if (!can_skip || offset >= static_cast<uint64_t>(rounds)) return;
-    sample(u, c.dst, std::min<size_t>(c.size, static_cast<size_t>(rounds - offset)));
+    sample(u, c.dst, std::min<size_t>(c.size, static_cast<size_t>(rounds - offset)),
+           [&](VertexId a, VertexId b) { forest.Link(a, b); });
   }) : EstimateLayout(snap, &L);
   if (!s.ok()) return s;
   if (L.bound != bound) return Status::Corruption("analytics: VertexIdBound() changed");
@@ -137,13 +141,9 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
       Status st = snap.ScanAdjacency(r.begin, r.end, Direction::kOut, /*weights=*/false,
                                      [&](VertexId u) { return L.exists[u] != 0; },
                                      [&](VertexId u, const NeighborChunk& c) {
-        const size_t n = std::min<size_t>(c.size, static_cast<size_t>(rounds));
-        for (size_t i = 0; i < n; ++i) {
-          if (u >= bound || c.dst[i] >= bound) {
-            bad.store(true, std::memory_order_relaxed);
-            return ScanStep::kStop;
-          }
-          edges.emplace_back(u, c.dst[i]);
+        if (!sample(u, c.dst, std::min<size_t>(c.size, static_cast<size_t>(rounds)),
+                    [&](VertexId a, VertexId b) { edges.emplace_back(a, b); })) {
+          return ScanStep::kStop;
         }
         if (edges.size() + static_cast<size_t>(rounds) > kLinkBatch) {
           forest.LinkAll(edges.data(), edges.size());
