@@ -168,7 +168,64 @@ ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool k
       blocks_(static_cast<size_t>((bound_ + kLayoutBlock - 1) / kLayoutBlock)) {}
 
 size_t ListCache::Held(const Block& b) const {
-  return b.ids32.capacity() * 4 + b.ids64.capacity() * 8 + b.w.capacity() * 8;
+  return b.ids32.capacity() * 4 + b.ids64.capacity() * 8 + b.w.capacity() * 8 +
+         b.skip.capacity() * 8;
+}
+
+uint64_t ListCache::LimitDegree(const Layout& estimate) {
+  assert(!collected_.load() && estimate.bound == bound_);
+  const size_t per_edge = (narrow_ ? 4 : 8) + (weights_ ? 8 : 0);
+  const size_t head = (kLayoutBlock + 1) * sizeof(uint64_t) + kLayoutBlock / 8;  // off + skip
+  // Entries of the vertices of each degree; degrees past kCap are never kept (a list that long
+  // is one lookup among thousands of entries: caching it saves little per byte).
+  constexpr uint64_t kCap = uint64_t{1} << 16;
+  std::vector<uint64_t> vertices(kCap + 1, 0);
+  for (VertexId v = 0; v < bound_; ++v) {
+    if (estimate.exists[v]) ++vertices[std::min(estimate.out_degree[v], kCap)];
+  }
+  // Heads: every block with an existing vertex may be kept.
+  size_t heads = 0;
+  for (size_t bi = 0; bi < blocks_.size(); ++bi) {
+    const VertexId lo = bi * kLayoutBlock, hi = std::min<VertexId>(bound_, lo + kLayoutBlock);
+    if (std::find(estimate.exists.begin() + lo, estimate.exists.begin() + hi, 1) !=
+        estimate.exists.begin() + hi) {
+      heads += head;
+    }
+  }
+  uint64_t cutoff = 0;
+  if (max_bytes_ > heads) {
+    const uint64_t room = (max_bytes_ - heads) / per_edge;  // entries that fit
+    uint64_t used = 0;
+    for (uint64_t d = 1; d < kCap; ++d) {
+      if (used + vertices[d] * d > room) break;
+      used += vertices[d] * d;
+      cutoff = d;
+    }
+    if (cutoff == kCap - 1 && vertices[kCap] == 0) cutoff = UINT64_MAX;
+  }
+  cutoff_ = cutoff;
+  if (cutoff_ == 0) {  // not even the heads fit: keep nothing, as with max_bytes = 0
+    max_bytes_ = 0;
+    return 0;
+  }
+  // Per block: the entries of its kept lists (degree bounds, so they cannot outgrow it), and
+  // the vertices left out, marked now so that Collect never starts their lists.
+  reserve_.assign(blocks_.size(), 0);
+  for (VertexId v = 0; v < bound_; ++v) {
+    if (!estimate.exists[v]) continue;
+    Block& b = blocks_[static_cast<size_t>(v / kLayoutBlock)];
+    if (estimate.out_degree[v] <= cutoff_) {
+      reserve_[static_cast<size_t>(v / kLayoutBlock)] += estimate.out_degree[v];
+      continue;
+    }
+    if (b.skip.empty()) {
+      b.skip.assign(kLayoutBlock / 64, 0);
+      used_.fetch_add(b.skip.capacity() * 8, std::memory_order_relaxed);
+    }
+    const size_t j = static_cast<size_t>(v % kLayoutBlock);
+    b.skip[j / 64] |= uint64_t{1} << (j % 64);
+  }
+  return cutoff_;
 }
 
 void ListCache::Drop(Block& b) {
@@ -187,6 +244,8 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
     Drop(b);
     return;
   }
+  const size_t j = static_cast<size_t>(u % kLayoutBlock);
+  if (b.Skipped(j)) return;  // longer than LimitDegree's cutoff: read from the store
   if (b.state == Block::kEmpty) {
     b.state = Block::kFilling;
     b.off.assign(kLayoutBlock + 1, 0);
@@ -195,9 +254,23 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
       Drop(b);  // gives the head back
       return;
     }
+    if (!reserve_.empty()) {  // LimitDegree: the block's kept lists at once, no doubling slack
+      const size_t want = static_cast<size_t>(reserve_[static_cast<size_t>(u / kLayoutBlock)]);
+      const size_t before = Held(b);
+      if (narrow_) {
+        b.ids32.reserve(want);
+      } else {
+        b.ids64.reserve(want);
+      }
+      if (weights_) b.w.reserve(want);
+      const size_t after = Held(b);
+      if (used_.fetch_add(after - before, std::memory_order_relaxed) + (after - before) > max_bytes_) {
+        Drop(b);
+        return;
+      }
+    }
   }
   const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
-  const size_t j = static_cast<size_t>(u % kLayoutBlock);
   while (b.next <= j) b.off[b.next++] = count;
   const size_t before = Held(b);
   if (narrow_) {

@@ -220,6 +220,11 @@ inline constexpr VertexId kLayoutBlock = 4096;
 // Frontier kernels read kept lists one vertex at a time with Chunks (ForEachFrontierChunk
 // takes the cache and reads only the other vertices from the snapshot).
 //
+// For frontier kernels that read each list about once (SSSP), which lists are kept matters more
+// than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
+// Collect) keeps the shortest lists — every list up to a degree cutoff chosen so that they fit
+// — and leaves the long ones (few vertices, most of the bytes) to be read from the store.
+//
 //   ListCache cache(snap, Direction::kOut, max_bytes);
 //   BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
 //     cache.Collect(u, c);
@@ -230,6 +235,13 @@ class ListCache {
  public:
   // keep_weights: keep each edge's weight too (a weighted store's lists come with weights).
   ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights = false);
+
+  // Keeps only lists of at most `cutoff` entries, the largest cutoff with which the lists of
+  // every vertex of `estimate` (EstimateLayout: degree upper bounds) fit max_bytes, heads
+  // included; each block reserves what its kept lists need, so no block is dropped for the
+  // slack of a growing vector. Returns the cutoff (UINT64_MAX: every list fits). Call once,
+  // before Collect or Complete; `estimate` must be a layout of the same snapshot.
+  uint64_t LimitDegree(const Layout& estimate);
 
   // Keeps a chunk of u's list in direction d. Thread-safe across blocks; the chunks of one
   // block must come from one thread, vertices ascending, a vertex's chunks in order (as
@@ -256,7 +268,9 @@ class ListCache {
   Direction direction() const { return d_; }
   // Whether u's list is kept (Chunks(u, ...) would return true). After Complete.
   bool Kept(VertexId u) const {
-    return u < bound_ && blocks_[static_cast<size_t>(u / kLayoutBlock)].state == Block::kKept;
+    if (u >= bound_) return false;
+    const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+    return b.state == Block::kKept && !b.Skipped(static_cast<size_t>(u % kLayoutBlock));
   }
   // Whether kept lists carry their weights.
   bool weights() const { return weights_; }
@@ -271,6 +285,10 @@ class ListCache {
     std::vector<uint32_t> ids32;
     std::vector<VertexId> ids64;
     std::vector<double> w;  // weights_ only: w[k] belongs to the k-th id
+    // LimitDegree only: bit j set = vertex base + j has more than cutoff_ entries and is not
+    // kept (its off[j] == off[j + 1]); empty while no vertex of the block was left out.
+    std::vector<uint64_t> skip;
+    bool Skipped(size_t j) const { return !skip.empty() && (skip[j / 64] >> (j % 64) & 1); }
   };
   size_t Held(const Block& b) const;  // bytes a block holds (capacities)
   void Drop(Block& b);
@@ -281,6 +299,8 @@ class ListCache {
   bool narrow_;
   bool weights_;
   size_t max_bytes_;
+  uint64_t cutoff_ = UINT64_MAX;   // longest list kept (LimitDegree)
+  std::vector<uint64_t> reserve_;  // LimitDegree: per block, the entries its kept lists need
   std::atomic<bool> collected_{false};
   std::atomic<size_t> used_{0};
   std::vector<Block> blocks_;
@@ -511,8 +531,8 @@ template <typename Fn>
 bool ListCache::Chunks(VertexId u, Fn&& fn) const {
   if (u >= bound_) return false;
   const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
-  if (b.state != Block::kKept) return false;
   const size_t j = static_cast<size_t>(u % kLayoutBlock);
+  if (b.state != Block::kKept || b.Skipped(j)) return false;
   const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
   constexpr size_t kPiece = 256;
   VertexId wide[kPiece];
@@ -542,11 +562,13 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
     const VertexId base = bi * kLayoutBlock;
     const VertexId hi = std::min<VertexId>(r.end, base + kLayoutBlock);
     const Block& b = blocks_[bi];
-    if (b.state != Block::kKept) {
+    // A block with lists left out by LimitDegree is streamed whole, as one not kept.
+    auto whole = [](const Block& x) { return x.state == Block::kKept && x.skip.empty(); };
+    if (!whole(b)) {
       // Stream the whole run of blocks not kept in one scan: a scan's setup (a scanner per
       // disk file) per 4096-vertex block made a partly cached PageRank slower than none.
       VertexId end = hi;
-      while (end < r.end && blocks_[static_cast<size_t>(end / kLayoutBlock)].state != Block::kKept) {
+      while (end < r.end && !whole(blocks_[static_cast<size_t>(end / kLayoutBlock)])) {
         end = std::min<VertexId>(r.end, end + kLayoutBlock);
       }
       Status s = ScanRangeChunks(snap, VertexRange{lo, end}, d_, L, /*weights=*/false,

@@ -727,6 +727,82 @@ TEST(Analytics, ListCacheChunksMatchStoreListsWithWeights) {
   }
 }
 
+// LimitDegree keeps every list up to its cutoff and none above it, within the budget; Chunks
+// and Kept refuse the long ones, and Pass still gives every list (streaming blocks with lists
+// left out).
+TEST(Analytics, ListCacheLimitDegreeKeepsTheShortLists) {
+  for (GraphKind kind : {GraphKind::kDirected, GraphKind::kUndirected}) {
+    SCOPED_TRACE(KindName(kind));
+    std::mt19937_64 rng(11);
+    MapSnapshot g(kind, true);
+    FillUniform(&g, 20000, 60000, rng);
+    for (VertexId hub : {5, 4200, 9000}) {  // long lists in three blocks
+      for (int i = 0; i < 2000; ++i) g.PutEdge(hub, rng() % 20000, 0.5);
+    }
+    Mutate(&g, 0.1, rng);
+    Layout est;
+    ASSERT_OK(EstimateLayout(g, &est));
+    uint64_t last_cutoff = 0;
+    for (size_t budget : {size_t{1000}, size_t{500000}, size_t{800000}, size_t{1} << 30}) {
+      SCOPED_TRACE("budget " + std::to_string(budget));
+      ListCache cache(g, Direction::kOut, budget, /*keep_weights=*/true);
+      const uint64_t cutoff = cache.LimitDegree(est);
+      EXPECT_GE(cutoff, last_cutoff);  // more room, longer lists
+      last_cutoff = cutoff;
+      Layout L;
+      ASSERT_OK(BuildLayout(
+          g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) { cache.Collect(u, c); },
+          /*weights=*/true));
+      ASSERT_OK(cache.Complete(g, L));
+      EXPECT_LE(cache.bytes(), budget);
+      size_t kept = 0, long_lists = 0;
+      for (VertexId u = 0; u < L.bound; ++u) {
+        if (!L.exists[u]) continue;
+        std::vector<VertexId> dst, want_dst;
+        std::vector<double> w, want_w;
+        const bool ok = cache.Chunks(u, [&](const NeighborChunk& c) {
+          dst.insert(dst.end(), c.dst, c.dst + c.size);
+          w.insert(w.end(), c.weight, c.weight + c.size);
+          return true;
+        });
+        ASSERT_EQ(ok, cache.Kept(u)) << u;
+        ASSERT_OK(g.GetNeighbors(u, &want_dst, &want_w));
+        if (want_dst.empty()) continue;  // kept or not: nothing to read either way
+        if (want_dst.size() > cutoff) {
+          ++long_lists;
+          EXPECT_FALSE(ok) << u << " has " << want_dst.size() << " > cutoff " << cutoff;
+          continue;
+        }
+        // Every short list is kept: the cutoff was chosen so that they all fit.
+        EXPECT_TRUE(ok) << u << " has " << want_dst.size() << " <= cutoff " << cutoff;
+        if (!ok) continue;
+        ++kept;
+        ASSERT_EQ(dst, want_dst) << u;
+        ASSERT_EQ(w, want_w) << u;
+      }
+      if (budget == 1000) {
+        EXPECT_EQ(cutoff, 0u);  // not even the heads fit
+        EXPECT_EQ(kept, 0u);
+      } else if (budget == (size_t{1} << 30)) {
+        EXPECT_EQ(cutoff, UINT64_MAX);
+        EXPECT_EQ(long_lists, 0u);
+      } else {
+        EXPECT_GT(kept, 0u);
+        EXPECT_GT(long_lists, 0u);
+      }
+      std::vector<std::pair<VertexId, VertexId>> got, want;
+      for (VertexRange r : L.ranges) {
+        ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
+          for (size_t i = 0; i < n; ++i) got.emplace_back(u, src[i]);
+        }));
+        ASSERT_OK(ScanRangeEach(g, r, Direction::kOut, L, /*weights=*/false,
+                                [&](VertexId u, VertexId v, double) { want.emplace_back(u, v); }));
+      }
+      EXPECT_EQ(want, got);
+    }
+  }
+}
+
 TEST(Analytics, EmptyAndTinyGraphs) {
   MapSnapshot empty(GraphKind::kDirected);
   std::vector<double> pr;
