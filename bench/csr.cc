@@ -270,7 +270,7 @@ void CsrBfs(const CsrGraph& g, uint32_t source, std::vector<int32_t>* depth_out)
 // ---------------------------------------------------------------------------------------------
 // SSSP: delta-stepping. Per-thread bins indexed by floor(dist / delta); a phase processes the
 // lowest non-empty bin's vertices, each once (stale and duplicate entries dropped), relaxing
-// with CAS-min.
+// with CAS-min; light edges in the bin's phases, heavy ones once per vertex when it is empty.
 
 void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) {
   const uint64_t n = g.n;
@@ -302,21 +302,63 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
   dist[source] = 0;
   std::vector<uint32_t> frontier{source};
   std::vector<uint8_t> queued(n, 0);  // in `frontier`
+  // Light/heavy split (Meyer and Sanders), as analytics/sssp.cc: a bin's phases relax the light
+  // edges (w < delta) of its vertices, again whenever a distance improves within the bin; when
+  // the bin is empty its vertices relax their heavy edges once, from their final distances
+  // (a heavy edge cannot land in the bin). Unweighted graphs have only heavy edges.
+  std::vector<uint32_t> settled;
+  std::vector<uint8_t> in_settled(weighted ? n : 0, 0);
+  // The light edges in a CSR of their own (one pass over the weights), so that a phase reads
+  // only them rather than scanning whole lists for the one edge in degree that is light.
+  std::vector<uint64_t> loff(weighted ? n + 1 : 0, 0);
+  std::vector<uint32_t> ladj;
+  std::vector<double> lwt;
+  if (weighted) {
+    ParFor(n, 4096, [&](uint64_t u) {
+      uint64_t k = 0;
+      for (uint64_t i = off[u]; i < off[u + 1]; ++i) k += wt[i] < delta;
+      loff[u + 1] = k;
+    });
+    for (uint64_t u = 0; u < n; ++u) loff[u + 1] += loff[u];
+    ladj.resize(loff[n]);
+    lwt.resize(loff[n]);
+    ParFor(n, 4096, [&](uint64_t u) {
+      uint64_t k = loff[u];
+      for (uint64_t i = off[u]; i < off[u + 1]; ++i) {
+        if (wt[i] < delta) {
+          ladj[k] = adj[i];
+          lwt[k++] = wt[i];
+        }
+      }
+    });
+  }
   uint64_t cur_bin = 0;
-  for (;;) {
-    const double lower = delta * static_cast<double>(cur_bin);
-    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, frontier.size(), 64),
-                      [&](const tbb::blocked_range<uint64_t>& r) {
+  enum Which { kLight, kHeavy, kAll };
+  double* const dp = dist.data();
+  auto relax = [&](const std::vector<uint32_t>& vs, Which which, double lower) {
+    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, vs.size(), 64),
+                      [&, which, lower](const tbb::blocked_range<uint64_t>& r) {
+                        // Locals, not captures: the CAS below is a compiler barrier, after
+                        // which captured references would be reloaded every edge.
                         Bins& b = bins.local();
+                        const uint32_t* const fv = vs.data();
+                        const bool light = which == kLight, heavy = which == kHeavy;
+                        const uint64_t* const o = light ? loff.data() : off;
+                        const uint32_t* const a = light ? ladj.data() : adj;
+                        const double* const ws = light ? lwt.data() : wt;
+                        double* const dd = dp;
+                        const double width = delta;
                         for (uint64_t fi = r.begin(); fi < r.end(); ++fi) {
-                          const uint32_t u = frontier[fi];
-                          const double du = std::atomic_ref<double>(dist[u]).load(std::memory_order_relaxed);
+                          const uint32_t u = fv[fi];
+                          const double du = std::atomic_ref<double>(dd[u]).load(std::memory_order_relaxed);
                           if (du < lower) continue;  // settled in an earlier bin: stale entry
-                          for (uint64_t i = off[u], e = off[u + 1]; i < e; ++i) {
-                            if (i + 16 < e) __builtin_prefetch(&dist[adj[i + 16]]);
-                            const uint32_t v = adj[i];
-                            const double nd = du + (weighted ? wt[i] : 1.0);
-                            std::atomic_ref<double> dv(dist[v]);
+                          for (uint64_t i = o[u], e = o[u + 1]; i < e; ++i) {
+                            if (i + 16 < e) __builtin_prefetch(&dd[a[i + 16]]);
+                            const double w = ws ? ws[i] : 1.0;
+                            if (heavy && w < width) continue;
+                            const uint32_t v = a[i];
+                            const double nd = du + w;
+                            std::atomic_ref<double> dv(dd[v]);
                             double old = dv.load(std::memory_order_relaxed);
                             bool improved = false;
                             while (nd < old) {
@@ -326,13 +368,15 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
                               }
                             }
                             if (improved) {
-                              const uint64_t bi = static_cast<uint64_t>(nd / delta);
+                              const uint64_t bi = static_cast<uint64_t>(nd / width);
                               if (bi >= b.size()) b.resize(bi + 1);
                               b[bi].push_back(v);
                             }
                           }
                         }
                       });
+  };
+  auto next_bin = [&] {
     uint64_t next = std::numeric_limits<uint64_t>::max();
     for (Bins& b : bins) {
       for (uint64_t i = cur_bin; i < b.size(); ++i) {
@@ -341,6 +385,28 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
           break;
         }
       }
+    }
+    return next;
+  };
+  for (;;) {
+    const double lower = delta * static_cast<double>(cur_bin);
+    if (!weighted) {
+      relax(frontier, kAll, lower);
+    } else {
+      relax(frontier, kLight, lower);
+      for (uint32_t u : frontier) {
+        if (!in_settled[u]) {
+          in_settled[u] = 1;
+          settled.push_back(u);
+        }
+      }
+    }
+    uint64_t next = next_bin();
+    if (weighted && next != cur_bin && !settled.empty()) {
+      relax(settled, kHeavy, lower);
+      for (uint32_t u : settled) in_settled[u] = 0;
+      settled.clear();
+      next = next_bin();  // rounding may have put a vertex back into this bin
     }
     if (next == std::numeric_limits<uint64_t>::max()) break;
     // The next bin once per vertex: a vertex improved k times within one bin is queued k

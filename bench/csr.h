@@ -4,7 +4,7 @@
 // Kernels written for speed in the manner of GAPBS (Beamer et al.), all parallel with oneTBB:
 //   PageRank    pull over the (symmetric) adjacency, contributions precomputed per iteration
 //   BFS         direction-optimizing (top-down queue / bottom-up bitmap, alpha 15, beta 18)
-//   SSSP        delta-stepping with per-thread bins
+//   SSSP        delta-stepping with per-thread bins, light/heavy edges split (Meyer-Sanders)
 //   WCC         Afforest: sampled neighbor linking, skip of the largest component
 //   TC          ordered counting over lower neighbors, degree relabelling when skewed
 // Semantics are those of analytics/ (Graphalytics), so results can be compared.
