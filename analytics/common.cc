@@ -175,7 +175,7 @@ size_t ListCache::Held(const Block& b) const {
 uint64_t ListCache::LimitDegree(const Layout& estimate) {
   assert(!collected_.load() && estimate.bound == bound_);
   const size_t per_edge = (narrow_ ? 4 : 8) + (weights_ ? 8 : 0);
-  const size_t head = (kLayoutBlock + 1) * sizeof(uint64_t) + kLayoutBlock / 8;  // off + skip
+  const size_t head = (kLayoutBlock + 1) * sizeof(uint32_t) + kLayoutBlock / 8;  // off + skip
   // Entries of the vertices of each degree; degrees past kCap are never kept (a list that long
   // is one lookup among thousands of entries: caching it saves little per byte).
   constexpr uint64_t kCap = uint64_t{1} << 16;
@@ -203,8 +203,7 @@ uint64_t ListCache::LimitDegree(const Layout& estimate) {
     }
     if (cutoff == kCap - 1 && vertices[kCap] == 0) cutoff = UINT64_MAX;
   }
-  cutoff_ = cutoff;
-  if (cutoff_ == 0) {  // not even the heads fit: keep nothing, as with max_bytes = 0
+  if (cutoff == 0) {  // not even the heads fit: keep nothing, as with max_bytes = 0
     max_bytes_ = 0;
     return 0;
   }
@@ -214,7 +213,7 @@ uint64_t ListCache::LimitDegree(const Layout& estimate) {
   for (VertexId v = 0; v < bound_; ++v) {
     if (!estimate.exists[v]) continue;
     Block& b = blocks_[static_cast<size_t>(v / kLayoutBlock)];
-    if (estimate.out_degree[v] <= cutoff_) {
+    if (estimate.out_degree[v] <= cutoff) {
       reserve_[static_cast<size_t>(v / kLayoutBlock)] += estimate.out_degree[v];
       continue;
     }
@@ -225,11 +224,11 @@ uint64_t ListCache::LimitDegree(const Layout& estimate) {
     const size_t j = static_cast<size_t>(v % kLayoutBlock);
     b.skip[j / 64] |= uint64_t{1} << (j % 64);
   }
-  return cutoff_;
+  return cutoff;
 }
 
 void ListCache::Drop(Block& b) {
-  const size_t held = b.off.size() * sizeof(uint64_t) + Held(b);
+  const size_t held = b.off.size() * sizeof(uint32_t) + Held(b);
   if (held) used_.fetch_sub(held, std::memory_order_relaxed);
   b = Block();
   b.state = Block::kDropped;
@@ -245,11 +244,11 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
     return;
   }
   const size_t j = static_cast<size_t>(u % kLayoutBlock);
-  if (b.Skipped(j)) return;  // longer than LimitDegree's cutoff: read from the store
+  if (b.Skipped(j)) return;  // bound over LimitDegree's cutoff: read from the store
   if (b.state == Block::kEmpty) {
     b.state = Block::kFilling;
     b.off.assign(kLayoutBlock + 1, 0);
-    const size_t head = b.off.size() * sizeof(uint64_t);
+    const size_t head = b.off.size() * sizeof(uint32_t);
     if (used_.fetch_add(head, std::memory_order_relaxed) + head > max_bytes_) {
       Drop(b);  // gives the head back
       return;
@@ -271,7 +270,11 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
     }
   }
   const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
-  while (b.next <= j) b.off[b.next++] = count;
+  if (count + c.size > UINT32_MAX) {  // past what off[] can say
+    Drop(b);
+    return;
+  }
+  while (b.next <= j) b.off[b.next++] = static_cast<uint32_t>(count);
   const size_t before = Held(b);
   if (narrow_) {
     b.ids32.insert(b.ids32.end(), c.dst, c.dst + c.size);
@@ -293,7 +296,7 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
 void ListCache::Close(Block& b, VertexId len) {
   if (b.state != Block::kFilling) return;
   const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
-  while (b.next <= len) b.off[b.next++] = count;
+  while (b.next <= len) b.off[b.next++] = static_cast<uint32_t>(count);
   b.state = Block::kKept;
   // Give back what doubling left unused.
   const size_t cap = Held(b);
@@ -320,7 +323,10 @@ Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {
       if (!collected && b.state == Block::kEmpty && !err.failed()) {
         // Weights are read only when kept.
         Status s = snap.ScanAdjacency(
-            lo, hi, d_, weights_, [&](VertexId u) { return u < lo || u >= hi || layout.exists[u]; },
+            lo, hi, d_, weights_,
+            [&](VertexId u) {  // lists LimitDegree left out are not decoded
+              return u < lo || u >= hi || (layout.exists[u] && !b.Skipped(static_cast<size_t>(u - lo)));
+            },
             [&](VertexId u, const NeighborChunk& c) {
               if (u < lo || u >= hi) return ScanStep::kStop;
               Collect(u, c);

@@ -214,7 +214,7 @@ inline constexpr VertexId kLayoutBlock = 4096;
 // collected while BuildLayout streams them (Collect, from its visitor: no extra pass); other
 // lists by one streamed pass in Complete. Blocks are kept while they fit `max_bytes`; a block
 // that does not fit (or holds a neighbor >= the bound) is streamed from the snapshot by every
-// Pass. IDs are kept in 32 bits when the bound allows (4 bytes per edge, plus 8 per vertex of
+// Pass. IDs are kept in 32 bits when the bound allows (4 bytes per edge, plus 4 per vertex of
 // a kept block); weights (8 bytes per edge) only when asked for and the store has them. The
 // memory belongs to the kernel and is freed with the object. max_bytes = 0: always stream.
 // Frontier kernels read kept lists one vertex at a time with Chunks (ForEachFrontierChunk
@@ -236,11 +236,12 @@ class ListCache {
   // keep_weights: keep each edge's weight too (a weighted store's lists come with weights).
   ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights = false);
 
-  // Keeps only lists of at most `cutoff` entries, the largest cutoff with which the lists of
-  // every vertex of `estimate` (EstimateLayout: degree upper bounds) fit max_bytes, heads
-  // included; each block reserves what its kept lists need, so no block is dropped for the
-  // slack of a growing vector. Returns the cutoff (UINT64_MAX: every list fits). Call once,
-  // before Collect or Complete; `estimate` must be a layout of the same snapshot.
+  // Keeps only the lists of vertices whose degree bound in `estimate` (EstimateLayout: upper
+  // bounds) is at most a cutoff, the largest with which all those lists fit max_bytes, heads
+  // included (a short list with a loose bound may be left out); each block reserves what its
+  // kept lists need, so no block is dropped for the slack of a growing vector. Returns the
+  // cutoff (UINT64_MAX: every list fits; 0: nothing is kept). Call once, before Collect or
+  // Complete; `estimate` must be a layout of the same snapshot.
   uint64_t LimitDegree(const Layout& estimate);
 
   // Keeps a chunk of u's list in direction d. Thread-safe across blocks; the chunks of one
@@ -260,8 +261,8 @@ class ListCache {
   // u's whole list as the store gives it (edges into deleted vertices included), in chunks of
   // at most 256: fn(const NeighborChunk&) -> bool until it returns false; the chunk's weight
   // is null unless weights() (callers that need weights must not use it then). Returns false
-  // without calling fn when u's block is not kept (read u from the store instead). Safe to
-  // call concurrently after Complete.
+  // without calling fn when u's list is not kept (its block not kept, or u left out by
+  // LimitDegree: read u from the store instead). Safe to call concurrently after Complete.
   template <typename Fn>
   bool Chunks(VertexId u, Fn&& fn) const;
 
@@ -281,12 +282,14 @@ class ListCache {
   struct Block {
     enum State : uint8_t { kEmpty, kFilling, kKept, kDropped } state = kEmpty;
     size_t next = 0;            // vertices before this one (in the block) have their offsets
-    std::vector<uint64_t> off;  // list of vertex base + j: ids[off[j], off[j + 1])
+    // List of vertex base + j: ids[off[j], off[j + 1]). 32 bits: a block holding more than
+    // 2^32 - 1 entries (16 GiB of IDs and more) is dropped instead.
+    std::vector<uint32_t> off;
     std::vector<uint32_t> ids32;
     std::vector<VertexId> ids64;
     std::vector<double> w;  // weights_ only: w[k] belongs to the k-th id
-    // LimitDegree only: bit j set = vertex base + j has more than cutoff_ entries and is not
-    // kept (its off[j] == off[j + 1]); empty while no vertex of the block was left out.
+    // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
+    // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
     std::vector<uint64_t> skip;
     bool Skipped(size_t j) const { return !skip.empty() && (skip[j / 64] >> (j % 64) & 1); }
   };
@@ -299,7 +302,6 @@ class ListCache {
   bool narrow_;
   bool weights_;
   size_t max_bytes_;
-  uint64_t cutoff_ = UINT64_MAX;   // longest list kept (LimitDegree)
   std::vector<uint64_t> reserve_;  // LimitDegree: per block, the entries its kept lists need
   std::atomic<bool> collected_{false};
   std::atomic<size_t> used_{0};

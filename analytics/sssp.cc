@@ -20,23 +20,25 @@ size_t BinOf(double x, double delta) {
   return b >= static_cast<double>(kMaxBins - 1) ? kMaxBins - 1 : static_cast<size_t>(b);
 }
 
-// Up to 4096 weights of the out-edges of up to 256 existing vertices spread over the ID space
-// (the positive, finite ones); empty for unweighted stores.
-std::vector<double> SampleWeights(const Snapshot& snap, const Layout& L) {
-  std::vector<double> out;
-  if (!snap.weighted()) return out;
+// Up to 4096 weights (the finite, non-negative ones) of the out-edges of up to 256 existing
+// vertices spread over the ID space, into *out; empty for unweighted stores.
+Status SampleWeights(const Snapshot& snap, const Layout& L, std::vector<double>* out) {
+  out->clear();
+  if (!snap.weighted()) return Status::OK();
   const VertexId step = std::max<VertexId>(1, L.bound / 256);
-  for (VertexId v = 0; v < L.bound && out.size() < 4096; v += step) {
+  for (VertexId v = 0; v < L.bound && out->size() < 4096; v += step) {
     if (!L.exists[v]) continue;
-    ScanEach(snap, v, Direction::kOut, L, [&](VertexId, double w) {
-      if (w > 0 && std::isfinite(w)) out.push_back(w);
-      return out.size() < 4096;
+    Status s = ScanEach(snap, v, Direction::kOut, L, [&](VertexId, double w) {
+      if (w >= 0 && std::isfinite(w)) out->push_back(w);
+      return out->size() < 4096;
     });
+    if (!s.ok()) return s;
   }
-  return out;
+  return Status::OK();
 }
 
-// Auto bucket width: the sample's mean weight divided by the mean out-degree, the Θ(1/degree)
+// Auto bucket width: the sample's mean weight divided by the mean out-degree (from degree
+// bounds: on a store whose lists span several runs a little below the true mean), the Θ(1/degree)
 // width of Meyer and Sanders for random weights. A wider bucket relaxes the same edges again and
 // again as distances within one bucket improve (on a scale-20 Kronecker graph with uniform
 // weights the plain mean weight made 5.4 relaxations per edge, this width 1.1:
@@ -56,74 +58,108 @@ double AutoDelta(const Snapshot& snap, const Layout& L, const std::vector<double
 // The light edges (weight < delta) of every vertex, collected from the layout's pass, for the
 // inner phases of a bucket (Meyer and Sanders' light/heavy split): a bucket's vertices relax
 // their light edges from here, again each time their distance improves within the bucket, and
-// read their whole lists from the store once, when the bucket is done, for the heavy edges —
-// which cannot land in the bucket (du >= bucket start, w >= delta). Per 4096-vertex block a
-// vector of (u, v, w), u ascending (one thread collects a block, vertices in order). Bounded
-// by max_bytes; past it, or given a neighbor >= the bound, the store is abandoned (complete()
-// false) and the kernel relaxes every edge in every phase instead.
+// read their whole lists once, when the bucket is empty, for the heavy edges (w >= delta: from
+// du >= the bucket's start they land in a later bucket, but for rounding and the capped last
+// bin, where an improved vertex is queued again like any other). Per 4096-vertex block a
+// vector of (vertex in block, v, w), vertices ascending (one thread collects a block, in
+// order): 16 bytes an edge, so only for bounds that fit 32 bits. Each block reserves its
+// expected share of the budget up front (its degree bounds times the sampled light share, with
+// a margin), so growth slack does not decide which blocks fit; a block that outgrows what is
+// left of max_bytes (or holds a neighbor >= the bound) is dropped, and its vertices relax
+// every edge from their lists in each phase instead (Kept false).
 class LightEdges {
  public:
-  LightEdges(VertexId bound, double delta, size_t max_bytes)
-      : bound_(bound), delta_(delta), max_bytes_(max_bytes),
-        blocks_(static_cast<size_t>((bound + kLayoutBlock - 1) / kLayoutBlock)) {}
+  // share: the expected fraction of light edges; est: degree bounds of the same snapshot.
+  LightEdges(const Layout& est, double delta, double share, size_t max_bytes)
+      : bound_(est.bound), delta_(delta), max_bytes_(max_bytes),
+        blocks_(static_cast<size_t>((est.bound + kLayoutBlock - 1) / kLayoutBlock)) {
+    if (max_bytes == 0) return;
+    for (size_t bi = 0; bi < blocks_.size(); ++bi) {
+      const VertexId lo = bi * kLayoutBlock, hi = std::min<VertexId>(bound_, lo + kLayoutBlock);
+      uint64_t edges = 0;
+      for (VertexId v = lo; v < hi; ++v) edges += est.out_degree[v];
+      blocks_[bi].reserve = static_cast<size_t>(kMargin * share * static_cast<double>(edges)) + 16;
+    }
+  }
+
+  // Whether this store can hold the bound's IDs (else nothing is kept).
+  static bool Fits(VertexId bound) { return bound <= (VertexId{1} << 32); }
+  // Reservations over expectation.
+  static constexpr double kMargin = 1.5;
 
   void Collect(VertexId u, const NeighborChunk& c) {
-    if (c.size == 0 || failed_.load(std::memory_order_relaxed)) return;
-    if (c.dst[c.size - 1] >= bound_) {  // damaged: let the store's reads report it
-      failed_.store(true, std::memory_order_relaxed);
+    Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+    if (c.size == 0 || b.dropped) return;
+    if (c.dst[c.size - 1] >= bound_) {  // damaged: the store's reads will report it
+      Drop(b);
       return;
     }
-    std::vector<Edge>& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
-    const size_t before = b.capacity();
+    const size_t before = b.e.capacity();
+    if (before == 0) b.e.reserve(b.reserve);
+    const uint32_t j = static_cast<uint32_t>(u % kLayoutBlock);
     for (size_t i = 0; i < c.size; ++i) {
       // NaN and negative weights are heavy or light as `<` says; either way they are relaxed
       // (and rejected) like every other weight.
-      if (c.weight != nullptr && c.weight[i] < delta_) b.push_back({u, c.dst[i], c.weight[i]});
+      const double w = c.weight != nullptr ? c.weight[i] : 1.0;  // unweighted: 1.0 each
+      if (w < delta_) b.e.push_back({j, static_cast<uint32_t>(c.dst[i]), w});
     }
-    const size_t grown = (b.capacity() - before) * sizeof(Edge);
-    if (grown && used_.fetch_add(grown, std::memory_order_relaxed) + grown > max_bytes_) {
-      failed_.store(true, std::memory_order_relaxed);
-    }
+    const size_t grown = (b.e.capacity() - before) * sizeof(Edge);
+    if (grown && used_.fetch_add(grown, std::memory_order_relaxed) + grown > max_bytes_) Drop(b);
   }
 
-  // After the pass: whether every light edge is here. Frees everything when not.
-  bool Complete() {
-    if (failed_.load()) blocks_ = {};
-    return !failed_.load();
-  }
+  // Whether u's light edges are here (after the pass).
+  bool Kept(VertexId u) const { return !blocks_[static_cast<size_t>(u / kLayoutBlock)].dropped; }
 
-  // fn(v, w) for u's light edges, v ascending.
+  // fn(v, w) for u's light edges, v ascending; u must be Kept.
   template <typename Fn>
   void ForEach(VertexId u, Fn&& fn) const {
-    const std::vector<Edge>& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
-    auto it = std::lower_bound(b.begin(), b.end(), u, [](const Edge& e, VertexId x) { return e.u < x; });
-    for (; it != b.end() && it->u == u; ++it) fn(it->v, it->w);
+    const std::vector<Edge>& e = blocks_[static_cast<size_t>(u / kLayoutBlock)].e;
+    const uint32_t j = static_cast<uint32_t>(u % kLayoutBlock);
+    auto it = std::lower_bound(e.begin(), e.end(), j, [](const Edge& x, uint32_t k) { return x.j < k; });
+    for (; it != e.end() && it->j == j; ++it) fn(VertexId{it->v}, it->w);
   }
-
-  size_t bytes() const { return used_.load(std::memory_order_relaxed); }
 
  private:
   struct Edge {
-    VertexId u, v;
+    uint32_t j;  // u - the block's first vertex
+    uint32_t v;
     double w;
   };
+  struct Block {
+    std::vector<Edge> e;
+    size_t reserve = 0;  // entries reserved at the block's first light edge
+    bool dropped = false;
+  };
+  void Drop(Block& b) {
+    used_.fetch_sub(b.e.capacity() * sizeof(Edge), std::memory_order_relaxed);
+    b.e = {};
+    b.dropped = true;
+  }
   VertexId bound_;
   double delta_;
   size_t max_bytes_;
   std::atomic<size_t> used_{0};
-  std::atomic<bool> failed_{false};
-  std::vector<std::vector<Edge>> blocks_;
+  std::vector<Block> blocks_;
 };
 
-// Budget of the light edges: twice the sample's share of light weights times the edges, at
-// most half the cache, at least 1 MiB (or nothing when there is no cache).
-size_t LightBudget(const std::vector<double>& sample, double delta, const Layout& est,
-                   size_t cache_bytes) {
-  if (cache_bytes == 0) return 0;
+// The expected fraction of light edges: the sample's share below delta (unweighted stores:
+// every edge weighs 1.0).
+double LightShare(const Snapshot& snap, const std::vector<double>& sample, double delta) {
+  if (!snap.weighted()) return 1.0 < delta ? 1.0 : 0.0;
+  if (sample.empty()) return 0.0;
   size_t light = 0;
   for (double w : sample) light += w < delta;
-  const double share = sample.empty() ? 0.0 : static_cast<double>(light) / static_cast<double>(sample.size());
-  const double want = 2.0 * share * static_cast<double>(est.num_out_edges) * 24.0 + double(1 << 20);
+  return static_cast<double>(light) / static_cast<double>(sample.size());
+}
+
+// Budget of the light edges: the blocks' reservations (kMargin times the expected light edges,
+// 16 bytes each) plus 1 MiB, at most half the cache. Nothing — no split — without a cache,
+// when no edge is expected to be light (every bucket then runs once per vertex anyway), or
+// when the bound does not fit 32 bits.
+size_t LightBudget(double share, const Layout& est, size_t cache_bytes) {
+  if (cache_bytes == 0 || share == 0 || !LightEdges::Fits(est.bound)) return 0;
+  const double want = LightEdges::kMargin * share * static_cast<double>(est.num_out_edges) * 16.0 +
+                      static_cast<double>(est.bound / kLayoutBlock + 1) * 16.0 * 16.0 + double(1 << 20);
   return static_cast<size_t>(std::min(want, static_cast<double>(cache_bytes / 2)));
 }
 
@@ -139,11 +175,13 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   Layout est;
   Status s = EstimateLayout(snap, &est);
   if (!s.ok()) return s;
-  const std::vector<double> sample = SampleWeights(snap, est);
-  if (!snap.status().ok()) return snap.status();
+  std::vector<double> sample;
+  s = SampleWeights(snap, est, &sample);
+  if (!s.ok()) return s;
   const double delta = params.delta > 0 ? params.delta : AutoDelta(snap, est, sample);
-  const size_t light_budget = LightBudget(sample, delta, est, params.cache_bytes);
-  LightEdges light(est.bound, delta, light_budget);
+  const double share = LightShare(snap, sample, delta);
+  const size_t light_budget = LightBudget(share, est, params.cache_bytes);
+  LightEdges light(est, delta, share, light_budget);
   ListCache cache(snap, Direction::kOut, params.cache_bytes - light_budget, /*keep_weights=*/true);
   if (params.cache_bytes != 0) cache.LimitDegree(est);
   est = Layout();  // freed before the layout's pass
@@ -155,9 +193,10 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   if (!s.ok()) return s;
   s = cache.Complete(snap, L);
   if (!s.ok()) return s;
-  // Light/heavy split when every light edge is in memory; otherwise each phase relaxes every
-  // edge of its vertices (reading a list twice per bucket would cost more than it saves).
-  const bool split = light_budget != 0 && light.Complete();
+  // Light/heavy split when the light edges have a store; without one each phase relaxes every
+  // edge of its vertices (as do the vertices of blocks the store dropped), as reading every
+  // list twice per bucket would cost more than it saves.
+  const bool split = light_budget != 0;
   std::vector<double>& dist = *dist_out;
   dist.assign(L.bound, kInfinity);
   const VertexId src = params.source;
@@ -166,12 +205,14 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
 
   // Invariant: every vertex whose distance improved is queued in the bin of its new distance
   // (in some thread's local bins) until processed; bins below `bin` are empty everywhere. With
-  // the split, every vertex taken from bin `bin` is in `settled` until the bin is empty, and
-  // then relaxes its heavy edges from its final distance.
+  // the split, every vertex taken from bin `bin` whose light edges are kept is in `settled`
+  // until the bin is empty, and then relaxes its heavy edges from its distance then (final
+  // unless a later improvement queues it again).
   using Bins = std::vector<std::vector<VertexId>>;
   tbb::enumerable_thread_specific<Bins> local_bins;
   std::vector<VertexId> frontier{src};
   std::vector<VertexId> settled;
+  std::vector<VertexId> unkept;  // split: a phase's vertices without light edges in memory
   size_t bin = 0;
   FirstError err;
   std::atomic<bool> bad_weight{false};
@@ -192,7 +233,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
         bad_weight.store(true, std::memory_order_relaxed);
         return false;
       }
-      if (which == Edges::kHeavy && we < delta) continue;  // relaxed in the bucket's phases
+      if (which == Edges::kHeavy ? we < delta : which == Edges::kLight && !(we < delta)) continue;
       const double nd = du + we;
       std::atomic_ref<double> dv(dist[v]);
       double cur = dv.load(std::memory_order_relaxed);
@@ -325,11 +366,15 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
         Bins& bins = local_bins.local();
         for (size_t i = r.begin(); i < r.end(); ++i) {
           const VertexId u = frontier[i];
+          if (!light.Kept(u)) continue;
           const double du = std::atomic_ref<double>(dist[u]).load(std::memory_order_relaxed);
-          light.ForEach(u, [&](VertexId v, double w) { relax(bins, du, &v, &w, 1, L.dangling, Edges::kAll); });
+          light.ForEach(u, [&](VertexId v, double w) { relax(bins, du, &v, &w, 1, L.dangling, Edges::kLight); });
         }
       });
-      settled.insert(settled.end(), frontier.begin(), frontier.end());
+      // The others read their lists once per phase and relax every edge, as without the split.
+      unkept.clear();
+      for (VertexId u : frontier) (light.Kept(u) ? settled : unkept).push_back(u);
+      if (!unkept.empty()) relax_lists(unkept, Edges::kAll);
     }
     if (bad_weight.load()) err.Set(Status::InvalidArgument("SSSP: negative or NaN weight"));
     if (err.failed()) break;

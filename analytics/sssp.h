@@ -14,9 +14,12 @@ struct SsspParams {
   double delta = 0;
   // Bucket vertices per batched neighbor read (kDefaultFetchBatch); 0 reads one vertex at a time.
   size_t fetch_batch = kDefaultFetchBatch;
-  // Most bytes of out-lists with their weights kept decoded in memory (ListCache: about 12
-  // bytes per edge), collected during the layout's pass, so buckets relax edges from memory
-  // and read only the vertices left out from the store. 0: every bucket reads the store.
+  // Most bytes of decoded lists kept in memory, collected during the layout's pass: the light
+  // edges (weight < delta, 16 bytes each; about 1.5x their sampled share of the edges, at most
+  // half of this) for the light/heavy split, and the rest for out-lists with their weights
+  // (ListCache with LimitDegree: the shortest lists, about 12 bytes per edge plus 4 per
+  // vertex), so buckets read only the other lists from the store. 0: no split, and every
+  // bucket reads the store.
   size_t cache_bytes = size_t{256} << 20;
   // Cost model of a bucket's reads (with fetch_batch > 0): a vertex range whose bucket
   // vertices' lookups would cost more than streaming the range (an eighth of its edges for the

@@ -285,7 +285,7 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
   // else the mean weight of a sample of arcs over the mean out-degree of the vertices that
   // have arcs.
   double delta = 1.0;
-  if (weighted && !g.weight.empty()) {
+  if (weighted) {
     double s = 0;
     uint64_t k = 0;
     for (uint64_t i = 0; i < g.weight.size(); i += std::max<uint64_t>(1, g.weight.size() / 4096)) {
@@ -304,8 +304,9 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
   std::vector<uint8_t> queued(n, 0);  // in `frontier`
   // Light/heavy split (Meyer and Sanders), as analytics/sssp.cc: a bin's phases relax the light
   // edges (w < delta) of its vertices, again whenever a distance improves within the bin; when
-  // the bin is empty its vertices relax their heavy edges once, from their final distances
-  // (a heavy edge cannot land in the bin). Unweighted graphs have only heavy edges.
+  // the bin is empty its vertices relax their heavy edges once, from their distances then
+  // (a heavy edge lands in a later bin, but for rounding, which queues the vertex again like any
+  // improvement, and the bin runs once more). Unweighted graphs have only heavy edges.
   std::vector<uint32_t> settled;
   std::vector<uint8_t> in_settled(weighted ? n : 0, 0);
   // The light edges in a CSR of their own (one pass over the weights), so that a phase reads
@@ -335,9 +336,9 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
   uint64_t cur_bin = 0;
   enum Which { kLight, kHeavy, kAll };
   double* const dp = dist.data();
-  auto relax = [&](const std::vector<uint32_t>& vs, Which which, double lower) {
+  auto relax = [&](const std::vector<uint32_t>& vs, Which which, uint64_t bin) {
     tbb::parallel_for(tbb::blocked_range<uint64_t>(0, vs.size(), 64),
-                      [&, which, lower](const tbb::blocked_range<uint64_t>& r) {
+                      [&, which, bin](const tbb::blocked_range<uint64_t>& r) {
                         // Locals, not captures: the CAS below is a compiler barrier, after
                         // which captured references would be reloaded every edge.
                         Bins& b = bins.local();
@@ -351,7 +352,9 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
                         for (uint64_t fi = r.begin(); fi < r.end(); ++fi) {
                           const uint32_t u = fv[fi];
                           const double du = std::atomic_ref<double>(dd[u]).load(std::memory_order_relaxed);
-                          if (du < lower) continue;  // settled in an earlier bin: stale entry
+                          // Settled in an earlier bin: a stale entry. The function that queued
+                          // it decides (comparing du with bin * delta could drop a live one).
+                          if (static_cast<uint64_t>(du / width) < bin) continue;
                           for (uint64_t i = o[u], e = o[u + 1]; i < e; ++i) {
                             if (i + 16 < e) __builtin_prefetch(&dd[a[i + 16]]);
                             const double w = ws ? ws[i] : 1.0;
@@ -389,11 +392,10 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
     return next;
   };
   for (;;) {
-    const double lower = delta * static_cast<double>(cur_bin);
     if (!weighted) {
-      relax(frontier, kAll, lower);
+      relax(frontier, kAll, cur_bin);
     } else {
-      relax(frontier, kLight, lower);
+      relax(frontier, kLight, cur_bin);
       for (uint32_t u : frontier) {
         if (!in_settled[u]) {
           in_settled[u] = 1;
@@ -403,7 +405,7 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
     }
     uint64_t next = next_bin();
     if (weighted && next != cur_bin && !settled.empty()) {
-      relax(settled, kHeavy, lower);
+      relax(settled, kHeavy, cur_bin);
       for (uint32_t u : settled) in_settled[u] = 0;
       settled.clear();
       next = next_bin();  // rounding may have put a vertex back into this bin

@@ -665,7 +665,7 @@ TEST(Analytics, ListCacheMatchesStreamedLists) {
 // ListCache::Chunks gives a kept vertex's whole list as the store does (edges into deleted
 // vertices included), with its weights when kept with them, and refuses vertices whose block
 // is not kept.
-TEST(Analytics, ListCacheChunksMatchStoreListsWithWeights) {
+void ListCacheChunksCase() {
   for (GraphKind kind : {GraphKind::kDirected, GraphKind::kUndirected}) {
     SCOPED_TRACE(KindName(kind));
     std::mt19937_64 rng(7);
@@ -673,8 +673,22 @@ TEST(Analytics, ListCacheChunksMatchStoreListsWithWeights) {
     FillUniform(&g, 20000, 100000, rng);
     for (int i = 0; i < 3000; ++i) g.PutEdge(5, rng() % 20000, 1.0 + static_cast<double>(rng() % 9));
     Mutate(&g, 0.1, rng);
-    for (size_t budget : {size_t{600000}, size_t{1} << 30}) {
-      for (bool weights : {false, true}) {
+    for (bool weights : {false, true}) {
+      // What every block takes, then 90% of it: at least one block must be left out (the
+      // blocks' final sizes add up to `full`), and one must fit (with two threads, at most two
+      // blocks fill at once).
+      size_t full = 0;
+      {
+        ListCache all(g, Direction::kOut, size_t{1} << 30, weights);
+        Layout L;
+        ASSERT_OK(BuildLayout(
+            g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) { all.Collect(u, c); },
+            weights));
+        ASSERT_OK(all.Complete(g, L));
+        full = all.bytes();
+      }
+      const size_t tight = full / 10 * 9;
+      for (size_t budget : {tight, size_t{1} << 30}) {
         ListCache cache(g, Direction::kOut, budget, weights);
         EXPECT_EQ(cache.weights(), weights);
         Layout L;
@@ -710,7 +724,7 @@ TEST(Analytics, ListCacheChunksMatchStoreListsWithWeights) {
           }
         }
         EXPECT_GT(kept, 0u);
-        if (budget == 600000) {
+        if (budget == tight) {
           EXPECT_GT(refused, 0u) << "the budget should leave blocks out";
         }
         // A visitor that stops: no further chunk of the list.
@@ -725,6 +739,11 @@ TEST(Analytics, ListCacheChunksMatchStoreListsWithWeights) {
       }
     }
   }
+}
+
+TEST(Analytics, ListCacheChunksMatchStoreListsWithWeights) {
+  tbb::task_arena two(2);
+  two.execute([&] { ListCacheChunksCase(); });
 }
 
 // LimitDegree keeps every list up to its cutoff and none above it, within the budget; Chunks
@@ -743,7 +762,7 @@ TEST(Analytics, ListCacheLimitDegreeKeepsTheShortLists) {
     Layout est;
     ASSERT_OK(EstimateLayout(g, &est));
     uint64_t last_cutoff = 0;
-    for (size_t budget : {size_t{1000}, size_t{500000}, size_t{800000}, size_t{1} << 30}) {
+    for (size_t budget : {size_t{1000}, size_t{400000}, size_t{600000}, size_t{1} << 30}) {
       SCOPED_TRACE("budget " + std::to_string(budget));
       ListCache cache(g, Direction::kOut, budget, /*keep_weights=*/true);
       const uint64_t cutoff = cache.LimitDegree(est);
