@@ -37,8 +37,8 @@ Status SampleWeights(const Snapshot& snap, const Layout& L, std::vector<double>*
   return Status::OK();
 }
 
-// Auto bucket width: the sample's mean weight divided by the mean out-degree (from degree
-// bounds: on a store whose lists span several runs a little below the true mean), the Θ(1/degree)
+// Auto bucket width: the sample's mean weight divided by the mean out-degree (of the degree
+// bounds: above the true mean on a store whose lists span several runs), the Θ(1/degree)
 // width of Meyer and Sanders for random weights. A wider bucket relaxes the same edges again and
 // again as distances within one bucket improve (on a scale-20 Kronecker graph with uniform
 // weights the plain mean weight made 5.4 relaxations per edge, this width 1.1:
