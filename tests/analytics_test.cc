@@ -846,6 +846,33 @@ TEST(Analytics, EmptyAndTinyGraphs) {
   EXPECT_TRUE(Sssp(one, {1}, &dist).IsInvalidArgument());
 }
 
+// SSSP's light/heavy split with light-edge stores too small for every block (their vertices
+// relax every edge from their lists in each phase), none (no cache), and a width that makes
+// every edge light or every edge heavy, on weighted and unweighted stores with deletions.
+TEST(Analytics, SsspLightStoreBudgets) {
+  for (bool weighted : {true, false}) {
+    for (GraphKind kind : {GraphKind::kDirected, GraphKind::kUndirected}) {
+      SCOPED_TRACE(std::string(KindName(kind)) + (weighted ? " weighted" : " unweighted"));
+      std::mt19937_64 rng(21);
+      MapSnapshot g(kind, weighted);
+      FillKronecker(&g, 13, 8, rng);  // 8192 IDs: two layout blocks
+      Mutate(&g, 0.1, rng);
+      const VertexId src = MaxDegreeVertex(g);
+      std::vector<double> want, got;
+      ASSERT_OK(ReferenceSssp(g, src, &want));
+      for (size_t cache : {size_t{0}, size_t{4000}, size_t{60000}, size_t{1} << 30}) {
+        for (double delta : {0.0, 0.002, 0.5, 100.0}) {
+          SCOPED_TRACE("cache " + std::to_string(cache) + " delta " + std::to_string(delta));
+          SsspParams p{src, delta};
+          p.cache_bytes = cache;
+          ASSERT_OK(Sssp(g, p, &got));
+          ASSERT_OK(CheckEpsilon(want, got, 1e-9, "SSSP"));
+        }
+      }
+    }
+  }
+}
+
 TEST(Analytics, SsspRejectsNegativeWeights) {
   MapSnapshot g(GraphKind::kDirected, /*weighted=*/true);
   g.PutEdge(0, 1, 1.0);
