@@ -41,6 +41,27 @@ Status FillExists(const Snapshot& snap, Layout* layout, VertexId lo, VertexId hi
 
 }  // namespace
 
+// The out-lists of block [lo, hi)'s existing vertices in one streamed pass (not a lookup per
+// vertex): visit(u, chunk, offset), offset = u's neighbors before the chunk, counted in deg.
+Status VisitBlock(const Snapshot& snap, const std::vector<uint8_t>& exists, VertexId lo, VertexId hi,
+                  bool weights, uint64_t* deg,
+                  FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit) {
+  bool out_of_block = false;
+  Status s = snap.ScanAdjacency(lo, hi, Direction::kOut, weights,
+                                [&](VertexId u) { return u < lo || u >= hi || exists[u]; },
+                                [&](VertexId u, const NeighborChunk& c) {
+    if (u < lo || u >= hi) {
+      out_of_block = true;
+      return ScanStep::kStop;
+    }
+    visit(u, c, deg[u - lo]);
+    deg[u - lo] += c.size;
+    return ScanStep::kMore;
+  });
+  if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanAdjacency left its range");
+  return s;
+}
+
 Status BuildLayout(const Snapshot& snap, Layout* layout,
                    FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit,
                    bool weights) {
@@ -49,22 +70,24 @@ Status BuildLayout(const Snapshot& snap, Layout* layout,
   return LayoutPass(snap, layout, [&](VertexId lo, VertexId hi) {
     Status s = FillExists(snap, layout, lo, hi);
     if (!s.ok()) return s;
-    // Degrees from one streamed pass over the block (not a lookup per vertex).
-    bool out_of_block = false;
-    s = snap.ScanAdjacency(lo, hi, Direction::kOut, weights,
-                                  [&](VertexId u) { return u < lo || u >= hi || L.exists[u]; },
-                                  [&](VertexId u, const NeighborChunk& c) {
-      if (u < lo || u >= hi) {
-        out_of_block = true;
-        return ScanStep::kStop;
-      }
-      visit(u, c, L.out_degree[u]);
-      L.out_degree[u] += c.size;
-      return ScanStep::kMore;
-    });
-    if (s.ok() && out_of_block) s = Status::Corruption("analytics: ScanEdges left its range");
-    return s;
+    return VisitBlock(snap, L.exists, lo, hi, weights, L.out_degree.data() + lo, visit);
   });
+}
+
+Status VisitOutLists(const Snapshot& snap, const Layout& L,
+                     FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit,
+                     bool weights) {
+  const size_t blocks = static_cast<size_t>((L.bound + kBlock - 1) / kBlock);
+  FirstError err;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, blocks), [&](const tbb::blocked_range<size_t>& r) {
+    std::vector<uint64_t> deg(kBlock);
+    for (size_t b = r.begin(); b < r.end() && !err.failed(); ++b) {
+      const VertexId lo = b * kBlock, hi = std::min<VertexId>(L.bound, lo + kBlock);
+      std::fill(deg.begin(), deg.end(), 0);
+      err.Set(VisitBlock(snap, L.exists, lo, hi, weights, deg.data(), visit));
+    }
+  });
+  return err.Get();
 }
 
 Status EstimateLayout(const Snapshot& snap, Layout* layout) {

@@ -79,6 +79,15 @@ Status BuildLayout(const Snapshot& snap, Layout* layout,
                    FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit,
                    bool weights = false);
 
+// One pass over the out-lists of `layout`'s existing vertices (a layout of the same snapshot,
+// exact or estimated): visit(u, chunk, offset) as BuildLayout's visitor gets it, one task per
+// kLayoutBlock block, so a block's chunks come from one thread, vertices ascending (what
+// ListCache::Collect needs). For kernels that need degree bounds before their first pass
+// (EstimateLayout) and then the lists: the vertex tables are not read a second time.
+Status VisitOutLists(const Snapshot& snap, const Layout& layout,
+                     FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit,
+                     bool weights = false);
+
 // BuildLayout without decoding a single edge: out_degree holds Snapshot::ScanDegreeBounds
 // (exact for vertices in one run without deletions, an upper bound otherwise), so it only
 // serves kernels that use degrees as estimates (schedules, direction switches, cost models).

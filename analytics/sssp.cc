@@ -55,7 +55,7 @@ double AutoDelta(const Snapshot& snap, const Layout& L, const std::vector<double
   return delta > 0 && std::isfinite(delta) ? delta : 1.0;
 }
 
-// The light edges (weight < delta) of every vertex, collected from the layout's pass, for the
+// The light edges (weight < delta) of every vertex, collected in the kernel's one pass over the lists, for the
 // inner phases of a bucket (Meyer and Sanders' light/heavy split): a bucket's vertices relax
 // their light edges from here, again each time their distance improves within the bucket, and
 // read their whole lists once, when the bucket is empty, for the heavy edges (w >= delta: from
@@ -163,7 +163,7 @@ size_t LightBudget(double share, const Layout& est, size_t cache_bytes) {
   return static_cast<size_t>(std::min(want, static_cast<double>(cache_bytes / 2)));
 }
 
-enum class Edges { kAll, kLight, kHeavy };
+enum class Edges { kAll, kHeavy };
 
 }  // namespace
 
@@ -184,13 +184,16 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   LightEdges light(est, delta, share, light_budget);
   ListCache cache(snap, Direction::kOut, params.cache_bytes - light_budget, /*keep_weights=*/true);
   if (params.cache_bytes != 0) cache.LimitDegree(est);
-  est = Layout();  // freed before the layout's pass
-  Layout L;
-  s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
-    cache.Collect(u, c);
-    if (light_budget != 0) light.Collect(u, c);
-  }, /*weights=*/true);
-  if (!s.ok()) return s;
+  // The estimate is the layout (degrees only steer the cost model); one pass over the lists
+  // fills the cache and the light store.
+  const Layout& L = est;
+  if (params.cache_bytes != 0) {
+    s = VisitOutLists(snap, L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+      cache.Collect(u, c);
+      if (light_budget != 0) light.Collect(u, c);
+    }, /*weights=*/true);
+    if (!s.ok()) return s;
+  }
   s = cache.Complete(snap, L);
   if (!s.ok()) return s;
   // Light/heavy split when the light edges have a store; without one each phase relaxes every
@@ -233,7 +236,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
         bad_weight.store(true, std::memory_order_relaxed);
         return false;
       }
-      if (which == Edges::kHeavy ? we < delta : which == Edges::kLight && !(we < delta)) continue;
+      if (which == Edges::kHeavy && we < delta) continue;  // relaxed in the bucket's phases
       const double nd = du + we;
       std::atomic_ref<double> dv(dist[v]);
       double cur = dv.load(std::memory_order_relaxed);
@@ -368,7 +371,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
           const VertexId u = frontier[i];
           if (!light.Kept(u)) continue;
           const double du = std::atomic_ref<double>(dist[u]).load(std::memory_order_relaxed);
-          light.ForEach(u, [&](VertexId v, double w) { relax(bins, du, &v, &w, 1, L.dangling, Edges::kLight); });
+          light.ForEach(u, [&](VertexId v, double w) { relax(bins, du, &v, &w, 1, L.dangling, Edges::kAll); });
         }
       });
       // The others read their lists once per phase and relax every edge, as without the split.

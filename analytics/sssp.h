@@ -14,7 +14,7 @@ struct SsspParams {
   double delta = 0;
   // Bucket vertices per batched neighbor read (kDefaultFetchBatch); 0 reads one vertex at a time.
   size_t fetch_batch = kDefaultFetchBatch;
-  // Most bytes of decoded lists kept in memory, collected during the layout's pass: the light
+  // Most bytes of decoded lists kept in memory, collected in one pass over the lists: the light
   // edges (weight < delta, 16 bytes each; about 1.5x their sampled share of the edges, at most
   // half of this) for the light/heavy split, and the rest for out-lists with their weights
   // (ListCache with LimitDegree: the shortest lists, about 12 bytes per edge plus 4 per
