@@ -202,18 +202,18 @@ uint64_t ListCache::LimitDegree(const Layout& estimate) {
   // Entries of the vertices of each degree; degrees past kCap are never kept (a list that long
   // is one lookup among thousands of entries: caching it saves little per byte).
   constexpr uint64_t kCap = uint64_t{1} << 16;
-  std::vector<uint64_t> vertices(kCap + 1, 0);
-  for (VertexId v = 0; v < bound_; ++v) {
-    if (estimate.exists[v]) ++vertices[std::min(estimate.out_degree[v], kCap)];
-  }
   // Heads: every block with an existing vertex may be kept.
+  std::vector<uint64_t> vertices(kCap + 1, 0);
   size_t heads = 0;
   for (size_t bi = 0; bi < blocks_.size(); ++bi) {
     const VertexId lo = bi * kLayoutBlock, hi = std::min<VertexId>(bound_, lo + kLayoutBlock);
-    if (std::find(estimate.exists.begin() + lo, estimate.exists.begin() + hi, 1) !=
-        estimate.exists.begin() + hi) {
-      heads += head;
+    bool any = false;
+    for (VertexId v = lo; v < hi; ++v) {
+      if (!estimate.exists[v]) continue;
+      any = true;
+      ++vertices[std::min(estimate.out_degree[v], kCap)];
     }
+    if (any) heads += head;
   }
   uint64_t cutoff = 0;
   if (max_bytes_ > heads) {
