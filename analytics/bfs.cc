@@ -146,8 +146,7 @@ bool FewLeft(uint64_t unvisited, uint64_t unvisited_edges, uint64_t frontier,
 // range whose lookups would cost more than one pass over it (StreamCheaper) is streamed.
 Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
                     const ListCache* cache, const Bitmap& front,
-                    Bitmap& next, std::vector<int64_t>& depth, Bitmap& seen,
-                    const std::vector<uint64_t>& range_edges, uint64_t* awake,
+                    Bitmap& next, std::vector<int64_t>& depth, Bitmap& seen, uint64_t* awake,
                     uint64_t* awake_edges) {
   std::atomic<uint64_t> count{0};
   std::atomic<uint64_t> edges{0};
@@ -157,7 +156,7 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
     // Whole-range passes: in-lists held in memory, or streamed when that is cheaper than
     // lookups (an early bottom-up step, most of the range unvisited). The stream reads only
     // unvisited vertices' lists, without weights, each up to its first frontier neighbor.
-    if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, seen, range_edges[ri]))) {
+    if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, seen, L.range_edges[ri]))) {
       next.Clear(r);
       // Whether v has a parent in the frontier among src[0, n) (then v joins the next one).
       auto find_parent = [&](VertexId v, const auto* src, size_t n) {
@@ -292,13 +291,6 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
   Bitmap front, back, seen;  // seen: the vertices with a depth
   seen.Resize(L.bound);
   seen.Claim(src);
-  std::vector<uint64_t> range_edges(L.ranges.size(), 0);  // out-edges of each layout range
-  if (can_bottom_up) {
-    ForEachRange(L, [&](size_t i, VertexRange r) {
-      for (VertexId v = r.begin; v < r.end; ++v) range_edges[i] += L.out_degree[v];
-      return Status::OK();
-    });
-  }
   uint64_t edges_to_check = L.num_out_edges;  // out-edges of unexpanded vertices (estimate)
   uint64_t scout = L.out_degree[src];         // out-edges of the current frontier
   int64_t level = 0;                          // depth of the current frontier
@@ -318,7 +310,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
       do {
         old_awake = awake;
         s = BottomUpStep(snap, L, level, params.fetch_batch, cache_in ? &cache : nullptr, front, back,
-                         *depth, seen, range_edges, &awake, &awake_edges);
+                         *depth, seen, &awake, &awake_edges);
         unvisited -= std::min(unvisited, awake);
         unvisited_edges -= std::min(unvisited_edges, awake_edges);
         ++level;

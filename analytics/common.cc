@@ -126,7 +126,8 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
   L.ranges.clear();
   const size_t groups = static_cast<size_t>((bound + kGroup - 1) / kGroup);
   const size_t blocks = static_cast<size_t>((bound + kBlock - 1) / kBlock);
-  std::vector<uint64_t> work(groups, 0);  // per group: sum of (out-degree + 1) + 1
+  std::vector<uint64_t> work(groups, 0);   // per group: sum of (out-degree + 1) + 1
+  std::vector<uint64_t> edges(groups, 0);  // per group: sum of out-degrees
   std::vector<uint64_t> block_vertices(blocks, 0), block_edges(blocks, 0);
 
   FirstError err;
@@ -143,11 +144,15 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
       block_vertices[b] = nv;
       block_edges[b] = ne;
       for (VertexId g = lo / kGroup; g * kGroup < hi; ++g) {
-        uint64_t w = 1;
+        uint64_t w = 1, e = 0;
         for (VertexId v = g * kGroup; v < std::min<VertexId>(bound, (g + 1) * kGroup); ++v) {
-          if (L.exists[v]) w += L.out_degree[v] + 1;
+          if (L.exists[v]) {
+            w += L.out_degree[v] + 1;
+            e += L.out_degree[v];
+          }
         }
         work[g] = w;
+        edges[g] = e;
       }
     }
   });
@@ -166,17 +171,24 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
       std::max<size_t>(1, std::min<size_t>(groups, 32 * static_cast<size_t>(tbb::this_task_arena::max_concurrency())));
   const uint64_t target = std::max<uint64_t>(1, (total + parts - 1) / parts);
   VertexId begin = 0;
-  uint64_t acc = 0;
+  uint64_t acc = 0, range_edges = 0;
+  L.range_edges.clear();
   for (size_t g = 0; g < groups; ++g) {
     acc += work[g];
+    range_edges += edges[g];
     if (acc >= target) {
       const VertexId end = std::min<VertexId>(bound, (g + 1) * kGroup);
       L.ranges.push_back({begin, end});
+      L.range_edges.push_back(range_edges);
       begin = end;
       acc = 0;
+      range_edges = 0;
     }
   }
-  if (begin < bound) L.ranges.push_back({begin, bound});
+  if (begin < bound) {
+    L.ranges.push_back({begin, bound});
+    L.range_edges.push_back(range_edges);
+  }
   return Status::OK();
 }
 

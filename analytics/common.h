@@ -59,6 +59,7 @@ struct Layout {
   std::vector<uint64_t> out_degree;
   bool exact_degrees = true;
   std::vector<VertexRange> ranges;
+  std::vector<uint64_t> range_edges;  // range_edges[i]: sum of out_degree over ranges[i]
   // Whether an edge may point at a vertex that does not exist: only kDirected stores keep edges
   // into a deleted vertex (the other kinds delete both directions). When false, kernels skip
   // the per-edge existence check — a second random access per edge on the hot path.

@@ -251,12 +251,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
     }
     return true;
   };
-  // Streamed ranges: their edge counts, and which vertices a stream reads.
-  std::vector<uint64_t> range_edges(L.ranges.size(), 0);
-  for (size_t ri = 0; ri < L.ranges.size(); ++ri) {
-    for (VertexId v = L.ranges[ri].begin; v < L.ranges[ri].end; ++v) range_edges[ri] += L.out_degree[v];
-  }
-  std::vector<uint8_t> streamed(L.bound, 0);
+  std::vector<uint8_t> streamed(L.bound, 0);  // the vertices a stream reads
   std::vector<size_t> stream_ranges;
   std::vector<VertexId> lookups;
   std::vector<double> du_of;  // du_of[i]: dist of vs[i] when its lists were taken
@@ -287,7 +282,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
         lookup += L.out_degree[vs[j]] + params.lookup_cost_edges;
         own += L.out_degree[vs[j]];
       }
-      if (params.fetch_batch != 0 && own != 0 && lookup > range_edges[ri] / 8 + own) {
+      if (params.fetch_batch != 0 && own != 0 && lookup > L.range_edges[ri] / 8 + own) {
         stream_ranges.push_back(ri);
         for (size_t k = i; k < j; ++k) {
           if (cache.Kept(vs[k])) {

@@ -514,8 +514,12 @@ TEST(Analytics, LayoutCoversBoundInAlignedRanges) {
   ASSERT_FALSE(L.ranges.empty());
   EXPECT_EQ(0u, L.ranges.front().begin);
   EXPECT_EQ(g.VertexIdBound(), L.ranges.back().end);
+  ASSERT_EQ(L.ranges.size(), L.range_edges.size());
   for (size_t i = 0; i < L.ranges.size(); ++i) {
     EXPECT_LT(L.ranges[i].begin, L.ranges[i].end);
+    uint64_t edges = 0;
+    for (VertexId v = L.ranges[i].begin; v < L.ranges[i].end; ++v) edges += L.out_degree[v];
+    EXPECT_EQ(edges, L.range_edges[i]) << "range " << i;
     if (i > 0) {
       EXPECT_EQ(L.ranges[i - 1].end, L.ranges[i].begin);
     }
