@@ -83,6 +83,129 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
 // usually find a parent within the first chunk); the others are read in batches.
 constexpr uint64_t kBottomUpAloneDegree = 1024;
 
+// The in-lists of unvisited vertices, per layout range, as a bottom-up stream read them: a
+// vertex that finds no parent has read its whole list, and it is the next step's work.
+// Invariant of a complete range: it holds the whole in-list (existing neighbors, ascending) of
+// every vertex of the range that had no depth when it was filled and has a non-empty list, so
+// a bottom-up step over the range reads nothing else (a vertex not held has no in-neighbor and
+// is never found). Each step drops the vertices it finds, in place: the arrays only shrink.
+class UnvisitedLists {
+  struct Range;
+
+ public:
+  UnvisitedLists(size_t ranges, size_t budget) : budget_(budget), r_(ranges) {}
+  bool enabled() const { return budget_ > 0; }
+  bool complete(size_t ri) const { return r_[ri].complete; }
+
+  // Fills range ri during one stream over its unvisited vertices (ascending, each vertex's
+  // chunks consecutive): Add(v, chunk) for every chunk read without a parent in it, Found(v)
+  // when v found its parent (its entries are dropped), Close() at the end of a pass that
+  // succeeded (a Filler destroyed unclosed leaves the range incomplete). Gives up
+  // (the range stays incomplete, its memory freed) once it would pass the budget.
+  class Filler {
+   public:
+    Filler(UnvisitedLists* l, size_t ri) : l_(l), r_(l->r_[ri]) {
+      l_->used_.fetch_sub(r_.counted, std::memory_order_relaxed);
+      r_.Free();
+      ok_ = l->enabled();
+    }
+    void Add(VertexId v, const VertexId* src, size_t n) {
+      if (!ok_) return;
+      if (r_.v.empty() || r_.v.back() != v) {
+        r_.v.push_back(v);
+        r_.off.push_back(static_cast<uint32_t>(r_.ids.size()));
+      }
+      r_.ids.insert(r_.ids.end(), src, src + n);
+      const size_t used = l_->used_.load(std::memory_order_relaxed);
+      if (r_.ids.size() > UINT32_MAX || used + r_.Bytes() > l_->budget_) Abandon();
+    }
+    ~Filler() {
+      if (ok_ && !r_.complete) Abandon();  // not closed: the pass failed
+    }
+    Filler(const Filler&) = delete;
+    Filler& operator=(const Filler&) = delete;
+    // v found its parent (in a chunk not yet added, or after some were).
+    void Found(VertexId v) {
+      if (!ok_ || r_.v.empty() || r_.v.back() != v) return;
+      r_.ids.resize(r_.off.back());
+      r_.v.pop_back();
+      r_.off.pop_back();
+    }
+    void Close() {
+      if (!ok_) return;
+      r_.off.push_back(static_cast<uint32_t>(r_.ids.size()));
+      const size_t b = r_.Bytes();
+      if (l_->used_.fetch_add(b, std::memory_order_relaxed) + b > l_->budget_) {
+        l_->used_.fetch_sub(b, std::memory_order_relaxed);
+        Abandon();
+        return;
+      }
+      r_.counted = b;
+      r_.complete = true;
+    }
+
+   private:
+    void Abandon() {
+      ok_ = false;
+      r_.Free();
+    }
+    UnvisitedLists* l_;
+    Range& r_;
+    bool ok_;
+  };
+
+  // One bottom-up step over complete range ri: for each held vertex v without a bit in
+  // `seen`, search(v, list, n) -> true when v found its parent (v is then dropped). Vertices
+  // with a bit in `seen` (visited by a top-down step since) are dropped too.
+  template <class Search>
+  void Step(size_t ri, const Bitmap& seen, Search&& search);
+
+ private:
+  struct Range {
+    bool complete = false;
+    size_t counted = 0;           // bytes added to used_
+    std::vector<VertexId> v;      // ascending
+    std::vector<uint32_t> off;    // v.size() + 1 once closed: v[k]'s list is ids[off[k], off[k + 1])
+    std::vector<VertexId> ids;
+    size_t Bytes() const {
+      return v.capacity() * sizeof(VertexId) + off.capacity() * sizeof(uint32_t) +
+             ids.capacity() * sizeof(VertexId);
+    }
+    void Free() {
+      complete = false;
+      counted = 0;
+      std::vector<VertexId>().swap(v);
+      std::vector<uint32_t>().swap(off);
+      std::vector<VertexId>().swap(ids);
+    }
+  };
+  friend class Filler;
+  size_t budget_;
+  std::atomic<size_t> used_{0};
+  std::vector<Range> r_;
+};
+
+template <class Search>
+void UnvisitedLists::Step(size_t ri, const Bitmap& seen, Search&& search) {
+  Range& r = r_[ri];
+  size_t w = 0;
+  uint32_t e = 0;  // kept: v[0, w), ids[0, e)
+  for (size_t k = 0; k < r.v.size(); ++k) {
+    const VertexId v = r.v[k];
+    const uint32_t b = r.off[k], end = r.off[k + 1];  // read before off[w] (w <= k) is written
+    if (seen.Get(v) || search(v, r.ids.data() + b, static_cast<size_t>(end - b))) continue;
+    r.v[w] = v;
+    r.off[w] = e;
+    std::copy(r.ids.begin() + b, r.ids.begin() + end, r.ids.begin() + e);
+    e += end - b;
+    ++w;
+  }
+  r.v.resize(w);
+  r.off.resize(w + 1);
+  r.off[w] = e;
+  r.ids.resize(e);
+}
+
 // Calls fn(v) for every existing vertex of range r without a bit in `seen`, ascending: words
 // whose 64 vertices are all visited cost one load.
 template <class Fn>
@@ -143,9 +266,11 @@ bool FewLeft(uint64_t unvisited, uint64_t unvisited_edges, uint64_t frontier,
 // unvisited vertices of a range with out-degree <= kBottomUpAloneDegree (an estimate of the
 // in-degree; exact when undirected) are read `batch` at a time with ScanNeighborsBatch, in
 // ascending order, so their runs come in a few large reads; their lists are read whole. A
-// range whose lookups would cost more than one pass over it (StreamCheaper) is streamed.
+// range whose lookups would cost more than one pass over it (StreamCheaper) is streamed, and
+// `lists` keeps what the stream read of the vertices that stay unvisited; a range it holds
+// whole is then searched from memory alone.
 Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
-                    const ListCache* cache, const Bitmap& front,
+                    const ListCache* cache, UnvisitedLists* lists, const Bitmap& front,
                     Bitmap& next, std::vector<int64_t>& depth, Bitmap& seen, uint64_t* awake,
                     uint64_t* awake_edges) {
   std::atomic<uint64_t> count{0};
@@ -153,36 +278,56 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
   const Direction in = InDirection(L.kind);
   Status s = ForEachRange(L, [&](size_t ri, VertexRange r) -> Status {
     uint64_t c = 0;
-    // Whole-range passes: in-lists held in memory, or streamed when that is cheaper than
-    // lookups (an early bottom-up step, most of the range unvisited). The stream reads only
-    // unvisited vertices' lists, without weights, each up to its first frontier neighbor.
-    if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, seen, L.range_edges[ri]))) {
-      next.Clear(r);
-      // Whether v has a parent in the frontier among src[0, n) (then v joins the next one).
-      auto find_parent = [&](VertexId v, const auto* src, size_t n) {
-        for (size_t i = 0; i < n; ++i) {
-          if (!front.Get(src[i])) continue;
-          depth[v] = level + 1;
-          next.Set(v);
-          ++c;
-          return true;
-        }
-        return false;
-      };
-      Status st = cache != nullptr
-          ? cache->Pass(snap, L, r, [&](VertexId v, const auto* src, size_t n) {
-              // Visited earlier, or found in this step (seen is updated after the pass).
-              if (!seen.Get(v) && !next.Get(v)) find_parent(v, src, n);
-            })
-          : ScanRangeSteps(snap, r, in, L, /*weights=*/false,
-                           [&](VertexId v) { return !seen.Get(v); },
-                           [&](VertexId v, const VertexId* src, const double*, size_t n) {
-                             return find_parent(v, src, n) ? ScanStep::kNextVertex
-                                                           : ScanStep::kMore;
-                           });
+    // Whether v has a parent in the frontier among src[0, n) (then v joins the next one).
+    auto find_parent = [&](VertexId v, const auto* src, size_t n) {
+      for (size_t i = 0; i < n; ++i) {
+        if (!front.Get(src[i])) continue;
+        depth[v] = level + 1;
+        next.Set(v);
+        ++c;
+        return true;
+      }
+      return false;
+    };
+    auto finish = [&] {
       count.fetch_add(c, std::memory_order_relaxed);
       edges.fetch_add(WokenEdges(L, r, next), std::memory_order_relaxed);
       seen.OrRange(next, r);
+    };
+    // The range's unvisited vertices' lists are in memory: nothing else to read.
+    if (lists->complete(ri)) {
+      next.Clear(r);
+      lists->Step(ri, seen, find_parent);
+      finish();
+      return Status::OK();
+    }
+    // Whole-range passes: in-lists held in memory, or streamed when that is cheaper than
+    // lookups (an early bottom-up step, most of the range unvisited). The stream reads only
+    // unvisited vertices' lists, without weights, each up to its first frontier neighbor, and
+    // keeps the lists of the vertices that found none (UnvisitedLists) for the next steps.
+    if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, seen, L.range_edges[ri]))) {
+      next.Clear(r);
+      Status st;
+      if (cache != nullptr) {
+        st = cache->Pass(snap, L, r, [&](VertexId v, const auto* src, size_t n) {
+          // Visited earlier, or found in this step (seen is updated after the pass).
+          if (!seen.Get(v) && !next.Get(v)) find_parent(v, src, n);
+        });
+      } else {
+        UnvisitedLists::Filler fill(lists, ri);
+        st = ScanRangeSteps(snap, r, in, L, /*weights=*/false,
+                            [&](VertexId v) { return !seen.Get(v); },
+                            [&](VertexId v, const VertexId* src, const double*, size_t n) {
+                              if (find_parent(v, src, n)) {
+                                fill.Found(v);
+                                return ScanStep::kNextVertex;
+                              }
+                              fill.Add(v, src, n);
+                              return ScanStep::kMore;
+                            });
+        if (st.ok()) fill.Close();
+      }
+      finish();
       return st;
     }
     std::vector<VertexId> todo;
@@ -232,9 +377,7 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
       Status st = flush();
       if (!st.ok()) return st;
     }
-    count.fetch_add(c, std::memory_order_relaxed);
-    edges.fetch_add(WokenEdges(L, r, next), std::memory_order_relaxed);
-    seen.OrRange(next, r);
+    finish();
     return Status::OK();
   });
   *awake = count.load();
@@ -287,6 +430,8 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
 
   const bool can_bottom_up = HasInEdges(L.kind);
   const uint64_t alpha = std::max(1, params.alpha), beta = std::max(1, params.beta);
+  // Bottom-up steps that read undirected lists from the cache keep nothing.
+  UnvisitedLists lists(L.ranges.size(), cache_in ? 0 : params.unvisited_bytes);
   Queue frontier{src}, next;
   Bitmap front, back, seen;  // seen: the vertices with a depth
   seen.Resize(L.bound);
@@ -309,8 +454,8 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
       uint64_t awake = frontier.size(), old_awake, awake_edges = 0;
       do {
         old_awake = awake;
-        s = BottomUpStep(snap, L, level, params.fetch_batch, cache_in ? &cache : nullptr, front, back,
-                         *depth, seen, &awake, &awake_edges);
+        s = BottomUpStep(snap, L, level, params.fetch_batch, cache_in ? &cache : nullptr, &lists,
+                         front, back, *depth, seen, &awake, &awake_edges);
         unvisited -= std::min(unvisited, awake);
         unvisited_edges -= std::min(unvisited_edges, awake_edges);
         ++level;

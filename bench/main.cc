@@ -56,11 +56,14 @@ void Usage() {
           "usage: strata-bench --suite quick|full --json FILE [--scale S] [--threads N]\n"
           "                    [--only WORKLOAD,...] [--systems SYSTEM,...] [--dir DIR]\n"
           "                    [--timeout SECONDS] [--large-analytics KERNEL,...|none]\n"
+          "                    [--keep-large]\n"
           "workloads: insert update search_edge scan_nbr bfs pr sssp wcc tc mixed ingest_large\n"
           "           durability (WAL grid and recovery; runs only when named in --only)\n"
           "systems:   strata strata-mem rocksdb csr\n"
           "--large-analytics: the kernels (bfs pr sssp wcc) run on the persisted ingest_large\n"
-          "           graph; default pr (quick), bfs,pr,sssp,wcc (full)\n");
+          "           graph; default pr (quick), bfs,pr,sssp,wcc (full)\n"
+          "--keep-large: leave strata's ingest_large store in DIR/large-strata (no space-amplification\n"
+          "           figure: its full compaction would rewrite the store)\n");
 }
 
 std::string Trim(std::string s) {
@@ -273,6 +276,8 @@ int Main(int argc, char** argv) {
       systems = Split(next());
     } else if (a == "--dir") {
       cfg.dir = next();
+    } else if (a == "--keep-large") {
+      cfg.keep_large = true;
     } else if (a == "--timeout") {
       timeout = std::stod(next());
     } else if (a == "-h" || a == "--help") {

@@ -72,6 +72,10 @@ struct SuiteConfig {
   WorkloadSet large_analytics{{"pr"}};
   size_t large_budget = size_t{128} << 20;
   size_t large_memgraph_bytes = size_t{32} << 20;  // memgraph_bytes of ingest_large
+  // Leave StrataGraph's ingest_large store in <dir>/large-strata as the ingest and the analytics left
+  // it (for `strata analyze` / `strata inspect`): skips the space-amplification measurement,
+  // whose full compaction would rewrite it.
+  bool keep_large = false;
   // strata's memory settings for the main graph.
   size_t memory_budget = size_t{1} << 30;
   size_t memgraph_bytes = size_t{64} << 20;

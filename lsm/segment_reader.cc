@@ -1085,11 +1085,13 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t limit, uint32_t* n_out,
 
 bool NeighborIterator::Next(EdgeBatch* b) {
   if (!status_.ok()) return false;
-  // With ReadOptions::first_batch a run's first batch is a piece of its first chunk and the
-  // second the rest of that chunk; every other batch is whole chunks up to cap_ records.
-  const bool piece = o_.first_batch != 0 && chunk_ == 0 && in_chunk_ == 0 && !has_seek_;
-  const uint32_t piece_len =
-      static_cast<uint32_t>(std::min<size_t>(o_.first_batch, kChunkEdges));
+  // With ReadOptions::first_batch a run's first chunk comes in pieces that double: its first
+  // first_batch records, then as many again, and so on to the chunk's end (16, 16, 32, 64);
+  // every later batch is whole chunks up to cap_ records. A reader that stops at a record
+  // found a few pieces in decodes at most twice what it read.
+  const bool piece = o_.first_batch != 0 && chunk_ == 0 && !has_seek_;
+  const uint32_t piece_len = static_cast<uint32_t>(
+      std::min<size_t>(in_chunk_ == 0 ? o_.first_batch : in_chunk_, kChunkEdges));
   const size_t cap = piece ? piece_len : in_chunk_ != 0 ? kChunkEdges : cap_;
   size_t count = 0;
   uint64_t first = 0;  // run index of the batch's first edge

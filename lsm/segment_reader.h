@@ -82,8 +82,9 @@ struct ReadOptions {
   size_t max_batch = 1024;
   // For readers that usually stop after a few records of a run (a bottom-up BFS step, WCC's
   // sampling): a run's first batch is its first `first_batch` records (at most one chunk; the
-  // whole first chunk where a timestamp column follows the destinations), the second the rest
-  // of that chunk. 0: every batch is whole chunks up to max_batch.
+  // whole first chunk where a timestamp column follows the destinations), and the rest of that
+  // chunk comes in pieces as long as what came before (16, 16, 32, 64). 0: every batch is
+  // whole chunks up to max_batch.
   size_t first_batch = 0;
 };
 

@@ -26,7 +26,8 @@ constexpr size_t kPrefixBatch = 16;
 // Buffers live entries and hands them out as NeighborChunks.
 class ChunkEmitter {
  public:
-  // first: entries in the first chunk (at most kChunk), kChunk in the later ones.
+  // first: entries in the first chunk (at most kChunk); each later chunk holds twice as many
+  // as the one before, up to kChunk (a merge that stops early merges little past its stop).
   ChunkEmitter(bool weighted, FunctionRef<bool(const NeighborChunk&)> fn, size_t first = kChunk)
       : weighted_(weighted), fn_(fn), limit_(first) {}
   bool Add(uint64_t k, double w) {
@@ -49,7 +50,7 @@ class ChunkEmitter {
     if (n_ == 0) return true;
     NeighborChunk c{dst_, weighted_ ? w_ : nullptr, n_};
     n_ = 0;
-    limit_ = kChunk;
+    limit_ = std::min(kChunk, 2 * limit_);
     return fn_(c);
   }
 
@@ -59,7 +60,7 @@ class ChunkEmitter {
   uint64_t dst_[kChunk];
   double w_[kChunk];
   size_t n_ = 0;
-  size_t limit_;  // entries that make the chunk full: the first chunk's, then kChunk
+  size_t limit_;  // entries that make the chunk full: first, doubling up to kChunk
 };
 
 // A vertex's entries of one tier, materialized (columns, so a run reads like an EdgeBatch).

@@ -47,16 +47,24 @@ void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string
   // (where in-edges exist) and always top-down: the same depths.
   // Bottom-up steps from the list cache (default), from the store (0), and from a cache too
   // small for every block (the rest streamed).
+  // Without a cache, the unvisited vertices' lists kept between bottom-up steps: all of them
+  // (default budget), none, or a budget that some ranges' lists do not fit (those ranges are
+  // read from the store again).
   for (size_t batch : {size_t{0}, size_t{3}, kDefaultFetchBatch}) {
     for (BfsParams bp : {BfsParams{src}, BfsParams{src, 1 << 30, 1 << 30}, BfsParams{src, 1, 1}}) {
       for (size_t cache : {size_t{1} << 30, size_t{0}, size_t{40000}}) {
-        bp.fetch_batch = batch;
-        bp.cache_bytes = cache;
-        std::vector<int64_t> d3;
-        ASSERT_TRUE(Bfs(snap, bp, &d3).ok());
-        d3.resize(d2.size(), kUnreachable);
-        EXPECT_TRUE(CheckExact(d2, d3, "bfs batch " + std::to_string(batch)).ok())
-            << "alpha " << bp.alpha << " batch " << batch << " cache " << cache;
+        for (size_t kept : {BfsParams().unvisited_bytes, size_t{0}, size_t{3000}}) {
+          if (cache != 0 && kept != BfsParams().unvisited_bytes) continue;
+          bp.fetch_batch = batch;
+          bp.cache_bytes = cache;
+          bp.unvisited_bytes = kept;
+          std::vector<int64_t> d3;
+          ASSERT_TRUE(Bfs(snap, bp, &d3).ok());
+          d3.resize(d2.size(), kUnreachable);
+          EXPECT_TRUE(CheckExact(d2, d3, "bfs batch " + std::to_string(batch)).ok())
+              << "alpha " << bp.alpha << " batch " << batch << " cache " << cache << " kept "
+              << kept;
+        }
       }
     }
   }

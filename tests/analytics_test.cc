@@ -346,8 +346,11 @@ void CrossCheck(const MapSnapshot& g, std::mt19937_64& rng) {
     std::vector<int64_t> d, dref;
     ASSERT_OK(ReferenceBfs(g, src, &dref));
     for (BfsParams p : {BfsParams{src}, BfsParams{src, 1 << 30, 1 << 30}, BfsParams{src, 1, 1}}) {
-      ASSERT_OK(Bfs(g, p, &d));
-      ASSERT_OK(CheckExact(dref, d, "BFS"));
+      for (size_t kept : {p.unvisited_bytes, size_t{0}, size_t{2000}}) {
+        p.unvisited_bytes = kept;
+        ASSERT_OK(Bfs(g, p, &d));
+        ASSERT_OK(CheckExact(dref, d, "BFS kept " + std::to_string(kept)));
+      }
     }
     std::vector<double> s, sref;
     ASSERT_OK(ReferenceSssp(g, src, &sref));

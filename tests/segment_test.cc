@@ -442,8 +442,8 @@ TEST_P(SegmentTest, RandomGraphsAllOptions) {
   }
 }
 
-// With ReadOptions::first_batch = 16 a run's batches grow: its first 16 records, the rest of
-// its first chunk, then whole chunks up to max_batch (a segment with timestamps starts with
+// With ReadOptions::first_batch = 16 a run's batches grow: its first 16 records, then pieces
+// of its first chunk that double (16, 32, 64), then whole chunks up to max_batch (a segment with timestamps starts with
 // the whole first chunk); without it every batch is whole chunks up to max_batch. A scanner
 // whose reader stops after a vertex's first batch (an early-stopping kernel) leaves nothing
 // behind for the next vertex.
@@ -489,10 +489,13 @@ TEST_P(SegmentTest, BatchesGrowFromAShortFirstPiece) {
                              : ts            ? std::min<size_t>(d, 128)
                                              : std::min<size_t>(d, 16);
         ASSERT_EQ(sizes[0], first) << "degree " << d << " first_batch " << first_batch;
-        if (piece && d > 16) {
-          ASSERT_EQ(sizes[1], std::min<size_t>(d, 128) - 16) << "degree " << d;
+        // The first chunk's pieces end at 16, 32, 64 and 128 records (or the run's end).
+        size_t q = 1;
+        for (size_t at = 16; piece && at < std::min<size_t>(d, 128); at *= 2, ++q) {
+          ASSERT_LT(q, sizes.size());
+          ASSERT_EQ(sizes[q], std::min<size_t>({d, 128, 2 * at}) - at) << "degree " << d;
         }
-        for (size_t q = piece ? 2 : 1; q < sizes.size(); q++) ASSERT_LE(sizes[q], 512u);
+        for (; q < sizes.size(); q++) ASSERT_LE(sizes[q], 512u);
       }
       checked += v.edges.size() > 128;
     }
