@@ -89,6 +89,8 @@ constexpr uint64_t kBottomUpAloneDegree = 1024;
 // every vertex of the range that had no depth when it was filled and has a non-empty list, so
 // a bottom-up step over the range reads nothing else (a vertex not held has no in-neighbor and
 // is never found). Each step drops the vertices it finds, in place: the arrays only shrink.
+// Id: uint32_t when every vertex ID fits (half the memory), else VertexId.
+template <class Id>
 class UnvisitedLists {
   struct Range;
 
@@ -112,10 +114,10 @@ class UnvisitedLists {
     void Add(VertexId v, const VertexId* src, size_t n) {
       if (!ok_) return;
       if (r_.v.empty() || r_.v.back() != v) {
-        r_.v.push_back(v);
+        r_.v.push_back(static_cast<Id>(v));
         r_.off.push_back(static_cast<uint32_t>(r_.ids.size()));
       }
-      r_.ids.insert(r_.ids.end(), src, src + n);
+      for (size_t i = 0; i < n; ++i) r_.ids.push_back(static_cast<Id>(src[i]));
       const size_t used = l_->used_.load(std::memory_order_relaxed);
       if (r_.ids.size() > UINT32_MAX || used + r_.Bytes() > l_->budget_) Abandon();
     }
@@ -164,19 +166,18 @@ class UnvisitedLists {
   struct Range {
     bool complete = false;
     size_t counted = 0;           // bytes added to used_
-    std::vector<VertexId> v;      // ascending
+    std::vector<Id> v;            // ascending
     std::vector<uint32_t> off;    // v.size() + 1 once closed: v[k]'s list is ids[off[k], off[k + 1])
-    std::vector<VertexId> ids;
+    std::vector<Id> ids;
     size_t Bytes() const {
-      return v.capacity() * sizeof(VertexId) + off.capacity() * sizeof(uint32_t) +
-             ids.capacity() * sizeof(VertexId);
+      return (v.capacity() + ids.capacity()) * sizeof(Id) + off.capacity() * sizeof(uint32_t);
     }
     void Free() {
       complete = false;
       counted = 0;
-      std::vector<VertexId>().swap(v);
+      std::vector<Id>().swap(v);
       std::vector<uint32_t>().swap(off);
-      std::vector<VertexId>().swap(ids);
+      std::vector<Id>().swap(ids);
     }
   };
   friend class Filler;
@@ -185,18 +186,19 @@ class UnvisitedLists {
   std::vector<Range> r_;
 };
 
+template <class Id>
 template <class Search>
-void UnvisitedLists::Step(size_t ri, const Bitmap& seen, Search&& search) {
+void UnvisitedLists<Id>::Step(size_t ri, const Bitmap& seen, Search&& search) {
   Range& r = r_[ri];
   size_t w = 0;
   uint32_t e = 0;  // kept: v[0, w), ids[0, e)
   for (size_t k = 0; k < r.v.size(); ++k) {
-    const VertexId v = r.v[k];
+    const Id v = r.v[k];
     const uint32_t b = r.off[k], end = r.off[k + 1];  // read before off[w] (w <= k) is written
     if (seen.Get(v) || search(v, r.ids.data() + b, static_cast<size_t>(end - b))) continue;
     r.v[w] = v;
     r.off[w] = e;
-    std::copy(r.ids.begin() + b, r.ids.begin() + end, r.ids.begin() + e);
+    if (e != b) std::copy(r.ids.begin() + b, r.ids.begin() + end, r.ids.begin() + e);  // e < b
     e += end - b;
     ++w;
   }
@@ -269,8 +271,9 @@ bool FewLeft(uint64_t unvisited, uint64_t unvisited_edges, uint64_t frontier,
 // range whose lookups would cost more than one pass over it (StreamCheaper) is streamed, and
 // `lists` keeps what the stream read of the vertices that stay unvisited; a range it holds
 // whole is then searched from memory alone.
+template <class Lists>
 Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
-                    const ListCache* cache, UnvisitedLists* lists, const Bitmap& front,
+                    const ListCache* cache, Lists* lists, const Bitmap& front,
                     Bitmap& next, std::vector<int64_t>& depth, Bitmap& seen, uint64_t* awake,
                     uint64_t* awake_edges) {
   std::atomic<uint64_t> count{0};
@@ -314,7 +317,7 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
           if (!seen.Get(v) && !next.Get(v)) find_parent(v, src, n);
         });
       } else {
-        UnvisitedLists::Filler fill(lists, ri);
+        typename Lists::Filler fill(lists, ri);
         st = ScanRangeSteps(snap, r, in, L, /*weights=*/false,
                             [&](VertexId v) { return !seen.Get(v); },
                             [&](VertexId v, const VertexId* src, const double*, size_t n) {
@@ -405,33 +408,17 @@ void BitmapToQueue(const Layout& L, const Bitmap& bits, Queue* q) {
   for (const Queue& p : parts) q->insert(q->end(), p.begin(), p.end());
 }
 
-}  // namespace
-
-Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* depth) {
-  // Keep the out-lists the layout streams: top-down steps read them, and bottom-up steps on
-  // undirected stores (whose in-lists they are).
-  const bool keep = params.cache_bytes > 0;
-  const bool cache_in = keep && snap.kind() == GraphKind::kUndirected;
-  // Without a cache the layout decodes nothing: degrees only steer the direction switches.
-  ListCache cache(snap, Direction::kOut, keep ? params.cache_bytes : 0);
-  Layout L;
-  Status s = keep ? BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
-    cache.Collect(u, c);
-  }) : EstimateLayout(snap, &L);
-  if (!s.ok()) return s;
-  if (keep) {
-    s = cache.Complete(snap, L);
-    if (!s.ok()) return s;
-  }
-  depth->assign(L.bound, kUnreachable);
+// The steps of a search from params.source, whose depth is set (0) and every other depth
+// kUnreachable. Id: the ID width of the lists kept between bottom-up steps.
+template <class Id>
+Status Search(const Snapshot& snap, const BfsParams& params, const Layout& L,
+              const ListCache& cache, bool keep, bool cache_in, std::vector<int64_t>* depth) {
   const VertexId src = params.source;
-  if (src >= L.bound || !L.exists[src]) return Status::InvalidArgument("BFS: source does not exist");
-  (*depth)[src] = 0;
-
+  Status s;
   const bool can_bottom_up = HasInEdges(L.kind);
   const uint64_t alpha = std::max(1, params.alpha), beta = std::max(1, params.beta);
   // Bottom-up steps that read undirected lists from the cache keep nothing.
-  UnvisitedLists lists(L.ranges.size(), cache_in ? 0 : params.unvisited_bytes);
+  UnvisitedLists<Id> lists(L.ranges.size(), cache_in ? 0 : params.unvisited_bytes);
   Queue frontier{src}, next;
   Bitmap front, back, seen;  // seen: the vertices with a depth
   seen.Resize(L.bound);
@@ -474,6 +461,35 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
       std::swap(frontier, next);
     }
   }
+  return s;
+}
+
+}  // namespace
+
+Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* depth) {
+  // Keep the out-lists the layout streams: top-down steps read them, and bottom-up steps on
+  // undirected stores (whose in-lists they are).
+  const bool keep = params.cache_bytes > 0;
+  const bool cache_in = keep && snap.kind() == GraphKind::kUndirected;
+  // Without a cache the layout decodes nothing: degrees only steer the direction switches.
+  ListCache cache(snap, Direction::kOut, keep ? params.cache_bytes : 0);
+  Layout L;
+  Status s = keep ? BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+    cache.Collect(u, c);
+  }) : EstimateLayout(snap, &L);
+  if (!s.ok()) return s;
+  if (keep) {
+    s = cache.Complete(snap, L);
+    if (!s.ok()) return s;
+  }
+  depth->assign(L.bound, kUnreachable);
+  const VertexId src = params.source;
+  if (src >= L.bound || !L.exists[src]) return Status::InvalidArgument("BFS: source does not exist");
+  (*depth)[src] = 0;
+
+  const bool narrow = L.bound <= (VertexId{1} << 32);
+  s = narrow ? Search<uint32_t>(snap, params, L, cache, keep, cache_in, depth)
+             : Search<VertexId>(snap, params, L, cache, keep, cache_in, depth);
   return Finish(snap, s);
 }
 

@@ -27,8 +27,8 @@ struct BfsParams {
   // it saved on a compacted scale-21 store (0.55-0.57 s with 256 MiB, 0.50-0.51 s without;
   // docs/benchmarks.md, session 5).
   size_t cache_bytes = 0;
-  // Most bytes of unvisited vertices' in-lists kept between bottom-up steps (about 4 bytes per
-  // edge and 12 per vertex; counted by capacity, so a range being filled may pass it by up to
+  // Most bytes of unvisited vertices' in-lists kept between bottom-up steps (4 bytes per edge
+  // and 8 per vertex, twice that when vertex IDs pass 32 bits; counted by capacity, so a range being filled may pass it by up to
   // its own size before it is dropped). A bottom-up step that streams a range reads the whole
   // list of every vertex that finds no parent; those vertices are the next step's work, so
   // their lists are kept and the range's next steps read only them, from memory. A range whose
