@@ -570,6 +570,30 @@ void VertexIndex::ForEach(FunctionRef<bool(VertexId, const VertexInfo&)> fn) con
   });
 }
 
+void VertexIndex::ForEachIn(VertexId begin, VertexId end,
+                            FunctionRef<bool(VertexId, const Located&)> fn) const {
+  if (begin >= end) return;
+  Located loc;
+  for (uint64_t r = begin >> kRangeBits; r <= (end - 1) >> kRangeBits; ++r) {
+    const RangePage* p = FindPage(r);
+    if (p == nullptr) continue;
+    const VertexId base = r << kRangeBits;
+    const uint32_t lo = begin > base ? static_cast<uint32_t>(begin - base) : 0;
+    const uint32_t hi = static_cast<uint32_t>(std::min<VertexId>(end - base, kRangeSize));
+    for (uint32_t w = lo >> 6; w < (hi + 63) >> 6; ++w) {
+      uint64_t m = p->bits[w];
+      if (w == lo >> 6) m &= ~uint64_t{0} << (lo & 63);
+      if (w == (hi - 1) >> 6 && (hi & 63) != 0) m &= (uint64_t{1} << (hi & 63)) - 1;
+      for (; m != 0; m &= m - 1) {
+        const uint32_t b = static_cast<uint32_t>(std::countr_zero(m));
+        const uint64_t below = p->bits[w] & ((uint64_t{1} << b) - 1);
+        Locate(*p, p->rank[w] + static_cast<uint32_t>(std::popcount(below)), &loc);
+        if (!fn(base + w * 64 + b, loc)) return;
+      }
+    }
+  }
+}
+
 bool VertexIndex::SameContents(const VertexIndex& o, std::string* first_difference) const {
   std::vector<std::pair<VertexId, VertexInfo>> a, b;
   ForEach([&](VertexId u, const VertexInfo& i) {

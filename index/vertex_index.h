@@ -126,6 +126,11 @@ class VertexIndex {
 
   // Every indexed vertex in ascending order; fn returns false to stop.
   void ForEach(FunctionRef<bool(VertexId, const VertexInfo&)> fn) const;
+  // The indexed vertices of [begin, end), ascending, as Find gives them (views, nothing
+  // decoded into owning form); fn returns false to stop. One tree descent per 1024 IDs of
+  // the range: for short ranges (a subgraph's 64 IDs lie in one page).
+  void ForEachIn(VertexId begin, VertexId end,
+                 FunctionRef<bool(VertexId, const Located&)> fn) const;
   // Same vertices with the same information (page layout may differ: it depends on history).
   bool SameContents(const VertexIndex& o, std::string* first_difference = nullptr) const;
   // Range pages (by range number) that this index shares, by pointer, with `o`.

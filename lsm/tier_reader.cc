@@ -813,8 +813,18 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
     VertexEntry ve;
     bool valid = false;
   };
+  // With the multi-level vertex index (Version::index_reads) only the L0 files are streamed:
+  // the index holds every level's entries in memory, so the levels' vertex tables are not
+  // read at all.
+  const bool indexed = v_->index_reads;
+  std::vector<const version::SegmentHandle*> sources;
+  if (indexed) {
+    for (const auto& h : v_->l0[0]) sources.push_back(h.get());
+  } else {
+    sources = v_->AllFiles(0);
+  }
   std::vector<FileScan> files;
-  for (const version::SegmentHandle* h : v_->AllFiles(0)) {
+  for (const version::SegmentHandle* h : sources) {
     if (h->meta.num_vertices == 0 || h->meta.max_src < begin || h->meta.min_src >= end) continue;
     ScanOptions so;
     so.min_src = begin;
@@ -864,6 +874,48 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
         f.valid = f.sc->NextVertex(&f.ve);
         if (!f.sc->status().ok()) return f.sc->status();
       }
+    }
+    if (indexed) {
+      // The levels, newest (L1) first, as the index places each vertex on them.
+      Status s;
+      v_->index[0].ForEachIn(base, base + mem::kSubgraphSize,
+                             [&](VertexId u, const index::VertexIndex::Located& loc) {
+        const uint32_t i = static_cast<uint32_t>(u - base);
+        const uint64_t bit = uint64_t{1} << i;
+        VertexEntry e;
+        for (uint32_t k = 0; k < loc.size(); ++k) {
+          const index::Pos& p = loc[k];
+          if (p.has_entry()) {
+            p.ToEntry(u, &e);
+          } else {  // a level-only position: the file has the entry
+            const size_t lv = p.level() - 1;
+            const version::SegmentHandle* h =
+                lv < v_->levels[0].size() ? v_->LevelFind(0, lv, u) : nullptr;
+            if (h == nullptr) {
+              s = Status::Corruption("vertex index places vertex " + std::to_string(u) +
+                                     " on level " + std::to_string(p.level()) +
+                                     ", whose files do not hold it");
+              return false;
+            }
+            s = h->reader->FindVertex(u, &e);
+            if (!s.ok()) return false;
+          }
+          if (!(decided & bit)) {
+            if (e.flags & kVertexExists) {
+              exists |= bit;
+              decided |= bit;
+            } else if (e.flags & kVertexDeleted) {
+              decided |= bit;
+            }
+          }
+          if constexpr (kDegrees) {
+            if (!(hidden & bit)) degree[i] += e.degree;
+            if (e.flags & kVertexDeleted) hidden |= bit;
+          }
+        }
+        return true;
+      });
+      if (!s.ok()) return s;
     }
     for (uint64_t m = exists; m != 0; m &= m - 1) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));

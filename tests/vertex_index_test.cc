@@ -89,7 +89,30 @@ void ExpectMatches(const VertexIndex& idx, const Model& m, std::mt19937_64& rng,
     ASSERT_EQ(l.size(), mi->second.pos.size());
     for (uint32_t i = 0; i < l.size(); ++i) ASSERT_TRUE(l[i] == mi->second.pos[i]);
   }
-  (void)rng;
+  // ForEachIn over windows around the probes (crossing pages, starting and ending mid-word):
+  // exactly the model's vertices of the window, ascending, with their positions; and a walk
+  // told to stop after two vertices makes two calls.
+  for (VertexId u : probes) {
+    const VertexId begin = u >= 40 ? u - 40 - rng() % 60 : 0;
+    const uint64_t len = 1 + rng() % 2500;
+    const VertexId end = begin > ~VertexId{0} - len ? ~VertexId{0} : begin + len;
+    std::vector<std::pair<VertexId, VertexInfo>> got, want;
+    idx.ForEachIn(begin, end, [&](VertexId v, const VertexIndex::Located& l) {
+      VertexInfo info;
+      info.min_l0 = l.min_l0;
+      for (uint32_t i = 0; i < l.size(); ++i) info.pos.push_back(l[i]);
+      got.emplace_back(v, info);
+      return true;
+    });
+    for (auto mi = m.lower_bound(begin); mi != m.end() && mi->first < end; ++mi) {
+      want.emplace_back(mi->first, mi->second);
+    }
+    ASSERT_TRUE(got == want) << "window [" << begin << ", " << end << "): " << got.size()
+                             << " vertices, model " << want.size();
+    size_t calls = 0;
+    idx.ForEachIn(begin, end, [&](VertexId, const VertexIndex::Located&) { return ++calls < 2; });
+    ASSERT_EQ(calls, std::min<size_t>(2, want.size()));
+  }
 }
 
 TEST(VertexIndexPos, PacksAndFallsBackToLevelOnly) {

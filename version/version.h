@@ -49,7 +49,8 @@ struct Version {
   // with them in the same Version, so a reader sees the index of its own file set; an install
   // copies only the index pages its files touch and shares the rest with the previous Version.
   index::VertexIndex index[2];
-  // Point reads use `index` (Options::vertex_index_reads); false: they search by file range.
+  // Point reads and vertex walks use `index` (Options::vertex_index_reads); false: point reads
+  // search by file range and walks stream every file's vertex table.
   bool index_reads = true;
 
   // The segment of level k+1 whose vertex range holds u, or null.

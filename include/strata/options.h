@@ -72,9 +72,12 @@ struct Options {
   // that serves many seeks for the same reason). 0 turns it off. DB::WaitIdle does the merge
   // at once.
   uint32_t idle_compaction_ms = 2000;
-  // Point reads locate a vertex on disk through the multi-level vertex index (index/). False
-  // (or the environment variable STRATA_VERTEX_INDEX_READS=0) makes them search each level's
-  // files by range instead, for A/B measurement; the index is maintained either way.
+  // Point reads locate a vertex on disk through the multi-level vertex index (index/), and
+  // vertex walks (ScanVertices, ScanVertexDegreeBounds) take the levels' vertices and degrees
+  // from it instead of reading the levels' vertex tables. False (or the environment variable
+  // STRATA_VERTEX_INDEX_READS=0) makes point reads search each level's files by range and
+  // walks stream every file's vertex table, for A/B measurement; the index is maintained
+  // either way.
   bool vertex_index_reads = true;
 
   // --- Durability and I/O.
