@@ -209,38 +209,6 @@ bool RunChild(const Job& job, const SuiteConfig& cfg, double timeout, std::vecto
   return DeserializeResults(bytes, out);
 }
 
-// Results whose info carries a digest: every system must report the same per workload.
-void CheckDigests(std::vector<Result>* rs) {
-  std::map<std::string, std::map<std::string, std::string>> by;  // workload -> system -> digest
-  for (const Result& r : *rs) {
-    std::string d = r.info.Get("digest");
-    if (d.empty()) continue;
-    std::string cache = r.params.Get("cache");
-    if (cache == "\"cold\"") continue;  // the same computation as warm
-    by[r.workload][r.system] = d;
-  }
-  for (const auto& [w, systems] : by) {
-    if (systems.size() < 2) continue;
-    std::set<std::string> distinct;
-    JsonObject info;
-    for (const auto& [s, d] : systems) {
-      distinct.insert(d);
-      info.Raw(s, d);
-    }
-    Result r;
-    r.workload = w;
-    r.system = "all";
-    r.metric = "results_agree";
-    r.value = distinct.size() == 1 ? 1 : 0;
-    r.unit = "bool";
-    r.info = info;
-    if (distinct.size() != 1) {
-      fprintf(stderr, "WARNING: %s: systems disagree: %s\n", w.c_str(), info.ToJson().c_str());
-    }
-    rs->push_back(r);
-  }
-}
-
 int Main(int argc, char** argv) {
   SuiteConfig cfg;
   std::string json_path;

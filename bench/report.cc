@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <set>
+#include <utility>
 
 namespace strata::bench {
 
@@ -211,6 +214,43 @@ bool WriteReport(const std::string& path, const std::string& machine_json,
   }
   f << "  ]\n}\n";
   return static_cast<bool>(f);
+}
+
+// Results whose info carries a digest: every system must report the same per workload and
+// graph (a kernel runs on the main graph and on the ingest_large one, which differ).
+void CheckDigests(std::vector<Result>* rs) {
+  // (workload, graph as raw JSON, "" without one) -> system -> digest
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> by;
+  for (const Result& r : *rs) {
+    std::string d = r.info.Get("digest");
+    if (d.empty()) continue;
+    std::string cache = r.params.Get("cache");
+    if (cache == "\"cold\"") continue;  // the same computation as warm
+    by[{r.workload, r.params.Get("graph")}][r.system] = d;
+  }
+  for (const auto& [key, systems] : by) {
+    const auto& [w, graph] = key;
+    if (systems.size() < 2) continue;
+    std::set<std::string> distinct;
+    JsonObject info;
+    for (const auto& [s, d] : systems) {
+      distinct.insert(d);
+      info.Raw(s, d);
+    }
+    Result r;
+    r.workload = w;
+    r.system = "all";
+    r.metric = "results_agree";
+    r.value = distinct.size() == 1 ? 1 : 0;
+    r.unit = "bool";
+    r.info = info;
+    if (!graph.empty()) r.params.Raw("graph", graph);
+    if (distinct.size() != 1) {
+      fprintf(stderr, "WARNING: %s (graph %s): systems disagree: %s\n", w.c_str(),
+              graph.empty() ? "-" : graph.c_str(), info.ToJson().c_str());
+    }
+    rs->push_back(r);
+  }
 }
 
 }  // namespace strata::bench

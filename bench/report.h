@@ -72,6 +72,11 @@ class ResultSink {
   std::vector<Result> results_;
 };
 
+// Appends one "results_agree" result (system "all", value 1 or 0, the digests in info) per
+// workload and graph for which two or more systems reported a digest (warm runs; cold ones
+// compute the same), and warns on stderr when they differ.
+void CheckDigests(std::vector<Result>* rs);
+
 // Length-prefixed serialization of results (child -> parent).
 std::string SerializeResults(const std::vector<Result>& rs);
 bool DeserializeResults(std::string_view bytes, std::vector<Result>* out);

@@ -216,11 +216,12 @@ def render_markdown(rep, name):
     if agree:
         parts.append("## Do the systems compute the same results?")
         parts.append("")
-        parts.append("| workload | agree | digests |")
-        parts.append("|---|---|---|")
+        parts.append("| workload | graph | agree | digests |")
+        parts.append("|---|---|---|---|")
         for r in agree:
             info = r["params"].get("info", {})
-            parts.append("| %s | %s | %s |" % (r["workload"], fmt(r["value"], "bool"),
+            parts.append("| %s | %s | %s | %s |" % (r["workload"], r["params"].get("graph", ""),
+                                                    fmt(r["value"], "bool"),
                                                "; ".join("%s: %s" % (k, v) for k, v in info.items())))
         parts.append("")
     wl = by_workload(results)

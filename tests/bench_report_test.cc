@@ -1,0 +1,64 @@
+// The benchmark's result agreement check (bench/report.h CheckDigests).
+#include <gtest/gtest.h>
+
+#include "bench/report.h"
+
+namespace strata::bench {
+namespace {
+
+Result Digest(const std::string& workload, const std::string& system, const std::string& graph,
+              const std::string& cache, const std::string& digest) {
+  JsonObject p;
+  if (!graph.empty()) p.Str("graph", graph);
+  if (!cache.empty()) p.Str("cache", cache);
+  Result r = R(workload, system, "seconds", 1.0, "s", p);
+  r.info.Str("digest", digest);
+  return r;
+}
+
+const Result* Agree(const std::vector<Result>& rs, const std::string& workload,
+                    const std::string& graph) {
+  for (const Result& r : rs) {
+    if (r.metric != "results_agree" || r.workload != workload) continue;
+    if (r.params.Get("graph") == (graph.empty() ? "" : "\"" + graph + "\"")) return &r;
+  }
+  return nullptr;
+}
+
+// A kernel's digests are compared per graph: PageRank on the main graph (four systems) and on
+// the ingest_large graph (three, with other ranks) agree; a system that differs on one graph
+// makes that graph's check fail alone; cold runs are not compared; a workload one system
+// reports gets no check.
+TEST(BenchReport, DigestsAgreePerWorkloadAndGraph) {
+  std::vector<Result> rs;
+  for (const char* s : {"strata", "strata-mem", "rocksdb", "csr"}) {
+    rs.push_back(Digest("pr", s, "main", "warm", "top=839720"));
+  }
+  for (const char* s : {"strata", "rocksdb", "csr"}) {
+    rs.push_back(Digest("pr", s, "ingest_large", "warm", "top=260171"));
+    rs.push_back(Digest("bfs", s, "ingest_large", "warm", "reached=10"));
+  }
+  rs.push_back(Digest("bfs", "strata", "ingest_large", "cold", "reached=11"));  // not compared
+  rs.push_back(Digest("wcc", "strata", "main", "warm", "largest=3"));            // one system
+  rs.push_back(Digest("search_edge", "strata", "", "", "found=5"));
+  rs.push_back(Digest("search_edge", "csr", "", "", "found=6"));
+  CheckDigests(&rs);
+  const Result* main_pr = Agree(rs, "pr", "main");
+  const Result* large_pr = Agree(rs, "pr", "ingest_large");
+  const Result* bfs = Agree(rs, "bfs", "ingest_large");
+  const Result* search = Agree(rs, "search_edge", "");
+  ASSERT_NE(main_pr, nullptr);
+  ASSERT_NE(large_pr, nullptr);
+  ASSERT_NE(bfs, nullptr);
+  ASSERT_NE(search, nullptr);
+  EXPECT_EQ(main_pr->value, 1);
+  EXPECT_EQ(large_pr->value, 1);
+  EXPECT_EQ(bfs->value, 1);
+  EXPECT_EQ(search->value, 0);
+  EXPECT_EQ(main_pr->system, "all");
+  EXPECT_NE(main_pr->info.Get("strata-mem").find("839720"), std::string::npos);
+  EXPECT_EQ(Agree(rs, "wcc", "main"), nullptr);
+}
+
+}  // namespace
+}  // namespace strata::bench
