@@ -89,10 +89,11 @@ void ExpectMatches(const VertexIndex& idx, const Model& m, std::mt19937_64& rng,
     ASSERT_EQ(l.size(), mi->second.pos.size());
     for (uint32_t i = 0; i < l.size(); ++i) ASSERT_TRUE(l[i] == mi->second.pos[i]);
   }
-  // ForEachIn over windows around the probes (crossing pages, starting and ending mid-word):
+  // ForEachIn over windows around some probes (crossing pages, starting and ending mid-word):
   // exactly the model's vertices of the window, ascending, with their positions; and a walk
   // told to stop after two vertices makes two calls.
-  for (VertexId u : probes) {
+  for (size_t q = 0; q < probes.size(); q += 7) {  // a seventh of the probes: windows cost more
+    const VertexId u = probes[q];
     const VertexId begin = u >= 40 ? u - 40 - rng() % 60 : 0;
     const uint64_t len = 1 + rng() % 2500;
     const VertexId end = begin > ~VertexId{0} - len ? ~VertexId{0} : begin + len;
