@@ -20,7 +20,8 @@ constexpr size_t kChunk = 512;
 // ScanAdjacency serves readers that often stop after a few neighbors (a bottom-up BFS step,
 // WCC's sampling): a file run's first batch is this many records (ReadOptions::first_batch)
 // and a merged list's first chunk as many entries — no more, so the merge does not load a
-// run's second batch before its reader has seen the first chunk.
+// run's second batch before its reader has seen the first chunk. Later pieces and chunks
+// double (NeighborIterator::Next, ChunkEmitter).
 constexpr size_t kPrefixBatch = 16;
 
 // Buffers live entries and hands them out as NeighborChunks.
