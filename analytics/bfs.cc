@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_sort.h>
@@ -106,10 +107,9 @@ class UnvisitedLists {
   // (the range stays incomplete, its memory freed) once it would pass the budget.
   class Filler {
    public:
-    Filler(UnvisitedLists* l, size_t ri) : l_(l), r_(l->r_[ri]) {
-      l_->used_.fetch_sub(r_.counted, std::memory_order_relaxed);
-      r_.Free();
-      ok_ = l->enabled();
+    // Only for a range that is not complete (a complete one is searched, never refilled).
+    Filler(UnvisitedLists* l, size_t ri) : l_(l), r_(l->r_[ri]), ok_(l->enabled()) {
+      assert(!r_.complete && r_.v.empty());
     }
     void Add(VertexId v, const VertexId* src, size_t n) {
       if (!ok_) return;
@@ -117,7 +117,7 @@ class UnvisitedLists {
         r_.v.push_back(static_cast<Id>(v));
         r_.off.push_back(static_cast<uint32_t>(r_.ids.size()));
       }
-      for (size_t i = 0; i < n; ++i) r_.ids.push_back(static_cast<Id>(src[i]));
+      r_.ids.insert(r_.ids.end(), src, src + n);  // narrowed to Id: every ID < the bound
       const size_t used = l_->used_.load(std::memory_order_relaxed);
       if (r_.ids.size() > UINT32_MAX || used + r_.Bytes() > l_->budget_) Abandon();
     }
@@ -142,7 +142,6 @@ class UnvisitedLists {
         Abandon();
         return;
       }
-      r_.counted = b;
       r_.complete = true;
     }
 
@@ -164,8 +163,7 @@ class UnvisitedLists {
 
  private:
   struct Range {
-    bool complete = false;
-    size_t counted = 0;           // bytes added to used_
+    bool complete = false;        // its bytes are counted in used_ (and stay: steps only shrink it)
     std::vector<Id> v;            // ascending
     std::vector<uint32_t> off;    // v.size() + 1 once closed: v[k]'s list is ids[off[k], off[k + 1])
     std::vector<Id> ids;
@@ -174,7 +172,6 @@ class UnvisitedLists {
     }
     void Free() {
       complete = false;
-      counted = 0;
       std::vector<Id>().swap(v);
       std::vector<uint32_t>().swap(off);
       std::vector<Id>().swap(ids);

@@ -856,22 +856,25 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
         hidden |= sv->deleted_mask;
       }
     }
+    // One disk tier's entry for vertex base + i, tiers taken newest first.
+    auto take = [&](uint32_t i, const VertexEntry& e) {
+      const uint64_t bit = uint64_t{1} << i;
+      if (!(decided & bit)) {
+        if (e.flags & kVertexExists) {
+          exists |= bit;
+          decided |= bit;
+        } else if (e.flags & kVertexDeleted) {
+          decided |= bit;
+        }
+      }
+      if constexpr (kDegrees) {
+        if (!(hidden & bit)) degree[i] += e.degree;
+        if (e.flags & kVertexDeleted) hidden |= bit;
+      }
+    };
     for (FileScan& f : files) {
       while (f.valid && f.ve.src < base + mem::kSubgraphSize) {
-        const uint32_t i = static_cast<uint32_t>(f.ve.src - base);
-        const uint64_t bit = uint64_t{1} << i;
-        if (!(decided & bit)) {
-          if (f.ve.flags & kVertexExists) {
-            exists |= bit;
-            decided |= bit;
-          } else if (f.ve.flags & kVertexDeleted) {
-            decided |= bit;
-          }
-        }
-        if constexpr (kDegrees) {
-          if (!(hidden & bit)) degree[i] += f.ve.degree;
-          if (f.ve.flags & kVertexDeleted) hidden |= bit;
-        }
+        take(static_cast<uint32_t>(f.ve.src - base), f.ve);
         f.valid = f.sc->NextVertex(&f.ve);
         if (!f.sc->status().ok()) return f.sc->status();
       }
@@ -881,8 +884,6 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
       Status s;
       v_->index[0].ForEachIn(base, base + mem::kSubgraphSize,
                              [&](VertexId u, const index::VertexIndex::Located& loc) {
-        const uint32_t i = static_cast<uint32_t>(u - base);
-        const uint64_t bit = uint64_t{1} << i;
         VertexEntry e;
         for (uint32_t k = 0; k < loc.size(); ++k) {
           const index::Pos& p = loc[k];
@@ -901,18 +902,7 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
             s = h->reader->FindVertex(u, &e);
             if (!s.ok()) return false;
           }
-          if (!(decided & bit)) {
-            if (e.flags & kVertexExists) {
-              exists |= bit;
-              decided |= bit;
-            } else if (e.flags & kVertexDeleted) {
-              decided |= bit;
-            }
-          }
-          if constexpr (kDegrees) {
-            if (!(hidden & bit)) degree[i] += e.degree;
-            if (e.flags & kVertexDeleted) hidden |= bit;
-          }
+          take(static_cast<uint32_t>(u - base), e);
         }
         return true;
       });
