@@ -333,11 +333,13 @@ struct ReadRun {
 
 constexpr int kLatencyEvery = 64;
 
+// Each of `threads` readers runs its contiguous share of indexes [0, count); with a
+// `budget_s`, a reader stops at the first latency sample taken after the budget ran out, and
+// `ops` counts what was done.
 template <typename Fn>  // fn(View*, index) -> items
-ReadRun RunReaders(System* sys, int threads, uint64_t count, Fn&& fn) {
+ReadRun RunReaders(System* sys, int threads, uint64_t count, Fn&& fn, double budget_s = 1e9) {
   ReadRun run;
-  run.ops = count;
-  std::vector<uint64_t> items(threads, 0);
+  std::vector<uint64_t> items(threads, 0), done(threads, 0);
   std::vector<std::vector<float>> lat(threads);
   std::vector<std::unique_ptr<View>> views;
   for (int t = 0; t < threads; ++t) views.push_back(sys->NewView());
@@ -348,13 +350,15 @@ ReadRun RunReaders(System* sys, int threads, uint64_t count, Fn&& fn) {
     ts.emplace_back([&, t] {
       View* v = views[t].get();
       const uint64_t b = count * t / threads, e = count * (t + 1) / threads;
-      uint64_t acc = 0;
+      uint64_t acc = 0, i = b;
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire)) {
       }
-      for (uint64_t i = b; i < e; ++i) {
+      const double deadline = NowSec() + budget_s;
+      for (; i < e; ++i) {
         if ((i & (kLatencyEvery - 1)) == 0) {
           const double t0 = NowSec();
+          if (t0 > deadline) break;
           acc += fn(v, i);
           lat[t].push_back(static_cast<float>((NowSec() - t0) * 1e6));
         } else {
@@ -362,6 +366,7 @@ ReadRun RunReaders(System* sys, int threads, uint64_t count, Fn&& fn) {
         }
       }
       items[t] = acc;
+      done[t] = i - b;
     });
   }
   while (ready.load() < threads) std::this_thread::yield();
@@ -373,11 +378,26 @@ ReadRun RunReaders(System* sys, int threads, uint64_t count, Fn&& fn) {
   run.cpu_seconds = ProcessCpuSec() - c0;
   for (int t = 0; t < threads; ++t) {
     run.items += items[t];
+    run.ops += done[t];
     run.lat_us.insert(run.lat_us.end(), lat[t].begin(), lat[t].end());
     Status s = views[t]->status();
     if (!s.ok()) Fail(sys->name(), "read", s);
   }
   return run;
+}
+
+// The sample's description, and the digest every system must agree on (`items_name`=total)
+// when the whole sample ran; a run the time budget stopped is a different prefix per system
+// and carries no digest.
+void SampleInfo(JsonObject* info, const ReadRun& run, uint64_t count, const char* items_name,
+                const std::string& sample) {
+  if (run.ops == count) {
+    info->Str("digest", std::string(items_name) + "=" + std::to_string(run.items));
+    info->Str("sample", sample);
+  } else {
+    info->Str("sample", sample + "; stopped by the time budget after " + std::to_string(run.ops) +
+                            " (each reader's first share of its part)");
+  }
 }
 
 void AddReadResults(ResultSink* sink, const std::string& workload, const std::string& system,
@@ -453,7 +473,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   std::vector<double> secs, cpus;
   std::string digest;
   std::unique_ptr<View> view = sys->NewView();
-  if (!cold) {
+  if (!cold && !cfg.shared_warmup) {
     // Warm-up: one run (one iteration for PageRank, which reads everything each iteration).
     Digest d;
     Status s = RunAlgo(view.get(), algo, source, 1, &d);
@@ -485,6 +505,10 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   JsonObject info;
   info.Int("runs", static_cast<int64_t>(secs.size()));
   info.Bool("warmup_run", !cold);
+  if (!cold) {
+    info.Str("warmup", cfg.shared_warmup ? "one PageRank iteration over the graph before its kernels"
+                                         : "one run of the kernel (PageRank: one iteration)");
+  }
   info.Str("digest", digest);
   info.Int("scale", graph_scale);
   info.Bool("weighted", weighted);
@@ -513,6 +537,14 @@ void RunAnalyticsSet(const SuiteConfig& cfg, System* sys, ResultSink* sink,
                      const char* graph, int scale, bool weighted, bool cold,
                      bool cold_tc = true) {
   const int runs = AnalyticsRuns(cfg, sys->name());
+  if (cfg.shared_warmup &&
+      std::any_of(algos.begin(), algos.end(), [&](Algo a) { return only.Has(AlgoName(a)); })) {
+    std::unique_ptr<View> view = sys->NewView();
+    Digest d;
+    Status s = RunAlgo(view.get(), Algo::kPr, source, 1, &d);
+    if (!s.ok()) Fail(sys->name(), "warm-up", s);
+    Log(sys->name(), "warm-up on %s: one PageRank iteration, %.3f s", graph, d.seconds);
+  }
   for (Algo a : algos) {
     if (only.Has(AlgoName(a))) RunAnalytics(cfg, sys, sink, a, source, runs, false, graph, scale, weighted);
   }
@@ -792,16 +824,16 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     }
     RunReaders(sys.get(), T, warm.size(),
                [&](View* v, uint64_t i) -> uint64_t { return v->SearchEdge(warm[i].first, warm[i].second); });
-    ReadRun run = RunReaders(sys.get(), T, count, [&](View* v, uint64_t i) -> uint64_t {
-      return v->SearchEdge(sample[i].first, sample[i].second);
-    });
+    ReadRun run = RunReaders(
+        sys.get(), T, count,
+        [&](View* v, uint64_t i) -> uint64_t { return v->SearchEdge(sample[i].first, sample[i].second); },
+        cfg.read_budget_seconds);
     JsonObject info = common_info;
-    info.Str("digest", "found=" + std::to_string(run.items));
-    info.Str("sample", count < g.m / 5 ? "20% of the stream's edges, capped at " +
-                                             std::to_string(count) + " operations"
-                                       : "20% of the stream's edges");
+    SampleInfo(&info, run, count, "found", count < g.m / 5 ? "20% of the stream's edges, capped at " +
+                                                              std::to_string(count) + " operations"
+                                                        : "20% of the stream's edges");
     Log(system, "search_edge: %.0f ops/s (%llu of %llu found)", run.ops / run.seconds,
-        static_cast<unsigned long long>(run.items), static_cast<unsigned long long>(count));
+        static_cast<unsigned long long>(run.items), static_cast<unsigned long long>(run.ops));
     AddReadResults(sink, "search_edge", system, rp, run, "found", info);
   }
   // scan_nbr: 20% of the vertex bound, each the endpoint of a random edge (degree-biased).
@@ -816,21 +848,28 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     for (uint64_t i = 0; i < warm.size(); ++i) warm[i] = pick(g.seed * 11 + 2, i);
     RunReaders(sys.get(), T, warm.size(),
                [&](View* v, uint64_t i) -> uint64_t { return v->ScanNeighbors(warm[i]); });
-    ReadRun run = RunReaders(sys.get(), T, count,
-                             [&](View* v, uint64_t i) -> uint64_t { return v->ScanNeighbors(sample[i]); });
+    ReadRun run = RunReaders(
+        sys.get(), T, count, [&](View* v, uint64_t i) -> uint64_t { return v->ScanNeighbors(sample[i]); },
+        cfg.read_budget_seconds);
     JsonObject info = common_info;
-    info.Str("digest", "neighbors=" + std::to_string(run.items));
-    info.Str("sample", count < g.n / 5 ? "20% of the vertex bound, capped at " +
-                                             std::to_string(count) + " operations"
-                                       : "20% of the vertex bound");
-    Log(system, "scan_nbr: %.0f vertices/s, %.0f edges/s", run.ops / run.seconds,
-        run.items / run.seconds);
+    SampleInfo(&info, run, count, "neighbors", count < g.n / 5 ? "20% of the vertex bound, capped at " +
+                                                                    std::to_string(count) + " operations"
+                                                              : "20% of the vertex bound");
+    Log(system, "scan_nbr: %.0f vertices/s, %.0f edges/s (%llu of %llu vertices)", run.ops / run.seconds,
+        run.items / run.seconds, static_cast<unsigned long long>(run.ops),
+        static_cast<unsigned long long>(count));
     AddReadResults(sink, "scan_nbr", system, rp, run, "neighbors", info);
   }
 
   // Analytics, warm then cold (the full suite runs them on the ingest_large graph instead).
   if (cfg.main_analytics) {
-    RunAnalyticsSet(cfg, sys.get(), sink, {Algo::kBfs, Algo::kPr, Algo::kWcc}, only,
+    WorkloadSet main_only = only;
+    if (system == "rocksdb" && !cfg.rocksdb_main_pr) {
+      // (only the kernels' names matter to RunAnalyticsSet)
+      if (main_only.names.empty()) main_only.names = {"bfs", "wcc"};
+      std::erase(main_only.names, std::string("pr"));
+    }
+    RunAnalyticsSet(cfg, sys.get(), sink, {Algo::kBfs, Algo::kPr, Algo::kWcc}, main_only,
                     PickSource(sys.get(), g), "main", cfg.scale, false, cfg.cold_analytics);
   }
 
