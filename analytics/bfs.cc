@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <utility>
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_sort.h>
@@ -39,43 +40,162 @@ class Bitmap {
     for (size_t i = static_cast<size_t>(r.begin >> 6); i < (r.end + 63) >> 6; ++i) w_[i] |= o.w_[i];
   }
   uint64_t Word(size_t i) const { return w_[i]; }
+  void OrWord(size_t i, uint64_t w) { w_[i] |= w; }
+  // Word i, cleared.
+  uint64_t TakeWord(size_t i) { return std::exchange(w_[i], 0); }
   void swap(Bitmap& o) { w_.swap(o.w_); }
 
  private:
   std::vector<uint64_t> w_;
 };
 
+// A top-down step's reads: per layout range, the frontier vertices' out-lists are looked up
+// (batched) or the range is streamed, decoding only their lists, when the lookups would cost
+// more: each costs kLookupCostEdges and its list's decoding, and a lookup's decoding
+// kLookupEdgeFactor times a stream's (a batch read materializes its runs; a measured 39 ns
+// per edge against 4-7 for a stream), while a stream reads past the other lists at an eighth
+// of their decoding (as StreamCheaper). Vertices the cache keeps are always looked up (they
+// cost no read). frontier: sorted. Sets the streamed vertices' bits in *streamed (all clear
+// on entry) and lists the streamed ranges and the vertices to look up.
+constexpr uint64_t kLookupEdgeFactor = 4;
+
+void StreamFrontier(const Layout& L, const Queue& frontier, const ListCache* cache,
+                    uint64_t lookup_cost, Bitmap* streamed, std::vector<size_t>* stream_ranges,
+                    Queue* lookups) {
+  for (size_t ri = 0, i = 0; i < frontier.size(); ++ri) {
+    if (ri == L.ranges.size()) {  // past every range (none should be): looked up
+      lookups->insert(lookups->end(), frontier.begin() + static_cast<ptrdiff_t>(i), frontier.end());
+      break;
+    }
+    const VertexRange r = L.ranges[ri];
+    while (i < frontier.size() && frontier[i] < r.begin) lookups->push_back(frontier[i++]);
+    size_t j = i;
+    uint64_t vertices = 0, own = 0;
+    for (; j < frontier.size() && frontier[j] < r.end; ++j) {
+      if (cache != nullptr && cache->Kept(frontier[j])) continue;
+      ++vertices;
+      own += L.out_degree[frontier[j]];
+    }
+    const uint64_t lookup = own * kLookupEdgeFactor + vertices * lookup_cost;
+    const uint64_t stream = own + (L.range_edges[ri] - std::min(own, L.range_edges[ri])) / 8;
+    if (own != 0 && lookup > stream) {
+      stream_ranges->push_back(ri);
+      for (size_t k = i; k < j; ++k) {
+        if (cache != nullptr && cache->Kept(frontier[k])) {
+          lookups->push_back(frontier[k]);
+        } else {
+          streamed->Set(frontier[k]);
+        }
+      }
+    } else {
+      lookups->insert(lookups->end(), frontier.begin() + static_cast<ptrdiff_t>(i),
+                      frontier.begin() + static_cast<ptrdiff_t>(j));
+    }
+    i = j;
+  }
+}
+
 // Top-down step. Invariant: every vertex of `frontier` has depth `level`; `seen` holds exactly
-// the vertices with a depth. Each unvisited out-neighbor is claimed by exactly one task (its
-// bit of `seen`, set atomically), which sets its depth to level + 1 and appends it to *next.
-// Returns in *scout the sum of the new frontier's out-degrees. The frontier is read in sorted
-// chunks of `batch` vertices (ForEachFrontierNeighbor).
+// the vertices with a depth. Each unvisited out-neighbor gets depth level + 1 and joins *next
+// once. Returns in *scout the sum of the new frontier's out-degrees. The frontier is read in
+// sorted chunks of `batch` vertices (ForEachFrontierNeighbor), or, when StreamFrontier streams
+// some ranges, by those streams and lookups of the rest.
+// A small frontier claims each neighbor with an atomic bit of `seen`. A streamed step (a large
+// frontier) marks neighbors in per-thread bitmaps without atomics and merges them per range
+// afterwards: an atomic read-modify-write waits for every memory access before it, so a
+// claim per edge serialized the step on its misses (depth[] and out_degree[] of each new
+// vertex); the merge writes those in vertex order, and *next comes out sorted.
 Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache, int64_t level,
-                   Queue& frontier, size_t batch, std::vector<int64_t>& depth, Bitmap& seen,
-                   Queue* next, uint64_t* scout) {
-  struct Local {
-    Queue q;
-    uint64_t scout = 0;
-  };
-  tbb::enumerable_thread_specific<Local> local;
-  if (batch != 0) tbb::parallel_sort(frontier.begin(), frontier.end());
-  Status s = ForEachFrontierNeighbor(
-      snap, frontier.data(), frontier.size(), Direction::kOut, L, batch, [&] {
-        return [&depth, &seen, &L, level, &mine = local.local()](VertexId, VertexId v, double) {
-          if (seen.Claim(v)) {  // the bitmap, not depth[], takes the random probes
-            depth[v] = level + 1;
-            mine.q.push_back(v);
-            mine.scout += L.out_degree[v];
-          }
-          return true;
-        };
-      },
-      cache);
+                   Queue& frontier, size_t batch, uint64_t lookup_cost, std::vector<int64_t>& depth,
+                   Bitmap& seen, Bitmap& streamed, Queue* next, uint64_t* scout) {
+  std::vector<size_t> stream_ranges;
+  Queue lookups;
+  if (batch != 0) {
+    tbb::parallel_sort(frontier.begin(), frontier.end());
+    StreamFrontier(L, frontier, cache, lookup_cost, &streamed, &stream_ranges, &lookups);
+  }
   next->clear();
   *scout = 0;
-  for (Local& l : local) {
-    next->insert(next->end(), l.q.begin(), l.q.end());
-    *scout += l.scout;
+  if (stream_ranges.empty()) {
+    struct Local {
+      Queue q;
+      uint64_t scout = 0;
+    };
+    tbb::enumerable_thread_specific<Local> local;
+    Status s = ForEachFrontierNeighbor(
+        snap, frontier.data(), frontier.size(), Direction::kOut, L, batch, [&] {
+          return [&depth, &seen, &L, level, &mine = local.local()](VertexId, VertexId v, double) {
+            if (seen.Claim(v)) {  // the bitmap, not depth[], takes the random probes
+              depth[v] = level + 1;
+              mine.q.push_back(v);
+              mine.scout += L.out_degree[v];
+            }
+            return true;
+          };
+        },
+        cache);
+    for (Local& l : local) {
+      next->insert(next->end(), l.q.begin(), l.q.end());
+      *scout += l.scout;
+    }
+    return s;
+  }
+  tbb::enumerable_thread_specific<Bitmap> marks([&] {
+    Bitmap b;
+    b.Resize(L.bound);
+    return b;
+  });
+  FirstError err;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, stream_ranges.size(), 1),
+                    [&](const tbb::blocked_range<size_t>& rr) {
+    Bitmap& mine = marks.local();
+    for (size_t k = rr.begin(); k < rr.end() && !err.failed(); ++k) {
+      const VertexRange r = L.ranges[stream_ranges[k]];
+      err.Set(ScanRangeSteps(snap, r, Direction::kOut, L, /*weights=*/false,
+                             [&](VertexId u) { return streamed.Get(u); },
+                             [&](VertexId, const VertexId* dst, const double*, size_t n) {
+                               for (size_t i = 0; i < n; ++i) mine.Set(dst[i]);
+                               return ScanStep::kMore;
+                             }));
+      streamed.Clear(r);
+    }
+  }, tbb::simple_partitioner());
+  Status s = err.Get();
+  if (s.ok()) {
+    s = ForEachFrontierNeighbor(
+        snap, lookups.data(), lookups.size(), Direction::kOut, L, batch, [&] {
+          return [&mine = marks.local()](VertexId, VertexId v, double) {
+            mine.Set(v);
+            return true;
+          };
+        },
+        cache);
+  }
+  // Merge: a range owns its bitmap words (ranges start at multiples of 64), so only its task
+  // reads and clears them in every thread's marks and sets them in `seen`.
+  std::vector<Queue> parts(L.ranges.size());
+  std::vector<uint64_t> scouts(L.ranges.size(), 0);
+  Status m = ForEachRange(L, [&](size_t ri, VertexRange r) {
+    uint64_t sc = 0;
+    for (size_t i = static_cast<size_t>(r.begin >> 6); i < (r.end + 63) >> 6; ++i) {
+      uint64_t w = 0;
+      for (Bitmap& b : marks) w |= b.TakeWord(i);
+      w &= ~seen.Word(i);
+      seen.OrWord(i, w);
+      for (; w != 0; w &= w - 1) {
+        const VertexId v = static_cast<VertexId>(i) * 64 + static_cast<VertexId>(__builtin_ctzll(w));
+        depth[v] = level + 1;
+        parts[ri].push_back(v);
+        sc += L.out_degree[v];
+      }
+    }
+    scouts[ri] = sc;
+    return Status::OK();
+  });
+  if (s.ok()) s = m;
+  for (size_t ri = 0; ri < parts.size(); ++ri) {
+    next->insert(next->end(), parts[ri].begin(), parts[ri].end());
+    *scout += scouts[ri];
   }
   return s;
 }
@@ -224,14 +344,15 @@ void ForEachUnseen(const Layout& L, const Bitmap& seen, VertexRange r, Fn&& fn) 
 // lists (kLookupCostEdges; out-degree estimates the in-degree, exact when undirected). A
 // stream decodes only unvisited vertices' lists, up to their parent; the lists it skips are
 // still read past (counted at an eighth of their decoding).
-bool StreamCheaper(const Layout& L, VertexRange r, const Bitmap& seen, uint64_t range_edges) {
+bool StreamCheaper(const Layout& L, VertexRange r, const Bitmap& seen, uint64_t range_edges,
+                   uint64_t lookup_cost) {
   uint64_t unvisited = 0, unvisited_edges = 0;
   ForEachUnseen(L, seen, r, [&](VertexId v) {
     ++unvisited;
     unvisited_edges += L.out_degree[v];
   });
   const uint64_t stream = unvisited_edges + (range_edges - unvisited_edges) / 8;
-  const uint64_t lookup = unvisited_edges + unvisited * kLookupCostEdges;
+  const uint64_t lookup = unvisited_edges + unvisited * lookup_cost;
   return lookup > stream;
 }
 
@@ -270,7 +391,7 @@ bool FewLeft(uint64_t unvisited, uint64_t unvisited_edges, uint64_t frontier,
 // whole is then searched from memory alone.
 template <class Lists>
 Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t batch,
-                    const ListCache* cache, Lists* lists, const Bitmap& front,
+                    uint64_t lookup_cost, const ListCache* cache, Lists* lists, const Bitmap& front,
                     Bitmap& next, std::vector<int64_t>& depth, Bitmap& seen, uint64_t* awake,
                     uint64_t* awake_edges) {
   std::atomic<uint64_t> count{0};
@@ -305,7 +426,7 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
     // lookups (an early bottom-up step, most of the range unvisited). The stream reads only
     // unvisited vertices' lists, without weights, each up to its first frontier neighbor, and
     // keeps the lists of the vertices that found none (UnvisitedLists) for the next steps.
-    if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, seen, L.range_edges[ri]))) {
+    if (cache != nullptr || (batch != 0 && StreamCheaper(L, r, seen, L.range_edges[ri], lookup_cost))) {
       next.Clear(r);
       Status st;
       if (cache != nullptr) {
@@ -418,7 +539,9 @@ Status Search(const Snapshot& snap, const BfsParams& params, const Layout& L,
   UnvisitedLists<Id> lists(L.ranges.size(), cache_in ? 0 : params.unvisited_bytes);
   Queue frontier{src}, next;
   Bitmap front, back, seen;  // seen: the vertices with a depth
+  Bitmap streamed;           // a top-down step's streamed frontier vertices; clear between steps
   seen.Resize(L.bound);
+  streamed.Resize(L.bound);
   seen.Claim(src);
   uint64_t edges_to_check = L.num_out_edges;  // out-edges of unexpanded vertices (estimate)
   uint64_t scout = L.out_degree[src];         // out-edges of the current frontier
@@ -438,7 +561,7 @@ Status Search(const Snapshot& snap, const BfsParams& params, const Layout& L,
       uint64_t awake = frontier.size(), old_awake, awake_edges = 0;
       do {
         old_awake = awake;
-        s = BottomUpStep(snap, L, level, params.fetch_batch, cache_in ? &cache : nullptr, &lists,
+        s = BottomUpStep(snap, L, level, params.fetch_batch, params.lookup_cost_edges, cache_in ? &cache : nullptr, &lists,
                          front, back, *depth, seen, &awake, &awake_edges);
         unvisited -= std::min(unvisited, awake);
         unvisited_edges -= std::min(unvisited_edges, awake_edges);
@@ -451,7 +574,7 @@ Status Search(const Snapshot& snap, const BfsParams& params, const Layout& L,
     } else {
       edges_to_check -= std::min(edges_to_check, scout);
       s = TopDownStep(snap, L, keep ? &cache : nullptr, level, frontier, params.fetch_batch,
-                      *depth, seen, &next, &scout);
+                      params.lookup_cost_edges, *depth, seen, streamed, &next, &scout);
       unvisited -= std::min<uint64_t>(unvisited, next.size());
       unvisited_edges -= std::min(unvisited_edges, scout);
       ++level;

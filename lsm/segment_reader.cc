@@ -937,6 +937,10 @@ NeighborIterator::NeighborIterator(const SegmentReader* r, const VertexEntry& v,
 }
 
 void NeighborIterator::Reset(const VertexEntry& v) {
+  // A scan that skipped more of the stream since the last run it read than this run holds
+  // (and at least kSparseGap) reads sparsely: reading ahead would mostly copy runs it skips.
+  const uint64_t gap = v.stream_offset > run_end_ ? v.stream_offset - run_end_ : 0;
+  sparse_ = gap > std::max<uint64_t>(kSparseGap, v.run_bytes);
   v_ = v;
   Restart();
   seen_skip_.clear();
@@ -998,7 +1002,7 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t limit, uint32_t* n_out,
   const uint32_t n = h.has_timestamps() ? total - done : std::min(limit, total - done);
   const uint64_t avail = std::min<uint64_t>(kMaxChunkBytes, chunks_end_ - pos_);
   const uint64_t limit_off = own_windows_ ? run_end_ : std::min(r_->edge_stream_.len, edge_limit_);
-  Status s = edges_->Ensure(pos_, avail, std::min(limit_off, pos_ + window_goal_));
+  Status s = edges_->Ensure(pos_, avail, std::min(sparse_ ? run_end_ : limit_off, pos_ + window_goal_));
   if (!s.ok()) return s;
   const char* const start = edges_->At(pos_);
   const char* p = start;
@@ -1123,8 +1127,8 @@ bool NeighborIterator::Next(EdgeBatch* b) {
   if (count == 0) return false;
   if (weights_ != nullptr) {
     const uint64_t pos = 8 * (v_.first_edge + first);
-    const uint64_t limit = own_windows_ ? 8 * (v_.first_edge + v_.degree)
-                                        : std::min(r_->weight_stream_.len, weight_limit_);
+    const uint64_t limit = own_windows_ || sparse_ ? 8 * (v_.first_edge + v_.degree)
+                                                   : std::min(r_->weight_stream_.len, weight_limit_);
     Status s = weights_->Ensure(pos, 8 * count, std::min(limit, pos + window_goal_));
     if (!s.ok()) return Fail(s);
     std::memcpy(weight_, weights_->At(pos), 8 * count);
@@ -1349,6 +1353,35 @@ bool SegmentScanner::NextVertex(VertexEntry* v) {
     reset_pending_ = true;  // the iterator moves to e when its edges are asked for
     return true;
   }
+}
+
+bool SegmentScanner::SeekVertex(VertexId target, VertexEntry* v) {
+  has_current_ = false;
+  if (done_ || !status_.ok()) return false;
+  // In the decoded batch: a few steps (a dense scan's next wanted vertex is near), then a
+  // binary search.
+  size_t i = batch_pos_;
+  for (int k = 0; k < 8 && i < batch_.size() && batch_[i].src < target; ++k) ++i;
+  if (i < batch_.size() && batch_[i].src < target) {
+    i = static_cast<size_t>(
+        std::lower_bound(batch_.begin() + static_cast<ptrdiff_t>(i), batch_.end(), target,
+                         [](const VertexEntry& e, VertexId t) { return e.src < t; }) -
+        batch_.begin());
+  }
+  batch_pos_ = i;
+  if (batch_pos_ == batch_.size() && next_block_ < r_->vertex_index_.size()) {
+    // Blocks before the last one starting at or before target hold only smaller vertices.
+    const auto& index = r_->vertex_index_;
+    const uint64_t j = static_cast<uint64_t>(
+        std::upper_bound(index.begin() + static_cast<ptrdiff_t>(next_block_), index.end(), target,
+                         [](VertexId t, const VertexIndexEntry& e) { return t < e.first_src; }) -
+        index.begin());
+    if (j > next_block_ + 1) next_block_ = j - 1;
+  }
+  while (NextVertex(v)) {
+    if (v->src >= target) return true;
+  }
+  return false;
 }
 
 bool SegmentScanner::NextEdges(EdgeBatch* b) {

@@ -143,6 +143,9 @@ class NeighborIterator {
   StreamWindow* weights_;  // idem; nullptr without ReadOptions::weights
   bool own_windows_;
   uint64_t window_goal_;   // bytes to read ahead past the bytes needed
+  // The last Reset skipped far (see Reset): read no further ahead than the run's end.
+  static constexpr uint64_t kSparseGap = uint64_t{64} << 10;
+  bool sparse_ = false;
   // Shared windows read no further than these stream offsets (a scanner's range end).
   uint64_t edge_limit_ = ~uint64_t{0};
   uint64_t weight_limit_ = ~uint64_t{0};
@@ -192,6 +195,10 @@ class SegmentScanner {
 
   // Advances to the next vertex; false at the end or on an error (see status()).
   bool NextVertex(VertexEntry* v);
+  // Advances to the first vertex with src >= target (NextVertex until one is, and the same
+  // result), without reading or decoding the vertex blocks that lie wholly before target:
+  // a scan that wants few vertices of its range skips the tables between them.
+  bool SeekVertex(VertexId target, VertexEntry* v);
   // The next batch of the current vertex's edges; false when they are exhausted or on error.
   bool NextEdges(EdgeBatch* batch);
   const Status& status() const { return status_; }

@@ -548,8 +548,8 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
         }
       }
       for (FileScan& f : files) {
-        while (f.valid && f.ve.src < u) {
-          f.valid = f.sc->NextVertex(&f.ve);
+        if (f.valid && f.ve.src < u) {
+          f.valid = f.sc->SeekVertex(u, &f.ve);
           if (!f.sc->status().ok()) return f.sc->status();
         }
         if (hidden || !f.valid || f.ve.src != u) continue;

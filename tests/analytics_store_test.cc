@@ -68,6 +68,19 @@ void CheckKernels(const Snapshot& snap, const Snapshot& model, const std::string
       }
     }
   }
+  // Reads by streams wherever a frontier or the unvisited vertices touch a range (a lookup
+  // costing 2^40 edges): top-down steps mark neighbors in per-thread bitmaps and merge them
+  // per range; default steps, and always top-down.
+  for (size_t batch : {size_t{3}, kDefaultFetchBatch}) {
+    for (BfsParams bp : {BfsParams{src}, BfsParams{src, 1, 1}}) {
+      bp.fetch_batch = batch;
+      bp.lookup_cost_edges = uint64_t{1} << 40;
+      std::vector<int64_t> d3;
+      ASSERT_TRUE(Bfs(snap, bp, &d3).ok());
+      d3.resize(d2.size(), kUnreachable);
+      EXPECT_TRUE(CheckExact(d2, d3, "bfs streamed").ok()) << "alpha " << bp.alpha << " batch " << batch;
+    }
+  }
   for (size_t batch : {size_t{0}, size_t{5}, kDefaultFetchBatch}) {
     for (Direction dir : {Direction::kOut, Direction::kIn}) {
       if (dir == Direction::kIn && !HasInEdges(snap.kind())) continue;

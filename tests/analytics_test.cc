@@ -351,6 +351,10 @@ void CrossCheck(const MapSnapshot& g, std::mt19937_64& rng) {
         ASSERT_OK(Bfs(g, p, &d));
         ASSERT_OK(CheckExact(dref, d, "BFS kept " + std::to_string(kept)));
       }
+      // Every range a step touches streamed (top-down: neighbors marked per thread, merged).
+      p.lookup_cost_edges = uint64_t{1} << 40;
+      ASSERT_OK(Bfs(g, p, &d));
+      ASSERT_OK(CheckExact(dref, d, "BFS streamed"));
     }
     std::vector<double> s, sref;
     ASSERT_OK(ReferenceSssp(g, src, &sref));

@@ -611,6 +611,70 @@ TEST_P(SegmentTest, ManyVerticesFewEdges) {
   CheckScan(r.get(), g, o, 0, kMax, false);
 }
 
+// SeekVertex lands where NextVertex would (the first vertex >= the target, within the scan's
+// range), skipping whole vertex blocks when the target is far; the edges read after a seek
+// are the model's, whether the seek skipped a little (read-ahead kept) or far past long runs
+// (a sparse read: the windows read only the run).
+TEST_P(SegmentTest, SeekVertexSkipsAheadAndReadsTheRightRuns) {
+  TempDir dir;
+  Opts o;
+  o.weighted = true;
+  o.group = 16;  // many vertex blocks
+  Graph g = RandomGraph(11, 20000, 40);
+  // Long runs every 500 vertices: a seek past one skips more than the sparse gap.
+  std::mt19937_64 fill(12);
+  for (size_t i = 0; i < g.size(); i += 500) {
+    std::vector<VertexId> d;
+    for (int k = 0; k < 30000; k++) d.push_back(fill() % (VertexId{1} << 40));
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    g[i].edges.clear();
+    for (VertexId x : d) g[i].edges.push_back(Edge{x, static_cast<double>(x % 97), false, 0});
+  }
+  const std::string path = dir.File("seek.seg");
+  ASSERT_TRUE(WriteGraph(env_.get(), path, g, o).ok());
+  for (bool pin : {true, false}) {
+    auto r = OpenReader(path, pin);
+    ASSERT_NE(r, nullptr);
+    std::mt19937_64 rng(pin ? 13 : 14);
+    for (int trial = 0; trial < 6; trial++) {
+      ScanOptions so;
+      so.min_src = trial < 3 ? 0 : g[g.size() / 5].src + 1;
+      so.max_src = trial < 3 ? kMax : g[4 * g.size() / 5].src - 1;
+      so.read.weights = trial % 2 == 0;
+      auto sc = r->NewScanner(so);
+      VertexEntry v;
+      VertexId target = so.min_src;
+      bool valid = true;
+      while (valid) {
+        // Steps of 1..4 sources (dense), or up to a tenth of the graph (sparse).
+        const VertexId span = g.back().src / 10;
+        target += rng() % 3 == 0 ? 1 + rng() % span : 1 + rng() % 4;
+        valid = sc->SeekVertex(target, &v);
+        const auto it = std::lower_bound(g.begin(), g.end(), target,
+                                         [](const Vertex& x, VertexId t) { return x.src < t; });
+        const bool expect = it != g.end() && it->src <= so.max_src;
+        ASSERT_EQ(valid, expect) << "target " << target;
+        if (!valid) break;
+        ASSERT_EQ(v.src, it->src);
+        ASSERT_EQ(v.degree, it->edges.size());
+        target = v.src;
+        if (rng() % 2 == 0) continue;  // leave its edges unread
+        EdgeBatch b;
+        size_t k = 0;
+        while (sc->NextEdges(&b)) {
+          for (size_t j = 0; j < b.size; j++, k++) {
+            ASSERT_EQ(b.dst[j], it->edges[k].dst);
+            if (so.read.weights) ASSERT_EQ(b.weight[j], it->edges[k].weight);
+          }
+        }
+        ASSERT_EQ(k, it->edges.size()) << "vertex " << v.src;
+      }
+      ASSERT_TRUE(sc->status().ok()) << sc->status().ToString();
+    }
+  }
+}
+
 TEST_P(SegmentTest, BloomHasNoFalseNegatives) {
   TempDir dir;
   Opts o;
