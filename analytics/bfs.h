@@ -13,7 +13,13 @@ struct BfsParams {
   // Direction-optimizing thresholds (Beamer et al.): go bottom-up when the frontier's out-edges
   // exceed (unexplored edges) / alpha; return top-down when the frontier shrinks below n / beta.
   // Bottom-up needs in-edges, so kDirected stores always run top-down.
-  int alpha = 15;
+  // alpha is 4, not Beamer's 15: on a CSR a bottom-up step costs little per vertex that finds
+  // no parent, here it decodes that vertex's whole list, while a top-down step over a large
+  // frontier streams just the frontier's lists. On the bench's scale-23 store (source
+  // 3316144) level 1 goes top-down (4503 vertices, 18.8M edges; bottom-up read 229M) and the
+  // kernel took 1.12-1.22 s against 1.30-1.53 s with 15 (3 interleaved runs); on a scale-21
+  // store both chose the same steps (docs/benchmarks.md).
+  int alpha = 4;
   int beta = 18;
   // Vertices per batched neighbor read (kDefaultFetchBatch): frontier vertices in top-down
   // steps, unvisited low-degree vertices of a range in bottom-up steps. 0 reads one vertex at a
