@@ -49,6 +49,16 @@ class Bitmap {
   std::vector<uint64_t> w_;
 };
 
+// *q = the parts concatenated in order, allocated once (a frontier can be millions of
+// vertices: growing it by doubling faulted in and copied each larger buffer).
+void AppendParts(const std::vector<Queue>& parts, Queue* q) {
+  size_t n = 0;
+  for (const Queue& p : parts) n += p.size();
+  q->clear();
+  q->reserve(n);
+  for (const Queue& p : parts) q->insert(q->end(), p.begin(), p.end());
+}
+
 // A top-down step's reads: per layout range, the frontier vertices' out-lists are looked up
 // (batched) or the range is streamed, decoding only their lists, when the lookups would cost
 // more: each costs kLookupCostEdges and its list's decoding, and a lookup's decoding
@@ -193,10 +203,8 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
     return Status::OK();
   });
   if (s.ok()) s = m;
-  for (size_t ri = 0; ri < parts.size(); ++ri) {
-    next->insert(next->end(), parts[ri].begin(), parts[ri].end());
-    *scout += scouts[ri];
-  }
+  AppendParts(parts, next);
+  for (uint64_t sc : scouts) *scout += sc;
   return s;
 }
 
@@ -522,8 +530,7 @@ void BitmapToQueue(const Layout& L, const Bitmap& bits, Queue* q) {
     }
     return Status::OK();
   });
-  q->clear();
-  for (const Queue& p : parts) q->insert(q->end(), p.begin(), p.end());
+  AppendParts(parts, q);
 }
 
 // The steps of a search from params.source, whose depth is set (0) and every other depth
