@@ -227,6 +227,9 @@ class SegmentScanner {
   std::vector<VertexEntry> batch_;         // decoded entries of the loaded vertex blocks
   size_t batch_pos_ = 0;
   uint64_t next_block_ = 0;  // next vertex block to load
+  // SeekVertex skipped blocks: the next load reads (and decodes) next_block_ alone, since a scan
+  // that wants few vertices would decode a whole batch of blocks for one of them.
+  bool one_block_ = false;
   bool done_ = false;
 };
 

@@ -665,7 +665,9 @@ TEST_P(SegmentTest, SeekVertexSkipsAheadAndReadsTheRightRuns) {
         while (sc->NextEdges(&b)) {
           for (size_t j = 0; j < b.size; j++, k++) {
             ASSERT_EQ(b.dst[j], it->edges[k].dst);
-            if (so.read.weights) ASSERT_EQ(b.weight[j], it->edges[k].weight);
+            if (so.read.weights) {
+              ASSERT_EQ(b.weight[j], it->edges[k].weight);
+            }
           }
         }
         ASSERT_EQ(k, it->edges.size()) << "vertex " << v.src;
