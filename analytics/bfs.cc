@@ -59,56 +59,15 @@ void AppendParts(const std::vector<Queue>& parts, Queue* q) {
   for (const Queue& p : parts) q->insert(q->end(), p.begin(), p.end());
 }
 
-// A top-down step's reads: per layout range, the frontier vertices' out-lists are looked up
-// (batched) or the range is streamed, decoding only their lists, when the lookups would cost
-// more: each costs kLookupCostEdges and its list's decoding, and a lookup's decoding
-// kLookupEdgeFactor times a stream's (a batch read materializes its runs; a measured 39 ns
-// per edge against 4-7 for a stream), while a stream reads past the other lists at an eighth
-// of their decoding (as StreamCheaper). Vertices the cache keeps are always looked up (they
-// cost no read). frontier: sorted. Sets the streamed vertices' bits in *streamed (all clear
-// on entry) and lists the streamed ranges and the vertices to look up.
+// A batch read of a list costs this many times its decoding in a stream (it materializes
+// the list's runs: 39 ns per edge measured for the hubs of the bench's scale-23 store, against
+// 4-7 ns streamed); PlanListReads weighs a top-down step's lookups with it.
 constexpr uint64_t kLookupEdgeFactor = 4;
-
-void StreamFrontier(const Layout& L, const Queue& frontier, const ListCache* cache,
-                    uint64_t lookup_cost, Bitmap* streamed, std::vector<size_t>* stream_ranges,
-                    Queue* lookups) {
-  for (size_t ri = 0, i = 0; i < frontier.size(); ++ri) {
-    if (ri == L.ranges.size()) {  // past every range (none should be): looked up
-      lookups->insert(lookups->end(), frontier.begin() + static_cast<ptrdiff_t>(i), frontier.end());
-      break;
-    }
-    const VertexRange r = L.ranges[ri];
-    while (i < frontier.size() && frontier[i] < r.begin) lookups->push_back(frontier[i++]);
-    size_t j = i;
-    uint64_t vertices = 0, own = 0;
-    for (; j < frontier.size() && frontier[j] < r.end; ++j) {
-      if (cache != nullptr && cache->Kept(frontier[j])) continue;
-      ++vertices;
-      own += L.out_degree[frontier[j]];
-    }
-    const uint64_t lookup = own * kLookupEdgeFactor + vertices * lookup_cost;
-    const uint64_t stream = own + (L.range_edges[ri] - std::min(own, L.range_edges[ri])) / 8;
-    if (own != 0 && lookup > stream) {
-      stream_ranges->push_back(ri);
-      for (size_t k = i; k < j; ++k) {
-        if (cache != nullptr && cache->Kept(frontier[k])) {
-          lookups->push_back(frontier[k]);
-        } else {
-          streamed->Set(frontier[k]);
-        }
-      }
-    } else {
-      lookups->insert(lookups->end(), frontier.begin() + static_cast<ptrdiff_t>(i),
-                      frontier.begin() + static_cast<ptrdiff_t>(j));
-    }
-    i = j;
-  }
-}
 
 // Top-down step. Invariant: every vertex of `frontier` has depth `level`; `seen` holds exactly
 // the vertices with a depth. Each unvisited out-neighbor gets depth level + 1 and joins *next
 // once. Returns in *scout the sum of the new frontier's out-degrees. The frontier is read in
-// sorted chunks of `batch` vertices (ForEachFrontierNeighbor), or, when StreamFrontier streams
+// sorted chunks of `batch` vertices (ForEachFrontierNeighbor), or, when PlanListReads streams
 // some ranges, by those streams and lookups of the rest.
 // A small frontier claims each neighbor with an atomic bit of `seen`. A streamed step (a large
 // frontier) marks neighbors in per-thread bitmaps without atomics and merges them per range
@@ -122,7 +81,8 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
   Queue lookups;
   if (batch != 0) {
     tbb::parallel_sort(frontier.begin(), frontier.end());
-    StreamFrontier(L, frontier, cache, lookup_cost, &streamed, &stream_ranges, &lookups);
+    PlanListReads(L, frontier.data(), frontier.size(), cache, lookup_cost, kLookupEdgeFactor,
+                  &stream_ranges, &lookups, [&](VertexId v) { streamed.Set(v); });
   }
   next->clear();
   *scout = 0;
@@ -183,13 +143,15 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
   }
   // Merge: a range owns its bitmap words (ranges start at multiples of 64), so only its task
   // reads and clears them in every thread's marks and sets them in `seen`.
+  std::vector<Bitmap*> all;
+  for (Bitmap& b : marks) all.push_back(&b);
   std::vector<Queue> parts(L.ranges.size());
   std::vector<uint64_t> scouts(L.ranges.size(), 0);
   Status m = ForEachRange(L, [&](size_t ri, VertexRange r) {
     uint64_t sc = 0;
     for (size_t i = static_cast<size_t>(r.begin >> 6); i < (r.end + 63) >> 6; ++i) {
       uint64_t w = 0;
-      for (Bitmap& b : marks) w |= b.TakeWord(i);
+      for (Bitmap* b : all) w |= b->TakeWord(i);
       w &= ~seen.Word(i);
       seen.OrWord(i, w);
       for (; w != 0; w &= w - 1) {

@@ -28,7 +28,7 @@ struct BfsParams {
   // Cost model of reading lists by batched lookups or by streaming a range (kLookupCostEdges:
   // one lookup costs about as much as decoding this many edges): bottom-up steps stream a
   // range when its unvisited vertices' lookups would cost more (StreamCheaper), top-down steps
-  // when its frontier vertices' would (StreamFrontier). Tests set it to force either way.
+  // when its frontier vertices' would (PlanListReads). Tests set it to force either way.
   uint64_t lookup_cost_edges = kLookupCostEdges;
   // Most bytes of out-lists kept decoded in memory (ListCache, about 4 bytes per edge),
   // collected during the layout's pass: top-down steps read the frontier's lists from it, and

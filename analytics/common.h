@@ -465,6 +465,18 @@ void ForEachCommon(const VertexId* a, size_t na, const VertexId* b, size_t nb, F
 // |a ∩ b| of two ascending, duplicate-free arrays (ForEachCommon's 10x rule).
 uint64_t IntersectSorted(const VertexId* a, size_t na, const VertexId* b, size_t nb);
 
+// How a frontier kernel reads the lists of vs[0..n) (sorted): per layout range, by lookups
+// (batched) or by one stream of the range that decodes only their lists. A range is streamed
+// when its vertices' lookups would cost more: each lookup `lookup_cost` edges plus its list's
+// decoding times `lookup_edge_factor` (a batch read materializes its runs), against decoding
+// the lists once plus an eighth of the range's edges (the stream reads past the other lists).
+// Vertices `cache` keeps are always looked up (they cost no read). Appends the streamed ranges
+// to *stream_ranges and the vertices to look up to *lookups; mark(v) for each streamed vertex.
+template <typename Mark>
+void PlanListReads(const Layout& L, const VertexId* vs, size_t n, const ListCache* cache,
+                   uint64_t lookup_cost, uint64_t lookup_edge_factor,
+                   std::vector<size_t>* stream_ranges, std::vector<VertexId>* lookups, Mark&& mark);
+
 // ---------------------------------------------------------------------------------------------
 
 }  // namespace strata::analytics
@@ -620,6 +632,41 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
     lo = hi;
   }
   return Status::OK();
+}
+
+template <typename Mark>
+void PlanListReads(const Layout& L, const VertexId* vs, size_t n, const ListCache* cache,
+                   uint64_t lookup_cost, uint64_t lookup_edge_factor,
+                   std::vector<size_t>* stream_ranges, std::vector<VertexId>* lookups, Mark&& mark) {
+  auto kept = [&](VertexId v) { return cache != nullptr && cache->Kept(v); };
+  for (size_t ri = 0, i = 0; i < n; ++ri) {
+    if (ri == L.ranges.size()) {  // past every range (none should be): looked up
+      lookups->insert(lookups->end(), vs + i, vs + n);
+      break;
+    }
+    const VertexRange r = L.ranges[ri];
+    while (i < n && vs[i] < r.begin) lookups->push_back(vs[i++]);
+    size_t j = i;
+    uint64_t vertices = 0, own = 0;
+    for (; j < n && vs[j] < r.end; ++j) {
+      if (kept(vs[j])) continue;
+      ++vertices;
+      own += L.out_degree[vs[j]];
+    }
+    if (own != 0 && own * lookup_edge_factor + vertices * lookup_cost > L.range_edges[ri] / 8 + own) {
+      stream_ranges->push_back(ri);
+      for (size_t k = i; k < j; ++k) {
+        if (kept(vs[k])) {
+          lookups->push_back(vs[k]);
+        } else {
+          mark(vs[k]);
+        }
+      }
+    } else {
+      lookups->insert(lookups->end(), vs + i, vs + j);
+    }
+    i = j;
+  }
 }
 
 }  // namespace strata::analytics

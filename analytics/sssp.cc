@@ -268,33 +268,11 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
     // one stream of the range that decodes only their lists.
     stream_ranges.clear();
     lookups.clear();
-    for (size_t ri = 0, i = 0; i < vs.size(); ++ri) {
-      if (ri == L.ranges.size()) {  // past every range (none should be): looked up
-        lookups.insert(lookups.end(), vs.begin() + i, vs.end());
-        break;
-      }
-      const VertexRange r = L.ranges[ri];
-      while (i < vs.size() && vs[i] < r.begin) lookups.push_back(vs[i++]);
-      size_t j = i;
-      uint64_t lookup = 0, own = 0;
-      for (; j < vs.size() && vs[j] < r.end; ++j) {
-        if (cache.Kept(vs[j])) continue;
-        lookup += L.out_degree[vs[j]] + params.lookup_cost_edges;
-        own += L.out_degree[vs[j]];
-      }
-      if (params.fetch_batch != 0 && own != 0 && lookup > L.range_edges[ri] / 8 + own) {
-        stream_ranges.push_back(ri);
-        for (size_t k = i; k < j; ++k) {
-          if (cache.Kept(vs[k])) {
-            lookups.push_back(vs[k]);
-          } else {
-            streamed[vs[k]] = 1;
-          }
-        }
-      } else {
-        lookups.insert(lookups.end(), vs.begin() + i, vs.begin() + j);
-      }
-      i = j;
+    if (params.fetch_batch != 0) {
+      PlanListReads(L, vs.data(), vs.size(), &cache, params.lookup_cost_edges, 1, &stream_ranges,
+                    &lookups, [&](VertexId v) { streamed[v] = 1; });
+    } else {
+      lookups = vs;
     }
     tbb::parallel_for(tbb::blocked_range<size_t>(0, stream_ranges.size(), 1),
                       [&](const tbb::blocked_range<size_t>& rr) {

@@ -396,7 +396,7 @@ void SampleInfo(JsonObject* info, const ReadRun& run, uint64_t count, const char
     info->Str("sample", sample);
   } else {
     info->Str("sample", sample + "; stopped by the time budget after " + std::to_string(run.ops) +
-                            " (each reader's first share of its part)");
+                            " operations (a prefix of each reader's part)");
   }
 }
 
@@ -533,7 +533,7 @@ int AnalyticsRuns(const SuiteConfig& cfg, const std::string& system) {
 // Every kernel of `algos` that `only` names, warm (all systems) then cold (disk systems, when
 // the page cache can be dropped and `cold` allows), on one loaded graph.
 void RunAnalyticsSet(const SuiteConfig& cfg, System* sys, ResultSink* sink,
-                     std::initializer_list<Algo> algos, const WorkloadSet& only, VertexId source,
+                     const std::vector<Algo>& algos, const WorkloadSet& only, VertexId source,
                      const char* graph, int scale, bool weighted, bool cold,
                      bool cold_tc = true) {
   const int runs = AnalyticsRuns(cfg, sys->name());
@@ -863,13 +863,9 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
 
   // Analytics, warm then cold (the full suite runs them on the ingest_large graph instead).
   if (cfg.main_analytics) {
-    WorkloadSet main_only = only;
-    if (system == "rocksdb" && !cfg.rocksdb_main_pr) {
-      // (only the kernels' names matter to RunAnalyticsSet)
-      if (main_only.names.empty()) main_only.names = {"bfs", "wcc"};
-      std::erase(main_only.names, std::string("pr"));
-    }
-    RunAnalyticsSet(cfg, sys.get(), sink, {Algo::kBfs, Algo::kPr, Algo::kWcc}, main_only,
+    std::vector<Algo> algos = {Algo::kBfs, Algo::kPr, Algo::kWcc};
+    if (system == "rocksdb" && !cfg.rocksdb_main_pr) std::erase(algos, Algo::kPr);
+    RunAnalyticsSet(cfg, sys.get(), sink, algos, only,
                     PickSource(sys.get(), g), "main", cfg.scale, false, cfg.cold_analytics);
   }
 

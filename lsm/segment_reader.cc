@@ -4,7 +4,6 @@
 #include <bit>
 #include <cstring>
 #include <limits>
-#include <utility>
 
 #include "lsm/block_cache.h"
 #include "lsm/bloom.h"
@@ -1272,8 +1271,7 @@ bool SegmentScanner::Fail(Status s) {
 // Most vertex entries a scanner decodes at once.
 constexpr uint64_t kScanVertexBatch = 8192;
 
-Status SegmentScanner::LoadVertexBatch() {
-  const bool one = std::exchange(one_block_, false);
+Status SegmentScanner::LoadVertexBatch(bool one_block) {
   batch_.clear();
   batch_pos_ = 0;
   const auto& index = r_->vertex_index_;
@@ -1300,7 +1298,7 @@ Status SegmentScanner::LoadVertexBatch() {
   // bytes each) is about the window's size.
   const uint64_t max_entries = std::min<uint64_t>(kScanVertexBatch, window() / 64);
   const uint64_t max_blocks =
-      one ? 1 : std::max<uint64_t>(1, max_entries / std::max<uint32_t>(1, r_->header_.vertex_group));
+      one_block ? 1 : std::max<uint64_t>(1, max_entries / std::max<uint32_t>(1, r_->header_.vertex_group));
   while (j1 + 1 < index.size() && j1 + 1 < jmax && j1 + 1 - j0 < max_blocks &&
          bytes + index[j1 + 1].size <= window()) {
     bytes += index[++j1].size;
@@ -1379,8 +1377,10 @@ bool SegmentScanner::SeekVertex(VertexId target, VertexEntry* v) {
                          [](VertexId t, const VertexIndexEntry& e) { return t < e.first_src; }) -
         index.begin());
     if (j > next_block_ + 1) {
+      // A sparse scan: load the target's block alone (a batch would decode blocks it skips).
       next_block_ = j - 1;
-      one_block_ = true;  // a sparse scan: load the target's block alone
+      Status s = LoadVertexBatch(/*one_block=*/true);
+      if (!s.ok()) return Fail(s);
     }
   }
   while (NextVertex(v)) {

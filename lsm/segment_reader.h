@@ -207,7 +207,8 @@ class SegmentScanner {
   friend class SegmentReader;
   SegmentScanner(const SegmentReader* r, const ScanOptions& o);
   bool Fail(Status s);
-  Status LoadVertexBatch();
+  // Loads and decodes the vertex blocks from next_block_ on: a window's worth, or one_block.
+  Status LoadVertexBatch(bool one_block = false);
   void LimitReadahead(uint64_t jmax);
 
   size_t window() const;  // o_.window, or the reader's scan_window
@@ -227,9 +228,6 @@ class SegmentScanner {
   std::vector<VertexEntry> batch_;         // decoded entries of the loaded vertex blocks
   size_t batch_pos_ = 0;
   uint64_t next_block_ = 0;  // next vertex block to load
-  // SeekVertex skipped blocks: the next load reads (and decodes) next_block_ alone, since a scan
-  // that wants few vertices would decode a whole batch of blocks for one of them.
-  bool one_block_ = false;
   bool done_ = false;
 };
 
