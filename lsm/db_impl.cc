@@ -375,8 +375,11 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
                               &tail);
     if (!s.ok()) return s;
     if (!tail.reason.empty()) {
-      Log("recovery: cut torn log tail (" + std::to_string(tail.cut_bytes) + " bytes): " +
-          tail.reason);
+      // A whole but damaged last record is cut too (one batch, possibly acknowledged, is
+      // lost): refusing to open would leave no way to reach the rest of the store.
+      Log(std::string(tail.whole_damaged ? "recovery: cut damaged last log record, written whole ("
+                                         : "recovery: cut torn log tail (") +
+          std::to_string(tail.cut_bytes) + " bytes): " + tail.reason);
     }
     active_replayed_.push_back(p);
   }

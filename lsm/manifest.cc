@@ -253,6 +253,14 @@ Status Manifest::Recover(io::Env* env, const std::string& dir, StoreState* state
   StoreState st;
   Status s = ReadOnly(env, dir, &st, tail, &old_path);
   if (!s.ok()) return s;
+  if (tail->cut_bytes != 0 && tail->whole_damaged) {
+    // Written to its last byte, every sector of it, and still wrong: the record was synced
+    // (the log files or segments it made obsolete may be gone), and cutting it would lose
+    // them. Refuse before the rewrite below replaces the only copy.
+    return io::CorruptionAt(old_path, tail->valid_bytes,
+                            "the last record is damaged, not torn: all of it was written (no "
+                            "zero-filled sector) and its checksum fails");
+  }
   if (tail->cut_bytes != 0) {
     // A torn tail is a record that was never synced, so no file it made obsolete was deleted:
     // every file of the state before it still exists. A missing one means the last record was

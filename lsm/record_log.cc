@@ -32,6 +32,22 @@ Status RecordWriter::Add(std::string_view payload) {
   return file_->Append(scratch_);
 }
 
+namespace {
+
+// Whether some piece of the record at file offset `off` (its bytes split at multiples of
+// kSectorBytes) is all zero: a sector a crash may have left unwritten.
+constexpr uint64_t kSectorBytes = 512;
+bool HasZeroSector(const char* rec, uint64_t off, uint64_t n) {
+  for (uint64_t b = 0; b < n;) {
+    const uint64_t e = std::min(n, (off + b) / kSectorBytes * kSectorBytes + kSectorBytes - off);
+    if (std::all_of(rec + b, rec + e, [](char c) { return c == 0; })) return true;
+    b = e;
+  }
+  return false;
+}
+
+}  // namespace
+
 Status ReadRecordLog(io::Env* env, const std::string& path, std::string_view magic,
                      uint32_t* version, uint32_t checksum_kind,
                      FunctionRef<Status(std::string_view, uint64_t)> fn, RecordLogTail* tail) {
@@ -89,6 +105,8 @@ Status ReadRecordLog(io::Env* env, const std::string& path, std::string_view mag
         const char* payload = buf.data() + (off - buf_start) + kRecordHeaderSize;
         if (Checksum64(payload, len, seed) != sum) {
           why = "checksum mismatch";
+          t.whole_damaged = !HasZeroSector(buf.data() + (off - buf_start), off,
+                                           kRecordHeaderSize + len);
         } else {
           s = fn(std::string_view(payload, len), off);
           if (!s.ok()) return s;

@@ -15,6 +15,14 @@
 // its checksum, or a zero-filled remainder. Anything else — a bad length check or a bad payload
 // followed by more bytes — is corruption in the middle of the log: Status::Corruption naming
 // the file and the offset.
+//
+// A cut last record whose length is all in the file but whose payload fails its checksum is
+// also flagged `whole_damaged` when none of its 512-byte sector pieces (the record's bytes
+// split at file offsets that are multiples of 512) is all zero. A crash leaves a record short,
+// or with sectors that were never written and read as zeros; a record present to its last byte
+// with every sector written and a wrong checksum was damaged after it was written. The reader
+// still cuts it; a caller for which losing a synced record is worse than refusing to open (the
+// manifest) treats the flag as corruption.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +62,7 @@ struct RecordLogTail {
   uint64_t valid_bytes = 0;  // header + whole records
   uint64_t cut_bytes = 0;    // torn tail ignored after them
   std::string reason;        // why the tail was cut (empty when cut_bytes == 0)
+  bool whole_damaged = false;  // the cut record was whole and damaged, not torn (see above)
 };
 
 // Reads every whole record in order, calling fn(payload, offset). A non-OK status from fn stops

@@ -103,6 +103,7 @@ TEST_P(RecordLogTest, RoundTripAndTornTailAtEveryOffset) {
     size_t expect = std::upper_bound(ends.begin(), ends.end(), cut) - ends.begin();
     ASSERT_EQ(got.size(), expect) << "cut at " << cut;
     EXPECT_EQ(tail.valid_bytes + tail.cut_bytes, cut);
+    EXPECT_FALSE(tail.whole_damaged) << "a record cut short is torn, cut at " << cut;
     if (tail.valid_bytes != cut) {
       EXPECT_NE(tail.reason.find("offset"), std::string::npos);
     }
@@ -128,6 +129,8 @@ TEST_P(RecordLogTest, FlippedByteInTheMiddleIsCorruptionNamingFileAndOffset) {
       if (s.ok()) {
         ++torn;
         EXPECT_EQ(got.size(), recs.size() - 1) << pos;
+        // Whole and with no zero sector: flagged as damage, which the manifest refuses.
+        EXPECT_TRUE(tail.whole_damaged) << pos;
         continue;
       }
     }
@@ -139,6 +142,48 @@ TEST_P(RecordLogTest, FlippedByteInTheMiddleIsCorruptionNamingFileAndOffset) {
   }
   EXPECT_GT(corrupt, 0);
   EXPECT_GT(torn, 0);
+}
+
+// A last record of 1500 bytes whose payload fails its checksum: with one of its 512-byte
+// sectors zero-filled (never written by a crashed append) it is torn; with only part of a
+// sector zeroed, or a byte flipped, it was written whole and is flagged as damaged.
+TEST_P(RecordLogTest, ZeroFilledSectorMakesAWholeLastRecordTorn) {
+  TempDir d;
+  const std::string path = d.path() + "/log";
+  std::vector<std::string> recs = WriteLog(env_.get(), path, 3);
+  std::string whole = ReadAll(path);
+  {
+    std::unique_ptr<io::WritableFile> f;
+    ASSERT_TRUE(env_->NewWritableFile(path, &f).ok());
+    std::unique_ptr<RecordWriter> w;
+    ASSERT_TRUE(RecordWriter::Create(f.get(), "TESTLOG1", 7, 9, &w).ok());
+    for (const auto& r : recs) ASSERT_TRUE(w->Add(r).ok());
+    ASSERT_TRUE(w->Add(std::string(1500, 'z')).ok());
+    ASSERT_TRUE(w->Sync().ok());
+  }
+  whole = ReadAll(path);
+  const uint64_t start = whole.size() - kRecordHeaderSize - 1500;
+  const uint64_t sector = (start + kRecordHeaderSize + 511) / 512 * 512;  // first whole sector
+  ASSERT_LE(sector + 512, whole.size());
+  ASSERT_NE(whole.size() % 512, 0u) << "the last piece is shorter than a sector";
+  struct Case {
+    uint64_t from, to;
+    bool damaged;
+  };
+  for (const Case& c : {Case{sector, sector + 512, false},              // a whole sector
+                        Case{whole.size() / 512 * 512, whole.size(), false},  // the last piece
+                        Case{sector, sector + 511, true},               // not a whole sector
+                        Case{sector + 7, sector + 8, true}}) {          // one byte
+    std::string bad = whole;
+    for (uint64_t i = c.from; i < c.to; ++i) bad[i] = c.damaged && c.to - c.from == 1 ? 'y' : 0;
+    WriteAll(path, bad);
+    std::vector<std::string> got;
+    RecordLogTail tail;
+    ASSERT_TRUE(ReadBack(env_.get(), path, &got, &tail).ok()) << c.from;
+    EXPECT_EQ(got, recs) << c.from;
+    EXPECT_EQ(tail.valid_bytes, start) << c.from;
+    EXPECT_EQ(tail.whole_damaged, c.damaged) << "bytes " << c.from << ".." << c.to;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, RecordLogTest,
@@ -232,22 +277,63 @@ TEST(Manifest, TornLastEditIsCutAndEarlierStateKept) {
   }
 }
 
-// A damaged (not torn) last record: the edit it held removed file 5, which was then deleted.
-// Cutting it would bring back a state naming a missing file, so Recover refuses, names the
-// manifest and the offset, and leaves the manifest in place (no rewrite, no data lost).
-TEST(Manifest, DamagedLastEditNamingDeletedFileIsCorruptionAndKeepsTheManifest) {
+// A byte flipped in the last record, which was written whole: after a flush's edit (files
+// added, `last_flushed_ts` advanced) the logs it covered are deleted, so cutting the edit would
+// lose their commits although every file the state before it names still exists. Recover
+// refuses, names the manifest and the offset, and leaves the manifest as it was.
+TEST(Manifest, FlippedByteInLastEditIsCorruptionEvenWithEveryFilePresent) {
+  TempDir d;
+  std::unique_ptr<io::Env> env;
+  ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
+  ManifestEdit flush;
+  flush.added = {File(6, 0)};
+  flush.last_flushed_ts = 90;
+  uint64_t good = 0;
+  const std::string path = TwoEdits(env.get(), d.path(), flush, &good);
+  WriteAll(d.path() + "/" + SegmentFileName(5), "x");
+  WriteAll(d.path() + "/" + SegmentFileName(6), "x");
+  const std::string pristine = ReadAll(path);
+  for (uint64_t pos = good; pos < pristine.size(); ++pos) {
+    std::string bytes = pristine;
+    bytes[pos] ^= 0x10;
+    WriteAll(path, bytes);
+    std::unique_ptr<Manifest> m;
+    StoreState st;
+    RecordLogTail tail;
+    Status s = Manifest::Recover(env.get(), d.path(), &st, &tail, &m);
+    ASSERT_TRUE(s.IsCorruption()) << pos << ": " << s.ToString();
+    EXPECT_NE(s.ToString().find(path), std::string::npos) << s.ToString();
+    EXPECT_NE(s.ToString().find("offset " + std::to_string(good)), std::string::npos) << s.ToString();
+    EXPECT_EQ(ReadAll(path), bytes) << "the damaged manifest is kept as it was";
+  }
+  WriteAll(path, pristine);
+  std::unique_ptr<Manifest> m;
+  StoreState st;
+  RecordLogTail tail;
+  ASSERT_TRUE(Manifest::Recover(env.get(), d.path(), &st, &tail, &m).ok());
+  EXPECT_EQ(st.last_flushed_ts, 90u);
+  EXPECT_EQ(st.files.size(), 2u);
+}
+
+// A last record that looks torn (one of its sectors zero-filled, as a crashed append leaves
+// it) whose edit removed file 5, which is gone: the record was synced before 5 was deleted,
+// so it is damaged. Cutting it would bring back a state naming a missing file, so Recover
+// refuses, names the manifest, the offset and the file, and keeps the manifest. Had file 5
+// still existed, the same record is a torn tail: the state before it is recovered.
+TEST(Manifest, TornLookingLastEditNamingDeletedFileIsCorruptionAndKeepsTheManifest) {
   TempDir d;
   std::unique_ptr<io::Env> env;
   ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
   ManifestEdit e2;
   e2.removed = {5};
-  e2.added = {File(6, 1)};
+  for (uint64_t n = 6; n < 200; ++n) e2.added.push_back(File(n, 1));  // a record over 1 KiB
   uint64_t good = 0;
   const std::string path = TwoEdits(env.get(), d.path(), e2, &good);
   std::unique_ptr<Manifest> m;
-  WriteAll(d.path() + "/" + SegmentFileName(6), "x");  // 5 was compacted into 6 and deleted
   std::string bytes = ReadAll(path);
-  bytes[bytes.size() - 1] ^= 0x40;
+  const uint64_t sector = (good + kRecordHeaderSize + 511) / 512 * 512;
+  ASSERT_LE(sector + 512, bytes.size()) << "the record holds a whole sector";
+  std::fill(bytes.begin() + sector, bytes.begin() + sector + 512, '\0');
   WriteAll(path, bytes);
   for (int round = 0; round < 2; ++round) {
     StoreState st;
@@ -259,7 +345,6 @@ TEST(Manifest, DamagedLastEditNamingDeletedFileIsCorruptionAndKeepsTheManifest) 
     EXPECT_NE(s.ToString().find("000005.seg"), std::string::npos) << s.ToString();
     EXPECT_EQ(ReadAll(path), bytes) << "the damaged manifest is kept as it was";
   }
-  // Had file 5 still existed, the same cut is a torn tail: the state before it is recovered.
   WriteAll(d.path() + "/" + SegmentFileName(5), "x");
   StoreState st;
   RecordLogTail tail;
@@ -267,6 +352,7 @@ TEST(Manifest, DamagedLastEditNamingDeletedFileIsCorruptionAndKeepsTheManifest) 
   EXPECT_EQ(st.files.size(), 1u);
   EXPECT_EQ(st.files.count(5), 1u);
   EXPECT_GT(tail.cut_bytes, 0u);
+  EXPECT_FALSE(tail.whole_damaged);
 }
 
 TEST(Manifest, GarbageCurrentIsCorruption) {
