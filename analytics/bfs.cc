@@ -60,8 +60,11 @@ void AppendParts(const std::vector<Queue>& parts, Queue* q) {
 }
 
 // A batch read of a list costs this many times its decoding in a stream (it materializes
-// the list's runs: 39 ns per edge measured for the hubs of the bench's scale-23 store, against
-// 4-7 ns streamed); PlanListReads weighs a top-down step's lookups with it.
+// the list's runs); PlanListReads weighs a top-down step's lookups with it. Measured on level
+// 1 of the bench's scale-23 store (4503 hubs, 18.8M edges): streamed 0.29-0.33 s; by lookups
+// alone (factor 1) 0.38-0.45 s without weights, 0.49-0.58 s when the lookups also read the
+// weight streams (before ScanNeighborsBatch could leave them), 0.56-0.63 s with claims; by
+// mostly lookups (factor 2) 0.40-0.45 s. Factor 4 streams that level.
 constexpr uint64_t kLookupEdgeFactor = 4;
 
 // Top-down step. Invariant: every vertex of `frontier` has depth `level`; `seen` holds exactly
@@ -69,11 +72,13 @@ constexpr uint64_t kLookupEdgeFactor = 4;
 // once. Returns in *scout the sum of the new frontier's out-degrees. The frontier is read in
 // sorted chunks of `batch` vertices (ForEachFrontierNeighbor), or, when PlanListReads streams
 // some ranges, by those streams and lookups of the rest.
-// A small frontier claims each neighbor with an atomic bit of `seen`. A streamed step (a large
-// frontier) marks neighbors in per-thread bitmaps without atomics and merges them per range
-// afterwards: an atomic read-modify-write waits for every memory access before it, so a
-// claim per edge serialized the step on its misses (depth[] and out_degree[] of each new
-// vertex); the merge writes those in vertex order, and *next comes out sorted.
+// A small frontier claims each neighbor with an atomic bit of `seen`. A large one (streamed,
+// or with lists of more edges than bound / 64) marks neighbors in per-thread bitmaps without
+// atomics and merges them per range afterwards: an atomic read-modify-write waits for every
+// memory access before it, so a claim per edge serialized the step on its misses (depth[] and
+// out_degree[] of each new vertex); the merge writes those in vertex order, and *next comes
+// out sorted. (Level 1 of the bench's scale-23 store read by lookups alone: 0.56-0.63 s with
+// claims, 0.36-0.42 s with marks.)
 Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache, int64_t level,
                    Queue& frontier, size_t batch, uint64_t lookup_cost, std::vector<int64_t>& depth,
                    Bitmap& seen, Bitmap& streamed, Queue* next, uint64_t* scout) {
@@ -84,9 +89,15 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
     PlanListReads(L, frontier.data(), frontier.size(), cache, lookup_cost, kLookupEdgeFactor,
                   &stream_ranges, &lookups, [&](VertexId v) { streamed.Set(v); });
   }
+  // The lists not streamed (every list when batch is 0: one ScanNeighbors per vertex).
+  const Queue& looked_up = batch != 0 ? lookups : frontier;
   next->clear();
   *scout = 0;
-  if (stream_ranges.empty()) {
+  // Claims cost an atomic per edge, marks a merge of bound / 64 words per thread: a frontier
+  // whose lists hold fewer edges than that claims.
+  uint64_t frontier_edges = 0;
+  for (VertexId v : frontier) frontier_edges += L.out_degree[v];
+  if (stream_ranges.empty() && frontier_edges < L.bound / 64) {
     struct Local {
       Queue q;
       uint64_t scout = 0;
@@ -94,7 +105,7 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
     tbb::enumerable_thread_specific<Local> local;
     Status s = ForEachFrontierNeighbor(
         snap, frontier.data(), frontier.size(), Direction::kOut, L, batch, [&] {
-          return [&depth, &seen, &L, level, &mine = local.local()](VertexId, VertexId v, double) {
+          return [&depth, &seen, &L, level, &mine = local.local()](VertexId, VertexId v) {
             if (seen.Claim(v)) {  // the bitmap, not depth[], takes the random probes
               depth[v] = level + 1;
               mine.q.push_back(v);
@@ -133,8 +144,8 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
   Status s = err.Get();
   if (s.ok()) {
     s = ForEachFrontierNeighbor(
-        snap, lookups.data(), lookups.size(), Direction::kOut, L, batch, [&] {
-          return [&mine = marks.local()](VertexId, VertexId v, double) {
+        snap, looked_up.data(), looked_up.size(), Direction::kOut, L, batch, [&] {
+          return [&mine = marks.local()](VertexId, VertexId v) {
             mine.Set(v);
             return true;
           };
@@ -424,7 +435,7 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
     std::vector<VertexId> todo;
     bool bad = false;
     auto flush = [&]() -> Status {
-      Status st = snap.ScanNeighborsBatch(todo.data(), todo.size(), in,
+      Status st = snap.ScanNeighborsBatch(todo.data(), todo.size(), in, /*weights=*/false,
                                           [&](size_t i, const NeighborChunk& ch) {
         const VertexId v = todo[i];
         if (next.Get(v)) return true;  // found its parent in an earlier chunk

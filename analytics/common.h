@@ -350,22 +350,24 @@ inline constexpr size_t kDefaultFetchBatch = 1024;
 // calls make() once and then visit(u, chunk) -> bool for the chunks of u's lists (a vertex's
 // chunks consecutive, vertices of a task in any order); false stops the pass. Pass a frontier
 // sorted by vertex so a chunk covers nearby vertices (shared blocks, sequential file offsets).
-// With a `cache` of direction d, the vertices whose lists it keeps are read from it (their
-// chunks then carry no weights unless cache->weights()) and only the others from the snapshot.
+// Chunks read from the snapshot carry weights only when `weights` (a weighted store's disk
+// levels otherwise leave their weight streams unread). With a `cache` of direction d, the
+// vertices whose lists it keeps are read from it (their chunks then carry no weights unless
+// cache->weights()) and only the others from the snapshot.
 template <typename Make>
 Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, Direction d,
-                            size_t batch, Make&& make, const ListCache* cache = nullptr);
+                            bool weights, size_t batch, Make&& make,
+                            const ListCache* cache = nullptr);
 
-// ForEachFrontierChunk with the kernel conventions of ScanEach: make() returns
-// visit(u, v, weight) -> bool, called for every existing neighbor v of every u in vs; a
-// neighbor >= layout.bound is Corruption. A `cache` that keeps no weights gives weight 1.0 on
-// a weighted store: pass one only when the kernel ignores weights or cache->weights().
+// ForEachFrontierChunk for traversals that ignore weights: make() returns visit(u, v) -> bool,
+// called for every existing neighbor v of every u in vs; a neighbor >= layout.bound is
+// Corruption. No weight is read.
 template <typename Make>
 Status ForEachFrontierNeighbor(const Snapshot& snap, const VertexId* vs, size_t n, Direction d,
                                const Layout& layout, size_t batch, Make&& make,
                                const ListCache* cache = nullptr) {
   std::atomic<bool> bad{false};
-  Status s = ForEachFrontierChunk(snap, vs, n, d, batch, [&] {
+  Status s = ForEachFrontierChunk(snap, vs, n, d, /*weights=*/false, batch, [&] {
     return [&bad, &layout, visit = make()](VertexId u, const NeighborChunk& c) mutable {
       for (size_t i = 0; i < c.size; ++i) {
         const VertexId v = c.dst[i];
@@ -374,7 +376,7 @@ Status ForEachFrontierNeighbor(const Snapshot& snap, const VertexId* vs, size_t 
           return false;
         }
         if (layout.dangling && !layout.exists[v]) continue;  // edge into a deleted vertex
-        if (!visit(u, v, c.weight ? c.weight[i] : 1.0)) return false;
+        if (!visit(u, v)) return false;
       }
       return true;
     };
@@ -505,7 +507,7 @@ Status ForEachRange(const Layout& layout, Fn&& fn) {
 
 template <typename Make>
 Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, Direction d,
-                            size_t batch, Make&& make, const ListCache* cache) {
+                            bool weights, size_t batch, Make&& make, const ListCache* cache) {
   if (n == 0) return Status::OK();
   if (cache != nullptr && cache->direction() != d) cache = nullptr;
   const size_t tasks = 4 * static_cast<size_t>(tbb::this_task_arena::max_concurrency());
@@ -537,11 +539,11 @@ Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, 
           for (size_t i = 0; i < m && go && !err.failed(); ++i) {
             const VertexId u = base[i];
             err.Set(snap.ScanNeighbors(u, d, [&](const NeighborChunk& c) {
-              return go = visit(u, c);
+              return go = visit(u, weights ? c : NeighborChunk{c.dst, nullptr, c.size});
             }));
           }
         } else if (m > 0) {
-          err.Set(snap.ScanNeighborsBatch(base, m, d, [&](size_t i, const NeighborChunk& c) {
+          err.Set(snap.ScanNeighborsBatch(base, m, d, weights, [&](size_t i, const NeighborChunk& c) {
             return go = visit(base[i], c);
           }));
         }

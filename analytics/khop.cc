@@ -20,7 +20,7 @@ Status KHop(const Snapshot& snap, const KHopParams& params, std::vector<VertexId
   for (int level = 0; level < params.k && !frontier.empty() && !err.failed(); ++level) {
     tbb::enumerable_thread_specific<std::vector<VertexId>> local;
     err.Set(ForEachFrontierChunk(snap, frontier.data(), frontier.size(), params.direction,
-                                 params.fetch_batch, [&] {
+                                 /*weights=*/false, params.fetch_batch, [&] {
       return [&mine = local.local()](VertexId, const NeighborChunk& c) {
         mine.insert(mine.end(), c.dst, c.dst + c.size);
         return true;

@@ -179,7 +179,7 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
   }
   if (batched) {
     auto make = [&] {
-      return [&](VertexId v, VertexId u, double) {
+      return [&](VertexId v, VertexId u) {
         forest.Link(v, u);
         return true;
       };

@@ -110,12 +110,12 @@ Status SnapshotImpl::ScanVertexDegreeBounds(VertexId begin, VertexId end, Direct
   return reader_.ScanVertexDegreeBounds(begin, end, fn);
 }
 
-Status SnapshotImpl::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
+Status SnapshotImpl::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d, bool weights,
                                         FunctionRef<bool(size_t, const NeighborChunk&)> fn) const {
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
-  return reader_.ScanNeighborsBatch(dir, vs, n, fn);
+  return reader_.ScanNeighborsBatch(dir, vs, n, weights, fn);
 }
 
 }  // namespace strata::lsm

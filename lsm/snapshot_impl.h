@@ -39,7 +39,8 @@ class SnapshotImpl final : public Snapshot {
                           FunctionRef<bool(VertexId, uint64_t)> fn) const override;
   Status ScanVertexDegreeBounds(VertexId begin, VertexId end, Direction d,
                                 FunctionRef<bool(VertexId, uint64_t)> fn) const override;
-  Status ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
+  using Snapshot::ScanNeighborsBatch;
+  Status ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d, bool weights,
                             FunctionRef<bool(size_t, const NeighborChunk&)> fn) const override;
   Status status() const override;
 

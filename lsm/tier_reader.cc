@@ -646,8 +646,9 @@ Status TierReader::ScanDegreeBounds(uint8_t dir, VertexId begin, VertexId end,
   });
 }
 
-Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
+Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n, bool weights,
                                       FunctionRef<bool(size_t, const NeighborChunk&)> fn) const {
+  const bool w = weighted_ && weights;
   // Locate: runs[first[i], first[i + 1]) are vs[i]'s runs, newest first, up to a deletion mark
   // (the same runs ScanNeighbors merges).
   std::vector<Run> runs;
@@ -672,22 +673,22 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
   bool go = true;
   size_t cur = 0;  // the vertex the emitter is filling
   auto emit = [&](const NeighborChunk& c) { return go = fn(cur, c); };
-  ChunkEmitter out(weighted_, emit);
+  ChunkEmitter out(w, emit);
   for (size_t i = 0; i < n && go; ++i) {
     const size_t b = first[i], e = first[i + 1];
     if (b == e) continue;
     if (e - b == 1 && runs[b].adj != nullptr) {
       cur = i;
       const uint32_t li = LocalOf(vs[i]);
-      mem::ScanVertex(*runs[b].adj, li, [&](const uint64_t* k, const double* w,
+      mem::ScanVertex(*runs[b].adj, li, [&](const uint64_t* k, const double* wt,
                                             const uint8_t* tomb, size_t m) {
         if (tomb == nullptr) {
           if (!out.Flush()) return false;
-          NeighborChunk c{k, weighted_ ? w : nullptr, m};
+          NeighborChunk c{k, w ? wt : nullptr, m};
           return go = fn(i, c);
         }
         for (size_t j = 0; j < m; ++j) {
-          if (!tomb[j] && !out.Add(k[j], w ? w[j] : 1.0)) return false;
+          if (!tomb[j] && !out.Add(k[j], wt ? wt[j] : 1.0)) return false;
         }
         return true;
       });
@@ -716,7 +717,7 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
   std::vector<RunBuffer> mat(nmat);
   std::vector<VertexEntry> entries;
   ReadOptions ro;
-  ro.weights = weighted_;
+  ro.weights = w;
   for (size_t g = 0; g < disk.size() && go;) {
     const version::SegmentHandle* seg = runs[disk[g]].seg;
     size_t h = g;
@@ -740,7 +741,7 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
           }
           if (!batch.has_tombstones) {
             if (!out.Flush()) return false;
-            NeighborChunk c{batch.dst, weighted_ ? batch.weight : nullptr, batch.size};
+            NeighborChunk c{batch.dst, w ? batch.weight : nullptr, batch.size};
             return go = fn(cur, c);
           }
           for (size_t k = 0; k < batch.size; ++k) {

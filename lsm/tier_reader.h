@@ -47,7 +47,7 @@ class TierReader {
   // holds are read with one SegmentReader::ReadNeighborsBatch (one MultiRead). A vertex with
   // one run and no tombstones streams straight from the batch; the others are merged with
   // ScanNeighbors' rules once all their runs are read.
-  Status ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
+  Status ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n, bool weights,
                             FunctionRef<bool(size_t, const NeighborChunk&)> fn) const;
   VertexId VertexIdBound() const;
   uint64_t NumVertices() const;

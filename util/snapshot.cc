@@ -84,11 +84,14 @@ Status Snapshot::ScanVertexDegreeBounds(VertexId begin, VertexId end, Direction 
   });
 }
 
-Status Snapshot::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,
+Status Snapshot::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d, bool weights,
                                     FunctionRef<bool(size_t, const NeighborChunk&)> fn) const {
   bool go = true;
   for (size_t i = 0; i < n && go; ++i) {
-    Status s = ScanNeighbors(vs[i], d, [&](const NeighborChunk& c) { return go = fn(i, c); });
+    Status s = ScanNeighbors(vs[i], d, [&](const NeighborChunk& c) {
+      if (weights || c.weight == nullptr) return go = fn(i, c);
+      return go = fn(i, NeighborChunk{c.dst, nullptr, c.size});
+    });
     if (!s.ok()) return s;
   }
   return Status::OK();
