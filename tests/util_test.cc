@@ -8,11 +8,35 @@
 
 #include <gtest/gtest.h>
 
+#include "util/crc.h"
 #include "util/radix_sort.h"
 #include "util/scratch.h"
 
 namespace strata {
 namespace {
+
+// Checksum64 is the on-disk checksum: whichever XXH3 build it calls (the library's runtime
+// dispatch to AVX2 / AVX-512 when CMake found it), it must give the plain XXH3 value for every
+// length, across the short-input, medium and long (striped) code paths and their boundaries.
+TEST(ChecksumTest, EqualsPlainXxh3ForEveryLengthAndSeed) {
+  std::mt19937_64 rng(5);
+  std::string data(70000, '\0');
+  for (char& c : data) c = static_cast<char>(rng());
+  std::vector<size_t> lens;
+  for (size_t n = 0; n <= 1100; ++n) lens.push_back(n);
+  for (size_t n : {2047, 2048, 4095, 4096, 4097, 65535, 65536, 70000}) lens.push_back(n);
+  for (size_t n : lens) {
+    for (uint64_t seed : {uint64_t{0}, uint64_t{7}, ChecksumSeed(3, 12345)}) {
+      const size_t off = n % 13;  // unaligned starts too
+      const size_t len = std::min(n, data.size() - off);
+      ASSERT_EQ(Checksum64(data.data() + off, len, seed),
+                XXH3_64bits_withSeed(data.data() + off, len, seed))
+          << "length " << len << " seed " << seed;
+    }
+  }
+  // XXH3-64 of the empty input with seed 0 (the reference value of the xxHash specification).
+  EXPECT_EQ(Checksum64("", 0, 0), 0x2D06800538D394C2ULL);
+}
 
 TEST(ScratchTest, KeepsABufferUpToTheLimit) {
   std::vector<uint64_t> v(kScratchKeepBytes / sizeof(uint64_t));
