@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <chrono>
 #include <utility>
 
 #include <tbb/enumerable_thread_specific.h>
@@ -533,6 +534,12 @@ Status Search(const Snapshot& snap, const BfsParams& params, const Layout& L,
   auto few_left = [&](uint64_t frontier_size, uint64_t frontier_edges) {
     return !keep && FewLeft(unvisited, unvisited_edges, frontier_size, frontier_edges);
   };
+  using Clock = std::chrono::steady_clock;
+  auto record = [&](bool bottom_up, uint64_t size, uint64_t found, Clock::time_point t0) {
+    if (params.stats == nullptr) return;
+    params.stats->steps.push_back(
+        {bottom_up, size, found, std::chrono::duration<double>(Clock::now() - t0).count()});
+  };
   while (!frontier.empty() && s.ok()) {
     if (can_bottom_up && (scout > edges_to_check / alpha || few_left(frontier.size(), scout))) {
       front.Resize(L.bound);
@@ -541,8 +548,10 @@ Status Search(const Snapshot& snap, const BfsParams& params, const Layout& L,
       uint64_t awake = frontier.size(), old_awake, awake_edges = 0;
       do {
         old_awake = awake;
+        const Clock::time_point t0 = Clock::now();
         s = BottomUpStep(snap, L, level, params.fetch_batch, params.lookup_cost_edges, cache_in ? &cache : nullptr, &lists,
                          front, back, *depth, seen, &awake, &awake_edges);
+        if (s.ok()) record(true, old_awake, awake, t0);
         unvisited -= std::min(unvisited, awake);
         unvisited_edges -= std::min(unvisited_edges, awake_edges);
         ++level;
@@ -553,8 +562,11 @@ Status Search(const Snapshot& snap, const BfsParams& params, const Layout& L,
       scout = awake_edges;  // an estimate, like every degree here
     } else {
       edges_to_check -= std::min(edges_to_check, scout);
+      const Clock::time_point t0 = Clock::now();
+      const uint64_t size = frontier.size();
       s = TopDownStep(snap, L, keep ? &cache : nullptr, level, frontier, params.fetch_batch,
                       params.lookup_cost_edges, *depth, seen, streamed, &next, &scout);
+      if (s.ok()) record(false, size, next.size(), t0);
       unvisited -= std::min<uint64_t>(unvisited, next.size());
       unvisited_edges -= std::min(unvisited_edges, scout);
       ++level;
@@ -569,6 +581,8 @@ Status Search(const Snapshot& snap, const BfsParams& params, const Layout& L,
 Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* depth) {
   // Keep the out-lists the layout streams: top-down steps read them, and bottom-up steps on
   // undirected stores (whose in-lists they are).
+  const auto t0 = std::chrono::steady_clock::now();
+  if (params.stats != nullptr) *params.stats = BfsStats();
   const bool keep = params.cache_bytes > 0;
   const bool cache_in = keep && snap.kind() == GraphKind::kUndirected;
   // Without a cache the layout decodes nothing: degrees only steer the direction switches.
@@ -583,6 +597,10 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
     if (!s.ok()) return s;
   }
   depth->assign(L.bound, kUnreachable);
+  if (params.stats != nullptr) {
+    params.stats->layout_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   const VertexId src = params.source;
   if (src >= L.bound || !L.exists[src]) return Status::InvalidArgument("BFS: source does not exist");
   (*depth)[src] = 0;

@@ -8,6 +8,19 @@
 
 namespace strata::analytics {
 
+// What a search did, step by step (BfsParams::stats): for tuning and for `strata analyze
+// --stats`. Step k expands the vertices at depth k.
+struct BfsStep {
+  bool bottom_up = false;
+  uint64_t frontier = 0;  // vertices at depth k
+  uint64_t found = 0;     // vertices given depth k + 1
+  double seconds = 0;
+};
+struct BfsStats {
+  double layout_seconds = 0;  // degrees, ranges, the depth array (and the list cache, if kept)
+  std::vector<BfsStep> steps;
+};
+
 struct BfsParams {
   VertexId source = 0;
   // Direction-optimizing thresholds (Beamer et al.): go bottom-up when the frontier's out-edges
@@ -45,6 +58,8 @@ struct BfsParams {
   // their lists are kept and the range's next steps read only them, from memory. A range whose
   // lists do not fit is read from the store as before. 0: never kept.
   size_t unvisited_bytes = size_t{256} << 20;
+  // When not null, filled with the search's layout time and steps.
+  BfsStats* stats = nullptr;
 };
 
 // (*depth)[v] = hops from source to v; kUnreachable for vertices not reached and for vertices

@@ -338,6 +338,29 @@ VertexId RandomVertex(const Snapshot& g, std::mt19937_64& rng) {
   }
 }
 
+// BfsStats against the depths it describes: step k expanded the vertices at depth k and gave
+// depth k + 1 to `found` of them; the last step found none. "" or the first mismatch.
+std::string CheckBfsStats(const std::vector<int64_t>& depth, const BfsStats& st) {
+  std::vector<uint64_t> at;
+  for (int64_t x : depth) {
+    if (x == kUnreachable) continue;
+    if (static_cast<size_t>(x) >= at.size()) at.resize(static_cast<size_t>(x) + 1, 0);
+    ++at[static_cast<size_t>(x)];
+  }
+  if (st.steps.size() != at.size()) {
+    return std::to_string(st.steps.size()) + " steps for " + std::to_string(at.size()) + " depths";
+  }
+  for (size_t k = 0; k < at.size(); ++k) {
+    const uint64_t next = k + 1 < at.size() ? at[k + 1] : 0;
+    if (st.steps[k].frontier != at[k] || st.steps[k].found != next || st.steps[k].seconds < 0) {
+      return "step " + std::to_string(k) + ": frontier " + std::to_string(st.steps[k].frontier) +
+             " found " + std::to_string(st.steps[k].found) + ", depths say " +
+             std::to_string(at[k]) + " and " + std::to_string(next);
+    }
+  }
+  return st.layout_seconds >= 0 ? "" : "negative layout time";
+}
+
 // Every kernel against its reference on `g`.
 void CrossCheck(const MapSnapshot& g, std::mt19937_64& rng) {
   const std::vector<VertexId> sources = {MaxDegreeVertex(g), RandomVertex(g, rng)};
@@ -348,8 +371,18 @@ void CrossCheck(const MapSnapshot& g, std::mt19937_64& rng) {
     for (BfsParams p : {BfsParams{src}, BfsParams{src, 1 << 30, 1 << 30}, BfsParams{src, 1, 1}}) {
       for (size_t kept : {p.unvisited_bytes, size_t{0}, size_t{2000}}) {
         p.unvisited_bytes = kept;
+        BfsStats stats;
+        p.stats = &stats;
         ASSERT_OK(Bfs(g, p, &d));
+        p.stats = nullptr;
         ASSERT_OK(CheckExact(dref, d, "BFS kept " + std::to_string(kept)));
+        ASSERT_EQ(CheckBfsStats(d, stats), "") << "alpha " << p.alpha;
+        // Alpha 2^30 goes bottom-up from the first step wherever in-edges are kept (and the
+        // source has an out-edge); without them every step is top-down.
+        if (p.alpha == 1 << 30 && g.Degree(src) > 0) {
+          const bool up = g.kind() != GraphKind::kDirected;
+          for (const BfsStep& step : stats.steps) ASSERT_EQ(step.bottom_up, up);
+        }
       }
       // Every range a step touches streamed (top-down: neighbors marked per thread, merged).
       p.lookup_cost_edges = uint64_t{1} << 40;

@@ -252,6 +252,35 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
   Fails(2, {"analyze", "--db", s1, "--algo", "tc", "--cache-bytes", "1M"},
         {"--cache-bytes applies to bfs, pr, sssp and wcc only"});
   EXPECT_NE(Ok({"analyze", "--db", s1, "--algo", "tc"}).out.find("triangles "), std::string::npos);
+  // --stats: the same depths, and one "bfs step" line per depth reached, the first expanding
+  // the source alone; the found counts add up to the reached vertices other than the source.
+  {
+    Result plain = Ok({"analyze", "--db", s1, "--algo", "bfs", "--source", src, "-q"});
+    Result st = Ok({"analyze", "--db", s1, "--algo", "bfs", "--source", src, "-q", "--stats"});
+    EXPECT_EQ(st.out, plain.out);
+    int64_t max_depth = -1;
+    uint64_t reached = 0;
+    for (const std::string& l : Lines(plain.out)) {
+      const int64_t dep = std::stoll(l.substr(l.find(' ') + 1));
+      if (dep == INT64_MAX) continue;
+      ++reached;
+      max_depth = std::max(max_depth, dep);
+    }
+    ASSERT_GE(max_depth, 1);
+    EXPECT_NE(st.err.find("bfs layout: "), std::string::npos) << st.err;
+    uint64_t steps = 0, found = 0;
+    for (const std::string& l : Lines(st.err)) {
+      if (l.rfind("bfs step ", 0) != 0) continue;
+      if (steps == 0) EXPECT_NE(l.find("frontier 1,"), std::string::npos) << l;
+      const size_t f = l.find("found ");
+      ASSERT_NE(f, std::string::npos) << l;
+      found += std::stoull(l.substr(f + 6));
+      ++steps;
+    }
+    EXPECT_EQ(steps, static_cast<uint64_t>(max_depth) + 1) << st.err;
+    EXPECT_EQ(found + 1, reached) << st.err;
+  }
+  Fails(2, {"analyze", "--db", s1, "--algo", "pr", "--stats"}, {"--stats applies to bfs only"});
   std::vector<std::string> hop1 = Lines(Ok({"analyze", "--db", s1, "--algo", "khop", "--source",
                                             src, "--k", "1"})
                                             .out);

@@ -37,6 +37,7 @@ struct AnalyzeArgs {
   int threads = 0;
   std::string cache_bytes;  // empty: each kernel's default
   bool quiet = false;
+  bool stats = false;  // bfs: the layout time and each step on stderr
 };
 
 // Buffered output to a file or stdout.
@@ -110,6 +111,7 @@ int RunAnalyze(const AnalyzeArgs& a) {
   }
   if (!(a.damping >= 0 && a.damping <= 1)) return Fail(kExitUsage, "--damping: must be in [0, 1]");
   if (a.k < 0) return Fail(kExitUsage, "--k: must be at least 0");
+  if (a.stats && a.algo != "bfs") return Fail(kExitUsage, "--stats applies to bfs only");
   uint64_t cache_bytes = 0;
   const bool has_cache = !a.cache_bytes.empty();
   if (has_cache) {
@@ -160,8 +162,20 @@ int RunAnalyze(const AnalyzeArgs& a) {
     analytics::BfsParams p;
     p.source = source;
     if (has_cache) p.cache_bytes = cache_bytes;
+    analytics::BfsStats stats;
+    if (a.stats) p.stats = &stats;
     s = analytics::Bfs(*snap, p, &depth);
     params = "source " + std::to_string(a.source);
+    if (s.ok() && a.stats) {
+      std::fprintf(stderr, "bfs layout: %.3f s\n", stats.layout_seconds);
+      for (size_t k = 0; k < stats.steps.size(); ++k) {
+        const analytics::BfsStep& st = stats.steps[k];
+        std::fprintf(stderr, "bfs step %zu %s: frontier %llu, found %llu, %.3f s\n", k,
+                     st.bottom_up ? "bottom-up" : "top-down",
+                     static_cast<unsigned long long>(st.frontier),
+                     static_cast<unsigned long long>(st.found), st.seconds);
+      }
+    }
   } else if (is_pr) {
     analytics::PageRankParams p;
     p.damping = a.damping;
@@ -324,6 +338,9 @@ void RegisterAnalyze(CLI::App* app, CommandList* commands) {
                 "bfs, pr, sssp, wcc: decoded lists kept in memory between passes, e.g. 256M "
                 "(0: stream every pass; default: pr and sssp 256M, bfs and wcc 0)");
   c->add_flag("-q,--quiet", a->quiet, "no timing summary on stderr");
+  c->add_flag("--stats", a->stats,
+              "bfs: the layout time and each step (direction, frontier, vertices found, "
+              "seconds) on stderr");
   c->footer(HelpFooter(
       "Output: '<vertex> <value>' per line (LDBC Graphalytics format), ascending by external "
       "vertex ID, to --out or stdout; a timing summary on stderr.\n"
