@@ -61,16 +61,19 @@ void AppendParts(const std::vector<Queue>& parts, Queue* q) {
 }
 
 // A batch read of a list costs this many times its decoding in a stream (it materializes
-// the list's runs); PlanListReads weighs a top-down step's lookups with it. Measured on level
-// 1 of the bench's scale-23 store (4503 hubs, 18.8M edges): streamed 0.29-0.33 s; by lookups
-// alone (factor 1) 0.38-0.45 s without weights, 0.49-0.58 s when the lookups also read the
-// weight streams (before ScanNeighborsBatch could leave them), 0.56-0.63 s with claims; by
-// mostly lookups (factor 2) 0.40-0.45 s. Factor 4 streams that level.
+// the runs of a vertex on several levels); PlanListReads weighs a top-down step's lookups
+// with it. On level 1 of the bench's scale-23 store (4503 hubs, 18.8M edges) lookups alone
+// took 0.56-0.63 s with an atomic claim per edge, 0.38-0.45 s with per-thread marks, and
+// 0.24-0.33 s once runs were materialized an array at a time without weights — as fast as
+// the stream factor 4 chooses (medians of 5: 0.298 / 0.277 / 0.277 s with factors 1 / 2 / 4).
+// Cold, lookups read a tenth of the bytes (level 1 0.44 s against 0.83-1.09 s) but leave the
+// next, bottom-up step to fault the stream in (1.32-1.38 s against 0.72-0.90 s): kernels
+// 1.98-2.03 s against 1.75-2.18 s. Kept at 4.
 constexpr uint64_t kLookupEdgeFactor = 4;
 
 // Top-down step. Invariant: every vertex of `frontier` has depth `level`; `seen` holds exactly
 // the vertices with a depth. Each unvisited out-neighbor gets depth level + 1 and joins *next
-// once. Returns in *scout the sum of the new frontier's out-degrees. The frontier is read in
+// once. *scout: on entry the sum of the frontier's out-degrees, on return the new frontier's. The frontier is read in
 // sorted chunks of `batch` vertices (ForEachFrontierNeighbor), or, when PlanListReads streams
 // some ranges, by those streams and lookups of the rest.
 // A small frontier claims each neighbor with an atomic bit of `seen`. A large one (streamed,
@@ -92,12 +95,11 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
   }
   // The lists not streamed (every list when batch is 0: one ScanNeighbors per vertex).
   const Queue& looked_up = batch != 0 ? lookups : frontier;
-  next->clear();
-  *scout = 0;
   // Claims cost an atomic per edge, marks a merge of bound / 64 words per thread: a frontier
   // whose lists hold fewer edges than that claims.
-  uint64_t frontier_edges = 0;
-  for (VertexId v : frontier) frontier_edges += L.out_degree[v];
+  const uint64_t frontier_edges = *scout;
+  next->clear();
+  *scout = 0;
   if (stream_ranges.empty() && frontier_edges < L.bound / 64) {
     struct Local {
       Queue q;

@@ -66,7 +66,11 @@ class ChunkEmitter {
 
 // A vertex's entries of one tier, materialized (columns, so a run reads like an EdgeBatch).
 // Used for memgraph runs and for disk runs read out of order (batch reads).
+// A materialized run. Weights are kept only when `weighted` (the merge emits them); an
+// unweighted buffer's MergeRun has no weights.
 struct RunBuffer {
+  explicit RunBuffer(bool weighted = true) : weighted(weighted) {}
+  bool weighted;
   std::vector<uint64_t> key;
   std::vector<double> w;
   std::vector<uint8_t> tomb;
@@ -77,12 +81,12 @@ struct RunBuffer {
   }
   void Reserve(size_t n) {
     key.reserve(n);
-    w.reserve(n);
+    if (weighted) w.reserve(n);
     tomb.reserve(n);
   }
   void Push(uint64_t k, double wt, bool t) {
     key.push_back(k);
-    w.push_back(wt);
+    if (weighted) w.push_back(wt);
     tomb.push_back(t ? 1 : 0);
   }
 };
@@ -95,10 +99,20 @@ void AppendMemRun(const mem::Adjacency& a, uint32_t i, RunBuffer* l) {
   });
 }
 
-// Appends a decoded segment batch (tombstones included) to l.
+// Appends a decoded segment batch (tombstones included) to l, an array at a time.
 void AppendBatch(const EdgeBatch& b, RunBuffer* l) {
-  for (size_t j = 0; j < b.size; ++j) {
-    l->Push(b.dst[j], b.weight ? b.weight[j] : 1.0, b.has_tombstones && b.tombstone[j]);
+  l->key.insert(l->key.end(), b.dst, b.dst + b.size);
+  if (l->weighted) {
+    if (b.weight != nullptr) {
+      l->w.insert(l->w.end(), b.weight, b.weight + b.size);
+    } else {
+      l->w.resize(l->w.size() + b.size, 1.0);
+    }
+  }
+  if (b.has_tombstones) {  // 0 or 1 each (EdgeBatch::tombstone)
+    l->tomb.insert(l->tomb.end(), b.tombstone, b.tombstone + b.size);
+  } else {
+    l->tomb.resize(l->tomb.size() + b.size, 0);
   }
 }
 
@@ -114,7 +128,7 @@ struct MergeRun {
   static MergeRun Of(const RunBuffer& l) {
     MergeRun r;
     r.b.dst = l.key.data();
-    r.b.weight = l.w.data();
+    r.b.weight = l.weighted ? l.w.data() : nullptr;
     r.b.tombstone = l.tomb.data();
     r.b.has_tombstones = true;
     r.b.size = l.key.size();
@@ -469,7 +483,7 @@ Status TierReader::ScanNeighbors(uint8_t dir, VertexId u,
 
   // Several tiers: memgraph runs materialized, disk runs streamed; the newest entry of a key
   // wins.
-  std::vector<RunBuffer> bufs(runs.size());
+  std::vector<RunBuffer> bufs(runs.size(), RunBuffer(weighted_));
   std::vector<std::unique_ptr<NeighborIterator>> its(runs.size());
   std::vector<MergeRun> in(runs.size());
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -615,7 +629,7 @@ Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool wei
     }
     // Several runs or tombstones: memgraph runs materialized (buffers reused across vertices),
     // file runs streamed from their scanners; merged newest first.
-    if (bufs.size() < mem_runs.size()) bufs.resize(mem_runs.size());
+    if (bufs.size() < mem_runs.size()) bufs.resize(mem_runs.size(), RunBuffer(w));
     in.clear();
     for (size_t q = 0; q < mem_runs.size(); ++q) {
       bufs[q].Clear();
@@ -714,7 +728,7 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
     if (runs[x].seg != runs[y].seg) return std::less<>()(runs[x].seg, runs[y].seg);
     return runs[x].ve.stream_offset < runs[y].ve.stream_offset;
   });
-  std::vector<RunBuffer> mat(nmat);
+  std::vector<RunBuffer> mat(nmat, RunBuffer(w));
   std::vector<VertexEntry> entries;
   ReadOptions ro;
   ro.weights = w;
@@ -762,7 +776,7 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
   for (size_t i : merge) {
     const size_t b = first[i], e = first[i + 1];
     in.clear();
-    if (bufs.size() < e - b) bufs.resize(e - b);
+    if (bufs.size() < e - b) bufs.resize(e - b, RunBuffer(w));
     for (size_t r = b; r < e; ++r) {
       if (runs[r].adj != nullptr) {
         RunBuffer& l = bufs[r - b];
