@@ -45,6 +45,8 @@ class Bitmap {
   // Word i, cleared.
   uint64_t TakeWord(size_t i) { return std::exchange(w_[i], 0); }
   void swap(Bitmap& o) { w_.swap(o.w_); }
+  // The set (or its complement) for Snapshot::ScanAdjacency.
+  VertexBitmap Members(bool complement = false) const { return VertexBitmap{w_.data(), complement}; }
 
  private:
   std::vector<uint64_t> w_;
@@ -135,8 +137,7 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
     Bitmap& mine = marks.local();
     for (size_t k = rr.begin(); k < rr.end() && !err.failed(); ++k) {
       const VertexRange r = L.ranges[stream_ranges[k]];
-      err.Set(ScanRangeSteps(snap, r, Direction::kOut, L, /*weights=*/false,
-                             [&](VertexId u) { return streamed.Get(u); },
+      err.Set(ScanRangeSteps(snap, r, Direction::kOut, L, /*weights=*/false, streamed.Members(),
                              [&](VertexId, const VertexId* dst, const double*, size_t n) {
                                for (size_t i = 0; i < n; ++i) mine.Set(dst[i]);
                                return ScanStep::kMore;
@@ -420,8 +421,7 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
         });
       } else {
         typename Lists::Filler fill(lists, ri);
-        st = ScanRangeSteps(snap, r, in, L, /*weights=*/false,
-                            [&](VertexId v) { return !seen.Get(v); },
+        st = ScanRangeSteps(snap, r, in, L, /*weights=*/false, seen.Members(/*complement=*/true),
                             [&](VertexId v, const VertexId* src, const double*, size_t n) {
                               if (find_parent(v, src, n)) {
                                 fill.Found(v);

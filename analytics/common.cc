@@ -43,7 +43,7 @@ Status FillExists(const Snapshot& snap, Layout* layout, VertexId lo, VertexId hi
 
 // The out-lists of block [lo, hi)'s existing vertices in one streamed pass (not a lookup per
 // vertex): visit(u, chunk, offset), offset = u's neighbors before the chunk, counted in deg.
-Status VisitBlock(const Snapshot& snap, const std::vector<uint8_t>& exists, VertexId lo, VertexId hi,
+Status VisitBlock(const Snapshot& snap, const UninitVector<uint8_t>& exists, VertexId lo, VertexId hi,
                   bool weights, uint64_t* deg,
                   FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit) {
   bool out_of_block = false;
@@ -121,8 +121,11 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
   L.dangling = L.kind == GraphKind::kDirected;
   const VertexId bound = snap.VertexIdBound();
   L.bound = bound;
-  L.exists.assign(bound, 0);
-  L.out_degree.assign(bound, 0);
+  // Sized without zeroing: each block zeroes its own part below, in parallel.
+  L.exists.clear();
+  L.out_degree.clear();
+  L.exists.resize(bound);
+  L.out_degree.resize(bound);
   L.ranges.clear();
   const size_t groups = static_cast<size_t>((bound + kGroup - 1) / kGroup);
   const size_t blocks = static_cast<size_t>((bound + kBlock - 1) / kBlock);
@@ -136,24 +139,22 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
       if (err.failed()) return;
       const VertexId lo = b * kBlock, hi = std::min<VertexId>(bound, lo + kBlock);
       uint64_t nv = 0, ne = 0;
+      std::fill(L.exists.begin() + static_cast<ptrdiff_t>(lo), L.exists.begin() + static_cast<ptrdiff_t>(hi), 0);
+      std::fill(L.out_degree.begin() + static_cast<ptrdiff_t>(lo), L.out_degree.begin() + static_cast<ptrdiff_t>(hi), 0);
       err.Set(fill(lo, hi));
-      for (VertexId v = lo; v < hi; ++v) {
-        nv += L.exists[v];
-        ne += L.out_degree[v];
+      for (VertexId g = lo / kGroup; g * kGroup < hi; ++g) {
+        uint64_t n = 0, e = 0;  // out_degree is 0 where a vertex does not exist
+        for (VertexId v = g * kGroup; v < std::min<VertexId>(bound, (g + 1) * kGroup); ++v) {
+          n += L.exists[v];
+          e += L.out_degree[v];
+        }
+        work[g] = 1 + e + n;
+        edges[g] = e;
+        nv += n;
+        ne += e;
       }
       block_vertices[b] = nv;
       block_edges[b] = ne;
-      for (VertexId g = lo / kGroup; g * kGroup < hi; ++g) {
-        uint64_t w = 1, e = 0;
-        for (VertexId v = g * kGroup; v < std::min<VertexId>(bound, (g + 1) * kGroup); ++v) {
-          if (L.exists[v]) {
-            w += L.out_degree[v] + 1;
-            e += L.out_degree[v];
-          }
-        }
-        work[g] = w;
-        edges[g] = e;
-      }
     }
   });
   if (err.failed()) return err.Get();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <functional>
 #include <sstream>
 
@@ -592,6 +593,24 @@ void VertexIndex::ForEachIn(VertexId begin, VertexId end,
       }
     }
   }
+}
+
+size_t VertexIndex::LocateGroup(VertexId base, uint64_t mask, VertexId* us, Located* out) const {
+  assert(base % 64 == 0);
+  if (mask == 0) return 0;
+  const RangePage* p = FindPage(base >> kRangeBits);
+  if (p == nullptr) return 0;
+  const uint32_t w = static_cast<uint32_t>((base & (kRangeSize - 1)) >> 6);
+  const uint64_t present = p->bits[w];
+  size_t n = 0;
+  for (uint64_t m = present & mask; m != 0; m &= m - 1) {
+    const uint32_t b = static_cast<uint32_t>(std::countr_zero(m));
+    us[n] = base + b;
+    Locate(*p, p->rank[w] + static_cast<uint32_t>(std::popcount(present & ((uint64_t{1} << b) - 1))),
+           &out[n]);
+    ++n;
+  }
+  return n;
 }
 
 bool VertexIndex::SameContents(const VertexIndex& o, std::string* first_difference) const {

@@ -131,6 +131,11 @@ class VertexIndex {
   // the range: for short ranges (a subgraph's 64 IDs lie in one page).
   void ForEachIn(VertexId begin, VertexId end,
                  FunctionRef<bool(VertexId, const Located&)> fn) const;
+  // The indexed vertices among base + i for the set bits i of `mask` (base a multiple of 64):
+  // their IDs ascending into us[] and what Find gives for each into out[] (room for 64 each);
+  // returns how many. One tree descent and no call per vertex: the walk of range scans asks
+  // for each 64-vertex group's wanted vertices at once.
+  size_t LocateGroup(VertexId base, uint64_t mask, VertexId* us, Located* out) const;
   // Same vertices with the same information (page layout may differ: it depends on history).
   bool SameContents(const VertexIndex& o, std::string* first_difference = nullptr) const;
   // Range pages (by range number) that this index shares, by pointer, with `o`.

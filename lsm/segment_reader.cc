@@ -933,6 +933,7 @@ NeighborIterator::NeighborIterator(const SegmentReader* r, const VertexEntry& v,
     p += cap_ * 8;
   }
   tomb_ = reinterpret_cast<uint8_t*>(p);
+  std::memset(tomb_, 0, cap_);
   Restart();
 }
 
@@ -1029,9 +1030,8 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t limit, uint32_t* n_out,
       tb[i] = static_cast<uint8_t>((static_cast<uint8_t>(p[k >> 3]) >> (k & 7)) & 1);
     }
     p += nb;
-  } else {
-    std::memset(tb, 0, n);
-  }
+    tomb_zero_ = false;
+  }  // else tb[0, n) is zero already: Next clears tomb_ before a batch once a chunk wrote it
   if (check_skip_ && chunk_ > 0 && done == 0) {
     seen_skip_.push_back(prev_);
     seen_skip_.push_back(pos_ - v_.stream_offset);
@@ -1042,7 +1042,7 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t limit, uint32_t* n_out,
   uint32_t i = 0;
   uint64_t x;
   if (chunk_ == 0 && done == 0) {
-    if ((p = DecodeVarint64(p, end, &x)) == nullptr) {
+    if ((p = DecodeVarintWindow(p, end, &x)) == nullptr) {
       p = end;
       return bad("truncated destination");
     }
@@ -1097,6 +1097,10 @@ bool NeighborIterator::Next(EdgeBatch* b) {
   const uint32_t piece_len = static_cast<uint32_t>(
       std::min<size_t>(in_chunk_ == 0 ? o_.first_batch : in_chunk_, kChunkEdges));
   const size_t cap = piece ? piece_len : in_chunk_ != 0 ? kChunkEdges : cap_;
+  if (!tomb_zero_) {
+    std::memset(tomb_, 0, cap_);
+    tomb_zero_ = true;
+  }
   size_t count = 0;
   uint64_t first = 0;  // run index of the batch's first edge
   bool any_tomb = false;
@@ -1250,6 +1254,15 @@ SegmentScanner::SegmentScanner(const SegmentReader* r, const ScanOptions& o) : r
       std::upper_bound(index.begin(), index.end(), o.min_src,
                        [](VertexId s, const VertexIndexEntry& e) { return s < e.first_src; });
   next_block_ = pos == index.begin() ? 0 : static_cast<uint64_t>(pos - index.begin()) - 1;
+  // The windows read no further than the first vertex block past max_src starts: runs are in
+  // source order, so the range's runs end before it (LimitReadahead tightens this to the last
+  // run once its block is loaded; a SetVertex scan never loads one).
+  auto past = std::upper_bound(pos, index.end(), o.max_src,
+                               [](VertexId s, const VertexIndexEntry& e) { return s < e.first_src; });
+  if (past != index.end()) {
+    it_->edge_limit_ = past->stream_base;
+    it_->weight_limit_ = 8 * past->edge_base;
+  }
 }
 
 SegmentScanner::~SegmentScanner() {
@@ -1349,6 +1362,7 @@ bool SegmentScanner::NextVertex(VertexEntry* v) {
       return false;
     }
     *v = e;
+    current_ = &e;
     has_current_ = true;
     reset_pending_ = true;  // the iterator moves to e when its edges are asked for
     return true;
@@ -1389,11 +1403,18 @@ bool SegmentScanner::SeekVertex(VertexId target, VertexEntry* v) {
   return false;
 }
 
+void SegmentScanner::SetVertex(const VertexEntry* v) {
+  if (!status_.ok()) return;
+  current_ = v;
+  has_current_ = true;
+  reset_pending_ = true;
+}
+
 bool SegmentScanner::NextEdges(EdgeBatch* b) {
   if (!has_current_ || !status_.ok()) return false;
   if (reset_pending_) {
     reset_pending_ = false;
-    it_->Reset(batch_[batch_pos_ - 1]);
+    it_->Reset(*current_);
   }
   if (it_->Next(b)) return true;
   if (!it_->status().ok()) return Fail(it_->status());

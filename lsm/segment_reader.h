@@ -173,6 +173,7 @@ class NeighborIterator {
   Timestamp* ts_ = nullptr;
   double* weight_ = nullptr;
   uint8_t* tomb_ = nullptr;
+  bool tomb_zero_ = true;  // tomb_[0, cap_) is all zero: chunks without tombstones write nothing
 };
 
 struct ScanOptions {
@@ -199,6 +200,13 @@ class SegmentScanner {
   // result), without reading or decoding the vertex blocks that lie wholly before target:
   // a scan that wants few vertices of its range skips the tables between them.
   bool SeekVertex(VertexId target, VertexEntry* v);
+  // Makes *v the current vertex without reading a vertex block: *v is this file's entry of a
+  // vertex, found elsewhere (the multi-level vertex index keeps every level's entries), and
+  // NextEdges then reads its run through the scanner's windows. *v must stay unchanged until
+  // the next SetVertex (the scanner keeps the pointer, not a copy). The vertices given ascend
+  // and lie in [min_src, max_src]; a scanner positioned this way is not walked with NextVertex
+  // or SeekVertex (its vertex blocks are never loaded).
+  void SetVertex(const VertexEntry* v);
   // The next batch of the current vertex's edges; false when they are exhausted or on error.
   bool NextEdges(EdgeBatch* batch);
   const Status& status() const { return status_; }
@@ -227,6 +235,8 @@ class SegmentScanner {
   std::vector<uint64_t> raw_off_;
   std::vector<VertexEntry> batch_;         // decoded entries of the loaded vertex blocks
   size_t batch_pos_ = 0;
+  // With has_current_: batch_[batch_pos_ - 1], or the entry SetVertex gave.
+  const VertexEntry* current_ = nullptr;
   uint64_t next_block_ = 0;  // next vertex block to load
   bool done_ = false;
 };

@@ -92,6 +92,15 @@ Status SnapshotImpl::ScanAdjacency(VertexId begin, VertexId end, Direction d, bo
   return reader_.ScanAdjacency(dir, begin, end, weights, want, fn);
 }
 
+Status SnapshotImpl::ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
+                                   const VertexBitmap& want,
+                                   FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
+  uint8_t dir;
+  Status s = StoredDir(d, &dir);
+  if (!s.ok()) return s;
+  return reader_.ScanAdjacency(dir, begin, end, weights, want, fn);
+}
+
 Status SnapshotImpl::ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
                                       FunctionRef<bool(VertexId, uint64_t)> fn) const {
   uint8_t dir;

@@ -35,6 +35,9 @@ class SnapshotImpl final : public Snapshot {
   Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
                        FunctionRef<bool(VertexId)> want,
                        FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const override;
+  Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
+                       const VertexBitmap& want,
+                       FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const override;
   Status ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
                           FunctionRef<bool(VertexId, uint64_t)> fn) const override;
   Status ScanVertexDegreeBounds(VertexId begin, VertexId end, Direction d,

@@ -1,6 +1,8 @@
 #include "lsm/tier_reader.h"
 
 #include <algorithm>
+#include <bit>
+#include <deque>
 #include <functional>
 
 #include "lsm/segment_format.h"
@@ -286,6 +288,29 @@ bool MergeRuns(MergeRun* runs, size_t n, ChunkEmitter* out, Status* s) {
   return true;
 }
 
+// Vertex filters of TierReader::WalkRuns: Group(base) -> the vertices of group [base, base +
+// 64) that may be wanted (bit i for base + i), Want(u) -> whether u, a member of that mask, is.
+struct AllVertices {
+  uint64_t Group(VertexId) const { return ~uint64_t{0}; }
+  bool Want(VertexId) const { return true; }
+};
+struct WantFn {
+  FunctionRef<bool(VertexId)> fn;
+  uint64_t Group(VertexId) const { return ~uint64_t{0}; }
+  bool Want(VertexId u) const { return fn(u); }
+};
+struct WantBits {
+  const VertexBitmap& bits;
+  uint64_t Group(VertexId base) const { return bits.Group(base >> 6); }
+  bool Want(VertexId) const { return true; }  // Group is exact
+};
+
+// The index placed u on a level none of whose files holds it.
+Status IndexCorruption(VertexId u, uint32_t level) {
+  return Status::Corruption("vertex index places vertex " + std::to_string(u) + " on level " +
+                            std::to_string(level) + ", whose files do not hold it");
+}
+
 }  // namespace
 
 struct TierReader::Run {
@@ -509,44 +534,92 @@ struct TierReader::FileScan {
 };
 
 // The vertex walk of the range scans: for each u in [begin, end) with want(u) and entries in
-// some tier, ascending, visit(u, local index, memgraph runs, file runs, tombs) with u's runs newest first
-// up to a deletion mark (the runs CollectRuns finds, located by streaming every file's vertex
-// table in step instead of a lookup per vertex); tombs: some run holds a tombstone. visit
-// returns false to stop. File runs are left positioned on u: visit may read their edges
-// (FileScan::sc->NextEdges) or not; unread edges are skipped, not decoded.
+// some tier, ascending, visit(u, local index, memgraph runs, file runs, tombs) with u's runs
+// newest first up to a deletion mark (the runs CollectRuns finds); tombs: some run holds a
+// tombstone. visit returns false to stop. File runs are left positioned on u: visit may read
+// their edges (FileScan::sc->NextEdges) or not; unread edges are skipped, not decoded.
+// Runs are located without a lookup per vertex: L0 files by streaming their vertex tables in
+// step; level files, with the multi-level vertex index (Version::index_reads), from the
+// index's entries (one in-memory pass, no vertex block read or decoded — a scan that wants
+// few vertices of its range touches only their runs), otherwise from their vertex tables too.
 template <class Want, class Visit>
 Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights,
-                            size_t first_batch, Want&& want, Visit&& visit) const {
+                            size_t first_batch, const Want& want, Visit&& visit) const {
   end = std::min(end, VertexIdBound());
   if (begin >= end) return status();
-  std::vector<FileScan> files;  // newest first
-  for (const version::SegmentHandle* h : v_->AllFiles(dir)) {
-    if (h->meta.num_vertices == 0 || h->meta.max_src < begin || h->meta.min_src >= end) continue;
-    ScanOptions so;
-    so.min_src = begin;
-    so.max_src = end - 1;
-    so.read.weights = weighted_ && weights;
-    so.read.first_batch = first_batch;
+  ScanOptions so;
+  so.min_src = begin;
+  so.max_src = end - 1;
+  so.read.weights = weighted_ && weights;
+  so.read.first_batch = first_batch;
+  auto overlaps = [&](const version::SegmentHandle* h) {
+    return h->meta.num_vertices != 0 && h->meta.max_src >= begin && h->meta.min_src < end;
+  };
+  const bool indexed = v_->index_reads;
+  std::vector<const version::SegmentHandle*> streamed;  // L0 only when indexed
+  if (indexed) {
+    for (const auto& h : v_->l0[dir]) streamed.push_back(h.get());
+  } else {
+    streamed = v_->AllFiles(dir);
+  }
+  std::vector<FileScan> files;  // streamed vertex tables, newest first
+  for (const version::SegmentHandle* h : streamed) {
+    if (!overlaps(h)) continue;
     FileScan f;
     f.sc = h->reader->NewScanner(so);
     f.valid = f.sc->NextVertex(&f.ve);
     if (!f.sc->status().ok()) return f.sc->status();
     files.push_back(std::move(f));
   }
+  // Indexed: a scanner per level file, opened when the walk first needs one of its runs.
+  std::vector<const version::SegmentHandle*> level_handles;
+  std::deque<FileScan> level_files;  // level_files[i] reads level_handles[i]; never moves
+  auto level_file = [&](const version::SegmentHandle* h) -> FileScan& {
+    for (size_t i = 0; i < level_handles.size(); ++i) {
+      if (level_handles[i] == h) return level_files[i];
+    }
+    level_handles.push_back(h);
+    FileScan& f = level_files.emplace_back();
+    f.sc = h->reader->NewScanner(so);
+    return f;
+  };
+  // The level file that held the last vertex found on each level (most vertices of a range
+  // are in the same file of a level as the one before).
+  struct LastFile {
+    const version::SegmentHandle* h = nullptr;
+    FileScan* f = nullptr;
+  };
+  std::vector<LastFile> last(indexed ? v_->levels[dir].size() : 0);
+  VertexId indexed_u[mem::kSubgraphSize];
+  index::VertexIndex::Located indexed_loc[mem::kSubgraphSize];
   std::vector<const mem::SubgraphVersion*> mems;
   std::vector<const mem::Adjacency*> mem_runs;
   std::vector<FileScan*> file_runs;
   for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end;
        base += mem::kSubgraphSize) {
+    const VertexId lo = std::max(base, begin), hi = std::min(base + mem::kSubgraphSize, end);
+    // The group's vertices in [lo, hi) that may be wanted.
+    uint64_t wanted = want.Group(base) & (~uint64_t{0} << LocalOf(lo));
+    if (hi - base < mem::kSubgraphSize) wanted &= (uint64_t{1} << (hi - base)) - 1;
+    if (wanted == 0) continue;  // file scanners move past the group when a wanted vertex comes
     mems.clear();
     for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
       const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(base), ts_);
       if (sv != nullptr) mems.push_back(sv);
     }
-    const VertexId lo = std::max(base, begin), hi = std::min(base + mem::kSubgraphSize, end);
-    for (VertexId u = lo; u < hi; ++u) {
-      if (!want(u)) continue;  // file scanners move past u when the next wanted vertex comes
-      const uint32_t i = LocalOf(u);
+    // The wanted vertices that may have runs: every one while L0 files are streamed (their
+    // vertices are known only by walking them), else those with memgraph entries or indexed.
+    uint64_t may = files.empty() ? 0 : ~uint64_t{0};
+    for (const mem::SubgraphVersion* sv : mems) may |= Adj(sv, dir)->count_mask;
+    size_t n_indexed = 0, next_indexed = 0;
+    if (indexed) {
+      n_indexed = v_->index[dir].LocateGroup(base, wanted, indexed_u, indexed_loc);
+      for (size_t k = 0; k < n_indexed; ++k) may |= uint64_t{1} << LocalOf(indexed_u[k]);
+    }
+    for (may &= wanted; may != 0; may &= may - 1) {
+      const uint32_t i = static_cast<uint32_t>(std::countr_zero(may));
+      const VertexId u = base + i;
+      if (!want.Want(u)) continue;  // file scanners move past u when the next wanted one comes
       mem_runs.clear();
       file_runs.clear();
       bool hidden = false, tombs = false;
@@ -561,17 +634,45 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
           break;
         }
       }
+      auto take = [&](FileScan& f) {
+        if (f.ve.degree != 0) {
+          file_runs.push_back(&f);
+          tombs |= f.ve.has_tombstones;
+        }
+        if (f.ve.flags & kVertexDeleted) hidden = true;
+      };
       for (FileScan& f : files) {
         if (f.valid && f.ve.src < u) {
           f.valid = f.sc->SeekVertex(u, &f.ve);
           if (!f.sc->status().ok()) return f.sc->status();
         }
         if (hidden || !f.valid || f.ve.src != u) continue;
-        if (f.ve.degree != 0) {
-          file_runs.push_back(&f);
-          tombs |= f.ve.has_tombstones;
+        take(f);
+      }
+      while (next_indexed < n_indexed && indexed_u[next_indexed] < u) ++next_indexed;
+      if (!hidden && next_indexed < n_indexed && indexed_u[next_indexed] == u) {
+        const index::VertexIndex::Located& loc = indexed_loc[next_indexed];
+        for (uint32_t k = 0; k < loc.size() && !hidden; ++k) {
+          const index::Pos& p = loc[k];
+          const size_t lv = p.level() - 1;
+          if (lv >= last.size()) return IndexCorruption(u, p.level());
+          LastFile& lf = last[lv];
+          if (lf.h == nullptr || u < lf.h->meta.min_src || u > lf.h->meta.max_src) {
+            lf.h = v_->LevelFind(dir, lv, u);
+            if (lf.h == nullptr) return IndexCorruption(u, p.level());
+            lf.f = &level_file(lf.h);
+          }
+          FileScan& f = *lf.f;
+          if (p.has_entry()) {
+            p.ToEntry(u, &f.ve);
+          } else {  // a level-only position: the file has the entry
+            Status s = lf.h->reader->FindVertex(u, &f.ve);
+            if (!s.ok()) return s;
+          }
+          f.sc->SetVertex(&f.ve);
+          f.valid = true;
+          take(f);
         }
-        if (f.ve.flags & kVertexDeleted) hidden = true;
       }
       if (mem_runs.empty() && file_runs.empty()) continue;
       Status s;
@@ -583,7 +684,7 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
 
 Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
                              FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const {
-  return ScanLists(dir, begin, end, true, /*first=*/0, [](VertexId) { return true; },
+  return ScanLists(dir, begin, end, true, /*first=*/0, AllVertices(),
                    [&](VertexId u, const NeighborChunk& c) {
                      return fn(u, c) ? ScanStep::kMore : ScanStep::kStop;
                    });
@@ -592,11 +693,18 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
 Status TierReader::ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
                                  FunctionRef<bool(VertexId)> want,
                                  FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
-  return ScanLists(dir, begin, end, weights, kPrefixBatch, want, fn);
+  return ScanLists(dir, begin, end, weights, kPrefixBatch, WantFn{want}, fn);
 }
 
+Status TierReader::ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
+                                 const VertexBitmap& want,
+                                 FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
+  return ScanLists(dir, begin, end, weights, kPrefixBatch, WantBits{want}, fn);
+}
+
+template <class Want>
 Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool weights,
-                             size_t first, FunctionRef<bool(VertexId)> want,
+                             size_t first, const Want& want,
                              FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
   const bool w = weighted_ && weights;
   std::vector<RunBuffer> bufs;
@@ -649,7 +757,7 @@ Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool wei
 
 Status TierReader::ScanDegreeBounds(uint8_t dir, VertexId begin, VertexId end,
                                     FunctionRef<bool(VertexId, uint64_t)> fn) const {
-  return WalkRuns(dir, begin, end, false, 0, [](VertexId) { return true; }, [&](VertexId u, uint32_t i,
+  return WalkRuns(dir, begin, end, false, 0, AllVertices(), [&](VertexId u, uint32_t i,
                                               const std::vector<const mem::Adjacency*>& mem_runs,
                                               const std::vector<FileScan*>& file_runs, bool,
                                               Status*) {

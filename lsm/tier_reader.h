@@ -40,6 +40,9 @@ class TierReader {
   Status ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
                        FunctionRef<bool(VertexId)> want,
                        FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const;
+  Status ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
+                       const VertexBitmap& want,
+                       FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const;
   Status ScanDegreeBounds(uint8_t dir, VertexId begin, VertexId end,
                           FunctionRef<bool(VertexId, uint64_t)> fn) const;
   // Neighbors of vs[0..n): see Snapshot::ScanNeighborsBatch. Runs are located per vertex as
@@ -105,14 +108,16 @@ class TierReader {
  private:
   struct Run;
   struct FileScan;
-  // first_batch: ReadOptions::first_batch of the file scanners.
+  // first_batch: ReadOptions::first_batch of the file scanners. Want: a filter of the
+  // vertices to visit (tier_reader.cc: AllVertices, WantFn, WantBits).
   template <class Want, class Visit>
   Status WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights, size_t first_batch,
-                  Want&& want, Visit&& visit) const;
+                  const Want& want, Visit&& visit) const;
   // ScanEdges (first = 0: whole batches) and ScanAdjacency (first = kPrefixBatch: a run's
   // first batch and a merged list's first chunk hold that many entries).
+  template <class Want>
   Status ScanLists(uint8_t dir, VertexId begin, VertexId end, bool weights, size_t first,
-                   FunctionRef<bool(VertexId)> want,
+                   const Want& want,
                    FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const;
   template <bool kDegrees, class Fn>
   Status WalkVertices(VertexId begin, VertexId end, Fn&& fn) const;

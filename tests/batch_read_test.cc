@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "analytics/analytics.h"
+#include "index/vertex_index.h"
 #include "lsm/io.h"
 #include "strata/db.h"
 #include "tests/util/random_batch.h"
@@ -44,6 +45,9 @@ struct Param {
   GraphKind kind;
   bool weighted;
   IoBackend io;
+  // Options::vertex_index_reads: range scans find level runs through the multi-level index
+  // (true) or by streaming every file's vertex table.
+  bool index_reads = true;
 };
 
 // Appends a chunk to a list; "" or why the chunk breaks ascending destination order.
@@ -195,17 +199,27 @@ void CheckAdjacency(const Snapshot& s, VertexId begin, VertexId end, bool exact,
       want[u - begin] = SingleList(s, u, d, &ss);
       ASSERT_TRUE(ss.ok()) << ss.ToString();
     }
-    for (int mode = 0; mode < 4; ++mode) {
-      // mode 0: all vertices, weights; 1: all, no weights; 2: every third skipped; 3: prefixes.
+    // The vertices u % 3 != 0 as a bitmap (and the others, for its complement).
+    std::vector<uint64_t> thirds((end + 63) / 64, 0), others((end + 63) / 64, 0);
+    for (VertexId u = 0; u < end; ++u) (u % 3 != 0 ? thirds : others)[u / 64] |= uint64_t{1} << (u % 64);
+    for (int mode = 0; mode < 6; ++mode) {
+      // mode 0: all vertices, weights; 1: all, no weights; 2: every third skipped; 3: prefixes;
+      // 4 and 5: as 2, the wanted vertices given as a bitmap (4) or as a complement (5).
       const bool weights = mode != 1;
-      auto wanted = [&](VertexId u) { return mode != 2 || u % 3 != 0; };
+      auto wanted = [&](VertexId u) { return mode < 2 || mode == 3 || u % 3 != 0; };
       std::map<VertexId, List> got;
       std::map<VertexId, size_t> chunks;
       VertexId last = 0;
       bool any = false;
       std::string err;
-      Status st = s.ScanAdjacency(begin, end, d, weights, wanted,
-                                  [&](VertexId u, const NeighborChunk& c) {
+      auto scan = [&](auto&& fn) {
+        if (mode == 4) return s.ScanAdjacency(begin, end, d, weights, VertexBitmap{thirds.data()}, fn);
+        if (mode == 5) {
+          return s.ScanAdjacency(begin, end, d, weights, VertexBitmap{others.data(), true}, fn);
+        }
+        return s.ScanAdjacency(begin, end, d, weights, wanted, fn);
+      };
+      Status st = scan([&](VertexId u, const NeighborChunk& c) {
         // Ascending, so a vertex's chunks are consecutive (a vertex seen again later would
         // come after a larger one).
         if (u < begin || u >= end || (any && u < last) || !wanted(u)) {
@@ -316,6 +330,7 @@ Options SmallTiers(const Param& p) {
   o.graph_kind = p.kind;
   o.weighted = p.weighted;
   o.io_backend = p.io;
+  o.vertex_index_reads = p.index_reads;
   o.wal = WalMode::kOff;
   o.memgraph_bytes = 16 << 10;  // seals every few hundred entries
   o.cart_threshold = 8;
@@ -423,7 +438,8 @@ std::string Name(const ::testing::TestParamInfo<Param>& i) {
                   : i.param.kind == GraphKind::kUndirected ? "Undirected"
                                                            : "DirectedIn";
   return k + (i.param.weighted ? "Weighted" : "") +
-         (i.param.io == IoBackend::kPosix ? "Posix" : "IoUring");
+         (i.param.io == IoBackend::kPosix ? "Posix" : "IoUring") +
+         (i.param.index_reads ? "" : "NoIndexReads");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -433,8 +449,79 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{GraphKind::kDirectedWithInEdges, true, IoBackend::kPosix},
                       Param{GraphKind::kDirectedWithInEdges, false, IoBackend::kIoUring},
                       Param{GraphKind::kUndirected, true, IoBackend::kPosix},
-                      Param{GraphKind::kUndirected, false, IoBackend::kIoUring}),
+                      Param{GraphKind::kUndirected, false, IoBackend::kIoUring},
+                      Param{GraphKind::kDirectedWithInEdges, true, IoBackend::kPosix, false},
+                      Param{GraphKind::kUndirected, false, IoBackend::kIoUring, false}),
     Name);
+
+// A run whose fields do not fit the multi-level index's packed entry (degree >= 2^20 - 1) is
+// kept there as "level only"; range scans then take the vertex's entry from its file. The
+// hub's list, on the bottom level and (after more writes) on level 0 too, comes back whole
+// from ScanAdjacency and ScanDegreeBounds, beside small lists before and after it.
+TEST(BatchRead, RunTooLongForTheIndexEntryIsReadThroughItsFile) {
+  testing::TempDir dir;
+  Options o;
+  o.graph_kind = GraphKind::kDirected;
+  o.wal = WalMode::kOff;
+  o.background_compaction = false;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
+  const VertexId hub = 5;
+  const uint64_t degree = index::Pos::kDegreeMask + 64;  // past what an entry packs
+  std::map<VertexId, std::vector<VertexId>> want;
+  for (uint64_t k = 0; k < degree;) {
+    WriteBatch b;
+    for (uint64_t j = 0; j < 65536 && k < degree; ++j, ++k) {
+      const VertexId v = 100 + 2 * k;  // even IDs; the later writes add odd ones
+      b.InsertEdge(hub, v, 1.0);
+      want[hub].push_back(v);
+    }
+    ASSERT_TRUE(db->Write(b).ok());
+  }
+  WriteBatch small;
+  for (VertexId u : {VertexId{3}, VertexId{7}}) {
+    for (VertexId v = 10; v < 40; v += 3) {
+      small.InsertEdge(u, v, 1.0);
+      want[u].push_back(v);
+    }
+  }
+  ASSERT_TRUE(db->Write(small).ok());
+  ASSERT_TRUE(db->CompactAll().ok());
+  auto check = [&](const std::string& at) {
+    auto snap = db->GetSnapshot();
+    std::map<VertexId, std::vector<VertexId>> got;
+    ASSERT_TRUE(snap->ScanAdjacency(0, 10, Direction::kOut, false, [](VertexId) { return true; },
+                                    [&](VertexId u, const NeighborChunk& c) {
+                                      got[u].insert(got[u].end(), c.dst, c.dst + c.size);
+                                      return ScanStep::kMore;
+                                    })
+                    .ok());
+    ASSERT_EQ(got.size(), want.size()) << at;
+    for (auto& [u, list] : want) {
+      ASSERT_EQ(got[u].size(), list.size()) << at << ": vertex " << u;
+      ASSERT_TRUE(got[u] == list) << at << ": vertex " << u << " list differs";
+    }
+    std::map<VertexId, uint64_t> bounds;
+    ASSERT_TRUE(snap->ScanVertexDegreeBounds(0, 10, Direction::kOut, [&](VertexId u, uint64_t d) {
+                      bounds[u] = d;
+                      return true;
+                    })
+                    .ok());
+    EXPECT_GE(bounds[hub], want[hub].size()) << at;
+    EXPECT_EQ(bounds[3], want[3].size()) << at;
+    EXPECT_EQ(bounds[7], want[7].size()) << at;
+  };
+  check("compacted: the hub on the bottom level alone");
+  WriteBatch more;
+  for (VertexId v = 101; v < 101 + 2 * 1000; v += 2) {
+    more.InsertEdge(hub, v, 1.0);
+    want[hub].push_back(v);
+  }
+  std::sort(want[hub].begin(), want[hub].end());
+  ASSERT_TRUE(db->Write(more).ok());
+  ASSERT_TRUE(db->Flush().ok());
+  check("flushed: a level-0 run over the bottom level's");
+}
 
 // A flipped byte in an edge block: the batch read fails with Corruption naming the file, as
 // the single-vertex read of an affected vertex does, on both back ends.

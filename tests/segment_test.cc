@@ -677,6 +677,62 @@ TEST_P(SegmentTest, SeekVertexSkipsAheadAndReadsTheRightRuns) {
   }
 }
 
+// SetVertex: a scanner handed entries found elsewhere (here FindVertex, in a store the
+// multi-level index) reads their runs through its windows without loading a vertex block:
+// dense and sparse steps, runs left unread, long runs skipped, weights or not, a sub-range
+// (the windows stop at the range's last block).
+TEST_P(SegmentTest, SetVertexReadsTheRunsOfEntriesGivenToIt) {
+  TempDir dir;
+  Opts o;
+  o.weighted = true;
+  o.group = 16;
+  Graph g = RandomGraph(21, 20000, 40);
+  std::mt19937_64 fill(22);
+  for (size_t i = 0; i < g.size(); i += 700) {
+    std::vector<VertexId> d;
+    for (int k = 0; k < 20000; k++) d.push_back(fill() % (VertexId{1} << 40));
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    g[i].edges.clear();
+    for (VertexId x : d) g[i].edges.push_back(Edge{x, static_cast<double>(x % 89), false, 0});
+  }
+  const std::string path = dir.File("set.seg");
+  ASSERT_TRUE(WriteGraph(env_.get(), path, g, o).ok());
+  for (bool pin : {true, false}) {
+    auto r = OpenReader(path, pin);
+    ASSERT_NE(r, nullptr);
+    std::mt19937_64 rng(pin ? 23 : 24);
+    for (int trial = 0; trial < 6; trial++) {
+      ScanOptions so;
+      const size_t first = trial < 3 ? 0 : g.size() / 5, last = trial < 3 ? g.size() - 1 : 4 * g.size() / 5;
+      so.min_src = g[first].src;
+      so.max_src = g[last].src;
+      so.read.weights = trial % 2 == 0;
+      auto sc = r->NewScanner(so);
+      VertexEntry e;
+      size_t visited = 0;
+      for (size_t i = first; i <= last; i += rng() % 3 == 0 ? 1 + rng() % 2000 : 1 + rng() % 4) {
+        ASSERT_TRUE(r->FindVertex(g[i].src, &e).ok());
+        sc->SetVertex(&e);
+        ++visited;
+        if (rng() % 2 == 0) continue;  // leave its edges unread
+        EdgeBatch b;
+        size_t k = 0;
+        while (sc->NextEdges(&b)) {
+          for (size_t j = 0; j < b.size; j++, k++) {
+            ASSERT_LT(k, g[i].edges.size()) << "vertex " << g[i].src;
+            ASSERT_EQ(b.dst[j], g[i].edges[k].dst);
+            if (so.read.weights) ASSERT_EQ(b.weight[j], g[i].edges[k].weight);
+          }
+        }
+        ASSERT_TRUE(sc->status().ok()) << sc->status().ToString();
+        ASSERT_EQ(k, g[i].edges.size()) << "vertex " << g[i].src;
+      }
+      ASSERT_GT(visited, 10u);
+    }
+  }
+}
+
 TEST_P(SegmentTest, BloomHasNoFalseNegatives) {
   TempDir dir;
   Opts o;

@@ -59,6 +59,12 @@ Status Snapshot::ScanAdjacency(VertexId begin, VertexId end, Direction d, bool w
   return st.ok() ? sv : st;
 }
 
+Status Snapshot::ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
+                               const VertexBitmap& want,
+                               FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
+  return ScanAdjacency(begin, end, d, weights, [&](VertexId u) { return want.Contains(u); }, fn);
+}
+
 Status Snapshot::ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
                                   FunctionRef<bool(VertexId, uint64_t)> fn) const {
   Status sv = ScanVertices(begin, end, [&](VertexId u) {

@@ -36,6 +36,16 @@ enum class ScanStep : uint8_t {
   kStop,        // end the scan
 };
 
+// A set of vertex IDs as a bitmap: u is in it iff bit u % 64 of words[u / 64] is set (clear,
+// when `complement`: the complement of a set costs nothing to pass). The caller owns the words.
+struct VertexBitmap {
+  const uint64_t* words = nullptr;
+  bool complement = false;
+  bool Contains(VertexId u) const { return (((words[u >> 6] >> (u & 63)) & 1) != 0) != complement; }
+  // Membership of IDs [64k, 64k + 64), bit i for 64k + i.
+  uint64_t Group(uint64_t k) const { return complement ? ~words[k] : words[k]; }
+};
+
 class Snapshot {
  public:
   virtual ~Snapshot() = default;
@@ -88,6 +98,12 @@ class Snapshot {
   // every list (sampling, searches that stop early) or the topology alone.
   virtual Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
                                FunctionRef<bool(VertexId u)> want,
+                               FunctionRef<ScanStep(VertexId u, const NeighborChunk&)> fn) const;
+  // ScanAdjacency of the vertices of `want`, whose words cover [begin, end): no call per
+  // vertex, and a 64-vertex group with none of them wanted costs one word read — the pass for
+  // a frontier or an unvisited set kept as a bitmap.
+  virtual Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
+                               const VertexBitmap& want,
                                FunctionRef<ScanStep(VertexId u, const NeighborChunk&)> fn) const;
 
   // Degrees for schedules, without decoding edges: for each u in [begin, end) with entries in
