@@ -63,6 +63,10 @@ struct Pos {
   uint32_t level() const { return static_cast<uint32_t>(w1 & 0xFF); }
   // False for a level-only Pos.
   bool has_entry() const { return ((w1 >> 12) & kDegreeMask) != kDegreeMask; }
+  // The entry's degree and caller flags (lsm::kVertexCallerFlags bits), without unpacking the
+  // rest (requires has_entry()).
+  uint64_t degree() const { return (w1 >> 12) & kDegreeMask; }
+  uint8_t vertex_flags() const { return static_cast<uint8_t>((w1 >> 8) & 7); }
   // The entry of vertex u (requires has_entry()); ordinal is 0.
   void ToEntry(VertexId u, lsm::VertexEntry* e) const;
   bool operator==(const Pos& o) const { return w0 == o.w0 && w1 == o.w1; }

@@ -959,12 +959,14 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
     if (!f.sc->status().ok()) return f.sc->status();
     files.push_back(std::move(f));
   }
-  uint64_t degree[mem::kSubgraphSize];
+  uint64_t degree[mem::kSubgraphSize] = {};  // zero again after each group's emission
+  VertexId us[mem::kSubgraphSize];
+  index::VertexIndex::Located locs[mem::kSubgraphSize];
   for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end;
        base += mem::kSubgraphSize) {
     uint64_t exists = 0, decided = 0;
-    uint64_t hidden = 0;  // a newer tier marked the vertex deleted: older runs do not count
-    if constexpr (kDegrees) std::fill(degree, degree + mem::kSubgraphSize, 0);
+    uint64_t hidden = 0;   // a newer tier marked the vertex deleted: older runs do not count
+    uint64_t touched = 0;  // degree[i] written
     for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
       const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(base), ts_);
       if (sv == nullptr) continue;
@@ -975,6 +977,7 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
         for (uint64_t m = a->count_mask & ~hidden; m != 0; m &= m - 1) {
           const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
           degree[i] += a->Live(i);
+          touched |= uint64_t{1} << i;
         }
         hidden |= sv->deleted_mask;
       }
@@ -991,7 +994,10 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
         }
       }
       if constexpr (kDegrees) {
-        if (!(hidden & bit)) degree[i] += e.degree;
+        if (!(hidden & bit)) {
+          degree[i] += e.degree;
+          touched |= bit;
+        }
         if (e.flags & kVertexDeleted) hidden |= bit;
       }
     };
@@ -1004,32 +1010,26 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
     }
     if (indexed) {
       // The levels, newest (L1) first, as the index places each vertex on them.
-      Status s;
-      v_->index[0].ForEachIn(base, base + mem::kSubgraphSize,
-                             [&](VertexId u, const index::VertexIndex::Located& loc) {
-        VertexEntry e;
-        for (uint32_t k = 0; k < loc.size(); ++k) {
-          const index::Pos& p = loc[k];
-          if (p.has_entry()) {
-            p.ToEntry(u, &e);
+      const size_t n = v_->index[0].LocateGroup(base, ~uint64_t{0}, us, locs);
+      VertexEntry e;
+      for (size_t j = 0; j < n; ++j) {
+        const VertexId u = us[j];
+        for (uint32_t k = 0; k < locs[j].size(); ++k) {
+          const index::Pos& p = locs[j][k];
+          if (p.has_entry()) {  // only the flags and the degree are needed
+            e.flags = p.vertex_flags();
+            e.degree = p.degree();
           } else {  // a level-only position: the file has the entry
             const size_t lv = p.level() - 1;
             const version::SegmentHandle* h =
                 lv < v_->levels[0].size() ? v_->LevelFind(0, lv, u) : nullptr;
-            if (h == nullptr) {
-              s = Status::Corruption("vertex index places vertex " + std::to_string(u) +
-                                     " on level " + std::to_string(p.level()) +
-                                     ", whose files do not hold it");
-              return false;
-            }
-            s = h->reader->FindVertex(u, &e);
-            if (!s.ok()) return false;
+            if (h == nullptr) return IndexCorruption(u, p.level());
+            Status s = h->reader->FindVertex(u, &e);
+            if (!s.ok()) return s;
           }
           take(static_cast<uint32_t>(u - base), e);
         }
-        return true;
-      });
-      if (!s.ok()) return s;
+      }
     }
     for (uint64_t m = exists; m != 0; m &= m - 1) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
@@ -1037,6 +1037,7 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
       if (v < begin || v >= end) continue;
       if (!fn(v, kDegrees ? degree[i] : 0)) return status();
     }
+    for (; touched != 0; touched &= touched - 1) degree[std::countr_zero(touched)] = 0;
   }
   return status();
 }
