@@ -114,6 +114,28 @@ void ExpectMatches(const VertexIndex& idx, const Model& m, std::mt19937_64& rng,
     idx.ForEachIn(begin, end, [&](VertexId, const VertexIndex::Located&) { return ++calls < 2; });
     ASSERT_EQ(calls, std::min<size_t>(2, want.size()));
   }
+  // LocateGroup: the model's vertices among a random half of a probe's 64-vertex group (and
+  // the whole group), ascending, with their positions.
+  for (size_t q = 0; q < probes.size(); q += 3) {
+    const VertexId base = probes[q] & ~VertexId{63};
+    for (uint64_t mask : {uint64_t{rng()}, ~uint64_t{0}}) {
+      VertexId us[64];
+      VertexIndex::Located locs[64];
+      const size_t n = idx.LocateGroup(base, mask, us, locs);
+      std::vector<std::pair<VertexId, VertexInfo>> got, want;
+      for (size_t k = 0; k < n; ++k) {
+        VertexInfo info;
+        info.min_l0 = locs[k].min_l0;
+        for (uint32_t i = 0; i < locs[k].size(); ++i) info.pos.push_back(locs[k][i]);
+        got.emplace_back(us[k], info);
+      }
+      for (auto mi = m.lower_bound(base); mi != m.end() && mi->first - base < 64; ++mi) {
+        if ((mask >> (mi->first - base)) & 1) want.emplace_back(mi->first, mi->second);
+      }
+      ASSERT_TRUE(got == want) << "group " << base << " mask " << mask << ": " << got.size()
+                               << " vertices, model " << want.size();
+    }
+  }
 }
 
 TEST(VertexIndexPos, PacksAndFallsBackToLevelOnly) {
