@@ -139,7 +139,8 @@ Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache
     Bitmap& mine = marks.local();
     for (size_t k = rr.begin(); k < rr.end() && !err.failed(); ++k) {
       const VertexRange r = L.ranges[stream_ranges[k]];
-      err.Set(ScanRangeSteps(snap, r, Direction::kOut, L, /*weights=*/false, streamed.Members(),
+      err.Set(ScanRangeSteps(snap, r, Direction::kOut, L, /*weights=*/false,
+                             AdjacencyScan{streamed.Members(), false, /*any_order=*/true},
                              [&](VertexId, const VertexId* dst, const double*, size_t n) {
                                for (size_t i = 0; i < n; ++i) mine.Set(dst[i]);
                                return ScanStep::kMore;
@@ -193,8 +194,8 @@ constexpr uint64_t kBottomUpAloneDegree = 1024;
 
 // The in-lists of unvisited vertices, per layout range, as a bottom-up stream read them: a
 // vertex that finds no parent has read its whole list, and it is the next step's work.
-// Invariant of a complete range: it holds the whole in-list (existing neighbors, ascending) of
-// every vertex of the range that had no depth when it was filled and has a non-empty list, so
+// Invariant of a complete range: it holds the whole in-list (existing neighbors, in the order
+// the stream gave them: ascending per run, an entry possibly once per run) of every vertex of the range that had no depth when it was filled and has a non-empty list, so
 // a bottom-up step over the range reads nothing else (a vertex not held has no in-neighbor and
 // is never found). Each step drops the vertices it finds, in place: the arrays only shrink.
 // Id: uint32_t when every vertex ID fits (half the memory), else VertexId.
@@ -435,7 +436,9 @@ Status BottomUpStep(const Snapshot& snap, const Layout& L, int64_t level, size_t
         });
       } else {
         typename Lists::Filler fill(lists, ri);
-        st = ScanRangeSteps(snap, r, in, L, /*weights=*/false, seen.Members(/*complement=*/true),
+        st = ScanRangeSteps(snap, r, in, L, /*weights=*/false,
+                            AdjacencyScan{seen.Members(/*complement=*/true), false,
+                                          /*any_order=*/true},
                             [&](VertexId v, const VertexId* src, const double*, size_t n) {
                               if (find_parent(v, src, n)) {
                                 fill.Found(v);

@@ -182,11 +182,12 @@ Status ForEachVertex(const Layout& layout, Fn&& fn) {
 // call per chunk, so the kernel's inner loop runs over plain arrays (no per-edge indirection,
 // no reloads through captured references); kNextVertex skips the rest of u's list, kStop ends
 // the pass. A neighbor >= layout.bound is Corruption (checked once per chunk). `want` is a
-// function of the vertex or a VertexBitmap (no call per vertex; see Snapshot::ScanAdjacency).
+// function of the vertex, or an AdjacencyScan (its bitmap of vertices, no call per vertex, and
+// whether lists may come unmerged; `weights` replaces its own).
 template <typename Want, typename Fn>
 Status ScanRangeSteps(const Snapshot& snap, VertexRange r, Direction d, const Layout& layout,
                       bool weights, Want&& want, Fn&& fn) {
-  constexpr bool kBits = std::is_same_v<std::decay_t<Want>, VertexBitmap>;
+  constexpr bool kBits = std::is_same_v<std::decay_t<Want>, AdjacencyScan>;
   bool bad = false;
   const uint8_t* const exists = layout.exists.data();
   const VertexId bound = layout.bound;
@@ -221,7 +222,9 @@ Status ScanRangeSteps(const Snapshot& snap, VertexRange r, Direction d, const La
   };
   Status s;
   if constexpr (kBits) {
-    s = snap.ScanAdjacency(r.begin, r.end, d, weights, want, visit);
+    AdjacencyScan scan = want;
+    scan.weights = weights;
+    s = snap.ScanAdjacency(r.begin, r.end, d, scan, visit);
   } else {
     s = snap.ScanAdjacency(r.begin, r.end, d, weights,
                            [&](VertexId u) { return exists[u] != 0 && want(u); }, visit);

@@ -92,13 +92,13 @@ Status SnapshotImpl::ScanAdjacency(VertexId begin, VertexId end, Direction d, bo
   return reader_.ScanAdjacency(dir, begin, end, weights, want, fn);
 }
 
-Status SnapshotImpl::ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
-                                   const VertexBitmap& want,
+Status SnapshotImpl::ScanAdjacency(VertexId begin, VertexId end, Direction d,
+                                   const AdjacencyScan& scan,
                                    FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
-  return reader_.ScanAdjacency(dir, begin, end, weights, want, fn);
+  return reader_.ScanAdjacency(dir, begin, end, scan, fn);
 }
 
 Status SnapshotImpl::ScanDegreeBounds(VertexId begin, VertexId end, Direction d,

@@ -35,8 +35,7 @@ class SnapshotImpl final : public Snapshot {
   Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
                        FunctionRef<bool(VertexId)> want,
                        FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const override;
-  Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
-                       const VertexBitmap& want,
+  Status ScanAdjacency(VertexId begin, VertexId end, Direction d, const AdjacencyScan& scan,
                        FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const override;
   Status ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
                           FunctionRef<bool(VertexId, uint64_t)> fn) const override;

@@ -684,7 +684,7 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
 
 Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
                              FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const {
-  return ScanLists(dir, begin, end, true, /*first=*/0, AllVertices(),
+  return ScanLists(dir, begin, end, true, /*first=*/0, AllVertices(), /*any_order=*/false,
                    [&](VertexId u, const NeighborChunk& c) {
                      return fn(u, c) ? ScanStep::kMore : ScanStep::kStop;
                    });
@@ -693,18 +693,19 @@ Status TierReader::ScanEdges(uint8_t dir, VertexId begin, VertexId end,
 Status TierReader::ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
                                  FunctionRef<bool(VertexId)> want,
                                  FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
-  return ScanLists(dir, begin, end, weights, kPrefixBatch, WantFn{want}, fn);
+  return ScanLists(dir, begin, end, weights, kPrefixBatch, WantFn{want}, /*any_order=*/false, fn);
 }
 
-Status TierReader::ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
-                                 const VertexBitmap& want,
+Status TierReader::ScanAdjacency(uint8_t dir, VertexId begin, VertexId end,
+                                 const AdjacencyScan& scan,
                                  FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
-  return ScanLists(dir, begin, end, weights, kPrefixBatch, WantBits{want}, fn);
+  return ScanLists(dir, begin, end, scan.weights, kPrefixBatch, WantBits{scan.want},
+                   scan.any_order, fn);
 }
 
 template <class Want>
 Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool weights,
-                             size_t first, const Want& want,
+                             size_t first, const Want& want, bool any_order,
                              FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
   const bool w = weighted_ && weights;
   std::vector<RunBuffer> bufs;
@@ -732,6 +733,21 @@ Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool wei
           *err = file_runs[0]->sc->status();
           return false;
         }
+      }
+      return step != ScanStep::kStop;
+    }
+    // Several disk runs, no tombstone, order not needed: each run streamed in turn, unmerged.
+    if (any_order && !tombs && mem_runs.empty()) {
+      for (FileScan* f : file_runs) {
+        EdgeBatch b;
+        while (step == ScanStep::kMore && f->sc->NextEdges(&b)) {
+          step = fn(u, NeighborChunk{b.dst, w ? b.weight : nullptr, b.size});
+        }
+        if (!f->sc->status().ok()) {
+          *err = f->sc->status();
+          return false;
+        }
+        if (step != ScanStep::kMore) break;
       }
       return step != ScanStep::kStop;
     }

@@ -40,8 +40,7 @@ class TierReader {
   Status ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
                        FunctionRef<bool(VertexId)> want,
                        FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const;
-  Status ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, bool weights,
-                       const VertexBitmap& want,
+  Status ScanAdjacency(uint8_t dir, VertexId begin, VertexId end, const AdjacencyScan& scan,
                        FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const;
   Status ScanDegreeBounds(uint8_t dir, VertexId begin, VertexId end,
                           FunctionRef<bool(VertexId, uint64_t)> fn) const;
@@ -114,10 +113,11 @@ class TierReader {
   Status WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights, size_t first_batch,
                   const Want& want, Visit&& visit) const;
   // ScanEdges (first = 0: whole batches) and ScanAdjacency (first = kPrefixBatch: a run's
-  // first batch and a merged list's first chunk hold that many entries).
+  // first batch and a merged list's first chunk hold that many entries). any_order: see
+  // AdjacencyScan.
   template <class Want>
   Status ScanLists(uint8_t dir, VertexId begin, VertexId end, bool weights, size_t first,
-                   const Want& want,
+                   const Want& want, bool any_order,
                    FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const;
   template <bool kDegrees, class Fn>
   Status WalkVertices(VertexId begin, VertexId end, Fn&& fn) const;

@@ -59,10 +59,12 @@ Status Snapshot::ScanAdjacency(VertexId begin, VertexId end, Direction d, bool w
   return st.ok() ? sv : st;
 }
 
-Status Snapshot::ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
-                               const VertexBitmap& want,
+Status Snapshot::ScanAdjacency(VertexId begin, VertexId end, Direction d,
+                               const AdjacencyScan& scan,
                                FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const {
-  return ScanAdjacency(begin, end, d, weights, [&](VertexId u) { return want.Contains(u); }, fn);
+  // Merged lists are a valid any-order answer.
+  return ScanAdjacency(begin, end, d, scan.weights,
+                       [&](VertexId u) { return scan.want.Contains(u); }, fn);
 }
 
 Status Snapshot::ScanDegreeBounds(VertexId begin, VertexId end, Direction d,

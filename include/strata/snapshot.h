@@ -46,6 +46,18 @@ struct VertexBitmap {
   uint64_t Group(uint64_t k) const { return complement ? ~words[k] : words[k]; }
 };
 
+// What a ScanAdjacency pass over a bitmap of vertices reads.
+struct AdjacencyScan {
+  VertexBitmap want;     // the vertices whose lists are read
+  bool weights = false;  // chunks carry weights (else NeighborChunk::weight is null)
+  // false: each list merged from its runs, destinations ascending, each once. true: a list
+  // whose runs hold no tombstone comes run after run, without the merge (each chunk ascending,
+  // the list not), and an entry stored in several runs (re-inserted since it reached a deeper
+  // level) comes once per run, with that run's weight; never a deleted edge. For visitors that
+  // only test or mark neighbors (BFS): a vertex on two levels costs no merge.
+  bool any_order = false;
+};
+
 class Snapshot {
  public:
   virtual ~Snapshot() = default;
@@ -99,11 +111,11 @@ class Snapshot {
   virtual Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
                                FunctionRef<bool(VertexId u)> want,
                                FunctionRef<ScanStep(VertexId u, const NeighborChunk&)> fn) const;
-  // ScanAdjacency of the vertices of `want`, whose words cover [begin, end): no call per
+  // ScanAdjacency of the vertices of scan.want, whose words cover [begin, end): no call per
   // vertex, and a 64-vertex group with none of them wanted costs one word read — the pass for
-  // a frontier or an unvisited set kept as a bitmap.
-  virtual Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
-                               const VertexBitmap& want,
+  // a frontier or an unvisited set kept as a bitmap. See AdjacencyScan for what is read.
+  virtual Status ScanAdjacency(VertexId begin, VertexId end, Direction d,
+                               const AdjacencyScan& scan,
                                FunctionRef<ScanStep(VertexId u, const NeighborChunk&)> fn) const;
 
   // Degrees for schedules, without decoding edges: for each u in [begin, end) with entries in
