@@ -615,6 +615,20 @@ TEST_P(SegmentTest, ManyVerticesFewEdges) {
 // range), skipping whole vertex blocks when the target is far; the edges read after a seek
 // are the model's, whether the seek skipped a little (read-ahead kept) or far past long runs
 // (a sparse read: the windows read only the run).
+// Gives every `every`-th vertex of g a long run: up to `draws` random destinations below 2^40
+// (weight: destination mod 97).
+void AddLongRuns(Graph* g, size_t every, int draws, uint64_t seed) {
+  std::mt19937_64 fill(seed);
+  for (size_t i = 0; i < g->size(); i += every) {
+    std::vector<VertexId> d;
+    for (int k = 0; k < draws; k++) d.push_back(fill() % (VertexId{1} << 40));
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    (*g)[i].edges.clear();
+    for (VertexId x : d) (*g)[i].edges.push_back(Edge{x, static_cast<double>(x % 97), false, 0});
+  }
+}
+
 TEST_P(SegmentTest, SeekVertexSkipsAheadAndReadsTheRightRuns) {
   TempDir dir;
   Opts o;
@@ -622,15 +636,7 @@ TEST_P(SegmentTest, SeekVertexSkipsAheadAndReadsTheRightRuns) {
   o.group = 16;  // many vertex blocks
   Graph g = RandomGraph(11, 20000, 40);
   // Long runs every 500 vertices: a seek past one skips more than the sparse gap.
-  std::mt19937_64 fill(12);
-  for (size_t i = 0; i < g.size(); i += 500) {
-    std::vector<VertexId> d;
-    for (int k = 0; k < 30000; k++) d.push_back(fill() % (VertexId{1} << 40));
-    std::sort(d.begin(), d.end());
-    d.erase(std::unique(d.begin(), d.end()), d.end());
-    g[i].edges.clear();
-    for (VertexId x : d) g[i].edges.push_back(Edge{x, static_cast<double>(x % 97), false, 0});
-  }
+  AddLongRuns(&g, 500, 30000, 12);
   const std::string path = dir.File("seek.seg");
   ASSERT_TRUE(WriteGraph(env_.get(), path, g, o).ok());
   for (bool pin : {true, false}) {
@@ -687,15 +693,7 @@ TEST_P(SegmentTest, SetVertexReadsTheRunsOfEntriesGivenToIt) {
   o.weighted = true;
   o.group = 16;
   Graph g = RandomGraph(21, 20000, 40);
-  std::mt19937_64 fill(22);
-  for (size_t i = 0; i < g.size(); i += 700) {
-    std::vector<VertexId> d;
-    for (int k = 0; k < 20000; k++) d.push_back(fill() % (VertexId{1} << 40));
-    std::sort(d.begin(), d.end());
-    d.erase(std::unique(d.begin(), d.end()), d.end());
-    g[i].edges.clear();
-    for (VertexId x : d) g[i].edges.push_back(Edge{x, static_cast<double>(x % 89), false, 0});
-  }
+  AddLongRuns(&g, 700, 20000, 22);
   const std::string path = dir.File("set.seg");
   ASSERT_TRUE(WriteGraph(env_.get(), path, g, o).ok());
   for (bool pin : {true, false}) {
