@@ -48,7 +48,9 @@ class Bitmap {
   uint64_t TakeWord(size_t i) { return std::exchange(w_[i], 0); }
   void swap(Bitmap& o) { w_.swap(o.w_); }
   // The set (or its complement) for Snapshot::ScanAdjacency.
-  VertexBitmap Members(bool complement = false) const { return VertexBitmap{w_.data(), complement}; }
+  VertexBitmap Members(bool complement = false) const {
+    return VertexBitmap{w_.data(), complement};
+  }
 
  private:
   std::vector<uint64_t> w_;
@@ -77,9 +79,9 @@ constexpr uint64_t kLookupEdgeFactor = 4;
 
 // Top-down step. Invariant: every vertex of `frontier` has depth `level`; `seen` holds exactly
 // the vertices with a depth. Each unvisited out-neighbor gets depth level + 1 and joins *next
-// once. *scout: on entry the sum of the frontier's out-degrees, on return the new frontier's. The frontier is read in
-// sorted chunks of `batch` vertices (ForEachFrontierNeighbor), or, when PlanListReads streams
-// some ranges, by those streams and lookups of the rest.
+// once. *scout: on entry the sum of the frontier's out-degrees, on return the new frontier's.
+// The frontier is read in sorted chunks of `batch` vertices (ForEachFrontierNeighbor), or,
+// when PlanListReads streams some ranges, by those streams and lookups of the rest.
 // A small frontier claims each neighbor with an atomic bit of `seen`. A large one (streamed,
 // or with lists of more edges than bound / 64) marks neighbors in per-thread bitmaps without
 // atomics and merges them per range afterwards: an atomic read-modify-write waits for every
@@ -195,9 +197,10 @@ constexpr uint64_t kBottomUpAloneDegree = 1024;
 // The in-lists of unvisited vertices, per layout range, as a bottom-up stream read them: a
 // vertex that finds no parent has read its whole list, and it is the next step's work.
 // Invariant of a complete range: it holds the whole in-list (existing neighbors, in the order
-// the stream gave them: ascending per run, an entry possibly once per run) of every vertex of the range that had no depth when it was filled and has a non-empty list, so
-// a bottom-up step over the range reads nothing else (a vertex not held has no in-neighbor and
-// is never found). Each step drops the vertices it finds, in place: the arrays only shrink.
+// the stream gave them: ascending per run, an entry possibly once per run) of every vertex of
+// the range that had no depth when it was filled and has a non-empty list, so a bottom-up
+// step over the range reads nothing else (a vertex not held has no in-neighbor and is never
+// found). Each step drops the vertices it finds, in place: the arrays only shrink.
 // Id: uint32_t when every vertex ID fits (half the memory), else VertexId.
 template <class Id>
 class UnvisitedLists {
@@ -621,7 +624,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
                          if (s.ok() && keep) s = cache.Complete(snap, L);
                        });
   if (!s.ok()) return s;
-  if (depth->size() != L.bound) depth->assign(L.bound, kUnreachable);  // the same bound call
+  assert(depth->size() == L.bound);  // the layout took the same snap.VertexIdBound()
   if (params.stats != nullptr) {
     params.stats->layout_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -43,8 +43,8 @@ Status FillExists(const Snapshot& snap, Layout* layout, VertexId lo, VertexId hi
 
 // The out-lists of block [lo, hi)'s existing vertices in one streamed pass (not a lookup per
 // vertex): visit(u, chunk, offset), offset = u's neighbors before the chunk, counted in deg.
-Status VisitBlock(const Snapshot& snap, const UninitVector<uint8_t>& exists, VertexId lo, VertexId hi,
-                  bool weights, uint64_t* deg,
+Status VisitBlock(const Snapshot& snap, const UninitVector<uint8_t>& exists, VertexId lo,
+                  VertexId hi, bool weights, uint64_t* deg,
                   FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit) {
   bool out_of_block = false;
   Status s = snap.ScanAdjacency(lo, hi, Direction::kOut, weights,
@@ -122,8 +122,6 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
   const VertexId bound = snap.VertexIdBound();
   L.bound = bound;
   // Sized without zeroing: each block zeroes its own part below, in parallel.
-  L.exists.clear();
-  L.out_degree.clear();
   L.exists.resize(bound);
   L.out_degree.resize(bound);
   L.ranges.clear();
@@ -139,8 +137,8 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
       if (err.failed()) return;
       const VertexId lo = b * kBlock, hi = std::min<VertexId>(bound, lo + kBlock);
       uint64_t nv = 0, ne = 0;
-      std::fill(L.exists.begin() + static_cast<ptrdiff_t>(lo), L.exists.begin() + static_cast<ptrdiff_t>(hi), 0);
-      std::fill(L.out_degree.begin() + static_cast<ptrdiff_t>(lo), L.out_degree.begin() + static_cast<ptrdiff_t>(hi), 0);
+      std::fill(L.exists.data() + lo, L.exists.data() + hi, 0);
+      std::fill(L.out_degree.data() + lo, L.out_degree.data() + hi, 0);
       err.Set(fill(lo, hi));
       for (VertexId g = lo / kGroup; g * kGroup < hi; ++g) {
         uint64_t n = 0, e = 0;  // out_degree is 0 where a vertex does not exist

@@ -51,13 +51,11 @@ struct DefaultInitAllocator : std::allocator<T> {
     using other = DefaultInitAllocator<U>;
   };
   using std::allocator<T>::allocator;
+  // Only the value-less form: construction with arguments (assign, copies) falls back to
+  // std::allocator_traits' default, placement new with those arguments.
   template <class U>
   void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
     ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
 // A vector whose resize() leaves new trivial elements uninitialized (DefaultInitAllocator).
@@ -583,9 +581,10 @@ Status ForEachFrontierChunk(const Snapshot& snap, const VertexId* vs, size_t n, 
             }));
           }
         } else if (m > 0) {
-          err.Set(snap.ScanNeighborsBatch(base, m, d, weights, [&](size_t i, const NeighborChunk& c) {
-            return go = visit(base[i], c);
-          }));
+          err.Set(snap.ScanNeighborsBatch(base, m, d, weights,
+                                          [&](size_t i, const NeighborChunk& c) {
+                                            return go = visit(base[i], c);
+                                          }));
         }
         if (!go) stopped.store(true, std::memory_order_relaxed);
       },

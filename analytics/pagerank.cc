@@ -52,7 +52,7 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   // |N_out(u)| counted over existing neighbors (Degree() also counts edges into deleted
   // vertices on kDirected stores): one scan, cheap next to the iterations.
   // Without dangling edges (every kind but kDirected) the layout's degrees are exactly that.
-  UninitVector<uint64_t> counted;
+  std::vector<uint64_t> counted;
   if (L.dangling) {
     counted.assign(L.bound, 0);
     s = ForEachRange(L, [&](size_t, VertexRange r) {
@@ -60,7 +60,7 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
     });
     if (!s.ok()) return Finish(snap, s);
   }
-  const UninitVector<uint64_t>& out_degree = L.dangling ? counted : L.out_degree;
+  const uint64_t* const out_degree = L.dangling ? counted.data() : L.out_degree.data();
   // contrib[u] = PR(u) / |N_out(u)|, 0 for sinks and absent vertices. Kept in single precision
   // (as GAPBS keeps its scores): the gathers over it are the kernel's random accesses, and half
   // the bytes keep twice as much of it in cache. Sums are in double; each term's relative

@@ -297,7 +297,8 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
     for (VertexId u : vs) streamed[u] = 0;
     std::atomic<bool> beyond{false};
     err.Set(ForEachFrontierChunk(
-        snap, lookups.data(), lookups.size(), Direction::kOut, /*weights=*/true, params.fetch_batch, [&] {
+        snap, lookups.data(), lookups.size(), Direction::kOut, /*weights=*/true,
+        params.fetch_batch, [&] {
           return [&, &bins = local_bins.local(), last = kNoLabel, du = 0.0](
                      VertexId u, const NeighborChunk& c) mutable {
             if (c.size == 0) return true;

@@ -41,10 +41,9 @@ Pos Pos::LevelOnly(uint32_t level) {
 
 void Pos::ToEntry(VertexId u, lsm::VertexEntry* e) const {
   e->src = u;
-  const uint32_t flags = static_cast<uint32_t>((w1 >> 8) & 15);
-  e->flags = static_cast<uint8_t>(flags & lsm::kVertexCallerFlags);
-  e->has_tombstones = (flags & 8) != 0;
-  e->degree = (w1 >> 12) & kDegreeMask;
+  e->flags = vertex_flags();
+  e->has_tombstones = ((w1 >> 8) & 8) != 0;
+  e->degree = degree();
   e->ordinal = 0;
   e->stream_offset = w0 & (kOffsetLimit - 1);
   e->run_bytes = w0 >> 40;
@@ -606,8 +605,8 @@ size_t VertexIndex::LocateGroup(VertexId base, uint64_t mask, VertexId* us, Loca
   for (uint64_t m = present & mask; m != 0; m &= m - 1) {
     const uint32_t b = static_cast<uint32_t>(std::countr_zero(m));
     us[n] = base + b;
-    Locate(*p, p->rank[w] + static_cast<uint32_t>(std::popcount(present & ((uint64_t{1} << b) - 1))),
-           &out[n]);
+    const uint64_t below = present & ((uint64_t{1} << b) - 1);
+    Locate(*p, p->rank[w] + static_cast<uint32_t>(std::popcount(below)), &out[n]);
     ++n;
   }
   return n;

@@ -66,7 +66,9 @@ struct Pos {
   // The entry's degree and caller flags (lsm::kVertexCallerFlags bits), without unpacking the
   // rest (requires has_entry()).
   uint64_t degree() const { return (w1 >> 12) & kDegreeMask; }
-  uint8_t vertex_flags() const { return static_cast<uint8_t>((w1 >> 8) & 7); }
+  uint8_t vertex_flags() const {
+    return static_cast<uint8_t>((w1 >> 8) & lsm::kVertexCallerFlags);
+  }
   // The entry of vertex u (requires has_entry()); ordinal is 0.
   void ToEntry(VertexId u, lsm::VertexEntry* e) const;
   bool operator==(const Pos& o) const { return w0 == o.w0 && w1 == o.w1; }

@@ -1257,8 +1257,9 @@ SegmentScanner::SegmentScanner(const SegmentReader* r, const ScanOptions& o) : r
   // The windows read no further than the first vertex block past max_src starts: runs are in
   // source order, so the range's runs end before it (LimitReadahead tightens this to the last
   // run once its block is loaded; a SetVertex scan never loads one).
-  auto past = std::upper_bound(pos, index.end(), o.max_src,
-                               [](VertexId s, const VertexIndexEntry& e) { return s < e.first_src; });
+  auto past =
+      std::upper_bound(pos, index.end(), o.max_src,
+                       [](VertexId s, const VertexIndexEntry& e) { return s < e.first_src; });
   if (past != index.end()) {
     it_->edge_limit_ = past->stream_base;
     it_->weight_limit_ = 8 * past->edge_base;

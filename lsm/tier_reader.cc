@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <deque>
 #include <functional>
 
 #include "lsm/segment_format.h"
@@ -67,9 +66,8 @@ class ChunkEmitter {
 };
 
 // A vertex's entries of one tier, materialized (columns, so a run reads like an EdgeBatch).
-// Used for memgraph runs and for disk runs read out of order (batch reads).
-// A materialized run. Weights are kept only when `weighted` (the merge emits them); an
-// unweighted buffer's MergeRun has no weights.
+// Used for memgraph runs and for disk runs read out of order (batch reads). Weights are kept
+// only when `weighted` (the merge emits them); an unweighted buffer's MergeRun has none.
 struct RunBuffer {
   explicit RunBuffer(bool weighted = true) : weighted(weighted) {}
   bool weighted;
@@ -530,7 +528,7 @@ Status TierReader::ScanNeighbors(uint8_t dir, VertexId u,
 struct TierReader::FileScan {
   std::unique_ptr<SegmentScanner> sc;
   VertexEntry ve;
-  bool valid = false;
+  bool valid = false;  // a streamed file's scanner: ve is its current vertex
 };
 
 // The vertex walk of the range scans: for each u in [begin, end) with want(u) and entries in
@@ -571,25 +569,14 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
     if (!f.sc->status().ok()) return f.sc->status();
     files.push_back(std::move(f));
   }
-  // Indexed: a scanner per level file, opened when the walk first needs one of its runs.
-  std::vector<const version::SegmentHandle*> level_handles;
-  std::deque<FileScan> level_files;  // level_files[i] reads level_handles[i]; never moves
-  auto level_file = [&](const version::SegmentHandle* h) -> FileScan& {
-    for (size_t i = 0; i < level_handles.size(); ++i) {
-      if (level_handles[i] == h) return level_files[i];
-    }
-    level_handles.push_back(h);
-    FileScan& f = level_files.emplace_back();
-    f.sc = h->reader->NewScanner(so);
-    return f;
-  };
-  // The level file that held the last vertex found on each level (most vertices of a range
-  // are in the same file of a level as the one before).
-  struct LastFile {
+  // Indexed: per level, a scanner on the file that holds the walk's current vertex there,
+  // opened when the walk first needs one of its runs. A level's files hold disjoint, ascending
+  // ranges and the walk ascends, so a file left behind is never needed again.
+  struct LevelScan {
     const version::SegmentHandle* h = nullptr;
-    FileScan* f = nullptr;
+    FileScan f;
   };
-  std::vector<LastFile> last(indexed ? v_->levels[dir].size() : 0);
+  std::vector<LevelScan> level_scans(indexed ? v_->levels[dir].size() : 0);
   VertexId indexed_u[mem::kSubgraphSize];
   index::VertexIndex::Located indexed_loc[mem::kSubgraphSize];
   std::vector<const mem::SubgraphVersion*> mems;
@@ -655,22 +642,22 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
         for (uint32_t k = 0; k < loc.size() && !hidden; ++k) {
           const index::Pos& p = loc[k];
           const size_t lv = p.level() - 1;
-          if (lv >= last.size()) return IndexCorruption(u, p.level());
-          LastFile& lf = last[lv];
-          if (lf.h == nullptr || u < lf.h->meta.min_src || u > lf.h->meta.max_src) {
-            lf.h = v_->LevelFind(dir, lv, u);
-            if (lf.h == nullptr) return IndexCorruption(u, p.level());
-            lf.f = &level_file(lf.h);
+          if (lv >= level_scans.size()) return IndexCorruption(u, p.level());
+          LevelScan& ls = level_scans[lv];
+          assert(ls.h == nullptr || u >= ls.h->meta.min_src);  // the walk ascends
+          if (ls.h == nullptr || u > ls.h->meta.max_src) {
+            ls.h = v_->LevelFind(dir, lv, u);
+            if (ls.h == nullptr) return IndexCorruption(u, p.level());
+            ls.f.sc = ls.h->reader->NewScanner(so);
           }
-          FileScan& f = *lf.f;
+          FileScan& f = ls.f;
           if (p.has_entry()) {
             p.ToEntry(u, &f.ve);
           } else {  // a level-only position: the file has the entry
-            Status s = lf.h->reader->FindVertex(u, &f.ve);
+            Status s = ls.h->reader->FindVertex(u, &f.ve);
             if (!s.ok()) return s;
           }
           f.sc->SetVertex(&f.ve);
-          f.valid = true;
           take(f);
         }
       }
@@ -715,29 +702,18 @@ Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool wei
                                                  const std::vector<FileScan*>& file_runs,
                                                  bool tombs, Status* err) {
     ScanStep step = ScanStep::kMore;
-    if (mem_runs.size() + file_runs.size() == 1 && !tombs) {  // the common case after compaction
-      if (!mem_runs.empty()) {
-        mem::ScanVertex(*mem_runs[0], i, [&](const uint64_t* k, const double* wt, const uint8_t*,
-                                             size_t n) {
-          NeighborChunk c{k, w ? wt : nullptr, n};
-          step = fn(u, c);
-          return step == ScanStep::kMore;
-        });
-      } else {
-        EdgeBatch b;
-        while (step == ScanStep::kMore && file_runs[0]->sc->NextEdges(&b)) {
-          NeighborChunk c{b.dst, w ? b.weight : nullptr, b.size};
-          step = fn(u, c);
-        }
-        if (!file_runs[0]->sc->status().ok()) {
-          *err = file_runs[0]->sc->status();
-          return false;
-        }
-      }
+    // One memgraph run without tombstones: its chunks as they are.
+    if (!tombs && mem_runs.size() == 1 && file_runs.empty()) {
+      mem::ScanVertex(*mem_runs[0], i, [&](const uint64_t* k, const double* wt, const uint8_t*,
+                                           size_t n) {
+        step = fn(u, NeighborChunk{k, w ? wt : nullptr, n});
+        return step == ScanStep::kMore;
+      });
       return step != ScanStep::kStop;
     }
-    // Several disk runs, no tombstone, order not needed: each run streamed in turn, unmerged.
-    if (any_order && !tombs && mem_runs.empty()) {
+    // Disk runs without tombstones, one (the common case after compaction) or, when order is not
+    // needed, several: each streamed from its scanner in turn, unmerged.
+    if (!tombs && mem_runs.empty() && (file_runs.size() == 1 || any_order)) {
       for (FileScan* f : file_runs) {
         EdgeBatch b;
         while (step == ScanStep::kMore && f->sc->NextEdges(&b)) {

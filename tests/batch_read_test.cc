@@ -142,7 +142,8 @@ void CheckBatch(const Snapshot& s, const testing::ReferenceGraph* model,
                                 << " vertex " << vs[i] << "\n batch:  " << Show(got[i])
                                 << "\n single: " << Show(want);
         if (model != nullptr && d == Direction::kOut && weights) {
-          ASSERT_EQ(got[i], model->Neighbors(vs[i], false)) << what << " vs model, vertex " << vs[i];
+          ASSERT_EQ(got[i], model->Neighbors(vs[i], false))
+              << what << " vs model, vertex " << vs[i];
         }
       }
     }
@@ -205,7 +206,9 @@ void CheckAdjacency(const Snapshot& s, VertexId begin, VertexId end, bool exact,
     }
     // The vertices u % 3 != 0 as a bitmap (and the others, for its complement).
     std::vector<uint64_t> thirds((end + 63) / 64, 0), others((end + 63) / 64, 0);
-    for (VertexId u = 0; u < end; ++u) (u % 3 != 0 ? thirds : others)[u / 64] |= uint64_t{1} << (u % 64);
+    for (VertexId u = 0; u < end; ++u) {
+      (u % 3 != 0 ? thirds : others)[u / 64] |= uint64_t{1} << (u % 64);
+    }
     for (int mode = 0; mode < 7; ++mode) {
       // mode 0: all vertices, weights; 1: all, no weights; 2: every third skipped; 3: prefixes;
       // 4 and 5: as 2, the wanted vertices given as a bitmap (4) or as a complement (5);
@@ -220,11 +223,12 @@ void CheckAdjacency(const Snapshot& s, VertexId begin, VertexId end, bool exact,
       std::string err;
       auto scan = [&](auto&& fn) {
         if (mode == 4) {
-          return s.ScanAdjacency(begin, end, d, AdjacencyScan{VertexBitmap{thirds.data()}, weights}, fn);
+          const AdjacencyScan scan{VertexBitmap{thirds.data()}, weights};
+          return s.ScanAdjacency(begin, end, d, scan, fn);
         }
         if (mode >= 5) {
-          return s.ScanAdjacency(
-              begin, end, d, AdjacencyScan{VertexBitmap{others.data(), true}, weights, mode == 6}, fn);
+          const AdjacencyScan scan{VertexBitmap{others.data(), true}, weights, mode == 6};
+          return s.ScanAdjacency(begin, end, d, scan, fn);
         }
         return s.ScanAdjacency(begin, end, d, weights, wanted, fn);
       };

@@ -702,7 +702,8 @@ TEST_P(SegmentTest, SetVertexReadsTheRunsOfEntriesGivenToIt) {
     std::mt19937_64 rng(pin ? 23 : 24);
     for (int trial = 0; trial < 6; trial++) {
       ScanOptions so;
-      const size_t first = trial < 3 ? 0 : g.size() / 5, last = trial < 3 ? g.size() - 1 : 4 * g.size() / 5;
+      const size_t first = trial < 3 ? 0 : g.size() / 5;
+      const size_t last = trial < 3 ? g.size() - 1 : 4 * g.size() / 5;
       so.min_src = g[first].src;
       so.max_src = g[last].src;
       so.read.weights = trial % 2 == 0;
@@ -720,7 +721,9 @@ TEST_P(SegmentTest, SetVertexReadsTheRunsOfEntriesGivenToIt) {
           for (size_t j = 0; j < b.size; j++, k++) {
             ASSERT_LT(k, g[i].edges.size()) << "vertex " << g[i].src;
             ASSERT_EQ(b.dst[j], g[i].edges[k].dst);
-            if (so.read.weights) ASSERT_EQ(b.weight[j], g[i].edges[k].weight);
+            if (so.read.weights) {
+              ASSERT_EQ(b.weight[j], g[i].edges[k].weight);
+            }
           }
         }
         ASSERT_TRUE(sc->status().ok()) << sc->status().ToString();
