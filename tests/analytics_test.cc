@@ -25,8 +25,8 @@
 #include "analytics/verify.h"
 #include "tests/util/map_snapshot.h"
 
-#ifndef STRATA_SHARED_DIR
-#error "STRATA_SHARED_DIR must name the shared/ directory"
+#ifndef STRATA_TESTDATA_DIR
+#error "STRATA_TESTDATA_DIR must name tests/data"
 #endif
 
 namespace strata::analytics {
@@ -50,7 +50,7 @@ const char* KindName(GraphKind k) {
 // ---------------------------------------------------------------------------------------------
 // A tiny loader for the Graphalytics example graphs (EVLP .v/.e files, .properties, outputs).
 
-std::string ExampleDir() { return std::string(STRATA_SHARED_DIR) + "/graphalytics/example/"; }
+std::string ExampleDir() { return std::string(STRATA_TESTDATA_DIR) + "/graphalytics/example/"; }
 
 struct Example {
   std::vector<uint64_t> vertices;                              // external IDs, ascending

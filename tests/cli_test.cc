@@ -2,7 +2,7 @@
 // ($STRATA_BIN_DIR/strata) through fork/exec and checks its exit status, stdout and stderr.
 //
 //  - generate -> ingest -> query -> analyze -> export -> re-ingest -> export: equal bytes;
-//  - the LDBC Graphalytics example graphs ($STRATA_SHARED_DIR/graphalytics/example) ingested
+//  - the LDBC Graphalytics example graphs ($STRATA_TESTDATA_DIR/graphalytics/example) ingested
 //    through the CLI reproduce the expected BFS, PR, WCC (and SSSP, CDLP, LCC) outputs under the
 //    specification's comparison rules;
 //  - every bad input of issue 7 gives one line on stderr and a non-zero exit.
@@ -32,7 +32,7 @@ namespace {
 using testing::TempDir;
 
 const std::string kBin = std::string(STRATA_BIN_DIR) + "/strata";
-const std::string kExample = std::string(STRATA_SHARED_DIR) + "/graphalytics/example";
+const std::string kExample = std::string(STRATA_TESTDATA_DIR) + "/graphalytics/example";
 
 struct Result {
   int code = -1;

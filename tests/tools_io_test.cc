@@ -35,8 +35,8 @@
 #include "tools/id_dictionary.h"
 #include "tools/size_parse.h"
 
-#ifndef STRATA_SHARED_DIR
-#error "STRATA_SHARED_DIR must be defined (the build sets it to <repo>/../shared)"
+#ifndef STRATA_TESTDATA_DIR
+#error "STRATA_TESTDATA_DIR must be defined (the build sets it to <repo>/tests/data)"
 #endif
 
 namespace strata::tools {
@@ -153,7 +153,7 @@ std::vector<std::tuple<uint64_t, uint64_t, double>> Sorted(const std::vector<Edg
   return v;
 }
 
-const std::string kExampleDir = std::string(STRATA_SHARED_DIR) + "/graphalytics/example";
+const std::string kExampleDir = std::string(STRATA_TESTDATA_DIR) + "/graphalytics/example";
 
 // ---------------------------------------------------------------------------------------------
 // size_parse
