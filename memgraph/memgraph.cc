@@ -547,7 +547,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
         art_ups.clear();
         for (size_t k = b; k < e; ++k) art_ups.push_back(make(st[k]));
         prev.resize(art_ups.size());
-        CArt& tree = a->arts[__builtin_popcountll(a->art_mask & ((uint64_t{1} << i) - 1))];
+        CArt& tree = MutableArt(&alloc_, a, i);
         tree = tree.Apply(art_ups.data(), art_ups.size(), prev.data());
         for (size_t k = 0; k < art_ups.size(); ++k) account(i, art_ups[k], prev[k]);
       } else {

@@ -14,9 +14,12 @@ namespace strata::mem {
 
 namespace {
 
-CArt* NewArtArray(NodeAllocator* alloc, uint32_t n) {
+ArtArray* NewArtArray(NodeAllocator* alloc, uint32_t n) {
   if (n == 0) return nullptr;
-  return static_cast<CArt*>(alloc->Allocate(sizeof(CArt) * n));
+  auto* arr = new (alloc->Allocate(sizeof(ArtArray) + sizeof(CArt) * n)) ArtArray;
+  arr->refs.store(1, std::memory_order_relaxed);
+  arr->n = n;
+  return arr;
 }
 
 uint32_t* NewCounts(NodeAllocator* alloc, size_t words) {
@@ -24,20 +27,21 @@ uint32_t* NewCounts(NodeAllocator* alloc, size_t words) {
   return static_cast<uint32_t*>(alloc->Allocate(words * sizeof(uint32_t)));
 }
 
-void DestroyArts(NodeAllocator* alloc, Adjacency* a) {
-  uint32_t n = static_cast<uint32_t>(__builtin_popcountll(a->art_mask));
-  for (uint32_t k = 0; k < n; ++k) a->arts[k].~CArt();
-  if (a->arts != nullptr) alloc->Free(a->arts, sizeof(CArt) * n);
+// Drops a's reference on its art array; the last one destroys the trees and frees it.
+void ReleaseArts(NodeAllocator* alloc, Adjacency* a) {
+  ArtArray* arr = a->arts;
   a->arts = nullptr;
   a->art_mask = 0;
+  if (arr == nullptr || arr->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  for (uint32_t k = 0; k < arr->n; ++k) arr->trees()[k].~CArt();
+  alloc->Free(arr, sizeof(ArtArray) + sizeof(CArt) * arr->n);
 }
 
 void CopyAdjacency(NodeAllocator* alloc, const Adjacency& from, Adjacency* to) {
   to->ci = from.ci;
-  uint32_t n = static_cast<uint32_t>(__builtin_popcountll(from.art_mask));
   to->art_mask = from.art_mask;
-  to->arts = NewArtArray(alloc, n);
-  for (uint32_t k = 0; k < n; ++k) new (&to->arts[k]) CArt(from.arts[k]);
+  to->arts = from.arts;
+  if (to->arts != nullptr) to->arts->refs.fetch_add(1, std::memory_order_relaxed);
   const size_t words = 2 * static_cast<size_t>(__builtin_popcountll(from.count_mask));
   to->count_mask = from.count_mask;
   to->counts = NewCounts(alloc, words);
@@ -76,10 +80,10 @@ SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base) 
 }
 
 void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
-  DestroyArts(alloc, &v->out);
+  ReleaseArts(alloc, &v->out);
   FreeCounts(alloc, &v->out);
   if (v->in != nullptr) {
-    DestroyArts(alloc, v->in);
+    ReleaseArts(alloc, v->in);
     FreeCounts(alloc, v->in);
     v->in->~Adjacency();
     alloc->Free(v->in, sizeof(Adjacency));
@@ -105,10 +109,23 @@ void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersi
 }
 
 void SetArts(NodeAllocator* alloc, Adjacency* a, uint64_t mask, CArt* trees, uint32_t n) {
-  DestroyArts(alloc, a);
+  ReleaseArts(alloc, a);
   a->art_mask = mask;
   a->arts = NewArtArray(alloc, n);
-  for (uint32_t k = 0; k < n; ++k) new (&a->arts[k]) CArt(std::move(trees[k]));
+  for (uint32_t k = 0; k < n; ++k) new (&a->arts->trees()[k]) CArt(std::move(trees[k]));
+}
+
+CArt& MutableArt(NodeAllocator* alloc, Adjacency* a, uint32_t i) {
+  ArtArray* arr = a->arts;
+  if (arr->refs.load(std::memory_order_acquire) != 1) {
+    const uint64_t mask = a->art_mask;
+    ArtArray* copy = NewArtArray(alloc, arr->n);
+    for (uint32_t k = 0; k < arr->n; ++k) new (&copy->trees()[k]) CArt(arr->trees()[k]);
+    ReleaseArts(alloc, a);
+    a->arts = copy;
+    a->art_mask = mask;
+  }
+  return a->arts->trees()[__builtin_popcountll(a->art_mask & ((uint64_t{1} << i) - 1))];
 }
 
 void GetCounts(const Adjacency& a, VertexCounts* c) {

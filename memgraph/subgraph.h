@@ -31,9 +31,22 @@ struct VertexCounts {
   uint32_t entries[kSubgraphSize];  // entries incl. tombstones per vertex
 };
 
+// The C-ARTs of one Adjacency, shared by every version that has not changed them: a new version
+// takes one reference on the array instead of one on each tree's root (a subgraph with hubs
+// copied k trees, k root cache lines, per version). refs counts the Adjacencies holding it; an
+// array with refs == 1 held by an unpublished version may be changed in place (no one else can
+// reach it), otherwise MutableArt copies it first.
+struct ArtArray {
+  std::atomic<uint32_t> refs;
+  uint32_t n;
+  CArt* trees() { return reinterpret_cast<CArt*>(this + 1); }
+  const CArt* trees() const { return reinterpret_cast<const CArt*>(this + 1); }
+};
+static_assert(sizeof(ArtArray) % alignof(CArt) == 0);
+
 // The neighbor sets of one direction (out or in) of the 64 vertices of a subgraph.
 // Low-degree vertices share the clustered index; vertex i with bit i of art_mask set has its
-// own C-ART, stored at arts[popcount(art_mask & ((1 << i) - 1))].
+// own C-ART, stored at arts->trees()[popcount(art_mask & ((1 << i) - 1))].
 //
 // Entry counts are sparse: bit i of count_mask is set iff vertex i has at least one entry here,
 // and counts[2k], counts[2k + 1] are {entries, live} of the k-th set bit. A shuffled stream
@@ -43,13 +56,13 @@ struct VertexCounts {
 struct Adjacency {
   ClusteredIndex ci;
   uint64_t art_mask = 0;
-  CArt* arts = nullptr;         // popcount(art_mask) trees, allocated from the memgraph pool
+  ArtArray* arts = nullptr;     // popcount(art_mask) trees, from the memgraph pool; shared
   uint64_t count_mask = 0;
   uint32_t* counts = nullptr;   // 2 * popcount(count_mask) words from the memgraph pool
 
   bool InArt(uint32_t i) const { return (art_mask >> i) & 1; }
   const CArt& Art(uint32_t i) const {
-    return arts[__builtin_popcountll(art_mask & ((uint64_t{1} << i) - 1))];
+    return arts->trees()[__builtin_popcountll(art_mask & ((uint64_t{1} << i) - 1))];
   }
   // Entries (tombstones included) of vertex i here; 0 iff vertex i has no entry here.
   uint32_t Entries(uint32_t i) const {
@@ -84,8 +97,11 @@ void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v);
 // of an ingest's samples, nearly all of it waiting on the miss): each version and then what
 // FreeVersion writes in it are fetched a few versions ahead.
 void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersion* const* e);
-// Replaces a's art array with `n` trees (moved from `trees`), freeing the old array.
+// Replaces a's art array with `n` trees (moved from `trees`), releasing the old array.
 void SetArts(NodeAllocator* alloc, Adjacency* a, uint64_t mask, CArt* trees, uint32_t n);
+// Vertex i's tree (InArt(i)) for changing in place: a's array is copied first if it is shared.
+// Only for an Adjacency of an unpublished version.
+CArt& MutableArt(NodeAllocator* alloc, Adjacency* a, uint32_t i);
 // The dense counts of `a`, and back: SetCounts replaces a's sparse counts with `c`.
 void GetCounts(const Adjacency& a, VertexCounts* c);
 void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c);
