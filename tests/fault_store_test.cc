@@ -117,6 +117,16 @@ void BuildCrashed(const std::string& dir, int batches) {
   });
 }
 
+// Batches 10..14 written onto an existing store and left only in its log (a crash).
+void BuildCrashedOnto(const std::string& dir) {
+  InChild([&] {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(Opts(), dir, &db).ok());
+    for (VertexId k = 10; k < 15; ++k) ASSERT_TRUE(db->Write(Batch(k)).ok());
+    db.release();  // NOLINT
+  });
+}
+
 // Every file of the directory with its bytes, mode and modification time.
 std::map<std::string, std::string> DirState(const std::string& dir) {
   std::map<std::string, std::string> out;
@@ -589,6 +599,66 @@ TEST(Format, StoreOfVersion1IsRefused) {
   EXPECT_NE(s.ToString().find("store format version 1"), std::string::npos) << s.ToString();
   EXPECT_NE(s.ToString().find(m), std::string::npos) << s.ToString();
 }
+
+
+// ---------------------------------------------------------------------------------------------
+// The command-line tool: reading commands open read-only; repair is explicit.
+
+namespace cli {
+
+struct CliRun {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+CliRun Strata(const std::string& args) {
+  CliRun r;
+  FILE* p = ::popen((std::string(STRATA_BIN_DIR) + "/strata " + args + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int st = ::pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+TEST(Cli, ReadingCommandsChangeNothingRepairIsExplicit) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  BuildFlushed(path, 1);
+  BuildCrashedOnto(path);
+  const auto before = DirState(path);
+  CliRun r = Strata("verify --db " + path);
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = Strata("query --db " + path + " degree 12");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, "4\n");
+  r = Strata("export --db " + path + " --out " + dir.path() + "/out.el");
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = Strata("analyze --db " + path + " --algo wcc --out " + dir.path() + "/wcc.txt");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(DirState(path), before) << "a reading command changed the store";
+
+  // A damaged last log record: every command refuses, naming the log; repair drops it.
+  const std::string wal = path + "/" + FilesWith(path, ".wal")[0];
+  std::string data = ReadAll(wal);
+  data[data.size() - 2] ^= 0x5a;
+  WriteAll(wal, data);
+  r = Strata("verify --db " + path);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find(wal), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("repair"), std::string::npos) << r.out;
+  r = Strata("repair --db " + path);
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = Strata("verify --db " + path);
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = Strata("query --db " + path + " degree 13");
+  EXPECT_EQ(r.out, "4\n") << r.out;
+  EXPECT_TRUE(FilesWith(path, ".wal").empty()) << "repair flushed what it replayed";
+}
+
+}  // namespace cli
 
 }  // namespace
 }  // namespace strata
