@@ -51,6 +51,7 @@ class OutputSet {
     if (!s.ok()) return s;
     meta_.size_bytes = st.file_size;
     meta_.num_edges = st.num_edges;
+    meta_.tail_checksum = st.tail_checksum;
     r_->bytes_written += st.file_size;
     r_->entries_out += st.num_edges;
     r_->outputs.push_back(meta_);
@@ -79,6 +80,7 @@ class OutputSet {
     wo.file_number = meta_.number;
     wo.timestamp = o_.max_ts;
     wo.user_tag = o_.tag;
+    wo.store_id = o_.store_id;
     wo.drop_page_cache = true;  // outputs are read back through the store's bounded caches
     w_ = std::make_unique<lsm::SegmentWriter>(env_);
     return w_->Open(o_.dir + "/" + SegmentFileName(meta_.number), wo);

@@ -40,6 +40,7 @@ struct CompactionOptions {
   // default). The merge holds about 3 x this per input plus one batch of edges per input.
   size_t read_window_bytes = 0;
   size_t extent_bytes = size_t{1} << 20;  // outputs' lsm::SegmentWriterOptions::extent_bytes
+  uint64_t store_id = 0;                  // outputs' lsm::SegmentWriterOptions::store_id
   // Unset: anything older may hold anything (unless bottom). See the rules above.
   std::function<bool(VertexId src)> older_may_hold_vertex;
 };

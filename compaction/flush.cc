@@ -21,6 +21,7 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
   wo.file_number = number;
   wo.timestamp = o.seal_ts;
   wo.user_tag = dir;
+  wo.store_id = o.store_id;
   wo.drop_page_cache = true;  // read back through the store's bounded caches
   Status s = w.Open(path, wo);
   if (!s.ok()) return s;
@@ -62,6 +63,7 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
   }
   meta->size_bytes = st.file_size;
   meta->num_edges = st.num_edges;
+  meta->tail_checksum = st.tail_checksum;
   *bytes += st.file_size;
   return Status::OK();
 }

@@ -21,6 +21,7 @@ struct FlushOptions {
   Timestamp seal_ts = 0;  // every commit in the memgraph is <= seal_ts
   uint32_t block_size = 4096;
   size_t extent_bytes = size_t{1} << 20;  // lsm::SegmentWriterOptions::extent_bytes
+  uint64_t store_id = 0;                  // lsm::SegmentWriterOptions::store_id
 };
 
 struct FlushResult {

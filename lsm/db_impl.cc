@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,6 +69,9 @@ Status ValidateOptions(const Options& o) {
   }
   if (o.cart_threshold < 4) return Status::InvalidArgument("cart_threshold: must be at least 4");
   if (o.max_vertex_id == 0) return Status::InvalidArgument("max_vertex_id: must be positive");
+  if (o.read_only && o.repair) {
+    return Status::InvalidArgument("repair: a read-only open cannot repair (it changes no file)");
+  }
   if (o.max_sealed_memgraphs < 1) {
     return Status::InvalidArgument("max_sealed_memgraphs: must be at least 1");
   }
@@ -157,18 +161,125 @@ Status DBImpl::Init() {
       ::close(lock_fd_);
       lock_fd_ = -1;
     }
+    if (dir_fd_ >= 0) {
+      ::close(dir_fd_);
+      dir_fd_ = -1;
+    }
   }
   return s;
 }
 
 Status DBImpl::LockDir() {
-  const std::string p = path_ + "/LOCK";
-  lock_fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd_ < 0) return io::IOErrorAt(p, 0, std::string("open: ") + strerror(errno));
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    ::close(lock_fd_);
-    lock_fd_ = -1;
+  const int how = (options_.read_only ? LOCK_SH : LOCK_EX) | LOCK_NB;
+  auto busy = [&] {
     return Status::Busy("store '" + path_ + "' is already open (its LOCK is held by another process)");
+  };
+  // The directory's own lock: LOCK can be unlinked (and recreated) while its holder runs, the
+  // directory cannot while it holds the store. The caller closes the descriptors on failure.
+  dir_fd_ = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd_ < 0) return io::IOErrorAt(path_, 0, std::string("open directory: ") + strerror(errno));
+  if (::flock(dir_fd_, how) != 0) {
+    if (errno == EWOULDBLOCK) return busy();
+    return io::IOErrorAt(path_, 0, std::string("flock: ") + strerror(errno));
+  }
+  const std::string p = path_ + "/LOCK";
+  if (options_.read_only) {
+    lock_fd_ = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (lock_fd_ < 0 && errno == ENOENT) return Status::OK();  // nothing to share
+  } else {
+    lock_fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  }
+  if (lock_fd_ < 0) return io::IOErrorAt(p, 0, std::string("open: ") + strerror(errno));
+  // LOCK too, for openers that lock only it (builds before the directory lock).
+  if (::flock(lock_fd_, how) != 0) {
+    if (errno == EWOULDBLOCK) return busy();
+    return io::IOErrorAt(p, 0, std::string("flock: ") + strerror(errno));
+  }
+  if (options_.read_only) return Status::OK();
+  struct stat st;
+  if (::fstat(lock_fd_, &st) != 0) return io::IOErrorAt(p, 0, std::string("fstat: ") + strerror(errno));
+  lock_dev_ = static_cast<uint64_t>(st.st_dev);
+  lock_ino_ = static_cast<uint64_t>(st.st_ino);
+  return CheckLock();  // the file locked is still the one the path names
+}
+
+Status DBImpl::CheckLock() const {
+  const std::string p = path_ + "/LOCK";
+  struct stat st;
+  if (::stat(p.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_dev) != lock_dev_ ||
+      static_cast<uint64_t>(st.st_ino) != lock_ino_) {
+    return io::IOErrorAt(p, 0,
+                         "LOCK was removed or replaced while the store was open (this process "
+                         "holds its lock on another file; another process may have opened the "
+                         "store): refusing to write the manifest");
+  }
+  return Status::OK();
+}
+
+Status DBImpl::PrepareCreate() {
+  std::vector<std::string> names;
+  Status s = env_->GetChildren(path_, &names);
+  if (!s.ok()) return s;
+  for (const std::string& n : names) {
+    uint64_t num;
+    if (ParseNumbered(n, ".wal", &num) || ParseNumbered(n, ".seg", &num)) {
+      return io::CorruptionAt(path_ + "/" + n, 0,
+                              "the directory has no CURRENT but holds store files (CURRENT lost?); "
+                              "refusing to create a new store over them");
+    }
+  }
+  // A first open that failed before CURRENT was renamed into place leaves a manifest (maybe
+  // partial) and temporary files, nothing a store needs: removed, then the store is created.
+  for (const std::string& n : names) {
+    const bool tmp = n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0;
+    if (tmp || n.rfind("MANIFEST-", 0) == 0) {
+      s = env_->RemoveFile(path_ + "/" + n);
+      if (!s.ok()) return s;
+    }
+  }
+  return Status::OK();
+}
+
+Status DBImpl::CheckSegment(const SegmentReader& r, const std::string& path,
+                            const FileMeta& f) const {
+  const SegmentHeader& h = r.header();
+  const uint64_t hoff = r.file_size() >= kFooterSize + kHeaderSize
+                            ? r.file_size() - kFooterSize - kHeaderSize
+                            : 0;
+  auto bad = [&](uint64_t off, const std::string& what) {
+    return io::CorruptionAt(path, off, what + " (the manifest's entry for " +
+                                           SegmentFileName(f.number) + ")");
+  };
+  auto differs = [&](const char* what, uint64_t got, uint64_t want) {
+    return std::string(what) + " " + std::to_string(got) + ", the manifest records " +
+           std::to_string(want);
+  };
+  if (h.store_id != store_id_) {
+    return io::CorruptionAt(path, hoff + 120,
+                            "segment belongs to another store (store ID " +
+                                std::to_string(h.store_id) + ", this store's is " +
+                                std::to_string(store_id_) + ")");
+  }
+  if (h.file_number != f.number) {
+    return bad(hoff + 16, "segment was written as " + SegmentFileName(h.file_number) +
+                              ", not under this name");
+  }
+  if (r.file_size() != f.size_bytes) return bad(r.file_size(), differs("file size", r.file_size(), f.size_bytes));
+  if (h.level != f.level) return bad(hoff + 8, differs("level", h.level, f.level));
+  if (h.user_tag != f.tag) return bad(hoff + 116, differs("adjacency tag", h.user_tag, f.tag));
+  if (h.num_vertices != f.num_vertices) {
+    return bad(hoff + 40, differs("vertex entries", h.num_vertices, f.num_vertices));
+  }
+  if (h.num_edges != f.num_edges) return bad(hoff + 48, differs("edge entries", h.num_edges, f.num_edges));
+  if (h.min_src != f.min_src || h.max_src != f.max_src) {
+    return bad(hoff + 64, differs("min source", h.min_src, f.min_src) + "; " +
+                              differs("max source", h.max_src, f.max_src));
+  }
+  if (h.timestamp != f.max_ts) return bad(hoff + 24, differs("timestamp", h.timestamp, f.max_ts));
+  if (r.tail_checksum() != f.tail_checksum) {
+    return bad(hoff, "metadata checksum " + std::to_string(r.tail_checksum()) +
+                         " differs from the manifest's " + std::to_string(f.tail_checksum) +
+                         " (another file under this name)");
   }
   return Status::OK();
 }
@@ -206,13 +317,16 @@ Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
     ro.cache = cache_.get();
     Status s = SegmentReader::Open(env_.get(), h->path, ro, &h->reader);
     if (!s.ok()) return s;
+    s = CheckSegment(*h->reader, h->path, f);
+    if (!s.ok()) return s;
     out->push_back(std::move(h));
   }
   return Status::OK();
 }
 
 Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
-  return WriteAheadLog::Create(env_.get(), path_, next_file_.fetch_add(1), options_.wal, log);
+  return WriteAheadLog::Create(env_.get(), path_, next_file_.fetch_add(1), store_id_, options_.wal,
+                               log);
 }
 
 Status DBImpl::OpenDisk() {
@@ -222,7 +336,7 @@ Status DBImpl::OpenDisk() {
   env_ = std::move(env);
   cache_ = std::make_shared<BlockCache>(kMinBlockCache);
   if (!env_->FileExists(path_)) {
-    if (!options_.create_if_missing) {
+    if (!options_.create_if_missing || options_.read_only) {
       return Status::NotFound("store directory '" + path_ + "' does not exist");
     }
     s = env_->CreateDir(path_);
@@ -238,7 +352,18 @@ Status DBImpl::OpenDisk() {
       return Status::InvalidArgument("store '" + path_ + "' already exists (error_if_exists)");
     }
     RecordLogTail tail;
-    s = Manifest::Recover(env_.get(), path_, &st, &tail, &manifest_);
+    if (options_.read_only) {
+      // The manifest as it is: a torn tail is left for the next writable open to cut.
+      std::string mpath;
+      s = Manifest::ReadOnly(env_.get(), path_, &st, &tail, &mpath);
+      if (s.ok() && tail.cut_bytes != 0 && tail.whole_damaged) {
+        s = io::CorruptionAt(mpath, tail.valid_bytes,
+                             "the last record is damaged, not torn: all of it was written (no "
+                             "zero-filled sector) and its checksum fails");
+      }
+    } else {
+      s = Manifest::Recover(env_.get(), path_, &st, &tail, &manifest_);
+    }
     if (!s.ok()) return s;
     if (st.format_version != kStoreFormatVersion) {
       return Status::NotSupported("store format version " + std::to_string(st.format_version));
@@ -251,19 +376,25 @@ Status DBImpl::OpenDisk() {
     }
     if (tail.cut_bytes != 0) manifest_tail = "manifest: cut torn tail: " + tail.reason;
   } else {
-    if (!options_.create_if_missing) {
+    if (!options_.create_if_missing || options_.read_only) {
       return Status::NotFound("no store at '" + path_ + "' (no CURRENT file)");
     }
+    s = PrepareCreate();
+    if (!s.ok()) return s;
     st.kind = options_.graph_kind;
     st.weighted = options_.weighted;
+    st.store_id = Manifest::NewStoreId();
     s = Manifest::Create(env_.get(), path_, st, &manifest_);
     if (!s.ok()) return s;
     st = manifest_->state();
   }
 
-  // Event log: the previous one is kept as LOG.old.
-  if (env_->FileExists(path_ + "/LOG")) env_->RenameFile(path_ + "/LOG", path_ + "/LOG.old");
-  env_->NewWritableFile(path_ + "/LOG", &event_log_);
+  store_id_ = st.store_id;
+  // Event log: the previous one is kept as LOG.old. A read-only open keeps none.
+  if (!options_.read_only) {
+    if (env_->FileExists(path_ + "/LOG")) env_->RenameFile(path_ + "/LOG", path_ + "/LOG.old");
+    env_->NewWritableFile(path_ + "/LOG", &event_log_);
+  }
   Log(std::string("open: kind=") + GraphKindName(st.kind) + " weighted=" +
       (st.weighted ? "1" : "0") + " files=" + std::to_string(st.files.size()) +
       " last_flushed_ts=" + std::to_string(st.last_flushed_ts) + " io=" + env_->BackendName());
@@ -319,10 +450,11 @@ Status DBImpl::OpenDisk() {
   core_->clock.ResetTo(st.last_flushed_ts);
   next_id_ = st.next_vertex_id;
 
-  RemoveObsoleteFiles(st);
+  if (!options_.read_only) RemoveObsoleteFiles(st);
   UpdateMemoryPlan();
   s = RecoverLogs(st);
   if (!s.ok()) return s;
+  if (options_.read_only) return Status::OK();  // no log of its own, no background work
   if (options_.wal != WalMode::kOff) {
     s = NewLog(&wal_);
     if (!s.ok()) return s;
@@ -348,6 +480,24 @@ void DBImpl::RemoveObsoleteFiles(const StoreState& st) {
   }
 }
 
+Status DBImpl::TruncateLog(const std::string& path, uint64_t bytes) {
+  std::unique_ptr<io::RandomAccessFile> in;
+  Status s = env_->NewRandomAccessFile(path, &in);
+  if (!s.ok()) return s;
+  std::string data(bytes, '\0');
+  s = in->Read(0, bytes, data.data());
+  if (!s.ok()) return s;
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<io::WritableFile> out;
+  s = env_->NewWritableFile(tmp, &out);
+  if (s.ok()) s = out->Append(data);
+  if (s.ok()) s = out->Sync();
+  if (s.ok()) s = out->Close();
+  if (s.ok()) s = env_->RenameFile(tmp, path);
+  if (s.ok()) s = env_->SyncDir(path_);
+  return s;
+}
+
 Status DBImpl::RecoverLogs(const StoreState& st) {
   std::vector<std::string> names;
   Status s = env_->GetChildren(path_, &names);
@@ -361,7 +511,7 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
   std::vector<std::pair<Timestamp, WriteBatch>> records;
   for (const auto& [num, p] : logs) {
     RecordLogTail tail;
-    s = WriteAheadLog::Replay(env_.get(), p,
+    s = WriteAheadLog::Replay(env_.get(), p, store_id_,
                               [&](std::string_view rec, uint64_t off) -> Status {
                                 Timestamp ts;
                                 WriteBatch b;
@@ -374,12 +524,25 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
                               },
                               &tail);
     if (!s.ok()) return s;
-    if (!tail.reason.empty()) {
-      // A whole but damaged last record is cut too (one batch, possibly acknowledged, is
-      // lost): refusing to open would leave no way to reach the rest of the store.
-      Log(std::string(tail.whole_damaged ? "recovery: cut damaged last log record, written whole ("
-                                         : "recovery: cut torn log tail (") +
-          std::to_string(tail.cut_bytes) + " bytes): " + tail.reason);
+    if (tail.cut_bytes != 0 && tail.whole_damaged) {
+      // Written whole (no zero-filled sector) with a wrong checksum: not a crashed append but
+      // damage to a record that was synced, so an acknowledged batch. Only an explicit repair
+      // drops it.
+      if (!options_.repair) {
+        return io::CorruptionAt(p, tail.valid_bytes,
+                                "the last record is damaged, not torn: all of its " +
+                                    std::to_string(tail.cut_bytes) +
+                                    " bytes were written and its checksum fails (an acknowledged "
+                                    "batch); open with Options::repair (strata repair) to drop it");
+      }
+      s = TruncateLog(p, tail.valid_bytes);
+      if (!s.ok()) return s;
+      Log("repair: dropped the damaged last record of " + p + " (" +
+          std::to_string(tail.cut_bytes) + " bytes at offset " + std::to_string(tail.valid_bytes) +
+          "): " + tail.reason);
+    } else if (!tail.reason.empty()) {
+      Log("recovery: cut torn log tail (" + std::to_string(tail.cut_bytes) + " bytes): " +
+          tail.reason);
     }
     active_replayed_.push_back(p);
   }
@@ -544,6 +707,7 @@ Status DBImpl::Expand(const WriteBatch& batch, std::vector<mem::PrimOp>* ops) co
 
 Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
+  if (options_.read_only) return Status::NotSupported("store '" + path_ + "' is open read-only");
   thread_local std::vector<mem::PrimOp> ops_scratch;
   ScopedScratch<mem::PrimOp> scoped_ops(&ops_scratch);
   std::vector<mem::PrimOp>& ops = scoped_ops.get();
@@ -715,6 +879,7 @@ Status DBImpl::FlushOldest() {
   fo.dir = path_;
   fo.extent_bytes = WriterExtent(options_);
   fo.seal_ts = seal_ts;
+  fo.store_id = store_id_;
   compaction::FlushResult r;
   uint64_t first_number = next_file_.fetch_add(2);
   uint64_t number = first_number;
@@ -742,7 +907,7 @@ Status DBImpl::FlushOldest() {
     }
   }
   const uint64_t index_micros = NowMicros() - index_t0;
-  s = manifest_->LogAndApply(edit);
+  s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
   if (!s.ok()) return s;  // the new files are unnamed: removed as leftovers on next open
 
   {
@@ -787,6 +952,7 @@ Status DBImpl::FlushOldest() {
 
 Status DBImpl::FlushAll() {
   if (options_.in_memory) return Status::OK();
+  if (options_.read_only) return Status::NotSupported("store '" + path_ + "' is open read-only");
   for (;;) {
     {
       std::lock_guard<std::mutex> g(bg_mu_);
@@ -964,7 +1130,8 @@ void DBImpl::UpdateMemoryPlan() {
 Status DBImpl::Close() {
   if (closed_.exchange(true)) return Status::OK();
   if (options_.in_memory) return Status::OK();
-  Status s = FlushAll();
+  // Read-only: what was replayed stays in its logs (nothing is flushed, nothing deleted).
+  Status s = options_.read_only ? Status::OK() : FlushAll();
   {
     std::lock_guard<std::mutex> g(bg_mu_);
     stop_ = true;
@@ -981,7 +1148,7 @@ Status DBImpl::Close() {
     if (s.ok() && c.ok() && current()->memgraphs[0]->max_ts() == 0) env_->RemoveFile(p);
     wal_.reset();
   }
-  if (s.ok()) {
+  if (s.ok() && !options_.read_only) {
     for (const std::string& p : active_replayed_) env_->RemoveFile(p);
   }
   Log("close: " + s.ToString());
@@ -994,6 +1161,10 @@ Status DBImpl::Close() {
   if (lock_fd_ >= 0) {
     ::close(lock_fd_);
     lock_fd_ = -1;
+  }
+  if (dir_fd_ >= 0) {
+    ::close(dir_fd_);
+    dir_fd_ = -1;
   }
   return s;
 }
@@ -1018,13 +1189,22 @@ Status DBImpl::Verify(std::string* report) {
   install.unlock();
   note(s);
   if (s.ok() && tail.cut_bytes != 0) problems.push_back("manifest has a torn tail: " + tail.reason);
-  // Every segment of the current version, every block.
+  // Every segment of the current version, every block — read afresh from its path (the file
+  // there now, not the one opened earlier), and checked against the manifest on disk.
   for (int dir = 0; dir < 2; ++dir) {
     for (const version::SegmentHandle* h : v->AllFiles(dir)) {
-      note(h->reader->Verify());
-      if (s.ok() && st.files.count(h->meta.number) == 0) {
+      auto named = st.files.find(h->meta.number);
+      if (s.ok() && named == st.files.end()) {
         problems.push_back("segment " + h->path + " is live but not named by the manifest");
       }
+      std::unique_ptr<SegmentReader> fresh;
+      SegmentReaderOptions ro;
+      ro.pin_vertex_blocks = false;
+      ro.pin_bloom = false;
+      Status r = SegmentReader::Open(env_.get(), h->path, ro, &fresh);
+      if (r.ok()) r = CheckSegment(*fresh, h->path, s.ok() && named != st.files.end() ? named->second : h->meta);
+      if (r.ok()) r = fresh->Verify();
+      note(r);
     }
   }
   // Each level above 0 holds disjoint, ascending vertex ranges.
@@ -1051,7 +1231,7 @@ Status DBImpl::Verify(std::string* report) {
   for (const std::string& n : names) {
     if (n.size() > 4 && n.compare(n.size() - 4, 4, ".wal") == 0 && path_ + "/" + n != active_log) {
       RecordLogTail lt;
-      Status r = WriteAheadLog::Replay(env_.get(), path_ + "/" + n,
+      Status r = WriteAheadLog::Replay(env_.get(), path_ + "/" + n, store_id_,
                                        [&](std::string_view rec, uint64_t off) -> Status {
                                          Timestamp ts;
                                          WriteBatch b;
@@ -1066,7 +1246,12 @@ Status DBImpl::Verify(std::string* report) {
       // a log that vanished meanwhile holds nothing the store still needs.
       if (!r.ok() && !env_->FileExists(path_ + "/" + n)) continue;
       note(r);
-      if (r.ok() && lt.cut_bytes != 0) problems.push_back("log has a torn tail: " + lt.reason);
+      if (r.ok() && lt.cut_bytes != 0) {
+        problems.push_back(std::string(lt.whole_damaged ? "log's last record is damaged, not torn "
+                                                          "(strata repair drops it): "
+                                                        : "log has a torn tail: ") +
+                           lt.reason);
+      }
     }
   }
   if (problems.empty()) return Status::OK();
@@ -1192,6 +1377,7 @@ Status DBImpl::RunJob(const CompactionJob& job) {
   co.target_file_bytes = options_.target_file_bytes;
   co.extent_bytes = WriterExtent(options_);
   co.read_window_bytes = CompactionWindow(options_, job.inputs.size());
+  co.store_id = store_id_;
   if (!job.bottom) {
     // What is older than the inputs is on the levels below the output, which only this thread
     // changes (compactions are serialized; flushes add L0 files and move min_l0 only): the
@@ -1230,7 +1416,7 @@ Status DBImpl::RunJob(const CompactionJob& job) {
   s = version::IndexAfterCompaction(*current(), job.dir, job.inputs, outs, job.output_level,
                                     &new_index);
   const uint64_t index_micros = NowMicros() - index_t0;
-  if (s.ok()) s = manifest_->LogAndApply(edit);
+  if (s.ok()) s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
   if (!s.ok()) {
     for (auto& h : outs) h->obsolete = true;  // unnamed outputs go with their handles
     return s;
@@ -1339,7 +1525,7 @@ void DBImpl::CompactLoop() {
 
 Status DBImpl::WaitIdle() {
   if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
-  if (options_.in_memory) return Status::OK();
+  if (options_.in_memory || options_.read_only) return Status::OK();  // no background work
   if (!options_.background_compaction) return WaitForFlushes();  // no compaction thread
   std::unique_lock<std::mutex> g(bg_mu_);
   const uint64_t ticket = ++settle_requested_;
@@ -1354,6 +1540,7 @@ Status DBImpl::WaitIdle() {
 Status DBImpl::CompactAll() {
   if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
   if (options_.in_memory) return Status::OK();
+  if (options_.read_only) return Status::NotSupported("store '" + path_ + "' is open read-only");
   Status s = FlushAll();
   if (!s.ok()) return s;
   std::lock_guard<std::mutex> cg(compact_mu_);

@@ -86,8 +86,23 @@ class DBImpl final : public DB {
   std::shared_ptr<mem::MemGraph> NewMemGraph();
 
   Status OpenDisk();
+  // Takes the store's lock: flock on the directory itself (it cannot be unlinked and
+  // recreated while it holds the store's files) and on LOCK; exclusive, or shared when
+  // read-only. Busy when another opener holds either.
   Status LockDir();
+  // OK while the path LOCK still names the file this process locked (run before every
+  // manifest write: a LOCK removed or replaced means the lock no longer keeps others out).
+  Status CheckLock() const;
+  // No CURRENT: the directory is new, or a first open failed before CURRENT was written.
+  // Removes what such an open leaves (MANIFEST-*, *.tmp); refuses a directory holding logs or
+  // segments (not an unfinished creation).
+  Status PrepareCreate();
+  // The segment `r` (at `path`) is the file the manifest's entry `f` describes: store ID,
+  // file number, size, level, adjacency, counts, source range, timestamp, tail checksum.
+  Status CheckSegment(const SegmentReader& r, const std::string& path, const FileMeta& f) const;
   Status RecoverLogs(const StoreState& state);
+  // Repair: replaces log `path` by its first `bytes` bytes (temp file, sync, rename).
+  Status TruncateLog(const std::string& path, uint64_t bytes);
   void RemoveObsoleteFiles(const StoreState& state);
   Status NewLog(std::unique_ptr<WriteAheadLog>* log);
   // Opens a handle (reader included) on each named segment of this store.
@@ -146,6 +161,10 @@ class DBImpl final : public DB {
   std::shared_ptr<BlockCache> cache_;  // idem; every segment reader reads through it
   std::unique_ptr<Manifest> manifest_;
   int lock_fd_ = -1;
+  int dir_fd_ = -1;       // the store directory, flocked
+  uint64_t lock_dev_ = 0;  // LOCK as locked (CheckLock)
+  uint64_t lock_ino_ = 0;
+  uint64_t store_id_ = 0;
   std::atomic<uint64_t> next_file_{1};
   std::shared_mutex seal_mu_;
   std::unique_ptr<WriteAheadLog> wal_;           // the active memgraph's log (null: kOff)

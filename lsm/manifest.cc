@@ -1,6 +1,8 @@
 #include "lsm/manifest.h"
 
+#include <chrono>
 #include <cstdio>
+#include <random>
 
 #include "lsm/segment_format.h"
 #include "util/coding.h"
@@ -35,6 +37,12 @@ class Decoder {
     *b = static_cast<uint8_t>(*p_++);
     return true;
   }
+  bool Fixed64(uint64_t* v) {
+    if (end_ - p_ < 8) return false;
+    *v = DecodeFixed64(p_);
+    p_ += 8;
+    return true;
+  }
   bool done() const { return p_ == end_; }
 
  private:
@@ -50,6 +58,7 @@ void ManifestEdit::EncodeTo(std::string* dst) const {
     PutVarint64(dst, format_version);
     PutVarint64(dst, static_cast<uint64_t>(kind));
     PutVarint64(dst, weighted ? 1 : 0);
+    if (format_version >= 2) PutVarint64(dst, store_id);
   }
   if (next_file_number) {
     dst->push_back(static_cast<char>(kNextFile));
@@ -69,6 +78,7 @@ void ManifestEdit::EncodeTo(std::string* dst) const {
                        f.num_vertices, f.num_edges, f.max_ts, uint64_t{f.tag}}) {
       PutVarint64(dst, v);
     }
+    PutFixed64(dst, f.tail_checksum);
   }
   for (uint64_t n : removed) {
     dst->push_back(static_cast<char>(kRemoveFile));
@@ -95,6 +105,14 @@ Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) 
         format_version = static_cast<uint32_t>(a);
         kind = static_cast<GraphKind>(b);
         weighted = c != 0;
+        if (format_version != kStoreFormatVersion) {
+          // Version 1 has no store ID and shorter file entries: refused, not misread.
+          return Status::NotSupported(
+              where + ": store format version " + std::to_string(format_version) +
+              "; this build reads version " + std::to_string(kStoreFormatVersion) +
+              " only (export the store with the build that wrote it and ingest it again)");
+        }
+        if (!d.Varint(&store_id)) return bad("bad store id");
         break;
       case kNextFile:
         if (!d.Varint(&a)) return bad("bad next file number");
@@ -114,8 +132,10 @@ Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) 
           if (!d.Varint(&x)) return bad("bad file entry");
         }
         if (v[8] > 1) return bad("bad file tag");
+        uint64_t sum = 0;
+        if (!d.Fixed64(&sum)) return bad("bad file entry checksum");
         FileMeta f{v[0], static_cast<uint32_t>(v[1]), v[2], v[3], v[4], v[5], v[6], v[7],
-                   static_cast<uint32_t>(v[8])};
+                   static_cast<uint32_t>(v[8]), sum};
         added.push_back(f);
         break;
       }
@@ -135,6 +155,7 @@ Status ManifestEdit::ApplyTo(StoreState* st, const std::string& where) const {
     st->format_version = format_version;
     st->kind = kind;
     st->weighted = weighted;
+    st->store_id = store_id;
   }
   if (next_file_number) st->next_file_number = *next_file_number;
   if (last_flushed_ts) st->last_flushed_ts = *last_flushed_ts;
@@ -160,6 +181,7 @@ ManifestEdit ManifestEdit::FullState(const StoreState& s) {
   e.format_version = s.format_version;
   e.kind = s.kind;
   e.weighted = s.weighted;
+  e.store_id = s.store_id;
   e.next_file_number = s.next_file_number;
   e.last_flushed_ts = s.last_flushed_ts;
   e.next_vertex_id = s.next_vertex_id;
@@ -281,8 +303,22 @@ Status Manifest::Recover(io::Env* env, const std::string& dir, StoreState* state
   return Status::OK();
 }
 
-Status Manifest::LogAndApply(ManifestEdit edit) {
+uint64_t Manifest::NewStoreId() {
+  std::random_device rd;
+  uint64_t id = 0;
+  while (id == 0) {
+    id = (uint64_t{rd()} << 32) ^ rd() ^
+         static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  }
+  return id;
+}
+
+Status Manifest::LogAndApply(ManifestEdit edit, const std::function<Status()>& precheck) {
   std::lock_guard<std::mutex> g(mu_);
+  if (precheck) {
+    Status p = precheck();
+    if (!p.ok()) return p;
+  }
   StoreState next = state_;
   Status s = edit.ApplyTo(&next, path_);
   if (!s.ok()) return s;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,7 +28,9 @@
 
 namespace strata::lsm {
 
-inline constexpr uint32_t kStoreFormatVersion = 1;
+// 2: the store ID (in the store info, every WAL's first record and every segment header) and
+// each file's tail checksum. Version 1 stores are refused with NotSupported.
+inline constexpr uint32_t kStoreFormatVersion = 2;
 
 struct FileMeta {
   uint64_t number = 0;
@@ -39,12 +42,16 @@ struct FileMeta {
   uint64_t num_edges = 0;
   Timestamp max_ts = 0;  // newest commit whose data the file holds
   uint32_t tag = 0;      // which adjacency the segment holds: 0 = out-lists, 1 = in-lists
+  // XXH3 of the file's metadata region and footer (SegmentReader::tail_checksum()): covers
+  // the header (file number, store ID, counts, creation time) and every index.
+  uint64_t tail_checksum = 0;
 };
 
 struct StoreState {
   uint32_t format_version = kStoreFormatVersion;
   GraphKind kind = GraphKind::kDirected;
   bool weighted = false;
+  uint64_t store_id = 0;  // random at creation; in every WAL and segment of the store
   uint64_t next_file_number = 1;
   Timestamp last_flushed_ts = 0;  // every commit <= this lives in segment files
   VertexId next_vertex_id = 0;
@@ -52,10 +59,11 @@ struct StoreState {
 };
 
 struct ManifestEdit {
-  bool has_store_info = false;  // format_version, kind, weighted
+  bool has_store_info = false;  // format_version, kind, weighted, store_id (version >= 2)
   uint32_t format_version = kStoreFormatVersion;
   GraphKind kind = GraphKind::kDirected;
   bool weighted = false;
+  uint64_t store_id = 0;
   std::optional<uint64_t> next_file_number;
   std::optional<Timestamp> last_flushed_ts;
   std::optional<VertexId> next_vertex_id;
@@ -82,12 +90,16 @@ class Manifest {
   // Reads the store's state; see the file comment. `tail` reports a cut torn record.
   static Status Recover(io::Env* env, const std::string& dir, StoreState* state,
                         RecordLogTail* tail, std::unique_ptr<Manifest>* out);
+  // A fresh random store ID (never 0).
+  static uint64_t NewStoreId();
   // Reads the live manifest without changing anything (strata inspect / verify).
   static Status ReadOnly(io::Env* env, const std::string& dir, StoreState* state,
                          RecordLogTail* tail, std::string* manifest_path);
 
   // Appends and syncs the edit, then applies it to the in-memory state. Thread-safe.
-  Status LogAndApply(ManifestEdit edit);
+  // `precheck`, when set, runs first under the manifest's mutex; a non-OK result is returned
+  // and nothing is written (the store checks that it still holds its lock).
+  Status LogAndApply(ManifestEdit edit, const std::function<Status()>& precheck = nullptr);
   StoreState state() const;
   const std::string& path() const { return path_; }
   uint64_t number() const { return number_; }

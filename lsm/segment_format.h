@@ -1,4 +1,4 @@
-// The CSR segment file format, version 1: constants and the fixed-size records.
+// The CSR segment file format, version 2: constants and the fixed-size records.
 //
 // docs/file-format.md describes every byte; this header is its executable half. In short:
 //
@@ -40,11 +40,12 @@ inline std::string SegmentFileName(uint64_t number) {
 }
 
 inline constexpr uint64_t kSegmentMagic = 0x6753617461727453ull;  // "StrataSg"
-inline constexpr uint32_t kSegmentFormatVersion = 1;
+// 2: the header holds the store ID (136-byte header). Version 1 files are refused.
+inline constexpr uint32_t kSegmentFormatVersion = 2;
 
 inline constexpr size_t kPreambleSize = 32;
 inline constexpr uint64_t kDataStart = 4096;  // the preamble page; the data region starts here
-inline constexpr size_t kHeaderSize = 128;
+inline constexpr size_t kHeaderSize = 136;
 inline constexpr size_t kFooterSize = 104;
 inline constexpr size_t kBlockTrailerSize = 8;  // checksum after every block
 inline constexpr size_t kVertexIndexEntrySize = 40;
@@ -88,6 +89,7 @@ enum SeedKind : uint32_t {
   kSeedBloomIndex = 9,
   kSeedHeader = 10,
   kSeedFooter = 11,
+  kSeedTail = 12,  // the tail checksum: metadata region + footer (recorded in the manifest)
 };
 
 // The properties of a segment (the "header" record, stored at the tail).
@@ -113,6 +115,7 @@ struct SegmentHeader {
   uint8_t bloom_probes = 0;
   uint32_t bloom_keys_per_partition = 0;
   uint32_t user_tag = 0;           // caller-defined (e.g. which adjacency: out or in)
+  uint64_t store_id = 0;           // the store the file belongs to (0: none, a bare file)
 
   bool weighted() const { return (flags & kSegmentWeighted) != 0; }
   bool has_timestamps() const { return (flags & kSegmentTimestamps) != 0; }
@@ -226,11 +229,12 @@ inline void SegmentHeader::EncodeTo(char* d) const {
   d[111] = static_cast<char>(bloom_probes);
   EncodeFixed32(d + 112, bloom_keys_per_partition);
   EncodeFixed32(d + 116, user_tag);
-  EncodeFixed64(d + 120, Checksum64(d, 120, ChecksumSeed(kSeedHeader, 0)));
+  EncodeFixed64(d + 120, store_id);
+  EncodeFixed64(d + 128, Checksum64(d, 128, ChecksumSeed(kSeedHeader, 0)));
 }
 
 inline bool SegmentHeader::DecodeFrom(const char* d) {
-  if (DecodeFixed64(d + 120) != Checksum64(d, 120, ChecksumSeed(kSeedHeader, 0))) return false;
+  if (DecodeFixed64(d + 128) != Checksum64(d, 128, ChecksumSeed(kSeedHeader, 0))) return false;
   format_version = DecodeFixed32(d + 0);
   flags = DecodeFixed32(d + 4);
   level = DecodeFixed32(d + 8);
@@ -252,6 +256,7 @@ inline bool SegmentHeader::DecodeFrom(const char* d) {
   bloom_probes = static_cast<uint8_t>(d[111]);
   bloom_keys_per_partition = DecodeFixed32(d + 112);
   user_tag = DecodeFixed32(d + 116);
+  store_id = DecodeFixed64(d + 120);
   return true;
 }
 

@@ -300,6 +300,9 @@ Status SegmentReader::Load() {
 
   std::string meta(footer_off - meta_start, '\0');
   if (!(s = file_->Read(meta_start, meta.size(), meta.data())).ok()) return s;
+  meta.append(fbuf, kFooterSize);
+  tail_checksum_ = Checksum64(meta.data(), meta.size(), ChecksumSeed(kSeedTail, 0));
+  meta.resize(meta.size() - kFooterSize);
   return ParseMetadata(page.data(), meta, meta_start, footer_);
 }
 

@@ -251,6 +251,9 @@ class SegmentReader {
 
   const SegmentHeader& header() const { return header_; }
   const std::string& path() const { return path_; }
+  // XXH3 of the metadata region and the footer (seed kind 12): what the manifest records per
+  // file to tell this file from any other with the same name.
+  uint64_t tail_checksum() const { return tail_checksum_; }
   uint64_t file_size() const { return file_size_; }
   uint64_t num_vertices() const { return header_.num_vertices; }
   uint64_t num_edges() const { return header_.num_edges; }
@@ -338,6 +341,7 @@ class SegmentReader {
   const uint64_t cache_owner_;  // BlockCache::NewOwnerId(), when options_.cache is set
   std::unique_ptr<io::RandomAccessFile> file_;
   uint64_t file_size_ = 0;
+  uint64_t tail_checksum_ = 0;
   SegmentHeader header_;
   SegmentFooter footer_;
   Stream edge_stream_;

@@ -181,6 +181,7 @@ Status SegmentWriter::Open(const std::string& path, const SegmentWriterOptions& 
       o.bloom_bits_per_key > 0 ? static_cast<uint8_t>(BloomProbesFor(o.bloom_bits_per_key)) : 0;
   header_.bloom_keys_per_partition = o.bloom_keys_per_partition;
   header_.user_tag = o.user_tag;
+  header_.store_id = o.store_id;
   header_.min_edge_ts = kMaxTimestamp;
   header_.max_edge_ts = 0;
 
@@ -466,6 +467,7 @@ Status SegmentWriter::Finish(SegmentWriteStats* stats) {
     stats->vertex_bytes = vertex_blocks_->total();
     stats->bloom_bytes = bloom_blocks_->total();
     stats->metadata_bytes = kDataStart + meta.size();
+    stats->tail_checksum = Checksum64(meta.data(), meta.size(), ChecksumSeed(kSeedTail, 0));
   }
   return Status::OK();
 }

@@ -48,6 +48,7 @@ struct SegmentWriterOptions {
   // Vertex entries per vertex block: FindVertex decodes up to this many entries. 1..4096.
   uint32_t vertex_group = 64;
   uint32_t user_tag = 0;  // stored in the header for the caller (e.g. out- or in-edges)
+  uint64_t store_id = 0;  // stored in the header: the store the file belongs to
   // After the final sync, drop the file's pages from the kernel page cache (the store reads
   // segments back through its own bounded caches; see Options::memory_budget).
   bool drop_page_cache = false;
@@ -64,6 +65,7 @@ struct SegmentWriteStats {
   uint64_t vertex_bytes = 0;
   uint64_t bloom_bytes = 0;
   uint64_t metadata_bytes = 0;  // preamble page, extent tables, indexes, header, footer
+  uint64_t tail_checksum = 0;   // SegmentReader::tail_checksum() of the file
 };
 
 class SegmentWriter {

@@ -11,7 +11,18 @@ namespace strata::lsm {
 namespace {
 constexpr char kMagic[] = "SGWAL001";
 constexpr uint32_t kChecksumKind = 0x57;  // 'W'
-constexpr uint32_t kWalVersion = 1;
+constexpr uint32_t kWalVersion = 2;
+constexpr char kIdentityTag = 'I';  // first record: 'I' | store ID (fixed64) | file number (varint)
+
+// The number in a log's file name ("<number>.wal"), or ~0 when the name is not one.
+uint64_t NumberOfPath(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".wal") != 0) return ~uint64_t{0};
+  const std::string digits = name.substr(0, name.size() - 4);
+  if (digits.find_first_not_of("0123456789") != std::string::npos) return ~uint64_t{0};
+  return std::stoull(digits);
+}
 }  // namespace
 
 void EncodeBatchRecord(Timestamp ts, const WriteBatch& batch, bool weighted, std::string* dst) {
@@ -82,7 +93,8 @@ std::string WriteAheadLog::FileName(uint64_t number) {
   return name;
 }
 
-Status WriteAheadLog::Create(io::Env* env, const std::string& dir, uint64_t number, WalMode mode,
+Status WriteAheadLog::Create(io::Env* env, const std::string& dir, uint64_t number,
+                             uint64_t store_id, WalMode mode,
                              std::unique_ptr<WriteAheadLog>* out) {
   std::unique_ptr<WriteAheadLog> w(new WriteAheadLog());
   w->mode_ = mode;
@@ -90,6 +102,10 @@ Status WriteAheadLog::Create(io::Env* env, const std::string& dir, uint64_t numb
   w->path_ = dir + "/" + FileName(number);
   Status s = env->NewWritableFile(w->path_, &w->file_);
   if (s.ok()) s = RecordWriter::Create(w->file_.get(), kMagic, kWalVersion, kChecksumKind, &w->writer_);
+  std::string id(1, kIdentityTag);
+  PutFixed64(&id, store_id);
+  PutVarint64(&id, number);
+  if (s.ok()) s = w->writer_->Add(id);
   if (s.ok()) s = w->writer_->Sync();
   if (s.ok()) s = env->SyncDir(dir);
   if (!s.ok()) return s;
@@ -171,7 +187,7 @@ Status WriteAheadLog::Close() {
   return s.ok() ? c : s;
 }
 
-Status WriteAheadLog::Replay(io::Env* env, const std::string& path,
+Status WriteAheadLog::Replay(io::Env* env, const std::string& path, uint64_t store_id,
                              FunctionRef<Status(std::string_view, uint64_t)> fn,
                              RecordLogTail* tail) {
   // Create syncs a log's header before any record is appended, so a log shorter than its
@@ -205,7 +221,35 @@ Status WriteAheadLog::Replay(io::Env* env, const std::string& path,
     }
   }
   uint32_t version = 0;
-  Status s = ReadRecordLog(env, path, kMagic, &version, kChecksumKind, fn, tail);
+  bool first = true;
+  Status s = ReadRecordLog(
+      env, path, kMagic, &version, kChecksumKind,
+      [&](std::string_view rec, uint64_t off) -> Status {
+        if (version != kWalVersion) {
+          return io::CorruptionAt(path, 8, "unsupported WAL version " + std::to_string(version) +
+                                               " (this build writes and reads version " +
+                                               std::to_string(kWalVersion) + ")");
+        }
+        if (!first) return fn(rec, off);
+        first = false;
+        uint64_t id = 0, number = 0;
+        if (rec.size() < 10 || rec[0] != kIdentityTag ||
+            DecodeVarint64(rec.data() + 9, rec.data() + rec.size(), &number) == nullptr) {
+          return io::CorruptionAt(path, off, "first record is not the log's identity");
+        }
+        id = DecodeFixed64(rec.data() + 1);
+        if (id != store_id) {
+          return io::CorruptionAt(path, off + kRecordHeaderSize + 1,
+                                  "log belongs to another store (store ID " + std::to_string(id) +
+                                      ", this store's is " + std::to_string(store_id) + ")");
+        }
+        if (number != NumberOfPath(path)) {
+          return io::CorruptionAt(path, off + kRecordHeaderSize + 9,
+                                  "log was written as " + FileName(number) + ", not under this name");
+        }
+        return Status::OK();
+      },
+      tail);
   if (s.ok() && version != kWalVersion) {
     return io::CorruptionAt(path, 8, "unsupported WAL version " + std::to_string(version));
   }

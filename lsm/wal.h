@@ -33,9 +33,10 @@ Status DecodeBatchRecord(std::string_view src, bool weighted, Timestamp* ts, Wri
 class WriteAheadLog {
  public:
   static std::string FileName(uint64_t number);  // "<number>.wal"
-  // Creates a new, empty log file (synced, with its directory).
-  static Status Create(io::Env* env, const std::string& dir, uint64_t number, WalMode mode,
-                       std::unique_ptr<WriteAheadLog>* out);
+  // Creates a new, empty log file (synced, with its directory). Its first record is the
+  // log's identity: the store ID and the file number (format version 2).
+  static Status Create(io::Env* env, const std::string& dir, uint64_t number, uint64_t store_id,
+                       WalMode mode, std::unique_ptr<WriteAheadLog>* out);
   ~WriteAheadLog();
 
   // Appends one record; returns when it is durable under the mode.
@@ -49,10 +50,14 @@ class WriteAheadLog {
   uint64_t bytes() const;
   uint64_t syncs() const { return syncs_; }
 
-  // Reads every whole record of a log. A torn tail is cut and reported in `tail` — including
-  // a log shorter than its header or zero-filled from its start (a crash inside Create, which
-  // syncs the header before any record exists): no records, the whole file cut.
-  static Status Replay(io::Env* env, const std::string& path,
+  // Reads every whole batch record of a log. A torn tail is cut and reported in `tail` —
+  // including a log shorter than its header or zero-filled from its start, or with no whole
+  // identity record (a crash inside Create, which syncs header and identity together): no
+  // records, the whole file cut. An identity naming another store than `store_id`, or another
+  // file number than the log's name, is Corruption naming the file: the log is not this
+  // store's data. A damaged last record (tail->whole_damaged) is cut like a torn one; the
+  // caller decides whether that is acceptable.
+  static Status Replay(io::Env* env, const std::string& path, uint64_t store_id,
                        FunctionRef<Status(std::string_view record, uint64_t offset)> fn,
                        RecordLogTail* tail);
 

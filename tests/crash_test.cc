@@ -152,10 +152,11 @@ void BuildStore(const std::string& path, WalMode wal) {
 }
 
 // Opens, reads everything, verifies; returns the first error seen (OK if none).
-// `tail_may_go`: a flip in a log's last record cuts that record, as a torn append is cut
-// (recovery reports it in the LOG file; refusing to open would leave the store unreadable),
-// so only the final batch may then be missing. A flip in the manifest's last record is
-// Corruption (lsm/record_log.h: a record written whole with a wrong checksum).
+// `tail_may_go`: a flip in a log's last record is Corruption naming the log when the record
+// reads as written whole (lsm/record_log.h: no zero-filled sector, wrong checksum; only
+// Options::repair drops it), but a flip that leaves it looking torn (a sector piece that is
+// now all zero) cuts it as a torn append is cut, so only the final batch may then be missing.
+// A flip in the manifest's last record is Corruption.
 Status OpenReadVerify(const std::string& path, WalMode wal, bool tail_may_go) {
   std::unique_ptr<DB> db;
   Status s = DB::Open(CrashOptions(wal), path, &db);

@@ -96,8 +96,17 @@ class Store {
   struct OpenOptions {
     WalMode wal = WalMode::kOff;  // readers log nothing; replayed logs are flushed at Close
     bool load_dictionary = true;
+    // Options::read_only: no file of the store changes (logs are replayed in memory only);
+    // shares the lock with other readers. verify, export, query and analyze open so.
+    bool read_only = false;
+    bool repair = false;  // Options::repair (strata repair)
   };
   static Status Open(const std::string& dir, const OpenOptions& o, std::unique_ptr<Store>* out);
+  static OpenOptions ReadOnlyOpen() {
+    OpenOptions o;
+    o.read_only = true;
+    return o;
+  }
   ~Store();
 
   DB* db() const { return db_.get(); }

@@ -129,7 +129,7 @@ int RunAnalyze(const AnalyzeArgs& a) {
 
   Stopwatch total;
   std::unique_ptr<Store> store;
-  Status s = Store::Open(a.db, Store::OpenOptions(), &store);
+  Status s = Store::Open(a.db, Store::ReadOnlyOpen(), &store);
   if (!s.ok()) return Fail(kExitError, OpenErrorMessage(a.db, s));
   const double open_secs = total.Seconds();
   std::unique_ptr<Snapshot> snap = store->db()->GetSnapshot();

@@ -209,6 +209,8 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
   opt.weighted = st->info_.state.weighted;
   opt.create_if_missing = false;
   opt.wal = o.wal;
+  opt.read_only = o.read_only;
+  opt.repair = o.repair;
   // A command that reads the store does not start compactions of its own accord.
   opt.background_compaction = false;
   s = DB::Open(opt, dir, &st->db_);

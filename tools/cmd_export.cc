@@ -34,7 +34,7 @@ int RunExport(const ExportArgs& a) {
   }
   Stopwatch clock;
   std::unique_ptr<Store> store;
-  Status s = Store::Open(a.db, Store::OpenOptions(), &store);
+  Status s = Store::Open(a.db, Store::ReadOnlyOpen(), &store);
   if (!s.ok()) return Fail(kExitError, OpenErrorMessage(a.db, s));
   std::unique_ptr<Snapshot> snap = store->db()->GetSnapshot();
 

@@ -42,7 +42,7 @@ std::string WeightText(double w) {
 
 int RunQuery(QueryKind kind, const QueryArgs& a) {
   std::unique_ptr<Store> store;
-  Status s = Store::Open(a.db, Store::OpenOptions(), &store);
+  Status s = Store::Open(a.db, Store::ReadOnlyOpen(), &store);
   if (!s.ok()) return Fail(kExitError, OpenErrorMessage(a.db, s));
   std::unique_ptr<Snapshot> snap = store->db()->GetSnapshot();
   const Direction dir = a.in ? Direction::kIn : Direction::kOut;

@@ -1,7 +1,9 @@
 // DB: a StrataGraph store. Open one, write batches, take snapshots, close.
 //
 // Every method is safe to call from any thread. Two DB objects share no state, even in one
-// process. A store directory can be open in one process at a time.
+// process. A store directory can be open for writing in one process at a time (the lock is on
+// the directory too, so removing LOCK does not let a second writer in); Options::read_only
+// opens share it with each other, not with a writer.
 #pragma once
 
 #include <cstdint>
@@ -120,7 +122,9 @@ class DB {
   virtual Status CompactAll() = 0;
 
   // Walks every file of the store — manifest, logs, every block of every segment — checking
-  // checksums and structural invariants. Returns OK when clean; otherwise Corruption, with one
+  // checksums and structural invariants, and that each segment now at its path is the file
+  // the manifest names (store ID, file number, size, counts, tail checksum) and each log is
+  // this store's. Returns OK when clean; otherwise Corruption, with one
   // line per problem (naming file and offset) appended to *report when it is not null.
   virtual Status Verify(std::string* report) = 0;
 

@@ -32,6 +32,18 @@ struct Options {
   // Keep everything in the in-memory tier: no directory, no flush, nothing persisted.
   bool in_memory = false;
 
+  // Open an existing store without changing any of its files: no manifest rewrite, no
+  // removal of leftover files, no LOG, no new WAL; logs are replayed into memory only (never
+  // flushed). Works on a read-only directory. Takes the store's lock shared: any number of
+  // read-only openers at once, none while a writer has it open. Write, NewVertex, Flush and
+  // CompactAll return NotSupported. create_if_missing is ignored.
+  bool read_only = false;
+
+  // Repair on open: a damaged (not torn) last record of a write-ahead log — written whole,
+  // checksum wrong, so a batch that was acknowledged — is dropped (LOG names it) instead of
+  // failing Open with Corruption naming the log and offset. `strata repair` sets it.
+  bool repair = false;
+
   // --- Memory.
   // Total memory the store may use: the memgraphs (memgraph_bytes x (1 +
   // max_sealed_memgraphs)), an I/O reserve (budget/16, 64 KiB to 32 MiB), the resident indexes,
