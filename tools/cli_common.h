@@ -90,7 +90,8 @@ const char* KindName(GraphKind k);
 // ---------------------------------------------------------------------------------------------
 // A store opened by a command that reads it (query, analyze, export, verify, compact): the kind
 // and weights come from the manifest, the ID mode from IDMODE, the dictionary is loaded in map
-// mode. Opening takes the store's lock: Busy if another process has it open.
+// mode and checked to cover every vertex of the store (CheckDictionaryCovers). Opening takes
+// the store's lock: Busy if another process has it open.
 class Store {
  public:
   struct OpenOptions {
@@ -127,6 +128,14 @@ class Store {
   std::unique_ptr<DB> db_;
   std::unique_ptr<tools::IdDictionary> dict_;
 };
+
+// A mapped store's dictionary must cover every internal ID the store holds: a vertex at or
+// above dict.size() would print as if its internal ID were external, and a later ingest would
+// map new external IDs onto it. Corruption naming <dir>/IDDICT and the first such vertex.
+// Costs a vertex scan of [dict.size(), VertexIdBound()), which is empty or tiny in a sound
+// store.
+Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
+                             const tools::IdDictionary& dict);
 
 // Turns an Open failure into the right one-line message (missing store, not a store, busy).
 std::string OpenErrorMessage(const std::string& dir, const Status& s);

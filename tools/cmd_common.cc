@@ -222,9 +222,34 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
                                 "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
     }
     if (!s.ok()) return s;
+    std::unique_ptr<Snapshot> snap = st->db_->GetSnapshot();
+    s = CheckDictionaryCovers(dir, *snap, *st->dict_);
+    if (!s.ok()) return s;
   }
   *out = std::move(st);
   return Status::OK();
+}
+
+Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
+                             const tools::IdDictionary& dict) {
+  const VertexId mapped = dict.size();
+  const VertexId bound = snap.VertexIdBound();
+  if (bound <= mapped) return snap.status();
+  bool found = false;
+  VertexId first = 0;
+  Status s = snap.ScanVertices(mapped, bound, [&](VertexId v) {
+    found = true;
+    first = v;
+    return false;
+  });
+  if (!s.ok()) return s;
+  if (!found) return snap.status();
+  const std::string covers =
+      mapped == 0 ? "maps no IDs" : "maps internal IDs 0.." + std::to_string(mapped - 1);
+  return Status::Corruption(tools::IdDictionary::FileName(dir) + " " + covers +
+                            " but the store holds vertex " + std::to_string(first) +
+                            " (internal ID): the dictionary is shorter than the store "
+                            "(truncated, or from another store); restore it from a backup");
 }
 
 Status Store::ToInternal(const Snapshot& snap, uint64_t ext, VertexId* v) const {

@@ -581,9 +581,21 @@ int Ingester::Run() {
   }
   if (ids_ == IdMode::kMap) {
     tools::IdDictionaryOptions dopt;
-    dopt.create_if_missing = true;
+    std::unique_ptr<Snapshot> snap = db_->GetSnapshot();
+    // A new (or still empty) store starts its dictionary; a store that holds vertices must have
+    // its own, covering them all: a missing or shortened one would map new external IDs onto
+    // internal IDs that already carry edges.
+    dopt.create_if_missing = creating_ || snap->VertexIdBound() == 0;
     s = tools::IdDictionary::Open(tools::IdDictionary::FileName(a_.db), dopt, &dict_);
+    if (s.IsNotFound()) {
+      s = Status::Corruption("store '" + a_.db +
+                             "' maps its vertex IDs (IDMODE says ids=map) and holds vertices, "
+                             "but has no IDDICT");
+    }
+    if (s.ok()) s = CheckDictionaryCovers(a_.db, *snap, *dict_);
+    snap.reset();
     if (!s.ok()) {
+      dict_.reset();
       db_->Close();
       return FailStatus(s, "opening the ID dictionary");
     }
