@@ -8,12 +8,18 @@
 //    written, so no durable batch refers to a mapping that could be lost;
 //  - IDMODE is written before the first batch of a new store;
 //  - on any error after the store is open, what was committed stays committed: the DB is closed
-//    cleanly (Close flushes) before the error is reported.
+//    cleanly (Close flushes) before the error is reported;
+//  - SIGINT or SIGTERM stops the reading: every record read so far is committed (the partial
+//    batch too) and flushed, the summary is printed, and the exit code is 130.
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <csignal>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -49,6 +55,66 @@ struct IngestArgs {
 };
 
 enum class InputKind { kEdges, kGraphalytics };
+
+// Exit code of an ingest stopped by SIGINT or SIGTERM (what shells report for Ctrl-C).
+constexpr int kExitInterrupted = 130;
+
+// SIGINT/SIGTERM while loading: the number of the first one, 0 if none.
+volatile std::sig_atomic_t g_interrupted = 0;
+// Set while a signal is forwarded to the main thread (see OnInterrupt).
+volatile std::sig_atomic_t g_forwarding = 0;
+pthread_t g_main_thread;
+
+extern "C" void OnInterrupt(int sig) {
+  if (!pthread_equal(pthread_self(), g_main_thread)) {
+    // A process-directed signal lands on any thread that does not block it (the engine's, the
+    // progress line's); the main thread may be blocked reading a pipe and must see EINTR.
+    if (g_interrupted == 0) g_interrupted = sig;
+    g_forwarding = 1;
+    pthread_kill(g_main_thread, sig);
+    return;
+  }
+  if (g_forwarding != 0) {
+    g_forwarding = 0;
+    return;
+  }
+  if (g_interrupted != 0) {
+    // A second Ctrl-C: stop now, the default way (unflushed batches of --wal off are lost).
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  g_interrupted = sig;
+}
+
+// Installs OnInterrupt for SIGINT and SIGTERM (without SA_RESTART, so a blocking read returns
+// EINTR) while it lives.
+class InterruptHandlers {
+ public:
+  InterruptHandlers() {
+    g_interrupted = 0;
+    g_forwarding = 0;
+    g_main_thread = pthread_self();
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = OnInterrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+    tools::SetReadInterruptFlag(&g_interrupted);
+  }
+  ~InterruptHandlers() {
+    tools::SetReadInterruptFlag(nullptr);
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_, old_term_;
+};
+
+const char* SignalName(int sig) { return sig == SIGTERM ? "SIGTERM" : "SIGINT"; }
 
 // Counters the progress thread reads while the main thread ingests.
 struct Progress {
@@ -407,7 +473,7 @@ int Ingester::Load() {
   ProgressLine progress(show, [this] { return Render(); });
 
   // Graphalytics: the vertex file first (isolated vertices exist too).
-  for (size_t i = 0; i < ga_vertices_.size() && s.ok(); ++i) {
+  for (size_t i = 0; i < ga_vertices_.size() && s.ok() && g_interrupted == 0; ++i) {
     VertexId v;
     s = MapForInsert(ga_vertices_[i], &v);
     if (!s.ok()) {
@@ -429,8 +495,9 @@ int Ingester::Load() {
   uint64_t n = 0;
   tools::EdgeRecord r;
   bool eof = false;
-  while (true) {
+  while (g_interrupted == 0) {
     s = reader_->Next(&r, &eof);
+    if (s.IsAborted() && g_interrupted != 0) break;  // a read interrupted by the signal
     if (!s.ok()) {
       // A malformed line: keep what precedes it, like every earlier batch.
       Status c = Commit();
@@ -470,6 +537,8 @@ int Ingester::Load() {
       progress_.bytes.store(reader_->bytes_consumed(), std::memory_order_relaxed);
     }
   }
+  // Interrupted: what was read is committed like a last batch, then flushed as at the end.
+  const int interrupted = g_interrupted;
   s = Commit();
   if (!s.ok()) return Finish(s, "last batch");
   committed_ = n;
@@ -488,6 +557,10 @@ int Ingester::Load() {
   s = db_->Close();
   if (!s.ok()) return FailStatus(s, "close");
 
+  if (interrupted != 0 && a_.quiet) {
+    Fail(kExitInterrupted, std::string("interrupted by ") + SignalName(interrupted) + ": the " +
+                               std::to_string(n) + " edge records read are stored");
+  }
   if (!a_.quiet) {
     // Bytes on disk per edge: the whole directory over the edge entries its segments hold.
     StoreInfo info;
@@ -500,6 +573,10 @@ int Ingester::Load() {
     }
     const uint64_t disk = DirectoryBytes(a_.db);
     std::string msg = "ingested " + std::to_string(n) + " edge records";
+    if (interrupted != 0) {
+      msg = std::string("interrupted by ") + SignalName(interrupted) + " (stopped reading; " +
+            "everything read is stored): " + msg;
+    }
     if (deletes_) {
       msg += " (" + std::to_string(inserts_) + " inserts, " + std::to_string(deletes_) +
              " deletes)";
@@ -534,7 +611,7 @@ int Ingester::Load() {
                    "(create the store with --weighted to keep them)\n");
     }
   }
-  return kExitOk;
+  return interrupted != 0 ? kExitInterrupted : kExitOk;
 }
 
 // Reports an error after the store was opened: closes it first so committed batches stay.
@@ -605,6 +682,7 @@ int Ingester::Run() {
     if (ReadStoreInfo(a_.db, &info).ok()) first_new_file_ = info.state.next_file_number;
   }
   clock_.Reset();
+  InterruptHandlers handlers;
   return Load();
 }
 

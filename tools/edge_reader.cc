@@ -30,6 +30,8 @@ std::string Excerpt(std::string_view s, size_t max = 100) {
   return out;
 }
 
+const volatile std::sig_atomic_t* g_read_interrupt = nullptr;
+
 class FdSource : public ByteSource {
  public:
   FdSource(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {}
@@ -43,7 +45,12 @@ class FdSource : public ByteSource {
         *got = static_cast<size_t>(r);
         return Status::OK();
       }
-      if (errno == EINTR) continue;
+      if (errno == EINTR) {
+        if (g_read_interrupt != nullptr && *g_read_interrupt != 0) {
+          return Status::Aborted(Prefix(name_) + "read interrupted by a signal");
+        }
+        continue;
+      }
       return Status::IOError(Prefix(name_) + "read: " + std::strerror(errno));
     }
   }
@@ -138,6 +145,8 @@ Status ParseEdgeFormat(std::string_view name, EdgeFormat* format) {
 
 // ---------------------------------------------------------------------------------------------
 // Sources.
+
+void SetReadInterruptFlag(const volatile std::sig_atomic_t* flag) { g_read_interrupt = flag; }
 
 Status NewFileSource(const std::string& path, std::unique_ptr<ByteSource>* out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
