@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <limits>
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
@@ -714,11 +715,15 @@ void RegisterIngest(CLI::App* app, CommandList* commands) {
                 "in-memory tier size before a flush (budget >= this x (1 + --max-sealed))")
       ->capture_default_str();
   c->add_option("--max-sealed", a->max_sealed, "sealed memgraphs waiting for flush before "
-                "writers stall")->capture_default_str();
+                "writers stall")
+      ->check(SignedIn(1, std::numeric_limits<int>::max()))
+      ->capture_default_str();
   c->add_option("--wal", a->wal, "write-ahead log: off, group or sync")
       ->check(CLI::IsMember({"off", "group", "sync"}))
       ->capture_default_str();
-  c->add_option("--batch", a->batch, "input records per atomic batch")->capture_default_str();
+  c->add_option("--batch", a->batch, "input records per atomic batch")
+      ->check(UnsignedIn(1, std::numeric_limits<uint64_t>::max()))
+      ->capture_default_str();
   c->add_flag("--skip-bad-lines", a->skip_bad_lines,
               "skip and count malformed lines instead of stopping");
   c->add_option("--ids", a->ids,

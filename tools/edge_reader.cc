@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -254,6 +255,11 @@ Status LineReader::Next(std::string_view* line, bool* eof) {
       pending_consume_ = nl != nullptr ? len + 1 : len;
       if (len > 0 && d[len - 1] == '\r') len--;
       *line = std::string_view(d, len);
+      // A UTF-8 byte order mark (EF BB BF) that some editors put at the start of a text file
+      // is not part of the first line.
+      if (line_number_ == 1 && line->size() >= 3 && std::memcmp(d, "\xEF\xBB\xBF", 3) == 0) {
+        line->remove_prefix(3);
+      }
       *eof = false;
       return Status::OK();
     }
@@ -449,6 +455,16 @@ bool EdgeReader::ParseLine(std::string_view line, EdgeRecord* record, bool* skip
       const char* q = TokenEnd(p, e);
       if (column == options_.weight_column) {
         auto [end, ec] = std::from_chars(p, q, weight);
+        if (ec == std::errc::result_out_of_range && end == q) {
+          // Out of range: too close to zero for a double (1e-400) or too large (1e400).
+          const std::string text(p, q);
+          const double v = std::strtod(text.c_str(), nullptr);
+          *why = std::fabs(v) < 1.0 ? "weight underflows: nonzero but smaller than the smallest "
+                                      "double (about 4.9e-324); write 0 if zero is meant"
+                                    : "weight overflows: larger than the largest double "
+                                      "(about 1.8e308)";
+          return false;
+        }
         if (ec != std::errc() || end != q || !std::isfinite(weight)) {
           *why = "weight is not a finite number";
           return false;
