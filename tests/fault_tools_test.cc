@@ -350,5 +350,68 @@ TEST(FaultTools, ExceptionsBecomeMessagesSayingWhatToChange) {
             0u);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Item 9: Graphalytics properties that disagree with the files.
+
+// Copies example-<which> into `dir`, applying `edit` to the named file's text.
+std::string CopyExample(const std::string& dir, const std::string& which,
+                        const std::string& file_suffix, const std::string& from,
+                        const std::string& to) {
+  const std::string name = "example-" + which;
+  for (const char* sfx : {".properties", ".v", ".e"}) {
+    std::string text = ReadWholeFile(kExample + "/" + name + sfx);
+    if (file_suffix == sfx) {
+      const size_t at = text.find(from);
+      EXPECT_NE(at, std::string::npos) << from;
+      if (at != std::string::npos) text.replace(at, from.size(), to);
+    }
+    WriteWholeFile(dir + "/" + name + sfx, text);
+  }
+  return dir + "/" + name + ".properties";
+}
+
+TEST(FaultTools, GraphalyticsPropertiesThatDisagreeWithTheFilesAreErrors) {
+  struct Case {
+    std::string which, file, from, to;
+    std::vector<std::string> needles;
+  };
+  const std::vector<Case> cases = {
+      {"undirected", ".properties", "meta.vertices = 9", "meta.vertices = 10",
+       {"example-undirected.v holds 9 vertices", "graph.example-undirected.meta.vertices",
+        "example-undirected.properties line 9", "says 10"}},
+      {"undirected", ".properties", "meta.edges = 12", "meta.edges = 13",
+       {"example-undirected.e holds 12 edges", "graph.example-undirected.meta.edges",
+        "line 10", "says 13"}},
+      {"undirected", ".e", "2 3 0.9", "3 2 0.9",
+       {"example-undirected.e: line 1", "(3, 2)", "graph.example-undirected.directed",
+        "line 13", "says false"}},
+      // The directed example declared undirected.
+      {"directed", ".properties", "directed = true", "directed = false",
+       {"example-directed.e: line", "(3, 1)", "graph.example-directed.directed"}},
+      {"undirected", ".e", "2 4 0.69", "2 4",
+       {"example-undirected.e: line 2", "no weight", "'weight'",
+        "graph.example-undirected.sssp.weight-property", "declares it"}},
+      {"directed", ".e", "3 1 0.53", "3 1",
+       {"example-directed.e: line", "no weight", "graph.example-directed.sssp.weight-property"}},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.which + c.file + ": '" + c.from + "' -> '" + c.to + "'");
+    TempDir tmp;
+    const std::string props = CopyExample(tmp.path(), c.which, c.file, c.from, c.to);
+    const std::string db = tmp.path() + "/db" + std::to_string(i++);
+    Fails(1, {"ingest", "--db", db, "--format", "graphalytics", "--properties", props},
+          c.needles);
+    // Nothing was created.
+    EXPECT_FALSE(std::filesystem::exists(db + "/CURRENT"));
+  }
+  // The unmodified examples load.
+  for (const char* which : {"directed", "undirected"}) {
+    TempDir tmp;
+    const std::string props = CopyExample(tmp.path(), which, "", "", "");
+    Ok({"ingest", "--db", tmp.path() + "/db", "--format", "graphalytics", "--properties", props});
+  }
+}
+
 }  // namespace
 }  // namespace strata

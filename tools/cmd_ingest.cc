@@ -373,6 +373,12 @@ int Ingester::OpenInput() {
   if (input_kind_ == InputKind::kGraphalytics) {
     Status s = tools::ReadGraphalyticsVertices(props_.vertex_path, &ga_vertices_);
     if (!s.ok()) return FailStatus(s);
+    if (!a_.properties.empty()) {
+      // Files that disagree with their properties load nothing (this reads the edge file once
+      // more when the properties give meta.edges, directed = false or a weight column).
+      s = tools::CheckGraphalyticsDataset(props_, ga_vertices_.size());
+      if (!s.ok()) return FailStatus(s);
+    }
     ro.format = tools::EdgeFormat::kText;
     ro.allow_extra_columns = true;
     if (!a_.properties.empty()) {
