@@ -413,5 +413,94 @@ TEST(FaultTools, GraphalyticsPropertiesThatDisagreeWithTheFilesAreErrors) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Item 7 (tools part): a failed first ingest leaves a directory that can be retried.
+
+// A store (CURRENT) always has its IDMODE.
+void ExpectNoStoreWithoutIdMode(const std::string& db) {
+  if (std::filesystem::exists(db + "/CURRENT")) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(db + "/IDMODE")) << db;
+  }
+}
+
+TEST(FaultTools, FailedFirstIngestCanBeRetriedWithOtherFlags) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  // Sparse IDs refused by --ids dense (the default for text): the retry the message suggests
+  // (--ids map) must work.
+  const std::string sparse = "1 18000000000000000000\n";
+  Fails(1, {"ingest", "--db", db, "--input", "-", "--undirected"},
+        {"--ids map", "too large", "new store was removed"}, sparse);
+  EXPECT_FALSE(std::filesystem::exists(db));
+  Ok({"ingest", "--db", db, "--input", "-", "--ids", "map", "--directed"}, sparse);
+  EXPECT_EQ(Ok({"query", "--db", db, "neighbors", "1"}).out, "18000000000000000000\n");
+  Ok({"verify", "--db", db});
+
+  // A malformed first line in an existing empty directory: the directory stays, empty.
+  const std::string empty = tmp.path() + "/empty";
+  std::filesystem::create_directories(empty);
+  Fails(1, {"ingest", "--db", empty, "--input", "-", "--weighted", "--ids", "map"},
+        {"line 1", "new store was removed"}, "x y\n");
+  EXPECT_TRUE(std::filesystem::is_directory(empty));
+  EXPECT_TRUE(std::filesystem::is_empty(empty));
+  Ok({"ingest", "--db", empty, "--input", "-"}, "1 2\n");
+  EXPECT_EQ(ReadWholeFile(empty + "/IDMODE"), "ids=dense\n");
+
+  // A first ingest that stored a batch before failing keeps it: the retry appends.
+  const std::string part = tmp.path() + "/part";
+  Fails(1, {"ingest", "--db", part, "--input", "-", "--batch", "1"},
+        {"line 2", "the record before it is stored"}, "1 2\nx\n");
+  EXPECT_TRUE(std::filesystem::exists(part + "/CURRENT"));
+  ExpectNoStoreWithoutIdMode(part);
+  Ok({"ingest", "--db", part, "--input", "-"}, "2 3\n");
+}
+
+TEST(FaultTools, UnfinishedCreationIsResumed) {
+  TempDir tmp;
+  // What a creation killed after writing IDMODE (and a dictionary) but before the store
+  // existed leaves: the next ingest creates the store there, with its own flags.
+  const std::string src = tmp.path() + "/src";
+  Ok({"ingest", "--db", src, "--input", "-", "--ids", "map"}, "100 200\n300 400\n");
+  const std::string db = tmp.path() + "/db";
+  std::filesystem::create_directories(db);
+  WriteWholeFile(db + "/IDMODE", "ids=map\n");
+  WriteWholeFile(db + "/IDMODE.tmp", "ids=m");
+  std::filesystem::copy_file(src + "/IDDICT", db + "/IDDICT");
+  Ok({"ingest", "--db", db, "--input", "-"}, "7 8\n");
+  EXPECT_EQ(ReadWholeFile(db + "/IDMODE"), "ids=dense\n");
+  EXPECT_FALSE(std::filesystem::exists(db + "/IDDICT"));  // the stale one is gone
+  EXPECT_FALSE(std::filesystem::exists(db + "/IDMODE.tmp"));
+  EXPECT_EQ(Ok({"export", "--db", db, "-q"}).out, "7 8\n");
+  Ok({"verify", "--db", db});
+  // In map mode the stale dictionary is not taken for the new store's.
+  const std::string db2 = tmp.path() + "/db2";
+  std::filesystem::create_directories(db2);
+  std::filesystem::copy_file(src + "/IDDICT", db2 + "/IDDICT");
+  Ok({"ingest", "--db", db2, "--input", "-", "--ids", "map"}, "5 6\n");
+  EXPECT_NE(Ok({"query", "--db", db2, "stats", "--json"}).out.find("\"mapped_ids\": 2,"),
+            std::string::npos);
+  // Other files still mean "not a store": nothing is touched.
+  const std::string other = tmp.path() + "/other";
+  std::filesystem::create_directories(other);
+  WriteWholeFile(other + "/IDMODE", "ids=map\n");
+  WriteWholeFile(other + "/notes.txt", "mine");
+  Fails(1, {"ingest", "--db", other, "--input", "-"}, {"not a StrataGraph store"}, "1 2\n");
+  EXPECT_EQ(ReadWholeFile(other + "/IDMODE"), "ids=map\n");
+}
+
+TEST(FaultTools, IdModeIsWrittenBeforeTheStoreExists) {
+  TempDir tmp;
+  // IDMODE cannot be written (a directory is in its place): the store must not be created
+  // without it (the old order created the store first: kind fixed, no IDMODE).
+  const std::string db = tmp.path() + "/db";
+  std::filesystem::create_directories(db + "/IDMODE");
+  Fails(1, {"ingest", "--db", db, "--input", "-", "--ids", "map"}, {"IDMODE"}, "1 2\n");
+  EXPECT_FALSE(std::filesystem::exists(db + "/CURRENT"));
+  ExpectNoStoreWithoutIdMode(db);
+  std::filesystem::remove(db + "/IDMODE");
+  Ok({"ingest", "--db", db, "--input", "-", "--ids", "map"}, "1 2\n");
+  EXPECT_EQ(ReadWholeFile(db + "/IDMODE"), "ids=map\n");
+}
+
 }  // namespace
 }  // namespace strata

@@ -56,9 +56,10 @@ const char* IdModeName(IdMode m);
 // "dense" or "map"; InvalidArgument otherwise.
 Status ParseIdMode(std::string_view s, IdMode* m);
 
-// <store>/IDMODE holds "ids=dense\n" or "ids=map\n". It is written (atomically: temporary file,
-// fsync, rename, directory fsync) before the first batch is written to a new store, so a store
-// without it was never written by a map-mode ingest: such stores read as dense.
+// <store>/IDMODE holds "ids=dense\n" or "ids=map\n". `strata ingest` writes it (atomically:
+// temporary file, fsync, rename, directory fsync) before it creates the store, so a store
+// without it was never written by a map-mode ingest (older versions wrote it just after the
+// store was created): such stores read as dense.
 std::string IdModePath(const std::string& dir);
 Status WriteIdMode(const std::string& dir, IdMode m);
 // *present = false (and *m = kDense) when the file does not exist.

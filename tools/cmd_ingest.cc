@@ -6,7 +6,8 @@
 //    (the last one fewer), so the store always holds a prefix of the input;
 //  - in map mode the dictionary is persisted (fsynced) before the batch that uses its new IDs is
 //    written, so no durable batch refers to a mapping that could be lost;
-//  - IDMODE is written before the first batch of a new store;
+//  - IDMODE is written before the store is created (so a store always has it), and a creating
+//    ingest that fails before its first batch reaches the store removes what it created;
 //  - on any error after the store is open, what was committed stays committed: the DB is closed
 //    cleanly (Close flushes) before the error is reported;
 //  - SIGINT or SIGTERM stops the reading: every record read so far is committed (the partial
@@ -14,8 +15,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <limits>
 #include <atomic>
 #include <condition_variable>
@@ -175,11 +178,26 @@ class StatsPoller {
   std::thread thread_;
 };
 
-bool DirIsEmptyOrMissing(const std::string& dir) {
+// The CLI's own files, which an unfinished creation may leave without a CURRENT.
+bool IsCliFile(const std::string& name) {
+  return name == "IDMODE" || name == "IDMODE.tmp" || name == "IDDICT" || name == "IDDICT.tmp";
+}
+
+// A directory ingest may create a store in: missing, empty, or holding only the CLI files of a
+// creation that stopped before the store existed (IDMODE is written before the store).
+bool DirIsNewOrUnfinished(const std::string& dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) return true;
   if (!S_ISDIR(st.st_mode)) return false;
-  return FilesWithSuffix(dir, "").empty();
+  for (const auto& [name, size] : FilesWithSuffix(dir, "")) {
+    if (!IsCliFile(name)) return false;
+  }
+  return true;
+}
+
+bool PathExists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
 }
 
 uint64_t FileSizeOrZero(const std::string& path) {
@@ -211,6 +229,14 @@ class Ingester {
   // Persists new dictionary entries, then writes and clears the batch.
   Status Commit();
   int Finish(Status s, const std::string& where);
+  // A new store: creates the directory if needed, removes what an unfinished creation left
+  // (a stale IDDICT maps nothing of the new store) and writes IDMODE, all before the store
+  // itself exists, so a store (CURRENT) always has its IDMODE.
+  Status BeginCreation();
+  // A creating ingest that stored nothing leaves the directory as it found it (files removed,
+  // the directory too if it made it), so a retry may use any flags. Call with the DB closed.
+  // Returns the note for the error message.
+  std::string UndoCreation();
   // The progress line. Runs on the progress thread only (seen_flushed_ is its own).
   std::string Render();
   const std::string& InputName() const {
@@ -225,6 +251,8 @@ class Ingester {
 
   // Store.
   bool creating_ = false;
+  bool made_dir_ = false;   // BeginCreation made the directory
+  bool wrote_any_ = false;  // a batch reached the store
   GraphKind kind_ = GraphKind::kDirected;
   bool weighted_ = false;
   IdMode ids_ = IdMode::kDense;
@@ -351,7 +379,7 @@ int Ingester::PrepareStore() {
     ids_ = info.ids;
     creating_ = false;
   } else {
-    if (!DirIsEmptyOrMissing(a_.db)) {
+    if (!DirIsNewOrUnfinished(a_.db)) {
       return Fail(kExitError, "'" + a_.db +
                                   "' exists and is not a StrataGraph store (no CURRENT file); "
                                   "ingest creates a store only in a new or empty directory");
@@ -430,6 +458,7 @@ Status Ingester::Commit() {
   }
   Status s = db_->Write(batch_);
   if (!s.ok()) return s;
+  wrote_any_ = true;
   batch_.Clear();
   return Status::OK();
 }
@@ -635,7 +664,36 @@ int Ingester::Finish(Status s, const std::string& where) {
     msg += " (--skip-bad-lines skips such lines)";
   }
   if (!c.ok()) msg += "; closing the store failed too: " + Describe(c);
+  if (c.ok() && creating_ && !wrote_any_) msg += UndoCreation();
   return Fail(kExitError, msg);
+}
+
+Status Ingester::BeginCreation() {
+  if (!PathExists(a_.db)) {
+    if (::mkdir(a_.db.c_str(), 0755) != 0) {
+      return Status::IOError("mkdir " + a_.db + ": " + std::strerror(errno));
+    }
+    made_dir_ = true;
+  }
+  for (const char* stale : {"IDDICT", "IDDICT.tmp", "IDMODE.tmp"}) {
+    const std::string p = a_.db + "/" + stale;
+    if (::unlink(p.c_str()) != 0 && errno != ENOENT) {
+      return Status::IOError("remove " + p + ": " + std::strerror(errno));
+    }
+  }
+  return WriteIdMode(a_.db, ids_);
+}
+
+std::string Ingester::UndoCreation() {
+  db_.reset();
+  bool all = true;
+  for (const auto& [name, size] : FilesWithSuffix(a_.db, "")) {
+    all = ::unlink((a_.db + "/" + name).c_str()) == 0 && all;
+  }
+  if (made_dir_) ::rmdir(a_.db.c_str());
+  return all ? "; nothing was stored, so the new store was removed (a retry may use other flags)"
+             : "; nothing was stored, but removing the new store failed: remove '" + a_.db +
+                   "' before a retry with other flags";
 }
 
 int Ingester::Run() {
@@ -654,14 +712,22 @@ int Ingester::Run() {
   o.memgraph_bytes = memgraph_;
   o.max_sealed_memgraphs = a_.max_sealed;
   o.wal = wal_;
-  Status s = DB::Open(o, a_.db, &db_);
-  if (!s.ok()) return Fail(kExitError, OpenErrorMessage(a_.db, s));
+  Status s;
   if (creating_) {
-    s = WriteIdMode(a_.db, ids_);
+    s = BeginCreation();
     if (!s.ok()) {
-      db_->Close();
-      return FailStatus(s, "writing IDMODE");
+      if (made_dir_) ::rmdir(a_.db.c_str());
+      return FailStatus(s, "creating the store");
     }
+  }
+  s = DB::Open(o, a_.db, &db_);
+  if (!s.ok()) {
+    // Busy: another process is creating it too; its files are not ours to remove.
+    if (creating_ && !s.IsBusy()) {
+      ::unlink(IdModePath(a_.db).c_str());
+      if (made_dir_) ::rmdir(a_.db.c_str());
+    }
+    return Fail(kExitError, OpenErrorMessage(a_.db, s));
   }
   if (ids_ == IdMode::kMap) {
     tools::IdDictionaryOptions dopt;
@@ -680,8 +746,9 @@ int Ingester::Run() {
     snap.reset();
     if (!s.ok()) {
       dict_.reset();
-      db_->Close();
-      return FailStatus(s, "opening the ID dictionary");
+      Status c = db_->Close();
+      std::string note = c.ok() && creating_ ? UndoCreation() : "";
+      return Fail(kExitError, "opening the ID dictionary: " + Describe(s) + note);
     }
   }
   {
