@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-.PHONY: all deps build test test-long asan tsan demo bench clean format
+.PHONY: all deps build test test-fault test-long asan tsan demo bench clean format
 
 all: build
 
@@ -22,6 +22,10 @@ build: deps $(BUILD)/build.ninja
 # excluded here; `make test-long` runs them.
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE long
+
+# The fault-injection suites (ctest label "fault"; `make test` runs them too).
+test-fault: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L fault
 
 test-long: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L long

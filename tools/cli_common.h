@@ -56,9 +56,10 @@ const char* IdModeName(IdMode m);
 // "dense" or "map"; InvalidArgument otherwise.
 Status ParseIdMode(std::string_view s, IdMode* m);
 
-// <store>/IDMODE holds "ids=dense\n" or "ids=map\n". It is written (atomically: temporary file,
-// fsync, rename, directory fsync) before the first batch is written to a new store, so a store
-// without it was never written by a map-mode ingest: such stores read as dense.
+// <store>/IDMODE holds "ids=dense\n" or "ids=map\n". `strata ingest` writes it (atomically:
+// temporary file, fsync, rename, directory fsync) before it creates the store, so a store
+// without it was never written by a map-mode ingest (older versions wrote it just after the
+// store was created): such stores read as dense.
 std::string IdModePath(const std::string& dir);
 Status WriteIdMode(const std::string& dir, IdMode m);
 // *present = false (and *m = kDense) when the file does not exist.
@@ -90,7 +91,8 @@ const char* KindName(GraphKind k);
 // ---------------------------------------------------------------------------------------------
 // A store opened by a command that reads it (query, analyze, export, verify, compact): the kind
 // and weights come from the manifest, the ID mode from IDMODE, the dictionary is loaded in map
-// mode. Opening takes the store's lock: Busy if another process has it open.
+// mode and checked to cover every vertex of the store (CheckDictionaryCovers). Opening takes
+// the store's lock: Busy if another process has it open.
 class Store {
  public:
   struct OpenOptions {
@@ -136,6 +138,14 @@ class Store {
   std::unique_ptr<DB> db_;
   std::unique_ptr<tools::IdDictionary> dict_;
 };
+
+// A mapped store's dictionary must cover every internal ID the store holds: a vertex at or
+// above dict.size() would print as if its internal ID were external, and a later ingest would
+// map new external IDs onto it. Corruption naming <dir>/IDDICT and the first such vertex.
+// Costs a vertex scan of [dict.size(), VertexIdBound()), which is empty or tiny in a sound
+// store.
+Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
+                             const tools::IdDictionary& dict);
 
 // Turns an Open failure into the right one-line message (missing store, not a store, busy).
 std::string OpenErrorMessage(const std::string& dir, const Status& s);

@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -324,16 +325,20 @@ void RegisterAnalyze(CLI::App* app, CommandList* commands) {
   c->add_option("--algo", a->algo, "bfs, pr, sssp, wcc, cdlp, lcc, tc, khop or scan")
       ->required();
   c->add_option("--source", a->source, "source vertex (external ID): bfs, sssp, khop")
+      ->check(UnsignedIn(0, std::numeric_limits<uint64_t>::max()))
       ->each([a](const std::string&) { a->has_source = true; });
-  c->add_option("--iterations", a->iterations, "pr and cdlp: iterations (default 10)");
+  c->add_option("--iterations", a->iterations, "pr and cdlp: iterations (default 10)")
+      ->check(SignedIn(1, std::numeric_limits<int>::max()));
   c->add_option("--damping", a->damping, "pr: damping factor")->capture_default_str();
-  c->add_option("--k", a->k, "khop: hops")->capture_default_str();
+  c->add_option("--k", a->k, "khop: hops")->check(SignedIn(0, std::numeric_limits<int>::max()))->capture_default_str();
   c->add_option("--direction", a->direction, "khop, scan: out or in")
       ->check(CLI::IsMember({"out", "in"}))
       ->capture_default_str();
-  c->add_option("--delta", a->delta, "sssp: delta-stepping bucket width (0: automatic)");
+  c->add_option("--delta", a->delta, "sssp: delta-stepping bucket width (0: automatic)")
+      ->check(RealAtLeast(0));
   c->add_option("--out", a->out, "result file, - for stdout")->capture_default_str();
-  c->add_option("--threads", a->threads, "worker threads (0: all cores)");
+  c->add_option("--threads", a->threads, "worker threads (0: all cores)")
+      ->check(SignedIn(0, std::numeric_limits<int>::max()));
   c->add_option("--cache-bytes", a->cache_bytes,
                 "bfs, pr, sssp, wcc: decoded lists kept in memory between passes, e.g. 256M "
                 "(0: stream every pass; default: pr and sssp 256M, bfs and wcc 0)");

@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <new>
+#include <system_error>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -73,6 +76,100 @@ const char* ExitCodesHelp() {
 
 std::string HelpFooter(const std::string& details) {
   return "\n" + details + "\n" + ExitCodesHelp();
+}
+
+namespace {
+// The whole of `text` as a decimal integer (a leading '-' only when `allow_negative`); sets
+// *why on failure.
+bool ParseWholeInteger(const std::string& text, bool allow_negative, int64_t* sval,
+                       uint64_t* uval, const char** why) {
+  const char* b = text.data();
+  const char* e = b + text.size();
+  const bool negative = b != e && *b == '-';
+  if (negative && !allow_negative) {
+    *why = " (negative)";
+    return false;
+  }
+  std::from_chars_result r;
+  if (allow_negative) {
+    r = std::from_chars(b, e, *sval);
+  } else {
+    r = std::from_chars(b, e, *uval);
+  }
+  if (r.ec == std::errc::result_out_of_range) {
+    *why = " (too large for a 64-bit integer)";
+    return false;
+  }
+  if (r.ec != std::errc() || r.ptr != e) {
+    *why = " (not an integer)";
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
+CLI::Validator UnsignedIn(uint64_t min, uint64_t max) {
+  const std::string range = std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, range](std::string& in) -> std::string {
+        int64_t sv = 0;
+        uint64_t v = 0;
+        const char* why = "";
+        if (!ParseWholeInteger(in, false, &sv, &v, &why) || v < min || v > max) {
+          return "expected an integer from " + range + ", got '" + in + "'" + why;
+        }
+        return std::string();
+      },
+      "UINT " + range);
+}
+
+CLI::Validator SignedIn(int64_t min, int64_t max) {
+  const std::string range = std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, range](std::string& in) -> std::string {
+        int64_t v = 0;
+        uint64_t uv = 0;
+        const char* why = "";
+        if (!ParseWholeInteger(in, true, &v, &uv, &why) || v < min || v > max) {
+          return "expected an integer from " + range + ", got '" + in + "'" + why;
+        }
+        return std::string();
+      },
+      "INT " + range);
+}
+
+CLI::Validator RealAtLeast(double min) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", min);
+  const std::string bound = buf;
+  return CLI::Validator(
+      [min, bound](std::string& in) -> std::string {
+        double v = 0;
+        const char* b = in.data();
+        const char* e = b + in.size();
+        auto r = std::from_chars(b, e, v);
+        if (r.ec != std::errc() || r.ptr != e || !std::isfinite(v) || v < min) {
+          return "expected a number >= " + bound + ", got '" + in + "'";
+        }
+        return std::string();
+      },
+      "REAL >= " + bound);
+}
+
+std::string DescribeException(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+    return "out of memory (an allocation failed): lower --memory-budget or --batch (ingest), "
+           "--cache-bytes or --threads (analyze), store sparse vertex IDs with --ids map "
+           "(per-vertex arrays span the largest ID), or raise the process's memory limit "
+           "(ulimit -v) or free memory on the machine";
+  }
+  if (const auto* se = dynamic_cast<const std::system_error*>(&e);
+      se != nullptr && se->code() == std::errc::resource_unavailable_try_again) {
+    return std::string("the system refused a thread or resource (EAGAIN: ") + se->what() +
+           "): raise the limit on processes and threads (ulimit -u) or locked memory "
+           "(ulimit -l), lower --threads, or run fewer programs at once";
+  }
+  return std::string("internal error: ") + e.what();
 }
 
 void SetCommandName(std::string name) { g_command = std::move(name); }
@@ -224,9 +321,34 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
                                 "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
     }
     if (!s.ok()) return s;
+    std::unique_ptr<Snapshot> snap = st->db_->GetSnapshot();
+    s = CheckDictionaryCovers(dir, *snap, *st->dict_);
+    if (!s.ok()) return s;
   }
   *out = std::move(st);
   return Status::OK();
+}
+
+Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
+                             const tools::IdDictionary& dict) {
+  const VertexId mapped = dict.size();
+  const VertexId bound = snap.VertexIdBound();
+  if (bound <= mapped) return snap.status();
+  bool found = false;
+  VertexId first = 0;
+  Status s = snap.ScanVertices(mapped, bound, [&](VertexId v) {
+    found = true;
+    first = v;
+    return false;
+  });
+  if (!s.ok()) return s;
+  if (!found) return snap.status();
+  const std::string covers =
+      mapped == 0 ? "maps no IDs" : "maps internal IDs 0.." + std::to_string(mapped - 1);
+  return Status::Corruption(tools::IdDictionary::FileName(dir) + " " + covers +
+                            " but the store holds vertex " + std::to_string(first) +
+                            " (internal ID): the dictionary is shorter than the store "
+                            "(truncated, or from another store); restore it from a backup");
 }
 
 Status Store::ToInternal(const Snapshot& snap, uint64_t ext, VertexId* v) const {

@@ -2,6 +2,7 @@
 // binary stream, to a file or stdout (tools/generator.h has the recipe).
 #include <atomic>
 #include <memory>
+#include <limits>
 #include <string>
 
 #include "tools/cli_commands.h"
@@ -127,17 +128,22 @@ void RegisterGenerate(CLI::App* app, CommandList* commands) {
       "generate", "Generate a Graph500 Kronecker or uniform random edge stream");
   c->add_option("--kind", a->kind, "kron (Graph500 Kronecker) or uniform")
       ->capture_default_str();
-  c->add_option("--scale", a->scale, "2^scale vertices (1..62)")->capture_default_str();
+  c->add_option("--scale", a->scale, "2^scale vertices (1..62)")->check(SignedIn(1, 62))->capture_default_str();
   c->add_option("--edge-factor", a->edge_factor, "edges = edge_factor x 2^scale")
+      ->check(UnsignedIn(0, std::numeric_limits<uint64_t>::max()))
       ->capture_default_str();
-  c->add_option("--seed", a->seed, "seed of everything random")->capture_default_str();
+  c->add_option("--seed", a->seed, "seed of everything random")
+      ->check(UnsignedIn(0, std::numeric_limits<uint64_t>::max()))->capture_default_str();
   c->add_flag("--weights", a->weights, "random weights in (0, 1] (otherwise none: 1.0)");
   c->add_option("--format", a->format, "el (text edge list) or bin (binary stream)")
       ->capture_default_str();
   c->add_option("--out", a->out, "output file, - for stdout")->capture_default_str();
-  c->add_option("--num-vertices", a->num_vertices, "uniform only: n vertices instead of 2^scale");
-  c->add_option("--num-edges", a->num_edges, "exactly this many edges instead of edge_factor x n");
-  c->add_option("--shuffle-seed", a->shuffle_seed, "seed of the output order (0: from --seed)");
+  c->add_option("--num-vertices", a->num_vertices, "uniform only: n vertices instead of 2^scale")
+      ->check(UnsignedIn(0, std::numeric_limits<uint64_t>::max()));
+  c->add_option("--num-edges", a->num_edges, "exactly this many edges instead of edge_factor x n")
+      ->check(UnsignedIn(0, std::numeric_limits<uint64_t>::max()));
+  c->add_option("--shuffle-seed", a->shuffle_seed, "seed of the output order (0: from --seed)")
+      ->check(UnsignedIn(0, std::numeric_limits<uint64_t>::max()));
   c->add_flag("--no-shuffle", a->no_shuffle, "keep the generation order");
   c->add_flag("--remove-self-loops", a->remove_self_loops, "drop (v, v) edges");
   c->add_flag("--remove-duplicates", a->remove_duplicates,

@@ -6,14 +6,24 @@
 //    (the last one fewer), so the store always holds a prefix of the input;
 //  - in map mode the dictionary is persisted (fsynced) before the batch that uses its new IDs is
 //    written, so no durable batch refers to a mapping that could be lost;
-//  - IDMODE is written before the first batch of a new store;
+//  - IDMODE is written before the store is created (so a store always has it), and a creating
+//    ingest that fails before its first batch reaches the store removes what it created;
 //  - on any error after the store is open, what was committed stays committed: the DB is closed
-//    cleanly (Close flushes) before the error is reported.
+//    cleanly (Close flushes) before the error is reported;
+//  - SIGINT or SIGTERM stops the reading: every record read so far is committed (the partial
+//    batch too) and flushed, the summary is printed, and the exit code is 130.
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <limits>
 #include <atomic>
 #include <condition_variable>
+#include <csignal>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -49,6 +59,66 @@ struct IngestArgs {
 };
 
 enum class InputKind { kEdges, kGraphalytics };
+
+// Exit code of an ingest stopped by SIGINT or SIGTERM (what shells report for Ctrl-C).
+constexpr int kExitInterrupted = 130;
+
+// SIGINT/SIGTERM while loading: the number of the first one, 0 if none.
+volatile std::sig_atomic_t g_interrupted = 0;
+// Set while a signal is forwarded to the main thread (see OnInterrupt).
+volatile std::sig_atomic_t g_forwarding = 0;
+pthread_t g_main_thread;
+
+extern "C" void OnInterrupt(int sig) {
+  if (!pthread_equal(pthread_self(), g_main_thread)) {
+    // A process-directed signal lands on any thread that does not block it (the engine's, the
+    // progress line's); the main thread may be blocked reading a pipe and must see EINTR.
+    if (g_interrupted == 0) g_interrupted = sig;
+    g_forwarding = 1;
+    pthread_kill(g_main_thread, sig);
+    return;
+  }
+  if (g_forwarding != 0) {
+    g_forwarding = 0;
+    return;
+  }
+  if (g_interrupted != 0) {
+    // A second Ctrl-C: stop now, the default way (unflushed batches of --wal off are lost).
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  g_interrupted = sig;
+}
+
+// Installs OnInterrupt for SIGINT and SIGTERM (without SA_RESTART, so a blocking read returns
+// EINTR) while it lives.
+class InterruptHandlers {
+ public:
+  InterruptHandlers() {
+    g_interrupted = 0;
+    g_forwarding = 0;
+    g_main_thread = pthread_self();
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = OnInterrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+    tools::SetReadInterruptFlag(&g_interrupted);
+  }
+  ~InterruptHandlers() {
+    tools::SetReadInterruptFlag(nullptr);
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_, old_term_;
+};
+
+const char* SignalName(int sig) { return sig == SIGTERM ? "SIGTERM" : "SIGINT"; }
 
 // Counters the progress thread reads while the main thread ingests.
 struct Progress {
@@ -108,11 +178,26 @@ class StatsPoller {
   std::thread thread_;
 };
 
-bool DirIsEmptyOrMissing(const std::string& dir) {
+// The CLI's own files, which an unfinished creation may leave without a CURRENT.
+bool IsCliFile(const std::string& name) {
+  return name == "IDMODE" || name == "IDMODE.tmp" || name == "IDDICT" || name == "IDDICT.tmp";
+}
+
+// A directory ingest may create a store in: missing, empty, or holding only the CLI files of a
+// creation that stopped before the store existed (IDMODE is written before the store).
+bool DirIsNewOrUnfinished(const std::string& dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) return true;
   if (!S_ISDIR(st.st_mode)) return false;
-  return FilesWithSuffix(dir, "").empty();
+  for (const auto& [name, size] : FilesWithSuffix(dir, "")) {
+    if (!IsCliFile(name)) return false;
+  }
+  return true;
+}
+
+bool PathExists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
 }
 
 uint64_t FileSizeOrZero(const std::string& path) {
@@ -144,6 +229,14 @@ class Ingester {
   // Persists new dictionary entries, then writes and clears the batch.
   Status Commit();
   int Finish(Status s, const std::string& where);
+  // A new store: creates the directory if needed, removes what an unfinished creation left
+  // (a stale IDDICT maps nothing of the new store) and writes IDMODE, all before the store
+  // itself exists, so a store (CURRENT) always has its IDMODE.
+  Status BeginCreation();
+  // A creating ingest that stored nothing leaves the directory as it found it (files removed,
+  // the directory too if it made it), so a retry may use any flags. Call with the DB closed.
+  // Returns the note for the error message.
+  std::string UndoCreation();
   // The progress line. Runs on the progress thread only (seen_flushed_ is its own).
   std::string Render();
   const std::string& InputName() const {
@@ -158,6 +251,8 @@ class Ingester {
 
   // Store.
   bool creating_ = false;
+  bool made_dir_ = false;   // BeginCreation made the directory
+  bool wrote_any_ = false;  // a batch reached the store
   GraphKind kind_ = GraphKind::kDirected;
   bool weighted_ = false;
   IdMode ids_ = IdMode::kDense;
@@ -284,7 +379,7 @@ int Ingester::PrepareStore() {
     ids_ = info.ids;
     creating_ = false;
   } else {
-    if (!DirIsEmptyOrMissing(a_.db)) {
+    if (!DirIsNewOrUnfinished(a_.db)) {
       return Fail(kExitError, "'" + a_.db +
                                   "' exists and is not a StrataGraph store (no CURRENT file); "
                                   "ingest creates a store only in a new or empty directory");
@@ -306,6 +401,12 @@ int Ingester::OpenInput() {
   if (input_kind_ == InputKind::kGraphalytics) {
     Status s = tools::ReadGraphalyticsVertices(props_.vertex_path, &ga_vertices_);
     if (!s.ok()) return FailStatus(s);
+    if (!a_.properties.empty()) {
+      // Files that disagree with their properties load nothing (this reads the edge file once
+      // more when the properties give meta.edges, directed = false or a weight column).
+      s = tools::CheckGraphalyticsDataset(props_, ga_vertices_.size());
+      if (!s.ok()) return FailStatus(s);
+    }
     ro.format = tools::EdgeFormat::kText;
     ro.allow_extra_columns = true;
     if (!a_.properties.empty()) {
@@ -357,6 +458,7 @@ Status Ingester::Commit() {
   }
   Status s = db_->Write(batch_);
   if (!s.ok()) return s;
+  wrote_any_ = true;
   batch_.Clear();
   return Status::OK();
 }
@@ -407,7 +509,7 @@ int Ingester::Load() {
   ProgressLine progress(show, [this] { return Render(); });
 
   // Graphalytics: the vertex file first (isolated vertices exist too).
-  for (size_t i = 0; i < ga_vertices_.size() && s.ok(); ++i) {
+  for (size_t i = 0; i < ga_vertices_.size() && s.ok() && g_interrupted == 0; ++i) {
     VertexId v;
     s = MapForInsert(ga_vertices_[i], &v);
     if (!s.ok()) {
@@ -429,8 +531,9 @@ int Ingester::Load() {
   uint64_t n = 0;
   tools::EdgeRecord r;
   bool eof = false;
-  while (true) {
+  while (g_interrupted == 0) {
     s = reader_->Next(&r, &eof);
+    if (s.IsAborted() && g_interrupted != 0) break;  // a read interrupted by the signal
     if (!s.ok()) {
       // A malformed line: keep what precedes it, like every earlier batch.
       Status c = Commit();
@@ -470,6 +573,8 @@ int Ingester::Load() {
       progress_.bytes.store(reader_->bytes_consumed(), std::memory_order_relaxed);
     }
   }
+  // Interrupted: what was read is committed like a last batch, then flushed as at the end.
+  const int interrupted = g_interrupted;
   s = Commit();
   if (!s.ok()) return Finish(s, "last batch");
   committed_ = n;
@@ -488,6 +593,10 @@ int Ingester::Load() {
   s = db_->Close();
   if (!s.ok()) return FailStatus(s, "close");
 
+  if (interrupted != 0 && a_.quiet) {
+    Fail(kExitInterrupted, std::string("interrupted by ") + SignalName(interrupted) + ": the " +
+                               std::to_string(n) + " edge records read are stored");
+  }
   if (!a_.quiet) {
     // Bytes on disk per edge: the whole directory over the edge entries its segments hold.
     StoreInfo info;
@@ -500,6 +609,10 @@ int Ingester::Load() {
     }
     const uint64_t disk = DirectoryBytes(a_.db);
     std::string msg = "ingested " + std::to_string(n) + " edge records";
+    if (interrupted != 0) {
+      msg = std::string("interrupted by ") + SignalName(interrupted) + " (stopped reading; " +
+            "everything read is stored): " + msg;
+    }
     if (deletes_) {
       msg += " (" + std::to_string(inserts_) + " inserts, " + std::to_string(deletes_) +
              " deletes)";
@@ -534,7 +647,7 @@ int Ingester::Load() {
                    "(create the store with --weighted to keep them)\n");
     }
   }
-  return kExitOk;
+  return interrupted != 0 ? kExitInterrupted : kExitOk;
 }
 
 // Reports an error after the store was opened: closes it first so committed batches stay.
@@ -551,7 +664,36 @@ int Ingester::Finish(Status s, const std::string& where) {
     msg += " (--skip-bad-lines skips such lines)";
   }
   if (!c.ok()) msg += "; closing the store failed too: " + Describe(c);
+  if (c.ok() && creating_ && !wrote_any_) msg += UndoCreation();
   return Fail(kExitError, msg);
+}
+
+Status Ingester::BeginCreation() {
+  if (!PathExists(a_.db)) {
+    if (::mkdir(a_.db.c_str(), 0755) != 0) {
+      return Status::IOError("mkdir " + a_.db + ": " + std::strerror(errno));
+    }
+    made_dir_ = true;
+  }
+  for (const char* stale : {"IDDICT", "IDDICT.tmp", "IDMODE.tmp"}) {
+    const std::string p = a_.db + "/" + stale;
+    if (::unlink(p.c_str()) != 0 && errno != ENOENT) {
+      return Status::IOError("remove " + p + ": " + std::strerror(errno));
+    }
+  }
+  return WriteIdMode(a_.db, ids_);
+}
+
+std::string Ingester::UndoCreation() {
+  db_.reset();
+  bool all = true;
+  for (const auto& [name, size] : FilesWithSuffix(a_.db, "")) {
+    all = ::unlink((a_.db + "/" + name).c_str()) == 0 && all;
+  }
+  if (made_dir_) ::rmdir(a_.db.c_str());
+  return all ? "; nothing was stored, so the new store was removed (a retry may use other flags)"
+             : "; nothing was stored, but removing the new store failed: remove '" + a_.db +
+                   "' before a retry with other flags";
 }
 
 int Ingester::Run() {
@@ -570,22 +712,43 @@ int Ingester::Run() {
   o.memgraph_bytes = memgraph_;
   o.max_sealed_memgraphs = a_.max_sealed;
   o.wal = wal_;
-  Status s = DB::Open(o, a_.db, &db_);
-  if (!s.ok()) return Fail(kExitError, OpenErrorMessage(a_.db, s));
+  Status s;
   if (creating_) {
-    s = WriteIdMode(a_.db, ids_);
+    s = BeginCreation();
     if (!s.ok()) {
-      db_->Close();
-      return FailStatus(s, "writing IDMODE");
+      if (made_dir_) ::rmdir(a_.db.c_str());
+      return FailStatus(s, "creating the store");
     }
+  }
+  s = DB::Open(o, a_.db, &db_);
+  if (!s.ok()) {
+    // Busy: another process is creating it too; its files are not ours to remove.
+    if (creating_ && !s.IsBusy()) {
+      ::unlink(IdModePath(a_.db).c_str());
+      if (made_dir_) ::rmdir(a_.db.c_str());
+    }
+    return Fail(kExitError, OpenErrorMessage(a_.db, s));
   }
   if (ids_ == IdMode::kMap) {
     tools::IdDictionaryOptions dopt;
-    dopt.create_if_missing = true;
+    std::unique_ptr<Snapshot> snap = db_->GetSnapshot();
+    // A new (or still empty) store starts its dictionary; a store that holds vertices must have
+    // its own, covering them all: a missing or shortened one would map new external IDs onto
+    // internal IDs that already carry edges.
+    dopt.create_if_missing = creating_ || snap->VertexIdBound() == 0;
     s = tools::IdDictionary::Open(tools::IdDictionary::FileName(a_.db), dopt, &dict_);
+    if (s.IsNotFound()) {
+      s = Status::Corruption("store '" + a_.db +
+                             "' maps its vertex IDs (IDMODE says ids=map) and holds vertices, "
+                             "but has no IDDICT");
+    }
+    if (s.ok()) s = CheckDictionaryCovers(a_.db, *snap, *dict_);
+    snap.reset();
     if (!s.ok()) {
-      db_->Close();
-      return FailStatus(s, "opening the ID dictionary");
+      dict_.reset();
+      Status c = db_->Close();
+      std::string note = c.ok() && creating_ ? UndoCreation() : "";
+      return Fail(kExitError, "opening the ID dictionary: " + Describe(s) + note);
     }
   }
   {
@@ -593,6 +756,7 @@ int Ingester::Run() {
     if (ReadStoreInfo(a_.db, &info).ok()) first_new_file_ = info.state.next_file_number;
   }
   clock_.Reset();
+  InterruptHandlers handlers;
   return Load();
 }
 
@@ -624,11 +788,15 @@ void RegisterIngest(CLI::App* app, CommandList* commands) {
                 "in-memory tier size before a flush (budget >= this x (1 + --max-sealed))")
       ->capture_default_str();
   c->add_option("--max-sealed", a->max_sealed, "sealed memgraphs waiting for flush before "
-                "writers stall")->capture_default_str();
+                "writers stall")
+      ->check(SignedIn(1, std::numeric_limits<int>::max()))
+      ->capture_default_str();
   c->add_option("--wal", a->wal, "write-ahead log: off, group or sync")
       ->check(CLI::IsMember({"off", "group", "sync"}))
       ->capture_default_str();
-  c->add_option("--batch", a->batch, "input records per atomic batch")->capture_default_str();
+  c->add_option("--batch", a->batch, "input records per atomic batch")
+      ->check(UnsignedIn(1, std::numeric_limits<uint64_t>::max()))
+      ->capture_default_str();
   c->add_flag("--skip-bad-lines", a->skip_bad_lines,
               "skip and count malformed lines instead of stopping");
   c->add_option("--ids", a->ids,

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,7 +100,30 @@ int RunQuery(QueryKind kind, const QueryArgs& a) {
     }
     case QueryKind::kStats: {
       const Stopwatch clock;
-      DBStats st = store->db()->GetStats();
+      // The engine's counters, without its graph walk: DB::GetStats(true) counts on a snapshot
+      // of its own and drops read errors. The counts are taken here on `snap`, reading every
+      // edge block (a damaged one is an error, not a smaller count).
+      DBStats st = store->db()->GetStats(false);
+      {
+        uint64_t nv = 0, ne = 0;
+        const VertexId bound = snap->VertexIdBound();
+        s = snap->ScanVertices(0, bound, [&](VertexId) {
+          ++nv;
+          return true;
+        });
+        if (s.ok()) {
+          s = snap->ScanAdjacency(
+              0, bound, Direction::kOut, /*weights=*/false, [](VertexId) { return true; },
+              [&](VertexId, const NeighborChunk& c) {
+                ne += c.size;
+                return ScanStep::kMore;
+              });
+        }
+        if (s.ok()) s = snap->status();
+        if (!s.ok()) return FailStatus(s, "reading the store for its counts");
+        st.num_vertices = nv;
+        st.num_edges = ne;
+      }
       const StoreInfo& info = store->info();
       uint64_t segments = 0, segment_bytes = 0, entries = 0;
       for (const auto& [num, f] : info.state.files) {
@@ -175,13 +199,13 @@ void RegisterQuery(CLI::App* app, CommandList* commands) {
 
   CLI::App* n = q->add_subcommand("neighbors", "out-neighbors of V, one per line (with weight "
                                                "when the store is weighted), ascending");
-  n->add_option("V", a->v, "vertex")->required();
+  n->add_option("V", a->v, "vertex")->check(UnsignedIn(0, std::numeric_limits<uint64_t>::max()))->required();
   n->add_flag("--in", a->in, "in-neighbors instead (needs in-edges or an undirected store)");
   n->fallthrough();
   commands->push_back({n, [a] { return RunQuery(QueryKind::kNeighbors, *a); }});
 
   CLI::App* d = q->add_subcommand("degree", "out-degree of V");
-  d->add_option("V", a->v, "vertex")->required();
+  d->add_option("V", a->v, "vertex")->check(UnsignedIn(0, std::numeric_limits<uint64_t>::max()))->required();
   d->add_flag("--in", a->in, "in-degree instead (needs in-edges or an undirected store)");
   d->fallthrough();
   commands->push_back({d, [a] { return RunQuery(QueryKind::kDegree, *a); }});
@@ -189,8 +213,8 @@ void RegisterQuery(CLI::App* app, CommandList* commands) {
   CLI::App* e = q->add_subcommand(
       "edge", "prints the weight of edge (U, V) (1 when unweighted); exit 3 if U and V exist "
               "but the edge does not");
-  e->add_option("U", a->u, "source vertex")->required();
-  e->add_option("V", a->w, "destination vertex")->required();
+  e->add_option("U", a->u, "source vertex")->check(UnsignedIn(0, std::numeric_limits<uint64_t>::max()))->required();
+  e->add_option("V", a->w, "destination vertex")->check(UnsignedIn(0, std::numeric_limits<uint64_t>::max()))->required();
   e->fallthrough();
   commands->push_back({e, [a] { return RunQuery(QueryKind::kEdge, *a); }});
 

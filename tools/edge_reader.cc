@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -30,6 +31,8 @@ std::string Excerpt(std::string_view s, size_t max = 100) {
   return out;
 }
 
+const volatile std::sig_atomic_t* g_read_interrupt = nullptr;
+
 class FdSource : public ByteSource {
  public:
   FdSource(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {}
@@ -43,7 +46,12 @@ class FdSource : public ByteSource {
         *got = static_cast<size_t>(r);
         return Status::OK();
       }
-      if (errno == EINTR) continue;
+      if (errno == EINTR) {
+        if (g_read_interrupt != nullptr && *g_read_interrupt != 0) {
+          return Status::Aborted(Prefix(name_) + "read interrupted by a signal");
+        }
+        continue;
+      }
       return Status::IOError(Prefix(name_) + "read: " + std::strerror(errno));
     }
   }
@@ -138,6 +146,8 @@ Status ParseEdgeFormat(std::string_view name, EdgeFormat* format) {
 
 // ---------------------------------------------------------------------------------------------
 // Sources.
+
+void SetReadInterruptFlag(const volatile std::sig_atomic_t* flag) { g_read_interrupt = flag; }
 
 Status NewFileSource(const std::string& path, std::unique_ptr<ByteSource>* out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -245,6 +255,11 @@ Status LineReader::Next(std::string_view* line, bool* eof) {
       pending_consume_ = nl != nullptr ? len + 1 : len;
       if (len > 0 && d[len - 1] == '\r') len--;
       *line = std::string_view(d, len);
+      // A UTF-8 byte order mark (EF BB BF) that some editors put at the start of a text file
+      // is not part of the first line.
+      if (line_number_ == 1 && line->size() >= 3 && std::memcmp(d, "\xEF\xBB\xBF", 3) == 0) {
+        line->remove_prefix(3);
+      }
       *eof = false;
       return Status::OK();
     }
@@ -440,6 +455,16 @@ bool EdgeReader::ParseLine(std::string_view line, EdgeRecord* record, bool* skip
       const char* q = TokenEnd(p, e);
       if (column == options_.weight_column) {
         auto [end, ec] = std::from_chars(p, q, weight);
+        if (ec == std::errc::result_out_of_range && end == q) {
+          // Out of range: too close to zero for a double (1e-400) or too large (1e400).
+          const std::string text(p, q);
+          const double v = std::strtod(text.c_str(), nullptr);
+          *why = std::fabs(v) < 1.0 ? "weight underflows: nonzero but smaller than the smallest "
+                                      "double (about 4.9e-324); write 0 if zero is meant"
+                                    : "weight overflows: larger than the largest double "
+                                      "(about 1.8e308)";
+          return false;
+        }
         if (ec != std::errc() || end != q || !std::isfinite(weight)) {
           *why = "weight is not a finite number";
           return false;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <bit>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -73,6 +74,12 @@ class ByteSource {
   // For messages: a path, "<stdin>", or "" for in-memory input.
   virtual const std::string& name() const = 0;
 };
+
+// Reads from descriptors (NewFileSource, NewFdSource) retry a read a signal interrupted (EINTR)
+// unless *flag is non-zero then: such a read returns Status::Aborted("<name>: read interrupted
+// by a signal"). Lets `strata ingest` stop reading a pipe or terminal on SIGINT/SIGTERM (its
+// handlers are installed without SA_RESTART). Null (the default) always retries.
+void SetReadInterruptFlag(const volatile std::sig_atomic_t* flag);
 
 // Opens `path` for sequential reading. NotFound if it does not exist, IOError otherwise.
 Status NewFileSource(const std::string& path, std::unique_ptr<ByteSource>* out);

@@ -94,6 +94,13 @@ bool GraphalyticsProperties::HasAlgorithm(std::string_view algorithm) const {
   return std::find(algorithms.begin(), algorithms.end(), a) != algorithms.end();
 }
 
+std::string GraphalyticsProperties::Cite(const std::string& key) const {
+  std::string c = "graph." + name + "." + key;
+  auto it = line.find(key);
+  if (it != line.end()) c += " (" + path + " line " + std::to_string(it->second) + ")";
+  return c;
+}
+
 int GraphalyticsProperties::WeightColumn() const {
   const std::string wanted = sssp_weight_property.value_or("weight");
   for (size_t i = 0; i < edge_property_names.size(); i++) {
@@ -153,6 +160,7 @@ Status ReadGraphalyticsProperties(const std::string& path, GraphalyticsPropertie
   }
 
   GraphalyticsProperties p;
+  p.path = path;
   const size_t slash = path.rfind('/');
   p.directory = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -191,6 +199,7 @@ Status ReadGraphalyticsProperties(const std::string& path, GraphalyticsPropertie
     if (e.key.rfind(prefix, 0) != 0) continue;
     std::string k = e.key.substr(prefix.size());
     line_of[k] = e.line;
+    p.line[k] = e.line;
     p.raw[k] = e.value;  // a repeated key: the last one wins, as in java.util.Properties
   }
 
@@ -277,6 +286,50 @@ Status ForEachDataLine(const std::string& path, Fn&& fn) {
     s = fn(t, line, lines->line_number());
     if (!s.ok()) return s;
   }
+}
+
+Status CheckGraphalyticsDataset(const GraphalyticsProperties& props, uint64_t vertices) {
+  if (props.meta_vertices && *props.meta_vertices != vertices) {
+    return Status::InvalidArgument(props.vertex_path + " holds " + std::to_string(vertices) +
+                                   " vertices but " + props.Cite("meta.vertices") + " says " +
+                                   std::to_string(*props.meta_vertices));
+  }
+  const int weight_column = props.WeightColumn();
+  if (!props.meta_edges && props.directed && weight_column < 0) return Status::OK();
+  std::unique_ptr<EdgeReader> reader;
+  Status s = OpenGraphalyticsEdges(props, &reader);
+  if (!s.ok()) return s;
+  std::string weight_key = "edge-properties.names";
+  if (props.sssp_weight_property) weight_key = "sssp.weight-property";
+  uint64_t records = 0, inserts = 0;
+  while (true) {
+    EdgeRecord r;
+    bool eof = false;
+    s = reader->Next(&r, &eof);
+    if (!s.ok()) return s;
+    if (eof) break;
+    ++records;
+    if (r.op == EdgeOp::kInsert) ++inserts;
+    const std::string at = props.edge_path + ": line " + std::to_string(reader->line_number());
+    if (!props.directed && r.op == EdgeOp::kInsert && r.src > r.dst) {
+      return Status::InvalidArgument(
+          at + ": edge (" + std::to_string(r.src) + ", " + std::to_string(r.dst) +
+          ") lists the larger ID first, but " + props.Cite("directed") +
+          " says false (an undirected edge file lists each edge once, smaller ID first)");
+    }
+    if (weight_column >= 0 && r.op == EdgeOp::kInsert && reader->records_with_weight() != inserts) {
+      return Status::InvalidArgument(
+          at + ": no weight (edge property column " + std::to_string(weight_column + 1) +
+          ", '" + props.edge_property_names[weight_column] + "'), but " + props.Cite(weight_key) +
+          " declares it");
+    }
+  }
+  if (props.meta_edges && *props.meta_edges != records) {
+    return Status::InvalidArgument(props.edge_path + " holds " + std::to_string(records) +
+                                   " edges but " + props.Cite("meta.edges") + " says " +
+                                   std::to_string(*props.meta_edges));
+  }
+  return Status::OK();
 }
 
 Status ReadGraphalyticsVertices(const std::string& path, std::vector<uint64_t>* vertices) {

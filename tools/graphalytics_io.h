@@ -44,8 +44,13 @@ struct GraphalyticsProperties {
   std::optional<std::string> sssp_weight_property;     // sssp.weight-property
   std::optional<uint64_t> sssp_source_vertex;          // sssp.source-vertex
 
-  // Every key of the dataset with "graph.<name>." removed, e.g. raw["bfs.source-vertex"].
+  // Every key of the dataset with "graph.<name>." removed, e.g. raw["bfs.source-vertex"],
+  // and the line of the .properties file (`path`) that set it.
   std::map<std::string, std::string> raw;
+  std::map<std::string, uint64_t> line;
+  std::string path;
+  // "graph.<name>.<key> (<path> line N)", for messages.
+  std::string Cite(const std::string& key) const;
 
   bool HasAlgorithm(std::string_view algorithm) const;
   // Column index (among the edge properties) of the weight: the SSSP weight property if it is
@@ -56,6 +61,15 @@ struct GraphalyticsProperties {
 
 // InvalidArgument "<path>: line N: ..." for a malformed line or value; NotFound if missing.
 Status ReadGraphalyticsProperties(const std::string& path, GraphalyticsProperties* props);
+
+// Checks a dataset's files against its properties, before anything is loaded from them:
+// meta.vertices against `vertices` (the count read from the vertex file), and in one pass over
+// the edge file: meta.edges against its records; directed = false against an edge listed with
+// the larger ID first (the format lists an undirected edge once, smaller ID first); a weight
+// column the properties declare (WeightColumn() >= 0) against every line. InvalidArgument
+// naming the file (and line) and the property with the line of the .properties file that
+// sets it.
+Status CheckGraphalyticsDataset(const GraphalyticsProperties& props, uint64_t vertices);
 
 // Reads a vertex file; blank and '#' lines are skipped, text after the ID is ignored.
 // InvalidArgument "<path>: line N: expected a vertex ID, got: '...'".

@@ -51,6 +51,36 @@ int Main(int argc, char** argv) {
     }
   }
 
+  // The same for the word after a command that has subcommands of its own (`query stat`).
+  if (argc >= 2 && argv[1][0] != '-') {
+    CLI::App* cmd = app.get_subcommand(argv[1]);
+    const auto subs = cmd->get_subcommands([](CLI::App*) { return true; });
+    for (int i = 2; i < argc && !subs.empty(); ++i) {
+      const std::string t = argv[i];
+      if (t == "--") break;
+      if (t.size() > 1 && t[0] == '-') {
+        // An option: skip its value when it takes one and the value is the next word.
+        if (t.find('=') != std::string::npos) continue;
+        const CLI::Option* o = cmd->get_option_no_throw(t);
+        if (o == nullptr) break;  // unknown: CLI11 says so
+        if (o->get_items_expected_min() > 0) ++i;
+        continue;
+      }
+      bool known = false;
+      std::string names;
+      for (const CLI::App* sub : subs) {
+        known = known || sub->get_name() == t;
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      }
+      if (!known) {
+        std::fprintf(stderr, "strata %s: unknown subcommand '%s' (subcommands: %s; see --help)\n",
+                     argv[1], t.c_str(), names.c_str());
+        return kExitUsage;
+      }
+      break;
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -88,7 +118,7 @@ int main(int argc, char** argv) {
   try {
     return strata::cli::Main(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "strata: internal error: %s\n", e.what());
-    return strata::cli::kExitError;
+    // Named after the command that was running (SetCommandName), one line, exit 1.
+    return strata::cli::Fail(strata::cli::kExitError, strata::cli::DescribeException(e));
   }
 }

@@ -1,0 +1,506 @@
+// Fault injection in the tools layer (issue 29, items 3, 4, 6, 7, 9, 10): each test damages a
+// store or feeds the `strata` binary bad input or a signal, and checks what the CLI does —
+// exit code, one-line message naming the file, line or option, and what the store holds after.
+// ctest label "fault" (CMakeLists.txt); docs/reliability.md has the table of faults.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/util/cli_run.h"
+#include "tests/util/temp_dir.h"
+#include "tools/cli_commands.h"
+#include "tools/cli_common.h"
+
+namespace strata {
+namespace {
+
+using testing::CliProcess;
+using testing::CliResult;
+using testing::CliRunOptions;
+using testing::DescribeRun;
+using testing::ReadWholeFile;
+using testing::RunStrata;
+using testing::TempDir;
+using testing::WriteWholeFile;
+
+const std::string kExample = std::string(STRATA_TESTDATA_DIR) + "/graphalytics/example";
+
+CliResult Ok(const std::vector<std::string>& args, const std::string& input = "") {
+  CliResult r = RunStrata(args, input);
+  EXPECT_TRUE(r.exited && r.code == 0) << DescribeRun(args, r);
+  return r;
+}
+
+// Expects exit `code` and exactly one line on stderr holding every needle.
+CliResult Fails(int code, const std::vector<std::string>& args,
+                const std::vector<std::string>& needles, const std::string& input = "") {
+  CliResult r = RunStrata(args, input);
+  EXPECT_TRUE(r.exited) << DescribeRun(args, r);
+  EXPECT_EQ(r.code, code) << DescribeRun(args, r);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line:\n" << r.err;
+  for (const std::string& n : needles) {
+    EXPECT_NE(r.err.find(n), std::string::npos) << "'" << n << "' not in: " << r.err;
+  }
+  return r;
+}
+
+void CopyStore(const std::string& from, const std::string& to) {
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 3: a shortened IDDICT.
+
+// 40 edges between 80 distinct sparse IDs, 10 edges a batch: each batch persists one
+// dictionary record of 20 IDs.
+std::string SparseEdges(int n, uint64_t base) {
+  std::string in;
+  for (int i = 0; i < n; ++i) {
+    in += std::to_string(base + 1000003ull * i) + " " + std::to_string(base + 7 + 1000003ull * i) +
+          "\n";
+  }
+  return in;
+}
+
+TEST(FaultTools, ShortenedIdDictionaryIsCorruptionNamingTheFile) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  Ok({"ingest", "--db", db, "--input", "-", "--ids", "map", "--batch", "10"},
+     SparseEdges(40, 1ull << 40));
+  Ok({"verify", "--db", db});
+  // Header 24 B; each record 32 B + 20 x 8 B = 192 B.
+  ASSERT_EQ(std::filesystem::file_size(db + "/IDDICT"), 24u + 4 * 192u);
+  int copy = 0;
+  // At a record boundary, and inside a record (which the loader takes for a torn tail).
+  for (uint64_t cut : {24u + 192u, 24u + 2 * 192u + 100u, 24u}) {
+    SCOPED_TRACE("IDDICT cut to " + std::to_string(cut) + " bytes");
+    const std::string d = tmp.path() + "/copy" + std::to_string(copy++);
+    CopyStore(db, d);
+    std::filesystem::resize_file(d + "/IDDICT", cut);
+    Fails(1, {"verify", "--db", d}, {"Corruption", d + "/IDDICT", "holds vertex"});
+    Fails(1, {"query", "--db", d, "stats"}, {"Corruption", "IDDICT"});
+    Fails(1, {"export", "--db", d}, {"Corruption", "IDDICT"});
+    Fails(1, {"analyze", "--db", d, "--algo", "wcc"}, {"Corruption", "IDDICT"});
+    // A later ingest must not map new IDs onto internal IDs that carry edges.
+    const auto before = std::filesystem::file_size(d + "/IDDICT");
+    Fails(1, {"ingest", "--db", d, "--input", "-"}, {"Corruption", "IDDICT"}, "5 6\n");
+    EXPECT_EQ(std::filesystem::file_size(d + "/IDDICT"), before);
+  }
+  // A missing IDDICT in a mapped store that holds vertices: ingest does not start a new one.
+  const std::string d = tmp.path() + "/nodict";
+  CopyStore(db, d);
+  std::filesystem::remove(d + "/IDDICT");
+  Fails(1, {"ingest", "--db", d, "--input", "-"}, {"Corruption", "no IDDICT"}, "5 6\n");
+  EXPECT_FALSE(std::filesystem::exists(d + "/IDDICT"));
+  Fails(1, {"verify", "--db", d}, {"no IDDICT"});
+  // The intact store still reads and grows.
+  Ok({"ingest", "--db", db, "--input", "-"}, "5 6\n");
+  Ok({"verify", "--db", db});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 4: `query stats` with a damaged edge block.
+
+std::string FirstSegment(const std::string& db) {
+  std::string seg;
+  for (const auto& e : std::filesystem::directory_iterator(db)) {
+    if (e.path().extension() == ".seg") seg = e.path().string();
+  }
+  return seg;
+}
+
+void FlipByte(const std::string& path, uint64_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(offset);
+  char c;
+  f.read(&c, 1);
+  c ^= 0x40;
+  f.seekp(offset);
+  f.write(&c, 1);
+}
+
+TEST(FaultTools, QueryStatsReportsADamagedEdgeBlock) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db", g = tmp.path() + "/g.el";
+  Ok({"generate", "--scale", "9", "--edge-factor", "4", "--out", g, "-q"});
+  Ok({"ingest", "--db", db, "--input", g});
+  CliResult good = Ok({"query", "--db", db, "stats", "--json"});
+  const std::string seg = FirstSegment(db);
+  ASSERT_FALSE(seg.empty());
+  FlipByte(seg, 4096 + 100);  // the first edge block
+  Fails(1, {"query", "--db", db, "stats"}, {"Corruption"});
+  Fails(1, {"query", "--db", db, "stats", "--json"}, {"Corruption"});
+  FlipByte(seg, 4096 + 100);  // repaired: the same counts as before
+  EXPECT_EQ(Ok({"query", "--db", db, "stats", "--json"}).out.substr(0, 200),
+            good.out.substr(0, 200));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 6: SIGINT/SIGTERM during `strata ingest`.
+
+std::string Chain(uint64_t first, uint64_t n) {
+  std::string in;
+  for (uint64_t i = first; i < first + n; ++i) {
+    in += std::to_string(i) + " " + std::to_string(i + 1) + "\n";
+  }
+  return in;
+}
+
+// Feeds `lines` edges through a fifo the CLI reads as stdin, keeps the fifo open (the CLI
+// blocks reading it), sends `sig` once the CLI has consumed every byte, and returns the result.
+CliResult IngestAndSignal(const std::string& dir, const std::vector<std::string>& args,
+                          const std::string& data, int sig) {
+  const std::string fifo = dir + "/in.fifo";
+  unlink(fifo.c_str());
+  EXPECT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  CliRunOptions o;
+  o.stdin_path = fifo;
+  CliProcess p(args, o);
+  const int w = open(fifo.c_str(), O_WRONLY);  // waits for the child to open its end
+  EXPECT_GE(w, 0);
+  EXPECT_EQ(write(w, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  // Wait until the pipe is drained, then give the CLI time to parse and block in read().
+  for (int i = 0; i < 2000; ++i) {
+    int unread = -1;
+    ioctl(w, FIONREAD, &unread);
+    if (unread == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(p.pid(), sig);
+  CliResult r = p.Wait();
+  close(w);
+  unlink(fifo.c_str());
+  return r;
+}
+
+TEST(FaultTools, InterruptedIngestStoresWhatWasReadAndExits130) {
+  struct Case {
+    const char* wal;
+    int sig;
+  };
+  for (const Case& c : {Case{"off", SIGINT}, Case{"group", SIGTERM}, Case{"sync", SIGINT}}) {
+    SCOPED_TRACE(std::string("--wal ") + c.wal + ", signal " + std::to_string(c.sig));
+    TempDir tmp;
+    const std::string db = tmp.path() + "/db";
+    // Two full batches of 100 and a partial one of 50.
+    const std::vector<std::string> args = {"ingest", "--db", db, "--input", "-", "--batch",
+                                           "100", "--wal", c.wal};
+    CliResult r = IngestAndSignal(tmp.path(), args, Chain(0, 250), c.sig);
+    ASSERT_TRUE(r.exited) << DescribeRun(args, r);
+    EXPECT_EQ(r.code, 130) << DescribeRun(args, r);
+    EXPECT_NE(r.err.find("interrupted by " + std::string(c.sig == SIGINT ? "SIGINT" : "SIGTERM")),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("ingested 250 edge records"), std::string::npos) << r.err;
+    // The store holds every record read, the partial batch too.
+    CliResult st = Ok({"query", "--db", db, "stats", "--json"});
+    EXPECT_NE(st.out.find("\"edges\": 250,"), std::string::npos) << st.out;
+    EXPECT_EQ(Ok({"query", "--db", db, "degree", "249"}).out, "1\n");
+    Ok({"verify", "--db", db});
+    // And the store takes more.
+    Ok({"ingest", "--db", db, "--input", "-"}, Chain(250, 10));
+    EXPECT_NE(Ok({"query", "--db", db, "stats", "--json"}).out.find("\"edges\": 260,"),
+              std::string::npos);
+  }
+  // -q: no summary, one line saying what is stored.
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  const std::vector<std::string> args = {"ingest", "--db", db, "--input", "-", "-q",
+                                         "--wal", "off"};
+  CliResult r = IngestAndSignal(tmp.path(), args, Chain(0, 30), SIGINT);
+  ASSERT_TRUE(r.exited) << DescribeRun(args, r);
+  EXPECT_EQ(r.code, 130);
+  EXPECT_EQ(r.err, "strata ingest: interrupted by SIGINT: the 30 edge records read are stored\n");
+  EXPECT_NE(Ok({"query", "--db", db, "stats", "--json"}).out.find("\"edges\": 30,"),
+            std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 10: option values, a UTF-8 BOM, underflowing weights, unknown subcommands, resources.
+
+TEST(FaultTools, NegativeAndOverflowingOptionValuesAreUsageErrors) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  Ok({"ingest", "--db", db, "--input", "-"}, "1 2\n2 3\n");
+  const std::string huge = "99999999999999999999";  // > 2^64
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> needles;
+  };
+  const std::vector<Case> cases = {
+      {{"ingest", "--db", db, "--input", "-", "--batch", "-5"}, {"--batch", "'-5'", "negative"}},
+      {{"ingest", "--db", db, "--input", "-", "--batch", huge}, {"--batch", huge, "too large"}},
+      {{"ingest", "--db", db, "--input", "-", "--batch", "0"}, {"--batch", "from 1"}},
+      {{"ingest", "--db", db, "--input", "-", "--max-sealed", "-1"}, {"--max-sealed", "'-1'"}},
+      {{"analyze", "--db", db, "--algo", "pr", "--iterations", "-1"}, {"--iterations", "'-1'"}},
+      {{"analyze", "--db", db, "--algo", "cdlp", "--iterations", "0"}, {"--iterations", "'0'"}},
+      {{"analyze", "--db", db, "--algo", "sssp", "--source", "1", "--delta", "-1"},
+       {"--delta", "'-1'"}},
+      {{"analyze", "--db", db, "--algo", "pr", "--threads", "-1"}, {"--threads", "'-1'"}},
+      {{"analyze", "--db", db, "--algo", "bfs", "--source", "-1"}, {"--source", "negative"}},
+      {{"analyze", "--db", db, "--algo", "bfs", "--source", huge}, {"--source", "too large"}},
+      {{"analyze", "--db", db, "--algo", "khop", "--source", "1", "--k", "-2"}, {"--k", "'-2'"}},
+      {{"query", "--db", db, "degree", "-1"}, {"V", "'-1'", "negative"}},
+      {{"query", "--db", db, "edge", "1", huge}, {"V", "too large"}},
+      {{"generate", "--num-edges", "-10"}, {"--num-edges", "'-10'"}},
+      {{"generate", "--scale", "63"}, {"--scale", "from 1 to 62"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(DescribeRun(c.args, CliResult()));
+    Fails(2, c.args, c.needles, "3 4\n");
+  }
+  // Nothing was written by the refused ingests.
+  EXPECT_NE(Ok({"query", "--db", db, "stats", "--json"}).out.find("\"edges\": 2,"),
+            std::string::npos);
+}
+
+TEST(FaultTools, UnknownQuerySubcommandIsNamed) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  Ok({"ingest", "--db", db, "--input", "-"}, "1 2\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"query", "--db", db, "stat"},
+        std::vector<std::string>{"query", "stat", "--db", db},
+        std::vector<std::string>{"query", "--db=" + db, "neighbours", "1"}}) {
+    Fails(2, args, {"strata query: unknown subcommand '", "neighbors, degree, edge, stats"});
+  }
+  Fails(2, {"query", "--db", db, "stat"}, {"'stat'"});
+  EXPECT_EQ(Ok({"query", "--db=" + db, "degree", "1"}).out, "1\n");
+}
+
+TEST(FaultTools, Utf8ByteOrderMarkAtTheStartIsSkipped) {
+  TempDir tmp;
+  const std::string bom = "\xEF\xBB\xBF";
+  // Text edge list, from a file and from stdin.
+  const std::string el = tmp.path() + "/bom.el";
+  WriteWholeFile(el, bom + "1 2\n2 3\n");
+  Ok({"ingest", "--db", tmp.path() + "/a", "--input", el});
+  EXPECT_EQ(Ok({"export", "--db", tmp.path() + "/a", "-q"}).out, "1 2\n2 3\n");
+  Ok({"ingest", "--db", tmp.path() + "/b", "--input", "-"}, bom + "# comment\n4 5\n");
+  EXPECT_EQ(Ok({"export", "--db", tmp.path() + "/b", "-q"}).out, "4 5\n");
+  // Graphalytics vertex, edge and properties files.
+  const std::string v = tmp.path() + "/g.v", e = tmp.path() + "/g.e";
+  WriteWholeFile(v, bom + "10\n20\n30\n");
+  WriteWholeFile(e, bom + "10 20\n20 30\n");
+  Ok({"ingest", "--db", tmp.path() + "/c", "--format", "graphalytics", "--vertices", v,
+      "--edges", e});
+  EXPECT_EQ(Ok({"query", "--db", tmp.path() + "/c", "neighbors", "10"}).out, "20\n");
+  const std::string props = tmp.path() + "/g.properties";
+  WriteWholeFile(props, bom + "graph.g.directed = true\ngraph.g.vertex-file = g.v\n"
+                              "graph.g.edge-file = g.e\n");
+  Ok({"ingest", "--db", tmp.path() + "/d", "--format", "graphalytics", "--properties", props});
+  EXPECT_EQ(Ok({"query", "--db", tmp.path() + "/d", "neighbors", "20"}).out, "30\n");
+  // Only at the start: a BOM inside the file is still a malformed line.
+  Fails(1, {"ingest", "--db", tmp.path() + "/e", "--input", "-"}, {"line 2"},
+        "1 2\n" + bom + "2 3\n");
+}
+
+TEST(FaultTools, UnderflowingAndOverflowingWeightsSaySo) {
+  TempDir tmp;
+  Fails(1, {"ingest", "--db", tmp.path() + "/a", "--input", "-", "--weighted"},
+        {"line 2", "1e-400", "underflows"}, "1 2 0.5\n2 3 1e-400\n");
+  Fails(1, {"ingest", "--db", tmp.path() + "/b", "--input", "-", "--weighted"},
+        {"line 1", "-1e400", "overflows"}, "2 3 -1e400\n");
+  Fails(1, {"ingest", "--db", tmp.path() + "/c", "--input", "-", "--weighted"},
+        {"line 1", "not a finite number"}, "2 3 nan\n");
+}
+
+TEST(FaultTools, OutOfMemoryTellsWhatToChange) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  // Dense IDs up to 3e9: PageRank's per-vertex arrays need ~24 GB; the child may map 4 GiB.
+  Ok({"ingest", "--db", db, "--input", "-", "--memory-budget", "64G"}, "0 3000000000\n");
+  CliRunOptions o;
+  o.address_space = uint64_t{4} << 30;
+  const std::vector<std::string> args = {"analyze", "--db", db, "--algo", "pr"};
+  CliResult r = RunStrata(args, o);
+  ASSERT_TRUE(r.exited) << DescribeRun(args, r);
+  EXPECT_EQ(r.code, 1) << DescribeRun(args, r);
+  EXPECT_EQ(r.err.rfind("strata analyze: out of memory", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("--ids map"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+}
+
+TEST(FaultTools, ExceptionsBecomeMessagesSayingWhatToChange) {
+  using cli::DescribeException;
+  const std::string eagain = DescribeException(
+      std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                        "std::thread"));
+  EXPECT_NE(eagain.find("EAGAIN"), std::string::npos) << eagain;
+  EXPECT_NE(eagain.find("ulimit -u"), std::string::npos) << eagain;
+  EXPECT_NE(eagain.find("--threads"), std::string::npos) << eagain;
+  EXPECT_NE(DescribeException(std::bad_alloc()).find("out of memory"), std::string::npos);
+  EXPECT_EQ(DescribeException(std::runtime_error("boom")), "internal error: boom");
+  // Another errno is not taken for EAGAIN.
+  EXPECT_EQ(DescribeException(std::system_error(std::make_error_code(std::errc::io_error), "x"))
+                .rfind("internal error", 0),
+            0u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 9: Graphalytics properties that disagree with the files.
+
+// Copies example-<which> into `dir`, applying `edit` to the named file's text.
+std::string CopyExample(const std::string& dir, const std::string& which,
+                        const std::string& file_suffix, const std::string& from,
+                        const std::string& to) {
+  const std::string name = "example-" + which;
+  for (const char* sfx : {".properties", ".v", ".e"}) {
+    std::string text = ReadWholeFile(kExample + "/" + name + sfx);
+    if (file_suffix == sfx) {
+      const size_t at = text.find(from);
+      EXPECT_NE(at, std::string::npos) << from;
+      if (at != std::string::npos) text.replace(at, from.size(), to);
+    }
+    WriteWholeFile(dir + "/" + name + sfx, text);
+  }
+  return dir + "/" + name + ".properties";
+}
+
+TEST(FaultTools, GraphalyticsPropertiesThatDisagreeWithTheFilesAreErrors) {
+  struct Case {
+    std::string which, file, from, to;
+    std::vector<std::string> needles;
+  };
+  const std::vector<Case> cases = {
+      {"undirected", ".properties", "meta.vertices = 9", "meta.vertices = 10",
+       {"example-undirected.v holds 9 vertices", "graph.example-undirected.meta.vertices",
+        "example-undirected.properties line 9", "says 10"}},
+      {"undirected", ".properties", "meta.edges = 12", "meta.edges = 13",
+       {"example-undirected.e holds 12 edges", "graph.example-undirected.meta.edges",
+        "line 10", "says 13"}},
+      {"undirected", ".e", "2 3 0.9", "3 2 0.9",
+       {"example-undirected.e: line 1", "(3, 2)", "graph.example-undirected.directed",
+        "line 13", "says false"}},
+      // The directed example declared undirected.
+      {"directed", ".properties", "directed = true", "directed = false",
+       {"example-directed.e: line", "(3, 1)", "graph.example-directed.directed"}},
+      {"undirected", ".e", "2 4 0.69", "2 4",
+       {"example-undirected.e: line 2", "no weight", "'weight'",
+        "graph.example-undirected.sssp.weight-property", "declares it"}},
+      {"directed", ".e", "3 1 0.53", "3 1",
+       {"example-directed.e: line", "no weight", "graph.example-directed.sssp.weight-property"}},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.which + c.file + ": '" + c.from + "' -> '" + c.to + "'");
+    TempDir tmp;
+    const std::string props = CopyExample(tmp.path(), c.which, c.file, c.from, c.to);
+    const std::string db = tmp.path() + "/db" + std::to_string(i++);
+    Fails(1, {"ingest", "--db", db, "--format", "graphalytics", "--properties", props},
+          c.needles);
+    // Nothing was created.
+    EXPECT_FALSE(std::filesystem::exists(db + "/CURRENT"));
+  }
+  // The unmodified examples load.
+  for (const char* which : {"directed", "undirected"}) {
+    TempDir tmp;
+    const std::string props = CopyExample(tmp.path(), which, "", "", "");
+    Ok({"ingest", "--db", tmp.path() + "/db", "--format", "graphalytics", "--properties", props});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 7 (tools part): a failed first ingest leaves a directory that can be retried.
+
+// A store (CURRENT) always has its IDMODE.
+void ExpectNoStoreWithoutIdMode(const std::string& db) {
+  if (std::filesystem::exists(db + "/CURRENT")) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(db + "/IDMODE")) << db;
+  }
+}
+
+TEST(FaultTools, FailedFirstIngestCanBeRetriedWithOtherFlags) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  // Sparse IDs refused by --ids dense (the default for text): the retry the message suggests
+  // (--ids map) must work.
+  const std::string sparse = "1 18000000000000000000\n";
+  Fails(1, {"ingest", "--db", db, "--input", "-", "--undirected"},
+        {"--ids map", "too large", "new store was removed"}, sparse);
+  EXPECT_FALSE(std::filesystem::exists(db));
+  Ok({"ingest", "--db", db, "--input", "-", "--ids", "map", "--directed"}, sparse);
+  EXPECT_EQ(Ok({"query", "--db", db, "neighbors", "1"}).out, "18000000000000000000\n");
+  Ok({"verify", "--db", db});
+
+  // A malformed first line in an existing empty directory: the directory stays, empty.
+  const std::string empty = tmp.path() + "/empty";
+  std::filesystem::create_directories(empty);
+  Fails(1, {"ingest", "--db", empty, "--input", "-", "--weighted", "--ids", "map"},
+        {"line 1", "new store was removed"}, "x y\n");
+  EXPECT_TRUE(std::filesystem::is_directory(empty));
+  EXPECT_TRUE(std::filesystem::is_empty(empty));
+  Ok({"ingest", "--db", empty, "--input", "-"}, "1 2\n");
+  EXPECT_EQ(ReadWholeFile(empty + "/IDMODE"), "ids=dense\n");
+
+  // A first ingest that stored a batch before failing keeps it: the retry appends.
+  const std::string part = tmp.path() + "/part";
+  Fails(1, {"ingest", "--db", part, "--input", "-", "--batch", "1"},
+        {"line 2", "the record before it is stored"}, "1 2\nx\n");
+  EXPECT_TRUE(std::filesystem::exists(part + "/CURRENT"));
+  ExpectNoStoreWithoutIdMode(part);
+  Ok({"ingest", "--db", part, "--input", "-"}, "2 3\n");
+}
+
+TEST(FaultTools, UnfinishedCreationIsResumed) {
+  TempDir tmp;
+  // What a creation killed after writing IDMODE (and a dictionary) but before the store
+  // existed leaves: the next ingest creates the store there, with its own flags.
+  const std::string src = tmp.path() + "/src";
+  Ok({"ingest", "--db", src, "--input", "-", "--ids", "map"}, "100 200\n300 400\n");
+  const std::string db = tmp.path() + "/db";
+  std::filesystem::create_directories(db);
+  WriteWholeFile(db + "/IDMODE", "ids=map\n");
+  WriteWholeFile(db + "/IDMODE.tmp", "ids=m");
+  std::filesystem::copy_file(src + "/IDDICT", db + "/IDDICT");
+  Ok({"ingest", "--db", db, "--input", "-"}, "7 8\n");
+  EXPECT_EQ(ReadWholeFile(db + "/IDMODE"), "ids=dense\n");
+  EXPECT_FALSE(std::filesystem::exists(db + "/IDDICT"));  // the stale one is gone
+  EXPECT_FALSE(std::filesystem::exists(db + "/IDMODE.tmp"));
+  EXPECT_EQ(Ok({"export", "--db", db, "-q"}).out, "7 8\n");
+  Ok({"verify", "--db", db});
+  // In map mode the stale dictionary is not taken for the new store's.
+  const std::string db2 = tmp.path() + "/db2";
+  std::filesystem::create_directories(db2);
+  std::filesystem::copy_file(src + "/IDDICT", db2 + "/IDDICT");
+  Ok({"ingest", "--db", db2, "--input", "-", "--ids", "map"}, "5 6\n");
+  EXPECT_NE(Ok({"query", "--db", db2, "stats", "--json"}).out.find("\"mapped_ids\": 2,"),
+            std::string::npos);
+  // Other files still mean "not a store": nothing is touched.
+  const std::string other = tmp.path() + "/other";
+  std::filesystem::create_directories(other);
+  WriteWholeFile(other + "/IDMODE", "ids=map\n");
+  WriteWholeFile(other + "/notes.txt", "mine");
+  Fails(1, {"ingest", "--db", other, "--input", "-"}, {"not a StrataGraph store"}, "1 2\n");
+  EXPECT_EQ(ReadWholeFile(other + "/IDMODE"), "ids=map\n");
+}
+
+TEST(FaultTools, IdModeIsWrittenBeforeTheStoreExists) {
+  TempDir tmp;
+  // IDMODE cannot be written (a directory is in its place): the store must not be created
+  // without it (the old order created the store first: kind fixed, no IDMODE).
+  const std::string db = tmp.path() + "/db";
+  std::filesystem::create_directories(db + "/IDMODE");
+  Fails(1, {"ingest", "--db", db, "--input", "-", "--ids", "map"}, {"IDMODE"}, "1 2\n");
+  EXPECT_FALSE(std::filesystem::exists(db + "/CURRENT"));
+  ExpectNoStoreWithoutIdMode(db);
+  std::filesystem::remove(db + "/IDMODE");
+  Ok({"ingest", "--db", db, "--input", "-", "--ids", "map"}, "1 2\n");
+  EXPECT_EQ(ReadWholeFile(db + "/IDMODE"), "ids=map\n");
+}
+
+}  // namespace
+}  // namespace strata
