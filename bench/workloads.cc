@@ -179,11 +179,15 @@ struct WriteRun {
   uint64_t txns = 0;
   std::vector<float> lat_us;  // per transaction
   std::vector<std::pair<double, uint64_t>> series;  // (seconds, ops applied)
+  // With `deciles`: seconds from the start at which the writers together had applied
+  // (d + 1) / 10 of the ops, d = 0..9 (the transaction that crossed the mark, timed when it
+  // returned).
+  std::vector<double> decile_at;
 };
 
 // Applies each stream from its own thread in transactions of `batch` ops.
 WriteRun RunWriters(System* sys, const std::vector<OpStream>& streams, size_t batch,
-                    double series_interval, const std::string& what) {
+                    double series_interval, const std::string& what, bool deciles = false) {
   const int threads = static_cast<int>(streams.size());
   std::vector<Counter> done(threads);
   std::vector<std::vector<float>> lat(threads);
@@ -199,6 +203,11 @@ WriteRun RunWriters(System* sys, const std::vector<OpStream>& streams, size_t ba
   std::atomic<bool> failed{false};
   Status first_error;
   std::mutex err_mu;
+  // Deciles: one shared count, added to once per transaction (only asked for with large ones).
+  std::atomic<uint64_t> applied{0};
+  std::atomic<double> decile_at[10];
+  for (auto& d : decile_at) d.store(0.0);
+  double t_start = 0;  // set before `go`
   for (int t = 0; t < threads; ++t) {
     ts.emplace_back([&, t] {
       const OpStream& s = streams[t];
@@ -227,12 +236,19 @@ WriteRun RunWriters(System* sys, const std::vector<OpStream>& streams, size_t ba
         }
         lat[t].push_back(static_cast<float>((t1 - t0) * 1e6));
         done[t].v.store(done[t].v.load(std::memory_order_relaxed) + k, std::memory_order_relaxed);
+        if (deciles) {
+          const uint64_t before = applied.fetch_add(k, std::memory_order_relaxed);
+          for (uint64_t d = before * 10 / run.ops; d < 10 && (d + 1) * run.ops <= (before + k) * 10; ++d) {
+            decile_at[d].store(t1 - t_start, std::memory_order_relaxed);
+          }
+        }
       }
     });
   }
   while (ready.load() < threads) std::this_thread::yield();
   const double c0 = ProcessCpuSec();
   const double t0 = NowSec();
+  t_start = t0;
   go.store(true, std::memory_order_release);
   std::thread monitor([&] {
     run.series.emplace_back(0.0, 0);
@@ -254,7 +270,34 @@ WriteRun RunWriters(System* sys, const std::vector<OpStream>& streams, size_t ba
     run.txns += l.size();
     run.lat_us.insert(run.lat_us.end(), l.begin(), l.end());
   }
+  if (deciles) {
+    for (auto& d : decile_at) run.decile_at.push_back(d.load());
+  }
   return run;
+}
+
+// The rate of each tenth of a run's ops (RunWriters with deciles), as results of `workload`
+// with params + {"decile": 1..10}, and the last tenth's rate over the first's
+// ("fill_rate_ratio"): how much the store slows as it fills.
+void AddDecileResults(ResultSink* sink, const std::string& workload, const std::string& system,
+                      const JsonObject& params, const WriteRun& run) {
+  if (run.decile_at.size() != 10 || run.ops < 10) return;
+  std::vector<double> rate(10);
+  for (int d = 0; d < 10; ++d) {
+    const double dt = run.decile_at[d] - (d == 0 ? 0.0 : run.decile_at[d - 1]);
+    rate[d] = dt > 0 ? (static_cast<double>(run.ops) / 10) / dt : 0;
+    JsonObject p = params;
+    p.Int("decile", d + 1);
+    sink->Add(R(workload, system, "decile_edges_per_s", rate[d], "edges/s", p));
+  }
+  if (rate[0] > 0) {
+    Result r = R(workload, system, "fill_rate_ratio", rate[9] / rate[0], "x", params);
+    r.info.Str("source", "rate of the last tenth of the ops over the rate of the first tenth");
+    sink->Add(r);
+  }
+  Log(system, "%s deciles (K edges/s): %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f", workload.c_str(),
+      rate[0] / 1e3, rate[1] / 1e3, rate[2] / 1e3, rate[3] / 1e3, rate[4] / 1e3, rate[5] / 1e3,
+      rate[6] / 1e3, rate[7] / 1e3, rate[8] / 1e3, rate[9] / 1e3);
 }
 
 std::string SeriesJson(const std::vector<std::pair<double, uint64_t>>& s) {
@@ -667,7 +710,8 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       buffer_bytes = e.size() * sizeof(PackedEdge) * 2;
       e.clear();
       e.shrink_to_fit();
-      WriteRun run = RunWriters(sys.get(), streams, 1024, cfg.series_interval, "update load");
+      WriteRun run = RunWriters(sys.get(), streams, 1024, cfg.series_interval, "update load",
+                                /*deciles=*/true);
       ops_applied += run.ops;
       JsonObject p;
       p.Str("phase", "load");
@@ -675,7 +719,10 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       p.Int("threads", T);
       p.Str("wal", "off");
       Log(system, "update load (80%%, batch 1024): %.0f edges/s", run.ops / run.seconds);
-      if (only.Has("update")) AddWriteResults(sink, "update", system, p, run, true, common_info);
+      if (only.Has("update")) {
+        AddWriteResults(sink, "update", system, p, run, true, common_info);
+        AddDecileResults(sink, "update", system, p, run);
+      }
     }
     // insert: [80%, 90%) as single-edge transactions.
     {

@@ -1033,6 +1033,7 @@ DBStats DBImpl::GetStats(bool count_graph) {
   for (const auto& m : v->memgraphs) {
     st.memgraph_bytes += m->bytes();
     st.memgraph_versions += m->live_versions();
+    st.hollow_versions += m->hollow_versions();
     st.versions_reclaimed += m->reclaimed_versions();
     st.versions_rebuilt += m->rebuilt_versions();
   }

@@ -20,6 +20,8 @@ inline uint32_t LocalOf(VertexId v) { return static_cast<uint32_t>(v & (kSubgrap
 struct ApplyScratch {
   RadixSortScratch<PrimOp> sort;
   std::vector<SubgraphVersion*> dead;
+  std::vector<SubgraphVersion*> middle;
+  std::vector<Timestamp> readers;
 };
 thread_local ApplyScratch apply_scratch;
 
@@ -72,8 +74,10 @@ MemGraph::~MemGraph() {
     }
     FreeVersions(&alloc_, chunk.data(), chunk.data() + k);
   }
-  for (const Limbo& l : limbo_) {
-    FreeVersions(&alloc_, l.versions.data(), l.versions.data() + l.versions.size());
+  for (const std::deque<Limbo>* q : {&limbo_, &hollow_}) {
+    for (const Limbo& l : *q) {
+      FreeVersions(&alloc_, l.versions.data(), l.versions.data() + l.versions.size());
+    }
   }
 }
 
@@ -290,33 +294,50 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   clock_->Publish(t);
 
   // Unlink what no snapshot can select, and unlock, in one pass.
-  const Timestamp min_active = tracer_->MinActive(*clock_);
+  std::vector<Timestamp>& readers = apply_scratch.readers;
+  tracer_->ActiveTimestamps(*clock_, &readers);
   std::vector<SubgraphVersion*>& dead = apply_scratch.dead;
+  std::vector<SubgraphVersion*>& middle = apply_scratch.middle;
   dead.clear();
+  middle.clear();
   for (SubgraphWork& w : work) {
-    Unlink(w.slot, min_active, &dead);
+    Unlink(w.slot, readers, &dead, &middle);
     w.slot->mu.unlock();
   }
-  Retire(t, &dead);
+  Retire(t, readers.front(), &dead, &middle);
   ReleaseScratch(&dead);
+  ReleaseScratch(&middle);
   *ts = t;
   return Status::OK();
 }
 
-// `dead` was unlinked by commit t. A writer registered at t_r >= t read its heads after they
-// were replaced (see ReaderTracer's protocol), so once the writers' minimum reaches t nothing
-// can read them: they are freed at once, or else queued in limbo. Limbo entries the writers are
-// past are freed too. *dead is left empty (its buffer is kept for reuse).
-void MemGraph::Retire(Timestamp t, std::vector<SubgraphVersion*>* dead) {
+// `dead` and `middle` were unlinked by commit t. A writer registered at t_r >= t read its heads
+// after they were replaced (see ReaderTracer's protocol), so once the writers' minimum reaches t
+// no writer can read them: `dead` versions are freed then, `middle` ones hollowed (their
+// headers wait in hollow_ until the readers' minimum reaches t: until then a reader may walk
+// past them). Until the writers are past t both wait in limbo. Limbo and hollow entries that
+// are due are handled too. *dead and *middle are left empty (their buffers kept for reuse).
+void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVersion*>* dead,
+                      std::vector<SubgraphVersion*>* middle) {
   constexpr size_t kSpareLists = 8;
   const Timestamp min_writer = writers_.MinActive(*clock_);
   const bool free_now = min_writer >= t;
   thread_local std::vector<std::vector<SubgraphVersion*>> drained;  // lists freed outside the lock
+  thread_local std::vector<SubgraphVersion*> hollowed;              // middle versions to hollow
   drained.clear();
-  if ((!free_now && !dead->empty()) || limbo_entries_.load(std::memory_order_relaxed) != 0) {
+  hollowed.clear();
+  size_t hollowed_now = 0, headers_freed = 0;  // middle versions hollowed; hollow headers freed
+  if (free_now && !middle->empty()) {
+    hollowed.swap(*middle);
+  }
+  const bool queue_dead = !free_now && !dead->empty();
+  const bool queue_middle = !middle->empty();  // only when !free_now
+  if (queue_dead || queue_middle || !hollowed.empty() ||
+      limbo_entries_.load(std::memory_order_relaxed) != 0 ||
+      hollow_entries_.load(std::memory_order_relaxed) != 0) {
     std::lock_guard<std::mutex> g(limbo_mu_);
-    if (!free_now && !dead->empty()) {
-      limbo_.push_back(Limbo{t, std::move(*dead)});
+    if (queue_dead) {
+      limbo_.push_back(Limbo{t, std::move(*dead), false});
       dead->clear();
       if (!spare_lists_.empty()) {  // the caller's buffer went to limbo: give it a spare one
         dead->swap(spare_lists_.back());
@@ -324,10 +345,36 @@ void MemGraph::Retire(Timestamp t, std::vector<SubgraphVersion*>* dead) {
       }
       limbo_entries_.fetch_add(1, std::memory_order_relaxed);
     }
+    if (queue_middle) {
+      limbo_.push_back(Limbo{t, std::move(*middle), true});
+      middle->clear();
+      limbo_entries_.fetch_add(1, std::memory_order_relaxed);
+    }
     while (!limbo_.empty() && limbo_.front().retired_at <= min_writer) {
-      drained.push_back(std::move(limbo_.front().versions));
+      Limbo& l = limbo_.front();
+      if (l.middle) {
+        for (SubgraphVersion* v : l.versions) HollowVersion(&alloc_, v);
+        hollowed_now += l.versions.size();
+        hollow_.push_back(std::move(l));
+        hollow_entries_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        drained.push_back(std::move(l.versions));
+      }
       limbo_.pop_front();
       limbo_entries_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (!hollowed.empty()) {
+      for (SubgraphVersion* v : hollowed) HollowVersion(&alloc_, v);
+      hollowed_now += hollowed.size();
+      hollow_.push_back(Limbo{t, std::vector<SubgraphVersion*>(hollowed), true});
+      hollow_entries_.fetch_add(1, std::memory_order_relaxed);
+      hollowed.clear();
+    }
+    while (!hollow_.empty() && hollow_.front().retired_at <= min_reader) {
+      headers_freed += hollow_.front().versions.size();
+      drained.push_back(std::move(hollow_.front().versions));
+      hollow_.pop_front();
+      hollow_entries_.fetch_sub(1, std::memory_order_relaxed);
     }
   }
   size_t freed = 0;
@@ -351,20 +398,46 @@ void MemGraph::Retire(Timestamp t, std::vector<SubgraphVersion*>* dead) {
     }
   }
   drained.clear();
-  if (freed != 0) {
-    live_versions_.fetch_sub(freed, std::memory_order_relaxed);
-    reclaimed_.fetch_add(freed, std::memory_order_relaxed);
+  // A version counts as reclaimed once its containers are gone: freed whole, or hollowed.
+  const size_t reclaimed = freed - headers_freed + hollowed_now;
+  if (reclaimed != 0) {
+    live_versions_.fetch_sub(reclaimed, std::memory_order_relaxed);
+    reclaimed_.fetch_add(reclaimed, std::memory_order_relaxed);
   }
+  if (hollowed_now != 0) hollow_versions_.fetch_add(hollowed_now, std::memory_order_relaxed);
+  if (headers_freed != 0) hollow_versions_.fetch_sub(headers_freed, std::memory_order_relaxed);
 }
 
-// Keeps the head, and every version down to the newest one with ts <= min_active (the oldest
-// any registered reader can select); unlinks the rest onto *dead.
-void MemGraph::Unlink(SubgraphSlot* slot, Timestamp min_active,
-                      std::vector<SubgraphVersion*>* dead) {
-  SubgraphVersion* v = slot->head.load(std::memory_order_relaxed);
-  while (v != nullptr && v->ts > min_active) v = v->older.load(std::memory_order_relaxed);
-  if (v == nullptr) return;
-  for (SubgraphVersion* d = v->older.exchange(nullptr, std::memory_order_acq_rel); d != nullptr;
+// Keeps every version some timestamp in `readers` (ascending; the last one is t_r, which the
+// head serves) selects: v, whose newer neighbour in the chain is u, is selected by r iff
+// v.ts <= r < u.ts. A run of unselected versions between two kept ones is unlinked onto
+// *middle by pointing the newer kept version past it; the run's own older links are left as
+// they were, so a reader that already stepped into it still walks on to what it selects.
+// Everything older than the oldest kept version goes onto *dead. Hence at most
+// readers.size() versions per chain survive a commit (RapidStore's bound).
+void MemGraph::Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
+                      std::vector<SubgraphVersion*>* dead, std::vector<SubgraphVersion*>* middle) {
+  SubgraphVersion* kept = slot->head.load(std::memory_order_relaxed);
+  if (kept == nullptr) return;
+  // readers[0, idx) are not served yet: each is below the ts of every version kept so far.
+  size_t idx = readers.size();
+  while (idx > 0 && readers[idx - 1] >= kept->ts) --idx;
+  size_t run = 0;  // unselected versions since `kept`, pushed onto *middle
+  for (SubgraphVersion* v = kept->older.load(std::memory_order_relaxed); v != nullptr && idx > 0;
+       v = v->older.load(std::memory_order_relaxed)) {
+    if (readers[idx - 1] < v->ts) {
+      middle->push_back(v);
+      ++run;
+      continue;
+    }
+    if (run != 0) kept->older.store(v, std::memory_order_release);
+    kept = v;
+    run = 0;
+    while (idx > 0 && readers[idx - 1] >= v->ts) --idx;
+  }
+  // A run that reaches the tail is part of the tail: it stays linked and is cut with it.
+  middle->resize(middle->size() - run);
+  for (SubgraphVersion* d = kept->older.exchange(nullptr, std::memory_order_acq_rel); d != nullptr;
        d = d->older.load(std::memory_order_relaxed)) {
     dead->push_back(d);
   }

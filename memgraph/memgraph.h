@@ -104,7 +104,10 @@ class MemGraph {
   const MemGraphOptions& options() const { return opt_; }
   size_t bytes() const { return alloc_.bytes(); }
   uint64_t live_versions() const { return live_versions_.load(std::memory_order_relaxed); }
+  // Versions whose containers were freed: whole, or hollowed (see HollowVersion).
   uint64_t reclaimed_versions() const { return reclaimed_.load(std::memory_order_relaxed); }
+  // Hollow headers of reclaimed middle versions, waiting until no reader can walk past them.
+  uint64_t hollow_versions() const { return hollow_versions_.load(std::memory_order_relaxed); }
   // Versions built before the locks were taken and built again because another writer had
   // changed their subgraph meanwhile (see Apply).
   uint64_t rebuilt_versions() const { return rebuilt_.load(std::memory_order_relaxed); }
@@ -118,8 +121,10 @@ class MemGraph {
   Status BuildVersion(SubgraphWork* w, OlderTiers* older);
   Status BuildPending(std::vector<SubgraphWork>* work, OlderTiers* older);
   void ApplyToAdjacency(SubgraphWork* w, uint8_t dir, Adjacency* a);
-  void Unlink(SubgraphSlot* slot, Timestamp min_active, std::vector<SubgraphVersion*>* dead);
-  void Retire(Timestamp t, std::vector<SubgraphVersion*>* dead);
+  void Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
+              std::vector<SubgraphVersion*>* dead, std::vector<SubgraphVersion*>* middle);
+  void Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVersion*>* dead,
+              std::vector<SubgraphVersion*>* middle);
 
   const MemGraphOptions opt_;
   version::CommitClock* const clock_;
@@ -128,6 +133,7 @@ class MemGraph {
   SubgraphDirectory dir_;
   std::atomic<uint64_t> live_versions_{0};
   std::atomic<uint64_t> reclaimed_{0};
+  std::atomic<uint64_t> hollow_versions_{0};
   std::atomic<uint64_t> rebuilt_{0};
   std::atomic<Timestamp> max_ts_{0};
 
@@ -138,12 +144,21 @@ class MemGraph {
   // Unlinked versions that a writer registered before `retired_at` may still be reading; freed
   // once the writers' minimum timestamp reaches retired_at. In commit order, nearly: an entry
   // waits for the entries before it, which only delays it.
+  // A `middle` entry holds versions unlinked from between two kept versions of a chain: once
+  // the writers are past retired_at their containers are released and the headers move to
+  // hollow_.
   struct Limbo {
     Timestamp retired_at;
     std::vector<SubgraphVersion*> versions;
+    bool middle = false;
   };
   std::mutex limbo_mu_;
   std::deque<Limbo> limbo_;
+  // Hollow headers of middle versions (HollowVersion) that a reader registered before
+  // retired_at may be walking past; freed once the readers' minimum reaches retired_at. Guarded
+  // by limbo_mu_.
+  std::deque<Limbo> hollow_;
+  std::atomic<size_t> hollow_entries_{0};
   // Emptied limbo lists, reused for the next ones (a list of a batch's replaced versions is
   // ~16 KiB: allocating one per batch went back to the OS on every free).
   std::vector<std::vector<SubgraphVersion*>> spare_lists_;

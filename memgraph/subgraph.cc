@@ -92,6 +92,15 @@ void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
   alloc->Free(v, sizeof(SubgraphVersion));
 }
 
+void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v) {
+  for (Adjacency* a : {&v->out, v->in}) {
+    if (a == nullptr) continue;
+    a->ci = ClusteredIndex(a->ci.allocator(), a->ci.weighted());
+    ReleaseArts(alloc, a);
+    FreeCounts(alloc, a);
+  }
+}
+
 void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersion* const* e) {
   constexpr ptrdiff_t kAhead = 4;
   const ptrdiff_t n = e - b;

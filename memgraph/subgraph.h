@@ -92,6 +92,11 @@ SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in, bool weighted);
 // A new unpublished version sharing every container of `base` (ts and older left unset).
 SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base);
 void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v);
+// Releases v's containers (its neighbor sets, C-ART array and counts), leaving a header whose
+// ts and older link still read as before: for a version unlinked from the middle of a chain,
+// which readers may still be walking past (they read only ts and older of a version they do not
+// select). FreeVersion on it afterwards frees the header.
+void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v);
 // FreeVersion of every version in [b, e). Version GC frees versions that were replaced a batch
 // or more ago, whose nodes are out of cache (the reference-count decrement of each root was 5%
 // of an ingest's samples, nearly all of it waiting on the miss): each version and then what

@@ -1,5 +1,7 @@
 #include "version/reader_tracer.h"
 
+#include <algorithm>
+
 namespace strata::version {
 
 ReaderTracer::Block::Block(uint32_t count) : n(count), words(new std::atomic<uint64_t>[count]) {
@@ -72,6 +74,20 @@ Timestamp ReaderTracer::MinActive(const CommitClock& clock) const {
     }
   }
   return m;
+}
+
+void ReaderTracer::ActiveTimestamps(const CommitClock& clock, std::vector<Timestamp>* out) const {
+  out->clear();
+  const Timestamp tr = clock.read_ts();
+  for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+    for (uint32_t i = 0; i < b->n; ++i) {
+      uint64_t w = b->words[i].load(std::memory_order_seq_cst);
+      if ((w & kInUse) != 0 && (w & ~kInUse) < tr) out->push_back(w & ~kInUse);
+    }
+  }
+  out->push_back(tr);
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
 uint64_t ReaderTracer::ActiveCount() const {

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "strata/types.h"
 #include "version/commit_clock.h"
@@ -43,6 +44,10 @@ class ReaderTracer {
 
   // min(t_r read first, every registered reader's ts).
   Timestamp MinActive(const CommitClock& clock) const;
+  // Every timestamp a reader may select versions at: t_r (read first) and every registered
+  // reader's ts, ascending and distinct, into *out (cleared first). A reader the scan misses
+  // registers at >= that t_r, so it is covered by the last element. out->front() is MinActive.
+  void ActiveTimestamps(const CommitClock& clock, std::vector<Timestamp>* out) const;
   uint64_t ActiveCount() const;
 
  private:

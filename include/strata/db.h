@@ -31,7 +31,10 @@ struct DBStats {
   uint64_t ops_applied = 0;
   uint64_t memgraph_bytes = 0;      // bytes held by all memgraphs (active + sealed)
   uint64_t memgraph_versions = 0;   // subgraph versions alive (not yet reclaimed)
-  uint64_t versions_reclaimed = 0;  // subgraph versions freed by writer GC
+  uint64_t versions_reclaimed = 0;  // subgraph versions whose contents writer GC freed
+  // Headers (~100 bytes each) of versions reclaimed from between two readers' versions, kept
+  // until no reader can be walking past them.
+  uint64_t hollow_versions = 0;
   // Subgraph versions a writer built before taking its locks and built again because another
   // writer committed to the subgraph meanwhile (a measure of writer conflicts).
   uint64_t versions_rebuilt = 0;
