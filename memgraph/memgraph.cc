@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "memgraph/append_area.h"
 #include "util/radix_sort.h"
 #include "util/scratch.h"
 
@@ -457,11 +458,71 @@ struct EdgeStage {
 // shuffled stream builds one version per edge: four heap allocations each were measurable).
 struct BuildScratch {
   std::vector<EdgeStage> st;
+  std::vector<AppendEntry> merged;
   std::vector<ClusteredUpdate> ci_ups;
   std::vector<Update> art_ups;
   std::vector<PrevState> prev;
 };
 thread_local BuildScratch build_scratch;
+
+void AreaEntries(const AppendArea& area, std::vector<AppendEntry>* out) {
+  out->clear();
+  for (size_t k = 0; k < area.n; ++k) {
+    out->push_back({area.u()[k], area.kind()[k], area.v()[k],
+                    area.w() != nullptr ? area.w()[k] : 1.0});
+  }
+}
+
+inline Update ToUpdate(const AppendEntry& e) {
+  Update u;
+  u.key = e.v;
+  u.weight = e.w;
+  u.op = e.kind == kAppendLive ? UpdateOp::kPut
+         : e.kind == kAppendTomb ? UpdateOp::kTombstone
+                                 : UpdateOp::kErase;
+  return u;
+}
+
+// Applies e (sorted by (u, v), unique) to a's containers: one batched Apply for the clustered
+// index, one per C-ART touched. a's counts already describe the result (they count the view).
+void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<AppendEntry>& e) {
+  BuildScratch& sc = build_scratch;
+  std::vector<ClusteredUpdate>& ci_ups = sc.ci_ups;
+  std::vector<Update>& art_ups = sc.art_ups;
+  ci_ups.clear();
+  for (size_t b = 0; b < e.size();) {
+    size_t x = b;
+    const uint8_t i = e[b].u;
+    while (x < e.size() && e[x].u == i) ++x;
+    if (a->InArt(i)) {
+      art_ups.clear();
+      for (size_t k = b; k < x; ++k) art_ups.push_back(ToUpdate(e[k]));
+      CArt& tree = MutableArt(alloc, a, i);
+      tree = tree.Apply(art_ups.data(), art_ups.size(), nullptr);
+    } else {
+      for (size_t k = b; k < x; ++k) ci_ups.push_back({i, ToUpdate(e[k])});
+    }
+    b = x;
+  }
+  if (!ci_ups.empty()) a->ci = a->ci.Apply(ci_ups.data(), ci_ups.size(), nullptr);
+}
+
+// Moves a's appended updates into its containers.
+void FlushAppended(NodeAllocator* alloc, Adjacency* a) {
+  if (a->appended == nullptr) return;
+  std::vector<AppendEntry>& e = build_scratch.merged;
+  AreaEntries(*a->appended, &e);
+  ApplyToContainers(alloc, a, e);
+  UnrefAppendArea(alloc, a->appended);
+  a->appended = nullptr;
+}
+
+inline PrevState ViewState(const Adjacency& a, uint32_t i, uint64_t v) {
+  double w;
+  bool tomb;
+  if (!FindEdge(a, i, v, &w, &tomb)) return PrevState::kAbsent;
+  return tomb ? PrevState::kTombstone : PrevState::kLive;
+}
 
 }  // namespace
 
@@ -527,14 +588,25 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     GetCounts(dir == 0 ? fresh->out : *fresh->in, &counts[dir]);
   }
 
-  // 2. Clear deleted vertices' lists.
+  // 2. Clear deleted vertices' lists (and their appended updates).
   for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
     VertexCounts& c = counts[dir];
+    // A vertex whose view is empty may still have container entries its appended erases hide.
+    const uint64_t appended_cleared = a->appended != nullptr ? a->appended->mask & cleared : 0;
+    if (appended_cleared != 0) {
+      std::vector<AppendEntry>& e = build_scratch.merged;
+      AreaEntries(*a->appended, &e);
+      e.erase(std::remove_if(e.begin(), e.end(),
+                             [&](const AppendEntry& x) { return ((cleared >> x.u) & 1) != 0; }),
+              e.end());
+      UnrefAppendArea(&alloc_, a->appended);
+      a->appended = e.empty() ? nullptr : NewAppendArea(&alloc_, opt_.weighted, e.data(), e.size());
+    }
     uint64_t drop_art = a->art_mask & cleared;
     for (uint64_t m = cleared & ~a->art_mask; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-      if (c.entries[i] != 0) {
+      if (c.entries[i] != 0 || ((appended_cleared >> i) & 1) != 0) {
         size_t removed = 0;
         a->ci = a->ci.EraseVertex(static_cast<uint8_t>(i), &removed);
       }
@@ -581,10 +653,6 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
     VertexCounts& c = counts[dir];
 
-    std::vector<ClusteredUpdate>& ci_ups = sc.ci_ups;
-    std::vector<Update>& art_ups = sc.art_ups;
-    std::vector<PrevState>& prev = sc.prev;
-    ci_ups.clear();
     uint64_t touched = 0;
     auto make = [&](const EdgeStage& e) {
       Update u;
@@ -611,27 +679,43 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
         if (p != PrevState::kAbsent) --c.entries[i];
       }
     };
-    for (size_t b = 0; b < st.size();) {
-      size_t e = b;
-      const uint32_t i = st[b].i;
-      while (e < st.size() && st[e].i == i) ++e;
-      touched |= uint64_t{1} << i;
-      if (a->InArt(i)) {
-        art_ups.clear();
-        for (size_t k = b; k < e; ++k) art_ups.push_back(make(st[k]));
-        prev.resize(art_ups.size());
-        CArt& tree = MutableArt(&alloc_, a, i);
-        tree = tree.Apply(art_ups.data(), art_ups.size(), prev.data());
-        for (size_t k = 0; k < art_ups.size(); ++k) account(i, art_ups[k], prev[k]);
-      } else {
-        for (size_t k = b; k < e; ++k) ci_ups.push_back({static_cast<uint8_t>(i), make(st[k])});
-      }
-      b = e;
+    // The updates laid over the appended ones: each takes its prior state from the view, and
+    // overrides an appended entry of its key. An erase of an absent entry changes nothing.
+    std::vector<AppendEntry>& merged = sc.merged;
+    merged.clear();
+    const AppendArea* old = a->appended;
+    const size_t old_n = old != nullptr ? old->n : 0;
+    size_t op = 0;
+    auto old_before = [&](uint8_t i, uint64_t v) {
+      return op < old_n && (old->u()[op] < i || (old->u()[op] == i && old->v()[op] < v));
+    };
+    auto take_old = [&] {
+      merged.push_back({old->u()[op], old->kind()[op], old->v()[op],
+                        old->w() != nullptr ? old->w()[op] : 1.0});
+      ++op;
+    };
+    for (const EdgeStage& e : st) {
+      touched |= uint64_t{1} << e.i;
+      const Update u = make(e);
+      const PrevState p = ViewState(*a, e.i, e.v);
+      account(e.i, u, p);
+      if (u.op == UpdateOp::kErase && p == PrevState::kAbsent) continue;
+      while (old_before(static_cast<uint8_t>(e.i), e.v)) take_old();
+      if (op < old_n && old->u()[op] == e.i && old->v()[op] == e.v) ++op;
+      const uint8_t kind = u.op == UpdateOp::kPut         ? kAppendLive
+                           : u.op == UpdateOp::kTombstone ? kAppendTomb
+                                                          : kAppendErased;
+      merged.push_back({static_cast<uint8_t>(e.i), kind, e.v, e.w});
     }
-    if (!ci_ups.empty()) {
-      prev.resize(ci_ups.size());
-      a->ci = a->ci.Apply(ci_ups.data(), ci_ups.size(), prev.data());
-      for (size_t k = 0; k < ci_ups.size(); ++k) account(ci_ups[k].u, ci_ups[k].upd, prev[k]);
+    while (op < old_n) take_old();
+    UnrefAppendArea(&alloc_, a->appended);
+    a->appended = nullptr;
+    if (merged.size() <= kAppendCapacity) {
+      if (!merged.empty()) {
+        a->appended = NewAppendArea(&alloc_, opt_.weighted, merged.data(), merged.size());
+      }
+    } else {
+      ApplyToContainers(&alloc_, a, merged);
     }
 
     // 4. Move vertices between the clustered index and their own C-ART by size.
@@ -642,6 +726,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
       if (a->InArt(i) && c.entries[i] < opt_.cart_threshold / 2) to_ci |= uint64_t{1} << i;
     }
     if ((to_art | to_ci) != 0) {
+      FlushAppended(&alloc_, a);  // a vertex moves with its whole list
       std::vector<uint64_t> keys;
       std::vector<double> wts;
       std::vector<uint8_t> tombs;

@@ -165,19 +165,38 @@ class MemGraph {
   std::atomic<size_t> limbo_entries_{0};
 };
 
-// Reading helpers over one adjacency of a version (for vertex i = local index).
-// fn(const uint64_t* keys, const double* w, const uint8_t* tomb, size_t n) -> bool.
+// Reading helpers over the view of one adjacency (containers + appended) for vertex i = local
+// index. fn(const uint64_t* keys, const double* w, const uint8_t* tomb, size_t n) -> bool|void.
 template <class F>
 void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
   if (a.Entries(i) == 0) return;
-  if (a.InArt(i)) {
-    a.Art(i).ForEachChunk(fn);
-  } else {
-    a.ci.ForEachInVertex(static_cast<uint8_t>(i), fn);
+  auto containers = [&](auto&& chunk) {
+    if (a.InArt(i)) {
+      a.Art(i).ForEachChunk(chunk);
+    } else {
+      a.ci.ForEachInVertex(static_cast<uint8_t>(i), chunk);
+    }
+  };
+  if (a.appended == nullptr || !a.appended->Has(i)) {
+    containers(fn);
+    return;
   }
+  size_t b, e;
+  a.appended->Run(i, &b, &e);
+  ScanWithAppended(*a.appended, b, e, containers, fn);
 }
 inline bool FindEdge(const Adjacency& a, uint32_t i, uint64_t v, double* w, bool* tomb) {
   if (a.Entries(i) == 0) return false;
+  if (a.appended != nullptr) {
+    const ptrdiff_t p = a.appended->Find(i, v);
+    if (p >= 0) {
+      const uint8_t k = a.appended->kind()[p];
+      if (k == kAppendErased) return false;
+      if (w != nullptr) *w = a.appended->w() != nullptr ? a.appended->w()[p] : 1.0;
+      if (tomb != nullptr) *tomb = k == kAppendTomb;
+      return true;
+    }
+  }
   if (a.InArt(i)) return a.Art(i).Find(v, w, tomb);
   return a.ci.Find(static_cast<uint8_t>(i), v, w, tomb);
 }

@@ -42,6 +42,8 @@ void CopyAdjacency(NodeAllocator* alloc, const Adjacency& from, Adjacency* to) {
   to->art_mask = from.art_mask;
   to->arts = from.arts;
   if (to->arts != nullptr) to->arts->refs.fetch_add(1, std::memory_order_relaxed);
+  to->appended = from.appended;
+  RefAppendArea(to->appended);
   const size_t words = 2 * static_cast<size_t>(__builtin_popcountll(from.count_mask));
   to->count_mask = from.count_mask;
   to->counts = NewCounts(alloc, words);
@@ -82,9 +84,11 @@ SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base) 
 void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
   ReleaseArts(alloc, &v->out);
   FreeCounts(alloc, &v->out);
+  UnrefAppendArea(alloc, v->out.appended);
   if (v->in != nullptr) {
     ReleaseArts(alloc, v->in);
     FreeCounts(alloc, v->in);
+    UnrefAppendArea(alloc, v->in->appended);
     v->in->~Adjacency();
     alloc->Free(v->in, sizeof(Adjacency));
   }
@@ -98,6 +102,8 @@ void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v) {
     a->ci = ClusteredIndex(a->ci.allocator(), a->ci.weighted());
     ReleaseArts(alloc, a);
     FreeCounts(alloc, a);
+    UnrefAppendArea(alloc, a->appended);
+    a->appended = nullptr;
   }
 }
 

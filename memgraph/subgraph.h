@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "memgraph/append_area.h"
 #include "memgraph/cart.h"
 #include "memgraph/clustered_index.h"
 #include "memgraph/node_allocator.h"
@@ -59,12 +60,15 @@ struct Adjacency {
   ArtArray* arts = nullptr;     // popcount(art_mask) trees, from the memgraph pool; shared
   uint64_t count_mask = 0;
   uint32_t* counts = nullptr;   // 2 * popcount(count_mask) words from the memgraph pool
+  // Updates laid over ci and arts (append_area.h); null when there are none. Shared.
+  AppendArea* appended = nullptr;
 
   bool InArt(uint32_t i) const { return (art_mask >> i) & 1; }
   const CArt& Art(uint32_t i) const {
     return arts->trees()[__builtin_popcountll(art_mask & ((uint64_t{1} << i) - 1))];
   }
-  // Entries (tombstones included) of vertex i here; 0 iff vertex i has no entry here.
+  // Entries (tombstones included) of vertex i in the view (containers + appended); 0 iff
+  // vertex i has no entry here.
   uint32_t Entries(uint32_t i) const {
     if (((count_mask >> i) & 1) == 0) return 0;
     return counts[2 * __builtin_popcountll(count_mask & ((uint64_t{1} << i) - 1))];

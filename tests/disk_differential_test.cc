@@ -49,7 +49,7 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
   o.weighted = p.weighted;
   o.io_backend = p.io;
   o.wal = p.wal;
-  o.memgraph_bytes = 8 << 10;  // seals every few hundred entries
+  o.memgraph_bytes = 6 << 10;  // seals every few hundred entries
   o.cart_threshold = 8;
   o.memory_budget = 1 << 20;
   // Tiny levels so data crosses L0 -> L1 -> L2 -> L3 many times.
