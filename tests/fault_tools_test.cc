@@ -111,6 +111,106 @@ TEST(FaultTools, ShortenedIdDictionaryIsCorruptionNamingTheFile) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Item 8 (tools part): the reading commands change no file of a mapped store, IDDICT included,
+// and work on a read-only directory.
+
+struct FileStamp {
+  std::string bytes;
+  struct timespec mtime = {};
+  bool operator==(const FileStamp& o) const {
+    return bytes == o.bytes && mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec;
+  }
+};
+
+FileStamp Stamp(const std::string& path) {
+  FileStamp f;
+  f.bytes = ReadWholeFile(path);
+  struct stat st;
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  f.mtime = st.st_mtim;
+  return f;
+}
+
+std::vector<std::string> Listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(FaultTools, ReadingCommandsLeaveIdDictionaryAloneOnAReadOnlyDirectory) {
+  namespace fs = std::filesystem;
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  Ok({"ingest", "--db", db, "--input", "-", "--ids", "map", "--batch", "10"},
+     SparseEdges(40, 1ull << 40));
+  // A torn tail, as a crash during Persist() leaves: part of a record header. A writable open
+  // cuts it; a reader must leave it.
+  const uint64_t torn_at = fs::file_size(db + "/IDDICT");
+  {
+    std::ofstream f(db + "/IDDICT", std::ios::binary | std::ios::app);
+    f << std::string(20, '\x01');
+  }
+  // Everything read-only: files 0444, the directory 0555. Permission bits do not stop root,
+  // so as root the files are given to "nobody" and the commands run as nobody.
+  const bool root = geteuid() == 0;
+  for (const auto& e : fs::directory_iterator(db)) {
+    fs::permissions(e.path(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
+                    fs::perm_options::replace);
+    if (root) ASSERT_EQ(::chown(e.path().c_str(), 65534, 65534), 0);
+  }
+  fs::permissions(db, fs::perms::owner_read | fs::perms::owner_exec, fs::perm_options::replace);
+  if (root) {
+    ASSERT_EQ(::chown(db.c_str(), 65534, 65534), 0);
+    fs::permissions(tmp.path(), fs::perms::owner_all | fs::perms::others_exec,
+                    fs::perm_options::replace);
+  }
+  CliRunOptions as;
+  if (root) as.run_as = 65534;
+  const FileStamp dict = Stamp(db + "/IDDICT");
+  const std::vector<std::string> files = Listing(db);
+  auto run = [&](const std::vector<std::string>& args) {
+    SCOPED_TRACE(DescribeRun(args, {}));
+    CliResult r = RunStrata(args, as);
+    EXPECT_TRUE(r.exited && r.code == 0) << DescribeRun(args, r);
+    EXPECT_TRUE(Stamp(db + "/IDDICT") == dict) << "IDDICT changed";
+    EXPECT_EQ(Listing(db), files);
+    return r;
+  };
+  // Precondition: the directory is read-only to the user the commands run as.
+  CliResult w = RunStrata({"ingest", "--db", db, "--input", "-"}, as);
+  EXPECT_EQ(w.code, 1) << "a writing command needs a writable directory: " << w.err;
+  EXPECT_TRUE(Stamp(db + "/IDDICT") == dict);
+
+  CliResult v = run({"verify", "--db", db});
+  EXPECT_NE(v.out.find(db + "/IDDICT: torn tail of 20 bytes at offset " + std::to_string(torn_at)),
+            std::string::npos)
+      << v.out;
+  EXPECT_NE(v.out.find("a writing command (ingest, compact) would cut it"), std::string::npos)
+      << v.out;
+  EXPECT_NE(v.out.find("OK: "), std::string::npos) << v.out;
+  const std::string first = std::to_string(1ull << 40);
+  CliResult q = run({"query", "--db", db, "degree", first});
+  EXPECT_EQ(q.out, "1\n");
+  run({"query", "--db", db, "stats"});
+  CliResult e = run({"export", "--db", db});
+  EXPECT_NE(e.out.find(first + " " + std::to_string((1ull << 40) + 7)), std::string::npos)
+      << e.out.substr(0, 400);
+  run({"analyze", "--db", db, "--algo", "wcc"});
+
+  // Writable again: a writing command cuts the tail, and verify has nothing to say.
+  fs::permissions(db, fs::perms::owner_all, fs::perm_options::replace);
+  for (const auto& e : fs::directory_iterator(db)) {
+    fs::permissions(e.path(), fs::perms::owner_read | fs::perms::owner_write,
+                    fs::perm_options::replace);
+  }
+  Ok({"compact", "--db", db});
+  EXPECT_EQ(fs::file_size(db + "/IDDICT"), torn_at);
+  CliResult after = Ok({"verify", "--db", db});
+  EXPECT_EQ(after.out.find("torn tail"), std::string::npos) << after.out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Item 4: `query stats` with a damaged edge block.
 
 std::string FirstSegment(const std::string& db) {

@@ -736,6 +736,9 @@ int Ingester::Run() {
     // its own, covering them all: a missing or shortened one would map new external IDs onto
     // internal IDs that already carry edges.
     dopt.create_if_missing = creating_ || snap->VertexIdBound() == 0;
+    // A torn tail is cut only once the dictionary is known to cover the store: a shortened
+    // IDDICT is left as it was found, for a restore.
+    dopt.cut_torn_tail = false;
     s = tools::IdDictionary::Open(tools::IdDictionary::FileName(a_.db), dopt, &dict_);
     if (s.IsNotFound()) {
       s = Status::Corruption("store '" + a_.db +
@@ -743,6 +746,7 @@ int Ingester::Run() {
                              "but has no IDDICT");
     }
     if (s.ok()) s = CheckDictionaryCovers(a_.db, *snap, *dict_);
+    if (s.ok()) s = dict_->CutTornTail();
     snap.reset();
     if (!s.ok()) {
       dict_.reset();
