@@ -588,6 +588,51 @@ TEST(FaultTools, UnfinishedCreationIsResumed) {
   EXPECT_EQ(ReadWholeFile(other + "/IDMODE"), "ids=map\n");
 }
 
+TEST(FaultTools, EngineLeftoversOfAFailedFirstOpenAreRetried) {
+  TempDir tmp;
+  // What a first DB::Open that stopped between the manifest and CURRENT leaves (LOCK, a partial
+  // manifest, a partial CURRENT.tmp, LOG from an earlier attempt), beside the CLI's IDMODE: the
+  // engine resumes such a creation, and ingest must not call the directory foreign.
+  const std::string db = tmp.path() + "/db";
+  std::filesystem::create_directories(db);
+  WriteWholeFile(db + "/IDMODE", "ids=map\n");
+  WriteWholeFile(db + "/LOCK", "");
+  WriteWholeFile(db + "/MANIFEST-000001", std::string("SGMANIF1\x02", 9));
+  WriteWholeFile(db + "/MANIFEST-000004", std::string(40, '\0'));
+  WriteWholeFile(db + "/CURRENT.tmp", "MANIF");
+  WriteWholeFile(db + "/LOG", "2026-01-01 00:00:00 open: kind=directed\n");
+  WriteWholeFile(db + "/LOG.old", "");
+  Ok({"ingest", "--db", db, "--input", "-", "--undirected"}, "7 8\n8 9\n");
+  EXPECT_FALSE(std::filesystem::exists(db + "/MANIFEST-000004"));
+  EXPECT_FALSE(std::filesystem::exists(db + "/CURRENT.tmp"));
+  EXPECT_EQ(ReadWholeFile(db + "/IDMODE"), "ids=dense\n");
+  EXPECT_EQ(Ok({"query", "--db", db, "neighbors", "8"}).out, "7\n9\n");
+  Ok({"verify", "--db", db});
+
+  // Logs or segments without CURRENT are a store that lost its CURRENT, not an unfinished
+  // creation: refused, naming the file, and nothing is touched.
+  for (const char* name : {"000003.wal", "000005.seg"}) {
+    SCOPED_TRACE(name);
+    const std::string lost = tmp.path() + "/lost-" + name;
+    std::filesystem::create_directories(lost);
+    WriteWholeFile(lost + "/LOCK", "");
+    WriteWholeFile(lost + "/MANIFEST-000001", "SGMANIF1");
+    WriteWholeFile(lost + "/" + name, "data");
+    Fails(1, {"ingest", "--db", lost, "--input", "-"},
+          {lost + "/" + name, "no CURRENT", "not an unfinished creation"}, "1 2\n");
+    EXPECT_EQ(ReadWholeFile(lost + "/" + name), "data");
+    EXPECT_EQ(ReadWholeFile(lost + "/MANIFEST-000001"), "SGMANIF1");
+    EXPECT_FALSE(std::filesystem::exists(lost + "/IDMODE"));
+  }
+  // A file that is neither the CLI's nor the engine's is named.
+  const std::string other = tmp.path() + "/other";
+  std::filesystem::create_directories(other);
+  WriteWholeFile(other + "/LOCK", "");
+  WriteWholeFile(other + "/MANIFEST.bak", "");
+  Fails(1, {"ingest", "--db", other, "--input", "-"}, {"not a StrataGraph store", "MANIFEST.bak"},
+        "1 2\n");
+}
+
 TEST(FaultTools, IdModeIsWrittenBeforeTheStoreExists) {
   TempDir tmp;
   // IDMODE cannot be written (a directory is in its place): the store must not be created
