@@ -1018,6 +1018,7 @@ DBStats DBImpl::GetStats(bool count_graph) {
   if (count_graph) {
     st.num_vertices = snap->NumVertices();
     st.num_edges = snap->NumEdges();
+    st.count_status = snap->status();
   }
   snap.reset();
   st.batches_committed = batches_.load(std::memory_order_relaxed);
