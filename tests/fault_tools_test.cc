@@ -93,8 +93,12 @@ TEST(FaultTools, ShortenedIdDictionaryIsCorruptionNamingTheFile) {
     Fails(1, {"query", "--db", d, "stats"}, {"Corruption", "IDDICT"});
     Fails(1, {"export", "--db", d}, {"Corruption", "IDDICT"});
     Fails(1, {"analyze", "--db", d, "--algo", "wcc"}, {"Corruption", "IDDICT"});
-    // A later ingest must not map new IDs onto internal IDs that carry edges.
+    // Writers refuse it too, and leave the file as found (a cut inside a record looks torn).
     const auto before = std::filesystem::file_size(d + "/IDDICT");
+    EXPECT_EQ(before, cut);
+    Fails(1, {"compact", "--db", d}, {"Corruption", "IDDICT"});
+    EXPECT_EQ(std::filesystem::file_size(d + "/IDDICT"), before);
+    // A later ingest must not map new IDs onto internal IDs that carry edges.
     Fails(1, {"ingest", "--db", d, "--input", "-"}, {"Corruption", "IDDICT"}, "5 6\n");
     EXPECT_EQ(std::filesystem::file_size(d + "/IDDICT"), before);
   }

@@ -315,8 +315,11 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
   if (o.load_dictionary && st->info_.ids == IdMode::kMap) {
     tools::IdDictionaryOptions dopt;
     dopt.create_if_missing = false;
-    // A reader leaves IDDICT as it is (a read-only directory, a torn tail).
+    // A reader leaves IDDICT as it is (a read-only directory, a torn tail); a writer cuts a
+    // torn tail only once the dictionary is known to cover the store, so a shortened IDDICT
+    // is left as found.
     dopt.read_only = o.read_only;
+    dopt.cut_torn_tail = false;
     s = tools::IdDictionary::Open(tools::IdDictionary::FileName(dir), dopt, &st->dict_,
                                   &st->dict_info_);
     if (s.IsNotFound()) {
@@ -330,6 +333,10 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
       const std::string note = st->DictionaryNote();
       if (s.IsCorruption() && !note.empty()) return Status::Corruption(s.message() + "; " + note);
       return s;
+    }
+    if (!o.read_only) {
+      s = st->dict_->CutTornTail(&st->dict_info_.bytes_cut);
+      if (!s.ok()) return s;
     }
   }
   *out = std::move(st);
