@@ -62,6 +62,7 @@ std::string DBStats::ToString() const {
     << " block_cache=" << block_cache_bytes << "/" << block_cache_capacity
     << " cache_hits=" << block_cache_hits << " cache_misses=" << block_cache_misses
     << " levels=[" << level_shape << "]";
+  if (!count_status.ok()) o << " count_status=\"" << count_status.ToString() << "\"";
   return o.str();
 }
 

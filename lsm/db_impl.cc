@@ -220,9 +220,9 @@ Status DBImpl::PrepareCreate() {
   std::vector<std::string> names;
   Status s = env_->GetChildren(path_, &names);
   if (!s.ok()) return s;
+  // ClassifyFileWithoutCurrent (lsm/manifest.h) is the one list; strata ingest asks it too.
   for (const std::string& n : names) {
-    uint64_t num;
-    if (ParseNumbered(n, ".wal", &num) || ParseNumbered(n, ".seg", &num)) {
+    if (ClassifyFileWithoutCurrent(n) == FileWithoutCurrent::kStoreData) {
       return io::CorruptionAt(path_ + "/" + n, 0,
                               "the directory has no CURRENT but holds store files (CURRENT lost?); "
                               "refusing to create a new store over them");
@@ -231,8 +231,7 @@ Status DBImpl::PrepareCreate() {
   // A first open that failed before CURRENT was renamed into place leaves a manifest (maybe
   // partial) and temporary files, nothing a store needs: removed, then the store is created.
   for (const std::string& n : names) {
-    const bool tmp = n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0;
-    if (tmp || n.rfind("MANIFEST-", 0) == 0) {
+    if (RemovedOnCreate(n)) {
       s = env_->RemoveFile(path_ + "/" + n);
       if (!s.ok()) return s;
     }
@@ -1019,6 +1018,7 @@ DBStats DBImpl::GetStats(bool count_graph) {
   if (count_graph) {
     st.num_vertices = snap->NumVertices();
     st.num_edges = snap->NumEdges();
+    st.count_status = snap->status();
   }
   snap.reset();
   st.batches_committed = batches_.load(std::memory_order_relaxed);

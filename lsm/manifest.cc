@@ -189,6 +189,30 @@ ManifestEdit ManifestEdit::FullState(const StoreState& s) {
   return e;
 }
 
+namespace {
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+// "<digits><suffix>"
+bool IsNumbered(const std::string& name, std::string_view suffix) {
+  if (!EndsWith(name, suffix)) return false;
+  const size_t n = name.size() - suffix.size();
+  return name.find_first_not_of("0123456789") == n;
+}
+}  // namespace
+
+bool RemovedOnCreate(const std::string& name) {
+  return EndsWith(name, ".tmp") || (name.rfind("MANIFEST-", 0) == 0 && name.size() > 9);
+}
+
+FileWithoutCurrent ClassifyFileWithoutCurrent(const std::string& name) {
+  if (IsNumbered(name, ".wal") || IsNumbered(name, ".seg")) return FileWithoutCurrent::kStoreData;
+  if (RemovedOnCreate(name) || name == "LOCK" || name == "LOG" || name == "LOG.old") {
+    return FileWithoutCurrent::kCreationLeftover;
+  }
+  return FileWithoutCurrent::kOther;
+}
+
 std::string Manifest::ManifestPath(const std::string& dir, uint64_t number) {
   char name[32];
   snprintf(name, sizeof(name), "MANIFEST-%06llu", static_cast<unsigned long long>(number));

@@ -79,6 +79,24 @@ struct ManifestEdit {
   static ManifestEdit FullState(const StoreState& state);
 };
 
+// What a file in a store directory WITHOUT a CURRENT file says about creating a store there.
+// One list for the engine (DBImpl::PrepareCreate) and for `strata ingest`, which must agree on
+// what counts as a resumable, unfinished creation.
+enum class FileWithoutCurrent {
+  // What a first open that stopped before CURRENT was renamed into place leaves: a (maybe
+  // partial) MANIFEST-<n>, temporary files (*.tmp: CURRENT.tmp, ...), LOCK, LOG, LOG.old.
+  // Creating again removes the manifests and temporaries (RemovedOnCreate) and reuses the rest.
+  kCreationLeftover,
+  // <n>.wal, <n>.seg: written only after CURRENT, so the store lost its CURRENT; creating a new
+  // store over them would drop or misread them, and is refused (Corruption naming the file).
+  kStoreData,
+  // Anything else: not the engine's (the engine leaves it alone; strata ingest refuses it).
+  kOther,
+};
+FileWithoutCurrent ClassifyFileWithoutCurrent(const std::string& name);
+// kCreationLeftover files that creation deletes: MANIFEST-* and *.tmp.
+bool RemovedOnCreate(const std::string& name);
+
 class Manifest {
  public:
   static std::string CurrentPath(const std::string& dir) { return dir + "/CURRENT"; }

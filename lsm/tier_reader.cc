@@ -1044,21 +1044,25 @@ Status TierReader::ScanVertexDegreeBounds(VertexId begin, VertexId end,
   return WalkVertices<true>(begin, end, fn);
 }
 
+// Value-returning: a failed scan is recorded (status()), as Snapshot's contract says; the
+// count is then of the vertices seen before the failure.
 uint64_t TierReader::NumVertices() const {
   uint64_t n = 0;
-  ScanVertices(0, VertexIdBound(), [&](VertexId) {
+  Status s = ScanVertices(0, VertexIdBound(), [&](VertexId) {
     ++n;
     return true;
   });
+  if (!s.ok()) RecordError(s);
   return n;
 }
 
 uint64_t TierReader::NumEdges() const {
   uint64_t n = 0;
-  ScanVertices(0, VertexIdBound(), [&](VertexId v) {
+  Status s = ScanVertices(0, VertexIdBound(), [&](VertexId v) {
     n += Degree(0, v);
     return true;
   });
+  if (!s.ok()) RecordError(s);
   return n;
 }
 

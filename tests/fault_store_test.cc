@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -566,6 +567,62 @@ TEST(Bloom, DamagedPartitionPinnedFailsOpenInAStoreFailsReads) {
   s = db->Verify(&report);
   ASSERT_TRUE(s.IsCorruption());
   EXPECT_NE(report.find(where), std::string::npos) << report;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counts over a damaged vertex block: Snapshot::NumVertices/NumEdges record the scan's error
+// (status()), and DB::GetStats(true) reports it in DBStats::count_status.
+
+TEST(Stats, CountsOverADamagedVertexBlockReportTheError) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  BuildFlushed(path, 1);
+  const std::string seg = path + "/" + FilesWith(path, ".seg")[0];
+  std::string data = ReadAll(seg);
+  lsm::SegmentFooter footer;
+  ASSERT_TRUE(footer.DecodeFrom(data.data() + data.size() - lsm::kFooterSize));
+  ASSERT_GE(footer.vertex_index.size, lsm::kVertexIndexEntrySize + 8);
+  lsm::VertexIndexEntry e;
+  e.DecodeFrom(data.data() + footer.vertex_index.offset);
+  // Open reads every vertex block (Corruption on open), so the byte flips under the open
+  // store, in place (the same inode): damage the disk does later, which the walk must report.
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(ReadOnlyOpts(), path, &db).ok());
+  {
+    const char c = static_cast<char>(data[e.offset + 1] ^ 0x20);  // inside vertex block 0
+    const int fd = ::open(seg.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, &c, 1, static_cast<off_t>(e.offset + 1)), 1);
+    ::close(fd);
+  }
+  {
+    auto snap = db->GetSnapshot();
+    ASSERT_TRUE(snap->status().ok());
+    snap->NumVertices();
+    Status s = snap->status();
+    ASSERT_TRUE(s.IsCorruption()) << "NumVertices: " << s.ToString();
+    EXPECT_NE(s.ToString().find(seg), std::string::npos) << s.ToString();
+  }
+  {
+    auto snap = db->GetSnapshot();
+    snap->NumEdges();
+    EXPECT_TRUE(snap->status().IsCorruption()) << "NumEdges: " << snap->status().ToString();
+  }
+  DBStats st = db->GetStats(true);
+  ASSERT_TRUE(st.count_status.IsCorruption()) << st.count_status.ToString();
+  EXPECT_NE(st.count_status.ToString().find(seg), std::string::npos) << st.count_status.ToString();
+  EXPECT_NE(st.ToString().find("count_status="), std::string::npos);
+  EXPECT_TRUE(db->GetStats(false).count_status.ok());
+  ASSERT_TRUE(db->Close().ok());
+
+  // The intact store counts with an OK status.
+  const std::string good = dir.path() + "/good";
+  BuildFlushed(good, 1);
+  ASSERT_TRUE(DB::Open(ReadOnlyOpts(), good, &db).ok());
+  st = db->GetStats(true);
+  EXPECT_TRUE(st.count_status.ok()) << st.count_status.ToString();
+  EXPECT_EQ(st.num_edges, 40u);
+  EXPECT_EQ(st.num_vertices, 14u);  // sources 0..9 and destinations up to 13
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -93,8 +93,12 @@ TEST(FaultTools, ShortenedIdDictionaryIsCorruptionNamingTheFile) {
     Fails(1, {"query", "--db", d, "stats"}, {"Corruption", "IDDICT"});
     Fails(1, {"export", "--db", d}, {"Corruption", "IDDICT"});
     Fails(1, {"analyze", "--db", d, "--algo", "wcc"}, {"Corruption", "IDDICT"});
-    // A later ingest must not map new IDs onto internal IDs that carry edges.
+    // Writers refuse it too, and leave the file as found (a cut inside a record looks torn).
     const auto before = std::filesystem::file_size(d + "/IDDICT");
+    EXPECT_EQ(before, cut);
+    Fails(1, {"compact", "--db", d}, {"Corruption", "IDDICT"});
+    EXPECT_EQ(std::filesystem::file_size(d + "/IDDICT"), before);
+    // A later ingest must not map new IDs onto internal IDs that carry edges.
     Fails(1, {"ingest", "--db", d, "--input", "-"}, {"Corruption", "IDDICT"}, "5 6\n");
     EXPECT_EQ(std::filesystem::file_size(d + "/IDDICT"), before);
   }
@@ -108,6 +112,106 @@ TEST(FaultTools, ShortenedIdDictionaryIsCorruptionNamingTheFile) {
   // The intact store still reads and grows.
   Ok({"ingest", "--db", db, "--input", "-"}, "5 6\n");
   Ok({"verify", "--db", db});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 8 (tools part): the reading commands change no file of a mapped store, IDDICT included,
+// and work on a read-only directory.
+
+struct FileStamp {
+  std::string bytes;
+  struct timespec mtime = {};
+  bool operator==(const FileStamp& o) const {
+    return bytes == o.bytes && mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec;
+  }
+};
+
+FileStamp Stamp(const std::string& path) {
+  FileStamp f;
+  f.bytes = ReadWholeFile(path);
+  struct stat st;
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  f.mtime = st.st_mtim;
+  return f;
+}
+
+std::vector<std::string> Listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(FaultTools, ReadingCommandsLeaveIdDictionaryAloneOnAReadOnlyDirectory) {
+  namespace fs = std::filesystem;
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  Ok({"ingest", "--db", db, "--input", "-", "--ids", "map", "--batch", "10"},
+     SparseEdges(40, 1ull << 40));
+  // A torn tail, as a crash during Persist() leaves: part of a record header. A writable open
+  // cuts it; a reader must leave it.
+  const uint64_t torn_at = fs::file_size(db + "/IDDICT");
+  {
+    std::ofstream f(db + "/IDDICT", std::ios::binary | std::ios::app);
+    f << std::string(20, '\x01');
+  }
+  // Everything read-only: files 0444, the directory 0555. Permission bits do not stop root,
+  // so as root the files are given to "nobody" and the commands run as nobody.
+  const bool root = geteuid() == 0;
+  for (const auto& e : fs::directory_iterator(db)) {
+    fs::permissions(e.path(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
+                    fs::perm_options::replace);
+    if (root) ASSERT_EQ(::chown(e.path().c_str(), 65534, 65534), 0);
+  }
+  fs::permissions(db, fs::perms::owner_read | fs::perms::owner_exec, fs::perm_options::replace);
+  if (root) {
+    ASSERT_EQ(::chown(db.c_str(), 65534, 65534), 0);
+    fs::permissions(tmp.path(), fs::perms::owner_all | fs::perms::others_exec,
+                    fs::perm_options::replace);
+  }
+  CliRunOptions as;
+  if (root) as.run_as = 65534;
+  const FileStamp dict = Stamp(db + "/IDDICT");
+  const std::vector<std::string> files = Listing(db);
+  auto run = [&](const std::vector<std::string>& args) {
+    SCOPED_TRACE(DescribeRun(args, {}));
+    CliResult r = RunStrata(args, as);
+    EXPECT_TRUE(r.exited && r.code == 0) << DescribeRun(args, r);
+    EXPECT_TRUE(Stamp(db + "/IDDICT") == dict) << "IDDICT changed";
+    EXPECT_EQ(Listing(db), files);
+    return r;
+  };
+  // Precondition: the directory is read-only to the user the commands run as.
+  CliResult w = RunStrata({"ingest", "--db", db, "--input", "-"}, as);
+  EXPECT_EQ(w.code, 1) << "a writing command needs a writable directory: " << w.err;
+  EXPECT_TRUE(Stamp(db + "/IDDICT") == dict);
+
+  CliResult v = run({"verify", "--db", db});
+  EXPECT_NE(v.out.find(db + "/IDDICT: torn tail of 20 bytes at offset " + std::to_string(torn_at)),
+            std::string::npos)
+      << v.out;
+  EXPECT_NE(v.out.find("a writing command (ingest, compact) would cut it"), std::string::npos)
+      << v.out;
+  EXPECT_NE(v.out.find("OK: "), std::string::npos) << v.out;
+  const std::string first = std::to_string(1ull << 40);
+  CliResult q = run({"query", "--db", db, "degree", first});
+  EXPECT_EQ(q.out, "1\n");
+  run({"query", "--db", db, "stats"});
+  CliResult e = run({"export", "--db", db});
+  EXPECT_NE(e.out.find(first + " " + std::to_string((1ull << 40) + 7)), std::string::npos)
+      << e.out.substr(0, 400);
+  run({"analyze", "--db", db, "--algo", "wcc"});
+
+  // Writable again: a writing command cuts the tail, and verify has nothing to say.
+  fs::permissions(db, fs::perms::owner_all, fs::perm_options::replace);
+  for (const auto& e : fs::directory_iterator(db)) {
+    fs::permissions(e.path(), fs::perms::owner_read | fs::perms::owner_write,
+                    fs::perm_options::replace);
+  }
+  Ok({"compact", "--db", db});
+  EXPECT_EQ(fs::file_size(db + "/IDDICT"), torn_at);
+  CliResult after = Ok({"verify", "--db", db});
+  EXPECT_EQ(after.out.find("torn tail"), std::string::npos) << after.out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -486,6 +590,51 @@ TEST(FaultTools, UnfinishedCreationIsResumed) {
   WriteWholeFile(other + "/notes.txt", "mine");
   Fails(1, {"ingest", "--db", other, "--input", "-"}, {"not a StrataGraph store"}, "1 2\n");
   EXPECT_EQ(ReadWholeFile(other + "/IDMODE"), "ids=map\n");
+}
+
+TEST(FaultTools, EngineLeftoversOfAFailedFirstOpenAreRetried) {
+  TempDir tmp;
+  // What a first DB::Open that stopped between the manifest and CURRENT leaves (LOCK, a partial
+  // manifest, a partial CURRENT.tmp, LOG from an earlier attempt), beside the CLI's IDMODE: the
+  // engine resumes such a creation, and ingest must not call the directory foreign.
+  const std::string db = tmp.path() + "/db";
+  std::filesystem::create_directories(db);
+  WriteWholeFile(db + "/IDMODE", "ids=map\n");
+  WriteWholeFile(db + "/LOCK", "");
+  WriteWholeFile(db + "/MANIFEST-000001", std::string("SGMANIF1\x02", 9));
+  WriteWholeFile(db + "/MANIFEST-000004", std::string(40, '\0'));
+  WriteWholeFile(db + "/CURRENT.tmp", "MANIF");
+  WriteWholeFile(db + "/LOG", "2026-01-01 00:00:00 open: kind=directed\n");
+  WriteWholeFile(db + "/LOG.old", "");
+  Ok({"ingest", "--db", db, "--input", "-", "--undirected"}, "7 8\n8 9\n");
+  EXPECT_FALSE(std::filesystem::exists(db + "/MANIFEST-000004"));
+  EXPECT_FALSE(std::filesystem::exists(db + "/CURRENT.tmp"));
+  EXPECT_EQ(ReadWholeFile(db + "/IDMODE"), "ids=dense\n");
+  EXPECT_EQ(Ok({"query", "--db", db, "neighbors", "8"}).out, "7\n9\n");
+  Ok({"verify", "--db", db});
+
+  // Logs or segments without CURRENT are a store that lost its CURRENT, not an unfinished
+  // creation: refused, naming the file, and nothing is touched.
+  for (const char* name : {"000003.wal", "000005.seg"}) {
+    SCOPED_TRACE(name);
+    const std::string lost = tmp.path() + "/lost-" + name;
+    std::filesystem::create_directories(lost);
+    WriteWholeFile(lost + "/LOCK", "");
+    WriteWholeFile(lost + "/MANIFEST-000001", "SGMANIF1");
+    WriteWholeFile(lost + "/" + name, "data");
+    Fails(1, {"ingest", "--db", lost, "--input", "-"},
+          {lost + "/" + name, "no CURRENT", "not an unfinished creation"}, "1 2\n");
+    EXPECT_EQ(ReadWholeFile(lost + "/" + name), "data");
+    EXPECT_EQ(ReadWholeFile(lost + "/MANIFEST-000001"), "SGMANIF1");
+    EXPECT_FALSE(std::filesystem::exists(lost + "/IDMODE"));
+  }
+  // A file that is neither the CLI's nor the engine's is named.
+  const std::string other = tmp.path() + "/other";
+  std::filesystem::create_directories(other);
+  WriteWholeFile(other + "/LOCK", "");
+  WriteWholeFile(other + "/MANIFEST.bak", "");
+  Fails(1, {"ingest", "--db", other, "--input", "-"}, {"not a StrataGraph store", "MANIFEST.bak"},
+        "1 2\n");
 }
 
 TEST(FaultTools, IdModeIsWrittenBeforeTheStoreExists) {

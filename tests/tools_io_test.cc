@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -1068,6 +1069,54 @@ TEST(IdDictionary, ZeroFilledTailIsCut) {
   EXPECT_EQ(info.entries, 30u);
   EXPECT_EQ(info.bytes_cut, 4096u);
   EXPECT_EQ(FileSize(path), size);
+}
+
+TEST(IdDictionary, ReadOnlyOpenLeavesATornTailAndWritesNothing) {
+  TempDir dir;
+  const std::string path = dir.File("dict");
+  std::vector<uint64_t> ext;
+  MakeDictionary(path, {10, 20}, &ext);
+  const uint64_t size = FileSize(path);
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(size + 100)), 0);
+  std::unique_ptr<IdDictionary> d;
+  IdDictionaryLoadInfo info;
+  IdDictionaryOptions ro;
+  ro.read_only = true;
+  ASSERT_TRUE(IdDictionary::Open(path, ro, &d, &info).ok());
+  EXPECT_EQ(info.entries, 30u);
+  EXPECT_EQ(info.torn_bytes, 100u);
+  EXPECT_EQ(info.bytes_cut, 0u);
+  EXPECT_EQ(info.file_bytes, size);
+  EXPECT_EQ(FileSize(path), size + 100);
+  const std::string note = TornTailNote(path, info);
+  EXPECT_NE(note.find(path + ": torn tail of 100 bytes at offset " + std::to_string(size)),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("a writing command"), std::string::npos) << note;
+  VertexId v;
+  ASSERT_TRUE(d->GetOrAdd(12345, &v).ok());
+  EXPECT_TRUE(d->Persist().IsNotSupported());
+  EXPECT_TRUE(d->CutTornTail().IsNotSupported());
+  EXPECT_EQ(FileSize(path), size + 100);
+  d.reset();
+  // Read-only never creates.
+  EXPECT_TRUE(IdDictionary::Open(dir.File("none"), ro, &d).IsNotFound());
+  EXPECT_FALSE(std::filesystem::exists(dir.File("none")));
+
+  // A writable open that defers the cut: the tail stays until CutTornTail or Persist.
+  IdDictionaryOptions deferred;
+  deferred.cut_torn_tail = false;
+  ASSERT_TRUE(IdDictionary::Open(path, deferred, &d, &info).ok());
+  EXPECT_EQ(info.torn_bytes, 100u);
+  EXPECT_EQ(info.bytes_cut, 0u);
+  EXPECT_EQ(FileSize(path), size + 100);
+  ASSERT_TRUE(d->GetOrAdd(12345, &v).ok());
+  ASSERT_TRUE(d->Persist().ok());
+  EXPECT_EQ(FileSize(path), size + 32 + 8);
+  d.reset();
+  ASSERT_TRUE(IdDictionary::Open(path, {}, &d, &info).ok());
+  EXPECT_EQ(info.entries, 31u);
+  EXPECT_EQ(info.torn_bytes, 0u);
 }
 
 TEST(IdDictionary, CorruptionNamesFileAndOffset) {

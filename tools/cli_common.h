@@ -92,7 +92,9 @@ const char* KindName(GraphKind k);
 // A store opened by a command that reads it (query, analyze, export, verify, compact): the kind
 // and weights come from the manifest, the ID mode from IDMODE, the dictionary is loaded in map
 // mode and checked to cover every vertex of the store (CheckDictionaryCovers). Opening takes
-// the store's lock: Busy if another process has it open.
+// the store's lock: Busy if another process has it open. A read-only open changes no file,
+// IDDICT included (IdDictionaryOptions::read_only: a torn tail is left in place and reported
+// by DictionaryNote()).
 class Store {
  public:
   struct OpenOptions {
@@ -118,6 +120,9 @@ class Store {
   IdMode ids() const { return info_.ids; }
   // Null in dense mode.
   const tools::IdDictionary* dictionary() const { return dict_.get(); }
+  // What loading the dictionary found that a read-only open leaves as it is (a torn tail,
+  // tools::TornTailNote); empty otherwise.
+  std::string DictionaryNote() const;
 
   // The internal ID of external vertex `ext` if it exists in `snap`; otherwise NotFound
   // "unknown vertex <ext>".
@@ -137,6 +142,7 @@ class Store {
   StoreInfo info_;
   std::unique_ptr<DB> db_;
   std::unique_ptr<tools::IdDictionary> dict_;
+  tools::IdDictionaryLoadInfo dict_info_;
 };
 
 // A mapped store's dictionary must cover every internal ID the store holds: a vertex at or

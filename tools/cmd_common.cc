@@ -315,7 +315,13 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
   if (o.load_dictionary && st->info_.ids == IdMode::kMap) {
     tools::IdDictionaryOptions dopt;
     dopt.create_if_missing = false;
-    s = tools::IdDictionary::Open(tools::IdDictionary::FileName(dir), dopt, &st->dict_);
+    // A reader leaves IDDICT as it is (a read-only directory, a torn tail); a writer cuts a
+    // torn tail only once the dictionary is known to cover the store, so a shortened IDDICT
+    // is left as found.
+    dopt.read_only = o.read_only;
+    dopt.cut_torn_tail = false;
+    s = tools::IdDictionary::Open(tools::IdDictionary::FileName(dir), dopt, &st->dict_,
+                                  &st->dict_info_);
     if (s.IsNotFound()) {
       return Status::Corruption("store '" + dir +
                                 "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
@@ -323,7 +329,15 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
     if (!s.ok()) return s;
     std::unique_ptr<Snapshot> snap = st->db_->GetSnapshot();
     s = CheckDictionaryCovers(dir, *snap, *st->dict_);
-    if (!s.ok()) return s;
+    if (!s.ok()) {
+      const std::string note = st->DictionaryNote();
+      if (s.IsCorruption() && !note.empty()) return Status::Corruption(s.message() + "; " + note);
+      return s;
+    }
+    if (!o.read_only) {
+      s = st->dict_->CutTornTail(&st->dict_info_.bytes_cut);
+      if (!s.ok()) return s;
+    }
   }
   *out = std::move(st);
   return Status::OK();
@@ -349,6 +363,10 @@ Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
                             " but the store holds vertex " + std::to_string(first) +
                             " (internal ID): the dictionary is shorter than the store "
                             "(truncated, or from another store); restore it from a backup");
+}
+
+std::string Store::DictionaryNote() const {
+  return dict_ ? tools::TornTailNote(dict_->path(), dict_info_) : std::string();
 }
 
 Status Store::ToInternal(const Snapshot& snap, uint64_t ext, VertexId* v) const {

@@ -183,16 +183,38 @@ bool IsCliFile(const std::string& name) {
   return name == "IDMODE" || name == "IDMODE.tmp" || name == "IDDICT" || name == "IDDICT.tmp";
 }
 
-// A directory ingest may create a store in: missing, empty, or holding only the CLI files of a
-// creation that stopped before the store existed (IDMODE is written before the store).
-bool DirIsNewOrUnfinished(const std::string& dir) {
+// A directory ingest may create a store in: missing, empty, or holding only what a creation
+// that stopped before the store existed leaves: the CLI's files (IDMODE is written before the
+// store) and the engine's leftovers of a first open that stopped before CURRENT, as the engine
+// itself classifies them (lsm::ClassifyFileWithoutCurrent, which DB::Open's creation uses).
+// Otherwise *why says what is in the way, naming a file.
+bool DirIsNewOrUnfinished(const std::string& dir, std::string* why) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) return true;
-  if (!S_ISDIR(st.st_mode)) return false;
-  for (const auto& [name, size] : FilesWithSuffix(dir, "")) {
-    if (!IsCliFile(name)) return false;
+  if (!S_ISDIR(st.st_mode)) {
+    *why = "'" + dir + "' exists and is not a directory";
+    return false;
   }
-  return true;
+  std::string other;
+  for (const auto& [name, size] : FilesWithSuffix(dir, "")) {
+    if (IsCliFile(name)) continue;
+    switch (lsm::ClassifyFileWithoutCurrent(name)) {
+      case lsm::FileWithoutCurrent::kCreationLeftover:
+        continue;
+      case lsm::FileWithoutCurrent::kStoreData:
+        *why = "'" + dir + "' has no CURRENT file but holds store files (" + dir + "/" + name +
+               "): a store that lost its CURRENT, not an unfinished creation; ingest does not "
+               "create a new store over it";
+        return false;
+      case lsm::FileWithoutCurrent::kOther:
+        if (other.empty()) other = name;
+        break;
+    }
+  }
+  if (other.empty()) return true;
+  *why = "'" + dir + "' exists and is not a StrataGraph store (no CURRENT file; it holds " +
+         other + "); ingest creates a store only in a new or empty directory";
+  return false;
 }
 
 bool PathExists(const std::string& p) {
@@ -379,11 +401,8 @@ int Ingester::PrepareStore() {
     ids_ = info.ids;
     creating_ = false;
   } else {
-    if (!DirIsNewOrUnfinished(a_.db)) {
-      return Fail(kExitError, "'" + a_.db +
-                                  "' exists and is not a StrataGraph store (no CURRENT file); "
-                                  "ingest creates a store only in a new or empty directory");
-    }
+    std::string why;
+    if (!DirIsNewOrUnfinished(a_.db, &why)) return Fail(kExitError, why);
     kind_ = want;
     weighted_ = want_weighted;
     if (a_.ids.empty()) {
@@ -589,7 +608,8 @@ int Ingester::Load() {
   progress.Stop();
   if (!s.ok()) return Finish(s, "flush");
   DBStats st;
-  if (!a_.quiet) st = db_->GetStats();
+  // Counters only (flushes, stalls): no graph walk, so no counts to check.
+  if (!a_.quiet) st = db_->GetStats(false);
   s = db_->Close();
   if (!s.ok()) return FailStatus(s, "close");
 
@@ -736,6 +756,9 @@ int Ingester::Run() {
     // its own, covering them all: a missing or shortened one would map new external IDs onto
     // internal IDs that already carry edges.
     dopt.create_if_missing = creating_ || snap->VertexIdBound() == 0;
+    // A torn tail is cut only once the dictionary is known to cover the store: a shortened
+    // IDDICT is left as it was found, for a restore.
+    dopt.cut_torn_tail = false;
     s = tools::IdDictionary::Open(tools::IdDictionary::FileName(a_.db), dopt, &dict_);
     if (s.IsNotFound()) {
       s = Status::Corruption("store '" + a_.db +
@@ -743,6 +766,7 @@ int Ingester::Run() {
                              "but has no IDDICT");
     }
     if (s.ok()) s = CheckDictionaryCovers(a_.db, *snap, *dict_);
+    if (s.ok()) s = dict_->CutTornTail();
     snap.reset();
     if (!s.ok()) {
       dict_.reset();

@@ -101,8 +101,8 @@ int RunQuery(QueryKind kind, const QueryArgs& a) {
     case QueryKind::kStats: {
       const Stopwatch clock;
       // The engine's counters, without its graph walk: DB::GetStats(true) counts on a snapshot
-      // of its own and drops read errors. The counts are taken here on `snap`, reading every
-      // edge block (a damaged one is an error, not a smaller count).
+      // of its own (from the vertex entries' degrees). The counts are taken here on `snap`,
+      // reading every edge block (a damaged one is an error, not a smaller count).
       DBStats st = store->db()->GetStats(false);
       {
         uint64_t nv = 0, ne = 0;

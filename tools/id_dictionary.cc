@@ -112,6 +112,14 @@ Status RestIsZero(BufferedInput* in, bool* zero) {
 
 }  // namespace
 
+std::string TornTailNote(const std::string& path, const IdDictionaryLoadInfo& info) {
+  if (info.torn_bytes == 0 || info.bytes_cut != 0) return "";
+  return path + ": torn tail of " + std::to_string(info.torn_bytes) + " bytes at offset " +
+         std::to_string(info.file_bytes) +
+         " (a crash while an ingest added mappings no stored batch uses); left as it is by this "
+         "read-only open, a writing command (ingest, compact) would cut it";
+}
+
 std::string IdDictionary::FileName(const std::string& store_dir) { return store_dir + "/IDDICT"; }
 
 IdDictionary::IdDictionary() { Rehash(16); }
@@ -194,7 +202,9 @@ Status IdDictionary::Open(const std::string& path, const IdDictionaryOptions& op
       return Status::InvalidArgument(path + ": ID dictionary exists (error_if_exists)");
     }
   } else if (errno == ENOENT) {
-    if (!options.create_if_missing) return Status::NotFound(path + ": no ID dictionary");
+    if (!options.create_if_missing || options.read_only) {
+      return Status::NotFound(path + ": no ID dictionary");
+    }
     Status s = CreateFile(path);
     if (!s.ok()) return s;
     info->created = true;
@@ -205,7 +215,7 @@ Status IdDictionary::Open(const std::string& path, const IdDictionaryOptions& op
   std::unique_ptr<IdDictionary> d(new IdDictionary());
   d->path_ = path;
   d->options_ = options;
-  d->fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  d->fd_ = ::open(path.c_str(), (options.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
   if (d->fd_ < 0) return ErrnoStatus(path, "open");
   Status s = d->Load(info);
   if (!s.ok()) return s;
@@ -311,15 +321,30 @@ Status IdDictionary::Load(IdDictionaryLoadInfo* info) {
 
   file_end_ = torn_at != UINT64_MAX ? torn_at : in.offset();
   if (torn_at != UINT64_MAX) {
-    // Cut the torn tail so that appends continue from the last good record.
-    if (::ftruncate(fd_, static_cast<off_t>(torn_at)) != 0) return ErrnoStatus(path_, "ftruncate");
-    if (::fdatasync(fd_) != 0) return ErrnoStatus(path_, "fdatasync");
-    info->bytes_cut = file_size - torn_at;
+    info->torn_bytes = torn_bytes_ = file_size - torn_at;
+    if (!options_.read_only && options_.cut_torn_tail) {
+      s = CutTornTail(&info->bytes_cut);
+      if (!s.ok()) return s;
+    }
   }
   persisted_ = ext_.size();
   info->entries = ext_.size();
   info->records = records;
   info->file_bytes = file_end_;
+  return Status::OK();
+}
+
+Status IdDictionary::CutTornTail(uint64_t* bytes_cut) {
+  if (bytes_cut != nullptr) *bytes_cut = 0;
+  if (torn_bytes_ == 0 || fd_ < 0) return Status::OK();
+  if (options_.read_only) {
+    return Status::NotSupported(path_ + ": ID dictionary opened read-only; torn tail not cut");
+  }
+  // Appends continue from the last good record.
+  if (::ftruncate(fd_, static_cast<off_t>(file_end_)) != 0) return ErrnoStatus(path_, "ftruncate");
+  if (::fdatasync(fd_) != 0) return ErrnoStatus(path_, "fdatasync");
+  if (bytes_cut != nullptr) *bytes_cut = torn_bytes_;
+  torn_bytes_ = 0;
   return Status::OK();
 }
 
@@ -329,6 +354,11 @@ Status IdDictionary::Persist() {
     return Status::OK();
   }
   if (persisted_ == ext_.size()) return Status::OK();
+  if (options_.read_only) {
+    return Status::NotSupported(path_ + ": ID dictionary opened read-only; " +
+                                std::to_string(ext_.size() - persisted_) +
+                                " new mappings not written");
+  }
   const uint64_t pending = ext_.size() - persisted_;
   const uint64_t nrecords = (pending + kMaxRecordEntries - 1) / kMaxRecordEntries;
   std::string buf;
@@ -347,7 +377,9 @@ Status IdDictionary::Persist() {
     p = payload + size_t{count} * 8;
     first += count;
   }
-  Status s = WriteAll(fd_, buf.data(), buf.size(), file_end_, path_);
+  Status s = CutTornTail();
+  if (!s.ok()) return s;
+  s = WriteAll(fd_, buf.data(), buf.size(), file_end_, path_);
   if (s.ok() && options_.sync && ::fdatasync(fd_) != 0) s = ErrnoStatus(path_, "fdatasync");
   if (!s.ok()) return s;
   file_end_ += buf.size();

@@ -17,6 +17,9 @@
 //   - a record cut short by the end of the file (a crash during Persist) is a torn tail: it is
 //     truncated away, and IdDictionaryLoadInfo::bytes_cut says how many bytes went;
 //   - a tail of zero bytes (a file extended but never written) is cut the same way;
+//   - with IdDictionaryOptions::read_only the file is opened O_RDONLY and never changed: a torn
+//     tail is only reported (IdDictionaryLoadInfo::torn_bytes / torn_offset, TornTailNote()),
+//     the next writable open cuts it; Persist() is NotSupported;
 //   - anything else that fails a check is Status::Corruption naming the file and offset.
 //
 // Durability contract for ingest: Persist() (with sync) the dictionary BEFORE writing the
@@ -42,15 +45,28 @@ struct IdDictionaryOptions {
   bool error_if_exists = false;
   // fdatasync after each Persist(). Needed for the durability contract above.
   bool sync = true;
+  // Opens O_RDONLY and changes nothing (for commands that only read a store, which may be on
+  // a read-only directory): never creates (create_if_missing is ignored), reports a torn tail
+  // instead of cutting it, and Persist() of new entries is NotSupported.
+  bool read_only = false;
+  // Writable opens: cut a torn tail while loading. With false the tail stays until
+  // CutTornTail() or the next Persist() (which cuts first), so a caller can check the
+  // dictionary against the store before changing the file.
+  bool cut_torn_tail = true;
 };
 
 struct IdDictionaryLoadInfo {
   bool created = false;     // the file did not exist and was created
   uint64_t entries = 0;     // mappings loaded
   uint64_t records = 0;     // records loaded
-  uint64_t file_bytes = 0;  // valid bytes (after any cut)
-  uint64_t bytes_cut = 0;   // torn tail removed
+  uint64_t file_bytes = 0;  // valid bytes (after any cut): the offset where a torn tail starts
+  uint64_t bytes_cut = 0;   // torn tail removed (0 when read_only)
+  uint64_t torn_bytes = 0;  // torn tail found (cut, or left in place when read_only)
 };
+
+// "<path>: torn tail of N bytes at offset X (...)": what a read-only open left in place, for a
+// command to report; empty when info.torn_bytes == 0 or the tail was cut.
+std::string TornTailNote(const std::string& path, const IdDictionaryLoadInfo& info);
 
 class IdDictionary {
  public:
@@ -87,6 +103,10 @@ class IdDictionary {
   // Entries already in the file; size() - persisted() are waiting for Persist().
   uint64_t persisted() const { return persisted_; }
 
+  // Cuts a torn tail left by cut_torn_tail = false (ftruncate, fdatasync); sets *bytes_cut.
+  // No-op without one; NotSupported when read-only.
+  Status CutTornTail(uint64_t* bytes_cut = nullptr);
+
   // Appends the entries [persisted(), size()) to the file and fdatasyncs if options.sync.
   // On error nothing counts as persisted, and a later Persist() rewrites from the same offset.
   Status Persist();
@@ -114,6 +134,7 @@ class IdDictionary {
   IdDictionaryOptions options_;
   int fd_ = -1;
   uint64_t file_end_ = 0;  // offset of the next record
+  uint64_t torn_bytes_ = 0;  // a torn tail after file_end_ still in the file
 };
 
 }  // namespace strata::tools

@@ -27,6 +27,9 @@ struct DBStats {
   Timestamp last_committed = 0;     // newest timestamp visible to new snapshots
   uint64_t num_vertices = 0;        // in the current snapshot (GetStats(true) only)
   uint64_t num_edges = 0;           // stored directed entries, idem
+  // GetStats(true): the first read error of the walk that counted num_vertices and num_edges
+  // (then the counts are short and must not be used); OK otherwise, and without count_graph.
+  Status count_status;
   uint64_t batches_committed = 0;
   uint64_t ops_applied = 0;
   uint64_t memgraph_bytes = 0;      // bytes held by all memgraphs (active + sealed)
@@ -107,6 +110,7 @@ class DB {
 
   // Counters are cheap. With count_graph, num_vertices and num_edges are exact counts over a
   // snapshot, which walks the whole graph (seconds on a large store); without, they are 0.
+  // A read error during the walk is DBStats::count_status: check it before using the counts.
   virtual DBStats GetStats(bool count_graph = true) = 0;
 
   // Seals the in-memory tier and returns once it is on disk. No-op for in-memory stores.

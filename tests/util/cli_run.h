@@ -46,6 +46,7 @@ struct CliRunOptions {
   std::string stdin_data;        // fed on stdin unless stdin_path is set
   std::string stdin_path;        // a file (or fifo) opened as stdin
   uint64_t address_space = 0;    // RLIMIT_AS for the child; 0: unlimited
+  int run_as = -1;               // >= 0: the child takes this uid and gid before exec (root)
 };
 
 // A started child; Wait() collects it.
@@ -69,6 +70,7 @@ class CliProcess {
         struct rlimit rl = {o.address_space, o.address_space};
         setrlimit(RLIMIT_AS, &rl);
       }
+      if (o.run_as >= 0 && (setgid(o.run_as) != 0 || setuid(o.run_as) != 0)) _exit(126);
       std::vector<char*> argv;
       argv.push_back(const_cast<char*>(StrataBinary().c_str()));
       for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
