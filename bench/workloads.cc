@@ -9,7 +9,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdarg>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -1174,31 +1176,65 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   std::vector<std::pair<double, uint64_t>> series;
   const double c0 = ProcessCpuSec();
   const double t0 = NowSec();
+  // One producer generates the stream once and deals each operation to the writer its edge
+  // hashes to (as the other loads partition their streams), in batches of `chunk`: all
+  // operations on one edge reach one writer in stream order, so the final graph (and every
+  // weight) is the same in every system whatever the interleaving. Each writer only applies
+  // (until 4a8b01e every writer generated the whole stream to find its share, so T writers
+  // paid for T streams). A writer's queue holds at most kDepth batches.
+  struct Queue {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::vector<EdgeOp>> batches;
+    bool closed = false;
+  };
+  constexpr size_t kDepth = 8;
+  std::vector<Queue> queues(T);
+  std::thread producer([&] {
+    std::vector<std::vector<EdgeOp>> buf(T);
+    auto push = [&](int t) {
+      Queue& q = queues[t];
+      std::unique_lock<std::mutex> lk(q.mu);
+      q.cv.wait(lk, [&] { return q.batches.size() < kDepth; });
+      q.batches.push_back(std::move(buf[t]));
+      q.cv.notify_all();
+      buf[t] = std::vector<EdgeOp>();
+      buf[t].reserve(chunk);
+    };
+    for (auto& b : buf) b.reserve(chunk);
+    for (uint64_t p = 0; p < g.m; ++p) {
+      const EdgeOp op = stream.At(p);
+      const int t = T > 1 ? static_cast<int>(Mix64(PairKey(op.u, op.v)) % T) : 0;
+      buf[t].push_back(op);
+      if (buf[t].size() == chunk) push(t);
+    }
+    for (int t = 0; t < T; ++t) {
+      if (!buf[t].empty()) push(t);
+      std::lock_guard<std::mutex> lk(queues[t].mu);
+      queues[t].closed = true;
+      queues[t].cv.notify_all();
+    }
+  });
   std::vector<std::thread> ts;
   for (int t = 0; t < T; ++t) {
     ts.emplace_back([&, t] {
-      // Thread t applies, in stream order, the operations whose edge hashes to t (as the other
-      // loads partition their streams), in batches of `chunk`: all operations on one edge
-      // come from one thread in order, so the final graph (and every weight) is the same in
-      // every system whatever the interleaving. Each thread generates the whole stream to
-      // find its share; the cost is the same for every system.
-      std::vector<EdgeOp> buf;
-      buf.reserve(chunk);
-      auto apply = [&] {
+      Queue& q = queues[t];
+      for (;;) {
+        std::vector<EdgeOp> batch;
+        {
+          std::unique_lock<std::mutex> lk(q.mu);
+          q.cv.wait(lk, [&] { return !q.batches.empty() || q.closed; });
+          if (q.batches.empty()) break;
+          batch = std::move(q.batches.front());
+          q.batches.pop_front();
+          q.cv.notify_all();
+        }
         const double a = NowSec();
-        Status s = sys->Apply(buf.data(), buf.size());
+        Status s = sys->Apply(batch.data(), batch.size());
         if (!s.ok()) Fail(system, "ingest_large", s);
         lat[t].push_back(static_cast<float>((NowSec() - a) * 1e6));
-        done[t].v.fetch_add(buf.size(), std::memory_order_relaxed);
-        buf.clear();
-      };
-      for (uint64_t p = 0; p < g.m; ++p) {
-        const EdgeOp op = stream.At(p);
-        if (T > 1 && static_cast<int>(Mix64(PairKey(op.u, op.v)) % T) != t) continue;
-        buf.push_back(op);
-        if (buf.size() == chunk) apply();
+        done[t].v.fetch_add(batch.size(), std::memory_order_relaxed);
       }
-      if (!buf.empty()) apply();
     });
   }
   const double interval = std::max(cfg.series_interval, 0.5);
@@ -1214,6 +1250,7 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
       if (h.rss > heap_peak.rss) heap_peak = h;
     }
   });
+  producer.join();
   for (auto& t : ts) t.join();
   const double ingest_s = NowSec() - t0;
   finished = true;
