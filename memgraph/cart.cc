@@ -973,6 +973,26 @@ bool CArt::Find(uint64_t key, double* weight, bool* tombstone) const {
   return true;
 }
 
+const void* CArt::ProbeStep(const void* node, uint64_t key) {
+  const Node* n = static_cast<const Node*>(node);
+  if (n->kind != kInner) {
+    const Leaf* l = AsLeaf(n);
+    const unsigned char* k = LeafKeys(l);
+    const size_t bytes = KeyColumnBytes(l->h.count, l->width);
+    for (size_t q = 1; q < 4; ++q) __builtin_prefetch(k + bytes * q / 4);
+    return nullptr;
+  }
+  const Inner* in = AsInner(n);
+  const int d = in->h.depth;
+  if ((key & PrefixMask(d)) != in->prefix) return nullptr;
+  const int c = ByteAt(key, d);
+  if (!TestBit(in->present, c)) return nullptr;
+  const Node* child = Children(in)[RankInclusive(in->starts, c) - 1];
+  __builtin_prefetch(child);
+  __builtin_prefetch(reinterpret_cast<const char*>(child) + 64);
+  return child;
+}
+
 void CArt::ForEachChunkImpl(ChunkFn fn) const {
   if (root_ == nullptr) return;
   alignas(64) uint64_t keys[kB];

@@ -179,6 +179,12 @@ class CArt {
   // False if key has no entry; otherwise fills the non-null outputs.
   bool Find(uint64_t key, double* weight, bool* tombstone) const;
 
+  // Find one node at a time (see ClusteredIndex::ProbeStep): from probe_root(), each step
+  // reads `node` and returns the child on key's path, prefetched, or null at a leaf (whose
+  // key column it prefetches where a search starts) or where the path ends.
+  const void* probe_root() const { return root_; }
+  static const void* ProbeStep(const void* node, uint64_t key);
+
   size_t size() const { return size_; }       // entries, tombstones included
   size_t live_size() const { return live_; }  // entries that are not tombstones
   bool empty() const { return size_ == 0; }

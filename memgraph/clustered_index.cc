@@ -673,6 +673,20 @@ bool ClusteredIndex::Find(uint8_t u, uint64_t v, double* weight, bool* tombstone
   return true;
 }
 
+const void* ClusteredIndex::ProbeStep(const void* node, uint8_t u, uint64_t v) {
+  const Node* n = static_cast<const Node*>(node);
+  if (n->level == 0) {
+    const Leaf* l = static_cast<const Leaf*>(n);
+    const char* col = reinterpret_cast<const char*>(l->u());
+    for (size_t off = 0; off < l->count; off += 64) __builtin_prefetch(col + off);
+    return nullptr;
+  }
+  const Inner* x = static_cast<const Inner*>(n);
+  const Node* c = x->child()[ChildFor(x, MakeKey(u, v))];
+  __builtin_prefetch(c);
+  return c;
+}
+
 bool ClusteredIndex::CheckInvariants(std::string* why) const {
   CheckState st;
   st.weighted = weighted_;

@@ -288,6 +288,14 @@ class ClusteredIndex {
   // True if (u, v) has an entry (live or tombstone); fills the non-null outputs.
   bool Find(uint8_t u, uint64_t v, double* weight, bool* tombstone) const;
 
+  // Find taken one node at a time, for callers that interleave many lookups so that their
+  // cache misses overlap (software pipelining, as GastCoCo's coroutines do): start at
+  // probe_root(); each ProbeStep reads `node`, which an earlier step prefetched, and returns
+  // the child on (u, v)'s path, prefetched, or null at the leaf (whose u column it
+  // prefetches). Only a hint: nothing is read but nodes of this tree.
+  const void* probe_root() const { return root_; }
+  static const void* ProbeStep(const void* node, uint8_t u, uint64_t v);
+
   // u's entries in v order, one call per leaf run:
   //   fn(const uint64_t* v, const double* w, const uint8_t* tomb, size_t n) -> bool (false stops)
   // w is null for an unweighted index; tomb is null when the run holds no tombstone.

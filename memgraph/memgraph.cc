@@ -134,29 +134,77 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 
 // Builds the version of every work item that has none yet, from its slot's head (loaded with
 // acquire: the optimistic build holds no lock). A shuffled stream touches each subgraph with about
-// one edge per batch, so the build is bound by cache misses on versions and leaves scattered
-// over the memgraph: fetch the ones a few items ahead while building the current one.
+// one edge per batch, so the build is bound by cache misses on versions, their containers and
+// the lookup of each update's prior state (BuildVersion's ViewState). The items are software-
+// pipelined: item k + 12's head is fetched, k + 8's version header, counts, append area and
+// container roots, and from k + 6 on the lookup of its first edge update descends one tree
+// level every two items, each node prefetched two items before it is read; item k is built
+// with its path in cache. The stages only read (heads a registered or locking writer keeps
+// allocated) and prefetch; a probe that turns out wrong costs a wasted prefetch.
 Status MemGraph::BuildPending(std::vector<SubgraphWork>* items, OlderTiers* older) {
   std::vector<SubgraphWork>& work = *items;
-  constexpr size_t kAhead = 4;
+  constexpr size_t kHead = 12, kBase = 8, kProbe = 6, kRing = 8;
+  struct Probe {
+    const void* node = nullptr;  // next node to read; null when done
+    bool art = false;
+    uint8_t u = 0;
+    uint64_t v = 0;
+  };
+  Probe probes[kRing];
+  auto pending = [&](size_t k) { return k < work.size() && work[k].fresh == nullptr; };
+  auto prefetch_head = [&](size_t k) {
+    if (pending(k)) __builtin_prefetch(work[k].slot->head.load(std::memory_order_acquire));
+  };
   auto prefetch_base = [&](size_t k) {
-    if (k >= work.size() || work[k].fresh != nullptr) return;
+    if (!pending(k)) return;
     const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
     if (h == nullptr) return;
-    __builtin_prefetch(h->out.ci.root_node());
-    __builtin_prefetch(h->out.counts);
-    if (h->in != nullptr) __builtin_prefetch(h->in->ci.root_node());
-  };
-  // Under the locks only the few stale items are pending: prefetch only pending ones.
-  auto prefetch_head = [&](size_t k) {
-    if (k < work.size() && work[k].fresh == nullptr) {
-      __builtin_prefetch(work[k].slot->head.load(std::memory_order_acquire));
+    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
+      if (a == nullptr) continue;
+      __builtin_prefetch(a->ci.root_node());
+      __builtin_prefetch(a->counts);
+      if (a->appended != nullptr) __builtin_prefetch(a->appended);
+      if (a->arts != nullptr) __builtin_prefetch(a->arts);
     }
   };
-  for (size_t k = 0; k < kAhead; ++k) prefetch_head(k);
+  // The lookup of item k's first edge update, started at its container's root.
+  auto start_probe = [&](size_t k) {
+    Probe& p = probes[k % kRing];
+    p.node = nullptr;
+    if (!pending(k)) return;
+    const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
+    if (h == nullptr) return;
+    const PrimOp* op = work[k].ops;
+    const PrimOp* end = op + work[k].n;
+    while (op != end && op->kind != PrimOp::kPut && op->kind != PrimOp::kPutIfExists &&
+           op->kind != PrimOp::kDelete) {
+      ++op;
+    }
+    if (op == end) return;
+    const Adjacency* a = op->dir == 0 ? &h->out : h->in;
+    if (a == nullptr) return;
+    const uint32_t i = LocalOf(op->u);
+    p.u = static_cast<uint8_t>(i);
+    p.v = op->v;
+    p.art = a->InArt(i);
+    p.node = p.art ? a->Art(i).probe_root() : a->ci.probe_root();
+    if (p.node != nullptr) __builtin_prefetch(p.node);
+  };
+  auto step_probe = [&](size_t k) {
+    if (!pending(k)) return;
+    Probe& p = probes[k % kRing];
+    if (p.node == nullptr) return;
+    p.node = p.art ? CArt::ProbeStep(p.node, p.v) : ClusteredIndex::ProbeStep(p.node, p.u, p.v);
+  };
+  for (size_t k = 0; k < kHead; ++k) prefetch_head(k);
+  for (size_t k = 0; k < kBase; ++k) prefetch_base(k);
+  for (size_t k = 0; k < kProbe; ++k) start_probe(k);
   for (size_t k = 0; k < work.size(); ++k) {
-    prefetch_head(k + 2 * kAhead);
-    prefetch_base(k + kAhead);
+    prefetch_head(k + kHead);
+    prefetch_base(k + kBase);
+    start_probe(k + kProbe);
+    step_probe(k + 4);
+    step_probe(k + 2);
     if (work[k].fresh != nullptr) continue;
     Status st = BuildVersion(&work[k], older);
     if (!st.ok()) return st;

@@ -159,7 +159,7 @@ def get(results, workload, system, metric, **params):
 
 
 def targets(results):
-    """The targets of issues 2 and 8, checked against this report."""
+    """The targets of issues 2, 8 and 28, checked against this report."""
     out = []
 
     def line(what, target, r, ok, note=""):
@@ -185,6 +185,52 @@ def targets(results):
     r = get(results, "insert", "strata-mem", "memory_bytes_per_edge_ratio", baseline="csr")
     line("memory strata-mem / CSR per directed edge", "<= 2x", r, lambda v: v <= 2.0,
          "CSR here has 32-bit IDs (~4.3 B/edge); RapidStore ref 21 B vs 8 B")
+    # The in-memory tier at full size, with readers and two writers (issue 28). Each figure is a
+    # ratio of two results of this run.
+    def derived(value, unit="x"):
+        return None if value is None else {"value": value, "unit": unit}
+
+    def ratio(a, b):
+        return a["value"] / b["value"] if a and b and b["value"] else None
+
+    r = get(results, "update", "strata-mem", "fill_rate_ratio", phase="load")
+    line("strata-mem load: last tenth / first tenth (rate)", ">= 0.7", r, lambda v: v >= 0.7,
+         "update load, 80% of the main graph in batches of 1024")
+    mem_load = get(results, "update", "strata-mem", "edges_per_s", phase="load")
+    disk_load = get(results, "update", "strata", "edges_per_s", phase="load")
+    line("strata-mem / strata update load (rate)", ">= 1x", derived(ratio(mem_load, disk_load)),
+         lambda v: v >= 1.0)
+    alone = get(results, "mixed", "strata-mem", "ops_per_s", role="writer", readers=0)
+    with_r = get(results, "mixed", "strata-mem", "ops_per_s", role="writer", readers=1)
+    line("strata-mem mixed: writer with 1 reader / alone (rate)", ">= 0.85",
+         derived(ratio(with_r, alone)), lambda v: v >= 0.85)
+    r_alone = get(results, "mixed", "strata-mem", "seconds", role="reader", writers=0)
+    r_with = get(results, "mixed", "strata-mem", "seconds", role="reader", writers=1)
+    line("strata-mem mixed: reader with 1 writer / alone (time)", "<= 1.15x",
+         derived(ratio(r_with, r_alone)), lambda v: v <= 1.15)
+    peak = get(results, "mixed", "strata-mem", "peak_rss_bytes")
+    loaded = get(results, "insert", "strata-mem", "memory_bytes_per_edge")  # main graph, loaded
+    edges = loaded["params"].get("info", {}).get("stored_edges") if loaded else None
+    graph_bytes = loaded["value"] * edges if edges else None
+    line("strata-mem mixed: peak RSS / loaded graph memory", "<= 2x",
+         derived(peak["value"] / graph_bytes if peak and graph_bytes else None),
+         lambda v: v <= 2.0, "peak RSS is the process's VmHWM over the workload")
+    for batch in (1, 1024):
+        one = get(results, "insert", "strata-mem", "edges_per_s", batch=batch, threads=1, wal="off")
+        two = get(results, "insert", "strata-mem", "edges_per_s", batch=batch, threads=2, wal="off")
+        line("strata-mem inserts, batch %d: 2 writers / 1 (rate)" % batch, ">= 1.5x",
+             derived(ratio(two, one)), lambda v: v >= 1.5)
+    for threads in (1, 2):
+        single = get(results, "insert", "strata-mem", "edges_per_s", batch=1, threads=threads, wal="off")
+        batched = get(results, "insert", "strata-mem", "edges_per_s", batch=1024, threads=threads, wal="off")
+        line("strata-mem inserts, %d writer(s): batch 1024 / single (rate)" % threads, ">= 3x",
+             derived(ratio(batched, single)), lambda v: v >= 3.0)
+    r = get(results, "pr", "strata-mem", "seconds_ratio", baseline="csr")
+    line("PageRank strata-mem / CSR (time), issue 28", "<= 1.5x", r, lambda v: v <= 1.5)
+    big_s = get(results, "ingest_large", "strata", "edges_per_s")
+    big_r = get(results, "ingest_large", "rocksdb", "edges_per_s")
+    line("ingest_large strata / RocksDB (rate)", ">= 6x", derived(ratio(big_s, big_r)),
+         lambda v: v >= 6.0)
     return "\n".join(["| target | goal | measured | verdict | note |", "|---|---|---|---|---|"] + out)
 
 
@@ -208,7 +254,7 @@ def render_markdown(rep, name):
     parts.append("Ratios are StrataGraph / baseline from this run only (for throughput, > 1 is "
                  "better for StrataGraph; for times, sizes and latencies, < 1 is).")
     parts.append("")
-    parts.append("## Targets (issues 2 and 8)")
+    parts.append("## Targets (issues 2, 8 and 28)")
     parts.append("")
     parts.append(targets(results))
     parts.append("")

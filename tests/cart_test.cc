@@ -343,6 +343,17 @@ TEST(CArtTest, LargeMixedWorkload) {
     }
     CArt t = CArt::BuildSorted(&alloc, true, k.data(), w.data(), tb.get(), k.size());
     ASSERT_NO_FATAL_FAILURE(ExpectMatches(t, m, true, rng));
+    // A probe for a present key visits every node on its path: at most the height, and on the
+    // longest path exactly it.
+    size_t longest = 0;
+    for (size_t j = 0; j < k.size(); j += 97) {
+      size_t steps = 0;
+      for (const void* n = t.probe_root(); n != nullptr; n = CArt::ProbeStep(n, k[j])) ++steps;
+      EXPECT_GE(steps, 1u);
+      EXPECT_LE(steps, t.GetShape().height);
+      longest = std::max(longest, steps);
+    }
+    EXPECT_EQ(longest, t.GetShape().height);
     EXPECT_GE(t.GetShape().height, 3u);
     KeyGen mixed(Dist::kClustered, &rng);
     for (int step = 0; step < 40; ++step) {

@@ -430,6 +430,16 @@ TEST_P(ClusteredIndexTest, DeepTreeGrowsAndCollapses) {
     ASSERT_TRUE(idx.CheckInvariants(&why)) << why;
     EXPECT_EQ(idx.size(), 64 * kPerVertex);
     EXPECT_EQ(idx.height(), 4);
+    // A probe takes one step per inner level and stops at the leaf (height - 1 non-null steps).
+    for (uint64_t i : {size_t{0}, kPerVertex / 2, kPerVertex - 1}) {
+      const uint8_t u = static_cast<uint8_t>(i % 64);
+      const uint64_t v = (kMax / kPerVertex) * i + u;
+      int steps = 0;
+      for (const void* n = idx.probe_root(); n != nullptr; n = ClusteredIndex::ProbeStep(n, u, v)) {
+        ++steps;
+      }
+      EXPECT_EQ(steps, idx.height()) << "vertex " << int{u} << " key " << v;
+    }
     ClusteredIndex full = idx;
     std::vector<int> order(64);
     for (int u = 0; u < 64; ++u) order[u] = u;
