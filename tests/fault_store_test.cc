@@ -31,6 +31,7 @@
 #include "lsm/segment_reader.h"
 #include "strata/db.h"
 #include "tests/util/file_util.h"
+#include "tests/util/in_child.h"
 #include "tests/util/temp_dir.h"
 #include "util/coding.h"
 
@@ -38,6 +39,7 @@ namespace strata {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::InChild;
 using testing::ReadAll;
 using testing::WriteAll;
 
@@ -55,19 +57,6 @@ Options ReadOnlyOpts() {
   Options o = Opts();
   o.read_only = true;
   return o;
-}
-
-// Runs fn in a child that exits without destructors: a leaked DB is a crashed writer.
-void InChild(const std::function<void()>& fn) {
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    fn();
-    _exit(::testing::Test::HasFailure() ? 1 : 0);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "child status " << st;
 }
 
 std::vector<std::string> FilesWith(const std::string& dir, const std::string& suffix) {
