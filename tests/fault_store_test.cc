@@ -107,6 +107,16 @@ void BuildCrashed(const std::string& dir, int batches) {
   });
 }
 
+// A store of one flushed segment (batches 0..9): the segment's path, its bytes and its
+// decoded footer.
+void BuildOneSegment(const std::string& dir, std::string* seg, std::string* data,
+                     lsm::SegmentFooter* footer) {
+  BuildFlushed(dir, 1);
+  *seg = dir + "/" + FilesWith(dir, ".seg")[0];
+  *data = ReadAll(*seg);
+  ASSERT_TRUE(footer->DecodeFrom(data->data() + data->size() - lsm::kFooterSize));
+}
+
 // Batches 10..14 written onto an existing store and left only in its log (a crash).
 void BuildCrashedOnto(const std::string& dir) {
   InChild([&] {
@@ -526,11 +536,9 @@ TEST(Create, StoreFilesWithoutCurrentAreRefused) {
 TEST(Bloom, DamagedPartitionPinnedFailsOpenInAStoreFailsReads) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
-  BuildFlushed(path, 1);
-  const std::string seg = path + "/" + FilesWith(path, ".seg")[0];
-  std::string data = ReadAll(seg);
+  std::string seg, data;
   lsm::SegmentFooter footer;
-  ASSERT_TRUE(footer.DecodeFrom(data.data() + data.size() - lsm::kFooterSize));
+  ASSERT_NO_FATAL_FAILURE(BuildOneSegment(path, &seg, &data, &footer));
   ASSERT_GE(footer.bloom_index.size, lsm::kBloomIndexEntrySize + 8);
   lsm::BloomIndexEntry e;
   e.DecodeFrom(data.data() + footer.bloom_index.offset);
@@ -565,11 +573,9 @@ TEST(Bloom, DamagedPartitionPinnedFailsOpenInAStoreFailsReads) {
 TEST(Stats, CountsOverADamagedVertexBlockReportTheError) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
-  BuildFlushed(path, 1);
-  const std::string seg = path + "/" + FilesWith(path, ".seg")[0];
-  std::string data = ReadAll(seg);
+  std::string seg, data;
   lsm::SegmentFooter footer;
-  ASSERT_TRUE(footer.DecodeFrom(data.data() + data.size() - lsm::kFooterSize));
+  ASSERT_NO_FATAL_FAILURE(BuildOneSegment(path, &seg, &data, &footer));
   ASSERT_GE(footer.vertex_index.size, lsm::kVertexIndexEntrySize + 8);
   lsm::VertexIndexEntry e;
   e.DecodeFrom(data.data() + footer.vertex_index.offset);
