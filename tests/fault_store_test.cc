@@ -127,6 +127,18 @@ void BuildCrashedOnto(const std::string& dir) {
   });
 }
 
+// Opens the store at `path` with `o`, expecting Corruption with a message holding each of
+// `needles`.
+void ExpectOpenCorruption(const Options& o, const std::string& path,
+                          const std::vector<std::string>& needles) {
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(o, path, &db);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  for (const std::string& n : needles) {
+    EXPECT_NE(s.ToString().find(n), std::string::npos) << s.ToString();
+  }
+}
+
 // Every file of the directory with its bytes, mode and modification time.
 std::map<std::string, std::string> DirState(const std::string& dir) {
   std::map<std::string, std::string> out;
@@ -199,11 +211,8 @@ TEST(Segments, SwappedSegmentsAreCorruption) {
   fs::rename(path + "/" + segs[1], path + "/" + segs[0]);
   fs::rename(path + "/x", path + "/" + segs[1]);
   for (bool ro : {false, true}) {
-    std::unique_ptr<DB> db;
-    Status s = DB::Open(ro ? ReadOnlyOpts() : Opts(), path, &db);
-    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-    EXPECT_NE(s.ToString().find(".seg offset "), std::string::npos) << s.ToString();
-    EXPECT_NE(s.ToString().find("written as"), std::string::npos) << s.ToString();
+    ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(ro ? ReadOnlyOpts() : Opts(), path,
+                                                 {".seg offset ", "written as"}));
   }
 }
 
@@ -215,11 +224,7 @@ TEST(Segments, SegmentOfAnotherStoreIsCorruption) {
   const auto segs = FilesWith(a, ".seg");
   ASSERT_EQ(segs, FilesWith(b, ".seg"));
   fs::copy_file(b + "/" + segs[0], a + "/" + segs[0], fs::copy_options::overwrite_existing);
-  std::unique_ptr<DB> db;
-  Status s = DB::Open(Opts(), a, &db);
-  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(s.ToString().find(a + "/" + segs[0]), std::string::npos) << s.ToString();
-  EXPECT_NE(s.ToString().find("another store"), std::string::npos) << s.ToString();
+  ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(Opts(), a, {a + "/" + segs[0], "another store"}));
 }
 
 TEST(Segments, VerifyReadsTheFileNowAtThePath) {
@@ -268,11 +273,8 @@ TEST(Segments, SameNameSameShapeOtherContentIsCorruption) {
   const std::string name = segs.back();
   ASSERT_EQ(fs::file_size(path + "/" + name), fs::file_size(twin + "/" + name));
   fs::copy_file(twin + "/" + name, path + "/" + name, fs::copy_options::overwrite_existing);
-  std::unique_ptr<DB> db;
-  Status s = DB::Open(Opts(), path, &db);
-  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(s.ToString().find(path + "/" + name + " offset "), std::string::npos) << s.ToString();
-  EXPECT_NE(s.ToString().find("metadata checksum"), std::string::npos) << s.ToString();
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectOpenCorruption(Opts(), path, {path + "/" + name + " offset ", "metadata checksum"}));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -305,12 +307,8 @@ TEST(Wal, DamagedLastRecordIsCorruptionUntilRepair) {
     ASSERT_TRUE(tail.whole_damaged) << "precondition: the flip reads as damage, not a tear";
   }
   for (bool ro : {false, true}) {
-    std::unique_ptr<DB> db;
-    Status s = DB::Open(ro ? ReadOnlyOpts() : Opts(), path, &db);
-    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-    EXPECT_NE(s.ToString().find(wal + " offset " + std::to_string(last)), std::string::npos)
-        << s.ToString();
-    EXPECT_NE(s.ToString().find("repair"), std::string::npos) << s.ToString();
+    ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(
+        ro ? ReadOnlyOpts() : Opts(), path, {wal + " offset " + std::to_string(last), "repair"}));
   }
   // Repair drops the record and says so in LOG.
   Options rep = Opts();
@@ -375,11 +373,8 @@ TEST(Wal, LogOfAnotherStoreIsCorruption) {
   // Same name as a log of `a` would have: only the store ID tells them apart.
   fs::copy_file(b + "/" + wals[0], a + "/" + wals[0]);
   for (bool ro : {true, false}) {
-    std::unique_ptr<DB> db;
-    Status s = DB::Open(ro ? ReadOnlyOpts() : Opts(), a, &db);
-    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-    EXPECT_NE(s.ToString().find(a + "/" + wals[0]), std::string::npos) << s.ToString();
-    EXPECT_NE(s.ToString().find("another store"), std::string::npos) << s.ToString();
+    ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(ro ? ReadOnlyOpts() : Opts(), a,
+                                                 {a + "/" + wals[0], "another store"}));
   }
 }
 
@@ -523,10 +518,7 @@ TEST(Create, StoreFilesWithoutCurrentAreRefused) {
   ASSERT_TRUE(fs::remove(path + "/CURRENT"));
   const auto wals = FilesWith(path, ".wal");
   ASSERT_FALSE(wals.empty());
-  std::unique_ptr<DB> db;
-  Status s = DB::Open(Opts(), path, &db);
-  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(s.ToString().find("no CURRENT"), std::string::npos) << s.ToString();
+  ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(Opts(), path, {"no CURRENT"}));
   EXPECT_TRUE(fs::exists(path + "/" + wals[0]));
 }
 
