@@ -6,10 +6,6 @@
 //    through the CLI reproduce the expected BFS, PR, WCC (and SSSP, CDLP, LCC) outputs under the
 //    specification's comparison rules;
 //  - every bad input of issue 7 gives one line on stderr and a non-zero exit.
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -23,91 +19,36 @@
 #include <gtest/gtest.h>
 
 #include "strata/db.h"
+#include "tests/util/cli_run.h"
 #include "tests/util/temp_dir.h"
 #include "tools/graphalytics_io.h"
 
 namespace strata {
 namespace {
 
+using testing::CliResult;
+using testing::DescribeRun;
+using testing::ReadWholeFile;
+using testing::RunStrata;
 using testing::TempDir;
+using testing::WriteWholeFile;
 
-const std::string kBin = std::string(STRATA_BIN_DIR) + "/strata";
 const std::string kExample = std::string(STRATA_TESTDATA_DIR) + "/graphalytics/example";
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << data;
-}
-
-// Runs the binary with `args`, feeding `input` on stdin; stdout and stderr are captured through
-// files (no pipe can fill up and block the child).
-Result RunCli(const std::vector<std::string>& args, const std::string& input = "") {
-  static int counter = 0;
-  const std::string base = "/tmp/strata-cli-test-" + std::to_string(getpid()) + "-" +
-                           std::to_string(counter++);
-  const std::string in_path = base + ".in", out_path = base + ".out", err_path = base + ".err";
-  WriteFile(in_path, input);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int in = open(in_path.c_str(), O_RDONLY);
-    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(kBin.c_str()));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(kBin.c_str(), argv.data());
-    _exit(127);
-  }
-  Result r;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadFile(out_path);
-  r.err = ReadFile(err_path);
-  unlink(in_path.c_str());
-  unlink(out_path.c_str());
-  unlink(err_path.c_str());
-  return r;
-}
-
-std::string Describe(const std::vector<std::string>& args, const Result& r) {
-  std::string cmd = "strata";
-  for (const auto& a : args) cmd += " " + a;
-  return cmd + "\n  exit " + std::to_string(r.code) + "\n  stderr: " + r.err +
-         "\n  stdout: " + r.out.substr(0, 2000);
-}
-
 // Runs and expects exit code 0.
-Result Ok(const std::vector<std::string>& args, const std::string& input = "") {
-  Result r = RunCli(args, input);
-  EXPECT_EQ(r.code, 0) << Describe(args, r);
+CliResult Ok(const std::vector<std::string>& args, const std::string& input = "") {
+  CliResult r = RunStrata(args, input);
+  EXPECT_EQ(r.code, 0) << DescribeRun(args, r);
   return r;
 }
 
 // Runs and expects a failure with `code` and exactly one line on stderr containing every
 // string of `needles`.
-Result Fails(int code, const std::vector<std::string>& args,
-             const std::vector<std::string>& needles, const std::string& input = "") {
-  Result r = RunCli(args, input);
-  EXPECT_EQ(r.code, code) << Describe(args, r);
-  EXPECT_FALSE(r.err.empty()) << Describe(args, r);
+CliResult Fails(int code, const std::vector<std::string>& args,
+                const std::vector<std::string>& needles, const std::string& input = "") {
+  CliResult r = RunStrata(args, input);
+  EXPECT_EQ(r.code, code) << DescribeRun(args, r);
+  EXPECT_FALSE(r.err.empty()) << DescribeRun(args, r);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line:\n" << r.err;
   if (!r.err.empty()) {
     EXPECT_EQ(r.err.back(), '\n');
@@ -156,10 +97,10 @@ std::set<std::pair<uint64_t, uint64_t>> EdgeSet(const std::string& text, bool un
 TEST(CliTest, HelpAndUsage) {
   for (const char* cmd : {"generate", "ingest", "analyze", "query", "export", "compact",
                           "inspect", "verify"}) {
-    Result r = Ok({cmd, "--help"});
+    CliResult r = Ok({cmd, "--help"});
     EXPECT_NE(r.out.find("Exit codes"), std::string::npos) << cmd;
   }
-  Result r = Ok({"--help"});
+  CliResult r = Ok({"--help"});
   EXPECT_NE(r.out.find("ingest"), std::string::npos);
   Fails(2, {}, {"subcommand"});
   Fails(2, {"frobnicate"}, {"unknown command"});
@@ -170,7 +111,7 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
   const std::string g = tmp.path() + "/g.el", s1 = tmp.path() + "/s1", s2 = tmp.path() + "/s2";
   Ok({"generate", "--kind", "kron", "--scale", "10", "--edge-factor", "8", "--seed", "7",
       "--weights", "--format", "el", "--out", g});
-  const std::string text = ReadFile(g);
+  const std::string text = ReadWholeFile(g);
   ASSERT_EQ(Lines(text).size(), 8192u);
   // Deterministic: the same seed gives the same bytes (to stdout this time).
   EXPECT_EQ(Ok({"generate", "--kind", "kron", "--scale", "10", "--edge-factor", "8", "--seed",
@@ -179,7 +120,7 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
             text);
   const auto edges = EdgeSet(text, false);
 
-  Result ing = Ok({"ingest", "--db", s1, "--input", g, "--format", "el", "--weighted",
+  CliResult ing = Ok({"ingest", "--db", s1, "--input", g, "--format", "el", "--weighted",
                    "--batch", "1000", "--memory-budget", "8M", "--memgraph-bytes", "256K"});
   EXPECT_NE(ing.err.find("ingested 8192 edge records"), std::string::npos) << ing.err;
 
@@ -211,10 +152,10 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
                           std::to_string(e0.second)})
                           .out),
             std::stod(w0));
-  Result st = Ok({"query", "--db", s1, "stats"});
+  CliResult st = Ok({"query", "--db", s1, "stats"});
   EXPECT_NE(st.out.find("edges           " + std::to_string(edges.size())), std::string::npos)
       << st.out;
-  Result js = Ok({"query", "--db", s1, "stats", "--json"});
+  CliResult js = Ok({"query", "--db", s1, "stats", "--json"});
   EXPECT_NE(js.out.find("\"edges\": " + std::to_string(edges.size())), std::string::npos);
 
   // analyze: every algorithm runs and prints one line per vertex, ascending.
@@ -224,7 +165,7 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
            {"cdlp", "--iterations", "3"}, {"lcc"}}) {
     std::vector<std::string> args = {"analyze", "--db", s1, "--algo"};
     args.insert(args.end(), a.begin(), a.end());
-    Result r = Ok(args);
+    CliResult r = Ok(args);
     std::vector<std::string> lines = Lines(r.out);
     std::set<uint64_t> vertices;
     for (const auto& [u, v] : edges) vertices.insert(u), vertices.insert(v);
@@ -255,8 +196,8 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
   // --stats: the same depths, and one "bfs step" line per depth reached, the first expanding
   // the source alone; the found counts add up to the reached vertices other than the source.
   {
-    Result plain = Ok({"analyze", "--db", s1, "--algo", "bfs", "--source", src, "-q"});
-    Result st = Ok({"analyze", "--db", s1, "--algo", "bfs", "--source", src, "-q", "--stats"});
+    CliResult plain = Ok({"analyze", "--db", s1, "--algo", "bfs", "--source", src, "-q"});
+    CliResult st = Ok({"analyze", "--db", s1, "--algo", "bfs", "--source", src, "-q", "--stats"});
     EXPECT_EQ(st.out, plain.out);
     int64_t max_depth = -1;
     uint64_t reached = 0;
@@ -287,20 +228,21 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
   // Within one hop: the hub and its distinct out-neighbors (the hub once, even with a self-loop).
   const bool self_loop = std::find(hub_nbrs.begin(), hub_nbrs.end(), hub) != hub_nbrs.end();
   EXPECT_EQ(hop1.size(), hub_nbrs.size() + (self_loop ? 0 : 1));
-  Result scan = Ok({"analyze", "--db", s1, "--algo", "scan"});
+  CliResult scan = Ok({"analyze", "--db", s1, "--algo", "scan"});
   EXPECT_NE(scan.out.find("edges " + std::to_string(edges.size()) + "\n"), std::string::npos);
 
   // export -> re-ingest -> export: equal, in text and binary.
   const std::string x1 = tmp.path() + "/x1.el", x2 = tmp.path() + "/x2.el";
   Ok({"export", "--db", s1, "--format", "el", "--out", x1});
-  EXPECT_EQ(EdgeSet(ReadFile(x1), false), edges);
+  EXPECT_EQ(EdgeSet(ReadWholeFile(x1), false), edges);
   Ok({"ingest", "--db", s2, "--input", x1, "--format", "el", "--weighted"});
   Ok({"export", "--db", s2, "--format", "el", "--out", x2});
-  EXPECT_EQ(ReadFile(x1), ReadFile(x2));
+  EXPECT_EQ(ReadWholeFile(x1), ReadWholeFile(x2));
   const std::string b1 = tmp.path() + "/x1.bin", s3 = tmp.path() + "/s3";
   Ok({"export", "--db", s1, "--format", "bin", "--out", b1});
   Ok({"ingest", "--db", s3, "--input", b1, "--format", "bin", "--weighted"});
-  EXPECT_EQ(Ok({"export", "--db", s3, "--format", "el", "--out", "-", "-q"}).out, ReadFile(x1));
+  EXPECT_EQ(Ok({"export", "--db", s3, "--format", "el", "--out", "-", "-q"}).out,
+            ReadWholeFile(x1));
 
   // A later ingest reads kind and weights from the store: no flags needed. Deletes too.
   const auto& [d0, dw] = *weight.rbegin();
@@ -310,31 +252,31 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
         {"no edge"});
 
   // inspect, verify, compact.
-  Result ins = Ok({"inspect", "--db", s1});
+  CliResult ins = Ok({"inspect", "--db", s1});
   EXPECT_NE(ins.out.find("level "), std::string::npos) << ins.out;
   EXPECT_NE(ins.out.find("WAL"), std::string::npos) << ins.out;
   EXPECT_NE(ins.out.find("bytes per vertex"), std::string::npos) << ins.out;
-  Result insj = Ok({"inspect", "--db", s1, "--json"});
+  CliResult insj = Ok({"inspect", "--db", s1, "--json"});
   EXPECT_EQ(insj.out.front(), '{');
   EXPECT_NE(insj.out.find("\"levels\""), std::string::npos);
   Ok({"verify", "--db", s1});
-  Result c = RunCli({"compact", "--db", s1, "--full"});
+  CliResult c = RunStrata({"compact", "--db", s1, "--full"});
   if (c.code != 0) {
     EXPECT_EQ(c.code, 1);
     EXPECT_NE(c.err.find("NotSupported"), std::string::npos) << c.err;
   }
-  EXPECT_EQ(Ok({"export", "--db", s1, "--out", "-", "-q"}).out, ReadFile(x1));
+  EXPECT_EQ(Ok({"export", "--db", s1, "--out", "-", "-q"}).out, ReadWholeFile(x1));
   Ok({"verify", "--db", s1});
 }
 
 TEST(CliTest, StdinAndBinaryGenerate) {
   TempDir tmp;
   const std::string db = tmp.path() + "/db";
-  Result gen = Ok({"generate", "--kind", "uniform", "--scale", "8", "--edge-factor", "4",
+  CliResult gen = Ok({"generate", "--kind", "uniform", "--scale", "8", "--edge-factor", "4",
                    "--format", "bin", "--out", "-", "-q"});
   ASSERT_EQ(gen.out.substr(0, 8), "SGEDGES1");
   Ok({"ingest", "--db", db, "--input", "-", "--format", "bin", "--undirected"}, gen.out);
-  Result st = Ok({"query", "--db", db, "stats"});
+  CliResult st = Ok({"query", "--db", db, "stats"});
   EXPECT_NE(st.out.find("undirected"), std::string::npos);
   // Undirected: each logical edge once in the export, smaller ID first.
   for (const std::string& l : Lines(Ok({"export", "--db", db, "-q"}).out)) {
@@ -428,7 +370,7 @@ void CheckGraphalytics(const std::string& name, bool undirected) {
     }
   }
   // Map mode: queries take the dataset's IDs.
-  Result d = Ok({"query", "--db", db, "degree", std::to_string(*props.bfs_source_vertex)});
+  CliResult d = Ok({"query", "--db", db, "degree", std::to_string(*props.bfs_source_vertex)});
   EXPECT_FALSE(d.out.empty());
 }
 
@@ -440,7 +382,7 @@ TEST(CliTest, GraphalyticsFromPropertiesFile) {
   const std::string db = tmp.path() + "/db";
   Ok({"ingest", "--db", db, "--format", "graphalytics", "--properties",
       kExample + "/example-undirected.properties"});
-  Result st = Ok({"query", "--db", db, "stats"});
+  CliResult st = Ok({"query", "--db", db, "stats"});
   EXPECT_NE(st.out.find("undirected, weighted"), std::string::npos) << st.out;
   EXPECT_NE(st.out.find("ids             map"), std::string::npos) << st.out;
 }
@@ -451,7 +393,7 @@ TEST(CliTest, GraphalyticsFromPropertiesFile) {
 TEST(CliTest, MalformedLineStopsAndKeepsWhatPrecedes) {
   TempDir tmp;
   const std::string in = tmp.path() + "/bad.el", db = tmp.path() + "/db";
-  WriteFile(in, "1 2\n2 3\n# comment\n3 x 0.5\n4 5\n");
+  WriteWholeFile(in, "1 2\n2 3\n# comment\n3 x 0.5\n4 5\n");
   Fails(1, {"ingest", "--db", db, "--input", in, "--batch", "1"},
         {"line 4", "'3 x 0.5'", "the 2 records before it are stored"});
   EXPECT_EQ(Ok({"export", "--db", db, "-q"}).out, "1 2\n2 3\n");
@@ -466,7 +408,7 @@ TEST(CliTest, MalformedLineStopsAndKeepsWhatPrecedes) {
 TEST(CliTest, SkipBadLinesCounts) {
   TempDir tmp;
   const std::string db = tmp.path() + "/db";
-  Result r = Ok({"ingest", "--db", db, "--input", "-", "--skip-bad-lines"},
+  CliResult r = Ok({"ingest", "--db", db, "--input", "-", "--skip-bad-lines"},
                 "1 2\nfoo\n2 3\n1 2 3 4\n3 4\n");
   EXPECT_NE(r.err.find("skipped 2 bad lines"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("line 2"), std::string::npos) << r.err;
@@ -484,7 +426,7 @@ TEST(CliTest, MissingAndNonStoreDirectories) {
   }
   const std::string other = tmp.path() + "/other";
   std::filesystem::create_directories(other);
-  WriteFile(other + "/notes.txt", "not a store");
+  WriteWholeFile(other + "/notes.txt", "not a store");
   Fails(1, {"query", "--db", other, "stats"}, {"not a StrataGraph store"});
   Fails(1, {"inspect", "--db", other}, {"not a StrataGraph store"});
   // ingest creates stores only in new or empty directories.
@@ -579,7 +521,8 @@ TEST(CliTest, DenseAndMappedIds) {
   EXPECT_EQ(Ok({"query", "--db", mapped, "edge", "42", "1"}).out, "3\n");
   Fails(3, {"query", "--db", mapped, "edge", "1", "18000000000000000000"}, {"no edge"});
   EXPECT_EQ(Ok({"export", "--db", mapped, "-q"}).out, "42 1 3\n18000000000000000000 42 2\n");
-  Result bfs = Ok({"analyze", "--db", mapped, "--algo", "bfs", "--source", "18000000000000000000"});
+  CliResult bfs =
+      Ok({"analyze", "--db", mapped, "--algo", "bfs", "--source", "18000000000000000000"});
   EXPECT_EQ(bfs.out, "1 2\n42 1\n18000000000000000000 0\n");
   Ok({"verify", "--db", mapped});
 }
@@ -595,7 +538,7 @@ TEST(CliTest, VerifyAndInspectDetectCorruption) {
     if (e.path().extension() == ".seg") seg = e.path().string();
   }
   ASSERT_FALSE(seg.empty());
-  Result ok = Ok({"inspect", "--segment", seg});
+  CliResult ok = Ok({"inspect", "--segment", seg});
   EXPECT_NE(ok.out.find("verify          OK"), std::string::npos) << ok.out;
   EXPECT_NE(Ok({"inspect", "--segment", seg, "--json"}).out.find("\"ok\": true"),
             std::string::npos);
@@ -609,9 +552,9 @@ TEST(CliTest, VerifyAndInspectDetectCorruption) {
     f.seekp(4096 + 100);
     f.write(&c, 1);
   }
-  Result bad = RunCli({"inspect", "--segment", seg});
+  CliResult bad = RunStrata({"inspect", "--segment", seg});
   EXPECT_EQ(bad.code, 1) << bad.out << bad.err;
-  Result v = RunCli({"verify", "--db", db});
+  CliResult v = RunStrata({"verify", "--db", db});
   EXPECT_EQ(v.code, 1) << v.out << v.err;
   EXPECT_NE(v.err.find("Corruption"), std::string::npos) << v.err;
 }

@@ -31,6 +31,7 @@
 #include "lsm/segment_reader.h"
 #include "strata/db.h"
 #include "tests/util/file_util.h"
+#include "tests/util/in_child.h"
 #include "tests/util/temp_dir.h"
 #include "util/coding.h"
 
@@ -38,6 +39,7 @@ namespace strata {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::InChild;
 using testing::ReadAll;
 using testing::WriteAll;
 
@@ -55,19 +57,6 @@ Options ReadOnlyOpts() {
   Options o = Opts();
   o.read_only = true;
   return o;
-}
-
-// Runs fn in a child that exits without destructors: a leaked DB is a crashed writer.
-void InChild(const std::function<void()>& fn) {
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    fn();
-    _exit(::testing::Test::HasFailure() ? 1 : 0);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "child status " << st;
 }
 
 std::vector<std::string> FilesWith(const std::string& dir, const std::string& suffix) {
@@ -118,6 +107,16 @@ void BuildCrashed(const std::string& dir, int batches) {
   });
 }
 
+// A store of one flushed segment (batches 0..9): the segment's path, its bytes and its
+// decoded footer.
+void BuildOneSegment(const std::string& dir, std::string* seg, std::string* data,
+                     lsm::SegmentFooter* footer) {
+  BuildFlushed(dir, 1);
+  *seg = dir + "/" + FilesWith(dir, ".seg")[0];
+  *data = ReadAll(*seg);
+  ASSERT_TRUE(footer->DecodeFrom(data->data() + data->size() - lsm::kFooterSize));
+}
+
 // Batches 10..14 written onto an existing store and left only in its log (a crash).
 void BuildCrashedOnto(const std::string& dir) {
   InChild([&] {
@@ -126,6 +125,18 @@ void BuildCrashedOnto(const std::string& dir) {
     for (VertexId k = 10; k < 15; ++k) ASSERT_TRUE(db->Write(Batch(k)).ok());
     db.release();  // NOLINT
   });
+}
+
+// Opens the store at `path` with `o`, expecting Corruption with a message holding each of
+// `needles`.
+void ExpectOpenCorruption(const Options& o, const std::string& path,
+                          const std::vector<std::string>& needles) {
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(o, path, &db);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  for (const std::string& n : needles) {
+    EXPECT_NE(s.ToString().find(n), std::string::npos) << s.ToString();
+  }
 }
 
 // Every file of the directory with its bytes, mode and modification time.
@@ -200,11 +211,8 @@ TEST(Segments, SwappedSegmentsAreCorruption) {
   fs::rename(path + "/" + segs[1], path + "/" + segs[0]);
   fs::rename(path + "/x", path + "/" + segs[1]);
   for (bool ro : {false, true}) {
-    std::unique_ptr<DB> db;
-    Status s = DB::Open(ro ? ReadOnlyOpts() : Opts(), path, &db);
-    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-    EXPECT_NE(s.ToString().find(".seg offset "), std::string::npos) << s.ToString();
-    EXPECT_NE(s.ToString().find("written as"), std::string::npos) << s.ToString();
+    ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(ro ? ReadOnlyOpts() : Opts(), path,
+                                                 {".seg offset ", "written as"}));
   }
 }
 
@@ -216,11 +224,7 @@ TEST(Segments, SegmentOfAnotherStoreIsCorruption) {
   const auto segs = FilesWith(a, ".seg");
   ASSERT_EQ(segs, FilesWith(b, ".seg"));
   fs::copy_file(b + "/" + segs[0], a + "/" + segs[0], fs::copy_options::overwrite_existing);
-  std::unique_ptr<DB> db;
-  Status s = DB::Open(Opts(), a, &db);
-  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(s.ToString().find(a + "/" + segs[0]), std::string::npos) << s.ToString();
-  EXPECT_NE(s.ToString().find("another store"), std::string::npos) << s.ToString();
+  ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(Opts(), a, {a + "/" + segs[0], "another store"}));
 }
 
 TEST(Segments, VerifyReadsTheFileNowAtThePath) {
@@ -269,11 +273,8 @@ TEST(Segments, SameNameSameShapeOtherContentIsCorruption) {
   const std::string name = segs.back();
   ASSERT_EQ(fs::file_size(path + "/" + name), fs::file_size(twin + "/" + name));
   fs::copy_file(twin + "/" + name, path + "/" + name, fs::copy_options::overwrite_existing);
-  std::unique_ptr<DB> db;
-  Status s = DB::Open(Opts(), path, &db);
-  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(s.ToString().find(path + "/" + name + " offset "), std::string::npos) << s.ToString();
-  EXPECT_NE(s.ToString().find("metadata checksum"), std::string::npos) << s.ToString();
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectOpenCorruption(Opts(), path, {path + "/" + name + " offset ", "metadata checksum"}));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,12 +307,8 @@ TEST(Wal, DamagedLastRecordIsCorruptionUntilRepair) {
     ASSERT_TRUE(tail.whole_damaged) << "precondition: the flip reads as damage, not a tear";
   }
   for (bool ro : {false, true}) {
-    std::unique_ptr<DB> db;
-    Status s = DB::Open(ro ? ReadOnlyOpts() : Opts(), path, &db);
-    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-    EXPECT_NE(s.ToString().find(wal + " offset " + std::to_string(last)), std::string::npos)
-        << s.ToString();
-    EXPECT_NE(s.ToString().find("repair"), std::string::npos) << s.ToString();
+    ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(
+        ro ? ReadOnlyOpts() : Opts(), path, {wal + " offset " + std::to_string(last), "repair"}));
   }
   // Repair drops the record and says so in LOG.
   Options rep = Opts();
@@ -376,11 +373,8 @@ TEST(Wal, LogOfAnotherStoreIsCorruption) {
   // Same name as a log of `a` would have: only the store ID tells them apart.
   fs::copy_file(b + "/" + wals[0], a + "/" + wals[0]);
   for (bool ro : {true, false}) {
-    std::unique_ptr<DB> db;
-    Status s = DB::Open(ro ? ReadOnlyOpts() : Opts(), a, &db);
-    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-    EXPECT_NE(s.ToString().find(a + "/" + wals[0]), std::string::npos) << s.ToString();
-    EXPECT_NE(s.ToString().find("another store"), std::string::npos) << s.ToString();
+    ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(ro ? ReadOnlyOpts() : Opts(), a,
+                                                 {a + "/" + wals[0], "another store"}));
   }
 }
 
@@ -524,10 +518,7 @@ TEST(Create, StoreFilesWithoutCurrentAreRefused) {
   ASSERT_TRUE(fs::remove(path + "/CURRENT"));
   const auto wals = FilesWith(path, ".wal");
   ASSERT_FALSE(wals.empty());
-  std::unique_ptr<DB> db;
-  Status s = DB::Open(Opts(), path, &db);
-  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(s.ToString().find("no CURRENT"), std::string::npos) << s.ToString();
+  ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(Opts(), path, {"no CURRENT"}));
   EXPECT_TRUE(fs::exists(path + "/" + wals[0]));
 }
 
@@ -537,11 +528,9 @@ TEST(Create, StoreFilesWithoutCurrentAreRefused) {
 TEST(Bloom, DamagedPartitionPinnedFailsOpenInAStoreFailsReads) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
-  BuildFlushed(path, 1);
-  const std::string seg = path + "/" + FilesWith(path, ".seg")[0];
-  std::string data = ReadAll(seg);
+  std::string seg, data;
   lsm::SegmentFooter footer;
-  ASSERT_TRUE(footer.DecodeFrom(data.data() + data.size() - lsm::kFooterSize));
+  ASSERT_NO_FATAL_FAILURE(BuildOneSegment(path, &seg, &data, &footer));
   ASSERT_GE(footer.bloom_index.size, lsm::kBloomIndexEntrySize + 8);
   lsm::BloomIndexEntry e;
   e.DecodeFrom(data.data() + footer.bloom_index.offset);
@@ -576,11 +565,9 @@ TEST(Bloom, DamagedPartitionPinnedFailsOpenInAStoreFailsReads) {
 TEST(Stats, CountsOverADamagedVertexBlockReportTheError) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
-  BuildFlushed(path, 1);
-  const std::string seg = path + "/" + FilesWith(path, ".seg")[0];
-  std::string data = ReadAll(seg);
+  std::string seg, data;
   lsm::SegmentFooter footer;
-  ASSERT_TRUE(footer.DecodeFrom(data.data() + data.size() - lsm::kFooterSize));
+  ASSERT_NO_FATAL_FAILURE(BuildOneSegment(path, &seg, &data, &footer));
   ASSERT_GE(footer.vertex_index.size, lsm::kVertexIndexEntrySize + 8);
   lsm::VertexIndexEntry e;
   e.DecodeFrom(data.data() + footer.vertex_index.offset);

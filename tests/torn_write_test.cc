@@ -28,6 +28,7 @@
 #include "lsm/record_log.h"
 #include "strata/db.h"
 #include "tests/util/file_util.h"
+#include "tests/util/in_child.h"
 #include "tests/util/reference_graph.h"
 #include "tests/util/temp_dir.h"
 #include "util/coding.h"
@@ -40,22 +41,9 @@ using testing::ReferenceGraph;
 
 constexpr VertexId kVertices = 120;
 
+using testing::InChild;
 using testing::ReadAll;
 using testing::WriteAll;
-
-// Runs fn in a child process, which exits without running destructors: fn leaks its DB to
-// leave the store as a crash would.
-void InChild(const std::function<void()>& fn) {
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    fn();
-    _exit(::testing::Test::HasFailure() ? 1 : 0);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "child status " << st;
-}
 
 Options StoreOptions(GraphKind kind, WalMode wal) {
   Options o;

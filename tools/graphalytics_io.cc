@@ -288,6 +288,21 @@ Status ForEachDataLine(const std::string& path, Fn&& fn) {
   }
 }
 
+// Calls fn(record) for each record `reader` reads, to the end of its file; a read error, or a
+// non-OK status from fn, stops the read and is returned.
+template <typename Fn>
+Status ForEachEdgeRecord(EdgeReader* reader, Fn&& fn) {
+  while (true) {
+    EdgeRecord r;
+    bool eof = false;
+    Status s = reader->Next(&r, &eof);
+    if (!s.ok()) return s;
+    if (eof) return Status::OK();
+    s = fn(r);
+    if (!s.ok()) return s;
+  }
+}
+
 Status CheckGraphalyticsDataset(const GraphalyticsProperties& props, uint64_t vertices) {
   if (props.meta_vertices && *props.meta_vertices != vertices) {
     return Status::InvalidArgument(props.vertex_path + " holds " + std::to_string(vertices) +
@@ -302,12 +317,7 @@ Status CheckGraphalyticsDataset(const GraphalyticsProperties& props, uint64_t ve
   std::string weight_key = "edge-properties.names";
   if (props.sssp_weight_property) weight_key = "sssp.weight-property";
   uint64_t records = 0, inserts = 0;
-  while (true) {
-    EdgeRecord r;
-    bool eof = false;
-    s = reader->Next(&r, &eof);
-    if (!s.ok()) return s;
-    if (eof) break;
+  s = ForEachEdgeRecord(reader.get(), [&](const EdgeRecord& r) {
     ++records;
     if (r.op == EdgeOp::kInsert) ++inserts;
     const std::string at = props.edge_path + ": line " + std::to_string(reader->line_number());
@@ -323,7 +333,9 @@ Status CheckGraphalyticsDataset(const GraphalyticsProperties& props, uint64_t ve
           ", '" + props.edge_property_names[weight_column] + "'), but " + props.Cite(weight_key) +
           " declares it");
     }
-  }
+    return Status::OK();
+  });
+  if (!s.ok()) return s;
   if (props.meta_edges && *props.meta_edges != records) {
     return Status::InvalidArgument(props.edge_path + " holds " + std::to_string(records) +
                                    " edges but " + props.Cite("meta.edges") + " says " +
@@ -361,20 +373,15 @@ Status ReadGraphalyticsEdges(const GraphalyticsProperties& props, std::vector<Ed
   Status s = OpenGraphalyticsEdges(props, &reader);
   if (!s.ok()) return s;
   edges->clear();
-  while (true) {
-    EdgeRecord r;
-    bool eof = false;
-    s = reader->Next(&r, &eof);
-    if (!s.ok()) return s;
-    if (eof) break;
+  return ForEachEdgeRecord(reader.get(), [&](const EdgeRecord& r) {
     if (r.op != EdgeOp::kInsert) {
       return Status::InvalidArgument(props.edge_path + ": line " +
                                      std::to_string(reader->line_number()) +
                                      ": deletes are not allowed in a Graphalytics edge file");
     }
     edges->push_back(Edge{r.src, r.dst, r.weight});
-  }
-  return Status::OK();
+    return Status::OK();
+  });
 }
 
 Status ReadGraphalyticsOutput(const std::string& path, std::vector<GraphalyticsValue>* values) {

@@ -1,7 +1,7 @@
 // Running the `strata` binary ($STRATA_BIN_DIR/strata) from a test: fork/exec with stdin from a
 // string or a file, stdout and stderr captured through files (no pipe can fill up and block
 // the child), an optional address-space limit, and the exit status kept apart from a death by
-// signal. Header-only; used by tests/fault_tools_test.cc.
+// signal. Header-only; used by tests/cli_test.cc and tests/fault_tools_test.cc.
 #pragma once
 
 #include <fcntl.h>
