@@ -369,6 +369,7 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
 void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVersion*>* dead,
                       std::vector<SubgraphVersion*>* middle) {
   constexpr size_t kSpareLists = 8;
+  constexpr size_t kHollowFreesPerCommit = 4096;
   const Timestamp min_writer = writers_.MinActive(*clock_);
   const bool free_now = min_writer >= t;
   thread_local std::vector<std::vector<SubgraphVersion*>> drained;  // lists freed outside the lock
@@ -419,7 +420,10 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
       hollow_entries_.fetch_add(1, std::memory_order_relaxed);
       hollowed.clear();
     }
-    while (!hollow_.empty() && hollow_.front().retired_at <= min_reader) {
+    // Headers are freed a bounded number per commit: when a long reader ends, the headers
+    // of everything written during its run become due at once (a 35 ms commit before).
+    while (!hollow_.empty() && hollow_.front().retired_at <= min_reader &&
+           headers_freed < kHollowFreesPerCommit) {
       headers_freed += hollow_.front().versions.size();
       drained.push_back(std::move(hollow_.front().versions));
       hollow_.pop_front();

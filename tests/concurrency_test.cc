@@ -309,6 +309,29 @@ TEST(Concurrency, VersionsBetweenReadersAreReclaimed) {
   }
 }
 
+// When a long reader ends, the hollow headers of everything written during its run become due
+// at once; each commit frees a bounded number of them (4096), so no single commit pays for all.
+TEST(Concurrency, HollowHeadersAreFreedAFewThousandPerCommit) {
+  Options o;
+  o.in_memory = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "drain", &db).ok());
+  ASSERT_TRUE(db->InsertEdge(0, 1).ok());
+  auto old_snap = db->GetSnapshot();
+  for (int k = 0; k < 10000; ++k) ASSERT_TRUE(db->InsertEdge(0, 2 + k % 50).ok());
+  const uint64_t before = db->GetStats(false).hollow_versions;
+  ASSERT_GT(before, 9000u);
+  old_snap.reset();
+  ASSERT_TRUE(db->InsertEdge(0, 1000).ok());
+  const uint64_t after_one = db->GetStats(false).hollow_versions;
+  EXPECT_GT(after_one, 0u) << "one commit freed them all";
+  EXPECT_LE(before - after_one, 4096u + 64u);
+  for (int k = 0; k < 4 && db->GetStats(false).hollow_versions != 0; ++k) {
+    ASSERT_TRUE(db->InsertEdge(0, 1001 + k).ok());
+  }
+  EXPECT_EQ(db->GetStats(false).hollow_versions, 0u);
+}
+
 // Readers of many ages at once, each snapshot held across many commits and checked against the
 // state at its own timestamp, while a writer churns a few subgraphs: whatever the reclamation
 // unlinks or hollows, no held snapshot may change (a version freed or hollowed too early reads
