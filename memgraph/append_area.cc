@@ -37,8 +37,6 @@ AppendArea* NewAppendArea(NodeAllocator* alloc, bool weighted, const AppendEntry
   return a;
 }
 
-size_t AppendAreaBytes(const AppendArea* a) { return a == nullptr ? 0 : Bytes(a->n, a->weighted); }
-
 void UnrefAppendArea(NodeAllocator* alloc, AppendArea* a) {
   if (a == nullptr || a->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   const size_t bytes = Bytes(a->n, a->weighted);

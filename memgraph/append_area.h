@@ -22,9 +22,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "memgraph/node_allocator.h"
+#include "memgraph/update.h"
 
 namespace strata::mem {
 
@@ -82,7 +82,6 @@ static_assert(sizeof(AppendArea) == 16);
 
 // A new area holding e[0, n) (sorted by (u, v), unique, 1 <= n), with one reference.
 AppendArea* NewAppendArea(NodeAllocator* alloc, bool weighted, const AppendEntry* e, size_t n);
-size_t AppendAreaBytes(const AppendArea* a);
 inline void RefAppendArea(AppendArea* a) {
   if (a != nullptr) a->refs.fetch_add(1, std::memory_order_relaxed);
 }
@@ -92,17 +91,6 @@ void UnrefAppendArea(NodeAllocator* alloc, AppendArea* a);
 // scan_container(chunk_fn) hands chunk_fn (x's container entries in key order, chunk_fn
 // returning false to stop), merged with the area's entries [b, e) of x. Container entries an
 // area entry overrides are skipped; kErased entries give nothing. Chunks stay in key order.
-template <class F>
-inline bool InvokeChunk(F& fn, const uint64_t* k, const double* w, const uint8_t* t, size_t n) {
-  if constexpr (std::is_void_v<std::invoke_result_t<F&, const uint64_t*, const double*,
-                                                   const uint8_t*, size_t>>) {
-    fn(k, w, t, n);
-    return true;
-  } else {
-    return static_cast<bool>(fn(k, w, t, n));
-  }
-}
-
 template <class ScanContainer, class F>
 void ScanWithAppended(const AppendArea& a, size_t b, size_t e, ScanContainer&& scan_container,
                       F& fn) {
@@ -111,11 +99,11 @@ void ScanWithAppended(const AppendArea& a, size_t b, size_t e, ScanContainer&& s
   const uint8_t* ak = a.kind();
   size_t p = b;  // next area entry
   bool go = true;
-  // Area entries with key < bound (all of them for bound = UINT64_MAX with `all`).
+  // The area's next entries: those with key < bound, or all that are left.
   auto emit_area_below = [&](uint64_t bound, bool all) {
     while (go && p < e && (all || av[p] < bound)) {
       if (ak[p] != kAppendErased) {
-        go = InvokeChunk(fn, av + p, aw != nullptr ? aw + p : nullptr,
+        go = InvokeScan(fn, av + p, aw != nullptr ? aw + p : nullptr,
                          ak[p] == kAppendTomb ? ak + p : nullptr, 1);
       }
       ++p;
@@ -125,7 +113,7 @@ void ScanWithAppended(const AppendArea& a, size_t b, size_t e, ScanContainer&& s
     size_t j = 0;
     while (go && j < n) {
       if (p >= e) {
-        go = InvokeChunk(fn, k + j, w != nullptr ? w + j : nullptr, t != nullptr ? t + j : nullptr,
+        go = InvokeScan(fn, k + j, w != nullptr ? w + j : nullptr, t != nullptr ? t + j : nullptr,
                          n - j);
         return go;
       }
@@ -136,7 +124,7 @@ void ScanWithAppended(const AppendArea& a, size_t b, size_t e, ScanContainer&& s
       size_t q = j;
       while (q < n && k[q] < next) ++q;
       if (q > j) {
-        go = InvokeChunk(fn, k + j, w != nullptr ? w + j : nullptr,
+        go = InvokeScan(fn, k + j, w != nullptr ? w + j : nullptr,
                          t != nullptr ? t + j : nullptr, q - j);
       }
       j = q;

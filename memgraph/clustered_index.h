@@ -245,16 +245,6 @@ class LeafPath {
   int depth_ = 0;
 };
 
-template <class F, class... A>
-inline bool InvokeScan(F& fn, A... a) {
-  if constexpr (std::is_void_v<std::invoke_result_t<F&, A...>>) {
-    fn(a...);
-    return true;
-  } else {
-    return static_cast<bool>(fn(a...));
-  }
-}
-
 // Drops one reference; frees the node (and drops its children's references) at zero.
 void Unref(NodeAllocator* alloc, const Node* n);
 

@@ -373,16 +373,13 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
   const Timestamp min_writer = writers_.MinActive(*clock_);
   const bool free_now = min_writer >= t;
   thread_local std::vector<std::vector<SubgraphVersion*>> drained;  // lists freed outside the lock
-  thread_local std::vector<SubgraphVersion*> hollowed;              // middle versions to hollow
   drained.clear();
-  hollowed.clear();
   size_t hollowed_now = 0, headers_freed = 0;  // middle versions hollowed; hollow headers freed
-  if (free_now && !middle->empty()) {
-    hollowed.swap(*middle);
-  }
   const bool queue_dead = !free_now && !dead->empty();
-  const bool queue_middle = !middle->empty();  // only when !free_now
-  if (queue_dead || queue_middle || !hollowed.empty() ||
+  // Middle versions always pass through limbo: when the writers are past t already, the drain
+  // below hollows them in this call.
+  const bool queue_middle = !middle->empty();
+  if (queue_dead || queue_middle ||
       limbo_entries_.load(std::memory_order_relaxed) != 0 ||
       hollow_entries_.load(std::memory_order_relaxed) != 0) {
     std::lock_guard<std::mutex> g(limbo_mu_);
@@ -412,13 +409,6 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
       }
       limbo_.pop_front();
       limbo_entries_.fetch_sub(1, std::memory_order_relaxed);
-    }
-    if (!hollowed.empty()) {
-      for (SubgraphVersion* v : hollowed) HollowVersion(&alloc_, v);
-      hollowed_now += hollowed.size();
-      hollow_.push_back(Limbo{t, std::vector<SubgraphVersion*>(hollowed), true});
-      hollow_entries_.fetch_add(1, std::memory_order_relaxed);
-      hollowed.clear();
     }
     // Headers are freed a bounded number per commit: when a long reader ends, the headers
     // of everything written during its run become due at once (a 35 ms commit before).

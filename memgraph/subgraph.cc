@@ -81,21 +81,6 @@ SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base) 
   return v;
 }
 
-void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
-  ReleaseArts(alloc, &v->out);
-  FreeCounts(alloc, &v->out);
-  UnrefAppendArea(alloc, v->out.appended);
-  if (v->in != nullptr) {
-    ReleaseArts(alloc, v->in);
-    FreeCounts(alloc, v->in);
-    UnrefAppendArea(alloc, v->in->appended);
-    v->in->~Adjacency();
-    alloc->Free(v->in, sizeof(Adjacency));
-  }
-  v->~SubgraphVersion();
-  alloc->Free(v, sizeof(SubgraphVersion));
-}
-
 void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v) {
   for (Adjacency* a : {&v->out, v->in}) {
     if (a == nullptr) continue;
@@ -105,6 +90,16 @@ void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v) {
     UnrefAppendArea(alloc, a->appended);
     a->appended = nullptr;
   }
+}
+
+void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
+  HollowVersion(alloc, v);
+  if (v->in != nullptr) {
+    v->in->~Adjacency();
+    alloc->Free(v->in, sizeof(Adjacency));
+  }
+  v->~SubgraphVersion();
+  alloc->Free(v, sizeof(SubgraphVersion));
 }
 
 void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersion* const* e) {

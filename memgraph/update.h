@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace strata::mem {
 
@@ -19,5 +20,17 @@ struct Update {
   double weight;  // for kPut
   UpdateOp op;
 };
+
+// Calls a scan visitor that returns bool (false stops the scan) or void (never stops); the
+// containers' and the append area's chunk scans accept either.
+template <class F, class... A>
+inline bool InvokeScan(F& fn, A... a) {
+  if constexpr (std::is_void_v<std::invoke_result_t<F&, A...>>) {
+    fn(a...);
+    return true;
+  } else {
+    return static_cast<bool>(fn(a...));
+  }
+}
 
 }  // namespace strata::mem
