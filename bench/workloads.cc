@@ -1179,9 +1179,8 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   // One producer generates the stream once and deals each operation to the writer its edge
   // hashes to (as the other loads partition their streams), in batches of `chunk`: all
   // operations on one edge reach one writer in stream order, so the final graph (and every
-  // weight) is the same in every system whatever the interleaving. Each writer only applies
-  // (until 4a8b01e every writer generated the whole stream to find its share, so T writers
-  // paid for T streams). A writer's queue holds at most kDepth batches.
+  // weight) is the same in every system whatever the interleaving. Each writer only applies,
+  // so T writers pay for one stream, not T. A writer's queue holds at most kDepth batches.
   struct Queue {
     std::mutex mu;
     std::condition_variable cv;

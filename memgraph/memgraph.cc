@@ -411,7 +411,8 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
       limbo_entries_.fetch_sub(1, std::memory_order_relaxed);
     }
     // Headers are freed a bounded number per commit: when a long reader ends, the headers
-    // of everything written during its run become due at once (a 35 ms commit before).
+    // of everything written during its run become due at once, and one commit must not pay
+    // for all of them.
     while (!hollow_.empty() && hollow_.front().retired_at <= min_reader &&
            headers_freed < kHollowFreesPerCommit) {
       headers_freed += hollow_.front().versions.size();
