@@ -1,4 +1,4 @@
-// All analytics kernels (brief §7). Each has a sequential reference in analytics/verify.h.
+// All analytics kernels (brief §7). Each has a sequential reference in tests/util/analytics_verify.h.
 #pragma once
 
 #include "analytics/bfs.h"

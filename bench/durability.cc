@@ -26,7 +26,7 @@
 
 #include "bench/util.h"
 #include "bench/workloads.h"
-#include "tools/generator.h"
+#include "graphio/generator.h"
 
 namespace strata::bench {
 namespace {
@@ -41,14 +41,14 @@ void Say(const std::string& system, const std::string& msg) {
   _exit(3);
 }
 
-std::unique_ptr<tools::EdgeGenerator> Kronecker(int scale, uint64_t seed) {
-  tools::GeneratorOptions o;
-  o.model = tools::GraphModel::kKronecker;
+std::unique_ptr<graphio::EdgeGenerator> Kronecker(int scale, uint64_t seed) {
+  graphio::GeneratorOptions o;
+  o.model = graphio::GraphModel::kKronecker;
   o.scale = scale;
   o.edge_factor = 16;
   o.seed = seed;
-  std::unique_ptr<tools::EdgeGenerator> g;
-  Status s = tools::EdgeGenerator::New(o, &g);
+  std::unique_ptr<graphio::EdgeGenerator> g;
+  Status s = graphio::EdgeGenerator::New(o, &g);
   if (!s.ok()) Die("generator", "EdgeGenerator::New", s);
   return g;
 }
@@ -134,11 +134,11 @@ uint64_t LogBytes(const std::string& dir) {
 
 void RunDurabilityJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink) {
   if (system != "strata" && system != "rocksdb") return;
-  std::unique_ptr<tools::EdgeGenerator> gen = Kronecker(cfg.scale, cfg.seed);
+  std::unique_ptr<graphio::EdgeGenerator> gen = Kronecker(cfg.scale, cfg.seed);
   const uint64_t k = std::min<uint64_t>(cfg.durability_edges, gen->num_edges());
   std::vector<EdgeOp> all(k);
   for (uint64_t p = 0; p < k; ++p) {
-    tools::Edge e = gen->EdgeAtPosition(p);
+    graphio::Edge e = gen->EdgeAtPosition(p);
     all[p].u = e.src;
     all[p].v = e.dst;
   }
@@ -174,7 +174,7 @@ void RunDurabilityJob(const SuiteConfig& cfg, const std::string& system, ResultS
         for (uint64_t i = 0; i < n; ++i) {
           const EdgeOp& e = all[i];
           const uint64_t key = std::min(e.u, e.v) << 32 | std::max(e.u, e.v);
-          streams[writers == 1 ? 0 : tools::Mix64(key) % writers].push_back(e);
+          streams[writers == 1 ? 0 : graphio::Mix64(key) % writers].push_back(e);
         }
         std::unique_ptr<System> sys = System::Create(system);
         Status s = sys->Open(config(w));
@@ -234,14 +234,14 @@ void RunRecoveryJob(const SuiteConfig& cfg, const std::string& system, ResultSin
     std::unique_ptr<System> sys = System::Create(system);
     Status s = sys->Open(c);
     if (!s.ok()) Die(system, "open", s);
-    std::unique_ptr<tools::EdgeGenerator> gen = Kronecker(cfg.recovery_scale, cfg.seed);
+    std::unique_ptr<graphio::EdgeGenerator> gen = Kronecker(cfg.recovery_scale, cfg.seed);
     std::vector<EdgeOp> b(kBatch);
     uint64_t pos = 0;
     for (uint64_t n = 0;; ++n) {
       if (n % 64 == 0 && LogBytes(c.dir) >= cfg.recovery_log_bytes) break;
       if (pos + kBatch > gen->num_edges()) break;
       for (size_t j = 0; j < kBatch; ++j, ++pos) {
-        tools::Edge e = gen->EdgeAtPosition(pos);
+        graphio::Edge e = gen->EdgeAtPosition(pos);
         b[j].u = e.src;
         b[j].v = e.dst;
       }
@@ -271,10 +271,10 @@ void RunRecoveryJob(const SuiteConfig& cfg, const std::string& system, ResultSin
   const double cpu = ProcessCpuSec() - c0;
   if (!s.ok()) Die(system, "reopen", s);
   // The last batch written must be back.
-  std::unique_ptr<tools::EdgeGenerator> gen = Kronecker(cfg.recovery_scale, cfg.seed);
+  std::unique_ptr<graphio::EdgeGenerator> gen = Kronecker(cfg.recovery_scale, cfg.seed);
   std::unique_ptr<View> view = sys->NewView();
   for (uint64_t p = edges - kBatch; p < edges; ++p) {
-    tools::Edge e = gen->EdgeAtPosition(p);
+    graphio::Edge e = gen->EdgeAtPosition(p);
     if (!view->SearchEdge(e.src, e.dst)) {
       Die(system, "recovery", Status::Corruption("edge at stream position " + std::to_string(p) +
                                                  " missing after recovery"));

@@ -18,7 +18,7 @@
 #include <unordered_set>
 
 #include "bench/util.h"
-#include "tools/generator.h"
+#include "graphio/generator.h"
 
 namespace strata::bench {
 
@@ -28,7 +28,7 @@ bool WorkloadSet::Has(const std::string& w) const {
 
 namespace {
 
-using tools::Mix64;
+using graphio::Mix64;
 
 void Log(const std::string& system, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void Log(const std::string& system, const char* fmt, ...) {
@@ -56,7 +56,7 @@ struct Graph {
   uint64_t seed = 0;
   uint64_t m = 0;  // stream length
   uint64_t n = 0;  // vertex bound
-  std::unique_ptr<tools::EdgeGenerator> gen;
+  std::unique_ptr<graphio::EdgeGenerator> gen;
 
   uint64_t load_end() const { return m * 8 / 10; }
   uint64_t insert_end() const { return m * 9 / 10; }
@@ -67,13 +67,13 @@ Graph MakeGraph(int scale, bool weighted, uint64_t seed) {
   g.scale = scale;
   g.weighted = weighted;
   g.seed = seed;
-  tools::GeneratorOptions o;
-  o.model = tools::GraphModel::kKronecker;
+  graphio::GeneratorOptions o;
+  o.model = graphio::GraphModel::kKronecker;
   o.scale = scale;
   o.edge_factor = 16;
   o.seed = seed;
   o.weighted = weighted;
-  Status s = tools::EdgeGenerator::New(o, &g.gen);
+  Status s = graphio::EdgeGenerator::New(o, &g.gen);
   if (!s.ok()) Fail("generator", "EdgeGenerator::New", s);
   g.m = g.gen->num_edges();
   g.n = g.gen->num_vertices();
@@ -88,7 +88,7 @@ void Generate(const Graph& g, uint64_t b, uint64_t e, std::vector<PackedEdge>* o
   tbb::parallel_for(tbb::blocked_range<uint64_t>(b, e, 1 << 14),
                     [&](const tbb::blocked_range<uint64_t>& r) {
                       for (uint64_t p = r.begin(); p < r.end(); ++p) {
-                        tools::Edge x = g.gen->EdgeAtPosition(p);
+                        graphio::Edge x = g.gen->EdgeAtPosition(p);
                         (*out)[p - b] = {static_cast<uint32_t>(x.src), static_cast<uint32_t>(x.dst)};
                         if (g.weighted) (*w)[p - b] = x.weight;
                       }
@@ -138,7 +138,7 @@ void MixedOps(const Graph& g, std::vector<PackedEdge>* e, std::vector<double>* w
     del->push_back(0);
     if ((k + 1) % 20 == 0) {
       const uint64_t pos = Mix64(g.seed * 0x9e3779b97f4a7c15ULL + k) % g.load_end();
-      tools::Edge x = g.gen->EdgeAtPosition(pos);
+      graphio::Edge x = g.gen->EdgeAtPosition(pos);
       e->push_back({static_cast<uint32_t>(x.src), static_cast<uint32_t>(x.dst)});
       if (g.weighted) w->push_back(0);
       del->push_back(1);
@@ -499,7 +499,7 @@ Status RunAlgo(View* v, Algo a, VertexId source, int iterations, Digest* d) {
 VertexId PickSource(System* sys, const Graph& g) {
   std::unique_ptr<View> v = sys->NewView();
   for (uint64_t p = 0; p < g.m; ++p) {
-    tools::Edge e = g.gen->EdgeAtPosition(p);
+    graphio::Edge e = g.gen->EdgeAtPosition(p);
     if (v->ScanNeighbors(e.src) > 0) return e.src;
   }
   return 0;
@@ -864,11 +864,11 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     const uint64_t count = std::min(g.m / 5, cfg.sample_cap);
     std::vector<std::pair<VertexId, VertexId>> sample(count), warm(count / 20);
     tbb::parallel_for(uint64_t{0}, count, [&](uint64_t i) {
-      tools::Edge e = sample_edge(g.seed * 7 + 1, i);
+      graphio::Edge e = sample_edge(g.seed * 7 + 1, i);
       sample[i] = {e.src, e.dst};
     });
     for (uint64_t i = 0; i < warm.size(); ++i) {
-      tools::Edge e = sample_edge(g.seed * 7 + 2, i);
+      graphio::Edge e = sample_edge(g.seed * 7 + 2, i);
       warm[i] = {e.src, e.dst};
     }
     RunReaders(sys.get(), T, warm.size(),
@@ -889,7 +889,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
   if (only.Has("scan_nbr")) {
     const uint64_t count = std::min(g.n / 5, cfg.sample_cap);
     auto pick = [&](uint64_t salt, uint64_t i) {
-      tools::Edge e = sample_edge(salt, i);
+      graphio::Edge e = sample_edge(salt, i);
       return (Mix64(salt ^ i) & 1) ? e.src : e.dst;
     };
     std::vector<VertexId> sample(count), warm(count / 20);
@@ -931,7 +931,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       EdgeOp op;
       uint64_t i = 0;
       while (!stop.load(std::memory_order_relaxed)) {
-        tools::Edge e = extra.gen->EdgeAtPosition((i * writers + t) % extra.m);
+        graphio::Edge e = extra.gen->EdgeAtPosition((i * writers + t) % extra.m);
         ++i;
         op.u = e.src;
         op.v = e.dst;
@@ -1103,10 +1103,10 @@ struct LargeStream {
   bool IsDelete(uint64_t p) const { return p >= delete_from && p % 21 == 20; }
   EdgeOp At(uint64_t p) const {
     if (IsDelete(p)) {
-      tools::Edge x = g->gen->EdgeAtPosition(Mix64(p) % delete_pool);
+      graphio::Edge x = g->gen->EdgeAtPosition(Mix64(p) % delete_pool);
       return {x.src, x.dst, 1.0, true};
     }
-    tools::Edge x = g->gen->EdgeAtPosition(p);
+    graphio::Edge x = g->gen->EdgeAtPosition(p);
     return {x.src, x.dst, g->weighted ? x.weight : 1.0, false};
   }
 };

@@ -3,7 +3,7 @@
 // to a ResultSink.
 //
 // Streams. A graph is a Graph500 Kronecker edge stream (a=0.57, b=0.19, c=0.19, edge factor 16,
-// shuffled, vertex IDs permuted; tools/generator.h) stored undirected. Its positions split into
+// shuffled, vertex IDs permuted; graphio/generator.h) stored undirected. Its positions split into
 //   load   [0, 80%)    inserted in batches of 1024
 //   insert [80%, 90%)  streamed as single-edge transactions
 //   mixed  [90%, 100%) streamed as single-edge transactions, with one delete of a random edge

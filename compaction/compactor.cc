@@ -4,16 +4,16 @@
 #include <memory>
 
 #include "compaction/flush.h"
-#include "lsm/segment_format.h"
-#include "lsm/segment_writer.h"
+#include "segment/segment_format.h"
+#include "segment/segment_writer.h"
 
 namespace strata::compaction {
 
 namespace {
 
 struct Input {
-  std::unique_ptr<lsm::SegmentScanner> scan;
-  lsm::VertexEntry v;
+  std::unique_ptr<SegmentScanner> scan;
+  VertexEntry v;
   bool valid = false;
 };
 
@@ -46,7 +46,7 @@ class OutputSet {
 
   Status Close() {
     if (w_ == nullptr) return Status::OK();
-    lsm::SegmentWriteStats st;
+    SegmentWriteStats st;
     Status s = w_->Finish(&st);
     if (!s.ok()) return s;
     meta_.size_bytes = st.file_size;
@@ -67,12 +67,12 @@ class OutputSet {
 
  private:
   Status Open() {
-    meta_ = lsm::FileMeta();
+    meta_ = FileMeta();
     meta_.number = next_->fetch_add(1);
     meta_.level = o_.output_level;
     meta_.tag = o_.tag;
     meta_.max_ts = o_.max_ts;
-    lsm::SegmentWriterOptions wo;
+    SegmentWriterOptions wo;
     wo.weighted = o_.weighted;
     wo.block_size = o_.block_size;
     wo.extent_bytes = o_.extent_bytes;
@@ -82,7 +82,7 @@ class OutputSet {
     wo.user_tag = o_.tag;
     wo.store_id = o_.store_id;
     wo.drop_page_cache = true;  // outputs are read back through the store's bounded caches
-    w_ = std::make_unique<lsm::SegmentWriter>(env_);
+    w_ = std::make_unique<SegmentWriter>(env_);
     return w_->Open(o_.dir + "/" + SegmentFileName(meta_.number), wo);
   }
 
@@ -90,18 +90,18 @@ class OutputSet {
   io::Env* env_;
   std::atomic<uint64_t>* next_;
   CompactionResult* r_;
-  std::unique_ptr<lsm::SegmentWriter> w_;
-  lsm::FileMeta meta_;
+  std::unique_ptr<SegmentWriter> w_;
+  FileMeta meta_;
 };
 
 // One taken input's edge records of the current vertex, a batch at a time: the merge holds one
 // batch per input, never a whole run (a vertex's list can be millions of edges).
 class RunCursor {
  public:
-  explicit RunCursor(lsm::SegmentScanner* scan) : scan_(scan) {}
+  explicit RunCursor(SegmentScanner* scan) : scan_(scan) {}
   // Loads the first batch; false when the run is empty or on error (see status()).
   bool Start() { return Refill(); }
-  const lsm::EdgeBatch& batch() const { return b_; }
+  const EdgeBatch& batch() const { return b_; }
   size_t i() const { return i_; }
   VertexId dst() const { return b_.dst[i_]; }
   // Moves past the current record; false when the run is exhausted or on error.
@@ -116,19 +116,19 @@ class RunCursor {
     }
     return false;
   }
-  lsm::SegmentScanner* scan_;
-  lsm::EdgeBatch b_;
+  SegmentScanner* scan_;
+  EdgeBatch b_;
   size_t i_ = 0;
 };
 
 }  // namespace
 
-Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
+Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
                      const CompactionOptions& o, io::Env* env,
                      std::atomic<uint64_t>* next_file_number, CompactionResult* result) {
   *result = CompactionResult();
   std::vector<Input> in(inputs.size());
-  lsm::ScanOptions so;
+  ScanOptions so;
   so.read.weights = o.weighted;
   so.window = o.read_window_bytes;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -161,11 +161,11 @@ Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
       if (!hidden) {
         taken.push_back(i);
         const uint8_t f = in[i].v.flags;
-        if (!knows && (f & (lsm::kVertexExists | lsm::kVertexDeleted))) {
+        if (!knows && (f & (kVertexExists | kVertexDeleted))) {
           knows = true;
-          exists = (f & lsm::kVertexExists) != 0;
+          exists = (f & kVertexExists) != 0;
         }
-        if (f & lsm::kVertexDeleted) {
+        if (f & kVertexDeleted) {
           deleted = true;
           hidden = true;
         }
@@ -179,12 +179,12 @@ Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
       return older == 1;
     };
     uint8_t flags = 0;
-    if (knows && exists) flags |= lsm::kVertexExists;
-    if (deleted && older_holds_u()) flags |= lsm::kVertexDeleted;
+    if (knows && exists) flags |= kVertexExists;
+    if (deleted && older_holds_u()) flags |= kVertexDeleted;
     // The vertex is written with its first surviving edge, or at the end when it only has marks.
     bool written = false;
     auto emit = [&](const RunCursor& c) {
-      const lsm::EdgeBatch& b = c.batch();
+      const EdgeBatch& b = c.batch();
       const size_t j = c.i();
       const bool tomb = b.has_tombstones && b.tombstone[j] != 0;
       if (tomb && (deleted || !older_holds_u())) return Status::OK();

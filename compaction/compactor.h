@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "lsm/io.h"
-#include "lsm/manifest.h"
-#include "lsm/segment_reader.h"
+#include "io/env.h"
+#include "segment/file_meta.h"
+#include "segment/segment_reader.h"
 
 namespace strata::compaction {
 
@@ -36,17 +36,17 @@ struct CompactionOptions {
   uint64_t target_file_bytes = 64ull << 20;
   Timestamp max_ts = 0;                 // newest commit in any input (recorded in outputs)
   uint32_t block_size = 4096;
-  // Bytes each input reads at once per stream (lsm::ScanOptions::window; 0: the reader's
+  // Bytes each input reads at once per stream (ScanOptions::window; 0: the reader's
   // default). The merge holds about 3 x this per input plus one batch of edges per input.
   size_t read_window_bytes = 0;
-  size_t extent_bytes = size_t{1} << 20;  // outputs' lsm::SegmentWriterOptions::extent_bytes
-  uint64_t store_id = 0;                  // outputs' lsm::SegmentWriterOptions::store_id
+  size_t extent_bytes = size_t{1} << 20;  // outputs' SegmentWriterOptions::extent_bytes
+  uint64_t store_id = 0;                  // outputs' SegmentWriterOptions::store_id
   // Unset: anything older may hold anything (unless bottom). See the rules above.
   std::function<bool(VertexId src)> older_may_hold_vertex;
 };
 
 struct CompactionResult {
-  std::vector<lsm::FileMeta> outputs;
+  std::vector<FileMeta> outputs;
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
   uint64_t entries_in = 0;
@@ -54,7 +54,7 @@ struct CompactionResult {
 };
 
 // `inputs` newest first. New file numbers come from *next_file_number.
-Status RunCompaction(const std::vector<const lsm::SegmentReader*>& inputs,
+Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
                      const CompactionOptions& options, io::Env* env,
                      std::atomic<uint64_t>* next_file_number, CompactionResult* result);
 

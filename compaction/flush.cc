@@ -1,19 +1,17 @@
 #include "compaction/flush.h"
 
-#include "lsm/segment_format.h"
-#include "lsm/segment_writer.h"
+#include "segment/segment_format.h"
+#include "segment/segment_writer.h"
 
 namespace strata::compaction {
-
-std::string SegmentFileName(uint64_t number) { return lsm::SegmentFileName(number); }
 
 namespace {
 
 Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& o, io::Env* env,
-                      uint64_t number, lsm::FileMeta* meta, uint64_t* bytes) {
+                      uint64_t number, FileMeta* meta, uint64_t* bytes) {
   const std::string path = o.dir + "/" + SegmentFileName(number);
-  lsm::SegmentWriter w(env);
-  lsm::SegmentWriterOptions wo;
+  SegmentWriter w(env);
+  SegmentWriterOptions wo;
   wo.weighted = mg.options().weighted;
   wo.block_size = o.block_size;
   wo.extent_bytes = o.extent_bytes;
@@ -39,8 +37,8 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
          m &= m - 1) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
       uint8_t flags = 0;
-      if ((sv->exists_mask >> i) & 1) flags |= lsm::kVertexExists;
-      if ((sv->deleted_mask >> i) & 1) flags |= lsm::kVertexDeleted;
+      if ((sv->exists_mask >> i) & 1) flags |= kVertexExists;
+      if ((sv->deleted_mask >> i) & 1) flags |= kVertexDeleted;
       const VertexId v = (sg << mem::kSubgraphBits) | i;
       s = w.AddVertex(v, flags);
       if (first) meta->min_src = v;
@@ -55,7 +53,7 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
       });
     }
   }
-  lsm::SegmentWriteStats st;
+  SegmentWriteStats st;
   if (s.ok()) s = w.Finish(&st);
   if (!s.ok()) {
     w.Abandon();
@@ -75,7 +73,7 @@ Status FlushMemGraph(const mem::MemGraph& mg, const FlushOptions& o, io::Env* en
   *result = FlushResult();
   const int dirs = mg.options().kind == GraphKind::kDirectedWithInEdges ? 2 : 1;
   for (int dir = 0; dir < dirs; ++dir) {
-    lsm::FileMeta meta;
+    FileMeta meta;
     Status s = FlushDirection(mg, static_cast<uint8_t>(dir), o, env, (*next_file_number)++, &meta,
                               &result->bytes_written);
     if (!s.ok()) {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "lsm/io.h"
-#include "lsm/manifest.h"
+#include "io/env.h"
+#include "segment/file_meta.h"
 #include "memgraph/memgraph.h"
 
 namespace strata::compaction {
@@ -20,12 +20,12 @@ struct FlushOptions {
   std::string dir;
   Timestamp seal_ts = 0;  // every commit in the memgraph is <= seal_ts
   uint32_t block_size = 4096;
-  size_t extent_bytes = size_t{1} << 20;  // lsm::SegmentWriterOptions::extent_bytes
-  uint64_t store_id = 0;                  // lsm::SegmentWriterOptions::store_id
+  size_t extent_bytes = size_t{1} << 20;  // SegmentWriterOptions::extent_bytes
+  uint64_t store_id = 0;                  // SegmentWriterOptions::store_id
 };
 
 struct FlushResult {
-  std::vector<lsm::FileMeta> files;  // one per direction written
+  std::vector<FileMeta> files;  // one per direction written
   uint64_t bytes_written = 0;
   uint64_t entries_written = 0;
 };
@@ -33,7 +33,5 @@ struct FlushResult {
 // `next_file_number` is advanced for each file created.
 Status FlushMemGraph(const mem::MemGraph& mg, const FlushOptions& options, io::Env* env,
                      uint64_t* next_file_number, FlushResult* result);
-
-std::string SegmentFileName(uint64_t number);  // "<number>.seg"
 
 }  // namespace strata::compaction

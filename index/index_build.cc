@@ -14,7 +14,7 @@ namespace {
 // step hold one.
 class Cursor {
  public:
-  explicit Cursor(const lsm::SegmentReader* r) : r_(r), done_(r->num_vertices() == 0) {}
+  explicit Cursor(const SegmentReader* r) : r_(r), done_(r->num_vertices() == 0) {}
 
   // The smallest vertex the file may still hold (exact once the scanner is open); false at the
   // end.
@@ -28,11 +28,11 @@ class Cursor {
     return true;
   }
   // The next entry with src <= hi, or false (none left in [.., hi]).
-  bool NextUpTo(VertexId hi, lsm::VertexEntry* e) {
+  bool NextUpTo(VertexId hi, VertexEntry* e) {
     if (done_) return false;
     if (sc_ == nullptr) {
       if (r_->header().min_src > hi) return false;
-      sc_ = r_->NewScanner(lsm::ScanOptions());
+      sc_ = r_->NewScanner(ScanOptions());
       Advance();
       if (done_) return false;
     }
@@ -51,9 +51,9 @@ class Cursor {
     sc_.reset();
   }
 
-  const lsm::SegmentReader* r_;
-  std::unique_ptr<lsm::SegmentScanner> sc_;
-  lsm::VertexEntry e_;
+  const SegmentReader* r_;
+  std::unique_ptr<SegmentScanner> sc_;
+  VertexEntry e_;
   bool done_;
   Status status_;
 };
@@ -62,7 +62,7 @@ class Cursor {
 
 Status ApplyFileChanges(
     const VertexIndex& base, const std::vector<FileChange>& changes,
-    const std::vector<std::pair<uint64_t, const lsm::SegmentReader*>>& remaining_l0,
+    const std::vector<std::pair<uint64_t, const SegmentReader*>>& remaining_l0,
     VertexIndex* out, uint64_t chunk_vertices) {
   if (chunk_vertices < kRangeSize || (chunk_vertices & (chunk_vertices - 1)) != 0) {
     return Status::InvalidArgument("vertex index: step of " + std::to_string(chunk_vertices) +
@@ -90,7 +90,7 @@ Status ApplyFileChanges(
   std::vector<Edit> edits;
   std::vector<VertexId> vs;      // vertices of removed L0 files in the step, ascending
   std::vector<uint64_t> min_l0;  // their new min_l0
-  lsm::VertexEntry e;
+  VertexEntry e;
   while (true) {
     // The step: the aligned block of chunk_vertices IDs holding the smallest pending vertex.
     bool any = false;

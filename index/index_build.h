@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "index/vertex_index.h"
-#include "lsm/segment_reader.h"
+#include "segment/segment_reader.h"
 
 namespace strata::index {
 
@@ -25,7 +25,7 @@ inline constexpr uint64_t kChunkVertices = uint64_t{1} << 14;
 
 // A file entering or leaving the version (one direction).
 struct FileChange {
-  const lsm::SegmentReader* reader = nullptr;
+  const SegmentReader* reader = nullptr;
   uint64_t number = 0;
   uint32_t level = 0;  // 0: L0
   bool added = true;
@@ -46,12 +46,12 @@ struct FileChange {
 // file set.
 Status ApplyFileChanges(
     const VertexIndex& base, const std::vector<FileChange>& changes,
-    const std::vector<std::pair<uint64_t, const lsm::SegmentReader*>>& remaining_l0,
+    const std::vector<std::pair<uint64_t, const SegmentReader*>>& remaining_l0,
     VertexIndex* out, uint64_t chunk_vertices = kChunkVertices);
 
 // One file of a version, for Build.
 struct IndexedFile {
-  const lsm::SegmentReader* reader = nullptr;
+  const SegmentReader* reader = nullptr;
   uint64_t number = 0;
   uint32_t level = 0;  // 0: L0
 };

@@ -21,12 +21,12 @@ constexpr uint64_t kFirstEdgeLimit = uint64_t{1} << 32;
 constexpr uint32_t kRefLevel = 0xFF;  // slot[1] refers to an overflow page
 }  // namespace
 
-Pos Pos::Make(uint32_t level, const lsm::VertexEntry& e) {
+Pos Pos::Make(uint32_t level, const VertexEntry& e) {
   if (e.stream_offset >= kOffsetLimit || e.run_bytes >= kRunLimit || e.degree >= kDegreeMask ||
       e.first_edge >= kFirstEdgeLimit) {
     return LevelOnly(level);
   }
-  const uint64_t flags = (e.flags & lsm::kVertexCallerFlags) | (e.has_tombstones ? 8u : 0u);
+  const uint64_t flags = (e.flags & kVertexCallerFlags) | (e.has_tombstones ? 8u : 0u);
   Pos p;
   p.w0 = e.stream_offset | (e.run_bytes << 40);
   p.w1 = level | (flags << 8) | (e.degree << 12) | (e.first_edge << 32);
@@ -39,7 +39,7 @@ Pos Pos::LevelOnly(uint32_t level) {
   return p;
 }
 
-void Pos::ToEntry(VertexId u, lsm::VertexEntry* e) const {
+void Pos::ToEntry(VertexId u, VertexEntry* e) const {
   e->src = u;
   e->flags = vertex_flags();
   e->has_tombstones = ((w1 >> 8) & 8) != 0;
@@ -632,7 +632,7 @@ bool VertexIndex::SameContents(const VertexIndex& o, std::string* first_differen
         t << "vertex " << v[i].first << " min_l0=";
         if (v[i].second.min_l0 == kNoL0) t << "none"; else t << v[i].second.min_l0;
         for (const Pos& p : v[i].second.pos) {
-          lsm::VertexEntry e;
+          VertexEntry e;
           p.ToEntry(v[i].first, &e);
           t << " L" << p.level() << (p.has_entry() ? "" : "(level only)") << "{deg "
             << e.degree << " off " << e.stream_offset << " run " << e.run_bytes << " first "
@@ -689,7 +689,7 @@ std::string VertexIndex::Dump(size_t max_vertices) const {
     s << u << ": min_l0=";
     if (info.min_l0 == kNoL0) s << "none"; else s << info.min_l0;
     for (const Pos& p : info.pos) {
-      lsm::VertexEntry e;
+      VertexEntry e;
       p.ToEntry(u, &e);
       s << " L" << p.level();
       if (p.has_entry()) {

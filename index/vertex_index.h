@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "lsm/segment_reader.h"
+#include "segment/segment_reader.h"
 #include "strata/function_ref.h"
 #include "strata/status.h"
 #include "strata/types.h"
@@ -58,19 +58,19 @@ struct Pos {
   uint64_t w0 = 0;
   uint64_t w1 = 0;
 
-  static Pos Make(uint32_t level, const lsm::VertexEntry& e);
+  static Pos Make(uint32_t level, const VertexEntry& e);
   static Pos LevelOnly(uint32_t level);
   uint32_t level() const { return static_cast<uint32_t>(w1 & 0xFF); }
   // False for a level-only Pos.
   bool has_entry() const { return ((w1 >> 12) & kDegreeMask) != kDegreeMask; }
-  // The entry's degree and caller flags (lsm::kVertexCallerFlags bits), without unpacking the
+  // The entry's degree and caller flags (kVertexCallerFlags bits), without unpacking the
   // rest (requires has_entry()).
   uint64_t degree() const { return (w1 >> 12) & kDegreeMask; }
   uint8_t vertex_flags() const {
-    return static_cast<uint8_t>((w1 >> 8) & lsm::kVertexCallerFlags);
+    return static_cast<uint8_t>((w1 >> 8) & kVertexCallerFlags);
   }
   // The entry of vertex u (requires has_entry()); ordinal is 0.
-  void ToEntry(VertexId u, lsm::VertexEntry* e) const;
+  void ToEntry(VertexId u, VertexEntry* e) const;
   bool operator==(const Pos& o) const { return w0 == o.w0 && w1 == o.w1; }
   bool operator!=(const Pos& o) const { return !(*this == o); }
 

@@ -48,8 +48,8 @@ struct MemGraph::SubgraphWork {
   SubgraphVersion* fresh = nullptr;
 };
 
-MemGraph::MemGraph(const MemGraphOptions& options, version::CommitClock* clock,
-                   version::ReaderTracer* tracer)
+MemGraph::MemGraph(const MemGraphOptions& options, mvcc::CommitClock* clock,
+                   mvcc::ReaderTracer* tracer)
     : opt_(options), clock_(clock), tracer_(tracer) {}
 
 MemGraph::~MemGraph() {
@@ -260,7 +260,7 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   // Either way the touched subgraphs are locked in ascending order, and afterwards `work`
   // holds exactly the locked slots, in that order.
   const bool optimistic = !has_vertex_delete;
-  version::ReaderTracer::Slot writer;
+  mvcc::ReaderTracer::Slot writer;
   if (optimistic) {
     group();
     writer = writers_.Register(*clock_);

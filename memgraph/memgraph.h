@@ -27,8 +27,8 @@
 #include "strata/function_ref.h"
 #include "strata/status.h"
 #include "strata/types.h"
-#include "version/commit_clock.h"
-#include "version/reader_tracer.h"
+#include "mvcc/commit_clock.h"
+#include "mvcc/reader_tracer.h"
 
 namespace strata::mem {
 
@@ -75,8 +75,8 @@ struct ApplyStats {
 
 class MemGraph {
  public:
-  MemGraph(const MemGraphOptions& options, version::CommitClock* clock,
-           version::ReaderTracer* tracer);
+  MemGraph(const MemGraphOptions& options, mvcc::CommitClock* clock,
+           mvcc::ReaderTracer* tracer);
   ~MemGraph();
   MemGraph(const MemGraph&) = delete;
   MemGraph& operator=(const MemGraph&) = delete;
@@ -127,8 +127,8 @@ class MemGraph {
               std::vector<SubgraphVersion*>* middle);
 
   const MemGraphOptions opt_;
-  version::CommitClock* const clock_;
-  version::ReaderTracer* const tracer_;
+  mvcc::CommitClock* const clock_;
+  mvcc::ReaderTracer* const tracer_;
   mutable NodeAllocator alloc_;
   SubgraphDirectory dir_;
   std::atomic<uint64_t> live_versions_{0};
@@ -140,7 +140,7 @@ class MemGraph {
   // Writers between their optimistic build and their locks: the heads they read must stay
   // allocated. Kept apart from the readers' tracer so that, with no snapshot open, GC still
   // unlinks every replaced version at once (a writer pins heads, never older versions).
-  version::ReaderTracer writers_{8};
+  mvcc::ReaderTracer writers_{8};
   // Unlinked versions that a writer registered before `retired_at` may still be reading; freed
   // once the writers' minimum timestamp reaches retired_at. In commit order, nearly: an entry
   // waits for the entries before it, which only delays it.

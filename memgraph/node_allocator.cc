@@ -35,21 +35,6 @@ void NodeAllocator::Free(void* p, size_t size) {
   bytes_[Stripe()].v.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
 }
 #else
-}  // namespace strata::mem
-
-// jemalloc reads this once at startup; the MALLOC_CONF environment variable overrides it.
-// Freed pages go back to the OS at once (jemalloc's default keeps them ten seconds), without a
-// "muzzy" stage: flushes, compactions and vertex-index installs free large buffers in bursts,
-// and the process's resident memory must stay near what is allocated for
-// Options::memory_budget to hold. Measured on a scale-23 ingest (60M edges, 256 MiB budget):
-// peak RSS 419 -> 314 MB for ~5% more CPU. The memgraph arenas are the exception: they never
-// purge (see NodeAllocator's constructor), and hot paths keep their large temporaries as
-// per-thread scratch (util/scratch.h). What remained of the purging before that (chiefly
-// per-batch temporaries and the vertex index's pages) cost a scale-20 ingest about 10% of its
-// rate against a 200 ms decay, for 15-20 MB less peak RSS (docs/benchmarks.md).
-extern "C" const char* malloc_conf = "dirty_decay_ms:0,muzzy_decay_ms:0";
-
-namespace strata::mem {
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "analytics/analytics.h"
-#include "analytics/verify.h"
+#include "tests/util/analytics_verify.h"
 #include "strata/db.h"
 #include "tests/util/map_snapshot.h"
 #include "tests/util/temp_dir.h"

@@ -1,5 +1,5 @@
 // Analytics kernels (analytics/) against the LDBC Graphalytics example graphs and expected
-// outputs, and against their sequential references (analytics/verify.h) on random and Kronecker
+// outputs, and against their sequential references (tests/util/analytics_verify.h) on random and Kronecker
 // graphs held in a MapSnapshot, before and after deletions, for every GraphKind.
 #include <gtest/gtest.h>
 
@@ -22,7 +22,7 @@
 #include <tbb/task_arena.h>
 
 #include "analytics/analytics.h"
-#include "analytics/verify.h"
+#include "tests/util/analytics_verify.h"
 #include "tests/util/map_snapshot.h"
 
 #ifndef STRATA_TESTDATA_DIR

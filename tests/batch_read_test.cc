@@ -23,13 +23,13 @@
 
 #include "analytics/analytics.h"
 #include "index/vertex_index.h"
-#include "lsm/io.h"
+#include "io/env.h"
 #include "strata/db.h"
 #include "tests/util/random_batch.h"
 #include "tests/util/reference_graph.h"
 #include "tests/util/temp_dir.h"
 #include "tools/cli_common.h"
-#include "tools/generator.h"
+#include "graphio/generator.h"
 
 namespace strata {
 namespace {
@@ -679,16 +679,16 @@ TEST(BatchReadBench, ScanNbrAndFrontierKernels) {
   const int runs = static_cast<int>(std::max<uint64_t>(1, env("STRATA_BATCH_BENCH_RUNS", 3)));
   cli::StoreInfo info;
   ASSERT_TRUE(cli::ReadStoreInfo(dir, &info).ok());
-  tools::GeneratorOptions go;
+  graphio::GeneratorOptions go;
   go.scale = scale;
   go.seed = seed;
-  std::unique_ptr<tools::EdgeGenerator> gen;
-  ASSERT_TRUE(tools::EdgeGenerator::New(go, &gen).ok());
+  std::unique_ptr<graphio::EdgeGenerator> gen;
+  ASSERT_TRUE(graphio::EdgeGenerator::New(go, &gen).ok());
   std::vector<VertexId> sample(gen->num_vertices() / 5);
-  tools::SplitMix64 rng(seed * 11 + 1);
+  graphio::SplitMix64 rng(seed * 11 + 1);
   for (VertexId& v : sample) {
     const uint64_t r = rng.Next();
-    tools::Edge e = gen->EdgeAtPosition(r % gen->num_edges());
+    graphio::Edge e = gen->EdgeAtPosition(r % gen->num_edges());
     v = (r >> 63) ? e.src : e.dst;
   }
   std::vector<VertexId> sorted = sample;

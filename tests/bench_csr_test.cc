@@ -1,5 +1,5 @@
 // The static CSR baseline of bench/ (bench/csr.h) against the analytics references
-// (analytics/verify.h) on the same final graph: its kernels are tuned for speed on their own, so
+// (tests/util/analytics_verify.h) on the same final graph: its kernels are tuned for speed on their own, so
 // every ratio the benchmark prints relies on them computing what analytics/ computes.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "analytics/verify.h"
+#include "tests/util/analytics_verify.h"
 #include "bench/csr.h"
 #include "tests/util/map_snapshot.h"
 

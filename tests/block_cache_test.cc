@@ -1,4 +1,4 @@
-#include "lsm/block_cache.h"
+#include "segment/block_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <thread>
 
-namespace strata::lsm {
+namespace strata {
 namespace {
 
 BlockCache::Block MakeBlock(size_t size, char fill) {
@@ -119,4 +119,4 @@ TEST(BlockCache, ConcurrentLookupsAndInserts) {
 }
 
 }  // namespace
-}  // namespace strata::lsm
+}  // namespace strata

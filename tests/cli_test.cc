@@ -21,7 +21,7 @@
 #include "strata/db.h"
 #include "tests/util/cli_run.h"
 #include "tests/util/temp_dir.h"
-#include "tools/graphalytics_io.h"
+#include "graphio/graphalytics_io.h"
 
 namespace strata {
 namespace {
@@ -290,11 +290,11 @@ TEST(CliTest, StdinAndBinaryGenerate) {
 // ---------------------------------------------------------------------------------------------
 // The Graphalytics examples through the CLI.
 
-std::map<uint64_t, tools::GraphalyticsValue> ReadValues(const std::string& path) {
-  std::vector<tools::GraphalyticsValue> v;
-  Status s = tools::ReadGraphalyticsOutput(path, &v);
+std::map<uint64_t, graphio::GraphalyticsValue> ReadValues(const std::string& path) {
+  std::vector<graphio::GraphalyticsValue> v;
+  Status s = graphio::ReadGraphalyticsOutput(path, &v);
   EXPECT_TRUE(s.ok()) << s.ToString();
-  std::map<uint64_t, tools::GraphalyticsValue> m;
+  std::map<uint64_t, graphio::GraphalyticsValue> m;
   for (const auto& x : v) m[x.vertex] = x;
   return m;
 }
@@ -302,9 +302,9 @@ std::map<uint64_t, tools::GraphalyticsValue> ReadValues(const std::string& path)
 void CheckGraphalytics(const std::string& name, bool undirected) {
   TempDir tmp;
   const std::string db = tmp.path() + "/db";
-  tools::GraphalyticsProperties props;
+  graphio::GraphalyticsProperties props;
   ASSERT_TRUE(
-      tools::ReadGraphalyticsProperties(kExample + "/" + name + ".properties", &props).ok());
+      graphio::ReadGraphalyticsProperties(kExample + "/" + name + ".properties", &props).ok());
   std::vector<std::string> args = {"ingest", "--db", db, "--format", "graphalytics", "--vertices",
                                    props.vertex_path, "--edges", props.edge_path, "--weighted"};
   args.push_back(undirected ? "--undirected" : "--directed");
@@ -335,8 +335,8 @@ void CheckGraphalytics(const std::string& name, bool undirected) {
     for (const auto& [v, w] : want) EXPECT_EQ(got[v].integer, w.integer) << name << " CDLP " << v;
   }
   // PR, SSSP, LCC: within 1e-4 relative (equal infinities match).
-  auto close = [&](const char* algo, const std::map<uint64_t, tools::GraphalyticsValue>& got,
-                   const std::map<uint64_t, tools::GraphalyticsValue>& want) {
+  auto close = [&](const char* algo, const std::map<uint64_t, graphio::GraphalyticsValue>& got,
+                   const std::map<uint64_t, graphio::GraphalyticsValue>& want) {
     ASSERT_EQ(got.size(), want.size()) << algo;
     for (const auto& [v, w] : want) {
       const double r = w.real, s = got.at(v).real;

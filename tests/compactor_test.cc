@@ -17,10 +17,10 @@
 #include <gtest/gtest.h>
 
 #include "compaction/compactor.h"
-#include "lsm/io.h"
-#include "lsm/segment_format.h"
-#include "lsm/segment_reader.h"
-#include "lsm/segment_writer.h"
+#include "io/env.h"
+#include "segment/segment_format.h"
+#include "segment/segment_reader.h"
+#include "segment/segment_writer.h"
 
 namespace strata::compaction {
 namespace {
@@ -56,20 +56,20 @@ Seg Expected(const std::vector<Seg>& in, bool bottom, const Older& older = {}) {
       auto it = s.find(u);
       if (it == s.end()) continue;
       const uint8_t f = it->second.flags;
-      if (!knows && (f & (lsm::kVertexExists | lsm::kVertexDeleted))) {
+      if (!knows && (f & (kVertexExists | kVertexDeleted))) {
         knows = true;
-        exists = (f & lsm::kVertexExists) != 0;
+        exists = (f & kVertexExists) != 0;
       }
       for (const auto& [d, r] : it->second.edges) edges.emplace(d, r);
-      if (f & lsm::kVertexDeleted) {
+      if (f & kVertexDeleted) {
         deleted = true;
         break;  // older inputs are hidden for u
       }
     }
     Vtx v;
     const bool older_u = !bottom && (!older.vertex || older.vertex(u));
-    if (knows && exists) v.flags |= lsm::kVertexExists;
-    if (deleted && older_u) v.flags |= lsm::kVertexDeleted;
+    if (knows && exists) v.flags |= kVertexExists;
+    if (deleted && older_u) v.flags |= kVertexDeleted;
     for (const auto& [d, r] : edges) {
       const bool keep_tomb = older_u && !deleted;
       if (!r.tomb || keep_tomb) v.edges[d] = r;
@@ -92,18 +92,18 @@ class CompactorTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  void Write(const Seg& s, bool weighted, std::unique_ptr<lsm::SegmentReader>* r) {
-    const std::string path = dir_ + "/" + lsm::SegmentFileName(next_++);
-    lsm::SegmentWriterOptions wo;
+  void Write(const Seg& s, bool weighted, std::unique_ptr<SegmentReader>* r) {
+    const std::string path = dir_ + "/" + SegmentFileName(next_++);
+    SegmentWriterOptions wo;
     wo.weighted = weighted;
-    lsm::SegmentWriter w(env_.get());
+    SegmentWriter w(env_.get());
     ASSERT_TRUE(w.Open(path, wo).ok());
     for (const auto& [u, v] : s) {
       ASSERT_TRUE(w.AddVertex(u, v.flags).ok());
       for (const auto& [d, rec] : v.edges) ASSERT_TRUE(w.AddEdge(d, rec.w, rec.tomb).ok());
     }
     ASSERT_TRUE(w.Finish().ok());
-    Status st = lsm::SegmentReader::Open(env_.get(), path, lsm::SegmentReaderOptions(), r);
+    Status st = SegmentReader::Open(env_.get(), path, SegmentReaderOptions(), r);
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
 
@@ -111,26 +111,26 @@ class CompactorTest : public ::testing::Test {
   void ReadOutputs(const CompactionResult& res, bool weighted, Seg* got) {
     VertexId prev_max = 0;
     bool first = true;
-    for (const lsm::FileMeta& f : res.outputs) {
-      std::unique_ptr<lsm::SegmentReader> r;
-      const std::string path = dir_ + "/" + lsm::SegmentFileName(f.number);
-      ASSERT_TRUE(lsm::SegmentReader::Open(env_.get(), path, lsm::SegmentReaderOptions(), &r).ok());
+    for (const FileMeta& f : res.outputs) {
+      std::unique_ptr<SegmentReader> r;
+      const std::string path = dir_ + "/" + SegmentFileName(f.number);
+      ASSERT_TRUE(SegmentReader::Open(env_.get(), path, SegmentReaderOptions(), &r).ok());
       if (!first) {
         ASSERT_GT(f.min_src, prev_max) << "output ranges overlap";
       }
       first = false;
       prev_max = f.max_src;
-      lsm::ScanOptions so;
+      ScanOptions so;
       so.read.weights = weighted;
       auto sc = r->NewScanner(so);
-      lsm::VertexEntry ve;
+      VertexEntry ve;
       while (sc->NextVertex(&ve)) {
         ASSERT_GE(ve.src, f.min_src);
         ASSERT_LE(ve.src, f.max_src);
         ASSERT_EQ(got->count(ve.src), 0u) << "vertex " << ve.src << " written twice";
         Vtx& v = (*got)[ve.src];
-        v.flags = ve.flags & (lsm::kVertexExists | lsm::kVertexDeleted);
-        lsm::EdgeBatch b;
+        v.flags = ve.flags & (kVertexExists | kVertexDeleted);
+        EdgeBatch b;
         while (sc->NextEdges(&b)) {
           for (size_t j = 0; j < b.size; ++j) {
             Rec rec;
@@ -146,8 +146,8 @@ class CompactorTest : public ::testing::Test {
 
   void Check(const std::vector<Seg>& in, bool bottom, bool weighted, size_t window,
              uint64_t target_file_bytes, const Older& older = {}) {
-    std::vector<std::unique_ptr<lsm::SegmentReader>> readers(in.size());
-    std::vector<const lsm::SegmentReader*> inputs;
+    std::vector<std::unique_ptr<SegmentReader>> readers(in.size());
+    std::vector<const SegmentReader*> inputs;
     for (size_t i = 0; i < in.size(); ++i) {
       Write(in[i], weighted, &readers[i]);
       inputs.push_back(readers[i].get());
@@ -190,9 +190,9 @@ Seg RandomSeg(std::mt19937_64& rng, VertexId vertices, VertexId dsts, size_t max
     if (rng() % 3 == 0) continue;  // absent from this input
     Vtx v;
     const uint64_t f = rng() % 10;
-    if (f == 0) v.flags = lsm::kVertexDeleted;
-    if (f == 1) v.flags = lsm::kVertexExists;
-    if (f == 2) v.flags = lsm::kVertexExists | lsm::kVertexDeleted;
+    if (f == 0) v.flags = kVertexDeleted;
+    if (f == 1) v.flags = kVertexExists;
+    if (f == 2) v.flags = kVertexExists | kVertexDeleted;
     const size_t deg = rng() % (max_degree + 1);
     for (size_t k = 0; k < deg; ++k) {
       Rec r;
@@ -253,7 +253,7 @@ TEST_F(CompactorTest, LongRunsInterleaveAcrossManyBatches) {
   for (VertexId d = 0; d < 200000; ++d) in[2][7].edges[d * 3] = Rec{1.0 + d % 5, false};
   for (VertexId d = 0; d < 300000; d += 2) in[1][7].edges[d] = Rec{2.5, rng() % 3 == 0};
   for (VertexId d = 1; d < 600000; d += 7) in[0][7].edges[d] = Rec{4.0, rng() % 5 == 0};
-  in[1][7].flags = lsm::kVertexExists;
+  in[1][7].flags = kVertexExists;
   for (VertexId u = 0; u < 20; ++u) {  // short neighbours on both sides
     if (u == 7) continue;
     in[u % 3][u].edges[u + 1] = Rec{1.0, u % 2 == 0};
@@ -267,15 +267,15 @@ TEST_F(CompactorTest, DeletionMarkHidesOlderInputs) {
   std::vector<Seg> in(3);
   in[2][5].edges[1] = Rec{1.0, false};   // oldest: hidden by the mark in in[1]
   in[2][5].edges[9] = Rec{1.0, false};
-  in[1][5].flags = lsm::kVertexDeleted;  // the vertex was deleted, then re-added in in[0]
-  in[0][5].flags = lsm::kVertexExists;
+  in[1][5].flags = kVertexDeleted;  // the vertex was deleted, then re-added in in[0]
+  in[0][5].flags = kVertexExists;
   in[0][5].edges[3] = Rec{1.0, false};
   in[0][5].edges[4] = Rec{1.0, true};    // a tombstone under a mark: dropped
   Check(in, /*bottom=*/false, /*weighted=*/false, 0, 64 << 20);
   if (HasFatalFailure()) return;
   const Seg want = Expected(in, false);
   ASSERT_EQ(want.at(5).edges.size(), 1u);  // only 5->3 survives
-  EXPECT_EQ(want.at(5).flags, lsm::kVertexExists | lsm::kVertexDeleted);
+  EXPECT_EQ(want.at(5).flags, kVertexExists | kVertexDeleted);
 }
 
 }  // namespace

@@ -153,7 +153,7 @@ void BuildStore(const std::string& path, WalMode wal) {
 
 // Opens, reads everything, verifies; returns the first error seen (OK if none).
 // `tail_may_go`: a flip in a log's last record is Corruption naming the log when the record
-// reads as written whole (lsm/record_log.h: no zero-filled sector, wrong checksum; only
+// reads as written whole (db/record_log.h: no zero-filled sector, wrong checksum; only
 // Options::repair drops it), but a flip that leaves it looking torn (a sector piece that is
 // now all zero) cuts it as a torn append is cut, so only the final batch may then be missing.
 // A flip in the manifest's last record is Corruption.

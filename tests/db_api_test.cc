@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "strata/db.h"
-#include "version/reader_tracer.h"
+#include "mvcc/reader_tracer.h"
 
 namespace strata {
 namespace {
@@ -172,9 +172,9 @@ TEST(DBApi, SnapshotOutlivesDB) {
 }
 
 TEST(ReaderTracer, GrowsInsteadOfFailingAndTracksMinimum) {
-  version::CommitClock clock;
-  version::ReaderTracer tracer(2);
-  std::vector<version::ReaderTracer::Slot> slots;
+  mvcc::CommitClock clock;
+  mvcc::ReaderTracer tracer(2);
+  std::vector<mvcc::ReaderTracer::Slot> slots;
   for (int i = 0; i < 5; ++i) {
     Timestamp t = clock.NextCommit();
     clock.Publish(t);

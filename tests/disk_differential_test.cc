@@ -15,9 +15,9 @@
 #include <set>
 #include <random>
 
-#include "lsm/db_impl.h"
-#include "lsm/io.h"
-#include "lsm/segment_reader.h"
+#include "db/db_impl.h"
+#include "io/env.h"
+#include "segment/segment_reader.h"
 #include "strata/db.h"
 #include "tests/util/file_util.h"
 #include "tests/util/random_batch.h"
@@ -336,7 +336,7 @@ TEST(DiskStore, TombstonesAboveTheBottomOnlyWhereDeeperLevelsMayHoldThem) {
   }
   ASSERT_TRUE(db->CompactAll().ok());
   ASSERT_TRUE(db->WaitIdle().ok());
-  auto v = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
+  auto v = static_cast<DBImpl*>(db.get())->CurrentVersion();
   ASSERT_GE(v->levels[0].size(), 2u);
   ASSERT_TRUE(v->levels[0][0].empty()) << "level 1 should have moved on to level 2";
   ASSERT_TRUE(db->Close().ok());
@@ -362,18 +362,18 @@ TEST(DiskStore, TombstonesAboveTheBottomOnlyWhereDeeperLevelsMayHoldThem) {
   }
   ASSERT_TRUE(db->Flush().ok());  // level 0: the deletes
   ASSERT_TRUE(db->WaitIdle().ok());  // the idle merge: level 0 -> level 1
-  v = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
+  v = static_cast<DBImpl*>(db.get())->CurrentVersion();
   ASSERT_TRUE(v->l0[0].empty());
   ASSERT_FALSE(v->levels[0][0].empty());
   ASSERT_FALSE(v->levels[0][1].empty());
   uint64_t old_tombs = 0, new_tombs = 0;
   std::map<VertexId, uint8_t> marks;
   for (const auto& h : v->levels[0][0]) {
-    auto sc = h->reader->NewScanner(lsm::ScanOptions());
-    lsm::VertexEntry ve;
+    auto sc = h->reader->NewScanner(ScanOptions());
+    VertexEntry ve;
     while (sc->NextVertex(&ve)) {
-      if (ve.flags & lsm::kVertexDeleted) marks[ve.src] = ve.flags;
-      lsm::EdgeBatch eb;
+      if (ve.flags & kVertexDeleted) marks[ve.src] = ve.flags;
+      EdgeBatch eb;
       while (sc->NextEdges(&eb)) {
         for (size_t j = 0; j < eb.size; ++j) {
           if (eb.has_tombstones && eb.tombstone[j]) ++(ve.src < 1000 ? old_tombs : new_tombs);

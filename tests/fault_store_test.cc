@@ -25,10 +25,10 @@
 #include <functional>
 #include <map>
 
-#include "lsm/io.h"
-#include "lsm/record_log.h"
-#include "lsm/segment_format.h"
-#include "lsm/segment_reader.h"
+#include "io/env.h"
+#include "db/record_log.h"
+#include "segment/segment_format.h"
+#include "segment/segment_reader.h"
 #include "strata/db.h"
 #include "tests/util/file_util.h"
 #include "tests/util/in_child.h"
@@ -110,11 +110,11 @@ void BuildCrashed(const std::string& dir, int batches) {
 // A store of one flushed segment (batches 0..9): the segment's path, its bytes and its
 // decoded footer.
 void BuildOneSegment(const std::string& dir, std::string* seg, std::string* data,
-                     lsm::SegmentFooter* footer) {
+                     SegmentFooter* footer) {
   BuildFlushed(dir, 1);
   *seg = dir + "/" + FilesWith(dir, ".seg")[0];
   *data = ReadAll(*seg);
-  ASSERT_TRUE(footer->DecodeFrom(data->data() + data->size() - lsm::kFooterSize));
+  ASSERT_TRUE(footer->DecodeFrom(data->data() + data->size() - kFooterSize));
 }
 
 // Batches 10..14 written onto an existing store and left only in its log (a crash).
@@ -289,10 +289,10 @@ TEST(Wal, DamagedLastRecordIsCorruptionUntilRepair) {
   const std::string wal = path + "/" + wals[0];
   std::string data = ReadAll(wal);
   // The last record's start.
-  uint64_t off = lsm::kRecordLogHeaderSize, last = off;
-  while (off + lsm::kRecordHeaderSize <= data.size()) {
+  uint64_t off = kRecordLogHeaderSize, last = off;
+  while (off + kRecordHeaderSize <= data.size()) {
     last = off;
-    off += lsm::kRecordHeaderSize + DecodeFixed32(data.data() + off);
+    off += kRecordHeaderSize + DecodeFixed32(data.data() + off);
   }
   ASSERT_EQ(off, data.size());
   data[data.size() - 2] ^= 0x5a;  // inside the last record's payload
@@ -300,8 +300,8 @@ TEST(Wal, DamagedLastRecordIsCorruptionUntilRepair) {
   {
     std::unique_ptr<io::Env> env;
     ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
-    lsm::RecordLogTail tail;
-    ASSERT_TRUE(lsm::ReadRecordLog(env.get(), wal, "SGWAL001", nullptr, 0x57,
+    RecordLogTail tail;
+    ASSERT_TRUE(ReadRecordLog(env.get(), wal, "SGWAL001", nullptr, 0x57,
                                    [](std::string_view, uint64_t) { return Status::OK(); }, &tail)
                     .ok());
     ASSERT_TRUE(tail.whole_damaged) << "precondition: the flip reads as damage, not a tear";
@@ -529,10 +529,10 @@ TEST(Bloom, DamagedPartitionPinnedFailsOpenInAStoreFailsReads) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
   std::string seg, data;
-  lsm::SegmentFooter footer;
+  SegmentFooter footer;
   ASSERT_NO_FATAL_FAILURE(BuildOneSegment(path, &seg, &data, &footer));
-  ASSERT_GE(footer.bloom_index.size, lsm::kBloomIndexEntrySize + 8);
-  lsm::BloomIndexEntry e;
+  ASSERT_GE(footer.bloom_index.size, kBloomIndexEntrySize + 8);
+  BloomIndexEntry e;
   e.DecodeFrom(data.data() + footer.bloom_index.offset);
   data[e.offset + 3] ^= 0x10;  // inside partition 0's filter bits
   WriteAll(seg, data);
@@ -540,8 +540,8 @@ TEST(Bloom, DamagedPartitionPinnedFailsOpenInAStoreFailsReads) {
 
   std::unique_ptr<io::Env> env;
   ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
-  std::unique_ptr<lsm::SegmentReader> r;
-  Status s = lsm::SegmentReader::Open(env.get(), seg, lsm::SegmentReaderOptions(), &r);
+  std::unique_ptr<SegmentReader> r;
+  Status s = SegmentReader::Open(env.get(), seg, SegmentReaderOptions(), &r);
   ASSERT_TRUE(s.IsCorruption()) << "pinned: Open reads every partition: " << s.ToString();
   EXPECT_NE(s.ToString().find(where), std::string::npos) << s.ToString();
 
@@ -566,10 +566,10 @@ TEST(Stats, CountsOverADamagedVertexBlockReportTheError) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
   std::string seg, data;
-  lsm::SegmentFooter footer;
+  SegmentFooter footer;
   ASSERT_NO_FATAL_FAILURE(BuildOneSegment(path, &seg, &data, &footer));
-  ASSERT_GE(footer.vertex_index.size, lsm::kVertexIndexEntrySize + 8);
-  lsm::VertexIndexEntry e;
+  ASSERT_GE(footer.vertex_index.size, kVertexIndexEntrySize + 8);
+  VertexIndexEntry e;
   e.DecodeFrom(data.data() + footer.vertex_index.offset);
   // Open reads every vertex block (Corruption on open), so the byte flips under the open
   // store, in place (the same inode): damage the disk does later, which the walk must report.
@@ -624,8 +624,8 @@ TEST(Format, StoreOfVersion1IsRefused) {
   cur.pop_back();
   const std::string m = path + "/" + cur;
   std::string data = ReadAll(m);
-  const size_t rec = lsm::kRecordLogHeaderSize;
-  std::string payload = data.substr(rec + lsm::kRecordHeaderSize, DecodeFixed32(data.data() + rec));
+  const size_t rec = kRecordLogHeaderSize;
+  std::string payload = data.substr(rec + kRecordHeaderSize, DecodeFixed32(data.data() + rec));
   ASSERT_EQ(payload[0], 1);  // kStoreInfo
   ASSERT_EQ(payload[1], 2);  // format version 2
   payload[1] = 1;
@@ -633,8 +633,8 @@ TEST(Format, StoreOfVersion1IsRefused) {
   ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
   std::unique_ptr<io::WritableFile> f;
   ASSERT_TRUE(env->NewWritableFile(m, &f).ok());
-  std::unique_ptr<lsm::RecordWriter> w;
-  ASSERT_TRUE(lsm::RecordWriter::Create(f.get(), "SGMANIF1", 1, 0x4d, &w).ok());
+  std::unique_ptr<RecordWriter> w;
+  ASSERT_TRUE(RecordWriter::Create(f.get(), "SGMANIF1", 1, 0x4d, &w).ok());
   ASSERT_TRUE(w->Add(payload).ok());
   ASSERT_TRUE(f->Close().ok());
   std::unique_ptr<DB> db;

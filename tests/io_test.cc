@@ -1,4 +1,4 @@
-// Tests of the I/O layer (lsm/io.h) on both back ends: round trips, MultiRead with hundreds of
+// Tests of the I/O layer (io/env.h) on both back ends: round trips, MultiRead with hundreds of
 // requests in flight, error messages naming the file and offset, ring lifetimes across threads
 // and Envs, and the automatic fallback to pread/pwrite when io_uring is refused (simulated with
 // a seccomp filter in a child process).
@@ -24,7 +24,7 @@
 
 #include <gtest/gtest.h>
 
-#include "lsm/io.h"
+#include "io/env.h"
 
 namespace strata::io {
 namespace {

@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <algorithm>
 
-#include "lsm/manifest.h"
-#include "lsm/record_log.h"
-#include "lsm/segment_format.h"
+#include "db/manifest.h"
+#include "db/record_log.h"
+#include "segment/segment_format.h"
 #include "tests/util/file_util.h"
 
-namespace strata::lsm {
+namespace strata {
 namespace {
 
 namespace fs = std::filesystem;
@@ -369,4 +369,4 @@ TEST(Manifest, GarbageCurrentIsCorruption) {
 }
 
 }  // namespace
-}  // namespace strata::lsm
+}  // namespace strata

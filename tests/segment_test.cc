@@ -1,4 +1,4 @@
-// Tests of the CSR segment format (lsm/segment_writer.h, lsm/segment_reader.h) on both I/O back
+// Tests of the CSR segment format (segment/segment_writer.h, segment/segment_reader.h) on both I/O back
 // ends: round trips against an in-memory model (empty neighbor lists, a vertex with 1,000,000
 // edges, IDs near 2^64, weights, tombstones, timestamps, both pinning modes), the bloom filter,
 // writer argument checks, and corruption: byte flips at many offsets and truncations must give
@@ -21,17 +21,17 @@
 
 #include <gtest/gtest.h>
 
-#include "lsm/block_cache.h"
-#include "lsm/bloom.h"
-#include "lsm/io.h"
-#include "lsm/scan_spares.h"
-#include "lsm/segment_format.h"
-#include "lsm/segment_reader.h"
-#include "lsm/segment_writer.h"
+#include "segment/block_cache.h"
+#include "segment/bloom.h"
+#include "io/env.h"
+#include "segment/scan_spares.h"
+#include "segment/segment_format.h"
+#include "segment/segment_reader.h"
+#include "segment/segment_writer.h"
 #include "util/coding.h"
 #include "util/crc.h"
 
-namespace strata::lsm {
+namespace strata {
 namespace {
 
 constexpr VertexId kMax = std::numeric_limits<VertexId>::max();
@@ -1358,9 +1358,9 @@ INSTANTIATE_TEST_SUITE_P(Backends, SegmentTest,
                          });
 
 }  // namespace
-}  // namespace strata::lsm
+}  // namespace strata
 
-namespace strata::lsm {
+namespace strata {
 namespace {
 
 TEST(ScanSpares, KeepsFreedBuffersPerThreadWithinLimits) {
@@ -1399,4 +1399,4 @@ TEST(ScanSpares, KeepsFreedBuffersPerThreadWithinLimits) {
 }
 
 }  // namespace
-}  // namespace strata::lsm
+}  // namespace strata

@@ -29,18 +29,18 @@
 
 #include <gtest/gtest.h>
 
-#include "tools/edge_reader.h"
-#include "tools/edge_writer.h"
-#include "tools/generator.h"
-#include "tools/graphalytics_io.h"
-#include "tools/id_dictionary.h"
-#include "tools/size_parse.h"
+#include "graphio/edge_reader.h"
+#include "graphio/edge_writer.h"
+#include "graphio/generator.h"
+#include "graphio/graphalytics_io.h"
+#include "graphio/id_dictionary.h"
+#include "graphio/size_parse.h"
 
 #ifndef STRATA_TESTDATA_DIR
 #error "STRATA_TESTDATA_DIR must be defined (the build sets it to <repo>/tests/data)"
 #endif
 
-namespace strata::tools {
+namespace strata::graphio {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -1455,4 +1455,4 @@ TEST(ToolsIoPerf, DISABLED_GenerateParseWrite) {
 }
 
 }  // namespace
-}  // namespace strata::tools
+}  // namespace strata::graphio

@@ -25,7 +25,7 @@
 #include <functional>
 #include <random>
 
-#include "lsm/record_log.h"
+#include "db/record_log.h"
 #include "strata/db.h"
 #include "tests/util/file_util.h"
 #include "tests/util/in_child.h"
@@ -102,9 +102,9 @@ std::string OnlyFile(const std::string& dir, const std::string& suffix_or_prefix
 
 // Record boundaries of a record log: the end of its header, then the end of each record.
 std::vector<uint64_t> Boundaries(const std::string& data) {
-  std::vector<uint64_t> b{lsm::kRecordLogHeaderSize};
-  while (b.back() + lsm::kRecordHeaderSize <= data.size()) {
-    const uint64_t next = b.back() + lsm::kRecordHeaderSize + DecodeFixed32(data.data() + b.back());
+  std::vector<uint64_t> b{kRecordLogHeaderSize};
+  while (b.back() + kRecordHeaderSize <= data.size()) {
+    const uint64_t next = b.back() + kRecordHeaderSize + DecodeFixed32(data.data() + b.back());
     if (next > data.size()) break;
     b.push_back(next);
   }
@@ -114,10 +114,10 @@ std::vector<uint64_t> Boundaries(const std::string& data) {
 
 // The interesting cuts: 0, inside the header, and around and inside every record.
 std::vector<uint64_t> Cuts(const std::vector<uint64_t>& bounds) {
-  std::vector<uint64_t> cuts = {0, 1, lsm::kRecordLogHeaderSize - 1};
+  std::vector<uint64_t> cuts = {0, 1, kRecordLogHeaderSize - 1};
   for (size_t i = 0; i + 1 < bounds.size(); ++i) {
     const uint64_t b = bounds[i], e = bounds[i + 1];
-    for (uint64_t c : {b, b + 1, b + 9, b + lsm::kRecordHeaderSize, (b + lsm::kRecordHeaderSize + e) / 2, e - 1}) {
+    for (uint64_t c : {b, b + 1, b + 9, b + kRecordHeaderSize, (b + kRecordHeaderSize + e) / 2, e - 1}) {
       if (c < e && (cuts.empty() || c > cuts.back())) cuts.push_back(c);
     }
   }

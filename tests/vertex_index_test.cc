@@ -10,7 +10,7 @@
 
 #include "index/index_build.h"
 #include "index/vertex_index.h"
-#include "lsm/db_impl.h"
+#include "db/db_impl.h"
 #include "strata/db.h"
 #include "tests/util/random_batch.h"
 #include "tests/util/reference_graph.h"
@@ -31,7 +31,7 @@ using Edit = VertexIndex::Edit;
 using Model = std::map<VertexId, VertexInfo>;
 
 Pos RandomPos(std::mt19937_64& rng, uint32_t level) {
-  lsm::VertexEntry e;
+  VertexEntry e;
   e.flags = static_cast<uint8_t>(rng() % 8);
   e.has_tombstones = rng() % 2;
   e.degree = rng() % 5 == 0 ? rng() % (uint64_t{1} << 22) : rng() % 1000;
@@ -139,9 +139,9 @@ void ExpectMatches(const VertexIndex& idx, const Model& m, std::mt19937_64& rng,
 }
 
 TEST(VertexIndexPos, PacksAndFallsBackToLevelOnly) {
-  lsm::VertexEntry e;
+  VertexEntry e;
   e.src = 9;
-  e.flags = lsm::kVertexExists | lsm::kVertexAdded;
+  e.flags = kVertexExists | kVertexAdded;
   e.has_tombstones = true;
   e.degree = 1000;
   e.stream_offset = (uint64_t{1} << 40) - 1;
@@ -150,7 +150,7 @@ TEST(VertexIndexPos, PacksAndFallsBackToLevelOnly) {
   Pos p = Pos::Make(3, e);
   ASSERT_TRUE(p.has_entry());
   EXPECT_EQ(p.level(), 3u);
-  lsm::VertexEntry d;
+  VertexEntry d;
   p.ToEntry(9, &d);
   EXPECT_EQ(d.src, 9u);
   EXPECT_EQ(d.flags, e.flags);
@@ -160,7 +160,7 @@ TEST(VertexIndexPos, PacksAndFallsBackToLevelOnly) {
   EXPECT_EQ(d.run_bytes, e.run_bytes);
   EXPECT_EQ(d.first_edge, e.first_edge);
   for (int f = 0; f < 4; ++f) {  // each field just past its width
-    lsm::VertexEntry big = e;
+    VertexEntry big = e;
     if (f == 0) big.stream_offset = uint64_t{1} << 40;
     if (f == 1) big.run_bytes = uint64_t{1} << 24;
     if (f == 2) big.degree = Pos::kDegreeMask;
@@ -333,9 +333,9 @@ TEST(VertexIndex, SparseIdsAndCopyOnWriteSharing) {
 
 
 // The index of every direction of v equals the index built from v's files from scratch.
-void ExpectIndexMatchesFiles(const version::Version& v, const std::string& when) {
-  version::Version rebuilt = v;
-  ASSERT_TRUE(version::RebuildIndex(&rebuilt).ok());
+void ExpectIndexMatchesFiles(const Version& v, const std::string& when) {
+  Version rebuilt = v;
+  ASSERT_TRUE(RebuildIndex(&rebuilt).ok());
   for (int d = 0; d < 2; ++d) {
     ASSERT_TRUE(v.index[d].CheckInvariants().ok()) << when << ": " << v.index[d].CheckInvariants().ToString();
     std::string diff;
@@ -374,7 +374,7 @@ TEST(VertexIndexStore, RebuiltOnOpenEqualsMaintainedDuringCompaction) {
         WriteBatch b = RandomBatch(rng, limit, o.weighted, kMix);
         if (db->Write(b).ok()) ref.Apply(b);
         if (i % 40 == 39) {
-          auto v = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
+          auto v = static_cast<DBImpl*>(db.get())->CurrentVersion();
           ExpectIndexMatchesFiles(*v, "round " + std::to_string(round) + " batch " + std::to_string(i));
           ++checks;
           for (int d = 0; d < 2; ++d) {
@@ -393,11 +393,11 @@ TEST(VertexIndexStore, RebuiltOnOpenEqualsMaintainedDuringCompaction) {
       ASSERT_EQ(diff, "") << "round " << round;
       // Close; the index rebuilt on open equals the one maintained until the close.
       ASSERT_TRUE(db->Close().ok());
-      auto before = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
+      auto before = static_cast<DBImpl*>(db.get())->CurrentVersion();
       ExpectIndexMatchesFiles(*before, "at close");
       db.reset();
       ASSERT_TRUE(DB::Open(o, path, &db).ok());
-      auto after = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
+      auto after = static_cast<DBImpl*>(db.get())->CurrentVersion();
       for (int d = 0; d < 2; ++d) {
         std::string d2;
         ASSERT_TRUE(before->index[d].SameContents(after->index[d], &d2))
@@ -442,7 +442,7 @@ TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
     if (i % 50 == 0) b.DeleteVertex(vertex());
     ASSERT_TRUE(db->Write(b).ok());
   }
-  auto v = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
+  auto v = static_cast<DBImpl*>(db.get())->CurrentVersion();
   ASSERT_GE(v->l0[0].size(), 1u) << "the test needs L0 files";
   ASSERT_GE(v->levels[0].size(), 2u) << "the test needs two levels";
   const uint64_t steps[] = {1024, 2048, 4096, 1u << 14, uint64_t{1} << 20};
@@ -464,7 +464,7 @@ TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
     for (int trial = 0; trial < 30; ++trial) {
       std::vector<index::IndexedFile> before, after;
       std::vector<index::FileChange> changes;
-      std::vector<std::pair<uint64_t, const lsm::SegmentReader*>> remaining_l0;
+      std::vector<std::pair<uint64_t, const SegmentReader*>> remaining_l0;
       for (const index::IndexedFile& f : files) {
         const uint64_t r = rng() % 4;  // 0, 1: kept; 2: removed; 3: added
         if (r <= 2) before.push_back(f);
@@ -510,14 +510,14 @@ TEST(VertexIndexStore, HeldSnapshotKeepsItsIndexAcrossCompaction) {
   ASSERT_TRUE(db->Flush().ok());
   std::unique_ptr<Snapshot> held = db->GetSnapshot();
   const testing::ReferenceGraph at_hold = ref;
-  auto v0 = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
-  version::Version copy0 = *v0;
+  auto v0 = static_cast<DBImpl*>(db.get())->CurrentVersion();
+  Version copy0 = *v0;
   for (int i = 0; i < 600; ++i) {
     WriteBatch b = RandomBatch(rng, 3000, false, kMix);
     if (db->Write(b).ok()) ref.Apply(b);
   }
   ASSERT_TRUE(db->CompactAll().ok());
-  auto v1 = static_cast<lsm::DBImpl*>(db.get())->CurrentVersion();
+  auto v1 = static_cast<DBImpl*>(db.get())->CurrentVersion();
   ASSERT_NE(v0.get(), v1.get());
   std::string diff;
   EXPECT_TRUE(v0->index[0].SameContents(copy0.index[0], &diff)) << diff;

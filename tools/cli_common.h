@@ -22,11 +22,11 @@
 #include <thread>
 #include <vector>
 
-#include "lsm/manifest.h"
+#include "db/manifest.h"
 #include "strata/db.h"
 #include "strata/snapshot.h"
 #include "strata/status.h"
-#include "tools/id_dictionary.h"
+#include "graphio/id_dictionary.h"
 
 namespace strata::cli {
 
@@ -73,9 +73,9 @@ inline constexpr uint64_t kDenseBytesPerId = 16;
 // What a store directory says about itself without opening it (no lock taken).
 struct StoreInfo {
   std::string dir;
-  lsm::StoreState state;      // from the live manifest
+  StoreState state;      // from the live manifest
   std::string manifest_path;
-  lsm::RecordLogTail manifest_tail;
+  RecordLogTail manifest_tail;
   IdMode ids = IdMode::kDense;
   bool has_id_mode_file = false;
 };
@@ -119,9 +119,9 @@ class Store {
   bool weighted() const { return info_.state.weighted; }
   IdMode ids() const { return info_.ids; }
   // Null in dense mode.
-  const tools::IdDictionary* dictionary() const { return dict_.get(); }
+  const graphio::IdDictionary* dictionary() const { return dict_.get(); }
   // What loading the dictionary found that a read-only open leaves as it is (a torn tail,
-  // tools::TornTailNote); empty otherwise.
+  // graphio::TornTailNote); empty otherwise.
   std::string DictionaryNote() const;
 
   // The internal ID of external vertex `ext` if it exists in `snap`; otherwise NotFound
@@ -141,8 +141,8 @@ class Store {
   Store() = default;
   StoreInfo info_;
   std::unique_ptr<DB> db_;
-  std::unique_ptr<tools::IdDictionary> dict_;
-  tools::IdDictionaryLoadInfo dict_info_;
+  std::unique_ptr<graphio::IdDictionary> dict_;
+  graphio::IdDictionaryLoadInfo dict_info_;
 };
 
 // A mapped store's dictionary must cover every internal ID the store holds: a vertex at or
@@ -151,7 +151,7 @@ class Store {
 // Costs a vertex scan of [dict.size(), VertexIdBound()), which is empty or tiny in a sound
 // store.
 Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
-                             const tools::IdDictionary& dict);
+                             const graphio::IdDictionary& dict);
 
 // Turns an Open failure into the right one-line message (missing store, not a store, busy).
 std::string OpenErrorMessage(const std::string& dir, const Status& s);

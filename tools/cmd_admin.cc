@@ -11,11 +11,11 @@
 
 #include "compaction/flush.h"
 #include "index/index_build.h"
-#include "lsm/io.h"
-#include "lsm/segment_reader.h"
+#include "io/env.h"
+#include "segment/segment_reader.h"
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
-#include "tools/size_parse.h"
+#include "graphio/size_parse.h"
 
 namespace strata::cli {
 
@@ -145,7 +145,7 @@ int RunCompact(const CompactArgs& a) {
   std::string layout;
   for (const auto& [l, fb] : levels) {
     layout += " L" + std::to_string(l) + ": " + Plural(fb.first, "file") + ", " +
-              tools::FormatSize(fb.second) + ";";
+              graphio::FormatSize(fb.second) + ";";
   }
   std::fprintf(stderr, "compacted in %s;%s\n", HumanSeconds(clock.Seconds()).c_str(),
                layout.c_str());
@@ -171,18 +171,18 @@ struct VertexIndexSize {
   double PerVertex() const { return vertices ? static_cast<double>(bytes) / vertices : 0.0; }
 };
 
-Status MeasureVertexIndex(const std::string& db, const lsm::StoreState& st, VertexIndexSize* out) {
+Status MeasureVertexIndex(const std::string& db, const StoreState& st, VertexIndexSize* out) {
   std::unique_ptr<io::Env> env;
   Status s = io::Env::Open(IoBackend::kPosix, &env);
   if (!s.ok()) return s;
   for (uint32_t dir = 0; dir < 2; ++dir) {
-    std::vector<std::unique_ptr<lsm::SegmentReader>> readers;
+    std::vector<std::unique_ptr<SegmentReader>> readers;
     std::vector<index::IndexedFile> files;
     for (const auto& [num, f] : st.files) {
       if (f.tag != dir) continue;
-      std::unique_ptr<lsm::SegmentReader> r;
-      s = lsm::SegmentReader::Open(env.get(), db + "/" + compaction::SegmentFileName(num),
-                                   lsm::SegmentReaderOptions(), &r);
+      std::unique_ptr<SegmentReader> r;
+      s = SegmentReader::Open(env.get(), db + "/" + SegmentFileName(num),
+                                   SegmentReaderOptions(), &r);
       if (!s.ok()) return s;
       files.push_back({r.get(), num, f.level});
       readers.push_back(std::move(r));
@@ -202,12 +202,12 @@ int InspectStore(const InspectArgs& a) {
   StoreInfo info;
   Status s = ReadStoreInfo(a.db, &info);
   if (!s.ok()) return FailStatus(s);
-  const lsm::StoreState& st = info.state;
+  const StoreState& st = info.state;
   uint64_t manifest_bytes = 0;
   for (const auto& [n, sz] : FilesWithSuffix(a.db, "")) {
     if (n == Basename(info.manifest_path)) manifest_bytes = sz;
   }
-  std::map<uint32_t, std::vector<const lsm::FileMeta*>> levels;
+  std::map<uint32_t, std::vector<const FileMeta*>> levels;
   for (const auto& [num, f] : st.files) levels[f.level].push_back(&f);
   const auto wals = FilesWithSuffix(a.db, ".wal");
   uint64_t dict_bytes = 0;
@@ -240,13 +240,13 @@ int InspectStore(const InspectArgs& a) {
     j.Open("levels", '[');
     for (const auto& [level, files] : levels) {
       uint64_t bytes = 0, edges = 0;
-      for (const lsm::FileMeta* f : files) {
+      for (const FileMeta* f : files) {
         bytes += f->size_bytes;
         edges += f->num_edges;
       }
       j.Open(nullptr, '{').Num("level", level).Num("files", files.size()).Num("bytes", bytes);
       j.Num("edge_entries", edges).Open("segments", '[');
-      for (const lsm::FileMeta* f : files) {
+      for (const FileMeta* f : files) {
         j.Open(nullptr, '{')
             .Str("file", std::to_string(f->number) + ".seg")
             .Num("number", f->number)
@@ -285,16 +285,16 @@ int InspectStore(const InspectArgs& a) {
 
   std::printf("store %s: format %u, %s, %s, ids %s; %s on disk\n", a.db.c_str(),
               st.format_version, KindName(st.kind), st.weighted ? "weighted" : "unweighted",
-              IdModeName(info.ids), tools::FormatSize(disk).c_str());
+              IdModeName(info.ids), graphio::FormatSize(disk).c_str());
   std::printf("manifest %s (%s%s): last flushed ts %" PRIu64 ", next file %" PRIu64
               ", next vertex ID %" PRIu64 "\n",
-              Basename(info.manifest_path).c_str(), tools::FormatSize(manifest_bytes).c_str(),
+              Basename(info.manifest_path).c_str(), graphio::FormatSize(manifest_bytes).c_str(),
               info.manifest_tail.cut_bytes ? ", torn tail" : "", st.last_flushed_ts,
               st.next_file_number, st.next_vertex_id);
   if (levels.empty()) std::printf("no segments\n");
   for (const auto& [level, files] : levels) {
     uint64_t bytes = 0, edges = 0, verts = 0;
-    for (const lsm::FileMeta* f : files) {
+    for (const FileMeta* f : files) {
       bytes += f->size_bytes;
       edges += f->num_edges;
       verts += f->num_vertices;
@@ -302,15 +302,15 @@ int InspectStore(const InspectArgs& a) {
     std::printf("level %u: %zu segment%s, %s, %" PRIu64 " vertex entries, %" PRIu64
                 " edge entries\n",
                 level, files.size(), files.size() == 1 ? "" : "s",
-                tools::FormatSize(bytes).c_str(), verts, edges);
+                graphio::FormatSize(bytes).c_str(), verts, edges);
     std::printf("  %-12s %-4s %10s %10s %12s %25s %12s\n", "file", "adj", "size", "vertices",
                 "edges", "src range", "max ts");
-    for (const lsm::FileMeta* f : files) {
+    for (const FileMeta* f : files) {
       const std::string range =
           f->num_vertices ? std::to_string(f->min_src) + ".." + std::to_string(f->max_src) : "-";
       std::printf("  %-12s %-4s %10s %10" PRIu64 " %12" PRIu64 " %25s %12" PRIu64 "\n",
                   (std::to_string(f->number) + ".seg").c_str(), f->tag == 0 ? "out" : "in",
-                  tools::FormatSize(f->size_bytes).c_str(), f->num_vertices, f->num_edges,
+                  graphio::FormatSize(f->size_bytes).c_str(), f->num_vertices, f->num_edges,
                   range.c_str(), f->max_ts);
     }
   }
@@ -318,17 +318,17 @@ int InspectStore(const InspectArgs& a) {
     std::printf("WAL: none\n");
   } else {
     std::string list;
-    for (const auto& [n, sz] : wals) list += " " + n + " (" + tools::FormatSize(sz) + ")";
+    for (const auto& [n, sz] : wals) list += " " + n + " (" + graphio::FormatSize(sz) + ")";
     std::printf("WAL:%s\n", list.c_str());
   }
-  if (has_dict) std::printf("ID dictionary: IDDICT (%s)\n", tools::FormatSize(dict_bytes).c_str());
+  if (has_dict) std::printf("ID dictionary: IDDICT (%s)\n", graphio::FormatSize(dict_bytes).c_str());
   if (!vix_status.ok()) {
     std::printf("vertex index: unavailable (%s)\n", vix_status.ToString().c_str());
     return kExitOk;
   }
   std::printf("vertex index (in memory while open): %" PRIu64 " vertex entries, %s, %.1f bytes per"
               " vertex, %" PRIu64 " range pages, %" PRIu64 " overflow pages\n",
-              vix.vertices, tools::FormatSize(vix.bytes).c_str(), vix.PerVertex(),
+              vix.vertices, graphio::FormatSize(vix.bytes).c_str(), vix.PerVertex(),
               vix.range_pages, vix.overflow_pages);
   return kExitOk;
 }
@@ -337,14 +337,14 @@ int InspectSegment(const InspectArgs& a) {
   std::unique_ptr<io::Env> env;
   Status s = io::Env::Open(IoBackend::kPosix, &env);
   if (!s.ok()) return FailStatus(s);
-  std::unique_ptr<lsm::SegmentReader> r;
-  s = lsm::SegmentReader::Open(env.get(), a.segment, lsm::SegmentReaderOptions(), &r);
+  std::unique_ptr<SegmentReader> r;
+  s = SegmentReader::Open(env.get(), a.segment, SegmentReaderOptions(), &r);
   if (!s.ok()) return FailStatus(s, a.segment);
-  const lsm::SegmentHeader& h = r->header();
+  const SegmentHeader& h = r->header();
   Stopwatch clock;
   Status v = r->Verify();
   const double verify_secs = clock.Seconds();
-  const uint64_t payload = h.block_size > lsm::kBlockTrailerSize ? h.payload_per_block() : 0;
+  const uint64_t payload = h.block_size > kBlockTrailerSize ? h.payload_per_block() : 0;
   const uint64_t edge_blocks = CeilDiv(h.edge_stream_bytes, payload);
   const uint64_t weight_blocks = h.weighted() ? CeilDiv(8 * h.num_edges, payload) : 0;
   const uint64_t vertex_blocks = CeilDiv(h.num_vertices, h.vertex_group);
@@ -390,7 +390,7 @@ int InspectSegment(const InspectArgs& a) {
     std::printf("%s\n", j.str().c_str());
   } else {
     std::printf("segment %s: %s, format %u, level %u, file number %" PRIu64 ", %s adjacency\n",
-                a.segment.c_str(), tools::FormatSize(r->file_size()).c_str(), h.format_version,
+                a.segment.c_str(), graphio::FormatSize(r->file_size()).c_str(), h.format_version,
                 h.level, h.file_number, h.user_tag == 0 ? "out" : h.user_tag == 1 ? "in" : "?");
     std::printf("  flags           %s%s\n", h.weighted() ? "weighted" : "unweighted",
                 h.has_timestamps() ? ", per-edge timestamps" : "");
@@ -404,11 +404,11 @@ int InspectSegment(const InspectArgs& a) {
     std::printf("  block size      %u (%u per extent)\n", h.block_size, h.blocks_per_extent);
     std::printf("  blocks          %" PRIu64 " edge (%s stream), %" PRIu64 " weight, %" PRIu64
                 " vertex (%u entries each), %" PRIu64 " bloom partitions\n",
-                edge_blocks, tools::FormatSize(h.edge_stream_bytes).c_str(), weight_blocks,
+                edge_blocks, graphio::FormatSize(h.edge_stream_bytes).c_str(), weight_blocks,
                 vertex_blocks, h.vertex_group, bloom_parts);
     std::printf("  bloom           %u bits/key, %u probes, %u keys per partition\n",
                 h.bloom_bits_per_key, h.bloom_probes, h.bloom_keys_per_partition);
-    std::printf("  reader memory   %s\n", tools::FormatSize(r->MemoryUsage()).c_str());
+    std::printf("  reader memory   %s\n", graphio::FormatSize(r->MemoryUsage()).c_str());
     std::printf("  verify          %s (%s)\n", v.ok() ? "OK: every block checksum and invariant"
                                                      : v.ToString().c_str(),
                 HumanSeconds(verify_secs).c_str());

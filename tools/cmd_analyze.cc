@@ -18,7 +18,7 @@
 #include "analytics/analytics.h"
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
-#include "tools/size_parse.h"
+#include "graphio/size_parse.h"
 
 namespace strata::cli {
 
@@ -119,7 +119,7 @@ int RunAnalyze(const AnalyzeArgs& a) {
     if (a.algo != "bfs" && a.algo != "pr" && a.algo != "sssp" && a.algo != "wcc") {
       return Fail(kExitUsage, "--cache-bytes applies to bfs, pr, sssp and wcc only");
     }
-    Status ps = tools::ParseSize(a.cache_bytes, &cache_bytes);
+    Status ps = graphio::ParseSize(a.cache_bytes, &cache_bytes);
     if (!ps.ok()) return Fail(kExitUsage, "--cache-bytes: " + ps.message());
   }
   std::unique_ptr<tbb::global_control> threads;

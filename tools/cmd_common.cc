@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "lsm/io.h"
+#include "io/env.h"
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
 
@@ -256,7 +256,7 @@ const char* KindName(GraphKind k) {
   return "unknown";
 }
 
-bool IsStore(const std::string& dir) { return FileExists(lsm::Manifest::CurrentPath(dir)); }
+bool IsStore(const std::string& dir) { return FileExists(Manifest::CurrentPath(dir)); }
 
 Status ReadStoreInfo(const std::string& dir, StoreInfo* info) {
   if (!FileExists(dir)) {
@@ -273,9 +273,9 @@ Status ReadStoreInfo(const std::string& dir, StoreInfo* info) {
   // A process recovering the store may switch manifests between our reading CURRENT and the
   // manifest it names; a retry reads the new pair.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    info->state = lsm::StoreState();
-    info->manifest_tail = lsm::RecordLogTail();
-    s = lsm::Manifest::ReadOnly(env.get(), dir, &info->state, &info->manifest_tail,
+    info->state = StoreState();
+    info->manifest_tail = RecordLogTail();
+    s = Manifest::ReadOnly(env.get(), dir, &info->state, &info->manifest_tail,
                                 &info->manifest_path);
     if (s.ok() || s.IsCorruption()) break;
     usleep(20000);
@@ -313,14 +313,14 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
   s = DB::Open(opt, dir, &st->db_);
   if (!s.ok()) return s;
   if (o.load_dictionary && st->info_.ids == IdMode::kMap) {
-    tools::IdDictionaryOptions dopt;
+    graphio::IdDictionaryOptions dopt;
     dopt.create_if_missing = false;
     // A reader leaves IDDICT as it is (a read-only directory, a torn tail); a writer cuts a
     // torn tail only once the dictionary is known to cover the store, so a shortened IDDICT
     // is left as found.
     dopt.read_only = o.read_only;
     dopt.cut_torn_tail = false;
-    s = tools::IdDictionary::Open(tools::IdDictionary::FileName(dir), dopt, &st->dict_,
+    s = graphio::IdDictionary::Open(graphio::IdDictionary::FileName(dir), dopt, &st->dict_,
                                   &st->dict_info_);
     if (s.IsNotFound()) {
       return Status::Corruption("store '" + dir +
@@ -344,7 +344,7 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
 }
 
 Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
-                             const tools::IdDictionary& dict) {
+                             const graphio::IdDictionary& dict) {
   const VertexId mapped = dict.size();
   const VertexId bound = snap.VertexIdBound();
   if (bound <= mapped) return snap.status();
@@ -359,14 +359,14 @@ Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
   if (!found) return snap.status();
   const std::string covers =
       mapped == 0 ? "maps no IDs" : "maps internal IDs 0.." + std::to_string(mapped - 1);
-  return Status::Corruption(tools::IdDictionary::FileName(dir) + " " + covers +
+  return Status::Corruption(graphio::IdDictionary::FileName(dir) + " " + covers +
                             " but the store holds vertex " + std::to_string(first) +
                             " (internal ID): the dictionary is shorter than the store "
                             "(truncated, or from another store); restore it from a backup");
 }
 
 std::string Store::DictionaryNote() const {
-  return dict_ ? tools::TornTailNote(dict_->path(), dict_info_) : std::string();
+  return dict_ ? graphio::TornTailNote(dict_->path(), dict_info_) : std::string();
 }
 
 Status Store::ToInternal(const Snapshot& snap, uint64_t ext, VertexId* v) const {

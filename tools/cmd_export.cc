@@ -9,8 +9,8 @@
 
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
-#include "tools/edge_writer.h"
-#include "tools/size_parse.h"
+#include "graphio/edge_writer.h"
+#include "graphio/size_parse.h"
 
 namespace strata::cli {
 
@@ -24,11 +24,11 @@ struct ExportArgs {
 };
 
 int RunExport(const ExportArgs& a) {
-  tools::EdgeFormat format = tools::EdgeFormat::kText;
+  graphio::EdgeFormat format = graphio::EdgeFormat::kText;
   if (a.format == "el" || a.format == "text") {
-    format = tools::EdgeFormat::kText;
+    format = graphio::EdgeFormat::kText;
   } else if (a.format == "bin" || a.format == "binary") {
-    format = tools::EdgeFormat::kBinary;
+    format = graphio::EdgeFormat::kBinary;
   } else {
     return Fail(kExitUsage, "--format: expected 'el' or 'bin', got '" + a.format + "'");
   }
@@ -38,11 +38,11 @@ int RunExport(const ExportArgs& a) {
   if (!s.ok()) return Fail(kExitError, OpenErrorMessage(a.db, s));
   std::unique_ptr<Snapshot> snap = store->db()->GetSnapshot();
 
-  std::unique_ptr<tools::EdgeWriter> w;
-  tools::EdgeWriterOptions wo;
+  std::unique_ptr<graphio::EdgeWriter> w;
+  graphio::EdgeWriterOptions wo;
   wo.format = format;
   wo.weighted = store->weighted();
-  s = tools::EdgeWriter::Open(a.out, wo, &w);
+  s = graphio::EdgeWriter::Open(a.out, wo, &w);
   if (!s.ok()) return FailStatus(s, "--out " + a.out);
 
   std::vector<std::pair<uint64_t, VertexId>> order;
@@ -77,7 +77,7 @@ int RunExport(const ExportArgs& a) {
   if (!a.quiet) {
     std::fprintf(stderr, "exported %llu edges of %zu vertices (%s) in %s\n",
                  static_cast<unsigned long long>(w->records()), order.size(),
-                 tools::FormatSize(w->bytes()).c_str(), HumanSeconds(clock.Seconds()).c_str());
+                 graphio::FormatSize(w->bytes()).c_str(), HumanSeconds(clock.Seconds()).c_str());
   }
   return kExitOk;
 }

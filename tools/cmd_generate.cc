@@ -1,5 +1,5 @@
 // strata generate: a Graph500 Kronecker or uniform random edge stream, as a text edge list or a
-// binary stream, to a file or stdout (tools/generator.h has the recipe).
+// binary stream, to a file or stdout (graphio/generator.h has the recipe).
 #include <atomic>
 #include <memory>
 #include <limits>
@@ -7,9 +7,9 @@
 
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
-#include "tools/edge_writer.h"
-#include "tools/generator.h"
-#include "tools/size_parse.h"
+#include "graphio/edge_writer.h"
+#include "graphio/generator.h"
+#include "graphio/size_parse.h"
 
 namespace strata::cli {
 
@@ -34,11 +34,11 @@ struct GenerateArgs {
 };
 
 // Parses an output format: el|text -> text, bin|binary -> binary.
-Status ParseOutputFormat(const std::string& s, tools::EdgeFormat* f) {
+Status ParseOutputFormat(const std::string& s, graphio::EdgeFormat* f) {
   if (s == "el" || s == "text" || s == "txt") {
-    *f = tools::EdgeFormat::kText;
+    *f = graphio::EdgeFormat::kText;
   } else if (s == "bin" || s == "binary") {
-    *f = tools::EdgeFormat::kBinary;
+    *f = graphio::EdgeFormat::kBinary;
   } else {
     return Status::InvalidArgument("--format: expected 'el' or 'bin', got '" + s + "'");
   }
@@ -46,16 +46,16 @@ Status ParseOutputFormat(const std::string& s, tools::EdgeFormat* f) {
 }
 
 int RunGenerate(const GenerateArgs& a) {
-  tools::GeneratorOptions g;
+  graphio::GeneratorOptions g;
   if (a.kind == "kron") {
-    g.model = tools::GraphModel::kKronecker;
+    g.model = graphio::GraphModel::kKronecker;
   } else {
-    Status s = tools::ParseGraphModel(a.kind, &g.model);
+    Status s = graphio::ParseGraphModel(a.kind, &g.model);
     if (!s.ok()) {
       return Fail(kExitUsage, "--kind: expected 'kron' or 'uniform', got '" + a.kind + "'");
     }
   }
-  tools::EdgeFormat format = tools::EdgeFormat::kText;
+  graphio::EdgeFormat format = graphio::EdgeFormat::kText;
   Status s = ParseOutputFormat(a.format, &format);
   if (!s.ok()) return Fail(kExitUsage, s.message());
   g.scale = a.scale;
@@ -68,15 +68,15 @@ int RunGenerate(const GenerateArgs& a) {
   g.shuffle = !a.no_shuffle;
   g.remove_self_loops = a.remove_self_loops;
   g.remove_duplicates = a.remove_duplicates;
-  std::unique_ptr<tools::EdgeGenerator> gen;
-  s = tools::EdgeGenerator::New(g, &gen);
+  std::unique_ptr<graphio::EdgeGenerator> gen;
+  s = graphio::EdgeGenerator::New(g, &gen);
   if (!s.ok()) return Fail(kExitUsage, s.message());
 
-  std::unique_ptr<tools::EdgeWriter> w;
-  tools::EdgeWriterOptions wo;
+  std::unique_ptr<graphio::EdgeWriter> w;
+  graphio::EdgeWriterOptions wo;
   wo.format = format;
   wo.weighted = a.weights;
-  s = tools::EdgeWriter::Open(a.out, wo, &w);
+  s = graphio::EdgeWriter::Open(a.out, wo, &w);
   if (!s.ok()) return FailStatus(s, "--out " + a.out);
 
   const bool show = a.progress == "always" || (a.progress == "auto" && StderrIsTerminal());
@@ -91,7 +91,7 @@ int RunGenerate(const GenerateArgs& a) {
     return "generate  " + HumanCount(d) + " / " + HumanCount(total) + " edges  " + pct + "  " +
            HumanCount(t > 0 ? d / t : 0) + " edges/s";
   });
-  std::vector<tools::Edge> batch;
+  std::vector<graphio::Edge> batch;
   while (gen->NextBatch(&batch, 1 << 16)) {
     s = w->AddEdges(batch);
     if (!s.ok()) break;
@@ -102,11 +102,11 @@ int RunGenerate(const GenerateArgs& a) {
   if (!s.ok()) return FailStatus(s, "writing " + a.out);
   if (!a.quiet) {
     const double t = clock.Seconds();
-    const tools::GeneratorStats& st = gen->stats();
+    const graphio::GeneratorStats& st = gen->stats();
     std::fprintf(stderr,
                  "generated %llu edges (%s, %llu vertices, seed %llu%s%s) in %s: %s edges/s, "
                  "%s\n",
-                 static_cast<unsigned long long>(st.emitted), tools::GraphModelName(g.model),
+                 static_cast<unsigned long long>(st.emitted), graphio::GraphModelName(g.model),
                  static_cast<unsigned long long>(gen->num_vertices()),
                  static_cast<unsigned long long>(g.seed), a.weights ? ", weighted" : "",
                  st.self_loops_removed + st.duplicates_removed
@@ -115,7 +115,7 @@ int RunGenerate(const GenerateArgs& a) {
                            .c_str()
                      : "",
                  HumanSeconds(t).c_str(), HumanCount(t > 0 ? st.emitted / t : 0).c_str(),
-                 tools::FormatSize(w->bytes()).c_str());
+                 graphio::FormatSize(w->bytes()).c_str());
   }
   return kExitOk;
 }

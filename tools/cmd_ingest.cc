@@ -32,10 +32,10 @@
 
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
-#include "tools/edge_reader.h"
-#include "tools/graphalytics_io.h"
-#include "tools/id_dictionary.h"
-#include "tools/size_parse.h"
+#include "graphio/edge_reader.h"
+#include "graphio/graphalytics_io.h"
+#include "graphio/id_dictionary.h"
+#include "graphio/size_parse.h"
 
 namespace strata::cli {
 
@@ -106,10 +106,10 @@ class InterruptHandlers {
     sa.sa_flags = 0;
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
-    tools::SetReadInterruptFlag(&g_interrupted);
+    graphio::SetReadInterruptFlag(&g_interrupted);
   }
   ~InterruptHandlers() {
-    tools::SetReadInterruptFlag(nullptr);
+    graphio::SetReadInterruptFlag(nullptr);
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
   }
@@ -186,7 +186,7 @@ bool IsCliFile(const std::string& name) {
 // A directory ingest may create a store in: missing, empty, or holding only what a creation
 // that stopped before the store existed leaves: the CLI's files (IDMODE is written before the
 // store) and the engine's leftovers of a first open that stopped before CURRENT, as the engine
-// itself classifies them (lsm::ClassifyFileWithoutCurrent, which DB::Open's creation uses).
+// itself classifies them (ClassifyFileWithoutCurrent, which DB::Open's creation uses).
 // Otherwise *why says what is in the way, naming a file.
 bool DirIsNewOrUnfinished(const std::string& dir, std::string* why) {
   struct stat st;
@@ -198,15 +198,15 @@ bool DirIsNewOrUnfinished(const std::string& dir, std::string* why) {
   std::string other;
   for (const auto& [name, size] : FilesWithSuffix(dir, "")) {
     if (IsCliFile(name)) continue;
-    switch (lsm::ClassifyFileWithoutCurrent(name)) {
-      case lsm::FileWithoutCurrent::kCreationLeftover:
+    switch (ClassifyFileWithoutCurrent(name)) {
+      case FileWithoutCurrent::kCreationLeftover:
         continue;
-      case lsm::FileWithoutCurrent::kStoreData:
+      case FileWithoutCurrent::kStoreData:
         *why = "'" + dir + "' has no CURRENT file but holds store files (" + dir + "/" + name +
                "): a store that lost its CURRENT, not an unfinished creation; ingest does not "
                "create a new store over it";
         return false;
-      case lsm::FileWithoutCurrent::kOther:
+      case FileWithoutCurrent::kOther:
         if (other.empty()) other = name;
         break;
     }
@@ -229,9 +229,9 @@ uint64_t FileSizeOrZero(const std::string& path) {
 }
 
 // Where in the input a record came from, for messages ("edges.txt: line 12").
-std::string Where(const std::string& name, const tools::EdgeReader& r, uint64_t record_number) {
+std::string Where(const std::string& name, const graphio::EdgeReader& r, uint64_t record_number) {
   std::string w = name == "-" ? "<stdin>: " : name + ": ";
-  if (r.format() == tools::EdgeFormat::kText) return w + "line " + std::to_string(r.line_number());
+  if (r.format() == graphio::EdgeFormat::kText) return w + "line " + std::to_string(r.line_number());
   return w + "record " + std::to_string(record_number);
 }
 
@@ -267,7 +267,7 @@ class Ingester {
 
   const IngestArgs& a_;
   InputKind input_kind_ = InputKind::kEdges;
-  tools::EdgeFormat format_ = tools::EdgeFormat::kAuto;
+  graphio::EdgeFormat format_ = graphio::EdgeFormat::kAuto;
   uint64_t budget_ = 0, memgraph_ = 0;
   WalMode wal_ = WalMode::kGroup;
 
@@ -279,13 +279,13 @@ class Ingester {
   bool weighted_ = false;
   IdMode ids_ = IdMode::kDense;
   std::unique_ptr<DB> db_;
-  std::unique_ptr<tools::IdDictionary> dict_;
+  std::unique_ptr<graphio::IdDictionary> dict_;
   VertexId dense_limit_ = 0;  // dense mode: IDs must be below this
 
   // Input.
-  tools::GraphalyticsProperties props_;
+  graphio::GraphalyticsProperties props_;
   std::vector<uint64_t> ga_vertices_;
-  std::unique_ptr<tools::EdgeReader> reader_;
+  std::unique_ptr<graphio::EdgeReader> reader_;
   uint64_t input_size_ = 0;
 
   // Progress and results.
@@ -303,11 +303,11 @@ int Ingester::CheckArguments() {
   if (f == "graphalytics" || f == "ga") {
     input_kind_ = InputKind::kGraphalytics;
   } else if (f == "el" || f == "text" || f == "txt") {
-    format_ = tools::EdgeFormat::kText;
+    format_ = graphio::EdgeFormat::kText;
   } else if (f == "bin" || f == "binary") {
-    format_ = tools::EdgeFormat::kBinary;
+    format_ = graphio::EdgeFormat::kBinary;
   } else if (f == "auto") {
-    format_ = tools::EdgeFormat::kAuto;
+    format_ = graphio::EdgeFormat::kAuto;
   } else {
     return Fail(kExitUsage, "--format: expected el, bin, graphalytics or auto, got '" + f + "'");
   }
@@ -316,7 +316,7 @@ int Ingester::CheckArguments() {
       return Fail(kExitUsage, "--format graphalytics reads --vertices and --edges, not --input");
     }
     if (!a_.properties.empty()) {
-      Status s = tools::ReadGraphalyticsProperties(a_.properties, &props_);
+      Status s = graphio::ReadGraphalyticsProperties(a_.properties, &props_);
       if (!s.ok()) return FailStatus(s);
     }
     if (!a_.vertices.empty()) props_.vertex_path = a_.vertices;
@@ -332,18 +332,18 @@ int Ingester::CheckArguments() {
       return Fail(kExitUsage, "--vertices/--edges/--properties need --format graphalytics");
     }
   }
-  Status s = tools::ParseSize(a_.memory_budget, &budget_);
+  Status s = graphio::ParseSize(a_.memory_budget, &budget_);
   if (!s.ok()) return Fail(kExitUsage, "--memory-budget: " + s.message());
-  s = tools::ParseSize(a_.memgraph_bytes, &memgraph_);
+  s = graphio::ParseSize(a_.memgraph_bytes, &memgraph_);
   if (!s.ok()) return Fail(kExitUsage, "--memgraph-bytes: " + s.message());
   if (a_.max_sealed < 1) return Fail(kExitUsage, "--max-sealed: must be at least 1");
   if (memgraph_ < 4096) return Fail(kExitUsage, "--memgraph-bytes: must be at least 4 KiB");
   if (memgraph_ * (1 + static_cast<uint64_t>(a_.max_sealed)) > budget_) {
-    return Fail(kExitUsage, "--memory-budget " + tools::FormatSize(budget_) +
+    return Fail(kExitUsage, "--memory-budget " + graphio::FormatSize(budget_) +
                                 " cannot hold the active and sealed memgraphs: --memgraph-bytes " +
-                                tools::FormatSize(memgraph_) + " x (1 + " +
+                                graphio::FormatSize(memgraph_) + " x (1 + " +
                                 std::to_string(a_.max_sealed) + " sealed) = " +
-                                tools::FormatSize(memgraph_ * (1 + a_.max_sealed)));
+                                graphio::FormatSize(memgraph_ * (1 + a_.max_sealed)));
   }
   if (a_.wal == "off") {
     wal_ = WalMode::kOff;
@@ -415,30 +415,30 @@ int Ingester::PrepareStore() {
 }
 
 int Ingester::OpenInput() {
-  tools::EdgeReaderOptions ro;
+  graphio::EdgeReaderOptions ro;
   ro.skip_bad_lines = a_.skip_bad_lines;
   if (input_kind_ == InputKind::kGraphalytics) {
-    Status s = tools::ReadGraphalyticsVertices(props_.vertex_path, &ga_vertices_);
+    Status s = graphio::ReadGraphalyticsVertices(props_.vertex_path, &ga_vertices_);
     if (!s.ok()) return FailStatus(s);
     if (!a_.properties.empty()) {
       // Files that disagree with their properties load nothing (this reads the edge file once
       // more when the properties give meta.edges, directed = false or a weight column).
-      s = tools::CheckGraphalyticsDataset(props_, ga_vertices_.size());
+      s = graphio::CheckGraphalyticsDataset(props_, ga_vertices_.size());
       if (!s.ok()) return FailStatus(s);
     }
-    ro.format = tools::EdgeFormat::kText;
+    ro.format = graphio::EdgeFormat::kText;
     ro.allow_extra_columns = true;
     if (!a_.properties.empty()) {
       ro.weight_column = props_.WeightColumn();
     } else {
       ro.weight_column = weighted_ ? 0 : -1;
     }
-    s = tools::EdgeReader::Open(props_.edge_path, ro, &reader_);
+    s = graphio::EdgeReader::Open(props_.edge_path, ro, &reader_);
     if (!s.ok()) return FailStatus(s);
     input_size_ = FileSizeOrZero(props_.edge_path);
   } else {
     ro.format = format_;
-    Status s = tools::EdgeReader::Open(a_.input, ro, &reader_);
+    Status s = graphio::EdgeReader::Open(a_.input, ro, &reader_);
     if (!s.ok()) return FailStatus(s, a_.input == "-" ? "<stdin>" : "");
     input_size_ = FileSizeOrZero(a_.input);
   }
@@ -450,7 +450,7 @@ Status Ingester::MapForInsert(uint64_t ext, VertexId* v) {
     if (ext >= dense_limit_) {
       return Status::InvalidArgument(
           "vertex ID " + std::to_string(ext) + " is too large for --ids dense within " +
-          "--memory-budget " + tools::FormatSize(budget_) + " (IDs must be below " +
+          "--memory-budget " + graphio::FormatSize(budget_) + " (IDs must be below " +
           std::to_string(dense_limit_) + " at " + std::to_string(kDenseBytesPerId) +
           " B per ID); use --ids map for sparse IDs");
     }
@@ -470,9 +470,9 @@ Status Ingester::Commit() {
     if (need > budget_) {
       return Status::InvalidArgument(
           "the ID dictionary (" + std::to_string(dict_->size()) + " IDs, " +
-          tools::FormatSize(dict_->MemoryBytes()) + ") and the memgraphs (" +
-          tools::FormatSize(memgraph_ * (1 + a_.max_sealed)) + ") exceed --memory-budget " +
-          tools::FormatSize(budget_) + "; raise --memory-budget");
+          graphio::FormatSize(dict_->MemoryBytes()) + ") and the memgraphs (" +
+          graphio::FormatSize(memgraph_ * (1 + a_.max_sealed)) + ") exceed --memory-budget " +
+          graphio::FormatSize(budget_) + "; raise --memory-budget");
     }
   }
   Status s = db_->Write(batch_);
@@ -487,7 +487,7 @@ std::string Ingester::Render() {
   const uint64_t b = progress_.bytes.load(std::memory_order_relaxed);
   const double t = clock_.Seconds();
   std::string line = "ingest  " + HumanCount(n) + " edges  " +
-                     HumanCount(t > 0 ? n / t : 0) + " edges/s  " + tools::FormatSize(b) +
+                     HumanCount(t > 0 ? n / t : 0) + " edges/s  " + graphio::FormatSize(b) +
                      " read";
   if (input_size_ > 0) {
     char pct[16];
@@ -508,7 +508,7 @@ std::string Ingester::Render() {
   }
   const int64_t taken = progress_.stats_taken_ms.load();
   if (taken >= 0) {
-    line += "  memgraph " + tools::FormatSize(progress_.memgraph_bytes.load()) + "  stalls " +
+    line += "  memgraph " + graphio::FormatSize(progress_.memgraph_bytes.load()) + "  stalls " +
             HumanSeconds(progress_.stall_micros.load() / 1e6);
     const double age = t - taken / 1000.0;
     if (age >= 2) {
@@ -548,7 +548,7 @@ int Ingester::Load() {
 
   uint64_t pending = 0;  // records in batch_ (deletes of unmapped IDs add no op)
   uint64_t n = 0;
-  tools::EdgeRecord r;
+  graphio::EdgeRecord r;
   bool eof = false;
   while (g_interrupted == 0) {
     s = reader_->Next(&r, &eof);
@@ -561,7 +561,7 @@ int Ingester::Load() {
     }
     if (eof) break;
     ++n;
-    if (r.op == tools::EdgeOp::kInsert) {
+    if (r.op == graphio::EdgeOp::kInsert) {
       VertexId u, v;
       s = MapForInsert(r.src, &u);
       if (s.ok()) s = MapForInsert(r.dst, &v);
@@ -642,7 +642,7 @@ int Ingester::Load() {
     std::snprintf(rate, sizeof(rate), " in %s: %s edges/s; ", HumanSeconds(secs).c_str(),
                   HumanCount(secs > 0 ? n / secs : 0).c_str());
     msg += rate;
-    msg += tools::FormatSize(disk) + " on disk";
+    msg += graphio::FormatSize(disk) + " on disk";
     if (entries > 0) {
       char per[64];
       std::snprintf(per, sizeof(per), " = %.1f B per stored edge entry", double(disk) / entries);
@@ -658,7 +658,7 @@ int Ingester::Load() {
                    static_cast<unsigned long long>(reader_->bad_lines()),
                    reader_->first_bad_line().c_str());
     }
-    const bool input_weighted = reader_->format() == tools::EdgeFormat::kBinary
+    const bool input_weighted = reader_->format() == graphio::EdgeFormat::kBinary
                                     ? reader_->weighted()
                                     : reader_->records_with_weight() > 0;
     if (input_weighted && !weighted_) {
@@ -679,7 +679,7 @@ int Ingester::Finish(Status s, const std::string& where) {
                            : "; stopped: the " + std::to_string(committed_) +
                                  " records before it are stored";
   }
-  if (s.IsInvalidArgument() && reader_ && reader_->format() == tools::EdgeFormat::kText &&
+  if (s.IsInvalidArgument() && reader_ && reader_->format() == graphio::EdgeFormat::kText &&
       !a_.skip_bad_lines && msg.find("expected '") != std::string::npos) {
     msg += " (--skip-bad-lines skips such lines)";
   }
@@ -750,7 +750,7 @@ int Ingester::Run() {
     return Fail(kExitError, OpenErrorMessage(a_.db, s));
   }
   if (ids_ == IdMode::kMap) {
-    tools::IdDictionaryOptions dopt;
+    graphio::IdDictionaryOptions dopt;
     std::unique_ptr<Snapshot> snap = db_->GetSnapshot();
     // A new (or still empty) store starts its dictionary; a store that holds vertices must have
     // its own, covering them all: a missing or shortened one would map new external IDs onto
@@ -759,7 +759,7 @@ int Ingester::Run() {
     // A torn tail is cut only once the dictionary is known to cover the store: a shortened
     // IDDICT is left as it was found, for a restore.
     dopt.cut_torn_tail = false;
-    s = tools::IdDictionary::Open(tools::IdDictionary::FileName(a_.db), dopt, &dict_);
+    s = graphio::IdDictionary::Open(graphio::IdDictionary::FileName(a_.db), dopt, &dict_);
     if (s.IsNotFound()) {
       s = Status::Corruption("store '" + a_.db +
                              "' maps its vertex IDs (IDMODE says ids=map) and holds vertices, "

@@ -12,7 +12,7 @@
 
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
-#include "tools/size_parse.h"
+#include "graphio/size_parse.h"
 
 namespace strata::cli {
 
@@ -158,7 +158,7 @@ int RunQuery(QueryKind kind, const QueryArgs& a) {
         std::printf("ids             %s", IdModeName(store->ids()));
         if (store->dictionary()) {
           std::printf(" (%" PRIu64 " mapped, dictionary %s)", store->dictionary()->size(),
-                      tools::FormatSize(store->dictionary()->MemoryBytes()).c_str());
+                      graphio::FormatSize(store->dictionary()->MemoryBytes()).c_str());
         }
         std::printf("\n");
         std::printf("vertices        %" PRIu64 "\n", st.num_vertices);
@@ -169,8 +169,8 @@ int RunQuery(QueryKind kind, const QueryArgs& a) {
         std::printf("last committed  %" PRIu64 " (last flushed %" PRIu64 ")\n",
                     st.last_committed, info.state.last_flushed_ts);
         std::printf("segments        %" PRIu64 " (%s, %" PRIu64 " edge entries)\n", segments,
-                    tools::FormatSize(segment_bytes).c_str(), entries);
-        std::printf("disk            %s (%s B per edge)\n", tools::FormatSize(disk).c_str(),
+                    graphio::FormatSize(segment_bytes).c_str(), entries);
+        std::printf("disk            %s (%s B per edge)\n", graphio::FormatSize(disk).c_str(),
                     per_edge);
         std::printf("engine          %s\n", st.ToString().c_str());
         std::printf("stats time      %s\n", HumanSeconds(clock.Seconds()).c_str());

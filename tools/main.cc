@@ -10,10 +10,7 @@
 
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
-
-namespace strata::tools {
-const char* ToolsVersion();
-}
+#include "strata/version.h"
 
 namespace strata::cli {
 
@@ -24,7 +21,7 @@ int Main(int argc, char** argv) {
       "StrataGraph: a disk-backed dynamic graph store. Load edges, keep them on disk, read "
       "consistent snapshots, run graph analytics.",
       "strata");
-  app.set_version_flag("--version", std::string("strata ") + tools::ToolsVersion());
+  app.set_version_flag("--version", std::string("strata ") + STRATA_VERSION_STRING);
   app.require_subcommand(1);
   app.footer(ExitCodesHelp());
 

@@ -2,7 +2,7 @@
 //
 // A hot path that needs a large temporary (a batch's sort buffer, a page rebuild's decode
 // array) keeps it in a thread_local vector and clears it instead of freeing it: the process
-// heap returns freed memory to the OS at once (malloc_conf in memgraph/node_allocator.cc), so
+// heap returns freed memory to the OS at once (util/malloc_conf.cc), so
 // a fresh buffer of that size per call costs an madvise on free and a page fault per page on
 // the next use. A buffer one unusually large call grew past kScratchKeepBytes is released by
 // ReleaseScratch, so what a thread keeps between calls stays bounded.

@@ -1,0 +1,126 @@
+// Manifest: the durable description of a store's files (brief §5 "WAL and manifest").
+//
+// Directory layout: CURRENT names the live manifest ("MANIFEST-<n>\n"). A manifest is a record
+// log (db/record_log.h, magic "SGMANIF1") of ManifestEdits; its first record holds the whole
+// state, later ones the changes: segment added/removed per level, next file number, last
+// flushed timestamp, next vertex ID. Each append is synced before LogAndApply returns.
+//
+// Recover replays the live manifest (a torn last record is cut and reported), then writes the
+// recovered state into a new manifest, syncs it, and switches CURRENT to it by atomic rename
+// (temp file, fsync, rename, fsync of the directory) before deleting the old one. A crash at
+// any point leaves CURRENT naming a complete manifest.
+//
+// Format documented in docs/file-format.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/env.h"
+#include "db/record_log.h"
+#include "segment/file_meta.h"
+#include "strata/types.h"
+
+namespace strata {
+
+// 2: the store ID (in the store info, every WAL's first record and every segment header) and
+// each file's tail checksum. Version 1 stores are refused with NotSupported.
+inline constexpr uint32_t kStoreFormatVersion = 2;
+
+struct StoreState {
+  uint32_t format_version = kStoreFormatVersion;
+  GraphKind kind = GraphKind::kDirected;
+  bool weighted = false;
+  uint64_t store_id = 0;  // random at creation; in every WAL and segment of the store
+  uint64_t next_file_number = 1;
+  Timestamp last_flushed_ts = 0;  // every commit <= this lives in segment files
+  VertexId next_vertex_id = 0;
+  std::map<uint64_t, FileMeta> files;  // by file number
+};
+
+struct ManifestEdit {
+  bool has_store_info = false;  // format_version, kind, weighted, store_id (version >= 2)
+  uint32_t format_version = kStoreFormatVersion;
+  GraphKind kind = GraphKind::kDirected;
+  bool weighted = false;
+  uint64_t store_id = 0;
+  std::optional<uint64_t> next_file_number;
+  std::optional<Timestamp> last_flushed_ts;
+  std::optional<VertexId> next_vertex_id;
+  std::vector<FileMeta> added;
+  std::vector<uint64_t> removed;
+
+  void EncodeTo(std::string* dst) const;
+  // `where` names the record in error messages.
+  Status DecodeFrom(std::string_view src, const std::string& where);
+  // Applies to `state`; removing an unknown file or adding a known one is Corruption.
+  Status ApplyTo(StoreState* state, const std::string& where) const;
+  // An edit that recreates `state` from nothing.
+  static ManifestEdit FullState(const StoreState& state);
+};
+
+// What a file in a store directory WITHOUT a CURRENT file says about creating a store there.
+// One list for the engine (DBImpl::PrepareCreate) and for `strata ingest`, which must agree on
+// what counts as a resumable, unfinished creation.
+enum class FileWithoutCurrent {
+  // What a first open that stopped before CURRENT was renamed into place leaves: a (maybe
+  // partial) MANIFEST-<n>, temporary files (*.tmp: CURRENT.tmp, ...), LOCK, LOG, LOG.old.
+  // Creating again removes the manifests and temporaries (RemovedOnCreate) and reuses the rest.
+  kCreationLeftover,
+  // <n>.wal, <n>.seg: written only after CURRENT, so the store lost its CURRENT; creating a new
+  // store over them would drop or misread them, and is refused (Corruption naming the file).
+  kStoreData,
+  // Anything else: not the engine's (the engine leaves it alone; strata ingest refuses it).
+  kOther,
+};
+FileWithoutCurrent ClassifyFileWithoutCurrent(const std::string& name);
+// kCreationLeftover files that creation deletes: MANIFEST-* and *.tmp.
+bool RemovedOnCreate(const std::string& name);
+
+class Manifest {
+ public:
+  static std::string CurrentPath(const std::string& dir) { return dir + "/CURRENT"; }
+  static std::string ManifestPath(const std::string& dir, uint64_t number);
+
+  // Creates the manifest of a new store in `dir` (which must exist) and points CURRENT at it.
+  static Status Create(io::Env* env, const std::string& dir, const StoreState& initial,
+                       std::unique_ptr<Manifest>* out);
+  // Reads the store's state; see the file comment. `tail` reports a cut torn record.
+  static Status Recover(io::Env* env, const std::string& dir, StoreState* state,
+                        RecordLogTail* tail, std::unique_ptr<Manifest>* out);
+  // A fresh random store ID (never 0).
+  static uint64_t NewStoreId();
+  // Reads the live manifest without changing anything (strata inspect / verify).
+  static Status ReadOnly(io::Env* env, const std::string& dir, StoreState* state,
+                         RecordLogTail* tail, std::string* manifest_path);
+
+  // Appends and syncs the edit, then applies it to the in-memory state. Thread-safe.
+  // `precheck`, when set, runs first under the manifest's mutex; a non-OK result is returned
+  // and nothing is written (the store checks that it still holds its lock).
+  Status LogAndApply(ManifestEdit edit, const std::function<Status()>& precheck = nullptr);
+  StoreState state() const;
+  const std::string& path() const { return path_; }
+  uint64_t number() const { return number_; }
+
+ private:
+  Manifest(io::Env* env, std::string dir) : env_(env), dir_(std::move(dir)) {}
+  static Status WriteNew(io::Env* env, const std::string& dir, const StoreState& state,
+                         std::unique_ptr<Manifest>* out);
+
+  io::Env* env_;
+  std::string dir_;
+  std::string path_;
+  uint64_t number_ = 0;
+  mutable std::mutex mu_;
+  StoreState state_;
+  std::unique_ptr<io::WritableFile> file_;
+  std::unique_ptr<RecordWriter> writer_;
+};
+
+}  // namespace strata

@@ -1,0 +1,91 @@
+#include "db/version.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "index/index_build.h"
+
+namespace strata {
+
+SegmentHandle::~SegmentHandle() {
+  reader.reset();
+  if (obsolete.load(std::memory_order_acquire)) ::unlink(path.c_str());
+}
+
+const SegmentHandle* Version::LevelFind(int dir, size_t k, VertexId u) const {
+  const auto& l = levels[dir][k];
+  auto it = std::lower_bound(l.begin(), l.end(), u, [](const std::shared_ptr<SegmentHandle>& h,
+                                                       VertexId x) { return h->meta.max_src < x; });
+  if (it == l.end() || (*it)->meta.min_src > u) return nullptr;
+  return it->get();
+}
+
+std::vector<const SegmentHandle*> Version::AllFiles(int dir) const {
+  std::vector<const SegmentHandle*> r;
+  for (const auto& h : l0[dir]) r.push_back(h.get());
+  for (const auto& l : levels[dir]) {
+    for (const auto& h : l) r.push_back(h.get());
+  }
+  return r;
+}
+
+uint64_t Version::DiskBytes() const {
+  uint64_t b = 0;
+  for (int d = 0; d < 2; ++d) {
+    for (const SegmentHandle* h : AllFiles(d)) b += h->meta.size_bytes;
+  }
+  return b;
+}
+
+size_t Version::FileCount() const { return AllFiles(0).size() + AllFiles(1).size(); }
+
+Status IndexAfterFlush(const Version& base, int dir,
+                       const std::vector<std::shared_ptr<SegmentHandle>>& added,
+                       index::VertexIndex* out) {
+  std::vector<index::FileChange> changes;
+  for (const auto& h : added) {
+    if (static_cast<int>(h->meta.tag) != dir) continue;
+    changes.push_back({h->reader.get(), h->meta.number, 0, true});
+  }
+  return index::ApplyFileChanges(base.index[dir], changes, {}, out);
+}
+
+Status IndexAfterCompaction(const Version& base, int dir,
+                            const std::vector<std::shared_ptr<SegmentHandle>>& inputs,
+                            const std::vector<std::shared_ptr<SegmentHandle>>& outputs,
+                            uint32_t output_level, index::VertexIndex* out) {
+  auto is_input = [&](const std::shared_ptr<SegmentHandle>& h) {
+    return std::find(inputs.begin(), inputs.end(), h) != inputs.end();
+  };
+  std::vector<std::pair<uint64_t, const SegmentReader*>> remaining_l0;
+  for (const auto& h : base.l0[dir]) {
+    if (!is_input(h)) remaining_l0.emplace_back(h->meta.number, h->reader.get());
+  }
+  std::vector<index::FileChange> changes;
+  for (const auto& h : inputs) {
+    if (static_cast<int>(h->meta.tag) != dir) continue;
+    changes.push_back({h->reader.get(), h->meta.number, h->meta.level, false});
+  }
+  for (const auto& h : outputs) {
+    changes.push_back({h->reader.get(), h->meta.number, output_level, true});
+  }
+  return index::ApplyFileChanges(base.index[dir], changes, remaining_l0, out);
+}
+
+Status RebuildIndex(Version* v) {
+  for (int dir = 0; dir < 2; ++dir) {
+    std::vector<index::IndexedFile> files;
+    for (const auto& h : v->l0[dir]) files.push_back({h->reader.get(), h->meta.number, 0});
+    for (size_t k = 0; k < v->levels[dir].size(); ++k) {
+      for (const auto& h : v->levels[dir][k]) {
+        files.push_back({h->reader.get(), h->meta.number, static_cast<uint32_t>(k + 1)});
+      }
+    }
+    Status s = index::Build(files, &v->index[dir]);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+}  // namespace strata

@@ -1,0 +1,259 @@
+#include "db/wal.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "util/coding.h"
+
+namespace strata {
+
+namespace {
+constexpr char kMagic[] = "SGWAL001";
+constexpr uint32_t kChecksumKind = 0x57;  // 'W'
+constexpr uint32_t kWalVersion = 2;
+constexpr char kIdentityTag = 'I';  // first record: 'I' | store ID (fixed64) | file number (varint)
+
+// The number in a log's file name ("<number>.wal"), or ~0 when the name is not one.
+uint64_t NumberOfPath(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".wal") != 0) return ~uint64_t{0};
+  const std::string digits = name.substr(0, name.size() - 4);
+  if (digits.find_first_not_of("0123456789") != std::string::npos) return ~uint64_t{0};
+  return std::stoull(digits);
+}
+}  // namespace
+
+void EncodeBatchRecord(Timestamp ts, const WriteBatch& batch, bool weighted, std::string* dst) {
+  PutVarint64(dst, ts);
+  PutVarint64(dst, batch.Count());
+  for (const WriteBatch::Op& op : batch.ops()) {
+    dst->push_back(static_cast<char>(op.type));
+    PutVarint64(dst, op.u);
+    if (WriteBatch::IsEdgeOp(op.type)) {
+      PutVarint64(dst, op.v);
+    }
+    if (weighted && (op.type == WriteBatch::OpType::kInsertEdge ||
+                     op.type == WriteBatch::OpType::kSetWeight)) {
+      uint64_t bits;
+      std::memcpy(&bits, &op.weight, 8);
+      PutFixed64(dst, bits);
+    }
+  }
+}
+
+Status DecodeBatchRecord(std::string_view src, bool weighted, Timestamp* ts, WriteBatch* batch) {
+  const char* p = src.data();
+  const char* end = p + src.size();
+  uint64_t n = 0;
+  batch->Clear();
+  if ((p = DecodeVarint64(p, end, ts)) == nullptr || (p = DecodeVarint64(p, end, &n)) == nullptr) {
+    return Status::Corruption("batch record: bad header");
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    if (p >= end) return Status::Corruption("batch record: truncated");
+    auto type = static_cast<WriteBatch::OpType>(*p++);
+    uint64_t u = 0, v = 0;
+    double w = 1.0;
+    if (static_cast<uint8_t>(type) > 4) return Status::Corruption("batch record: bad op type");
+    if ((p = DecodeVarint64(p, end, &u)) == nullptr) return Status::Corruption("batch record: bad id");
+    bool edge = WriteBatch::IsEdgeOp(type);
+    if (edge && (p = DecodeVarint64(p, end, &v)) == nullptr) {
+      return Status::Corruption("batch record: bad id");
+    }
+    if (weighted && (type == WriteBatch::OpType::kInsertEdge || type == WriteBatch::OpType::kSetWeight)) {
+      if (end - p < 8) return Status::Corruption("batch record: truncated weight");
+      uint64_t bits = DecodeFixed64(p);
+      std::memcpy(&w, &bits, 8);
+      p += 8;
+    }
+    switch (type) {
+      case WriteBatch::OpType::kAddVertex: batch->AddVertex(u); break;
+      case WriteBatch::OpType::kDeleteVertex: batch->DeleteVertex(u); break;
+      case WriteBatch::OpType::kInsertEdge: batch->InsertEdge(u, v, w); break;
+      case WriteBatch::OpType::kDeleteEdge: batch->DeleteEdge(u, v); break;
+      case WriteBatch::OpType::kSetWeight: batch->SetWeight(u, v, w); break;
+    }
+  }
+  if (p != end) return Status::Corruption("batch record: trailing bytes");
+  return Status::OK();
+}
+
+struct WriteAheadLog::Waiter {
+  std::string_view record;
+  bool done = false;
+  Status status;
+  std::condition_variable cv;
+};
+
+std::string WriteAheadLog::FileName(uint64_t number) {
+  char name[32];
+  snprintf(name, sizeof(name), "%06llu.wal", static_cast<unsigned long long>(number));
+  return name;
+}
+
+Status WriteAheadLog::Create(io::Env* env, const std::string& dir, uint64_t number,
+                             uint64_t store_id, WalMode mode,
+                             std::unique_ptr<WriteAheadLog>* out) {
+  std::unique_ptr<WriteAheadLog> w(new WriteAheadLog());
+  w->mode_ = mode;
+  w->number_ = number;
+  w->path_ = dir + "/" + FileName(number);
+  Status s = env->NewWritableFile(w->path_, &w->file_);
+  if (s.ok()) s = RecordWriter::Create(w->file_.get(), kMagic, kWalVersion, kChecksumKind, &w->writer_);
+  std::string id(1, kIdentityTag);
+  PutFixed64(&id, store_id);
+  PutVarint64(&id, number);
+  if (s.ok()) s = w->writer_->Add(id);
+  if (s.ok()) s = w->writer_->Sync();
+  if (s.ok()) s = env->SyncDir(dir);
+  if (!s.ok()) return s;
+  *out = std::move(w);
+  return Status::OK();
+}
+
+WriteAheadLog::~WriteAheadLog() { Close(); }
+
+uint64_t WriteAheadLog::bytes() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return writer_ ? writer_->size() : 0;
+}
+
+Status WriteAheadLog::WriteGroup(std::vector<Waiter*>* group) {
+  Status s;
+  for (Waiter* w : *group) {
+    s = writer_->Add(w->record);
+    if (!s.ok()) break;
+  }
+  if (s.ok()) s = writer_->Sync();
+  return s;
+}
+
+Status WriteAheadLog::Append(std::string_view record) {
+  if (mode_ == WalMode::kSync) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!sticky_.ok()) return sticky_;
+    Status s = writer_->Add(record);
+    if (s.ok()) s = writer_->Sync();
+    ++syncs_;
+    if (!s.ok()) sticky_ = s;
+    return s;
+  }
+  Waiter me;
+  me.record = record;
+  std::unique_lock<std::mutex> lk(mu_);
+  queue_.push_back(&me);
+  while (!me.done && queue_.front() != &me) me.cv.wait(lk);
+  if (me.done) return me.status;
+  // Leader: take everything queued so far, write it with one sync outside the lock. Followers
+  // that arrive meanwhile queue behind the group and wait for the next leader.
+  std::vector<Waiter*> group(queue_.begin(), queue_.end());
+  Status s = sticky_;
+  if (s.ok()) {
+    lk.unlock();
+    s = WriteGroup(&group);
+    lk.lock();
+    ++syncs_;
+    if (!s.ok()) sticky_ = s;
+  }
+  for (Waiter* w : group) {
+    queue_.pop_front();
+    if (w != &me) {
+      w->status = s;
+      w->done = true;
+      w->cv.notify_one();
+    }
+  }
+  if (!queue_.empty()) queue_.front()->cv.notify_one();
+  return s;
+}
+
+Status WriteAheadLog::Sync() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!writer_) return Status::OK();
+  Status s = writer_->Sync();
+  if (!s.ok()) sticky_ = s;
+  return s;
+}
+
+Status WriteAheadLog::Close() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!file_) return Status::OK();
+  Status s = writer_->Sync();
+  Status c = file_->Close();
+  writer_.reset();
+  file_.reset();
+  return s.ok() ? c : s;
+}
+
+Status WriteAheadLog::Replay(io::Env* env, const std::string& path, uint64_t store_id,
+                             FunctionRef<Status(std::string_view, uint64_t)> fn,
+                             RecordLogTail* tail) {
+  // Create syncs a log's header before any record is appended, so a log shorter than its
+  // header, or zero-filled from its start, was cut by a crash inside Create and never held a
+  // record: an empty log with a torn tail, not corruption.
+  {
+    std::unique_ptr<io::RandomAccessFile> f;
+    Status s = env->NewRandomAccessFile(path, &f);
+    if (!s.ok()) return s;
+    const uint64_t size = f->Size();
+    bool torn = size < kRecordLogHeaderSize;
+    std::string buf(kRecordLogHeaderSize, '\0');
+    for (uint64_t off = 0; off < size && !torn;) {  // scans on only while it reads zeros
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(size - off, buf.size()));
+      s = f->Read(off, n, buf.data());
+      if (!s.ok()) return s;
+      if (!std::all_of(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(n), [](char c) { return c == 0; })) break;
+      off += n;
+      torn = off == size;
+      buf.resize(1 << 20);
+    }
+    if (torn) {
+      if (tail != nullptr) {
+        tail->valid_bytes = 0;
+        tail->cut_bytes = size;
+        tail->reason = "file " + path + " offset 0: " +
+                       (size < kRecordLogHeaderSize ? "partial log header (" + std::to_string(size) + " bytes)"
+                                                    : std::string("zero-filled log"));
+      }
+      return Status::OK();
+    }
+  }
+  uint32_t version = 0;
+  bool first = true;
+  Status s = ReadRecordLog(
+      env, path, kMagic, &version, kChecksumKind,
+      [&](std::string_view rec, uint64_t off) -> Status {
+        if (version != kWalVersion) {
+          return io::CorruptionAt(path, 8, "unsupported WAL version " + std::to_string(version) +
+                                               " (this build writes and reads version " +
+                                               std::to_string(kWalVersion) + ")");
+        }
+        if (!first) return fn(rec, off);
+        first = false;
+        uint64_t id = 0, number = 0;
+        if (rec.size() < 10 || rec[0] != kIdentityTag ||
+            DecodeVarint64(rec.data() + 9, rec.data() + rec.size(), &number) == nullptr) {
+          return io::CorruptionAt(path, off, "first record is not the log's identity");
+        }
+        id = DecodeFixed64(rec.data() + 1);
+        if (id != store_id) {
+          return io::CorruptionAt(path, off + kRecordHeaderSize + 1,
+                                  "log belongs to another store (store ID " + std::to_string(id) +
+                                      ", this store's is " + std::to_string(store_id) + ")");
+        }
+        if (number != NumberOfPath(path)) {
+          return io::CorruptionAt(path, off + kRecordHeaderSize + 9,
+                                  "log was written as " + FileName(number) + ", not under this name");
+        }
+        return Status::OK();
+      },
+      tail);
+  if (s.ok() && version != kWalVersion) {
+    return io::CorruptionAt(path, 8, "unsupported WAL version " + std::to_string(version));
+  }
+  return s;
+}
+
+}  // namespace strata

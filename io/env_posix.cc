@@ -1,0 +1,352 @@
+// The pread/pwrite back end, the buffered WritableFile both back ends share, the file-system
+// operations of Env, and Env::Open (back end selection).
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "io/env.h"
+
+namespace strata::io {
+
+namespace {
+
+// Retries of EAGAIN, and of writes that make no progress, before giving up.
+constexpr int kMaxRetries = 1000;
+// Linux transfers at most 0x7ffff000 bytes per read/write call.
+constexpr size_t kMaxTransfer = size_t{1} << 30;
+
+std::string ErrnoText(int err) { return std::string(std::strerror(err)); }
+
+}  // namespace
+
+std::string FileErrorMessage(std::string_view path, uint64_t offset, std::string_view what) {
+  std::string m = "file ";
+  m.append(path);
+  m += " offset ";
+  m += std::to_string(offset);
+  m += ": ";
+  m.append(what);
+  return m;
+}
+
+Status IOErrorAt(std::string_view path, uint64_t offset, std::string_view what) {
+  return Status::IOError(FileErrorMessage(path, offset, what));
+}
+
+Status CorruptionAt(std::string_view path, uint64_t offset, std::string_view what) {
+  return Status::Corruption(FileErrorMessage(path, offset, what));
+}
+
+namespace detail {
+
+Status OpenFd(const std::string& path, int flags, int* fd) {
+  int r;
+  do {
+    r = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) return IOErrorAt(path, 0, "open failed: " + ErrnoText(errno));
+  *fd = r;
+  return Status::OK();
+}
+
+Status PosixReadFull(int fd, const std::string& path, uint64_t offset, size_t n, char* buf) {
+  size_t done = 0;
+  int retries = 0;
+  while (done < n) {
+    size_t want = std::min(n - done, kMaxTransfer);
+    ssize_t r = ::pread(fd, buf + done, want, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN && ++retries < kMaxRetries) continue;
+      return IOErrorAt(path, offset + done, "read failed: " + ErrnoText(errno));
+    }
+    if (r == 0) {
+      return IOErrorAt(path, offset + done,
+                       "read past end of file (got " + std::to_string(done) + " of " +
+                           std::to_string(n) + " bytes)");
+    }
+    done += static_cast<size_t>(r);
+  }
+  return Status::OK();
+}
+
+Status PosixWriteFull(int fd, const std::string& path, uint64_t offset, const char* data,
+                      size_t n) {
+  size_t done = 0;
+  int retries = 0;
+  while (done < n) {
+    size_t want = std::min(n - done, kMaxTransfer);
+    ssize_t r = ::pwrite(fd, data + done, want, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN && ++retries < kMaxRetries) continue;
+      return IOErrorAt(path, offset + done, "write failed: " + ErrnoText(errno));
+    }
+    if (r == 0) {
+      if (++retries < kMaxRetries) continue;
+      return IOErrorAt(path, offset + done, "write made no progress");
+    }
+    done += static_cast<size_t>(r);
+  }
+  return Status::OK();
+}
+
+Status PosixDataSync(int fd, const std::string& path) {
+  int r;
+  do {
+    r = ::fdatasync(fd);
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) return IOErrorAt(path, 0, "fdatasync failed: " + ErrnoText(errno));
+  return Status::OK();
+}
+
+// ---- BufferedWritableFile
+
+BufferedWritableFile::BufferedWritableFile(std::string path, int fd, size_t buffer_size)
+    : path_(std::move(path)), fd_(fd), buffer_size_(std::max<size_t>(buffer_size, 4096)) {
+  // No reserve: segment writers append whole extents, which bypass the buffer, so it grows
+  // only for files written in small pieces (logs, the manifest, a segment's tail).
+}
+
+BufferedWritableFile::~BufferedWritableFile() {
+  // Subclasses flush in their own destructor if they want; here only the fd is released.
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status BufferedWritableFile::WriteThrough(const char* data, size_t n) {
+  Status s = WriteRaw(written_, data, n);
+  if (!s.ok()) {
+    error_ = s;
+    return s;
+  }
+  written_ += n;
+  return s;
+}
+
+Status BufferedWritableFile::Append(std::string_view data) {
+  if (!error_.ok()) return error_;
+  if (closed_) return IOErrorAt(path_, size_, "append to a closed file");
+  size_ += data.size();
+  if (data.size() >= buffer_size_ / 2) {
+    // Large: write what is buffered, then the data itself, without copying it.
+    if (!buf_.empty()) {
+      Status s = WriteThrough(buf_.data(), buf_.size());
+      buf_.clear();
+      if (!s.ok()) return s;
+    }
+    return WriteThrough(data.data(), data.size());
+  }
+  if (buf_.size() + data.size() > buffer_size_) {
+    Status s = WriteThrough(buf_.data(), buf_.size());
+    buf_.clear();
+    if (!s.ok()) return s;
+  }
+  buf_.append(data);
+  return Status::OK();
+}
+
+Status BufferedWritableFile::Flush() {
+  if (!error_.ok()) return error_;
+  if (closed_) return IOErrorAt(path_, size_, "flush of a closed file");
+  if (buf_.empty()) return Status::OK();
+  Status s = WriteThrough(buf_.data(), buf_.size());
+  buf_.clear();
+  return s;
+}
+
+Status BufferedWritableFile::Sync() {
+  Status s = Flush();
+  if (!s.ok()) return s;
+  s = SyncRaw();
+  if (!s.ok()) error_ = s;  // after a failed fsync the page cache state is unknown: stay failed
+  return s;
+}
+
+void BufferedWritableFile::DropCache() {
+  if (fd_ >= 0) (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+}
+
+Status BufferedWritableFile::Close() {
+  if (closed_) return error_.ok() ? Status::OK() : error_;
+  Status s = Flush();
+  closed_ = true;
+  if (fd_ >= 0) {
+    if (::close(fd_) < 0 && s.ok()) {
+      s = IOErrorAt(path_, size_, "close failed: " + ErrnoText(errno));
+    }
+    fd_ = -1;
+  }
+  return s;
+}
+
+// ---- posix back end
+
+namespace {
+
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(std::string path, int fd, uint64_t size)
+      : path_(std::move(path)), fd_(fd), size_(size) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  Status Read(uint64_t offset, size_t n, char* buf) const override {
+    return PosixReadFull(fd_, path_, offset, n, buf);
+  }
+  Status MultiRead(ReadRequest* reqs, size_t n) const override {
+    Status first;
+    for (size_t i = 0; i < n; i++) {
+      reqs[i].status = PosixReadFull(fd_, path_, reqs[i].offset, reqs[i].len, reqs[i].buf);
+      if (first.ok() && !reqs[i].status.ok()) first = reqs[i].status;
+    }
+    return first;
+  }
+  uint64_t Size() const override { return size_; }
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string path_;
+  const int fd_;
+  const uint64_t size_;
+};
+
+class PosixWritableFile final : public BufferedWritableFile {
+ public:
+  using BufferedWritableFile::BufferedWritableFile;
+  ~PosixWritableFile() override { Close(); }
+
+ protected:
+  Status WriteRaw(uint64_t offset, const char* data, size_t n) override {
+    return PosixWriteFull(fd_, path_, offset, data, n);
+  }
+  Status SyncRaw() override { return PosixDataSync(fd_, path_); }
+};
+
+class PosixEnv final : public Env {
+ public:
+  explicit PosixEnv(const EnvOptions& o) : options_(o) {}
+  IoBackend backend() const override { return IoBackend::kPosix; }
+
+  Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override {
+    int fd;
+    Status s = OpenFd(path, O_WRONLY | O_CREAT | O_TRUNC, &fd);
+    if (!s.ok()) return s;
+    *out = std::make_unique<PosixWritableFile>(path, fd, options_.write_buffer);
+    return Status::OK();
+  }
+
+  Status NewRandomAccessFile(const std::string& path,
+                             std::unique_ptr<RandomAccessFile>* out) override {
+    int fd;
+    Status s = OpenFd(path, O_RDONLY, &fd);
+    if (!s.ok()) return s;
+    struct stat st;
+    if (::fstat(fd, &st) < 0) {
+      int e = errno;
+      ::close(fd);
+      return IOErrorAt(path, 0, "fstat failed: " + ErrnoText(e));
+    }
+    *out = std::make_unique<PosixRandomAccessFile>(path, fd, static_cast<uint64_t>(st.st_size));
+    return Status::OK();
+  }
+
+ private:
+  const EnvOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options) {
+  return std::make_unique<PosixEnv>(options);
+}
+
+}  // namespace detail
+
+// ---- Env: file-system operations (the same system calls for both back ends)
+
+Status Env::SyncDir(const std::string& dir) {
+  int fd;
+  Status s = detail::OpenFd(dir, O_RDONLY | O_DIRECTORY, &fd);
+  if (!s.ok()) return s;
+  int r;
+  do {
+    r = ::fsync(fd);
+  } while (r < 0 && errno == EINTR);
+  int e = errno;
+  ::close(fd);
+  if (r < 0) return IOErrorAt(dir, 0, "fsync of directory failed: " + ErrnoText(e));
+  return Status::OK();
+}
+
+Status Env::RemoveFile(const std::string& path) {
+  if (::unlink(path.c_str()) < 0) return IOErrorAt(path, 0, "unlink failed: " + ErrnoText(errno));
+  return Status::OK();
+}
+
+Status Env::RenameFile(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) < 0) {
+    return IOErrorAt(from, 0, "rename to " + to + " failed: " + ErrnoText(errno));
+  }
+  return Status::OK();
+}
+
+Status Env::GetFileSize(const std::string& path, uint64_t* size) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) < 0) return IOErrorAt(path, 0, "stat failed: " + ErrnoText(errno));
+  *size = static_cast<uint64_t>(st.st_size);
+  return Status::OK();
+}
+
+bool Env::FileExists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+Status Env::CreateDir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) < 0 && errno != EEXIST) {
+    return IOErrorAt(path, 0, "mkdir failed: " + ErrnoText(errno));
+  }
+  return Status::OK();
+}
+
+Status Env::GetChildren(const std::string& dir, std::vector<std::string>* names) {
+  names->clear();
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return IOErrorAt(dir, 0, "opendir failed: " + ErrnoText(errno));
+  while (struct dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    names->emplace_back(e->d_name);
+  }
+  ::closedir(d);
+  return Status::OK();
+}
+
+// ---- back end selection
+
+Status Env::Open(const EnvOptions& options, std::unique_ptr<Env>* out) {
+  switch (options.backend) {
+    case IoBackend::kPosix:
+      *out = detail::NewPosixEnv(options);
+      return Status::OK();
+    case IoBackend::kIoUring:
+      return detail::NewUringEnv(options, /*allow_fallback=*/false, out);
+    case IoBackend::kAuto:
+      if (IoUringAvailable()) {
+        Status s = detail::NewUringEnv(options, /*allow_fallback=*/true, out);
+        if (s.ok()) return s;
+      }
+      *out = detail::NewPosixEnv(options);
+      return Status::OK();
+  }
+  return Status::InvalidArgument("io_backend: unknown value");
+}
+
+Status Env::Open(IoBackend backend, std::unique_ptr<Env>* out) {
+  EnvOptions o;
+  o.backend = backend;
+  return Open(o, out);
+}
+
+}  // namespace strata::io

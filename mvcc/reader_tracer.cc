@@ -1,0 +1,103 @@
+#include "mvcc/reader_tracer.h"
+
+#include <algorithm>
+
+namespace strata::mvcc {
+
+ReaderTracer::Block::Block(uint32_t count) : n(count), words(new std::atomic<uint64_t>[count]) {
+  for (uint32_t i = 0; i < n; ++i) words[i].store(0, std::memory_order_relaxed);
+}
+ReaderTracer::Block::~Block() { delete[] words; }
+
+ReaderTracer::ReaderTracer(uint32_t slots_per_block)
+    : slots_per_block_(slots_per_block == 0 ? 64 : slots_per_block),
+      head_(new Block(slots_per_block_)) {}
+
+ReaderTracer::~ReaderTracer() {
+  Block* b = head_;
+  while (b != nullptr) {
+    Block* next = b->next.load(std::memory_order_relaxed);
+    delete b;
+    b = next;
+  }
+}
+
+std::atomic<uint64_t>* ReaderTracer::Acquire(uint64_t value) {
+  for (Block* b = head_;;) {
+    for (uint32_t i = 0; i < b->n; ++i) {
+      uint64_t expected = 0;
+      if (b->words[i].load(std::memory_order_relaxed) == 0 &&
+          b->words[i].compare_exchange_strong(expected, value, std::memory_order_seq_cst)) {
+        return &b->words[i];
+      }
+    }
+    Block* next = b->next.load(std::memory_order_acquire);
+    if (next == nullptr) {
+      Block* fresh = new Block(slots_per_block_);
+      if (b->next.compare_exchange_strong(next, fresh, std::memory_order_acq_rel)) {
+        next = fresh;
+      } else {
+        delete fresh;  // someone else appended; `next` now holds theirs
+      }
+    }
+    b = next;
+  }
+}
+
+ReaderTracer::Slot ReaderTracer::Register(const CommitClock& clock) {
+  Slot s;
+  Timestamp t = clock.read_ts();
+  s.word_ = Acquire(kInUse | t);
+  for (;;) {
+    Timestamp again = clock.read_ts();
+    if (again == t) break;
+    t = again;
+    s.word_->store(kInUse | t, std::memory_order_seq_cst);
+  }
+  s.ts_ = t;
+  return s;
+}
+
+void ReaderTracer::Unregister(const Slot& slot) {
+  if (slot.word_ != nullptr) slot.word_->store(0, std::memory_order_seq_cst);
+}
+
+Timestamp ReaderTracer::MinActive(const CommitClock& clock) const {
+  Timestamp m = clock.read_ts();
+  for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+    for (uint32_t i = 0; i < b->n; ++i) {
+      uint64_t w = b->words[i].load(std::memory_order_seq_cst);
+      if ((w & kInUse) != 0) {
+        Timestamp t = w & ~kInUse;
+        if (t < m) m = t;
+      }
+    }
+  }
+  return m;
+}
+
+void ReaderTracer::ActiveTimestamps(const CommitClock& clock, std::vector<Timestamp>* out) const {
+  out->clear();
+  const Timestamp tr = clock.read_ts();
+  for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+    for (uint32_t i = 0; i < b->n; ++i) {
+      uint64_t w = b->words[i].load(std::memory_order_seq_cst);
+      if ((w & kInUse) != 0 && (w & ~kInUse) < tr) out->push_back(w & ~kInUse);
+    }
+  }
+  out->push_back(tr);
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+}
+
+uint64_t ReaderTracer::ActiveCount() const {
+  uint64_t c = 0;
+  for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+    for (uint32_t i = 0; i < b->n; ++i) {
+      if (b->words[i].load(std::memory_order_relaxed) & kInUse) ++c;
+    }
+  }
+  return c;
+}
+
+}  // namespace strata::mvcc

@@ -1,0 +1,68 @@
+// ReaderTracer: the registry of active readers (RapidStore §5.2.2), used by writer GC to know
+// which versions some reader may still need.
+//
+// Each slot is a 64-bit word: the top bit says "in use", the rest is the reader's timestamp.
+// Slots live in blocks chained by an atomic pointer; when every slot is in use a new block is
+// appended, so Register never fails and never returns null. Blocks are freed only with the
+// tracer.
+//
+// Registration protocol (why GC never frees a version a reader needs): a reader stores its
+// slot with ts = t_r and then re-reads t_r; it keeps the slot only if t_r did not move, else
+// retries with the new value. GC reads t_r *before* scanning the slots and uses
+// min(t_r, every slot). If GC's scan missed the slot, GC's t_r read preceded the reader's
+// confirming read, so GC's bound is <= the reader's ts.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "strata/types.h"
+#include "mvcc/commit_clock.h"
+
+namespace strata::mvcc {
+
+class ReaderTracer {
+ public:
+  explicit ReaderTracer(uint32_t slots_per_block = 64);
+  ~ReaderTracer();
+  ReaderTracer(const ReaderTracer&) = delete;
+  ReaderTracer& operator=(const ReaderTracer&) = delete;
+
+  class Slot {
+   public:
+    Timestamp ts() const { return ts_; }
+   private:
+    friend class ReaderTracer;
+    std::atomic<uint64_t>* word_ = nullptr;
+    Timestamp ts_ = 0;
+  };
+
+  // Registers a reader at the clock's current t_r.
+  Slot Register(const CommitClock& clock);
+  void Unregister(const Slot& slot);
+
+  // min(t_r read first, every registered reader's ts).
+  Timestamp MinActive(const CommitClock& clock) const;
+  // Every timestamp a reader may select versions at: t_r (read first) and every registered
+  // reader's ts, ascending and distinct, into *out (cleared first). A reader the scan misses
+  // registers at >= that t_r, so it is covered by the last element. out->front() is MinActive.
+  void ActiveTimestamps(const CommitClock& clock, std::vector<Timestamp>* out) const;
+  uint64_t ActiveCount() const;
+
+ private:
+  static constexpr uint64_t kInUse = uint64_t{1} << 63;
+  struct Block {
+    explicit Block(uint32_t n);
+    ~Block();
+    uint32_t n;
+    std::atomic<uint64_t>* words;
+    std::atomic<Block*> next{nullptr};
+  };
+  std::atomic<uint64_t>* Acquire(uint64_t value);
+
+  const uint32_t slots_per_block_;
+  Block* head_;
+};
+
+}  // namespace strata::mvcc
