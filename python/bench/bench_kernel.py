@@ -57,6 +57,7 @@ def main():
     a = ap.parse_args()
 
     store = os.path.join(a.dir, "store")
+    os.makedirs(a.dir, exist_ok=True)
     if not os.path.exists(store):
         rng = np.random.default_rng(2)
         with stratagraph.open(store) as db:
