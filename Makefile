@@ -12,14 +12,17 @@ all: build
 deps:
 	@bash scripts/install-deps.sh
 
-$(BUILD)/build.ninja: | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithAssert $(LAUNCHER) $(CMAKE_FLAGS)
+# Configured again when the Makefile changes, so a build directory picks up new flags.
+$(BUILD)/build.ninja: Makefile | deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithAssert -DSTRATA_BUILD_PYTHON=ON $(LAUNCHER) $(CMAKE_FLAGS)
+	@touch $@
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The test command of the README and of CI. Long runs carry the ctest label "long" and are
-# excluded here; `make test-long` runs them.
+# excluded here; `make test-long` runs them. The Python package's pytest suite is the ctest
+# test Python.pytest (label "python"), on the extension this build just made.
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE long
 
