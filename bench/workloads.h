@@ -1,6 +1,6 @@
-// The workloads of strata-bench (the storage study §5.2; docs/design.md, "Benchmark
-// methodology"). Each "job" runs in its own child process (so peak RSS and I/O counters are per
-// system) and adds its results to a ResultSink.
+// The workloads of strata-bench (the storage study §5.2;
+// docs/design.md, "Benchmark methodology"). Each "job" runs in its own child process (so peak
+// RSS and I/O counters are per system) and adds its results to a ResultSink.
 //
 // Streams. A graph is a Graph500 Kronecker edge stream (a=0.57, b=0.19, c=0.19, edge factor 16,
 // shuffled, vertex IDs permuted; graphio/generator.h) stored undirected. Its positions split into
