@@ -1,4 +1,4 @@
-// The one interface every benchmarked system implements (the study's "adapter", §5.1):
+// The one interface every benchmarked system implements (the storage study's "adapter", §5.1):
 //
 //   strata      the whole store on disk (DB::Open on a directory, memory budget set)
 //   strata-mem  the in-memory tier alone (Options::in_memory)

@@ -413,8 +413,7 @@ void CsrSssp(const CsrGraph& g, uint32_t source, std::vector<double>* dist_out) 
     if (next == std::numeric_limits<uint64_t>::max()) break;
     // The next bin once per vertex: a vertex improved k times within one bin is queued k
     // times, and relaxing its list k times is what analytics/sssp.cc avoids by sorting and
-    // deduplicating its bucket (at scale 21 the bins held 3.2x as many entries as distinct
-    // vertices).
+    // deduplicating its bucket (docs/benchmarks.md, "Measurements behind design choices").
     for (uint32_t u : frontier) queued[u] = 0;
     frontier.clear();
     for (Bins& b : bins) {

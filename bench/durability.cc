@@ -1,5 +1,6 @@
-// The durability workload (issue 5): ingest throughput under each WAL setting and crash
-// recovery time per GiB of log, StrataGraph against RocksDB in the same run.
+// The durability workload (docs/design.md, "No lost acknowledged batch"): ingest throughput
+// under each WAL setting and crash recovery time per GiB of log, StrataGraph against RocksDB
+// in the same run.
 //
 // Grid: settings off / group / sync (adapter.h, WalSetting, states what each means for each
 // system; RocksDB also runs "buffered", its default WAL without fsync) x 1 and cfg.threads

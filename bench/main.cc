@@ -1,4 +1,4 @@
-// strata-bench: the benchmark suite of issue 8.
+// strata-bench: the benchmark suite (docs/benchmarks.md).
 //
 //   strata-bench --suite quick|full --json FILE [--scale S] [--threads N]
 //                [--only WORKLOAD,...] [--systems SYSTEM,...] [--dir DIR] [--timeout SECONDS]
@@ -275,7 +275,7 @@ int Main(int argc, char** argv) {
   }
   cfg.threads = threads > 0 ? threads : std::max<int>(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   if (cfg.suite == "quick") {
-    // Sized to finish in under 10 minutes on 2 cores (measured: see docs/benchmarks.md): the
+    // Sized to finish in under 10 minutes on 2 cores (docs/benchmarks.md): the
     // main graph at scale 20, point-read samples capped in count and time, 2^18-edge insert
     // runs, warm analytics only after one warm-up per graph, and neither a mixed run nor the
     // main graph's PageRank on RocksDB (its iterator PageRank takes minutes there; its ratio
@@ -308,12 +308,13 @@ int Main(int argc, char** argv) {
     cfg.scale = 22;
     cfg.small_scale = 19;
     cfg.large_scale = 23;
-    // Issue 4 allows up to 512 MiB for scale 23. 256 MiB did not hold: the vertex index alone
-    // is ~128 MB there and the plan counts it twice (docs/benchmarks.md). The memgraphs stay
-    // at 64 MiB, as in the 256 MiB runs.
+    // 512 MiB for scale 23: the memory plan counts the multi-level vertex index twice
+    // (docs/design.md, "Memory budget"), and at this scale the index alone is large enough
+    // that 256 MiB did not hold (docs/benchmarks.md, "Measurements behind design choices").
+    // The memgraphs stay at 64 MiB.
     cfg.large_budget = size_t{512} << 20;
     cfg.large_memgraph_bytes = size_t{64} << 20;
-    // Issue 6 measures the kernels on the persisted scale-23 graph of the ingest (budget well
+    // The kernels are measured on the persisted scale-23 graph of the ingest (budget well
     // below the data): BFS, PR, SSSP and WCC run there, not on the main graph; TC stays on the
     // small graph (SSSP too, as a second, cache-resident point).
     cfg.main_analytics = false;

@@ -1,7 +1,8 @@
-// RocksDB behind the adapter, the baseline of the brief §8: key = big-endian (src, dst) (16
-// bytes, so keys sort by (src, dst)), value = the weight as a double (empty for unweighted
-// graphs), default options. WAL off: WriteOptions::disableWAL; WAL on: sync = true (the same
-// durability as StrataGraph's group-commit WAL, which fsyncs before acknowledging).
+// RocksDB behind the adapter, the baseline (docs/design.md, "Benchmark methodology"):
+// key = big-endian (src, dst) (16 bytes, so keys sort by (src, dst)), value = the weight as a
+// double (empty for unweighted graphs), default options. WAL off: WriteOptions::disableWAL;
+// WAL on: sync = true (the same durability as StrataGraph's group-commit WAL, which fsyncs
+// before acknowledging).
 //
 // Analytics over the iterator API: simple versions of the same algorithms, parallel over
 // source ranges where that is natural (one iterator per thread, iterate_upper_bound per range).

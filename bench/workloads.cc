@@ -1084,7 +1084,7 @@ void RunSmallJob(const SuiteConfig& cfg, const std::string& system, const Worklo
 // ingest_large: a whole stream into a store whose memory budget is far smaller than the graph.
 // Edges are generated inside the writer threads (streaming: nothing is buffered), in batches of
 // 1024; the same for both systems. In the last 20% of the stream every 21st operation deletes
-// an edge of the first 80% (20:1 inserts to deletes, issue 4). Then the kernels of
+// an edge of the first 80% (20:1 inserts to deletes). Then the kernels of
 // cfg.large_analytics run on the persisted graph (the same digests expected from every
 // system, the CSR built from the stream's final edge set), then a full compaction measures
 // space amplification.

@@ -1,6 +1,6 @@
-// The workloads of strata-bench (issue 8; the dynamic-graph-storage study §5.2). Each "job" runs
-// in its own child process (so peak RSS and I/O counters are per system) and adds its results
-// to a ResultSink.
+// The workloads of strata-bench (the storage study §5.2;
+// docs/design.md, "Benchmark methodology"). Each "job" runs in its own child process (so peak
+// RSS and I/O counters are per system) and adds its results to a ResultSink.
 //
 // Streams. A graph is a Graph500 Kronecker edge stream (a=0.57, b=0.19, c=0.19, edge factor 16,
 // shuffled, vertex IDs permuted; graphio/generator.h) stored undirected. Its positions split into
@@ -50,7 +50,7 @@ struct SuiteConfig {
   int pr_iterations = 10;
   // Warm-up before the timed runs: false, one run of each kernel (PageRank: one iteration);
   // true, one PageRank iteration per graph before its kernels (it reads every list, so the
-  // caches are as warm; quick uses it: RocksDB's BFS and TC warm-ups took 34 s of its run).
+  // caches are as warm; quick uses it, since RocksDB's per-kernel warm-ups are slow).
   bool shared_warmup = false;
   // Timed runs stop early (after at least one) once they took this long in total.
   double analytics_budget_seconds = 1e9;
@@ -72,11 +72,11 @@ struct SuiteConfig {
   // Run BFS/PR/WCC on the main graph (the full suite runs them on the ingest_large graph).
   bool main_analytics = true;
   // Run RocksDB's PageRank on the main graph (quick leaves it out: its iterator PageRank there
-  // took 87 s of a 731 s quick run; the quick suite's PageRank ratio to RocksDB comes from
-  // the persisted ingest_large graph of the same run).
+  // takes a large share of the quick suite's time budget; the quick suite's PageRank ratio to
+  // RocksDB comes from the persisted ingest_large graph of the same run).
   bool rocksdb_main_pr = true;
   // ingest_large: a stream larger than StrataGraph's memory budget, weighted (RocksDB's value
-  // is the weight, issue 4), then the kernels named here on the persisted graph (issue 6: BFS,
+  // is the weight), then the kernels named here on the persisted graph (the full suite: BFS,
   // PR, SSSP, WCC on the scale-23 store), warm and cold, with the CSR of the same final graph.
   int large_scale = 20;
   bool large_weighted = true;

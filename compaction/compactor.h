@@ -1,4 +1,5 @@
-// Compactor: the vertex-aware k-way merge of segments (brief §5 "Compaction", LSMGraph §4).
+// Compactor: the vertex-aware k-way merge of segments (LSMGraph §4;
+// docs/design.md, "Levels and compaction").
 //
 // Inputs are segments of one stored direction, ordered newest first. For each source vertex in
 // ascending order the merge takes the inputs that hold it, newest first, up to and including

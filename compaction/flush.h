@@ -1,4 +1,4 @@
-// Flush: writes one sealed memgraph as level-0 CSR segments (brief §5 "Seal and flush").
+// Flush: writes one sealed memgraph as level-0 CSR segments (docs/design.md, "Seal and flush").
 //
 // Walks subgraphs in vertex order and, for every vertex the memgraph knows (exists or deleted
 // mark, or any entry), writes a vertex entry with its marks and its entries — live edges and

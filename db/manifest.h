@@ -1,16 +1,19 @@
-// Manifest: the durable description of a store's files (brief §5 "WAL and manifest").
+// Manifest: the durable description of a store's files (docs/design.md, "WAL and manifest").
 //
 // Directory layout: CURRENT names the live manifest ("MANIFEST-<n>\n"). A manifest is a record
 // log (db/record_log.h, magic "SGMANIF1") of ManifestEdits; its first record holds the whole
 // state, later ones the changes: segment added/removed per level, next file number, last
 // flushed timestamp, next vertex ID. Each append is synced before LogAndApply returns.
 //
-// Recover replays the live manifest (a torn last record is cut and reported), then writes the
-// recovered state into a new manifest, syncs it, and switches CURRENT to it by atomic rename
-// (temp file, fsync, rename, fsync of the directory) before deleting the old one. A crash at
-// any point leaves CURRENT naming a complete manifest.
+// Recover replays the live manifest (a torn last record is cut and reported; a last record
+// written whole but damaged, or one whose cut would leave the state naming a segment that is
+// gone, is Corruption and nothing is rewritten), then writes the recovered state into a new
+// manifest, syncs it, and switches CURRENT to it by atomic rename (temp file, fsync, rename,
+// fsync of the directory) before deleting the old one. A crash at any point leaves CURRENT
+// naming a complete manifest.
 //
-// Format documented in docs/file-format.md.
+// Bytes: docs/file-format.md, "Manifest" (CURRENT, the MANIFEST-<n> record log and the
+// ManifestEdit encoding, tag by tag).
 #pragma once
 
 #include <cstdint>

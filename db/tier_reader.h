@@ -1,13 +1,26 @@
-// TierReader: answers reads at one timestamp by merging the tiers of a Version, newest first:
-// memgraphs (active, then sealed), then level-0 segments (newest first).
+// TierReader: answers reads at one timestamp over the tiers of one Version (db/version.h):
+// the memgraphs (active, then sealed) read at the timestamp, the level-0 segments newest first,
+// then L1..Ln, where one file per level holds a given vertex. Used by snapshots (reads) and by
+// the write path (skip_memgraphs = 1: the tiers under the active memgraph, db_impl.cc's
+// OlderTierView).
 //
-// Merge rules (brief §5–6), per vertex u and stored direction:
+// Merge rules, per vertex u and stored direction (docs/design.md, "Merged reads"):
 //   - walk tiers newest to oldest; the first tier that marks u deleted hides all older tiers;
 //   - u exists if the newest tier that knows u (exists or deleted mark) says it exists;
-//   - an edge entry in a newer tier wins over older ones; a tombstone hides older copies.
-// Used by snapshots (reads) and by the write path (OlderTiers for the tiers under the active
-// memgraph). Read errors from segment files are returned where a call returns Status and
-// otherwise recorded in status().
+//   - an edge entry in a newer tier wins over older ones; a tombstone hides older copies;
+//   - lists come out in destination order.
+//
+// Which files are read. A single-vertex read (HasVertex, GetEdge, Degree, ScanNeighbors, and
+// the per-vertex step of ScanNeighborsBatch) asks the Version's multi-level vertex index which
+// disk files hold u (ForEachDiskFile) and touches only those. Range reads (ScanEdges,
+// ScanAdjacency, ScanDegreeBounds: WalkRuns) stream the L0 files' vertex tables and take each
+// level's entries from the index, one sequential scanner per file, never a lookup per vertex;
+// vertex walks (ScanVertices, ScanVertexDegreeBounds: WalkVertices) do the same by subgraph.
+// One merge (MergeRuns, tier_reader.cc) serves all of them, holding one batch per run, never a
+// whole list. With Options::vertex_index_reads off, every file whose range holds u is asked.
+//
+// Errors: read errors from segment files are returned where a call returns Status and
+// otherwise recorded in status() (the first one).
 #pragma once
 
 #include <atomic>

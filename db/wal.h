@@ -1,6 +1,8 @@
-// WriteAheadLog: one log per memgraph (brief §5, issue "Durability"). Every committed batch is
-// appended as one record — its commit timestamp and its ops — before the batch is published
-// to readers, so the log holds every batch a reader or an acknowledged writer ever saw.
+// WriteAheadLog: one log per memgraph (docs/design.md, "WAL and manifest" and
+// "No lost acknowledged batch"; bytes in docs/file-format.md, "Write-ahead log"). Every
+// committed batch is appended as one record — its commit timestamp and its ops — before the
+// batch is published to readers, so the log holds every batch a reader or an acknowledged
+// writer ever saw.
 //
 // Records are appended while the writer holds its subgraph locks and after it took its commit
 // timestamp: conflicting batches therefore reach the log in commit order; batches in other

@@ -1,4 +1,5 @@
-// VertexIndex: the multi-level vertex index of one stored direction (brief §5, LSMGraph §4.2).
+// VertexIndex: the multi-level vertex index of one stored direction (LSMGraph §4.2;
+// docs/design.md, "Multi-level vertex index").
 //
 // For every vertex that some disk file of the direction holds, it records
 //   - min_l0: the smallest number among the level-0 files holding the vertex (kNoL0: none).

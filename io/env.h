@@ -1,6 +1,6 @@
 // The I/O layer: files for large sequential appends and for random reads with many in flight.
 //
-// Two back ends implement it (brief §5 "io_uring"):
+// Two back ends implement it (docs/design.md, "I/O layer"):
 //   - io_uring (io/env_uring.cc): one long-lived ring per (Env, thread), created lazily the first
 //     time a thread does I/O through that Env and closed when the thread exits or the Env is
 //     destroyed. Rings are never shared between Envs, so two stores in one process share nothing.
@@ -94,9 +94,9 @@ struct EnvOptions {
   // Buffer of each WritableFile.
   size_t write_buffer = size_t{1} << 20;
   // io_uring back end: send a lone RandomAccessFile::Read through the ring too. Off by
-  // default: one blocking read gains nothing from a ring, and measured slower on this project's
-  // machine (4 KiB page-cache hit: pread 0.73 us, ring 1.2 us; cache miss: both ~50 us), while
-  // MultiRead — which always uses the ring — keeps 64 misses in flight for ~12 us per read.
+  // default: one blocking read gains nothing from a ring (a page-cache hit is slower through
+  // it), while MultiRead, which always uses the ring, gains from many reads in flight
+  // (docs/benchmarks.md, "Measurements behind design choices").
   bool ring_single_reads = false;
 };
 

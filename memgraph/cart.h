@@ -1,6 +1,6 @@
 // CArt: the compressed adaptive radix tree holding the neighbor set of one high-degree vertex in
 // the memgraph (RapidStore §6.2), immutable and copy-on-write, with reference-counted nodes
-// (§6.4).
+// (RapidStore §6.4).
 //
 // Keys are uint64_t destination IDs ordered by value; the radix path reads them big-endian, byte
 // d being bits [56-8d, 64-8d). Each entry carries a tombstone flag and, in a weighted tree, a

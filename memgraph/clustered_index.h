@@ -10,10 +10,10 @@
 // locks. Writers deriving versions of one subgraph must be serialized by the caller. A batch is
 // grouped by leaf: each affected leaf (and each inner node above it) is copied once per call.
 //
-// Reference counts (§6.4). Node::refs == the number of inner nodes and ClusteredIndex values, over
-// all versions, that point at the node. Copying an index increments its root; a path copy
-// increments each untouched child it shares; dropping the last reference frees the node and then
-// drops the references it held on its children (top-down).
+// Reference counts (RapidStore §6.4). Node::refs == the number of inner nodes and ClusteredIndex
+// values, over all versions, that point at the node. Copying an index increments its root; a
+// path copy increments each untouched child it shares; dropping the last reference frees the
+// node and then drops the references it held on its children (top-down).
 //
 // Node layout. Every node comes from the memgraph's NodeAllocator and is sized exactly for its
 // contents (a node is never modified after it is built, so slack would only be waste).

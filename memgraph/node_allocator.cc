@@ -60,9 +60,9 @@ NodeAllocator::NodeAllocator() : generation_(next_generation.fetch_add(1)) {
   if (use_arena_) {
     // The arena keeps its freed pages until it is destroyed (no decay, no madvise): version GC
     // frees nodes at the rate writers allocate them, and purging each emptied slab at once
-    // cost an madvise and a TLB shootdown per few edges (12% of an ingest's CPU, another 6% in
-    // refaulting the pages). What the arena keeps is bounded by its own peak, which the
-    // memgraph's capacity bounds.
+    // would cost an madvise and a TLB shootdown per few edges, then refaults (docs/design.md,
+    // "Memgraph memory"; figures in docs/benchmarks.md, "Allocator"). What the arena keeps is
+    // bounded by its own peak, which the memgraph's capacity bounds.
     char name[64];
     snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", arena_);
     ssize_t never = -1;

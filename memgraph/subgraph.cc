@@ -149,8 +149,8 @@ void GetCounts(const Adjacency& a, VertexCounts* c) {
 }
 
 void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c) {
-  // The vertices with entries, without a branch per vertex (a branch here mispredicted on
-  // most of a shuffled stream's versions: 4% of an ingest's samples).
+  // The vertices with entries, without a branch per vertex (a per-vertex branch mispredicts on
+  // most versions of a shuffled stream).
   uint64_t mask = 0;
 #if defined(__SSE2__)
   const __m128i zero = _mm_setzero_si128();

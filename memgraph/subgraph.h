@@ -1,4 +1,5 @@
-// Subgraph versions: the unit of multi-versioning in the in-memory tier (RapidStore §5.1, §6.1).
+// Subgraph versions: the unit of multi-versioning in the in-memory tier (RapidStore §5.1, §6.1;
+// docs/design.md, "Subgraphs and version chains").
 //
 // Subgraph s holds vertices [64s, 64s+64) and their adjacency. Each subgraph has a version
 // chain, newest first. A version is immutable once published (linked as the head with its
@@ -52,8 +53,8 @@ static_assert(sizeof(ArtArray) % alignof(CArt) == 0);
 // Entry counts are sparse: bit i of count_mask is set iff vertex i has at least one entry here,
 // and counts[2k], counts[2k + 1] are {entries, live} of the k-th set bit. A shuffled stream
 // touches every subgraph with a few edges each, so a dense 64-vertex array (512 bytes per
-// version) would cost more than the edges themselves (issue 4: a scale-23 memgraph sealed at
-// ~370K entries, all of it vertex state). `counts` is owned by this Adjacency.
+// version) would cost more than the edges themselves (docs/benchmarks.md, "Measurements behind
+// design choices"). `counts` is owned by this Adjacency.
 struct Adjacency {
   ClusteredIndex ci;
   uint64_t art_mask = 0;
@@ -102,9 +103,9 @@ void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v);
 // select). FreeVersion on it afterwards frees the header.
 void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v);
 // FreeVersion of every version in [b, e). Version GC frees versions that were replaced a batch
-// or more ago, whose nodes are out of cache (the reference-count decrement of each root was 5%
-// of an ingest's samples, nearly all of it waiting on the miss): each version and then what
-// FreeVersion writes in it are fetched a few versions ahead.
+// or more ago, whose nodes are out of cache, so each version and then what FreeVersion writes
+// in it are fetched a few versions ahead (without it, each root's reference-count decrement
+// waits on a cache miss).
 void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersion* const* e);
 // Replaces a's art array with `n` trees (moved from `trees`), releasing the old array.
 void SetArts(NodeAllocator* alloc, Adjacency* a, uint64_t mask, CArt* trees, uint32_t n);

@@ -185,7 +185,7 @@ def targets(results):
     r = get(results, "insert", "strata-mem", "memory_bytes_per_edge_ratio", baseline="csr")
     line("memory strata-mem / CSR per directed edge", "<= 2x", r, lambda v: v <= 2.0,
          "CSR here has 32-bit IDs (~4.3 B/edge); RapidStore ref 21 B vs 8 B")
-    # The in-memory tier at full size, with readers and two writers (issue 28). Each figure is a
+    # The in-memory tier at full size, with readers and two writers. Each figure is a
     # ratio of two results of this run.
     def derived(value, unit="x"):
         return None if value is None else {"value": value, "unit": unit}

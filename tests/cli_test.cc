@@ -5,7 +5,8 @@
 //  - the LDBC Graphalytics example graphs ($STRATA_TESTDATA_DIR/graphalytics/example) ingested
 //    through the CLI reproduce the expected BFS, PR, WCC (and SSSP, CDLP, LCC) outputs under the
 //    specification's comparison rules;
-//  - every bad input of issue 7 gives one line on stderr and a non-zero exit.
+//  - every bad input tried below (options, numbers, files, stores) gives one line on stderr and
+//    a non-zero exit.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>

@@ -1,6 +1,7 @@
-// Fault injection on the store layer (issue 29, items 1, 2, 5, 7, 8, 12): each test breaks a
-// store the way a user or an attacker could and checks that the store refuses or repairs
-// explicitly instead of answering wrong. Each fails without the fix it holds.
+// Fault injection on the store layer: each test breaks a store the way a user or an attacker
+// could and checks that the store refuses or repairs explicitly instead of answering wrong
+// (docs/design.md, "Nothing silently wrong on disk"; docs/reliability.md has the table of
+// faults). Each fails without the fix it holds.
 //
 //   Lock:      LOCK unlinked (and recreated) while the store is open: a second opener is
 //              Busy; the first opener refuses to write its manifest under a replaced LOCK.

@@ -1,5 +1,5 @@
-// Fault injection in the tools layer (issue 29, items 3, 4, 6, 7, 9, 10): each test damages a
-// store or feeds the `strata` binary bad input or a signal, and checks what the CLI does —
+// Fault injection in the tools layer: each test damages a store or feeds the `strata` binary
+// bad input or a signal, and checks what the CLI does —
 // exit code, one-line message naming the file, line or option, and what the store holds after.
 // ctest label "fault" (CMakeLists.txt); docs/reliability.md has the table of faults.
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-// Torn writes in a real store (issue 5): what a crash can leave half-written is cut and
-// reported, never half-applied; damage that a crash cannot explain is Corruption naming the
-// file, never a crash.
+// Torn writes in a real store (docs/design.md, "Crash safety"): what a crash can leave
+// half-written is cut and reported, never half-applied; damage that a crash cannot explain is
+// Corruption naming the file, never a crash.
 //
 //   WAL:       the log of a crashed store cut at every interesting offset (0, inside the file
 //              header, each record boundary, inside a record's header, right after it, inside

@@ -24,7 +24,7 @@ void RegisterIngest(CLI::App* app, CommandList* commands);
 void RegisterAnalyze(CLI::App* app, CommandList* commands);
 void RegisterQuery(CLI::App* app, CommandList* commands);
 void RegisterExport(CLI::App* app, CommandList* commands);
-// compact, inspect, verify.
+// compact, inspect, verify, repair.
 void RegisterAdmin(CLI::App* app, CommandList* commands);
 
 // Validators for numeric options, with messages that name the accepted range: the whole value

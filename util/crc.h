@@ -18,9 +18,9 @@
 namespace strata {
 
 // The same XXH3 value either way; with STRATA_XXH3_DISPATCH (CMake found it in libxxhash) the
-// library picks its AVX2 / AVX-512 code at run time: 25-39 GB/s against 7-16 GB/s for the
-// baseline build on the bench machine. Every block a scan reads is checked, so this is on the
-// hot path of every streamed pass.
+// library picks its AVX2 / AVX-512 code at run time (several times the baseline build's
+// throughput: docs/benchmarks.md, "Measurements behind design choices"). Every block a scan
+// reads is checked, so this is on the hot path of every streamed pass.
 inline uint64_t Checksum64(const void* data, size_t n, uint64_t seed) {
 #if STRATA_XXH3_DISPATCH
   return XXH3_64bits_withSeed_dispatch(data, n, seed);

@@ -142,8 +142,8 @@ class Snapshot {
   // segment with one batch of reads in flight (io_uring, else pread), so callers should pass
   // frontiers in chunks of a few thousand: memory grows with the chunk's runs. Chunks carry
   // weights only when `weights` (else NeighborChunk::weight is null, and a weighted store's
-  // disk levels do not read their weight streams: 8 bytes per edge, against 2.6 for the
-  // neighbor IDs on the bench's scale-23 store).
+  // disk levels do not read their weight streams, which hold 8 bytes per edge, several times
+  // what the delta-coded neighbor IDs take).
   virtual Status ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d, bool weights,
                                     FunctionRef<bool(size_t i, const NeighborChunk&)> fn) const;
   Status ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d,

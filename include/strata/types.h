@@ -15,7 +15,7 @@ using Timestamp = uint64_t;
 
 inline constexpr Timestamp kMaxTimestamp = std::numeric_limits<Timestamp>::max();
 
-// Fixed when a store is created (brief §2).
+// Fixed when a store is created (docs/design.md, "Data model").
 enum class GraphKind : unsigned char {
   kDirected = 0,             // out-edges only
   kDirectedWithInEdges = 1,  // out-edges and a mirrored in-edge index

@@ -1,5 +1,6 @@
 // MapSnapshot: a test-only Snapshot backed by ordered maps — the reference model of the graph
-// a snapshot shows (brief §2, §6), simple enough to be obviously right.
+// a snapshot shows (docs/design.md, "Data model" and "Merged reads"), simple enough to be
+// obviously right.
 //
 // Semantics modeled:
 //  - vertices are a set of IDs; VertexIdBound() = 1 + the largest ID ever added (it never
