@@ -1,4 +1,4 @@
-// WriteAheadLog: one log per memgraph (brief §5, issue "Durability"). Every committed batch is
+// WriteAheadLog: one log per memgraph (file name: db/filename.h). Every committed batch is
 // appended as one record — its commit timestamp and its ops — before the batch is published
 // to readers, so the log holds every batch a reader or an acknowledged writer ever saw.
 //
@@ -32,7 +32,6 @@ Status DecodeBatchRecord(std::string_view src, bool weighted, Timestamp* ts, Wri
 
 class WriteAheadLog {
  public:
-  static std::string FileName(uint64_t number);  // "<number>.wal"
   // Creates a new, empty log file (synced, with its directory). Its first record is the
   // log's identity: the store ID and the file number (format version 2).
   static Status Create(io::Env* env, const std::string& dir, uint64_t number, uint64_t store_id,
