@@ -1,14 +1,49 @@
-// DBImpl: the store. Owns the commit clock, the reader tracer, the current Version, the write
-// path (WriteBatch -> primitive memgraph ops -> MV2PL commit), and — for a persistent store —
-// the directory lock, the manifest, the write-ahead logs, seal and background flush.
+// DBImpl: the store. Owns the commit clock, the reader tracer, the current Version
+// (db/version_set.h), the write path (WriteBatch -> primitive memgraph ops -> MV2PL commit),
+// and, for a persistent store, the directory lock, the manifest, the write-ahead logs, seal,
+// background flush and compaction.
+//
+// Sources: db_impl.cc (write, seal, flush, compaction, close), db_open.cc (open and
+// recovery), db_verify.cc (Verify), db_stats.cc (GetStats).
 //
 // Concurrency:
 //   - Writers hold seal_mu_ shared while they apply to the active memgraph; sealing takes it
 //     exclusively, so a seal happens with no writer in flight and t_r == t_w == S.
-//   - version_mu_ guards current_. A reader registers its timestamp and copies current_
-//     under it, so it never pairs a timestamp with a Version that lacks that timestamp's data.
-//   - bg_mu_ guards the sealed-memgraph bookkeeping, the background error and shutdown;
-//     room_cv_ wakes stalled writers, bg_cv_ wakes the flush thread.
+//   - A reader registers its timestamp and copies the current Version under version_mu_, so it
+//     never pairs a timestamp with a Version that lacks that timestamp's data.
+//   - bg_mu_ guards the sealed-memgraph bookkeeping, the background error and shutdown.
+//
+// Mutexes, what each guards, in the order they may be acquired (a thread holding one may take
+// only those listed after it; none is ever taken while holding a later one):
+//   1. free_ids_mu_   free_ids_, holes_scanned_. NewVertex holds it across GetSnapshot and the
+//                     whole Write of the new vertex (so everything below nests under it).
+//   2. seal_mu_       shared_mutex. Shared: a writer applying to memgraphs[0] (and appending to
+//                     wal_); Verify reading wal_. Exclusive: Seal, which replaces wal_,
+//                     active_replayed_ and memgraphs[0]. Under it: bg_mu_, version_mu_,
+//                     log_mu_, and the memgraph's and the WAL's own locks.
+//   3. compact_mu_    one compaction at a time (a CompactLoop round, CompactAll) and picker_'s
+//                     cursors. Under it: install_mu_, plan_mu_, bg_mu_, version_mu_, log_mu_.
+//                     Never held with seal_mu_ (CompactAll flushes before taking it).
+//   4. install_mu_    (versions_) "compute the index, log the edit to the manifest, install
+//                     the Version" of a flush or a compaction; Verify holds it to read the
+//                     manifest and the Version in agreement. Under it: the manifest's mutex,
+//                     version_mu_.
+//   5. plan_mu_       (planner_) the memory plan's LOG bookkeeping; serializes replans. Under
+//                     it: version_mu_, the block cache's locks, log_mu_.
+//   6. bg_mu_         sealed_, bg_error_, stop_, flushing_, compact_pending_,
+//                     settle_requested_, settled_. Under it: log_mu_ (stall and failure lines).
+//   7. version_mu_    (versions_) the current Version and the retired memgraphs' GC counts.
+//                     Under it: the reader tracer (GetSnapshot registers there).
+//   8. log_mu_        event_log_. A leaf.
+// Condition variables, all on bg_mu_:
+//   bg_cv_       the flush thread waits for a sealed memgraph or stop_ (notified by Seal,
+//                Close);
+//   room_cv_     stalled writers (MakeRoom), FlushAll, WaitForFlushes and WaitIdle wait for a
+//                free sealed slot, a flush, a compaction, settled_, an error or stop_;
+//   compact_cv_  the compaction thread waits for compact_pending_ or stop_ (a flush, an
+//                L0 stall, WaitIdle, Close), and wakes every second to check for idleness.
+// Some notifications are sent without bg_mu_ held: each follows a state change made under
+// bg_mu_, or wakes a wait that has a timeout (MakeRoom's level-0 stall, 100 ms).
 #pragma once
 
 #include <condition_variable>
@@ -20,14 +55,16 @@
 #include <string>
 #include <thread>
 
-#include "io/env.h"
 #include "db/manifest.h"
+#include "db/memory_plan.h"
 #include "db/tier_reader.h"
+#include "db/version.h"
+#include "db/version_set.h"
 #include "db/wal.h"
-#include "strata/db.h"
+#include "io/env.h"
 #include "mvcc/commit_clock.h"
 #include "mvcc/reader_tracer.h"
-#include "db/version.h"
+#include "strata/db.h"
 
 namespace strata {
 
@@ -36,6 +73,24 @@ struct DBCore {
   explicit DBCore(uint32_t reader_slots) : tracer(reader_slots) {}
   mvcc::CommitClock clock;
   mvcc::ReaderTracer tracer;
+};
+
+// The tiers under the active memgraph, as the write path and log replay need them.
+class OlderTierView : public mem::OlderTiers {
+ public:
+  OlderTierView(const Version* v, bool weighted) : r_(v, kMaxTimestamp, weighted, 1) {}
+  bool HasEdge(uint8_t dir, VertexId u, VertexId v) override { return r_.GetEdge(dir, u, v, nullptr); }
+  void Neighbors(uint8_t dir, VertexId u, std::vector<VertexId>* out) override {
+    Status s = r_.ScanNeighbors(dir, u, [&](const NeighborChunk& c) {
+      out->insert(out->end(), c.dst, c.dst + c.size);
+      return true;
+    });
+    (void)s;  // recorded in status()
+  }
+  Status status() const { return r_.status(); }
+
+ private:
+  TierReader r_;
 };
 
 class DBImpl final : public DB {
@@ -75,14 +130,7 @@ class DBImpl final : public DB {
     std::vector<std::string> replayed_logs;            // older logs replayed into it
   };
 
-  std::shared_ptr<const Version> current() const {
-    std::lock_guard<std::mutex> g(version_mu_);
-    return current_;
-  }
-  void Install(std::shared_ptr<const Version> v) {
-    std::lock_guard<std::mutex> g(version_mu_);
-    current_ = std::move(v);
-  }
+  std::shared_ptr<const Version> current() const { return versions_.current(); }
   std::shared_ptr<mem::MemGraph> NewMemGraph();
 
   Status OpenDisk();
@@ -117,44 +165,25 @@ class DBImpl final : public DB {
   void FlushLoop();
   Status FlushOldest();
 
-  // Compaction (compaction/compactor.h). One at a time, serialized by compact_mu_.
-  struct CompactionJob {
-    int dir = 0;
-    uint32_t output_level = 1;
-    bool bottom = false;
-    std::vector<std::shared_ptr<SegmentHandle>> inputs;  // newest first
-    std::string why;
-  };
-  // The most urgent job for the current version, if any.
-  bool PickCompaction(const Version& v, CompactionJob* job);
-  // Level 0 -> level 1 of direction dir: every L0 file plus the L1 files overlapping them.
-  void L0Job(const Version& v, int dir, CompactionJob* job) const;
-  // The idle merge (Options::idle_compaction_ms): an L0Job for the first direction whose
-  // level 0 holds a file, if any.
-  bool PickIdle(const Version& v, CompactionJob* job) const;
+  // Compaction (compaction/compactor.h): picker_ chooses, RunJob merges and installs. One at a
+  // time, serialized by compact_mu_.
   Status RunJob(const CompactionJob& job);
   void CompactLoop();
-  uint64_t LevelTarget(size_t k) const;  // target bytes of level k+1
 
   void Log(const std::string& line);
   // Logs "stall: <why>" unless *last (micros) says this reason was logged less than 1 s ago.
   void LogStall(std::atomic<uint64_t>* last, const std::string& why);
-  size_t memgraph_capacity() const { return memgraph_capacity_.load(std::memory_order_relaxed); }
-  // Splits the budget for the current files: I/O reserve, resident indexes (the vertex index
-  // twice), memgraphs (shrunk when the rest leaves them less than memgraph_bytes each, down to
-  // an eighth of it), and the block cache, which gets what is left. Called after every change
-  // of the file set.
+  size_t memgraph_capacity() const { return planner_.memgraph_capacity(); }
+  // Replans memory for the current files (db/memory_plan.h). Called after every change of the
+  // file set.
   void UpdateMemoryPlan();
 
   const Options options_;
   const std::string path_;
   std::shared_ptr<DBCore> core_;
-  mutable std::mutex version_mu_;
-  std::shared_ptr<const Version> current_;
-  // GC and rebuild counts of the memgraphs flushed and dropped from current_ (guarded by
-  // version_mu_, so GetStats adds each memgraph's counts exactly once).
-  uint64_t retired_reclaimed_ = 0;
-  uint64_t retired_rebuilt_ = 0;
+  VersionSet versions_;      // install_mu_, version_mu_
+  CompactionPicker picker_;  // under compact_mu_
+  MemoryPlanner planner_;    // plan_mu_
 
   // Persistent stores only.
   std::shared_ptr<io::Env> env_;  // shared with segment handles, which may outlive the DB
@@ -186,10 +215,6 @@ class DBImpl final : public DB {
   uint64_t settle_requested_ = 0;
   uint64_t settled_ = 0;
   std::mutex compact_mu_;
-  // Held across "log the edit to the manifest + install the Version", so Verify sees the two
-  // agree.
-  std::mutex install_mu_;
-  std::vector<VertexId> compact_cursor_[2];  // round-robin position per level
   std::mutex log_mu_;
   std::unique_ptr<io::WritableFile> event_log_;
 
@@ -209,12 +234,6 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> flush_bytes_{0};
   std::atomic<uint64_t> compactions_{0};
   std::atomic<uint64_t> compaction_bytes_{0};
-  // Size at which the active memgraph is sealed: Options::memgraph_bytes, less when the
-  // resident indexes leave the memgraphs less of the budget (UpdateMemoryPlan).
-  std::atomic<size_t> memgraph_capacity_{0};
-  size_t logged_capacity_ = 0;  // under plan_mu_: the capacity LOG last reported
-  bool logged_over_ = false;    // under plan_mu_: LOG said the budget is exceeded
-  std::mutex plan_mu_;
 };
 
 }  // namespace strata

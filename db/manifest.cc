@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <random>
 
+#include "db/filename.h"
 #include "segment/segment_format.h"
 #include "util/coding.h"
 
@@ -189,42 +190,12 @@ ManifestEdit ManifestEdit::FullState(const StoreState& s) {
   return e;
 }
 
-namespace {
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-// "<digits><suffix>"
-bool IsNumbered(const std::string& name, std::string_view suffix) {
-  if (!EndsWith(name, suffix)) return false;
-  const size_t n = name.size() - suffix.size();
-  return name.find_first_not_of("0123456789") == n;
-}
-}  // namespace
-
-bool RemovedOnCreate(const std::string& name) {
-  return EndsWith(name, ".tmp") || (name.rfind("MANIFEST-", 0) == 0 && name.size() > 9);
-}
-
-FileWithoutCurrent ClassifyFileWithoutCurrent(const std::string& name) {
-  if (IsNumbered(name, ".wal") || IsNumbered(name, ".seg")) return FileWithoutCurrent::kStoreData;
-  if (RemovedOnCreate(name) || name == "LOCK" || name == "LOG" || name == "LOG.old") {
-    return FileWithoutCurrent::kCreationLeftover;
-  }
-  return FileWithoutCurrent::kOther;
-}
-
-std::string Manifest::ManifestPath(const std::string& dir, uint64_t number) {
-  char name[32];
-  snprintf(name, sizeof(name), "MANIFEST-%06llu", static_cast<unsigned long long>(number));
-  return dir + "/" + name;
-}
-
 Status Manifest::WriteNew(io::Env* env, const std::string& dir, const StoreState& state_in,
                           std::unique_ptr<Manifest>* out) {
   StoreState state = state_in;
   std::unique_ptr<Manifest> m(new Manifest(env, dir));
   m->number_ = state.next_file_number++;
-  m->path_ = ManifestPath(dir, m->number_);
+  m->path_ = ManifestFilePath(dir, m->number_);
   Status s = env->NewWritableFile(m->path_, &m->file_);
   if (s.ok()) s = RecordWriter::Create(m->file_.get(), kMagic, kStoreFormatVersion, kChecksumKind,
                                        &m->writer_);
@@ -234,7 +205,7 @@ Status Manifest::WriteNew(io::Env* env, const std::string& dir, const StoreState
   if (s.ok()) s = m->writer_->Sync();
   if (s.ok()) s = env->SyncDir(dir);
   // Switch CURRENT atomically.
-  const std::string tmp = dir + "/CURRENT.tmp";
+  const std::string tmp = TempFilePath(CurrentFilePath(dir));
   if (s.ok()) {
     std::unique_ptr<io::WritableFile> cur;
     s = env->NewWritableFile(tmp, &cur);
@@ -243,7 +214,7 @@ Status Manifest::WriteNew(io::Env* env, const std::string& dir, const StoreState
     if (s.ok()) s = cur->Sync();
     if (s.ok()) s = cur->Close();
   }
-  if (s.ok()) s = env->RenameFile(tmp, CurrentPath(dir));
+  if (s.ok()) s = env->RenameFile(tmp, CurrentFilePath(dir));
   if (s.ok()) s = env->SyncDir(dir);
   if (!s.ok()) return s;
   m->state_ = std::move(state);
@@ -259,14 +230,17 @@ Status Manifest::Create(io::Env* env, const std::string& dir, const StoreState& 
 Status Manifest::ReadOnly(io::Env* env, const std::string& dir, StoreState* state,
                           RecordLogTail* tail, std::string* manifest_path) {
   std::unique_ptr<io::RandomAccessFile> cur;
-  Status s = env->NewRandomAccessFile(CurrentPath(dir), &cur);
+  Status s = env->NewRandomAccessFile(CurrentFilePath(dir), &cur);
   if (!s.ok()) return s;
   std::string name(cur->Size(), '\0');
   s = cur->Read(0, name.size(), name.data());
   if (!s.ok()) return s;
+  FileType type;
+  uint64_t number;
   if (name.empty() || name.back() != '\n' || name.find('/') != std::string::npos ||
-      name.rfind("MANIFEST-", 0) != 0) {
-    return io::CorruptionAt(CurrentPath(dir), 0, "CURRENT does not name a manifest");
+      !ParseFileName(name.substr(0, name.size() - 1), &type, &number) ||
+      type != FileType::kManifest) {
+    return io::CorruptionAt(CurrentFilePath(dir), 0, "CURRENT does not name a manifest");
   }
   name.pop_back();
   const std::string path = dir + "/" + name;
@@ -313,7 +287,7 @@ Status Manifest::Recover(io::Env* env, const std::string& dir, StoreState* state
     // whole and is damaged. Stop before the rewrite below replaces the only copy.
     for (const auto& [num, meta] : st.files) {
       const std::string seg = SegmentFileName(num);
-      if (!env->FileExists(dir + "/" + seg)) {
+      if (!env->FileExists(StoreFilePath(dir, seg))) {
         return io::CorruptionAt(old_path, tail->valid_bytes,
                                 "the last record is damaged, not torn: without it the manifest "
                                 "names " + seg + ", which is gone (" + tail->reason + ")");

@@ -1,9 +1,9 @@
 // Manifest: the durable description of a store's files (docs/design.md, "WAL and manifest").
 //
-// Directory layout: CURRENT names the live manifest ("MANIFEST-<n>\n"). A manifest is a record
-// log (db/record_log.h, magic "SGMANIF1") of ManifestEdits; its first record holds the whole
-// state, later ones the changes: segment added/removed per level, next file number, last
-// flushed timestamp, next vertex ID. Each append is synced before LogAndApply returns.
+// Directory layout (db/filename.h): CURRENT names the live manifest ("MANIFEST-<n>\n"). A
+// manifest is a record log (db/record_log.h, magic "SGMANIF1") of ManifestEdits; its first
+// record holds the whole state, later ones the changes: segment added/removed per level, next
+// file number, last flushed timestamp, next vertex ID. Each append is synced before LogAndApply returns.
 //
 // Recover replays the live manifest (a torn last record is cut and reported; a last record
 // written whole but damaged, or one whose cut would leave the state naming a segment that is
@@ -68,29 +68,8 @@ struct ManifestEdit {
   static ManifestEdit FullState(const StoreState& state);
 };
 
-// What a file in a store directory WITHOUT a CURRENT file says about creating a store there.
-// One list for the engine (DBImpl::PrepareCreate) and for `strata ingest`, which must agree on
-// what counts as a resumable, unfinished creation.
-enum class FileWithoutCurrent {
-  // What a first open that stopped before CURRENT was renamed into place leaves: a (maybe
-  // partial) MANIFEST-<n>, temporary files (*.tmp: CURRENT.tmp, ...), LOCK, LOG, LOG.old.
-  // Creating again removes the manifests and temporaries (RemovedOnCreate) and reuses the rest.
-  kCreationLeftover,
-  // <n>.wal, <n>.seg: written only after CURRENT, so the store lost its CURRENT; creating a new
-  // store over them would drop or misread them, and is refused (Corruption naming the file).
-  kStoreData,
-  // Anything else: not the engine's (the engine leaves it alone; strata ingest refuses it).
-  kOther,
-};
-FileWithoutCurrent ClassifyFileWithoutCurrent(const std::string& name);
-// kCreationLeftover files that creation deletes: MANIFEST-* and *.tmp.
-bool RemovedOnCreate(const std::string& name);
-
 class Manifest {
  public:
-  static std::string CurrentPath(const std::string& dir) { return dir + "/CURRENT"; }
-  static std::string ManifestPath(const std::string& dir, uint64_t number);
-
   // Creates the manifest of a new store in `dir` (which must exist) and points CURRENT at it.
   static Status Create(io::Env* env, const std::string& dir, const StoreState& initial,
                        std::unique_ptr<Manifest>* out);

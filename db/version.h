@@ -1,7 +1,7 @@
 // Version: the set of tiers a reader sees, pinned by reference count
 // (docs/design.md, "Version pinning (per-vertex version control)"). Immutable once installed;
-// the DB installs a new Version when a memgraph is sealed, a flush completes or a compaction
-// installs its outputs. A snapshot holds a shared_ptr to the Version it started with, so the
+// db/version_set.h installs a new Version when a memgraph is sealed, a flush completes or a
+// compaction completes. A snapshot holds a shared_ptr to the Version it started with, so the
 // memgraphs and segment files it uses stay alive (and on disk) until it ends.
 //
 // Why whole-Version pinning is enough for snapshot isolation across flushes: a reader registers

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "db/filename.h"
 #include "util/coding.h"
 
 namespace strata {
@@ -18,10 +19,10 @@ constexpr char kIdentityTag = 'I';  // first record: 'I' | store ID (fixed64) | 
 uint64_t NumberOfPath(const std::string& path) {
   const size_t slash = path.rfind('/');
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".wal") != 0) return ~uint64_t{0};
-  const std::string digits = name.substr(0, name.size() - 4);
-  if (digits.find_first_not_of("0123456789") != std::string::npos) return ~uint64_t{0};
-  return std::stoull(digits);
+  FileType type;
+  uint64_t number;
+  if (!ParseFileName(name, &type, &number) || type != FileType::kWal) return ~uint64_t{0};
+  return number;
 }
 }  // namespace
 
@@ -87,19 +88,13 @@ struct WriteAheadLog::Waiter {
   std::condition_variable cv;
 };
 
-std::string WriteAheadLog::FileName(uint64_t number) {
-  char name[32];
-  snprintf(name, sizeof(name), "%06llu.wal", static_cast<unsigned long long>(number));
-  return name;
-}
-
 Status WriteAheadLog::Create(io::Env* env, const std::string& dir, uint64_t number,
                              uint64_t store_id, WalMode mode,
                              std::unique_ptr<WriteAheadLog>* out) {
   std::unique_ptr<WriteAheadLog> w(new WriteAheadLog());
   w->mode_ = mode;
   w->number_ = number;
-  w->path_ = dir + "/" + FileName(number);
+  w->path_ = WalFilePath(dir, number);
   Status s = env->NewWritableFile(w->path_, &w->file_);
   if (s.ok()) s = RecordWriter::Create(w->file_.get(), kMagic, kWalVersion, kChecksumKind, &w->writer_);
   std::string id(1, kIdentityTag);
@@ -245,7 +240,7 @@ Status WriteAheadLog::Replay(io::Env* env, const std::string& path, uint64_t sto
         }
         if (number != NumberOfPath(path)) {
           return io::CorruptionAt(path, off + kRecordHeaderSize + 9,
-                                  "log was written as " + FileName(number) + ", not under this name");
+                                  "log was written as " + WalFileName(number) + ", not under this name");
         }
         return Status::OK();
       },

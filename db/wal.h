@@ -1,8 +1,8 @@
 // WriteAheadLog: one log per memgraph (docs/design.md, "WAL and manifest" and
-// "No lost acknowledged batch"; bytes in docs/file-format.md, "Write-ahead log"). Every
-// committed batch is appended as one record — its commit timestamp and its ops — before the
-// batch is published to readers, so the log holds every batch a reader or an acknowledged
-// writer ever saw.
+// "No lost acknowledged batch"; bytes in docs/file-format.md, "Write-ahead log"; file name:
+// db/filename.h). Every committed batch is appended as one record — its commit timestamp and
+// its ops — before the batch is published to readers, so the log holds every batch a reader or
+// an acknowledged writer ever saw.
 //
 // Records are appended while the writer holds its subgraph locks and after it took its commit
 // timestamp: conflicting batches therefore reach the log in commit order; batches in other
@@ -34,7 +34,6 @@ Status DecodeBatchRecord(std::string_view src, bool weighted, Timestamp* ts, Wri
 
 class WriteAheadLog {
  public:
-  static std::string FileName(uint64_t number);  // "<number>.wal"
   // Creates a new, empty log file (synced, with its directory). Its first record is the
   // log's identity: the store ID and the file number (format version 2).
   static Status Create(io::Env* env, const std::string& dir, uint64_t number, uint64_t store_id,

@@ -120,8 +120,6 @@ std::string TornTailNote(const std::string& path, const IdDictionaryLoadInfo& in
          "read-only open, a writing command (ingest, compact) would cut it";
 }
 
-std::string IdDictionary::FileName(const std::string& store_dir) { return store_dir + "/IDDICT"; }
-
 IdDictionary::IdDictionary() { Rehash(16); }
 
 IdDictionary::~IdDictionary() {

@@ -71,8 +71,6 @@ std::string TornTailNote(const std::string& path, const IdDictionaryLoadInfo& in
 class IdDictionary {
  public:
   static constexpr uint64_t kMaxEntries = 0xFFFFFFFEull;
-  // The dictionary's file in a store directory.
-  static std::string FileName(const std::string& store_dir);
 
   // An empty, memory-only dictionary (Persist() is a no-op).
   IdDictionary();

@@ -16,7 +16,7 @@ declare -A ALLOWED=(
   [db]="util io segment index compaction mvcc memgraph"
   [analytics]="util"
   [graphio]="util"
-  [tools]="util io segment index compaction mvcc memgraph db analytics graphio"
+  [tools]="util db analytics graphio"
   [bench]="util io segment index compaction mvcc memgraph db analytics graphio"
 )
 

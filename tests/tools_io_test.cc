@@ -29,6 +29,7 @@
 
 #include <gtest/gtest.h>
 
+#include "db/filename.h"
 #include "graphio/edge_reader.h"
 #include "graphio/edge_writer.h"
 #include "graphio/generator.h"
@@ -954,7 +955,7 @@ TEST(IdDictionary, ManyIdsAndMemory) {
 
 TEST(IdDictionary, PersistAndReload) {
   TempDir dir;
-  const std::string path = IdDictionary::FileName(dir.path());
+  const std::string path = IdDictionaryFilePath(dir.path());
   std::vector<uint64_t> ext;
   SplitMix64 rng(3);
   {

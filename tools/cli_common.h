@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "db/filename.h"
 #include "db/manifest.h"
 #include "strata/db.h"
 #include "strata/snapshot.h"

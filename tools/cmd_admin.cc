@@ -9,10 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "compaction/flush.h"
-#include "index/index_build.h"
-#include "io/env.h"
-#include "segment/segment_reader.h"
+#include "db/inspect.h"
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
 #include "graphio/size_parse.h"
@@ -87,8 +84,6 @@ std::string Basename(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
-
 std::string FormatTimeMicros(uint64_t us) {
   if (us == 0) return "-";
   std::time_t t = static_cast<std::time_t>(us / 1000000);
@@ -161,63 +156,18 @@ struct InspectArgs {
   bool json = false;
 };
 
-// The multi-level vertex index an open store keeps in memory (index/), built here from the
-// segments the same way the store builds it on open.
-struct VertexIndexSize {
-  uint64_t vertices = 0;  // summed over stored directions
-  uint64_t bytes = 0;
-  uint64_t range_pages = 0;
-  uint64_t overflow_pages = 0;
-  double PerVertex() const { return vertices ? static_cast<double>(bytes) / vertices : 0.0; }
-};
-
-Status MeasureVertexIndex(const std::string& db, const StoreState& st, VertexIndexSize* out) {
-  std::unique_ptr<io::Env> env;
-  Status s = io::Env::Open(IoBackend::kPosix, &env);
-  if (!s.ok()) return s;
-  for (uint32_t dir = 0; dir < 2; ++dir) {
-    std::vector<std::unique_ptr<SegmentReader>> readers;
-    std::vector<index::IndexedFile> files;
-    for (const auto& [num, f] : st.files) {
-      if (f.tag != dir) continue;
-      std::unique_ptr<SegmentReader> r;
-      s = SegmentReader::Open(env.get(), db + "/" + SegmentFileName(num),
-                                   SegmentReaderOptions(), &r);
-      if (!s.ok()) return s;
-      files.push_back({r.get(), num, f.level});
-      readers.push_back(std::move(r));
-    }
-    index::VertexIndex idx;
-    s = index::Build(files, &idx);
-    if (!s.ok()) return s;
-    out->vertices += idx.vertices();
-    out->bytes += idx.bytes();
-    out->range_pages += idx.range_pages();
-    out->overflow_pages += idx.overflow_pages();
-  }
-  return Status::OK();
-}
-
 int InspectStore(const InspectArgs& a) {
   StoreInfo info;
   Status s = ReadStoreInfo(a.db, &info);
   if (!s.ok()) return FailStatus(s);
   const StoreState& st = info.state;
-  uint64_t manifest_bytes = 0;
-  for (const auto& [n, sz] : FilesWithSuffix(a.db, "")) {
-    if (n == Basename(info.manifest_path)) manifest_bytes = sz;
-  }
+  const StoreFiles files = ListStoreFiles(a.db, info.manifest_path);
+  const uint64_t manifest_bytes = files.manifest_bytes;
   std::map<uint32_t, std::vector<const FileMeta*>> levels;
   for (const auto& [num, f] : st.files) levels[f.level].push_back(&f);
-  const auto wals = FilesWithSuffix(a.db, ".wal");
-  uint64_t dict_bytes = 0;
-  bool has_dict = false;
-  for (const auto& [n, sz] : FilesWithSuffix(a.db, "IDDICT")) {
-    if (n == "IDDICT") {
-      has_dict = true;
-      dict_bytes = sz;
-    }
-  }
+  const auto& wals = files.wals;
+  const uint64_t dict_bytes = files.id_dictionary_bytes;
+  const bool has_dict = files.has_id_dictionary;
   const uint64_t disk = DirectoryBytes(a.db);
   // A store open elsewhere may delete segments meanwhile: then the index size is unavailable.
   VertexIndexSize vix;
@@ -268,7 +218,7 @@ int InspectStore(const InspectArgs& a) {
     }
     j.Close(']');
     if (has_dict) {
-      j.Open("dictionary", '{').Str("file", "IDDICT").Num("bytes", dict_bytes).Close('}');
+      j.Open("dictionary", '{').Str("file", kIdDictionaryFile).Num("bytes", dict_bytes).Close('}');
     }
     j.Open("vertex_index", '{')
         .Bool("ok", vix_status.ok())
@@ -321,7 +271,10 @@ int InspectStore(const InspectArgs& a) {
     for (const auto& [n, sz] : wals) list += " " + n + " (" + graphio::FormatSize(sz) + ")";
     std::printf("WAL:%s\n", list.c_str());
   }
-  if (has_dict) std::printf("ID dictionary: IDDICT (%s)\n", graphio::FormatSize(dict_bytes).c_str());
+  if (has_dict) {
+    std::printf("ID dictionary: %s (%s)\n", kIdDictionaryFile,
+                graphio::FormatSize(dict_bytes).c_str());
+  }
   if (!vix_status.ok()) {
     std::printf("vertex index: unavailable (%s)\n", vix_status.ToString().c_str());
     return kExitOk;
@@ -334,25 +287,19 @@ int InspectStore(const InspectArgs& a) {
 }
 
 int InspectSegment(const InspectArgs& a) {
-  std::unique_ptr<io::Env> env;
-  Status s = io::Env::Open(IoBackend::kPosix, &env);
-  if (!s.ok()) return FailStatus(s);
-  std::unique_ptr<SegmentReader> r;
-  s = SegmentReader::Open(env.get(), a.segment, SegmentReaderOptions(), &r);
+  SegmentInspection seg;
+  Status s = InspectSegmentFile(a.segment, &seg);
   if (!s.ok()) return FailStatus(s, a.segment);
-  const SegmentHeader& h = r->header();
-  Stopwatch clock;
-  Status v = r->Verify();
-  const double verify_secs = clock.Seconds();
-  const uint64_t payload = h.block_size > kBlockTrailerSize ? h.payload_per_block() : 0;
-  const uint64_t edge_blocks = CeilDiv(h.edge_stream_bytes, payload);
-  const uint64_t weight_blocks = h.weighted() ? CeilDiv(8 * h.num_edges, payload) : 0;
-  const uint64_t vertex_blocks = CeilDiv(h.num_vertices, h.vertex_group);
-  const uint64_t bloom_parts =
-      h.bloom_bits_per_key ? CeilDiv(h.num_edges, h.bloom_keys_per_partition) : 0;
+  const SegmentHeader& h = seg.header;
+  const Status& v = seg.verify;
+  const double verify_secs = seg.verify_seconds;
+  const uint64_t edge_blocks = seg.edge_blocks;
+  const uint64_t weight_blocks = seg.weight_blocks;
+  const uint64_t vertex_blocks = seg.vertex_blocks;
+  const uint64_t bloom_parts = seg.bloom_partitions;
   if (a.json) {
     Json j;
-    j.Open(nullptr, '{').Str("file", a.segment).Num("file_bytes", r->file_size());
+    j.Open(nullptr, '{').Str("file", a.segment).Num("file_bytes", seg.file_bytes);
     j.Open("header", '{')
         .Num("format_version", h.format_version)
         .Num("flags", h.flags)
@@ -384,13 +331,13 @@ int InspectSegment(const InspectArgs& a) {
         .Num("vertex", vertex_blocks)
         .Num("bloom_partitions", bloom_parts)
         .Close('}');
-    j.Num("reader_memory_bytes", r->MemoryUsage());
+    j.Num("reader_memory_bytes", seg.reader_memory_bytes);
     j.Open("verify", '{').Bool("ok", v.ok()).Str("status", v.ToString()).Close('}');
     j.Close('}');
     std::printf("%s\n", j.str().c_str());
   } else {
     std::printf("segment %s: %s, format %u, level %u, file number %" PRIu64 ", %s adjacency\n",
-                a.segment.c_str(), graphio::FormatSize(r->file_size()).c_str(), h.format_version,
+                a.segment.c_str(), graphio::FormatSize(seg.file_bytes).c_str(), h.format_version,
                 h.level, h.file_number, h.user_tag == 0 ? "out" : h.user_tag == 1 ? "in" : "?");
     std::printf("  flags           %s%s\n", h.weighted() ? "weighted" : "unweighted",
                 h.has_timestamps() ? ", per-edge timestamps" : "");
@@ -408,7 +355,7 @@ int InspectSegment(const InspectArgs& a) {
                 vertex_blocks, h.vertex_group, bloom_parts);
     std::printf("  bloom           %u bits/key, %u probes, %u keys per partition\n",
                 h.bloom_bits_per_key, h.bloom_probes, h.bloom_keys_per_partition);
-    std::printf("  reader memory   %s\n", graphio::FormatSize(r->MemoryUsage()).c_str());
+    std::printf("  reader memory   %s\n", graphio::FormatSize(seg.reader_memory_bytes).c_str());
     std::printf("  verify          %s (%s)\n", v.ok() ? "OK: every block checksum and invariant"
                                                      : v.ToString().c_str(),
                 HumanSeconds(verify_secs).c_str());
@@ -461,15 +408,13 @@ int RunVerify(const VerifyArgs& a) {
     if (e > b) problems.push_back(report.substr(b, e - b));
   }
   if (!s.ok() && problems.empty()) problems.push_back(s.ToString());
-  bool dict_file = false;
-  for (const auto& [n, sz] : FilesWithSuffix(a.db, "IDDICT")) {
-    dict_file = dict_file || n == "IDDICT";
-  }
-  if (store->ids() == IdMode::kDense && dict_file) {
-    problems.push_back("IDDICT exists but IDMODE does not say ids=map");
+  const StoreFiles files = ListStoreFiles(a.db, store->info().manifest_path);
+  if (store->ids() == IdMode::kDense && files.has_id_dictionary) {
+    problems.push_back(std::string(kIdDictionaryFile) + " exists but " + kIdModeFile +
+                       " does not say ids=map");
   }
   const uint64_t segments = store->info().state.files.size();
-  const uint64_t wals = FilesWithSuffix(a.db, ".wal").size();
+  const uint64_t wals = files.wals.size();
   const uint64_t ids = store->dictionary() ? store->dictionary()->size() : 0;
   // A torn IDDICT tail is what a crash during an ingest leaves (mappings no stored batch uses),
   // not damage: said, not counted as a problem; verify leaves it for a writing command to cut.

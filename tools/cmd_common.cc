@@ -13,7 +13,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "io/env.h"
+#include "db/filename.h"
+#include "db/inspect.h"
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
 
@@ -214,7 +215,7 @@ Status ParseIdMode(std::string_view s, IdMode* m) {
   return Status::OK();
 }
 
-std::string IdModePath(const std::string& dir) { return dir + "/IDMODE"; }
+std::string IdModePath(const std::string& dir) { return IdModeFilePath(dir); }
 
 Status WriteIdMode(const std::string& dir, IdMode m) {
   return WriteFileAtomic(dir, IdModePath(dir), std::string("ids=") + IdModeName(m) + "\n");
@@ -256,7 +257,7 @@ const char* KindName(GraphKind k) {
   return "unknown";
 }
 
-bool IsStore(const std::string& dir) { return FileExists(Manifest::CurrentPath(dir)); }
+bool IsStore(const std::string& dir) { return FileExists(CurrentFilePath(dir)); }
 
 Status ReadStoreInfo(const std::string& dir, StoreInfo* info) {
   if (!FileExists(dir)) {
@@ -266,17 +267,14 @@ Status ReadStoreInfo(const std::string& dir, StoreInfo* info) {
   if (!IsStore(dir)) {
     return Status::NotFound("'" + dir + "' is not a StrataGraph store (no CURRENT file)");
   }
-  std::unique_ptr<io::Env> env;
-  Status s = io::Env::Open(IoBackend::kPosix, &env);
-  if (!s.ok()) return s;
+  Status s;
   info->dir = dir;
   // A process recovering the store may switch manifests between our reading CURRENT and the
   // manifest it names; a retry reads the new pair.
   for (int attempt = 0; attempt < 3; ++attempt) {
     info->state = StoreState();
     info->manifest_tail = RecordLogTail();
-    s = Manifest::ReadOnly(env.get(), dir, &info->state, &info->manifest_tail,
-                                &info->manifest_path);
+    s = ReadManifest(dir, &info->state, &info->manifest_tail, &info->manifest_path);
     if (s.ok() || s.IsCorruption()) break;
     usleep(20000);
   }
@@ -320,7 +318,7 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
     // is left as found.
     dopt.read_only = o.read_only;
     dopt.cut_torn_tail = false;
-    s = graphio::IdDictionary::Open(graphio::IdDictionary::FileName(dir), dopt, &st->dict_,
+    s = graphio::IdDictionary::Open(IdDictionaryFilePath(dir), dopt, &st->dict_,
                                   &st->dict_info_);
     if (s.IsNotFound()) {
       return Status::Corruption("store '" + dir +
@@ -359,7 +357,7 @@ Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
   if (!found) return snap.status();
   const std::string covers =
       mapped == 0 ? "maps no IDs" : "maps internal IDs 0.." + std::to_string(mapped - 1);
-  return Status::Corruption(graphio::IdDictionary::FileName(dir) + " " + covers +
+  return Status::Corruption(IdDictionaryFilePath(dir) + " " + covers +
                             " but the store holds vertex " + std::to_string(first) +
                             " (internal ID): the dictionary is shorter than the store "
                             "(truncated, or from another store); restore it from a backup");

@@ -180,7 +180,8 @@ class StatsPoller {
 
 // The CLI's own files, which an unfinished creation may leave without a CURRENT.
 bool IsCliFile(const std::string& name) {
-  return name == "IDMODE" || name == "IDMODE.tmp" || name == "IDDICT" || name == "IDDICT.tmp";
+  return name == kIdModeFile || name == TempFilePath(kIdModeFile) || name == kIdDictionaryFile ||
+         name == TempFilePath(kIdDictionaryFile);
 }
 
 // A directory ingest may create a store in: missing, empty, or holding only what a creation
@@ -695,8 +696,8 @@ Status Ingester::BeginCreation() {
     }
     made_dir_ = true;
   }
-  for (const char* stale : {"IDDICT", "IDDICT.tmp", "IDMODE.tmp"}) {
-    const std::string p = a_.db + "/" + stale;
+  for (const std::string& p : {IdDictionaryFilePath(a_.db), TempFilePath(IdDictionaryFilePath(a_.db)),
+                               TempFilePath(IdModeFilePath(a_.db))}) {
     if (::unlink(p.c_str()) != 0 && errno != ENOENT) {
       return Status::IOError("remove " + p + ": " + std::strerror(errno));
     }
@@ -759,7 +760,7 @@ int Ingester::Run() {
     // A torn tail is cut only once the dictionary is known to cover the store: a shortened
     // IDDICT is left as it was found, for a restore.
     dopt.cut_torn_tail = false;
-    s = graphio::IdDictionary::Open(graphio::IdDictionary::FileName(a_.db), dopt, &dict_);
+    s = graphio::IdDictionary::Open(IdDictionaryFilePath(a_.db), dopt, &dict_);
     if (s.IsNotFound()) {
       s = Status::Corruption("store '" + a_.db +
                              "' maps its vertex IDs (IDMODE says ids=map) and holds vertices, "

@@ -1,0 +1,485 @@
+// DBImpl's open and recovery: the directory lock, the manifest, the segments, the multi-level
+// index, WAL replay (see db_impl.h).
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "util/radix_sort.h"
+
+namespace strata {
+
+Status DBImpl::LockDir() {
+  const int how = (options_.read_only ? LOCK_SH : LOCK_EX) | LOCK_NB;
+  auto busy = [&] {
+    return Status::Busy("store '" + path_ + "' is already open (its LOCK is held by another process)");
+  };
+  // The directory's own lock: LOCK can be unlinked (and recreated) while its holder runs, the
+  // directory cannot while it holds the store. The caller closes the descriptors on failure.
+  dir_fd_ = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd_ < 0) return io::IOErrorAt(path_, 0, std::string("open directory: ") + strerror(errno));
+  if (::flock(dir_fd_, how) != 0) {
+    if (errno == EWOULDBLOCK) return busy();
+    return io::IOErrorAt(path_, 0, std::string("flock: ") + strerror(errno));
+  }
+  const std::string p = LockFilePath(path_);
+  if (options_.read_only) {
+    lock_fd_ = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (lock_fd_ < 0 && errno == ENOENT) return Status::OK();  // nothing to share
+  } else {
+    lock_fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  }
+  if (lock_fd_ < 0) return io::IOErrorAt(p, 0, std::string("open: ") + strerror(errno));
+  // LOCK too, for openers that lock only it (builds before the directory lock).
+  if (::flock(lock_fd_, how) != 0) {
+    if (errno == EWOULDBLOCK) return busy();
+    return io::IOErrorAt(p, 0, std::string("flock: ") + strerror(errno));
+  }
+  if (options_.read_only) return Status::OK();
+  struct stat st;
+  if (::fstat(lock_fd_, &st) != 0) return io::IOErrorAt(p, 0, std::string("fstat: ") + strerror(errno));
+  lock_dev_ = static_cast<uint64_t>(st.st_dev);
+  lock_ino_ = static_cast<uint64_t>(st.st_ino);
+  return CheckLock();  // the file locked is still the one the path names
+}
+
+Status DBImpl::CheckLock() const {
+  const std::string p = LockFilePath(path_);
+  struct stat st;
+  if (::stat(p.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_dev) != lock_dev_ ||
+      static_cast<uint64_t>(st.st_ino) != lock_ino_) {
+    return io::IOErrorAt(p, 0,
+                         "LOCK was removed or replaced while the store was open (this process "
+                         "holds its lock on another file; another process may have opened the "
+                         "store): refusing to write the manifest");
+  }
+  return Status::OK();
+}
+
+Status DBImpl::PrepareCreate() {
+  std::vector<std::string> names;
+  Status s = env_->GetChildren(path_, &names);
+  if (!s.ok()) return s;
+  // ClassifyFileWithoutCurrent (db/filename.h) is the one list; strata ingest asks it too.
+  for (const std::string& n : names) {
+    if (ClassifyFileWithoutCurrent(n) == FileWithoutCurrent::kStoreData) {
+      return io::CorruptionAt(StoreFilePath(path_, n), 0,
+                              "the directory has no CURRENT but holds store files (CURRENT lost?); "
+                              "refusing to create a new store over them");
+    }
+  }
+  // A first open that failed before CURRENT was renamed into place leaves a manifest (maybe
+  // partial) and temporary files, nothing a store needs: removed, then the store is created.
+  for (const std::string& n : names) {
+    if (RemovedOnCreate(n)) {
+      s = env_->RemoveFile(StoreFilePath(path_, n));
+      if (!s.ok()) return s;
+    }
+  }
+  return Status::OK();
+}
+
+Status DBImpl::CheckSegment(const SegmentReader& r, const std::string& path,
+                            const FileMeta& f) const {
+  const SegmentHeader& h = r.header();
+  const uint64_t hoff = r.file_size() >= kFooterSize + kHeaderSize
+                            ? r.file_size() - kFooterSize - kHeaderSize
+                            : 0;
+  auto bad = [&](uint64_t off, const std::string& what) {
+    return io::CorruptionAt(path, off, what + " (the manifest's entry for " +
+                                           SegmentFileName(f.number) + ")");
+  };
+  auto differs = [&](const char* what, uint64_t got, uint64_t want) {
+    return std::string(what) + " " + std::to_string(got) + ", the manifest records " +
+           std::to_string(want);
+  };
+  if (h.store_id != store_id_) {
+    return io::CorruptionAt(path, hoff + 120,
+                            "segment belongs to another store (store ID " +
+                                std::to_string(h.store_id) + ", this store's is " +
+                                std::to_string(store_id_) + ")");
+  }
+  if (h.file_number != f.number) {
+    return bad(hoff + 16, "segment was written as " + SegmentFileName(h.file_number) +
+                              ", not under this name");
+  }
+  if (r.file_size() != f.size_bytes) return bad(r.file_size(), differs("file size", r.file_size(), f.size_bytes));
+  if (h.level != f.level) return bad(hoff + 8, differs("level", h.level, f.level));
+  if (h.user_tag != f.tag) return bad(hoff + 116, differs("adjacency tag", h.user_tag, f.tag));
+  if (h.num_vertices != f.num_vertices) {
+    return bad(hoff + 40, differs("vertex entries", h.num_vertices, f.num_vertices));
+  }
+  if (h.num_edges != f.num_edges) return bad(hoff + 48, differs("edge entries", h.num_edges, f.num_edges));
+  if (h.min_src != f.min_src || h.max_src != f.max_src) {
+    return bad(hoff + 64, differs("min source", h.min_src, f.min_src) + "; " +
+                              differs("max source", h.max_src, f.max_src));
+  }
+  if (h.timestamp != f.max_ts) return bad(hoff + 24, differs("timestamp", h.timestamp, f.max_ts));
+  if (r.tail_checksum() != f.tail_checksum) {
+    return bad(hoff, "metadata checksum " + std::to_string(r.tail_checksum()) +
+                         " differs from the manifest's " + std::to_string(f.tail_checksum) +
+                         " (another file under this name)");
+  }
+  return Status::OK();
+}
+
+Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
+                            std::vector<std::shared_ptr<SegmentHandle>>* out) {
+  for (const FileMeta& f : files) {
+    auto h = std::make_shared<SegmentHandle>();
+    h->env = env_;
+    h->cache = cache_;
+    h->meta = f;
+    h->path = SegmentFilePath(path_, f.number);
+    SegmentReaderOptions ro;
+    ro.cache = cache_.get();
+    Status s = SegmentReader::Open(env_.get(), h->path, ro, &h->reader);
+    if (!s.ok()) return s;
+    s = CheckSegment(*h->reader, h->path, f);
+    if (!s.ok()) return s;
+    out->push_back(std::move(h));
+  }
+  return Status::OK();
+}
+
+Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
+  return WriteAheadLog::Create(env_.get(), path_, next_file_.fetch_add(1), store_id_, options_.wal,
+                               log);
+}
+
+Status DBImpl::OpenDisk() {
+  std::unique_ptr<io::Env> env;
+  Status s = io::Env::Open(options_.io_backend, &env);
+  if (!s.ok()) return s;
+  env_ = std::move(env);
+  cache_ = std::make_shared<BlockCache>(kMinBlockCache);
+  if (!env_->FileExists(path_)) {
+    if (!options_.create_if_missing || options_.read_only) {
+      return Status::NotFound("store directory '" + path_ + "' does not exist");
+    }
+    s = env_->CreateDir(path_);
+    if (!s.ok()) return s;
+  }
+  s = LockDir();
+  if (!s.ok()) return s;
+
+  StoreState st;
+  std::string manifest_tail;  // a torn manifest tail, reported once the event log is open
+  if (env_->FileExists(CurrentFilePath(path_))) {
+    if (options_.error_if_exists) {
+      return Status::InvalidArgument("store '" + path_ + "' already exists (error_if_exists)");
+    }
+    RecordLogTail tail;
+    if (options_.read_only) {
+      // The manifest as it is: a torn tail is left for the next writable open to cut.
+      std::string mpath;
+      s = Manifest::ReadOnly(env_.get(), path_, &st, &tail, &mpath);
+      if (s.ok() && tail.cut_bytes != 0 && tail.whole_damaged) {
+        s = io::CorruptionAt(mpath, tail.valid_bytes,
+                             "the last record is damaged, not torn: all of it was written (no "
+                             "zero-filled sector) and its checksum fails");
+      }
+    } else {
+      s = Manifest::Recover(env_.get(), path_, &st, &tail, &manifest_);
+    }
+    if (!s.ok()) return s;
+    if (st.format_version != kStoreFormatVersion) {
+      return Status::NotSupported("store format version " + std::to_string(st.format_version));
+    }
+    if (st.kind != options_.graph_kind || st.weighted != options_.weighted) {
+      return Status::InvalidArgument(
+          std::string("graph kind mismatch: the store is ") + GraphKindName(st.kind) +
+          (st.weighted ? ", weighted" : ", unweighted") + "; the options say " +
+          GraphKindName(options_.graph_kind) + (options_.weighted ? ", weighted" : ", unweighted"));
+    }
+    if (tail.cut_bytes != 0) manifest_tail = "manifest: cut torn tail: " + tail.reason;
+  } else {
+    if (!options_.create_if_missing || options_.read_only) {
+      return Status::NotFound("no store at '" + path_ + "' (no CURRENT file)");
+    }
+    s = PrepareCreate();
+    if (!s.ok()) return s;
+    st.kind = options_.graph_kind;
+    st.weighted = options_.weighted;
+    st.store_id = Manifest::NewStoreId();
+    s = Manifest::Create(env_.get(), path_, st, &manifest_);
+    if (!s.ok()) return s;
+    st = manifest_->state();
+  }
+
+  store_id_ = st.store_id;
+  // Event log: the previous one is kept as LOG.old. A read-only open keeps none.
+  if (!options_.read_only) {
+    if (env_->FileExists(EventLogPath(path_))) env_->RenameFile(EventLogPath(path_), OldEventLogPath(path_));
+    env_->NewWritableFile(EventLogPath(path_), &event_log_);
+  }
+  Log(std::string("open: kind=") + GraphKindName(st.kind) + " weighted=" +
+      (st.weighted ? "1" : "0") + " files=" + std::to_string(st.files.size()) +
+      " last_flushed_ts=" + std::to_string(st.last_flushed_ts) + " io=" + env_->BackendName());
+  if (!manifest_tail.empty()) Log(manifest_tail);
+
+  // File numbers continue past everything in the directory (logs are numbered too).
+  uint64_t next = st.next_file_number;
+  std::vector<std::string> names;
+  s = env_->GetChildren(path_, &names);
+  if (!s.ok()) return s;
+  for (const std::string& n : names) {
+    FileType type;
+    uint64_t num;
+    if (ParseFileName(n, &type, &num) && (type == FileType::kWal || type == FileType::kSegment)) {
+      next = std::max(next, num + 1);
+    }
+  }
+  next_file_ = next;
+
+  auto v = std::make_shared<Version>();
+  v->memgraphs.push_back(NewMemGraph());
+  std::vector<FileMeta> metas;
+  for (const auto& [num, meta] : st.files) metas.push_back(meta);
+  std::vector<std::shared_ptr<SegmentHandle>> opened;
+  s = OpenSegments(metas, &opened);
+  if (!s.ok()) return s;
+  for (const auto& h : opened) {
+    const FileMeta& meta = h->meta;
+    if (meta.level == 0) {
+      v->l0[meta.tag].push_back(h);
+    } else {
+      auto& levels = v->levels[meta.tag];
+      if (levels.size() < meta.level) levels.resize(meta.level);
+      levels[meta.level - 1].push_back(h);
+    }
+  }
+  for (auto& levels : v->levels) {
+    for (auto& l : levels) {
+      std::sort(l.begin(), l.end(), [](const auto& a, const auto& b) {
+        return a->meta.min_src < b->meta.min_src;
+      });
+    }
+  }
+  for (auto& l : v->l0) {
+    std::sort(l.begin(), l.end(), [](const auto& a, const auto& b) {
+      return a->meta.number > b->meta.number;
+    });
+  }
+  // Recovery order: manifest -> segments -> multi-level index -> WAL replay.
+  s = RebuildIndex(v.get());
+  if (!s.ok()) return s;
+  const char* reads_env = std::getenv("STRATA_VERTEX_INDEX_READS");
+  v->index_reads = options_.vertex_index_reads &&
+                   !(reads_env != nullptr && std::string(reads_env) == "0");
+  versions_.Reset(v);
+  core_->clock.ResetTo(st.last_flushed_ts);
+  next_id_ = st.next_vertex_id;
+
+  if (!options_.read_only) RemoveObsoleteFiles(st);
+  UpdateMemoryPlan();
+  s = RecoverLogs(st);
+  if (!s.ok()) return s;
+  if (options_.read_only) return Status::OK();  // no log of its own, no background work
+  if (options_.wal != WalMode::kOff) {
+    s = NewLog(&wal_);
+    if (!s.ok()) return s;
+  }
+  flush_thread_ = std::thread([this] { FlushLoop(); });
+  if (options_.background_compaction) compact_thread_ = std::thread([this] { CompactLoop(); });
+  return Status::OK();
+}
+
+void DBImpl::RemoveObsoleteFiles(const StoreState& st) {
+  std::vector<std::string> names;
+  if (!env_->GetChildren(path_, &names).ok()) return;
+  for (const std::string& n : names) {
+    FileType type;
+    uint64_t num;
+    if (!ParseFileName(n, &type, &num)) continue;
+    bool stale = false;
+    if (type == FileType::kSegment) stale = st.files.count(num) == 0;  // an unfinished flush
+    if (type == FileType::kTemp) stale = true;
+    if (type == FileType::kManifest && StoreFilePath(path_, n) != manifest_->path()) stale = true;
+    if (stale) {
+      env_->RemoveFile(StoreFilePath(path_, n));
+      Log("open: removed leftover file " + n);
+    }
+  }
+}
+
+Status DBImpl::TruncateLog(const std::string& path, uint64_t bytes) {
+  std::unique_ptr<io::RandomAccessFile> in;
+  Status s = env_->NewRandomAccessFile(path, &in);
+  if (!s.ok()) return s;
+  std::string data(bytes, '\0');
+  s = in->Read(0, bytes, data.data());
+  if (!s.ok()) return s;
+  const std::string tmp = TempFilePath(path);
+  std::unique_ptr<io::WritableFile> out;
+  s = env_->NewWritableFile(tmp, &out);
+  if (s.ok()) s = out->Append(data);
+  if (s.ok()) s = out->Sync();
+  if (s.ok()) s = out->Close();
+  if (s.ok()) s = env_->RenameFile(tmp, path);
+  if (s.ok()) s = env_->SyncDir(path_);
+  return s;
+}
+
+Status DBImpl::RecoverLogs(const StoreState& st) {
+  std::vector<std::string> names;
+  Status s = env_->GetChildren(path_, &names);
+  if (!s.ok()) return s;
+  std::vector<std::pair<uint64_t, std::string>> logs;
+  for (const std::string& n : names) {
+    FileType type;
+    uint64_t num;
+    if (ParseFileName(n, &type, &num) && type == FileType::kWal) {
+      logs.push_back({num, StoreFilePath(path_, n)});
+    }
+  }
+  std::sort(logs.begin(), logs.end());
+  std::vector<std::pair<Timestamp, WriteBatch>> records;
+  for (const auto& [num, p] : logs) {
+    RecordLogTail tail;
+    s = WriteAheadLog::Replay(env_.get(), p, store_id_,
+                              [&](std::string_view rec, uint64_t off) -> Status {
+                                Timestamp ts;
+                                WriteBatch b;
+                                Status d = DecodeBatchRecord(rec, options_.weighted, &ts, &b);
+                                if (!d.ok()) {
+                                  return io::CorruptionAt(p, off, d.message());
+                                }
+                                if (ts > st.last_flushed_ts) records.push_back({ts, std::move(b)});
+                                return Status::OK();
+                              },
+                              &tail);
+    if (!s.ok()) return s;
+    if (tail.cut_bytes != 0 && tail.whole_damaged) {
+      // Written whole (no zero-filled sector) with a wrong checksum: not a crashed append but
+      // damage to a record that was synced, so an acknowledged batch. Only an explicit repair
+      // drops it.
+      if (!options_.repair) {
+        return io::CorruptionAt(p, tail.valid_bytes,
+                                "the last record is damaged, not torn: all of its " +
+                                    std::to_string(tail.cut_bytes) +
+                                    " bytes were written and its checksum fails (an acknowledged "
+                                    "batch); open with Options::repair (strata repair) to drop it");
+      }
+      s = TruncateLog(p, tail.valid_bytes);
+      if (!s.ok()) return s;
+      Log("repair: dropped the damaged last record of " + p + " (" +
+          std::to_string(tail.cut_bytes) + " bytes at offset " + std::to_string(tail.valid_bytes) +
+          "): " + tail.reason);
+    } else if (!tail.reason.empty()) {
+      Log("recovery: cut torn log tail (" + std::to_string(tail.cut_bytes) + " bytes): " +
+          tail.reason);
+    }
+    active_replayed_.push_back(p);
+  }
+  std::sort(records.begin(), records.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto v = current();
+  OlderTierView older(v.get(), options_.weighted);
+  Timestamp last = st.last_flushed_ts;
+  // Consecutive logged batches are replayed as one commit (up to kReplayOps ops) at the last
+  // one's timestamp: applying batches in order inside one batch gives the same state, no
+  // reader can hold the timestamps in between, and each container path is copied once per
+  // group instead of once per batch. A group of 2^20 edge inserts expands to ~4M primitive ops
+  // (~160 MB while it is applied).
+  constexpr size_t kReplayOps = 1 << 20;
+  WriteBatch group;  // logged batches not yet applied; `last` is the newest one's timestamp
+  // Two rewrites of a group's ops that keep its result and shrink the work. Every logged batch
+  // committed, so each kPutIfExists found its edge when it ran, and finds it again at the same
+  // point of the replay: it is a kPut (and Apply skips its backward search). Without a vertex
+  // delete in the group, adding a vertex is idempotent and commutes with every other op: only
+  // the first kAddVertex of each vertex is kept (an edge insert expands to two of them).
+  // Returns whether the group has a vertex delete.
+  std::vector<VertexId> seen;  // open-addressing set of vertex IDs; kNoVertex marks a free slot
+  constexpr VertexId kNoVertex = ~VertexId{0};  // never a valid ID (IDs < max_vertex_id)
+  auto shrink = [&](std::vector<mem::PrimOp>* ops) {
+    size_t adds = 0;
+    bool vertex_delete = false;
+    for (mem::PrimOp& op : *ops) {
+      if (op.kind == mem::PrimOp::kPutIfExists) op.kind = mem::PrimOp::kPut;
+      adds += op.kind == mem::PrimOp::kAddVertex;
+      vertex_delete |= op.kind == mem::PrimOp::kDeleteVertex;
+    }
+    if (vertex_delete || adds < 2) return vertex_delete;
+    const size_t mask = std::bit_ceil(adds * 2) - 1;
+    seen.assign(mask + 1, kNoVertex);
+    auto first_add = [&](VertexId u) {
+      for (size_t h = static_cast<size_t>((u * 0x9e3779b97f4a7c15ULL) >> 20) & mask;; h = (h + 1) & mask) {
+        if (seen[h] == u) return false;
+        if (seen[h] == kNoVertex) {
+          seen[h] = u;
+          return true;
+        }
+      }
+    };
+    std::erase_if(*ops, [&](const mem::PrimOp& op) {
+      return op.kind == mem::PrimOp::kAddVertex && !first_add(op.u);
+    });
+    return false;
+  };
+  // Without a vertex delete, ops on different subgraphs never interact (only a vertex delete
+  // derives ops on other subgraphs), so a group is applied as slices of whole subgraphs, each
+  // one Apply at the group's timestamp: Apply sorts and locks per slice, not per group. Ops are
+  // grouped by subgraph with a stable sort, which keeps each subgraph's ops in batch order (the
+  // order Apply needs).
+  constexpr size_t kSliceOps = 1 << 14;
+  std::vector<mem::PrimOp> slice;
+  RadixSortScratch<mem::PrimOp> sort_scratch;
+  auto apply = [&](std::vector<mem::PrimOp>* ops) -> Status {
+    core_->clock.ResetTo(last - 1);
+    Timestamp got;
+    Status e = v->memgraphs[0]->Apply(ops, &older, &got);
+    if (!e.ok()) return Status::Corruption("recovery: replaying batches up to ts " + std::to_string(last) + ": " + e.ToString());
+    return Status::OK();
+  };
+  auto apply_sliced = [&](std::vector<mem::PrimOp>* ops) -> Status {
+    StableRadixSort(ops, [](const mem::PrimOp& op) { return op.u >> mem::kSubgraphBits; },
+                    &sort_scratch);
+    const std::vector<mem::PrimOp>& sorted = *ops;
+    for (size_t b = 0; b < sorted.size();) {
+      size_t e = std::min(b + kSliceOps, sorted.size());
+      while (e < sorted.size() && (sorted[e].u >> mem::kSubgraphBits) == (sorted[e - 1].u >> mem::kSubgraphBits)) ++e;
+      slice.assign(sorted.begin() + static_cast<ptrdiff_t>(b), sorted.begin() + static_cast<ptrdiff_t>(e));
+      Status st = apply(&slice);
+      if (!st.ok()) return st;
+      b = e;
+    }
+    return Status::OK();
+  };
+  auto apply_group = [&]() -> Status {
+    if (group.empty()) return Status::OK();
+    std::vector<mem::PrimOp> ops;
+    Status e = Expand(group, &ops);
+    if (!e.ok()) return Status::Corruption("recovery: logged batch up to ts " + std::to_string(last) + ": " + e.message());
+    e = shrink(&ops) ? apply(&ops) : apply_sliced(&ops);
+    if (!e.ok()) return e;
+    group.Clear();
+    return Status::OK();
+  };
+  for (auto& [ts, batch] : records) {
+    group.Append(batch);
+    next_id_ = std::max<VertexId>(next_id_, batch.VertexIdLimit());
+    last = ts;
+    if (group.Count() >= kReplayOps) {
+      s = apply_group();
+      if (!s.ok()) return s;
+    }
+  }
+  s = apply_group();
+  if (!s.ok()) return s;
+  core_->clock.ResetTo(last);
+  if (!records.empty()) {
+    Log("recovery: replayed " + std::to_string(records.size()) + " batches from " +
+        std::to_string(logs.size()) + " logs, up to ts " + std::to_string(last));
+  }
+  return older.status();
+}
+}  // namespace strata
