@@ -1,4 +1,4 @@
-#include "analytics/bfs.h"
+#include "strata/analytics.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +10,11 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_invoke.h>
 #include <tbb/parallel_sort.h>
+
+#include "analytics/frontier.h"
+#include "analytics/layout.h"
+#include "analytics/list_cache.h"
+#include "analytics/range_scan.h"
 
 namespace strata::analytics {
 
@@ -68,13 +73,7 @@ void AppendParts(const std::vector<Queue>& parts, Queue* q) {
 
 // A batch read of a list costs this many times its decoding in a stream (it materializes
 // the runs of a vertex on several levels); PlanListReads weighs a top-down step's lookups
-// with it. On level 1 of the bench's scale-23 store (4503 hubs, 18.8M edges) lookups alone
-// took 0.56-0.63 s with an atomic claim per edge, 0.38-0.45 s with per-thread marks, and
-// 0.24-0.33 s once runs were materialized an array at a time without weights — as fast as
-// the stream factor 4 chooses (medians of 5: 0.298 / 0.277 / 0.277 s with factors 1 / 2 / 4).
-// Cold, lookups read a tenth of the bytes (level 1 0.44 s against 0.83-1.09 s) but leave the
-// next, bottom-up step to fault the stream in (1.32-1.38 s against 0.72-0.90 s): kernels
-// 1.98-2.03 s against 1.75-2.18 s. Kept at 4.
+// with it.
 constexpr uint64_t kLookupEdgeFactor = 4;
 
 // Top-down step. Invariant: every vertex of `frontier` has depth `level`; `seen` holds exactly
@@ -87,8 +86,7 @@ constexpr uint64_t kLookupEdgeFactor = 4;
 // atomics and merges them per range afterwards: an atomic read-modify-write waits for every
 // memory access before it, so a claim per edge serialized the step on its misses (depth[] and
 // out_degree[] of each new vertex); the merge writes those in vertex order, and *next comes
-// out sorted. (Level 1 of the bench's scale-23 store read by lookups alone: 0.56-0.63 s with
-// claims, 0.36-0.42 s with marks.)
+// out sorted.
 Status TopDownStep(const Snapshot& snap, const Layout& L, const ListCache* cache, int64_t level,
                    Queue& frontier, size_t batch, uint64_t lookup_cost, std::vector<int64_t>& depth,
                    Bitmap& seen, Bitmap& streamed, Queue* next, uint64_t* scout) {
@@ -611,7 +609,7 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
   ListCache cache(snap, Direction::kOut, keep ? params.cache_bytes : 0);
   Layout L;
   Status s;
-  // The depth array (8 bytes per vertex ID, 67 MB at scale 23) is filled while the layout
+  // The depth array (8 bytes per vertex ID) is filled while the layout
   // runs: one thread's page faults and writes, which the layout's tasks overlap instead of
   // waiting for them.
   tbb::parallel_invoke([&] { depth->assign(snap.VertexIdBound(), kUnreachable); },

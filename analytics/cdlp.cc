@@ -1,9 +1,13 @@
-#include "analytics/cdlp.h"
+#include "strata/analytics.h"
 
 #include <algorithm>
 #include <atomic>
 
 #include <tbb/enumerable_thread_specific.h>
+
+#include "analytics/layout.h"
+#include "analytics/neighborhood.h"
+#include "analytics/range_scan.h"
 
 namespace strata::analytics {
 

@@ -1,9 +1,12 @@
-#include "analytics/khop.h"
+#include "strata/analytics.h"
 
 #include <algorithm>
 #include <iterator>
 
 #include <tbb/enumerable_thread_specific.h>
+
+#include "analytics/frontier.h"
+#include "analytics/layout.h"
 
 namespace strata::analytics {
 

@@ -1,8 +1,12 @@
-#include "analytics/pagerank.h"
+#include "strata/analytics.h"
 
 #include <algorithm>
 
 #include <tbb/task_arena.h>
+
+#include "analytics/layout.h"
+#include "analytics/list_cache.h"
+#include "analytics/range_scan.h"
 
 namespace strata::analytics {
 

@@ -1,6 +1,9 @@
-#include "analytics/scan.h"
+#include "strata/analytics.h"
 
 #include <vector>
+
+#include "analytics/layout.h"
+#include "analytics/range_scan.h"
 
 namespace strata::analytics {
 

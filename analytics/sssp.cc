@@ -1,4 +1,4 @@
-#include "analytics/sssp.h"
+#include "strata/analytics.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,6 +6,11 @@
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_sort.h>
+
+#include "analytics/frontier.h"
+#include "analytics/layout.h"
+#include "analytics/list_cache.h"
+#include "analytics/range_scan.h"
 
 namespace strata::analytics {
 
@@ -40,11 +45,9 @@ Status SampleWeights(const Snapshot& snap, const Layout& L, std::vector<double>*
 // Auto bucket width: the sample's mean weight divided by the mean out-degree (of the degree
 // bounds: above the true mean on a store whose lists span several runs), the Θ(1/degree)
 // width of Meyer and Sanders for random weights. A wider bucket relaxes the same edges again and
-// again as distances within one bucket improve (on a scale-20 Kronecker graph with uniform
-// weights the plain mean weight made 5.4 relaxations per edge, this width 1.1:
-// docs/analytics.md); a narrower one only adds empty buckets, which cost a scan of the bin
-// vectors each. Unweighted stores use 1.0: every relaxation then lands in the next bucket,
-// never the current one (every edge is heavy).
+// again as distances within one bucket improve; a narrower one only adds empty buckets, which
+// cost a scan of the bin vectors each. Unweighted stores use 1.0: every relaxation then lands
+// in the next bucket, never the current one (every edge is heavy).
 double AutoDelta(const Snapshot& snap, const Layout& L, const std::vector<double>& sample) {
   if (!snap.weighted()) return 1.0;
   double sum = 0;

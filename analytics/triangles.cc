@@ -1,10 +1,20 @@
-#include "analytics/triangles.h"
+// Lcc and TriangleCount: both read the graph in two streaming passes into an in-memory
+// orientation by (degree, ID) rank (one ID + one byte per undirected edge), then enumerate each
+// triangle a ≺ b ≺ c once as N+(a) ∩ N+(b) (a search-based intersection when the sizes differ
+// by 10x or more). LCC credits each triangle to its three corners, so it costs what TC costs
+// instead of one neighbor-list read per pair (v, u ∈ N(v)).
+#include "strata/analytics.h"
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
 
 #include <tbb/enumerable_thread_specific.h>
+
+#include "analytics/intersect.h"
+#include "analytics/layout.h"
+#include "analytics/neighborhood.h"
+#include "analytics/range_scan.h"
 
 namespace strata::analytics {
 

@@ -1,10 +1,15 @@
-#include "analytics/wcc.h"
+#include "strata/analytics.h"
 
 #include <atomic>
 #include <random>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "analytics/frontier.h"
+#include "analytics/layout.h"
+#include "analytics/list_cache.h"
+#include "analytics/range_scan.h"
 
 namespace strata::analytics {
 

@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <vector>
 
-#include "analytics/analytics.h"
 #include "bench/adapter.h"
 #include "bench/digest.h"
 #include "bench/util.h"
+#include "strata/analytics.h"
 #include "strata/db.h"
 
 namespace strata::bench {

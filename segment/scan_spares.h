@@ -1,11 +1,11 @@
-// ScanSpares: per-thread reuse of the large buffers a scan allocates.
+// ScanSpares: per-thread reuse of the large buffers a scan allocates (SpareString: a string
+// borrowed from them for a scope).
 //
 // The process's allocator returns freed pages to the kernel at once (memgraph/node_allocator.cc:
 // jemalloc with dirty_decay_ms:0, so that Options::memory_budget holds). A full-graph analytics
 // pass opens thousands of short range scans, each allocating ~1-3 MiB of windows and decoded
 // entries; without reuse every scan faults those pages in again and every free madvises them
-// away. Measured on a compacted scale-21 store: WCC 0.85 s with decay 0, 0.44 s with a 50 ms
-// decay (docs/benchmarks.md) — the cost is the churn, not the work.
+// away: the cost is the churn, not the work.
 //
 // A thread keeps at most kMaxObjects freed objects of each type, holding at most kMaxBytes
 // together; anything larger is freed. Objects move between threads freely (a buffer freed on
@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,23 @@ class ScanSpares {
     thread_local List l;
     return l;
   }
+};
+
+// A string taken from this thread's spares (emptied, its capacity kept) and given back when
+// the object dies.
+struct SpareString {
+  std::string s;
+  SpareString() {
+    size_t unused;
+    s = ScanSpares<std::string>::Take(&unused);
+    s.clear();
+  }
+  ~SpareString() {
+    const size_t cap = s.capacity();
+    ScanSpares<std::string>::Give(std::move(s), cap);
+  }
+  SpareString(const SpareString&) = delete;
+  SpareString& operator=(const SpareString&) = delete;
 };
 
 }  // namespace strata

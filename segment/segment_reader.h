@@ -16,7 +16,8 @@
 // Verify() reads and checks every byte of the file.
 //
 // Threading: a SegmentReader is immutable after Open and all its methods are thread-safe.
-// Iterators and scanners are single-threaded objects; they must not outlive their reader.
+// Iterators (segment/neighbor_iterator.h) and scanners (segment/segment_scanner.h) are
+// single-threaded objects; they must not outlive their reader.
 //
 // Memory: the vertex index (40 bytes per vertex block), the bloom index (32 bytes per
 // partition) and the extent tables are always in memory. With pin_vertex_blocks the vertex
@@ -25,13 +26,16 @@
 // the shared BlockCache when one is given.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "io/env.h"
+#include "segment/neighbor_iterator.h"
 #include "segment/segment_format.h"
+#include "segment/segment_scanner.h"
 #include "strata/function_ref.h"
 #include "strata/status.h"
 #include "strata/types.h"
@@ -53,18 +57,6 @@ struct SegmentReaderOptions {
   size_t random_window = size_t{256} << 10;
 };
 
-// A vertex as this segment records it. Callers may keep entries (e.g. in the multi-level
-// index) and open neighbor iterators from them without another FindVertex.
-struct VertexEntry {
-  VertexId src = 0;
-  uint8_t flags = 0;            // kVertexExists | kVertexDeleted | kVertexAdded
-  bool has_tombstones = false;  // some edge record is a tombstone
-  uint64_t degree = 0;          // edge records, tombstones included
-  uint64_t ordinal = 0;         // position among the segment's vertices (0-based)
-  uint64_t stream_offset = 0;   // edge-stream offset of the run
-  uint64_t run_bytes = 0;
-  uint64_t first_edge = 0;      // edge index of the first edge (weights are stored by it)
-};
 
 // One edge record, as GetEdge returns it.
 struct EdgeRecord {
@@ -72,173 +64,6 @@ struct EdgeRecord {
   bool tombstone = false;
   Timestamp ts = 0;     // the edge's timestamp, or the segment timestamp without the column
   double weight = 1.0;  // 1.0 in unweighted segments
-};
-
-// What iterators decode besides destinations and tombstones.
-struct ReadOptions {
-  bool weights = false;     // fill EdgeBatch::weight (reads the weight stream)
-  bool timestamps = false;  // fill EdgeBatch::ts
-  // Most edges per batch; rounded up to a multiple of 128 (one chunk).
-  size_t max_batch = 1024;
-  // For readers that usually stop after a few records of a run (a bottom-up BFS step, WCC's
-  // sampling): a run's first batch is its first `first_batch` records (at most one chunk; the
-  // whole first chunk where a timestamp column follows the destinations), and the rest of that
-  // chunk comes in pieces as long as what came before (16, 16, 32, 64). 0: every batch is
-  // whole chunks up to max_batch.
-  size_t first_batch = 0;
-};
-
-// Consecutive edge records of one vertex in destination order. Valid until the next call on
-// the iterator that produced it.
-struct EdgeBatch {
-  const VertexId* dst = nullptr;
-  const uint8_t* tombstone = nullptr;  // 1: delete marker. All 0 when !has_tombstones
-  const Timestamp* ts = nullptr;       // only with ReadOptions::timestamps
-  const double* weight = nullptr;      // only with ReadOptions::weights
-  size_t size = 0;
-  bool has_tombstones = false;
-};
-
-class SegmentReader;
-class StreamWindow;
-
-// Edge records of one vertex, in destination order, decoded a batch at a time.
-class NeighborIterator {
- public:
-  ~NeighborIterator();
-  NeighborIterator(const NeighborIterator&) = delete;
-  NeighborIterator& operator=(const NeighborIterator&) = delete;
-
-  // The next batch (size > 0), or false at the end or on an error (then status() says which).
-  bool Next(EdgeBatch* batch);
-  // Repositions so the next batch starts at the first record with dst >= target (using the
-  // run's skip table: one chunk decoded, not the run). May move backwards.
-  Status Seek(VertexId target);
-  const Status& status() const { return status_; }
-  const VertexEntry& vertex() const { return v_; }
-
- private:
-  friend class SegmentReader;
-  friend class SegmentScanner;
-  // own_windows: a standalone iterator (reads stop at the run's end; deletes the windows).
-  // Otherwise the windows belong to a scanner and read ahead through the whole stream.
-  NeighborIterator(const SegmentReader* r, const VertexEntry& v, const ReadOptions& o,
-                   StreamWindow* edges, StreamWindow* weights, uint64_t window_goal,
-                   bool own_windows);
-  void Reset(const VertexEntry& v);
-  void Restart();
-  bool Fail(Status s);
-  Status LoadSkipTable();
-  // Verify(): compares the skip table with the chunk boundaries seen while decoding.
-  Status CheckSkipTable();
-  // Decodes the next records of the current chunk into arrays at `at`, at most `limit` of them
-  // (all the chunk's remaining records when the segment keeps timestamps); sets *n. A chunk
-  // decoded in pieces keeps pos_ at its start until its last piece.
-  Status DecodeChunk(size_t at, uint32_t limit, uint32_t* n, bool* tomb);
-
-  const SegmentReader* r_;
-  VertexEntry v_;
-  ReadOptions o_;
-  StreamWindow* edges_;    // owned unless shared with a scanner
-  StreamWindow* weights_;  // idem; nullptr without ReadOptions::weights
-  bool own_windows_;
-  uint64_t window_goal_;   // bytes to read ahead past the bytes needed
-  // The last Reset skipped far (see Reset): read no further ahead than the run's end.
-  static constexpr uint64_t kSparseGap = uint64_t{64} << 10;
-  bool sparse_ = false;
-  // Shared windows read no further than these stream offsets (a scanner's range end).
-  uint64_t edge_limit_ = ~uint64_t{0};
-  uint64_t weight_limit_ = ~uint64_t{0};
-  Status status_;
-
-  uint64_t nchunks_ = 0;
-  uint64_t chunks_end_ = 0;  // stream offset where chunks end (skip table starts)
-  uint64_t run_end_ = 0;
-  uint64_t pos_ = 0;         // stream offset of the next chunk
-  uint64_t chunk_ = 0;       // index of the next chunk
-  uint32_t in_chunk_ = 0;    // records of chunk chunk_ already decoded (a chunk read in pieces)
-  uint32_t piece_off_ = 0;   // then: offset from pos_ of the next destination varint
-  VertexId prev_ = 0;        // last destination decoded
-  bool has_seek_ = false;
-  VertexId seek_target_ = 0;
-  uint64_t last_first_ = 0;     // run index of the last batch's first edge
-  bool check_skip_ = false;     // record chunk boundaries for CheckSkipTable
-  std::vector<uint64_t> seen_skip_;
-  std::vector<uint64_t> skip_;  // loaded skip table: prev_dst, offset pairs (chunks 1..n-1)
-
-  // Batch arrays, `cap_` entries each (ts_ and weight_ only when asked for), in one allocation.
-  size_t cap_ = 0;
-  std::unique_ptr<char[]> mem_;
-  VertexId* dst_ = nullptr;
-  Timestamp* ts_ = nullptr;
-  double* weight_ = nullptr;
-  uint8_t* tomb_ = nullptr;
-  bool tomb_zero_ = true;  // tomb_[0, cap_) is all zero: chunks without tombstones write nothing
-};
-
-struct ScanOptions {
-  ReadOptions read;
-  VertexId min_src = 0;                    // first vertex scanned: the first with src >= min_src
-  VertexId max_src = ~VertexId{0};         // last: the last with src <= max_src
-  // Bytes read at once from each stream (edges, weights, vertex blocks); 0: the reader's
-  // SegmentReaderOptions::scan_window. A scanner holds about this much per stream.
-  size_t window = 0;
-};
-
-// Every vertex (in ascending src) and, on demand, its edges, reading each stream sequentially
-// with large reads. Edges of a vertex not asked for are skipped without being read when they
-// span whole windows.
-class SegmentScanner {
- public:
-  ~SegmentScanner();
-  SegmentScanner(const SegmentScanner&) = delete;
-  SegmentScanner& operator=(const SegmentScanner&) = delete;
-
-  // Advances to the next vertex; false at the end or on an error (see status()).
-  bool NextVertex(VertexEntry* v);
-  // Advances to the first vertex with src >= target (NextVertex until one is, and the same
-  // result), without reading or decoding the vertex blocks that lie wholly before target:
-  // a scan that wants few vertices of its range skips the tables between them.
-  bool SeekVertex(VertexId target, VertexEntry* v);
-  // Makes *v the current vertex without reading a vertex block: *v is this file's entry of a
-  // vertex, found elsewhere (the multi-level vertex index keeps every level's entries), and
-  // NextEdges then reads its run through the scanner's windows. *v must stay unchanged until
-  // the next SetVertex (the scanner keeps the pointer, not a copy). The vertices given ascend
-  // and lie in [min_src, max_src]; a scanner positioned this way is not walked with NextVertex
-  // or SeekVertex (its vertex blocks are never loaded).
-  void SetVertex(const VertexEntry* v);
-  // The next batch of the current vertex's edges; false when they are exhausted or on error.
-  bool NextEdges(EdgeBatch* batch);
-  const Status& status() const { return status_; }
-
- private:
-  friend class SegmentReader;
-  SegmentScanner(const SegmentReader* r, const ScanOptions& o);
-  bool Fail(Status s);
-  // Loads and decodes the vertex blocks from next_block_ on: a window's worth, or one_block.
-  Status LoadVertexBatch(bool one_block = false);
-  void LimitReadahead(uint64_t jmax);
-
-  size_t window() const;  // o_.window, or the reader's scan_window
-
-  const SegmentReader* r_;
-  ScanOptions o_;
-  Status status_;
-  std::unique_ptr<StreamWindow> edges_;
-  std::unique_ptr<StreamWindow> weights_;
-  std::unique_ptr<NeighborIterator> it_;  // over the current vertex, sharing the windows
-  bool has_current_ = false;
-  // it_ is not yet on the current vertex (batch_[batch_pos_ - 1]): scans that skip a vertex's
-  // edges never position the iterator on it (NextEdges does, on its first call).
-  bool reset_pending_ = false;
-  std::string raw_;                        // vertex blocks read (unpinned reader)
-  std::vector<uint64_t> raw_off_;
-  std::vector<VertexEntry> batch_;         // decoded entries of the loaded vertex blocks
-  size_t batch_pos_ = 0;
-  // With has_current_: batch_[batch_pos_ - 1], or the entry SetVertex gave.
-  const VertexEntry* current_ = nullptr;
-  uint64_t next_block_ = 0;  // next vertex block to load
-  bool done_ = false;
 };
 
 class SegmentReader {
@@ -354,5 +179,18 @@ class SegmentReader {
   std::string pinned_bloom_;
   std::vector<uint64_t> pinned_bloom_off_;
 };
+
+// ---- inline definitions
+
+inline uint64_t SegmentReader::BlockOffset(const Stream& s, uint64_t block) const {
+  const uint64_t e = header_.blocks_per_extent;
+  return s.extents[block / e] + (block % e) * header_.block_size;
+}
+
+inline uint64_t SegmentReader::BlockPhysicalSize(const Stream& s, uint64_t block) const {
+  const uint64_t p = header_.payload_per_block();
+  if (block + 1 < s.blocks) return header_.block_size;
+  return s.len - block * p + kBlockTrailerSize;
+}
 
 }  // namespace strata

@@ -7,7 +7,8 @@
 #include <random>
 #include <thread>
 
-#include "analytics/analytics.h"
+#include "analytics/layout.h"
+#include "strata/analytics.h"
 #include "tests/util/analytics_verify.h"
 #include "strata/db.h"
 #include "tests/util/map_snapshot.h"

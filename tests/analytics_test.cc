@@ -21,7 +21,11 @@
 
 #include <tbb/task_arena.h>
 
-#include "analytics/analytics.h"
+#include "analytics/intersect.h"
+#include "analytics/layout.h"
+#include "analytics/list_cache.h"
+#include "analytics/range_scan.h"
+#include "strata/analytics.h"
 #include "tests/util/analytics_verify.h"
 #include "tests/util/map_snapshot.h"
 

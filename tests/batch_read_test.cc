@@ -21,9 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "analytics/analytics.h"
+#include "analytics/frontier.h"
 #include "index/vertex_index.h"
 #include "io/env.h"
+#include "strata/analytics.h"
 #include "strata/db.h"
 #include "tests/util/random_batch.h"
 #include "tests/util/reference_graph.h"

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "analytics/analytics.h"
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
 #include "graphio/size_parse.h"
+#include "strata/analytics.h"
 
 namespace strata::cli {
 

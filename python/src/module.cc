@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "analytics/analytics.h"
+#include "strata/analytics.h"
 #include "python/src/py_util.h"
 #include "strata/db.h"
 #include "strata/options.h"

@@ -8,11 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "analytics/cdlp.h"
-#include "analytics/common.h"
-#include "analytics/khop.h"
-#include "analytics/pagerank.h"
-#include "analytics/scan.h"
+#include "strata/analytics.h"
 
 namespace strata::analytics {
 

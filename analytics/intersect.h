@@ -1,0 +1,48 @@
+// Intersections of ascending, duplicate-free vertex arrays (triangle kernels).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "strata/types.h"
+
+namespace strata::analytics {
+
+// Calls fn(i, j) for every a[i] == b[j] of two ascending, duplicate-free arrays, ascending: a
+// linear merge, or binary searches of the smaller array's elements into the larger one when
+// their sizes differ by 10x or more.
+template <typename Fn>
+void ForEachCommon(const VertexId* a, size_t na, const VertexId* b, size_t nb, Fn&& fn) {
+  if (na == 0 || nb == 0) return;
+  if (nb >= 10 * na || na >= 10 * nb) {
+    const bool a_small = na <= nb;
+    const VertexId* s = a_small ? a : b;
+    const VertexId* l = a_small ? b : a;
+    const size_t ns = a_small ? na : nb, nl = a_small ? nb : na;
+    size_t lo = 0;  // l[0, lo) < every element of s not yet searched
+    for (size_t i = 0; i < ns && lo < nl; ++i) {
+      lo = static_cast<size_t>(std::lower_bound(l + lo, l + nl, s[i]) - l);
+      if (lo < nl && l[lo] == s[i]) {
+        a_small ? fn(i, lo) : fn(lo, i);
+        ++lo;
+      }
+    }
+    return;
+  }
+  size_t i = 0, j = 0;
+  while (i < na && j < nb) {
+    if (a[i] < b[j]) {
+      ++i;
+    } else if (b[j] < a[i]) {
+      ++j;
+    } else {
+      fn(i++, j++);
+    }
+  }
+}
+
+// |a ∩ b| of two ascending, duplicate-free arrays (ForEachCommon's 10x rule).
+uint64_t IntersectSorted(const VertexId* a, size_t na, const VertexId* b, size_t nb);
+
+}  // namespace strata::analytics

@@ -1,0 +1,196 @@
+#include "analytics/list_cache.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+
+#include <tbb/task_arena.h>
+
+namespace strata::analytics {
+
+ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights)
+    : d_(d),
+      bound_(snap.VertexIdBound()),
+      narrow_(bound_ <= (VertexId{1} << 32)),
+      weights_(keep_weights && snap.weighted()),
+      max_bytes_(max_bytes),
+      blocks_(static_cast<size_t>((bound_ + kLayoutBlock - 1) / kLayoutBlock)) {}
+
+size_t ListCache::Held(const Block& b) const {
+  return b.ids32.capacity() * 4 + b.ids64.capacity() * 8 + b.w.capacity() * 8 +
+         b.skip.capacity() * 8;
+}
+
+uint64_t ListCache::LimitDegree(const Layout& estimate) {
+  assert(!collected_.load() && estimate.bound == bound_);
+  const size_t per_edge = (narrow_ ? 4 : 8) + (weights_ ? 8 : 0);
+  const size_t head = (kLayoutBlock + 1) * sizeof(uint32_t) + kLayoutBlock / 8;  // off + skip
+  // Entries of the vertices of each degree; degrees past kCap are never kept (a list that long
+  // is one lookup among thousands of entries: caching it saves little per byte).
+  constexpr uint64_t kCap = uint64_t{1} << 16;
+  // Heads: every block with an existing vertex may be kept.
+  std::vector<uint64_t> vertices(kCap + 1, 0);
+  size_t heads = 0;
+  for (size_t bi = 0; bi < blocks_.size(); ++bi) {
+    const VertexId lo = bi * kLayoutBlock, hi = std::min<VertexId>(bound_, lo + kLayoutBlock);
+    bool any = false;
+    for (VertexId v = lo; v < hi; ++v) {
+      if (!estimate.exists[v]) continue;
+      any = true;
+      ++vertices[std::min(estimate.out_degree[v], kCap)];
+    }
+    if (any) heads += head;
+  }
+  uint64_t cutoff = 0;
+  if (max_bytes_ > heads) {
+    const uint64_t room = (max_bytes_ - heads) / per_edge;  // entries that fit
+    uint64_t used = 0;
+    for (uint64_t d = 1; d < kCap; ++d) {
+      if (used + vertices[d] * d > room) break;
+      used += vertices[d] * d;
+      cutoff = d;
+    }
+    if (cutoff == kCap - 1 && vertices[kCap] == 0) cutoff = UINT64_MAX;
+  }
+  if (cutoff == 0) {  // not even the heads fit: keep nothing, as with max_bytes = 0
+    max_bytes_ = 0;
+    return 0;
+  }
+  // Per block: the entries of its kept lists (degree bounds, so they cannot outgrow it), and
+  // the vertices left out, marked now so that Collect never starts their lists.
+  reserve_.assign(blocks_.size(), 0);
+  for (VertexId v = 0; v < bound_; ++v) {
+    if (!estimate.exists[v]) continue;
+    Block& b = blocks_[static_cast<size_t>(v / kLayoutBlock)];
+    if (estimate.out_degree[v] <= cutoff) {
+      reserve_[static_cast<size_t>(v / kLayoutBlock)] += estimate.out_degree[v];
+      continue;
+    }
+    if (b.skip.empty()) {
+      b.skip.assign(kLayoutBlock / 64, 0);
+      used_.fetch_add(b.skip.capacity() * 8, std::memory_order_relaxed);
+    }
+    const size_t j = static_cast<size_t>(v % kLayoutBlock);
+    b.skip[j / 64] |= uint64_t{1} << (j % 64);
+  }
+  return cutoff;
+}
+
+void ListCache::Drop(Block& b) {
+  const size_t held = b.off.size() * sizeof(uint32_t) + Held(b);
+  if (held) used_.fetch_sub(held, std::memory_order_relaxed);
+  b = Block();
+  b.state = Block::kDropped;
+}
+
+void ListCache::Collect(VertexId u, const NeighborChunk& c) {
+  if (u >= bound_ || c.size == 0) return;
+  collected_.store(true, std::memory_order_relaxed);
+  Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+  if (b.state == Block::kDropped) return;
+  if (max_bytes_ == 0 || c.dst[c.size - 1] >= bound_) {  // a damaged list: Pass streams it
+    Drop(b);
+    return;
+  }
+  const size_t j = static_cast<size_t>(u % kLayoutBlock);
+  if (b.Skipped(j)) return;  // bound over LimitDegree's cutoff: read from the store
+  if (b.state == Block::kEmpty) {
+    b.state = Block::kFilling;
+    b.off.assign(kLayoutBlock + 1, 0);
+    const size_t head = b.off.size() * sizeof(uint32_t);
+    if (used_.fetch_add(head, std::memory_order_relaxed) + head > max_bytes_) {
+      Drop(b);  // gives the head back
+      return;
+    }
+    if (!reserve_.empty()) {  // LimitDegree: the block's kept lists at once, no doubling slack
+      const size_t want = static_cast<size_t>(reserve_[static_cast<size_t>(u / kLayoutBlock)]);
+      const size_t before = Held(b);
+      if (narrow_) {
+        b.ids32.reserve(want);
+      } else {
+        b.ids64.reserve(want);
+      }
+      if (weights_) b.w.reserve(want);
+      const size_t after = Held(b);
+      if (used_.fetch_add(after - before, std::memory_order_relaxed) + (after - before) > max_bytes_) {
+        Drop(b);
+        return;
+      }
+    }
+  }
+  const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
+  if (count + c.size > UINT32_MAX) {  // past what off[] can say
+    Drop(b);
+    return;
+  }
+  while (b.next <= j) b.off[b.next++] = static_cast<uint32_t>(count);
+  const size_t before = Held(b);
+  if (narrow_) {
+    b.ids32.insert(b.ids32.end(), c.dst, c.dst + c.size);
+  } else {
+    b.ids64.insert(b.ids64.end(), c.dst, c.dst + c.size);
+  }
+  if (weights_) {
+    // Keeping weights needs a scan that reads them (BuildLayout(..., weights = true)).
+    assert(c.weight != nullptr);
+    b.w.insert(b.w.end(), c.weight, c.weight + c.size);
+  }
+  const size_t after = Held(b);
+  if (after > before &&
+      used_.fetch_add(after - before, std::memory_order_relaxed) + (after - before) > max_bytes_) {
+    Drop(b);  // gives back all the block held
+  }
+}
+
+void ListCache::Close(Block& b, VertexId len) {
+  if (b.state != Block::kFilling) return;
+  const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
+  while (b.next <= len) b.off[b.next++] = static_cast<uint32_t>(count);
+  b.state = Block::kKept;
+  // Give back what doubling left unused.
+  const size_t cap = Held(b);
+  auto trim = [](auto& v) {
+    if (v.capacity() > v.size() + v.size() / 4) v.shrink_to_fit();
+  };
+  trim(b.ids32);
+  trim(b.ids64);
+  trim(b.w);
+  const size_t now = Held(b);
+  if (now < cap) used_.fetch_sub(cap - now, std::memory_order_relaxed);
+}
+
+Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {
+  if (layout.bound != bound_) return Status::Corruption("analytics: VertexIdBound() changed");
+  if (max_bytes_ == 0) return Status::OK();
+  const bool collected = collected_.load(std::memory_order_relaxed);
+  FirstError err;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, blocks_.size()),
+                    [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t bi = r.begin(); bi < r.end(); ++bi) {
+      Block& b = blocks_[bi];
+      const VertexId lo = bi * kLayoutBlock, hi = std::min<VertexId>(bound_, lo + kLayoutBlock);
+      if (!collected && b.state == Block::kEmpty && !err.failed()) {
+        // Weights are read only when kept.
+        Status s = snap.ScanAdjacency(
+            lo, hi, d_, weights_,
+            [&](VertexId u) {  // lists LimitDegree left out are not decoded
+              return u < lo || u >= hi || (layout.exists[u] && !b.Skipped(static_cast<size_t>(u - lo)));
+            },
+            [&](VertexId u, const NeighborChunk& c) {
+              if (u < lo || u >= hi) return ScanStep::kStop;
+              Collect(u, c);
+              return b.state != Block::kDropped ? ScanStep::kMore : ScanStep::kStop;
+            });
+        if (!s.ok()) {
+          err.Set(s);
+          Drop(b);
+        }
+      }
+      Close(b, hi - lo);
+    }
+  });
+  // A block dropped after a read error is streamed (and reports it) by Pass.
+  return Status::OK();
+}
+
+}  // namespace strata::analytics

@@ -1,0 +1,197 @@
+// Decoded neighbor lists in one direction, kept in memory for kernels that read every list
+// several times (PageRank's iterations), per kLayoutBlock block of vertices. Out-lists are
+// collected while BuildLayout streams them (Collect, from its visitor: no extra pass); other
+// lists by one streamed pass in Complete. Blocks are kept while they fit `max_bytes`; a block
+// that does not fit (or holds a neighbor >= the bound) is streamed from the snapshot by every
+// Pass. IDs are kept in 32 bits when the bound allows (4 bytes per edge, plus 4 per vertex of
+// a kept block); weights (8 bytes per edge) only when asked for and the store has them. The
+// memory belongs to the kernel and is freed with the object. max_bytes = 0: always stream.
+// Frontier kernels read kept lists one vertex at a time with Chunks (ForEachFrontierChunk
+// takes the cache and reads only the other vertices from the snapshot).
+//
+// For frontier kernels that read each list about once (SSSP), which lists are kept matters more
+// than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
+// Collect) keeps the shortest lists — every list up to a degree cutoff chosen so that they fit
+// — and leaves the long ones (few vertices, most of the bytes) to be read from the store.
+//
+//   ListCache cache(snap, Direction::kOut, max_bytes);
+//   BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+//     cache.Collect(u, c);
+//   });
+//   cache.Complete(snap, L);
+//   ForEachRange(L, [&](size_t, VertexRange r) { return cache.Pass(snap, L, r, fn); });
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "analytics/layout.h"
+#include "analytics/range_scan.h"
+#include "strata/snapshot.h"
+
+namespace strata::analytics {
+
+class ListCache {
+ public:
+  // keep_weights: keep each edge's weight too (a weighted store's lists come with weights).
+  ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights = false);
+
+  // Keeps only the lists of vertices whose degree bound in `estimate` (EstimateLayout: upper
+  // bounds) is at most a cutoff, the largest with which all those lists fit max_bytes, heads
+  // included (a short list with a loose bound may be left out); each block reserves what its
+  // kept lists need, so no block is dropped for the slack of a growing vector. Returns the
+  // cutoff (UINT64_MAX: every list fits; 0: nothing is kept). Call once, before Collect or
+  // Complete; `estimate` must be a layout of the same snapshot.
+  uint64_t LimitDegree(const Layout& estimate);
+
+  // Keeps a chunk of u's list in direction d. Thread-safe across blocks; the chunks of one
+  // block must come from one thread, vertices ascending, a vertex's chunks in order (as
+  // BuildLayout's visitor gives them).
+  void Collect(VertexId u, const NeighborChunk& c);
+  // After BuildLayout: closes the collected blocks; when nothing was collected, reads the lists
+  // (one parallel streamed pass) to keep what fits.
+  Status Complete(const Snapshot& snap, const Layout& layout);
+
+  // One pass over range r: fn(u, src, n) for each chunk of existing neighbors of each existing
+  // u in r, u ascending, src ascending; `src` is `const uint32_t*` or `const VertexId*` (fn
+  // takes `const auto*`). A neighbor >= the bound is Corruption. Safe to call concurrently.
+  template <typename Fn>
+  Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
+
+  // u's whole list as the store gives it (edges into deleted vertices included), in chunks of
+  // at most 256: fn(const NeighborChunk&) -> bool until it returns false; the chunk's weight
+  // is null unless weights() (callers that need weights must not use it then). Returns false
+  // without calling fn when u's list is not kept (its block not kept, or u left out by
+  // LimitDegree: read u from the store instead). Safe to call concurrently after Complete.
+  template <typename Fn>
+  bool Chunks(VertexId u, Fn&& fn) const;
+
+  Direction direction() const { return d_; }
+  // Whether u's list is kept (Chunks(u, ...) would return true). After Complete.
+  bool Kept(VertexId u) const {
+    if (u >= bound_) return false;
+    const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+    return b.state == Block::kKept && !b.Skipped(static_cast<size_t>(u % kLayoutBlock));
+  }
+  // Whether kept lists carry their weights.
+  bool weights() const { return weights_; }
+  // Bytes held.
+  size_t bytes() const { return used_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Block {
+    enum State : uint8_t { kEmpty, kFilling, kKept, kDropped } state = kEmpty;
+    size_t next = 0;            // vertices before this one (in the block) have their offsets
+    // List of vertex base + j: ids[off[j], off[j + 1]). 32 bits: a block holding more than
+    // 2^32 - 1 entries (16 GiB of IDs and more) is dropped instead.
+    std::vector<uint32_t> off;
+    std::vector<uint32_t> ids32;
+    std::vector<VertexId> ids64;
+    std::vector<double> w;  // weights_ only: w[k] belongs to the k-th id
+    // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
+    // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
+    std::vector<uint64_t> skip;
+    bool Skipped(size_t j) const { return !skip.empty() && (skip[j / 64] >> (j % 64) & 1); }
+  };
+  size_t Held(const Block& b) const;  // bytes a block holds (capacities)
+  void Drop(Block& b);
+  void Close(Block& b, VertexId len);
+
+  Direction d_;
+  VertexId bound_;
+  bool narrow_;
+  bool weights_;
+  size_t max_bytes_;
+  std::vector<uint64_t> reserve_;  // LimitDegree: per block, the entries its kept lists need
+  std::atomic<bool> collected_{false};
+  std::atomic<size_t> used_{0};
+  std::vector<Block> blocks_;
+};
+
+template <typename Fn>
+bool ListCache::Chunks(VertexId u, Fn&& fn) const {
+  if (u >= bound_) return false;
+  const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+  const size_t j = static_cast<size_t>(u % kLayoutBlock);
+  if (b.state != Block::kKept || b.Skipped(j)) return false;
+  const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
+  constexpr size_t kPiece = 256;
+  VertexId wide[kPiece];
+  for (uint64_t k = e0; k < e1;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kPiece, e1 - k));
+    const VertexId* dst;
+    if (narrow_) {
+      for (size_t i = 0; i < n; ++i) wide[i] = b.ids32[k + i];
+      dst = wide;
+    } else {
+      dst = b.ids64.data() + k;
+    }
+    const double* w = weights_ ? b.w.data() + k : nullptr;
+    if (!fn(NeighborChunk{dst, w, n})) break;
+    k += n;
+  }
+  return true;
+}
+
+template <typename Fn>
+Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&& fn) const {
+  const uint8_t* const exists = L.exists.data();
+  constexpr size_t kKeep = 256;
+  VertexId keep[kKeep];
+  for (VertexId lo = r.begin; lo < r.end;) {
+    const size_t bi = static_cast<size_t>(lo / kLayoutBlock);
+    const VertexId base = bi * kLayoutBlock;
+    const VertexId hi = std::min<VertexId>(r.end, base + kLayoutBlock);
+    const Block& b = blocks_[bi];
+    // A block with lists left out by LimitDegree is streamed whole, as one not kept.
+    auto whole = [](const Block& x) { return x.state == Block::kKept && x.skip.empty(); };
+    if (!whole(b)) {
+      // Stream the whole run of blocks not kept in one scan: a scan's setup (a scanner per
+      // disk file) per 4096-vertex block made a partly cached PageRank slower than none.
+      VertexId end = hi;
+      while (end < r.end && !whole(blocks_[static_cast<size_t>(end / kLayoutBlock)])) {
+        end = std::min<VertexId>(r.end, end + kLayoutBlock);
+      }
+      Status s = ScanRangeChunks(snap, VertexRange{lo, end}, d_, L, /*weights=*/false,
+                                 [&](VertexId u, const VertexId* src, const double*, size_t n) {
+                                   fn(u, src, n);
+                                 });
+      if (!s.ok()) return s;
+      lo = end;
+      continue;
+    }
+    for (VertexId u = lo; u < hi; ++u) {
+      const size_t j = static_cast<size_t>(u - base);
+      const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
+      if (e0 == e1 || !exists[u]) continue;
+      auto emit = [&](const auto* ids) {
+        if (!L.dangling) {
+          fn(u, ids + e0, static_cast<size_t>(e1 - e0));
+          return;
+        }
+        size_t n = 0;  // drop edges into deleted vertices (kDirected keeps them)
+        for (uint64_t k = e0; k < e1; ++k) {
+          if (!exists[ids[k]]) continue;
+          keep[n] = ids[k];
+          if (++n == kKeep) {
+            fn(u, static_cast<const VertexId*>(keep), n);
+            n = 0;
+          }
+        }
+        if (n) fn(u, static_cast<const VertexId*>(keep), n);
+      };
+      if (narrow_) {
+        emit(b.ids32.data());
+      } else {
+        emit(b.ids64.data());
+      }
+    }
+    lo = hi;
+  }
+  return Status::OK();
+}
+
+}  // namespace strata::analytics

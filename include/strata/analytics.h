@@ -1,0 +1,236 @@
+// Analytics kernels over a Snapshot: the LDBC Graphalytics kernels (BFS, PageRank, SSSP, WCC,
+// CDLP, LCC), triangle counting, k-hop neighborhoods and a full scan of the adjacency lists.
+// Every kernel runs in parallel (oneTBB) and reads the snapshot only.
+//
+//   std::unique_ptr<strata::Snapshot> snap = db->GetSnapshot();
+//   strata::analytics::BfsParams p;
+//   p.source = 42;
+//   std::vector<int64_t> depth;
+//   strata::Status s = strata::analytics::Bfs(*snap, p, &depth);
+//
+// Conventions of every kernel:
+//  - results are dense vectors indexed by internal vertex ID, sized snapshot.VertexIdBound();
+//    a position whose vertex does not exist holds the kernel's "absent" marker (documented per
+//    kernel: kUnreachable / kInfinity / 0 / kNoLabel);
+//  - a kernel returns the first read error of any task, else snapshot.status(), so a failed read
+//    never yields a silently wrong result;
+//  - kernels see the graph induced by the existing vertices: a neighbor that does not exist is
+//    skipped (a kDirected store keeps the edges into a deleted vertex), so degrees that matter
+//    (PageRank) are counted from scans, not taken from Degree(). A neighbor >= VertexIdBound()
+//    is Corruption (never an out-of-bounds write).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "strata/snapshot.h"
+#include "strata/status.h"
+#include "strata/types.h"
+
+namespace strata::analytics {
+
+// ---- Markers and defaults
+
+// Graphalytics "infinity" for BFS depths (printed as 9223372036854775807).
+inline constexpr int64_t kUnreachable = std::numeric_limits<int64_t>::max();
+// Graphalytics "infinity" for SSSP distances.
+inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
+// Label of a vertex that does not exist (WCC, CDLP).
+inline constexpr VertexId kNoLabel = std::numeric_limits<VertexId>::max();
+
+// Vertices per Snapshot::ScanNeighborsBatch call in frontier-driven kernels (BFS, SSSP,
+// k-hop): their `fetch_batch` parameter. 0 reads one vertex at a time (ScanNeighbors).
+inline constexpr size_t kDefaultFetchBatch = 1024;
+
+// Cost model for choosing between reading some vertices' lists by batched lookups and
+// streaming every list of a range: one lookup costs about as much as decoding this many edges
+// (the `lookup_cost_edges` parameter of BFS and SSSP).
+inline constexpr uint64_t kLookupCostEdges = 512;
+
+// ---- Scan: read every neighbor of every vertex once (the storage-bound baseline of all kernels)
+
+struct ScanResult {
+  uint64_t vertices = 0;    // existing vertices visited
+  uint64_t edges = 0;       // entries as the store returns them (2x logical if undirected;
+                            // on kDirected stores, edges into deleted vertices included)
+  uint64_t dst_sum = 0;     // sum of neighbor IDs, modulo 2^64 (a checksum)
+  double weight_sum = 0;    // sum of weights (1.0 each when unweighted), summed in range order
+};
+
+// Scans the `direction` neighbors of every existing vertex, ranges in parallel.
+Status Scan(const Snapshot& snap, Direction direction, ScanResult* result);
+
+// ---- Breadth-first search (Graphalytics BFS): depth of every vertex from a source over
+// out-edges
+
+// What a search did, step by step (BfsParams::stats): for tuning and for `strata analyze
+// --stats`. Step k expands the vertices at depth k.
+struct BfsStep {
+  bool bottom_up = false;
+  uint64_t frontier = 0;  // vertices at depth k
+  uint64_t found = 0;     // vertices given depth k + 1
+  double seconds = 0;
+};
+struct BfsStats {
+  double layout_seconds = 0;  // degrees, ranges, the depth array (and the list cache, if kept)
+  std::vector<BfsStep> steps;
+};
+
+struct BfsParams {
+  VertexId source = 0;
+  // Direction-optimizing thresholds (Beamer et al.): go bottom-up when the frontier's out-edges
+  // exceed (unexplored edges) / alpha; return top-down when the frontier shrinks below n / beta.
+  // Bottom-up needs in-edges, so kDirected stores always run top-down.
+  // alpha is 4, not Beamer's 15: on a CSR a bottom-up step costs little per vertex that finds
+  // no parent, here it decodes that vertex's whole list, while a top-down step over a large
+  // frontier streams just the frontier's lists.
+  int alpha = 4;
+  int beta = 18;
+  // Vertices per batched neighbor read (kDefaultFetchBatch): frontier vertices in top-down
+  // steps, unvisited low-degree vertices of a range in bottom-up steps. 0 reads one vertex at a
+  // time.
+  size_t fetch_batch = kDefaultFetchBatch;
+  // Cost model of reading lists by batched lookups or by streaming a range (kLookupCostEdges:
+  // one lookup costs about as much as decoding this many edges): bottom-up steps stream a
+  // range when its unvisited vertices' lookups would cost more, top-down steps when its
+  // frontier vertices' would. Tests set it to force either way.
+  uint64_t lookup_cost_edges = kLookupCostEdges;
+  // Most bytes of out-lists kept decoded in memory (about 4 bytes per edge), collected during
+  // the layout's pass: top-down steps read the frontier's lists from it, and on undirected
+  // stores (in-lists = out-lists) bottom-up steps too; vertices left out are read from the
+  // store (batched lookups). 0 (the default): every step reads the store. Off by default
+  // because a BFS reads most lists about once: filling the cache costs more than it saves.
+  size_t cache_bytes = 0;
+  // Most bytes of unvisited vertices' in-lists kept between bottom-up steps (4 bytes per edge
+  // and 8 per vertex, twice that when vertex IDs pass 32 bits; counted by capacity, so a range
+  // being filled may pass it by up to its own size before it is dropped). A bottom-up step that
+  // streams a range reads the whole list of every vertex that finds no parent; those vertices
+  // are the next step's work, so their lists are kept and the range's next steps read only
+  // them, from memory. A range whose lists do not fit is read from the store as before.
+  // 0: never kept.
+  size_t unvisited_bytes = size_t{256} << 20;
+  // When not null, filled with the search's layout time and steps.
+  BfsStats* stats = nullptr;
+};
+
+// (*depth)[v] = hops from source to v; kUnreachable for vertices not reached and for vertices
+// that do not exist. InvalidArgument if the source does not exist.
+Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* depth);
+
+// ---- PageRank with the Graphalytics semantics (spec §2.3.2): a fixed number of iterations,
+// the rank of sink vertices (no out-edges) redistributed uniformly over all vertices
+
+struct PageRankParams {
+  double damping = 0.85;
+  int iterations = 20;
+  // Most bytes of decoded neighbor lists kept in memory between iterations (about 4 bytes per
+  // edge); the rest is streamed from the snapshot every iteration. 0: stream all.
+  size_t cache_bytes = size_t{256} << 20;
+};
+
+// (*rank)[v] = PR_iterations(v); 0 for vertices that do not exist. Their sum is 1 (up to
+// rounding) when the graph has vertices. Pull-based when the store answers in-edges
+// (kDirectedWithInEdges, kUndirected); push-based over out-edges for kDirected, with one private
+// accumulator array per partition of the sources (no atomics on doubles). Deterministic for a
+// given thread count.
+Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank);
+
+// ---- Single-source shortest paths (Graphalytics SSSP) by delta-stepping over out-edges
+
+struct SsspParams {
+  VertexId source = 0;
+  // Bucket width. 0 picks one: 1.0 for unweighted stores (every weight is 1.0), else the mean
+  // weight of a sample of edges.
+  double delta = 0;
+  // Bucket vertices per batched neighbor read (kDefaultFetchBatch); 0 reads one vertex at a time.
+  size_t fetch_batch = kDefaultFetchBatch;
+  // Most bytes of decoded lists kept in memory, collected in one pass over the lists: the light
+  // edges (weight < delta, 16 bytes each; about 1.5x their sampled share of the edges, at most
+  // half of this) for the light/heavy split, and the rest for out-lists with their weights
+  // (the shortest lists, about 12 bytes per edge plus 4 per vertex), so buckets read only the
+  // other lists from the store. 0: no split, and every bucket reads the store.
+  size_t cache_bytes = size_t{256} << 20;
+  // Cost model of a bucket's reads (with fetch_batch > 0): a vertex range whose bucket
+  // vertices' lookups would cost more than streaming the range (an eighth of its edges for the
+  // lists skipped, all of the bucket's) is streamed (Snapshot::ScanAdjacency), where one lookup
+  // counts as decoding this many edges. 0 never streams; a huge value streams every range.
+  uint64_t lookup_cost_edges = kLookupCostEdges;
+};
+
+// (*dist)[v] = length of a shortest path from source to v (sum of weights); kInfinity for
+// unreachable and absent vertices. InvalidArgument if the source does not exist or a weight is
+// negative or NaN.
+Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>* dist);
+
+// ---- Weakly connected components (Graphalytics WCC): edge directions are ignored
+
+struct WccParams {
+  // Afforest: neighbors per vertex linked in the sampling rounds before the largest component
+  // is identified and skipped.
+  int sampling_rounds = 2;
+  // Most bytes of out-lists kept decoded in memory (about 4 bytes per edge), collected during
+  // the layout's pass, so the second phase links them from memory and reads only the lists
+  // left out from the store. 0 (the default): the second phase reads the store. Off by
+  // default: the second phase skips the largest component, so it reads few lists, and keeping
+  // all of them costs more than it saves.
+  size_t cache_bytes = 0;
+};
+
+// (*label)[v] = the smallest vertex ID of v's component (so two vertices share a label iff they
+// are weakly connected); kNoLabel for absent vertices. Afforest-style concurrent union-find:
+// link a few neighbors per vertex, find the largest component by sampling, then link the
+// remaining edges of the other vertices. kDirected stores cannot skip the largest component
+// (an edge into it is only seen from its source), so every out-edge is linked there.
+Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>* label);
+
+// ---- Community detection by label propagation (Graphalytics CDLP): synchronous,
+// deterministic
+
+struct CdlpParams {
+  int max_iterations = 10;
+  // Initial label of each vertex, indexed by internal ID (e.g. the external IDs, so that ties
+  // resolve as Graphalytics resolves them on the original IDs). Null: the internal ID.
+  const std::vector<uint64_t>* initial_labels = nullptr;
+};
+
+// (*label)[v] = L_k(v) after k = max_iterations synchronous rounds; kNoLabel for absent
+// vertices. Each round a vertex takes the most frequent label among its in- and out-neighbors
+// (on directed graphs a neighbor linked both ways counts twice; on undirected graphs each
+// neighbor counts once, which selects the same label), the smallest on ties, and keeps its own
+// label without neighbors. Stops early at a fixed point (later rounds would change nothing).
+// kDirected stores get their in-neighbors from a transposed copy built once (O(E) memory).
+Status Cdlp(const Snapshot& snap, const CdlpParams& params, std::vector<uint64_t>* label);
+
+// ---- Triangle kernels: local clustering coefficient (Graphalytics LCC) and triangle counting
+//
+// Both work on the undirected neighborhood N(v) = (N_out(v) ∪ N_in(v)) \ {v}; kDirected stores
+// get their in-neighbors from a transposed copy built once (O(E) memory). Self-loops are
+// ignored. Memory: an in-memory orientation of the graph, one ID + one byte per undirected edge.
+
+// (*lcc)[v] = |{(u, w) : u, w ∈ N(v), u != w, (u, w) ∈ E}| / (|N(v)| (|N(v)| - 1)), 0 when
+// |N(v)| <= 1 and for absent vertices. Directions count between neighbors: on a directed graph
+// (u, w) and (w, u) are two possible edges; on an undirected one each neighbor pair counts twice
+// over twice as many ordered pairs.
+Status Lcc(const Snapshot& snap, std::vector<double>* lcc);
+
+// Number of triangles {u, v, w} of the underlying undirected simple graph.
+Status TriangleCount(const Snapshot& snap, uint64_t* triangles);
+
+// ---- k-hop neighborhood: the vertices within k hops of a source
+
+struct KHopParams {
+  VertexId source = 0;
+  int k = 2;
+  Direction direction = Direction::kOut;  // kIn needs in-edges (NotSupported otherwise)
+  // Frontier vertices per batched neighbor read (kDefaultFetchBatch); 0 reads one at a time.
+  size_t fetch_batch = kDefaultFetchBatch;
+};
+
+// *out = every vertex at distance <= k from source (the source included), ascending. Memory is
+// proportional to the result, not to the graph: meant for point queries on large graphs.
+// InvalidArgument if the source does not exist.
+Status KHop(const Snapshot& snap, const KHopParams& params, std::vector<VertexId>* out);
+
+}  // namespace strata::analytics

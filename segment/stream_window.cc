@@ -1,0 +1,84 @@
+#include "segment/stream_window.h"
+
+#include <algorithm>
+#include <string>
+
+#include "util/crc.h"
+
+namespace strata {
+
+Status StreamWindow::Load(uint64_t pos, uint64_t n, uint64_t goal) {
+  if (ext_ != nullptr) {
+    ext_ = nullptr;
+    begin_ = end_ = 0;
+  }
+  if (pos + n > s_->len || pos + n < pos) {
+    return r_->StreamCorruption(*s_, std::min(pos, s_->len),
+                                "read of " + std::to_string(n) + " bytes at stream offset " +
+                                    std::to_string(pos) + " past the end of the " +
+                                    s_->name + " stream");
+  }
+  goal = std::min(std::max(goal, pos + n), s_->len);
+  size_t keep = 0;
+  if (pos >= begin_ && pos < end_) {
+    keep = static_cast<size_t>(end_ - pos);
+    std::memmove(buf_.get(), buf_.get() + (pos - begin_), keep);
+    begin_ = pos;
+  } else {
+    begin_ = pos - pos % payload_;
+    end_ = begin_;
+  }
+  const uint64_t first = end_ / payload_;
+  const uint64_t last = (goal - 1) / payload_;
+  uint64_t phys = 0;
+  for (uint64_t k = first; k <= last; k++) phys += r_->BlockPhysicalSize(*s_, k);
+  Reserve(keep, keep + phys + kWindowSlack);
+
+  // One read per run of blocks inside one extent (contiguous on disk).
+  const uint64_t per_extent = r_->header_.blocks_per_extent;
+  reqs_.clear();
+  char* dst = buf_.get() + keep;
+  for (uint64_t k = first; k <= last;) {
+    uint64_t group_end = std::min(last + 1, (k / per_extent + 1) * per_extent);
+    uint64_t len = 0;
+    for (uint64_t b = k; b < group_end; b++) len += r_->BlockPhysicalSize(*s_, b);
+    reqs_.push_back(io::ReadRequest{r_->BlockOffset(*s_, k), static_cast<size_t>(len), dst, {}});
+    dst += len;
+    k = group_end;
+  }
+  Status st = reqs_.size() == 1 ? r_->file_->Read(reqs_[0].offset, reqs_[0].len, reqs_[0].buf)
+                                : r_->file_->MultiRead(reqs_.data(), reqs_.size());
+  if (!st.ok()) return Reset(st);
+
+  // Verify each block and squeeze out the checksums.
+  char* rp = buf_.get() + keep;
+  char* wp = rp;
+  for (uint64_t k = first; k <= last; k++) {
+    uint64_t psize = r_->BlockPhysicalSize(*s_, k);
+    uint64_t plen = psize - kBlockTrailerSize;
+    if (DecodeFixed64(rp + plen) != Checksum64(rp, plen, ChecksumSeed(s_->kind, k))) {
+      return Reset(io::CorruptionAt(r_->path_, r_->BlockOffset(*s_, k),
+                                    std::string(s_->name) + " block " + std::to_string(k) +
+                                        " checksum mismatch"));
+    }
+    std::memmove(wp, rp, plen);
+    wp += plen;
+    rp += psize;
+  }
+  std::memset(wp, 0, kWindowSlack);
+  end_ = begin_ + static_cast<uint64_t>(wp - buf_.get());
+  return Status::OK();
+}
+
+void StreamWindow::Reserve(size_t keep, size_t need) {
+  if (need <= cap_) return;
+  // A scanner's needs stay near its window: grow by a quarter, not double, so the buffer
+  // stays within ~1.25x of the largest need.
+  size_t cap = std::max(need, cap_ + cap_ / 4);
+  std::unique_ptr<char[]> b(new char[cap]);
+  if (keep > 0) std::memcpy(b.get(), buf_.get(), keep);
+  buf_ = std::move(b);
+  cap_ = cap;
+}
+
+}  // namespace strata
