@@ -11,6 +11,7 @@
 // at open, on read or by Verify — never a crash or a silently wrong answer.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,8 +90,17 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed) {
       Child(path, wal, writers, next_first, p[1]);
     }
     close(p[1]);
-    // Let it run a random while (open + some writes), then kill it wherever it is.
-    usleep(static_cast<useconds_t>(100000 + rng() % 400000));
+    // Every fourth round kills the child a random while after the fork, wherever it is (often
+    // inside Open's recovery). The others wait for its first acknowledged batch, then kill it
+    // a random while later: a slow build (TSan) or a loaded machine still writes every round.
+    const bool after_first_ack = round % 4 != 3;
+    if (after_first_ack) {
+      pollfd pfd{p[0], POLLIN, 0};
+      ASSERT_EQ(poll(&pfd, 1, 120000), 1) << "round " << round << ": no batch acknowledged in 120 s";
+      usleep(static_cast<useconds_t>(rng() % 400000));
+    } else {
+      usleep(static_cast<useconds_t>(rng() % 300000));
+    }
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
@@ -121,7 +131,9 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed) {
     std::string report;
     s = db->Verify(&report);
     ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << report;
-    EXPECT_GT(round_acks, 0u) << "round " << round << " acknowledged nothing";
+    if (after_first_ack) {
+      EXPECT_GT(round_acks, 0u) << "round " << round << " acknowledged nothing";
+    }
     snap.reset();
     ASSERT_TRUE(db->Close().ok());
   }
