@@ -444,7 +444,10 @@ void ChangeFeed::DispatchLoop() {
         for (const Staged& s : staged_) if (s.ts <= tr) return true;
         return false;
       };
-      stage_cv_.wait_for(l, std::chrono::microseconds(500), deliverable);
+      // Idle (nothing staged): sleep until a writer's Notify or Close. Staged but not yet
+      // published: poll briefly (the writer notifies after it publishes, unlocked).
+      stage_cv_.wait(l, [&] { return stop_ || !staged_.empty(); });
+      stage_cv_.wait_for(l, std::chrono::microseconds(200), deliverable);
       if (stop_) return;
       // Every batch with ts <= t_r was staged before t_r reached it.
       const Timestamp tr = o_.clock->read_ts();
