@@ -362,6 +362,8 @@ TEST(ChangeFeed, DurableResumeAcrossReopen) {
   Timestamp pos = 0;
   ASSERT_TRUE(db->GetPosition("app", &pos).ok());
   EXPECT_EQ(pos, 150u);
+  std::string report;  // retained logs and SUBSCRIPTIONS are a clean store's files
+  ASSERT_TRUE(db->Verify(&report).ok()) << report;
   for (int i = 400; i < 500; ++i) ASSERT_TRUE(db->InsertEdge(i, i + 1, i).ok());
   SubscribeOptions so;
   so.name = "app";
