@@ -34,6 +34,8 @@
 #include "bench/workloads.h"
 
 namespace strata::bench {
+int RunFeedBench(int argc, char** argv);  // feed_bench.cc
+
 namespace {
 
 const std::vector<std::string> kWorkloads = {"insert", "update", "search_edge", "scan_nbr",
@@ -57,6 +59,8 @@ void Usage() {
           "                    [--only WORKLOAD,...] [--systems SYSTEM,...] [--dir DIR]\n"
           "                    [--timeout SECONDS] [--large-analytics KERNEL,...|none]\n"
           "                    [--keep-large]\n"
+          "       strata-bench feed [--edges N] [--batch B] [--writers W] [--in-memory]: the\n"
+          "         change feed's delivered changes/s and ingest rate with vs without a subscriber\n"
           "workloads: insert update search_edge scan_nbr bfs pr sssp wcc tc mixed ingest_large\n"
           "           durability (WAL grid and recovery; runs only when named in --only)\n"
           "systems:   strata strata-mem rocksdb csr\n"
@@ -210,6 +214,7 @@ bool RunChild(const Job& job, const SuiteConfig& cfg, double timeout, std::vecto
 }
 
 int Main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "feed") return RunFeedBench(argc, argv);
   SuiteConfig cfg;
   std::string json_path;
   int scale = 0, threads = 0;

@@ -72,9 +72,10 @@ Status DBImpl::Init() {
     auto v = std::make_shared<Version>();
     v->memgraphs.push_back(NewMemGraph());
     versions_.Reset(std::move(v));
-    return Status::OK();
+    return OpenFeed();
   }
   s = OpenDisk();
+  if (s.ok()) s = OpenFeed();
   if (!s.ok()) {
     closed_ = true;
     if (lock_fd_ >= 0) {
@@ -175,8 +176,15 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   Status s = Expand(batch, &ops);
   if (!s.ok()) return s;
   Timestamp ts;
+  feed_->WaitForRoom();
   if (options_.in_memory) {
-    s = current()->memgraphs[0]->Apply(&ops, nullptr, &ts);
+    std::shared_ptr<const Version> v = current();
+    auto hook = [&](Timestamp t) -> Status {
+      if (feed_->active()) StageChanges(t, batch, v.get());
+      return Status::OK();
+    };
+    FunctionRef<Status(Timestamp)> hook_ref(hook);
+    s = v->memgraphs[0]->Apply(&ops, nullptr, &ts, &hook_ref);
   } else {
     s = MakeRoom();
     if (!s.ok()) return s;
@@ -186,16 +194,21 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
     std::string rec;
     WriteAheadLog* log = wal_.get();
     auto hook = [&](Timestamp t) -> Status {
-      if (log == nullptr) return Status::OK();
-      rec.clear();
-      EncodeBatchRecord(t, batch, options_.weighted, &rec);
-      return log->Append(rec);
+      if (log != nullptr) {
+        rec.clear();
+        EncodeBatchRecord(t, batch, options_.weighted, &rec);
+        Status a = log->Append(rec);
+        if (!a.ok()) return a;
+      }
+      if (feed_->active()) StageChanges(t, batch, v.get());
+      return Status::OK();
     };
     FunctionRef<Status(Timestamp)> hook_ref(hook);
     s = v->memgraphs[0]->Apply(&ops, &older, &ts, &hook_ref);
     if (s.ok()) s = older.status();
   }
   if (!s.ok()) return s;
+  if (feed_->active()) feed_->Notify();
   batches_.fetch_add(1, std::memory_order_relaxed);
   ops_.fetch_add(batch.Count(), std::memory_order_relaxed);
   bool deletes = false;
@@ -370,9 +383,9 @@ Status DBImpl::FlushOldest() {
   for (auto& l : info.logs) {
     std::string p = l->path();
     l->Close();
-    env_->RemoveFile(p);
+    RetireLog(p, seal_ts);
   }
-  for (const std::string& p : info.replayed_logs) env_->RemoveFile(p);
+  for (const std::string& p : info.replayed_logs) RetireLog(p, seal_ts);
   flushes_.fetch_add(1, std::memory_order_relaxed);
   flush_bytes_.fetch_add(r.bytes_written, std::memory_order_relaxed);
   {
@@ -457,6 +470,7 @@ void DBImpl::UpdateMemoryPlan() {
 
 Status DBImpl::Close() {
   if (closed_.exchange(true)) return Status::OK();
+  if (feed_) feed_->Close();  // ends subscriptions first: a kBlock one could hold writers
   if (options_.in_memory) return Status::OK();
   // Read-only: what was replayed stays in its logs (nothing is flushed, nothing deleted).
   Status s = options_.read_only ? Status::OK() : FlushAll();
@@ -477,7 +491,7 @@ Status DBImpl::Close() {
     wal_.reset();
   }
   if (s.ok() && !options_.read_only) {
-    for (const std::string& p : active_replayed_) env_->RemoveFile(p);
+    for (const std::string& p : active_replayed_) RetireLog(p, core_->clock.read_ts());
   }
   Log("close: " + s.ToString());
   manifest_.reset();

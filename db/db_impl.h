@@ -4,7 +4,8 @@
 // background flush and compaction.
 //
 // Sources: db_impl.cc (write, seal, flush, compaction, close), db_open.cc (open and
-// recovery), db_verify.cc (Verify), db_stats.cc (GetStats).
+// recovery), db_verify.cc (Verify), db_stats.cc (GetStats), db_feed.cc (the change feed's
+// entry points and the records a commit produces; the feed itself is db/change_feed.*).
 //
 // Concurrency:
 //   - Writers hold seal_mu_ shared while they apply to the active memgraph; sealing takes it
@@ -35,6 +36,11 @@
 //   7. version_mu_    (versions_) the current Version and the retired memgraphs' GC counts.
 //                     Under it: the reader tracer (GetSnapshot registers there).
 //   8. log_mu_        event_log_. A leaf.
+//   9. the change feed's mutexes (feed_, db/change_feed.h, its own order inside): a writer
+//                     stages records under seal_mu_ (shared) and its subgraph locks; FlushOldest
+//                     and Close retire logs through it holding no DBImpl mutex. The feed calls
+//                     back only into log_mu_ (Log), and never holds one of its mutexes while a
+//                     handler runs.
 // Condition variables, all on bg_mu_:
 //   bg_cv_       the flush thread waits for a sealed memgraph or stop_ (notified by Seal,
 //                Close);
@@ -55,6 +61,7 @@
 #include <string>
 #include <thread>
 
+#include "db/change_feed.h"
 #include "db/manifest.h"
 #include "db/memory_plan.h"
 #include "db/tier_reader.h"
@@ -110,6 +117,14 @@ class DBImpl final : public DB {
   Status WaitIdle() override;
   Status CompactAll() override;
   Status Verify(std::string* report) override;
+
+  Status Subscribe(const SubscribeOptions& options, ChangeHandler handler,
+                   std::unique_ptr<Subscription>* out) override;
+  Status CommitPosition(const std::string& name, Timestamp ts) override;
+  Status GetPosition(const std::string& name, Timestamp* ts) override;
+  Status DropSubscription(const std::string& name) override;
+  // The change feed (tests: retention counters).
+  ChangeFeed* feed() const { return feed_.get(); }
 
   // Seals the active memgraph (if it holds anything) and waits until every sealed memgraph
   // is flushed.
@@ -170,6 +185,14 @@ class DBImpl final : public DB {
   Status RunJob(const CompactionJob& job);
   void CompactLoop();
 
+  // Creates and opens feed_ (after the store is open: it needs the store ID).
+  Status OpenFeed();
+  // In the commit hook of batch `batch` at ts, when the feed is active: stages its records,
+  // prior states read from `v`'s tiers at their newest (the subgraphs written are locked).
+  void StageChanges(Timestamp ts, const WriteBatch& batch, const Version* v);
+  // Deletes a log DBImpl no longer needs, or hands it to the feed's retention.
+  void RetireLog(const std::string& path, Timestamp max_ts);
+
   void Log(const std::string& line);
   // Logs "stall: <why>" unless *last (micros) says this reason was logged less than 1 s ago.
   void LogStall(std::atomic<uint64_t>* last, const std::string& why);
@@ -217,6 +240,8 @@ class DBImpl final : public DB {
   std::mutex compact_mu_;
   std::mutex log_mu_;
   std::unique_ptr<io::WritableFile> event_log_;
+
+  std::shared_ptr<ChangeFeed> feed_;  // set by Init; shared with subscription handles (weakly)
 
   std::mutex free_ids_mu_;
   std::deque<VertexId> free_ids_;  // IDs of deleted vertices, reused by NewVertex

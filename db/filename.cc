@@ -57,6 +57,8 @@ bool ParseFileName(const std::string& name, FileType* type, uint64_t* number) {
     *type = FileType::kIdMode;
   } else if (name == kIdDictionaryFile) {
     *type = FileType::kIdDictionary;
+  } else if (name == kSubscriptionsFile) {
+    *type = FileType::kSubscriptions;
   } else if (name.size() > kManifestPrefix.size() && name.starts_with(kManifestPrefix)) {
     *type = FileType::kManifest;
     if (!ParseNumber(std::string_view(name).substr(kManifestPrefix.size()), &n)) n = 0;
@@ -98,6 +100,8 @@ FileWithoutCurrent ClassifyFileWithoutCurrent(const std::string& name) {
     case FileType::kIdMode:   // the CLI's files: strata ingest decides about them itself
     case FileType::kIdDictionary:
       return FileWithoutCurrent::kOther;
+    case FileType::kSubscriptions:  // written only after CURRENT
+      return FileWithoutCurrent::kStoreData;
   }
   return FileWithoutCurrent::kOther;
 }

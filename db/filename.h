@@ -9,6 +9,8 @@
 //   <n>.seg          a segment (segment/segment_format.h's SegmentFileName)
 //   *.tmp            a file being written, renamed into place once synced
 //   IDMODE, IDDICT   the CLI's ID mode and ID dictionary (graphio/id_dictionary.h)
+//   SUBSCRIPTIONS    the change feed's durable subscription positions (db/change_feed.h);
+//                    replaced through SUBSCRIPTIONS.tmp
 //
 // <n> is a file number of at least six digits; logs, segments and manifests share one counter
 // (StoreState::next_file_number).
@@ -27,6 +29,7 @@ inline constexpr char kEventLogFile[] = "LOG";
 inline constexpr char kOldEventLogFile[] = "LOG.old";
 inline constexpr char kIdModeFile[] = "IDMODE";
 inline constexpr char kIdDictionaryFile[] = "IDDICT";
+inline constexpr char kSubscriptionsFile[] = "SUBSCRIPTIONS";
 inline constexpr char kTempSuffix[] = ".tmp";
 
 enum class FileType {
@@ -40,6 +43,7 @@ enum class FileType {
   kTemp,  // any name ending in ".tmp" (CURRENT.tmp, IDDICT.tmp, <log>.tmp, ...)
   kIdMode,
   kIdDictionary,
+  kSubscriptions,
 };
 
 // "MANIFEST-<n>", "<n>.wal" (six digits at least).
@@ -66,6 +70,9 @@ inline std::string SegmentFilePath(const std::string& dir, uint64_t number) {
 inline std::string IdModeFilePath(const std::string& dir) { return dir + "/" + kIdModeFile; }
 inline std::string IdDictionaryFilePath(const std::string& dir) {
   return dir + "/" + kIdDictionaryFile;
+}
+inline std::string SubscriptionsFilePath(const std::string& dir) {
+  return dir + "/" + kSubscriptionsFile;
 }
 // The temporary a file at `path` is written under before it is renamed into place.
 inline std::string TempFilePath(const std::string& path) { return path + kTempSuffix; }

@@ -6,6 +6,7 @@
 
 #include "db/filename.h"
 #include "util/coding.h"
+#include "util/crc.h"
 
 namespace strata {
 
@@ -249,6 +250,88 @@ Status WriteAheadLog::Replay(io::Env* env, const std::string& path, uint64_t sto
     return io::CorruptionAt(path, 8, "unsupported WAL version " + std::to_string(version));
   }
   return s;
+}
+
+Status WriteAheadLog::Tail(io::Env* env, const std::string& path, uint64_t store_id,
+                           uint64_t* offset, FunctionRef<Status(std::string_view)> fn,
+                           bool* more) {
+  *more = false;
+  std::unique_ptr<io::RandomAccessFile> f;
+  Status s = env->NewRandomAccessFile(path, &f);
+  if (!s.ok()) return s;
+  const uint64_t size = f->Size();
+  std::string buf;
+  // Reads the record at `off` into rec; false when it is not whole (yet).
+  auto read_record = [&](uint64_t off, std::string_view* rec) -> Status {
+    *rec = {};
+    if (size - off < kRecordHeaderSize) return Status::OK();
+    char h[kRecordHeaderSize];
+    Status r = f->Read(off, kRecordHeaderSize, h);
+    if (!r.ok()) return r;
+    const uint64_t seed = ChecksumSeed(kChecksumKind, off);
+    const uint32_t len = DecodeFixed32(h);
+    if (DecodeFixed32(h + 4) != static_cast<uint32_t>(Checksum64(h, 4, seed)) ||
+        len > kMaxRecordBytes || size - off - kRecordHeaderSize < len) {
+      return Status::OK();
+    }
+    buf.resize(len);
+    r = f->Read(off + kRecordHeaderSize, len, buf.data());
+    if (!r.ok()) return r;
+    if (Checksum64(buf.data(), len, seed) != DecodeFixed64(h + 8)) return Status::OK();
+    *rec = std::string_view(buf.data(), len);
+    return Status::OK();
+  };
+  uint64_t off = *offset;
+  if (off == 0) {
+    if (size < kRecordLogHeaderSize) {
+      *more = size != 0;
+      return Status::OK();
+    }
+    char h[kRecordLogHeaderSize];
+    s = f->Read(0, kRecordLogHeaderSize, h);
+    if (!s.ok()) return s;
+    if (std::string_view(h, 8) != std::string_view(kMagic, 8) ||
+        DecodeFixed32(h + 12) != static_cast<uint32_t>(Checksum64(h, 12, ChecksumSeed(kChecksumKind, 0)))) {
+      // Create writes header and identity in one append: a header not yet whole is pending.
+      if (std::all_of(h, h + sizeof(h), [](char c) { return c == 0; })) {
+        *more = true;
+        return Status::OK();
+      }
+      return io::CorruptionAt(path, 0, "not a write-ahead log (bad magic or header check)");
+    }
+    if (DecodeFixed32(h + 8) != kWalVersion) {
+      return io::CorruptionAt(path, 8, "unsupported WAL version " + std::to_string(DecodeFixed32(h + 8)));
+    }
+    std::string_view rec;
+    s = read_record(kRecordLogHeaderSize, &rec);
+    if (!s.ok()) return s;
+    if (rec.data() == nullptr) {
+      *more = size > kRecordLogHeaderSize;
+      return Status::OK();
+    }
+    if (rec.size() < 9 || rec[0] != kIdentityTag) {
+      return io::CorruptionAt(path, kRecordLogHeaderSize, "first record is not the log's identity");
+    }
+    if (DecodeFixed64(rec.data() + 1) != store_id) {
+      return io::CorruptionAt(path, kRecordLogHeaderSize, "log belongs to another store");
+    }
+    off = kRecordLogHeaderSize + kRecordHeaderSize + rec.size();
+    *offset = off;
+  }
+  while (off < size) {
+    std::string_view rec;
+    s = read_record(off, &rec);
+    if (!s.ok()) return s;
+    if (rec.data() == nullptr) {
+      *more = true;
+      return Status::OK();
+    }
+    s = fn(rec);
+    if (!s.ok()) return s;
+    off += kRecordHeaderSize + rec.size();
+    *offset = off;
+  }
+  return Status::OK();
 }
 
 }  // namespace strata

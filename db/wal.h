@@ -62,6 +62,15 @@ class WriteAheadLog {
                        FunctionRef<Status(std::string_view record, uint64_t offset)> fn,
                        RecordLogTail* tail);
 
+  // Incremental read for a tailer (the change feed's catch-up, `strata watch` in another
+  // process): calls fn for each whole, checksum-valid batch record from *offset on (0: the
+  // start; the header and identity are checked first) and advances *offset past it. Stops,
+  // with OK, at the first record that is not whole yet: a log being appended to ends in a
+  // record being written, which a later call reads. *more is set when bytes follow *offset
+  // (an incomplete or damaged record). Never reports a record that is not whole.
+  static Status Tail(io::Env* env, const std::string& path, uint64_t store_id, uint64_t* offset,
+                     FunctionRef<Status(std::string_view record)> fn, bool* more);
+
  private:
   struct Waiter;
   WriteAheadLog() = default;

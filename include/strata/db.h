@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "strata/change_feed.h"
 #include "strata/options.h"
 #include "strata/snapshot.h"
 #include "strata/status.h"
@@ -138,6 +139,21 @@ class DB {
   // Makes everything committed so far durable and releases the store. Later calls fail.
   // The destructor closes too, ignoring errors.
   virtual Status Close() = 0;
+
+  // --- Change feed (include/strata/change_feed.h, docs/change-feed.md).
+  // Starts a subscription: pushed to `handler` on its own threads, or pulled with
+  // Subscription::Next when `handler` is empty. A durable name needs the write-ahead log
+  // (NotSupported otherwise: with WalMode::kOff subscriptions are in-memory only); one live
+  // Subscription per name (Busy); a name whose history was dropped is Aborted ("lost").
+  virtual Status Subscribe(const SubscribeOptions& options, ChangeHandler handler,
+                           std::unique_ptr<Subscription>* out) = 0;
+  // Persists durable subscription `name`'s position: every record with ts <= `ts` is
+  // processed. Positions only move forward (an older ts is ignored). Synced when it returns.
+  virtual Status CommitPosition(const std::string& name, Timestamp ts) = 0;
+  // The committed position of `name` (NotFound when there is none).
+  virtual Status GetPosition(const std::string& name, Timestamp* ts) = 0;
+  // Forgets a durable subscription (Busy while it is subscribed): its logs are released.
+  virtual Status DropSubscription(const std::string& name) = 0;
 };
 
 }  // namespace strata

@@ -95,6 +95,12 @@ struct Options {
   // --- Durability and I/O.
   WalMode wal = WalMode::kGroup;
   IoBackend io_backend = IoBackend::kAuto;
+
+  // --- Change feed (docs/change-feed.md).
+  // Write-ahead logs kept after their flush because a durable subscription has not passed
+  // them, at most this many bytes; beyond it the oldest are deleted and the subscriptions that
+  // needed them are marked lost (Subscribe names them; they must be dropped and recreated).
+  uint64_t feed_max_retained_wal_bytes = uint64_t{1} << 30;
 };
 
 }  // namespace strata

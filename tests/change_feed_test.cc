@@ -1,0 +1,533 @@
+// The change feed (include/strata/change_feed.h, docs/change-feed.md): live records against a
+// per-op reference model under two writers, the overflow policies, durable resume across a
+// reopen and a killed writer, retention's bound, WAL-off stores, and `strata watch` from a
+// second process while this one writes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "db/db_impl.h"
+#include "strata/db.h"
+#include "tests/util/cli_run.h"
+#include "tests/util/in_child.h"
+#include "tests/util/random_batch.h"
+#include "tests/util/temp_dir.h"
+
+namespace strata {
+namespace {
+
+using testing::TempDir;
+
+Options SmallOptions(GraphKind kind = GraphKind::kDirectedWithInEdges) {
+  Options o;
+  o.graph_kind = kind;
+  o.weighted = true;
+  o.memgraph_bytes = 32 << 10;  // flushes happen: prior states come from disk tiers too
+  o.memory_budget = 4 << 20;
+  return o;
+}
+
+// Collects records from a handler.
+struct Collector {
+  std::mutex mu;
+  std::vector<ChangeRecord> recs;
+  ChangeHandler handler() {
+    return [this](const ChangeRecord* r, size_t n) {
+      std::lock_guard<std::mutex> g(mu);
+      recs.insert(recs.end(), r, r + n);
+    };
+  }
+};
+
+// The per-op model of live records: applies a batch op by op, producing what the feed should.
+struct FeedModel {
+  GraphKind kind;
+  std::map<std::pair<VertexId, VertexId>, double> edges;  // undirected: (min, max)
+  std::pair<VertexId, VertexId> Key(VertexId u, VertexId v) const {
+    if (kind == GraphKind::kUndirected && u > v) std::swap(u, v);
+    return {u, v};
+  }
+  void Apply(Timestamp ts, const WriteBatch& b, std::vector<ChangeRecord>* out) {
+    for (const WriteBatch::Op& op : b.ops()) {
+      ChangeRecord r;
+      r.ts = ts;
+      r.u = op.u;
+      switch (op.type) {
+        case WriteBatch::OpType::kAddVertex:
+          r.kind = ChangeKind::kAddVertex;
+          out->push_back(r);
+          break;
+        case WriteBatch::OpType::kDeleteVertex:
+          r.kind = ChangeKind::kDeleteVertex;
+          out->push_back(r);
+          for (auto it = edges.begin(); it != edges.end();) {
+            bool gone = it->first.first == op.u ||
+                        (kind != GraphKind::kDirected && it->first.second == op.u);
+            it = gone ? edges.erase(it) : std::next(it);
+          }
+          break;
+        case WriteBatch::OpType::kInsertEdge:
+        case WriteBatch::OpType::kSetWeight: {
+          r.v = op.v;
+          auto it = edges.find(Key(op.u, op.v));
+          r.kind = it == edges.end() ? ChangeKind::kInsertEdge : ChangeKind::kOverwriteEdge;
+          r.old_weight = it == edges.end() ? 0.0 : it->second;
+          r.new_weight = op.weight;
+          edges[Key(op.u, op.v)] = op.weight;
+          out->push_back(r);
+          break;
+        }
+        case WriteBatch::OpType::kDeleteEdge: {
+          r.v = op.v;
+          auto it = edges.find(Key(op.u, op.v));
+          if (it == edges.end()) break;
+          r.kind = ChangeKind::kDeleteEdge;
+          r.old_weight = it->second;
+          edges.erase(it);
+          out->push_back(r);
+          break;
+        }
+      }
+    }
+  }
+};
+
+std::string Show(const ChangeRecord& r) {
+  std::ostringstream o;
+  o << "ts " << r.ts << " " << ChangeKindName(r.kind) << " " << r.u << "->" << r.v << " old "
+    << r.old_weight << " new " << r.new_weight;
+  return o.str();
+}
+
+// Rebuilds the committed batches (by ts) from replayed records.
+std::map<Timestamp, WriteBatch> BatchesOf(const std::vector<ChangeRecord>& replayed) {
+  std::map<Timestamp, WriteBatch> out;
+  for (const ChangeRecord& r : replayed) {
+    WriteBatch& b = out[r.ts];
+    switch (r.kind) {
+      case ChangeKind::kAddVertex: b.AddVertex(r.u); break;
+      case ChangeKind::kDeleteVertex: b.DeleteVertex(r.u); break;
+      case ChangeKind::kPutEdge: b.InsertEdge(r.u, r.v, r.new_weight); break;
+      case ChangeKind::kDeleteEdgeOp: b.DeleteEdge(r.u, r.v); break;
+      default: ADD_FAILURE() << "live kind in a replay: " << Show(r);
+    }
+  }
+  return out;
+}
+
+class LiveFeed : public ::testing::TestWithParam<GraphKind> {};
+
+TEST_P(LiveFeed, RecordsMatchPerOpModelUnderTwoWriters) {
+  TempDir dir;
+  Options o = SmallOptions(GetParam());
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  // A durable subscription at 0 keeps every log, so the whole history can be replayed below.
+  SubscribeOptions keep;
+  keep.name = "keep";
+  keep.from_ts = 0;
+  std::unique_ptr<Subscription> keep_sub;
+  ASSERT_TRUE(db->Subscribe(keep, {}, &keep_sub).ok());
+  keep_sub.reset();
+
+  Collector live;
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(SubscribeOptions(), live.handler(), &sub).ok());
+  std::vector<std::thread> writers;
+  std::atomic<int> bad{0};
+  for (int w = 0; w < 2; ++w) {
+    writers.emplace_back([&, w] {
+      std::mt19937_64 rng(100 + w);
+      for (int i = 0; i < 1500; ++i) {
+        Status s = db->Write(testing::RandomBatch(rng, 300, true));
+        if (!s.ok() && !s.IsNotFound()) ++bad;  // NotFound: a SetWeight on a missing edge
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  ASSERT_EQ(bad.load(), 0);
+  const Timestamp last = db->GetStats(false).last_committed;
+  ASSERT_TRUE(sub->WaitDelivered(last, 30000).ok()) << sub->status().ToString();
+
+  // The history as logged, replayed from ts 0 (pull mode).
+  std::unique_ptr<Subscription> replay;
+  SubscribeOptions from0;
+  from0.from_ts = 0;
+  ASSERT_TRUE(db->Subscribe(from0, {}, &replay).ok());
+  std::vector<ChangeRecord> replayed;
+  while (replay->delivered_ts() < last) {
+    ASSERT_TRUE(replay->Next(&replayed, 1 << 16, 5000).ok()) << replay->status().ToString();
+  }
+  std::map<Timestamp, WriteBatch> batches = BatchesOf(replayed);
+  ASSERT_EQ(batches.size(), last) << "every commit 1.." << last << " replayed once";
+
+  FeedModel model{GetParam(), {}};
+  std::vector<ChangeRecord> expect;
+  for (auto& [ts, b] : batches) model.Apply(ts, b, &expect);
+  // The logged ops are the committed ones: the store's edges are the model's. (Replayed
+  // records turn a SetWeight into a put, which may differ in vertex existence only.)
+  std::unique_ptr<Snapshot> snap = db->GetSnapshot();
+  for (VertexId u = 0; u < 300; ++u) {
+    for (VertexId v = 0; v < 300; ++v) {
+      double w = 0;
+      const bool has = snap->GetEdge(u, v, &w).ok();
+      auto it = model.edges.find(model.Key(u, v));
+      ASSERT_EQ(has, it != model.edges.end()) << u << "->" << v;
+      if (has) ASSERT_EQ(w, it->second) << u << "->" << v;
+    }
+  }
+
+  std::lock_guard<std::mutex> g(live.mu);
+  ASSERT_EQ(live.recs.size(), expect.size());
+  for (size_t i = 0; i < expect.size(); ++i) {
+    const ChangeRecord& a = live.recs[i];
+    const ChangeRecord& e = expect[i];
+    ASSERT_TRUE(a.ts == e.ts && a.kind == e.kind && a.u == e.u && a.v == e.v &&
+                a.old_weight == e.old_weight && a.new_weight == e.new_weight)
+        << "record " << i << ": got " << Show(a) << ", expected " << Show(e);
+  }
+  sub.reset();
+  replay.reset();
+  ASSERT_TRUE(db->DropSubscription("keep").ok());
+  ASSERT_TRUE(db->Close().ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, LiveFeed,
+                         ::testing::Values(GraphKind::kDirected, GraphKind::kDirectedWithInEdges,
+                                           GraphKind::kUndirected));
+
+TEST(ChangeFeed, InMemoryStoreLiveOnly) {
+  Options o;
+  o.in_memory = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "mem", &db).ok());
+  ASSERT_TRUE(db->InsertEdge(1, 2).ok());
+  SubscribeOptions named;
+  named.name = "x";
+  std::unique_ptr<Subscription> sub;
+  Status s = db->Subscribe(named, {}, &sub);
+  EXPECT_TRUE(s.code() == Status::Code::kNotSupported) << s.ToString();
+  SubscribeOptions past;
+  past.from_ts = 0;
+  s = db->Subscribe(past, {}, &sub);
+  EXPECT_TRUE(s.code() == Status::Code::kNotSupported) << s.ToString();
+  ASSERT_TRUE(db->Subscribe(SubscribeOptions(), {}, &sub).ok());
+  EXPECT_FALSE(sub->durable());
+  ASSERT_TRUE(db->InsertEdge(1, 2, 1).ok());  // overwrite
+  ASSERT_TRUE(db->DeleteEdge(5, 6).ok());     // absent: no record
+  ASSERT_TRUE(db->DeleteEdge(1, 2).ok());
+  std::vector<ChangeRecord> got;
+  while (got.size() < 2) ASSERT_TRUE(sub->Next(&got, 100, 5000).ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].kind, ChangeKind::kOverwriteEdge);
+  EXPECT_EQ(got[0].ts, 2u);
+  EXPECT_EQ(got[1].kind, ChangeKind::kDeleteEdge);
+  EXPECT_EQ(got[1].ts, 4u);
+}
+
+TEST(ChangeFeed, WalOffDurableNameIsNotSupported) {
+  TempDir dir;
+  Options o = SmallOptions();
+  o.wal = WalMode::kOff;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  SubscribeOptions named;
+  named.name = "x";
+  std::unique_ptr<Subscription> sub;
+  Status s = db->Subscribe(named, {}, &sub);
+  EXPECT_TRUE(s.code() == Status::Code::kNotSupported);
+  EXPECT_NE(s.ToString().find("in-memory only"), std::string::npos) << s.ToString();
+}
+
+TEST(ChangeFeed, OverflowCancelNeverStallsWriters) {
+  Options o;
+  o.in_memory = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "mem", &db).ok());
+  std::atomic<bool> release{false};
+  SubscribeOptions so;
+  so.queue_capacity = 100;
+  so.overflow = OverflowPolicy::kCancel;
+  std::atomic<uint64_t> handled{0};
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(so, [&](const ChangeRecord*, size_t n) {
+                  while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                  handled += n;
+                }, &sub).ok());
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(db->InsertEdge(i, i + 1).ok());  // never waits
+  // The queue overflowed while the handler was stuck.
+  for (int i = 0; i < 2000 && sub->status().ok(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  Status st = sub->status();
+  EXPECT_EQ(st.code(), Status::Code::kAborted);
+  EXPECT_NE(st.ToString().find("queue of 100 records was full"), std::string::npos) << st.ToString();
+  release = true;
+  // What was queued before the overflow is still delivered, in order, then nothing.
+  EXPECT_FALSE(sub->WaitDelivered(1000, 5000).ok());
+  EXPECT_LT(sub->delivered_ts(), 1000u);
+  EXPECT_EQ(handled.load(), sub->delivered_ts());
+}
+
+TEST(ChangeFeed, OverflowBlockHoldsWritersThenDeliversAll) {
+  Options o;
+  o.in_memory = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "mem", &db).ok());
+  std::atomic<bool> release{false};
+  SubscribeOptions so;
+  so.queue_capacity = 50;
+  so.overflow = OverflowPolicy::kBlock;
+  Collector c;
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(so, [&](const ChangeRecord* r, size_t n) {
+                  while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                  c.handler()(r, n);
+                }, &sub).ok());
+  std::atomic<int> written{0};
+  std::thread w([&] {
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_TRUE(db->InsertEdge(i, i + 1).ok());
+      ++written;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const int stalled_at = written.load();
+  EXPECT_LT(stalled_at, 1000) << "writers must wait for a full kBlock queue";
+  // Queued (capacity) + staged (capacity) + the batch in the handler + one in flight.
+  EXPECT_LE(stalled_at, 2 * 50 + 2);
+  release = true;
+  w.join();
+  ASSERT_TRUE(sub->WaitDelivered(1000, 10000).ok()) << sub->status().ToString();
+  std::lock_guard<std::mutex> g(c.mu);
+  ASSERT_EQ(c.recs.size(), 1000u);
+  for (size_t i = 0; i < c.recs.size(); ++i) ASSERT_EQ(c.recs[i].ts, i + 1);
+}
+
+TEST(ChangeFeed, HandlerThreadsPartitionBySource) {
+  Options o;
+  o.in_memory = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "mem", &db).ok());
+  SubscribeOptions so;
+  so.handler_threads = 3;
+  std::mutex mu;
+  std::map<VertexId, std::vector<Timestamp>> per_u;
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(so, [&](const ChangeRecord* r, size_t n) {
+                  std::lock_guard<std::mutex> g(mu);
+                  for (size_t i = 0; i < n; ++i) per_u[r[i].u].push_back(r[i].ts);
+                }, &sub).ok());
+  for (int i = 0; i < 600; ++i) ASSERT_TRUE(db->InsertEdge(i % 7, i).ok());
+  ASSERT_TRUE(sub->WaitDelivered(600, 10000).ok());
+  size_t total = 0;
+  for (auto& [u, ts] : per_u) {
+    EXPECT_TRUE(std::is_sorted(ts.begin(), ts.end()));
+    total += ts.size();
+  }
+  EXPECT_EQ(total, 600u);
+}
+
+// Durable resume: positions survive a reopen; the records after the position are replayed.
+TEST(ChangeFeed, DurableResumeAcrossReopen) {
+  TempDir dir;
+  Options o = SmallOptions();
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+    SubscribeOptions so;
+    so.name = "app";
+    std::unique_ptr<Subscription> sub;
+    ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+    EXPECT_TRUE(sub->durable());
+    for (int i = 0; i < 400; ++i) ASSERT_TRUE(db->InsertEdge(i, i + 1, i).ok());
+    std::vector<ChangeRecord> got;
+    while (got.size() < 150) ASSERT_TRUE(sub->Next(&got, 150, 5000).ok());
+    ASSERT_TRUE(db->CommitPosition("app", got[149].ts).ok());
+    ASSERT_TRUE(db->CommitPosition("app", 3).ok());  // backwards: ignored
+    sub.reset();
+    ASSERT_TRUE(db->Close().ok());  // flushes: the logs stay for "app"
+  }
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  Timestamp pos = 0;
+  ASSERT_TRUE(db->GetPosition("app", &pos).ok());
+  EXPECT_EQ(pos, 150u);
+  std::string report;  // retained logs and SUBSCRIPTIONS are a clean store's files
+  ASSERT_TRUE(db->Verify(&report).ok()) << report;
+  for (int i = 400; i < 500; ++i) ASSERT_TRUE(db->InsertEdge(i, i + 1, i).ok());
+  SubscribeOptions so;
+  so.name = "app";
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+  std::unique_ptr<Subscription> dup;
+  EXPECT_EQ(db->Subscribe(so, {}, &dup).code(), Status::Code::kBusy);
+  for (int i = 500; i < 520; ++i) ASSERT_TRUE(db->InsertEdge(i, i + 1, i).ok());
+  std::vector<ChangeRecord> got;
+  while (got.size() < 370) ASSERT_TRUE(sub->Next(&got, 1000, 5000).ok()) << sub->status().ToString();
+  ASSERT_EQ(got.size(), 370u);
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].ts, 151 + i);
+    ASSERT_EQ(got[i].u, 150 + i);
+    // 151..500 replayed from the logs; after the subscription started, live.
+    ASSERT_EQ(got[i].kind, got[i].ts <= 500 ? ChangeKind::kPutEdge : ChangeKind::kInsertEdge);
+  }
+  EXPECT_EQ(db->DropSubscription("app").code(), Status::Code::kBusy);
+  sub.reset();
+  ASSERT_TRUE(db->DropSubscription("app").ok());
+  ASSERT_TRUE(db->Close().ok());
+  // Dropped: its logs are gone after the close's flush.
+  size_t logs = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) logs += e.path().extension() == ".wal";
+  EXPECT_LE(logs, 2u);
+}
+
+// A writer process dies mid-stream. A handler that keeps its own position (in its own state,
+// here a file it appends each processed ts to) resumes exactly once; the committed position
+// gives at-least-once.
+TEST(ChangeFeed, KilledWriterResumesExactlyOnceFromOwnPosition) {
+  TempDir dir;
+  Options o = SmallOptions();
+  const std::string state = dir.path() + "-handler-state";
+  testing::InChild([&] {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+    SubscribeOptions so;
+    so.name = "h";
+    FILE* f = std::fopen(state.c_str(), "w");
+    std::unique_ptr<Subscription> sub;
+    DB* raw = db.get();
+    ASSERT_TRUE(db->Subscribe(so, [&](const ChangeRecord* r, size_t n) {
+                    for (size_t i = 0; i < n; ++i) {
+                      std::fprintf(f, "%llu\n", static_cast<unsigned long long>(r[i].ts));
+                    }
+                    std::fflush(f);
+                    if (r[0].ts % 10 == 0) raw->CommitPosition("h", r[n - 1].ts);
+                  }, &sub).ok());
+    for (int i = 0; i < 600; ++i) ASSERT_TRUE(db->InsertEdge(i, i + 1).ok());
+    sub->WaitDelivered(300, 10000);
+    // Dies here: no Close, handler threads and all.
+    db.release();
+    sub.release();
+  });
+  std::vector<Timestamp> seen;
+  {
+    FILE* f = std::fopen(state.c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    unsigned long long t;
+    while (std::fscanf(f, "%llu", &t) == 1) seen.push_back(t);
+    std::fclose(f);
+  }
+  std::remove(state.c_str());
+  ASSERT_GE(seen.size(), 300u);
+  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], i + 1);
+  const Timestamp own = seen.back();
+
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  Timestamp committed = 0;
+  ASSERT_TRUE(db->GetPosition("h", &committed).ok());
+  EXPECT_LE(committed, own);
+  EXPECT_GE(committed, 290u);
+  // Exactly once: from the handler's own position.
+  SubscribeOptions so;
+  so.name = "h";
+  so.from_ts = own;
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+  std::vector<ChangeRecord> got;
+  while (got.size() < 600 - own) ASSERT_TRUE(sub->Next(&got, 1000, 5000).ok()) << sub->status().ToString();
+  ASSERT_EQ(got.size(), 600 - own);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].ts, own + 1 + i);
+  sub.reset();
+  // At-least-once: from the committed position; the overlap is exactly (committed, own].
+  so.from_ts = kFromNow;
+  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+  got.clear();
+  while (got.size() < 600 - committed) ASSERT_TRUE(sub->Next(&got, 1000, 5000).ok());
+  ASSERT_EQ(got.front().ts, committed + 1);
+  ASSERT_EQ(got.back().ts, 600u);
+}
+
+TEST(ChangeFeed, RetentionBoundMarksSubscriptionLost) {
+  TempDir dir;
+  Options o = SmallOptions();
+  o.feed_max_retained_wal_bytes = 64 << 10;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  SubscribeOptions so;
+  so.name = "slow";
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+  sub.reset();  // never advances
+  for (int i = 0; i < 8000; ++i) ASSERT_TRUE(db->InsertEdge(i, i + 1, i).ok());
+  ASSERT_TRUE(db->Flush().ok());
+  auto* impl = static_cast<DBImpl*>(db.get());
+  EXPECT_LE(impl->feed()->retained_bytes(), o.feed_max_retained_wal_bytes);
+  Status s = db->Subscribe(so, {}, &sub);
+  EXPECT_EQ(s.code(), Status::Code::kAborted);
+  EXPECT_NE(s.ToString().find("lost"), std::string::npos) << s.ToString();
+  ASSERT_TRUE(db->DropSubscription("slow").ok());
+  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());  // recreated: from now
+}
+
+// `strata watch` in a second process prints what this process commits, while it commits.
+TEST(ChangeFeed, WatchFollowsAnIngestFromAnotherProcess) {
+  TempDir dir;
+  Options o = SmallOptions();
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  ASSERT_TRUE(db->InsertEdge(0, 1).ok());  // ts 1: before --from
+  // A durable position keeps the logs until watch is done (watch itself cannot hold them).
+  SubscribeOptions keep;
+  keep.name = "keep";
+  std::unique_ptr<Subscription> ks;
+  ASSERT_TRUE(db->Subscribe(keep, {}, &ks).ok());
+  ks.reset();
+  constexpr int kBatches = 3000;  // several seals and flushes: logs rotate and go
+  testing::CliProcess watch({"watch", "--db", dir.path(), "--from", "1", "--count",
+                             std::to_string(kBatches * 2), "--poll-ms", "5", "--idle-exit", "20"});
+  std::thread writer([&] {
+    for (int i = 0; i < kBatches; ++i) {
+      WriteBatch b;
+      b.InsertEdge(i, i + 7, 0.5 * i);
+      b.DeleteEdge(i + 1, i);
+      ASSERT_TRUE(db->Write(b).ok());
+      if (i % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  writer.join();
+  testing::CliResult r = watch.Wait();
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  std::istringstream in(r.out);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    const int i = n / 2;
+    char expect[200];
+    if (n % 2 == 0) {
+      std::snprintf(expect, sizeof(expect),
+                    "{\"ts\":%d,\"kind\":\"put_edge\",\"u\":%d,\"v\":%d,\"new_weight\":%.17g}",
+                    i + 2, i, i + 7, 0.5 * i);
+    } else {
+      std::snprintf(expect, sizeof(expect), "{\"ts\":%d,\"kind\":\"delete_edge_op\",\"u\":%d,\"v\":%d}",
+                    i + 2, i + 1, i);
+    }
+    ASSERT_EQ(line, expect) << "line " << n;
+    ++n;
+  }
+  EXPECT_EQ(n, kBatches * 2);
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,118 @@
+// strata watch: prints a store's committed changes as JSON lines, from another process than
+// the one writing it (db/log_tailer.h: the write-ahead logs are read, the store is not opened).
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "db/change_feed.h"
+#include "db/log_tailer.h"
+#include "tools/cli_commands.h"
+#include "tools/cli_common.h"
+
+namespace strata::cli {
+
+namespace {
+
+struct WatchArgs {
+  std::string db;
+  Timestamp from = kMaxTimestamp;
+  std::string view;
+  uint64_t count = 0;       // exit after this many changes (0: never)
+  double idle_exit = 0;     // exit after this many seconds without a change (0: never)
+  uint32_t poll_ms = 50;
+};
+
+void PrintRecord(const ChangeRecord& r) {
+  char buf[256];
+  int n = std::snprintf(buf, sizeof(buf), "{\"ts\":%" PRIu64 ",\"kind\":\"%s\",\"u\":%" PRIu64,
+                        r.ts, ChangeKindName(r.kind), r.u);
+  if (r.kind != ChangeKind::kAddVertex && r.kind != ChangeKind::kDeleteVertex) {
+    n += std::snprintf(buf + n, sizeof(buf) - n, ",\"v\":%" PRIu64, r.v);
+  }
+  if (r.kind == ChangeKind::kPutEdge) {
+    n += std::snprintf(buf + n, sizeof(buf) - n, ",\"new_weight\":%.17g", r.new_weight);
+  }
+  std::snprintf(buf + n, sizeof(buf) - n, "}\n");
+  std::fputs(buf, stdout);
+}
+
+int RunWatch(const WatchArgs& a) {
+  if (!a.view.empty()) {
+    return Fail(kExitUsage, "--view: views are not available in this build");
+  }
+  std::unique_ptr<LogTailer> tailer;
+  auto start = std::chrono::steady_clock::now();
+  auto last_change = start;
+  // The store may still be being created by the writer: wait for its CURRENT.
+  for (;;) {
+    Status s = LogTailer::Open(a.db, a.from, &tailer);
+    if (s.ok()) break;
+    if (!s.IsNotFound()) return FailStatus(s, "watch");
+    if (a.idle_exit > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > a.idle_exit) {
+      return FailStatus(s, "watch");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(a.poll_ms));
+  }
+  uint64_t printed = 0;
+  std::vector<ChangeRecord> recs;
+  for (;;) {
+    bool any = false;
+    Status s = tailer->Poll([&](Timestamp ts, const WriteBatch& b) {
+      recs.clear();
+      ReplayRecords(ts, b, &recs);
+      for (const ChangeRecord& r : recs) {
+        if (a.count != 0 && printed == a.count) return;
+        PrintRecord(r);
+        ++printed;
+      }
+      any = true;
+    });
+    if (!s.ok()) return FailStatus(s, "watch");
+    for (const std::string& g : tailer->TakeGaps()) {
+      std::fprintf(stderr, "strata watch: gap: %s\n", g.c_str());
+    }
+    std::fflush(stdout);
+    if (a.count != 0 && printed >= a.count) return kExitOk;
+    const auto now = std::chrono::steady_clock::now();
+    if (any) last_change = now;
+    if (a.idle_exit > 0 && std::chrono::duration<double>(now - last_change).count() > a.idle_exit) {
+      return kExitOk;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(a.poll_ms));
+  }
+}
+
+}  // namespace
+
+void RegisterWatch(CLI::App* app, CommandList* commands) {
+  auto a = std::make_shared<WatchArgs>();
+  CLI::App* c = app->add_subcommand(
+      "watch", "Print a store's committed changes as JSON lines, while another process writes it");
+  c->add_option("--db", a->db, "store directory")->required();
+  c->add_option("--from", a->from,
+                "print commits with a timestamp after TS (default: from now on); older commits "
+                "come from the write-ahead logs still on disk")
+      ->check(UnsignedIn(0, kMaxTimestamp - 1));
+  c->add_option("--view", a->view, "a graph view's changes only (not available yet)");
+  c->add_option("--count", a->count, "exit after printing N changes")->check(UnsignedIn(1, ~uint64_t{0}));
+  c->add_option("--idle-exit", a->idle_exit, "exit after SECONDS without a new change")
+      ->check(RealAtLeast(0));
+  c->add_option("--poll-ms", a->poll_ms, "how often to look for new log records")
+      ->check(UnsignedIn(1, 60000));
+  c->footer(HelpFooter(
+      "Reads the store's write-ahead logs read-only and takes no lock, so it runs beside the "
+      "process that has the store open (docs/change-feed.md). One line per change, in commit "
+      "order: {\"ts\":T,\"kind\":K,\"u\":U[,\"v\":V][,\"new_weight\":W]}, K one of put_edge "
+      "(insert or overwrite), delete_edge_op (the edge may have been absent), add_vertex, "
+      "delete_vertex; vertex IDs are the store's internal IDs. A record still being written is "
+      "printed once whole. Commits whose log was flushed and deleted before watch read it are "
+      "reported on stderr as a gap (\"strata watch: gap: ...\"). Needs the store's WAL: with "
+      "--wal off nothing is logged and nothing is printed."));
+  commands->push_back({c, [a] { return RunWatch(*a); }});
+}
+
+}  // namespace strata::cli
