@@ -9,6 +9,8 @@
 //   <n>.seg          a segment (segment/segment_format.h's SegmentFileName)
 //   *.tmp            a file being written, renamed into place once synced
 //   IDMODE, IDDICT   the CLI's ID mode and ID dictionary (graphio/id_dictionary.h)
+//   VIEWS            the view definitions and their history (db/views.h); replaced through
+//                    VIEWS.tmp
 //
 // <n> is a file number of at least six digits; logs, segments and manifests share one counter
 // (StoreState::next_file_number).
@@ -27,6 +29,7 @@ inline constexpr char kEventLogFile[] = "LOG";
 inline constexpr char kOldEventLogFile[] = "LOG.old";
 inline constexpr char kIdModeFile[] = "IDMODE";
 inline constexpr char kIdDictionaryFile[] = "IDDICT";
+inline constexpr char kViewsFile[] = "VIEWS";
 inline constexpr char kTempSuffix[] = ".tmp";
 
 enum class FileType {
@@ -40,6 +43,7 @@ enum class FileType {
   kTemp,  // any name ending in ".tmp" (CURRENT.tmp, IDDICT.tmp, <log>.tmp, ...)
   kIdMode,
   kIdDictionary,
+  kViews,
 };
 
 // "MANIFEST-<n>", "<n>.wal" (six digits at least).
@@ -67,6 +71,7 @@ inline std::string IdModeFilePath(const std::string& dir) { return dir + "/" + k
 inline std::string IdDictionaryFilePath(const std::string& dir) {
   return dir + "/" + kIdDictionaryFile;
 }
+inline std::string ViewsFilePath(const std::string& dir) { return dir + "/" + kViewsFile; }
 // The temporary a file at `path` is written under before it is renamed into place.
 inline std::string TempFilePath(const std::string& path) { return path + kTempSuffix; }
 
@@ -85,7 +90,7 @@ enum class FileWithoutCurrent {
   // partial) MANIFEST-<n>, temporary files (*.tmp: CURRENT.tmp, ...), LOCK, LOG, LOG.old.
   // Creating again removes the manifests and temporaries (RemovedOnCreate) and reuses the rest.
   kCreationLeftover,
-  // <n>.wal, <n>.seg: written only after CURRENT, so the store lost its CURRENT; creating a new
+  // <n>.wal, <n>.seg, VIEWS: written only after CURRENT, so the store lost its CURRENT; creating a new
   // store over them would drop or misread them, and is refused (Corruption naming the file).
   kStoreData,
   // Anything else: not the engine's (the engine leaves it alone; strata ingest refuses it).
