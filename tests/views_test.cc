@@ -11,11 +11,13 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "db/views.h"
 #include "strata/analytics.h"
 #include "strata/db.h"
 #include "strata/view.h"
+#include "tests/util/cli_run.h"
 #include "tests/util/in_child.h"
 #include "tests/util/temp_dir.h"
 
@@ -626,6 +628,88 @@ TEST(Views, RecordRoundTrip) {
   EXPECT_EQ(got.weight_max, 2.25);
   EXPECT_TRUE(ViewCatalog::DecodeRecord(rec.substr(0, rec.size() - 1), &ts, &op, &name, &got)
                   .IsCorruption());
+}
+
+// ---- CLI: strata view and analyze --view, in a --ids map store (files hold external IDs)
+
+TEST(ViewsCli, CreateListShowDropAndAnalyzeMatchAStoreOfTheViewOnly) {
+  using testing::DescribeRun;
+  using testing::RunStrata;
+  testing::TempDir dir;
+  const std::string d = dir.path();
+  // A weighted undirected ring of 12 vertices with sparse external IDs, and chords.
+  std::string all, kept;
+  std::vector<uint64_t> ext;
+  for (uint64_t i = 0; i < 12; ++i) ext.push_back(1000 + 37 * i);
+  std::vector<std::tuple<uint64_t, uint64_t, int>> edges;
+  for (size_t i = 0; i < 12; ++i) edges.emplace_back(ext[i], ext[(i + 1) % 12], 1 + i % 3);
+  edges.emplace_back(ext[0], ext[6], 2);
+  edges.emplace_back(ext[2], ext[9], 4);
+  // The view: vertices 0..8 minus the closed segment (1,2).
+  std::string vfile, cfile;
+  for (size_t i = 0; i <= 8; ++i) vfile += std::to_string(ext[i]) + "\n";
+  cfile = std::to_string(ext[2]) + " " + std::to_string(ext[1]) + "\n";
+  auto in_view = [&](uint64_t x) { return x <= ext[8]; };
+  for (const auto& [u, v, w] : edges) {
+    const std::string line = std::to_string(u) + " " + std::to_string(v) + " " + std::to_string(w) + "\n";
+    all += line;
+    const bool closed = (u == ext[1] && v == ext[2]);
+    if (in_view(u) && in_view(v) && !closed) kept += line;
+  }
+  testing::WriteWholeFile(d + "/all.el", all);
+  testing::WriteWholeFile(d + "/kept.el", kept);
+  testing::WriteWholeFile(d + "/v.txt", vfile);
+  testing::WriteWholeFile(d + "/c.txt", cfile);
+  const std::string s = d + "/s", r = d + "/r";
+  for (const auto& [db, in] : {std::pair{s, d + "/all.el"}, std::pair{r, d + "/kept.el"}}) {
+    std::vector<std::string> args = {"ingest", "--db", db, "--input", in, "--undirected",
+                                     "--weighted", "--ids", "map"};
+    auto res = RunStrata(args);
+    ASSERT_EQ(res.code, 0) << DescribeRun(args, res);
+  }
+  auto run = [&](std::vector<std::string> args, int code = 0) {
+    auto res = RunStrata(args);
+    EXPECT_EQ(res.code, code) << DescribeRun(args, res);
+    return res;
+  };
+  run({"view", "--db", s, "create", "city", "--vertices", d + "/v.txt"});
+  run({"view", "--db", s, "create", "closed", "--edges", d + "/c.txt"});
+  run({"view", "--db", s, "create", "open", "--intersect", "city,closed"});
+  auto l = run({"view", "--db", s, "list"});
+  EXPECT_EQ(l.out, "city\tvertices 9\nclosed\texclude 1 edges\nopen\tintersect(city, closed)\n");
+  auto sh = run({"view", "--db", s, "show", "open"});
+  EXPECT_NE(sh.out.find("vertices 9\n"), std::string::npos) << sh.out;
+  // Edges inside 0..8: the 8 ring edges and the chord (0,6), minus (1,2): 8 logical, 16 stored.
+  EXPECT_NE(sh.out.find("edges 16\n"), std::string::npos) << sh.out;
+  for (const char* algo : {"bfs", "sssp", "wcc", "cdlp"}) {
+    std::vector<std::string> a = {"analyze", "--db", s, "--algo", algo, "--view", "open", "-q"};
+    std::vector<std::string> b = {"analyze", "--db", r, "--algo", algo, "-q"};
+    if (std::string(algo) == "bfs" || std::string(algo) == "sssp") {
+      for (auto* v : {&a, &b}) {
+        v->push_back("--source");
+        v->push_back(std::to_string(ext[2]));
+      }
+    }
+    auto ra = run(a), rb = run(b);
+    EXPECT_EQ(ra.out, rb.out) << algo;
+    EXPECT_FALSE(ra.out.empty());
+  }
+  // The source must be in the view.
+  auto bad = run({"analyze", "--db", s, "--algo", "bfs", "--view", "open", "--source",
+                  std::to_string(ext[10])}, 1);
+  EXPECT_NE(bad.err.find("not in view 'open'"), std::string::npos) << bad.err;
+  run({"analyze", "--db", s, "--algo", "bfs", "--view", "nope", "--source",
+       std::to_string(ext[0])}, 1);
+  // Unknown external ID in a vertex file; a view in use cannot be dropped.
+  testing::WriteWholeFile(d + "/bad.txt", "5\n");
+  run({"view", "--db", s, "create", "x", "--vertices", d + "/bad.txt"}, 1);
+  EXPECT_NE(run({"view", "--db", s, "drop", "city"}, 1).err.find("used by open"), std::string::npos);
+  run({"view", "--db", s, "drop", "open"});
+  run({"view", "--db", s, "drop", "city"});
+  l = run({"view", "--db", s, "list"});
+  EXPECT_EQ(l.out, "closed\texclude 1 edges\n");
+  run({"view", "--db", s, "create", "y"}, 2);  // nothing defines it
+  run({"view", "--db", s, "create", "y", "--union", "a,b", "--vertices", d + "/v.txt"}, 2);
 }
 
 }  // namespace

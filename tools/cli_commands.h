@@ -26,6 +26,8 @@ void RegisterQuery(CLI::App* app, CommandList* commands);
 void RegisterExport(CLI::App* app, CommandList* commands);
 // compact, inspect, verify, repair.
 void RegisterAdmin(CLI::App* app, CommandList* commands);
+// view create, drop, list, show.
+void RegisterView(CLI::App* app, CommandList* commands);
 
 // Validators for numeric options, with messages that name the accepted range: the whole value
 // must be a decimal number in [min, max] ("--batch: expected an integer from 1 to
