@@ -1,6 +1,7 @@
 #include "db/view_snapshot.h"
 
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 namespace strata {
@@ -11,6 +12,8 @@ struct ViewSnapshot::Buf {
 };
 
 namespace {
+
+constexpr size_t kPiece = 64;
 
 // A per-thread stack of filter buffers: a call takes the next one and gives it back on return,
 // so a callback that calls the snapshot again filters into another buffer.
@@ -192,14 +195,25 @@ Status ViewSnapshot::ScanAdjacency(VertexId begin, VertexId end, Direction d, bo
   const CompiledView& cv = *view_;
   end = std::min(end, cv.bound());
   if (begin >= end) return Status::OK();
-  Buf* buf;
-  BufLease lease(&buf);
-  return base_->ScanAdjacency(
-      begin, end, d, BaseWeights(weights), [&](VertexId u) { return cv.Contains(u) && want(u); },
-      [&](VertexId u, const NeighborChunk& c) {
-        const NeighborChunk f = Filter(u, d, c, weights, buf);
-        return f.size == 0 ? ScanStep::kMore : fn(u, f);
-      });
+  // want(u) asked once per view vertex, into a bitmap: the base's bitmap pass then skips the
+  // other vertices without a call (its function pass would call twice per existing vertex).
+  const uint64_t w0 = begin >> 6, w1 = (end - 1) >> 6;
+  std::vector<uint64_t> both(static_cast<size_t>(w1 - w0 + 1), 0);
+  const uint64_t* v = cv.words();
+  for (uint64_t k = w0; k <= w1; ++k) {
+    uint64_t m = v[k];
+    if (k == w0) m &= ~uint64_t{0} << (begin & 63);
+    if (k == w1 && (end & 63) != 0) m &= ~(~uint64_t{0} << (end & 63));
+    for (uint64_t bits = m; bits != 0; bits &= bits - 1) {
+      const VertexId u = (k << 6) | static_cast<VertexId>(std::countr_zero(bits));
+      if (!want(u)) m &= ~(uint64_t{1} << (u & 63));
+    }
+    both[k - w0] = m;
+  }
+  AdjacencyScan scan;
+  scan.want.words = both.data() - w0;  // indexed by absolute word number
+  scan.weights = weights;
+  return ScanAdjacency(begin, end, d, scan, fn);
 }
 
 Status ViewSnapshot::ScanAdjacency(VertexId begin, VertexId end, Direction d,
@@ -220,8 +234,17 @@ Status ViewSnapshot::ScanAdjacency(VertexId begin, VertexId end, Direction d,
   Buf* buf;
   BufLease lease(&buf);
   return base_->ScanAdjacency(begin, end, d, inner, [&](VertexId u, const NeighborChunk& c) {
-    const NeighborChunk f = Filter(u, d, c, scan.weights, buf);
-    return f.size == 0 ? ScanStep::kMore : fn(u, f);
+    // Pieces of kPiece neighbors: a visitor that stops early (a bottom-up BFS finding a
+    // parent, a sampling pass) costs the filter of the piece it stopped in, not of the chunk.
+    for (size_t i = 0; i < c.size; i += kPiece) {
+      const NeighborChunk piece{c.dst + i, c.weight != nullptr ? c.weight + i : nullptr,
+                                std::min(kPiece, c.size - i)};
+      const NeighborChunk f = Filter(u, d, piece, scan.weights, buf);
+      if (f.size == 0) continue;
+      const ScanStep step = fn(u, f);
+      if (step != ScanStep::kMore) return step;
+    }
+    return ScanStep::kMore;
   });
 }
 
