@@ -85,6 +85,17 @@ NeighborChunk ViewSnapshot::Filter(VertexId u, Direction d, const NeighborChunk&
         k += keep;
       }
     }
+  } else if (cv.weight_range_only()) {
+    const double lo = cv.weight_lo(), hi = cv.weight_hi();
+    for (size_t i = 0; i < n; ++i) {
+      const VertexId v = c.dst[i];
+      const double w = c.weight != nullptr ? c.weight[i] : 1.0;
+      const bool keep =
+          v >= bound || ((((words[v >> 6] >> (v & 63)) & 1) != 0) & (w >= lo) & (w <= hi));
+      out[k] = v;
+      if (keep_w) out_w[k] = w;
+      k += keep;
+    }
   } else {
     // In-lists (kDirectedWithInEdges) hold the sources of u's in-edges: the logical edge is
     // (v -> u).

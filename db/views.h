@@ -61,6 +61,13 @@ class CompiledView {
   bool needs_weights() const { return needs_weights_; }
   // The predicate on logical edge (u -> v) of weight w; u and v already known to be in V.
   bool Pass(VertexId u, VertexId v, double w) const { return Eval(*pred_, u, v, w); }
+  // Whether the predicate is a weight range alone, [weight_lo(), weight_hi()] (the filter's
+  // inline fast path).
+  bool weight_range_only() const {
+    return pred_ != nullptr && pred_->op == Expr::Op::kWeightRange;
+  }
+  double weight_lo() const { return pred_->lo; }
+  double weight_hi() const { return pred_->hi; }
 
  private:
   friend class ViewCatalog;
