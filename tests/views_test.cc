@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "db/views.h"
@@ -563,6 +565,85 @@ TEST(Views, PersistAcrossReopenReadOnlyAndCrash) {
     EXPECT_TRUE(db->Verify(&report).ok()) << report;
     ASSERT_TRUE(db->Close().ok());
   }
+}
+
+// View changes are commits among concurrent batches: every snapshot sees a view exactly when
+// its timestamp is at or after the view's, and the view's vertex set is the one its
+// definition (named by a counter) gives.
+TEST(Views, ChangesCommitAmongConcurrentWriters) {
+  testing::TempDir dir;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(DiskOptions(), dir.path() + "/db", &db).ok());
+  for (VertexId v = 0; v < 64; ++v) ASSERT_TRUE(db->AddVertex(v).ok());
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (VertexId i = 0; !stop.load(); ++i) {
+      ASSERT_TRUE(db->InsertEdge(i % 64, (i * 7 + 1) % 64).ok());
+    }
+  });
+  std::thread reader([&] {
+    while (!stop.load()) {
+      std::unique_ptr<Snapshot> s = db->GetSnapshot();
+      std::unique_ptr<Snapshot> v;
+      Status st = db->OpenView(*s, "grow", &v);
+      if (st.IsNotFound()) continue;
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      // Definition k holds vertices [0, k]: a contiguous prefix.
+      std::vector<VertexId> vs = ViewVertices(*v);
+      ASSERT_FALSE(vs.empty());
+      for (size_t i = 0; i < vs.size(); ++i) ASSERT_EQ(vs[i], i);
+    }
+  });
+  Timestamp last = 0;
+  for (VertexId k = 0; k < 60; ++k) {
+    std::vector<VertexId> vs;
+    for (VertexId v = 0; v <= k; ++v) vs.push_back(v);
+    ASSERT_TRUE(db->CreateView("grow", Vertices(vs), /*replace=*/true).ok());
+    std::vector<ViewInfo> l;
+    ASSERT_TRUE(db->ListViews(&l).ok());
+    ASSERT_EQ(l.size(), 1u);
+    EXPECT_GT(l[0].created, last);
+    last = l[0].created;
+    std::unique_ptr<Snapshot> s = db->GetSnapshot();
+    EXPECT_GE(s->timestamp(), last);
+    std::unique_ptr<Snapshot> v;
+    ASSERT_TRUE(db->OpenView(*s, "grow", &v).ok());
+    EXPECT_EQ(ViewVertices(*v).size(), k + 1);
+  }
+  stop = true;
+  writer.join();
+  reader.join();
+  ASSERT_TRUE(db->Close().ok());
+}
+
+// Without a WAL the graph's unflushed batches are lost in a crash, the views are not.
+TEST(Views, PersistWithTheWalOff) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  Options o = DiskOptions();
+  o.wal = WalMode::kOff;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, path, &db).ok());
+    ASSERT_TRUE(db->InsertEdge(1, 2).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  testing::InChild([&] {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, path, &db).ok());
+    ASSERT_TRUE(db->InsertEdge(2, 3).ok());  // not flushed: lost
+    ASSERT_TRUE(db->CreateView("v", Vertices({1, 2, 3})).ok());
+    db.release();
+  });
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, path, &db).ok());
+  std::unique_ptr<Snapshot> v;
+  ASSERT_TRUE(db->GetViewSnapshot("v", &v).ok());
+  EXPECT_EQ(v->NumEdges(), 1u);  // (1, 2) only
+  EXPECT_EQ(ViewVertices(*v), (std::vector<VertexId>{1, 2}));
+  ASSERT_TRUE(db->InsertEdge(2, 3).ok());  // later commits order after the view
+  ASSERT_TRUE(db->GetViewSnapshot("v", &v).ok());
+  EXPECT_EQ(v->NumEdges(), 2u);
 }
 
 TEST(Views, DamagedViewsFileIsCorruptionNamingFileAndOffset) {
