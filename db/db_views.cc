@@ -16,9 +16,11 @@ Status DBImpl::CommitView(ViewCatalog::Op op, const std::string& name, const Vie
   // keeps Seal's "no commit in flight" (t_r == t_w) true, as for a writer.
   std::shared_lock<std::shared_mutex> sl(seal_mu_, std::defer_lock);
   if (!options_.in_memory) sl.lock();
+  // Read before the commit timestamp is taken: no reader, now or later, is older.
+  const Timestamp min_active = core_->tracer.MinActive(core_->clock);
   const Timestamp ts = core_->clock.NextCommit();
   // The entry becomes visible to snapshots at ts or later only; none exists before Publish.
-  s = views_.Commit(ts, op, name, def);
+  s = views_.Commit(ts, op, name, def, min_active);
   core_->clock.Publish(ts);  // taken, so published even when the commit failed (an empty one)
   return s;
 }

@@ -363,8 +363,19 @@ Status ViewCatalog::Check(Op op, const std::string& name, const ViewDefinition* 
 }
 
 Status ViewCatalog::Commit(Timestamp ts, Op op, const std::string& name,
-                           const ViewDefinition* def) {
+                           const ViewDefinition* def, Timestamp min_active) {
   std::lock_guard<std::mutex> g(mu_);
+  for (auto it = history_.begin(); it != history_.end();) {
+    std::vector<Entry>& l = it->second;
+    size_t keep = 0;  // the newest entry at or before min_active
+    while (keep + 1 < l.size() && l[keep + 1].ts <= min_active) ++keep;
+    l.erase(l.begin(), l.begin() + static_cast<ptrdiff_t>(keep));
+    if (l.size() == 1 && l[0].dropped && l[0].ts <= min_active) {
+      it = history_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   std::vector<Entry>& list = history_[name];
   Entry e;
   e.ts = ts;

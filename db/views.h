@@ -13,9 +13,9 @@
 //
 // VIEWS is rewritten whole (VIEWS.tmp, fsync, rename, directory fsync) on each commit: a crash
 // leaves the old file or the new one, never a torn one, so any damage is Corruption naming the
-// file and the offset. It holds the latest entry of every name as of the last open plus every
-// entry committed since; loading keeps only each name's newest entry (no snapshot taken before
-// an open can exist after it) and drops names whose newest entry is a drop.
+// file and the offset. It holds the history as pruned at the last commit (see Commit); loading
+// keeps only each name's newest entry (no snapshot taken before an open can exist after it)
+// and drops names whose newest entry is a drop.
 #pragma once
 
 #include <cstdint>
@@ -96,8 +96,13 @@ class ViewCatalog {
   Status Check(Op op, const std::string& name, const ViewDefinition* def, bool replace,
                VertexId vertex_limit) const;
   // Appends the entry at `ts` (greater than every entry's) and, for a persistent catalog,
-  // rewrites VIEWS before the entry becomes visible to Resolve and List.
-  Status Commit(Timestamp ts, Op op, const std::string& name, const ViewDefinition* def);
+  // rewrites VIEWS before the entry becomes visible to Resolve and List. First drops the
+  // entries no reader can select any more: `min_active` is at most every registered reader's
+  // timestamp and every later reader's (ReaderTracer::MinActive), so per name the newest
+  // entry at or before it and everything after are kept (a name whose kept entry is a drop
+  // goes). History, in memory and in VIEWS, is bounded by the live snapshots' span.
+  Status Commit(Timestamp ts, Op op, const std::string& name, const ViewDefinition* def,
+                Timestamp min_active);
 
   // The view `name` as of `ts`: NotFound "no view 'name'" when it does not exist then.
   Status Get(const std::string& name, Timestamp ts, ViewInfo* info) const;

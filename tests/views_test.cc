@@ -469,6 +469,18 @@ TEST(Views, SnapshotsSeeTheDefinitionOfTheirTimestamp) {
   ASSERT_EQ(list.size(), 3u);
   EXPECT_EQ(list[0].name, "x");
   EXPECT_EQ(list[1].definition.Describe(), "intersect(x, y)");
+  // Old definitions are kept while a snapshot can see them, and only then.
+  ASSERT_TRUE(db->OpenView(*s1, "a", &v).ok());
+  v.reset();
+  s0.reset();
+  s1.reset();
+  s2.reset();
+  s3.reset();
+  s4.reset();
+  ASSERT_TRUE(db->CreateView("z", Vertices({1})).ok());  // prunes
+  std::unique_ptr<Snapshot> s5 = db->GetSnapshot();
+  ASSERT_TRUE(db->OpenView(*s5, "xy", &v).ok());
+  EXPECT_EQ(ViewVertices(*v), (std::vector<VertexId>{1, 2}));
 }
 
 TEST(Views, Rules) {
@@ -683,6 +695,25 @@ TEST(Views, DamagedViewsFileIsCorruptionNamingFileAndOffset) {
   }
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+}
+
+TEST(Views, CatalogPrunesWhatNoReaderCanSee) {
+  ViewCatalog c;  // in memory
+  ViewDefinition a = Vertices({1}), b = Vertices({2});
+  ASSERT_TRUE(c.Commit(10, ViewCatalog::Op::kCreate, "v", &a, 0).ok());
+  ASSERT_TRUE(c.Commit(20, ViewCatalog::Op::kCreate, "v", &b, 10).ok());
+  ASSERT_TRUE(c.Commit(30, ViewCatalog::Op::kCreate, "w", &a, 15).ok());
+  ViewInfo info;
+  ASSERT_TRUE(c.Get("v", 15, &info).ok());  // a reader at 15 may exist: kept
+  EXPECT_EQ(info.definition.vertices, (std::vector<VertexId>{1}));
+  ASSERT_TRUE(c.Commit(40, ViewCatalog::Op::kDrop, "w", nullptr, 25).ok());
+  EXPECT_TRUE(c.Get("v", 15, &info).IsNotFound());  // no reader below 25: pruned
+  ASSERT_TRUE(c.Get("v", 25, &info).ok());
+  EXPECT_EQ(info.definition.vertices, (std::vector<VertexId>{2}));
+  ASSERT_TRUE(c.Get("w", 35, &info).ok());  // dropped at 40, still visible at 35
+  ASSERT_TRUE(c.Commit(50, ViewCatalog::Op::kCreate, "x", &a, 45).ok());
+  EXPECT_TRUE(c.Get("w", 35, &info).IsNotFound());
+  EXPECT_EQ(c.List(kMaxTimestamp).size(), 2u);
 }
 
 TEST(Views, RecordRoundTrip) {
