@@ -820,6 +820,7 @@ TEST(ViewsCli, CreateListShowDropAndAnalyzeMatchAStoreOfTheViewOnly) {
   run({"view", "--db", s, "drop", "city"});
   l = run({"view", "--db", s, "list"});
   EXPECT_EQ(l.out, "closed\texclude 1 edges\n");
+  EXPECT_NE(run({"inspect", "--db", s}).out.find("views: VIEWS"), std::string::npos);
   run({"view", "--db", s, "create", "y"}, 2);  // nothing defines it
   run({"view", "--db", s, "create", "y", "--union", "a,b", "--vertices", d + "/v.txt"}, 2);
 }
