@@ -5,7 +5,8 @@
 //
 // Sources: db_impl.cc (write, seal, flush, compaction, close), db_open.cc (open and
 // recovery), db_verify.cc (Verify), db_stats.cc (GetStats), db_feed.cc (the change feed's
-// entry points and the records a commit produces; the feed itself is db/change_feed.*).
+// entry points and the records a commit produces; the feed itself is db/change_feed.*),
+// db_views.cc (views; the catalog is db/views.*).
 //
 // Concurrency:
 //   - Writers hold seal_mu_ shared while they apply to the active memgraph; sealing takes it
@@ -18,6 +19,10 @@
 // only those listed after it; none is ever taken while holding a later one):
 //   1. free_ids_mu_   free_ids_, holes_scanned_. NewVertex holds it across GetSnapshot and the
 //                     whole Write of the new vertex (so everything below nests under it).
+//   1a. view_mu_      one view definition change at a time (db_views.cc: check, commit
+//                     timestamp, VIEWS rewrite, install in views_). Never held with
+//                     free_ids_mu_. Under it: seal_mu_ shared, views_'s own mutex (a leaf,
+//                     also taken alone by readers resolving a view).
 //   2. seal_mu_       shared_mutex. Shared: a writer applying to memgraphs[0] (and appending to
 //                     wal_); Verify reading wal_. Exclusive: Seal, which replaces wal_,
 //                     active_replayed_ and memgraphs[0]. Under it: bg_mu_, version_mu_,
@@ -67,6 +72,7 @@
 #include "db/tier_reader.h"
 #include "db/version.h"
 #include "db/version_set.h"
+#include "db/views.h"
 #include "db/wal.h"
 #include "io/env.h"
 #include "mvcc/commit_clock.h"
@@ -131,6 +137,14 @@ class DBImpl final : public DB {
   Status FlushAll();
   // Waits until no sealed memgraph is left to flush; returns the background error.
   Status WaitForFlushes();
+
+  // Views (db_views.cc).
+  Status CreateView(const std::string& name, const ViewDefinition& def, bool replace) override;
+  Status DropView(const std::string& name) override;
+  Status ListViews(std::vector<ViewInfo>* views) override;
+  Status GetViewSnapshot(const std::string& name, std::unique_ptr<Snapshot>* out) override;
+  Status OpenView(const Snapshot& base, const std::string& name,
+                  std::unique_ptr<Snapshot>* out) override;
 
   // The current Version (tests and tools: its files and multi-level index).
   std::shared_ptr<const Version> CurrentVersion() const { return current(); }
@@ -242,6 +256,11 @@ class DBImpl final : public DB {
   std::unique_ptr<io::WritableFile> event_log_;
 
   std::shared_ptr<ChangeFeed> feed_;  // set by Init; shared with subscription handles (weakly)
+  // Views: view_mu_ serializes definition changes; views_ has its own leaf mutex.
+  Status CommitView(ViewCatalog::Op op, const std::string& name, const ViewDefinition* def,
+                    bool replace);
+  std::mutex view_mu_;
+  ViewCatalog views_;
 
   std::mutex free_ids_mu_;
   std::deque<VertexId> free_ids_;  // IDs of deleted vertices, reused by NewVertex

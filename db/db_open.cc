@@ -283,6 +283,12 @@ Status DBImpl::OpenDisk() {
   UpdateMemoryPlan();
   s = RecoverLogs(st);
   if (!s.ok()) return s;
+  // Views after the logs: the clock continues past every view change too (a definition
+  // committed after the last logged batch, or whose batches a WAL mode without sync lost).
+  Timestamp views_ts = 0;
+  s = views_.Load(env_.get(), path_, &views_ts);
+  if (!s.ok()) return s;
+  if (views_ts > core_->clock.read_ts()) core_->clock.ResetTo(views_ts);
   if (options_.read_only) return Status::OK();  // no log of its own, no background work
   if (options_.wal != WalMode::kOff) {
     s = NewLog(&wal_);

@@ -24,6 +24,11 @@ Status DBImpl::Verify(std::string* report) {
   install.unlock();
   note(s);
   if (s.ok() && tail.cut_bytes != 0) problems.push_back("manifest has a torn tail: " + tail.reason);
+  {
+    ViewCatalog views;  // VIEWS as it is on disk (replaced by rename, so read whole)
+    Timestamp views_ts;
+    note(views.Load(env_.get(), path_, &views_ts));
+  }
   // Every segment of the current version, every block — read afresh from its path (the file
   // there now, not the one opened earlier), and checked against the manifest on disk.
   for (int dir = 0; dir < 2; ++dir) {

@@ -59,6 +59,8 @@ bool ParseFileName(const std::string& name, FileType* type, uint64_t* number) {
     *type = FileType::kIdDictionary;
   } else if (name == kSubscriptionsFile) {
     *type = FileType::kSubscriptions;
+  } else if (name == kViewsFile) {
+    *type = FileType::kViews;
   } else if (name.size() > kManifestPrefix.size() && name.starts_with(kManifestPrefix)) {
     *type = FileType::kManifest;
     if (!ParseNumber(std::string_view(name).substr(kManifestPrefix.size()), &n)) n = 0;
@@ -89,6 +91,7 @@ FileWithoutCurrent ClassifyFileWithoutCurrent(const std::string& name) {
   switch (type) {
     case FileType::kWal:
     case FileType::kSegment:
+    case FileType::kViews:
       return FileWithoutCurrent::kStoreData;
     case FileType::kManifest:
     case FileType::kTemp:

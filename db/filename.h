@@ -11,6 +11,8 @@
 //   IDMODE, IDDICT   the CLI's ID mode and ID dictionary (graphio/id_dictionary.h)
 //   SUBSCRIPTIONS    the change feed's durable subscription positions (db/change_feed.h);
 //                    replaced through SUBSCRIPTIONS.tmp
+//   VIEWS            the view definitions and their history (db/views.h); replaced through
+//                    VIEWS.tmp
 //
 // <n> is a file number of at least six digits; logs, segments and manifests share one counter
 // (StoreState::next_file_number).
@@ -30,6 +32,7 @@ inline constexpr char kOldEventLogFile[] = "LOG.old";
 inline constexpr char kIdModeFile[] = "IDMODE";
 inline constexpr char kIdDictionaryFile[] = "IDDICT";
 inline constexpr char kSubscriptionsFile[] = "SUBSCRIPTIONS";
+inline constexpr char kViewsFile[] = "VIEWS";
 inline constexpr char kTempSuffix[] = ".tmp";
 
 enum class FileType {
@@ -44,6 +47,7 @@ enum class FileType {
   kIdMode,
   kIdDictionary,
   kSubscriptions,
+  kViews,
 };
 
 // "MANIFEST-<n>", "<n>.wal" (six digits at least).
@@ -74,6 +78,7 @@ inline std::string IdDictionaryFilePath(const std::string& dir) {
 inline std::string SubscriptionsFilePath(const std::string& dir) {
   return dir + "/" + kSubscriptionsFile;
 }
+inline std::string ViewsFilePath(const std::string& dir) { return dir + "/" + kViewsFile; }
 // The temporary a file at `path` is written under before it is renamed into place.
 inline std::string TempFilePath(const std::string& path) { return path + kTempSuffix; }
 
@@ -92,7 +97,7 @@ enum class FileWithoutCurrent {
   // partial) MANIFEST-<n>, temporary files (*.tmp: CURRENT.tmp, ...), LOCK, LOG, LOG.old.
   // Creating again removes the manifests and temporaries (RemovedOnCreate) and reuses the rest.
   kCreationLeftover,
-  // <n>.wal, <n>.seg: written only after CURRENT, so the store lost its CURRENT; creating a new
+  // <n>.wal, <n>.seg, VIEWS: written only after CURRENT, so the store lost its CURRENT; creating a new
   // store over them would drop or misread them, and is refused (Corruption naming the file).
   kStoreData,
   // Anything else: not the engine's (the engine leaves it alone; strata ingest refuses it).

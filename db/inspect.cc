@@ -51,6 +51,10 @@ StoreFiles ListStoreFiles(const std::string& dir, const std::string& manifest_pa
       out.has_id_dictionary = true;
       out.id_dictionary_bytes = size;
     }
+    if (type == FileType::kViews) {
+      out.has_views = true;
+      out.views_bytes = size;
+    }
   }
   ::closedir(d);
   std::sort(out.wals.begin(), out.wals.end());

@@ -26,6 +26,8 @@ struct StoreFiles {
   std::vector<std::pair<std::string, uint64_t>> wals;  // <n>.wal, with sizes, sorted by name
   bool has_id_dictionary = false;
   uint64_t id_dictionary_bytes = 0;
+  bool has_views = false;  // VIEWS (db/views.h)
+  uint64_t views_bytes = 0;
 };
 // Regular files only; a directory that cannot be read lists nothing.
 StoreFiles ListStoreFiles(const std::string& dir, const std::string& manifest_path);

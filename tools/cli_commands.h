@@ -28,6 +28,8 @@ void RegisterExport(CLI::App* app, CommandList* commands);
 void RegisterAdmin(CLI::App* app, CommandList* commands);
 // watch: the change feed of a store another process writes.
 void RegisterWatch(CLI::App* app, CommandList* commands);
+// view create, drop, list, show.
+void RegisterView(CLI::App* app, CommandList* commands);
 
 // Validators for numeric options, with messages that name the accepted range: the whole value
 // must be a decimal number in [min, max] ("--batch: expected an integer from 1 to

@@ -220,6 +220,9 @@ int InspectStore(const InspectArgs& a) {
     if (has_dict) {
       j.Open("dictionary", '{').Str("file", kIdDictionaryFile).Num("bytes", dict_bytes).Close('}');
     }
+    if (files.has_views) {
+      j.Open("views", '{').Str("file", kViewsFile).Num("bytes", files.views_bytes).Close('}');
+    }
     j.Open("vertex_index", '{')
         .Bool("ok", vix_status.ok())
         .Num("vertices", vix.vertices)
@@ -274,6 +277,10 @@ int InspectStore(const InspectArgs& a) {
   if (has_dict) {
     std::printf("ID dictionary: %s (%s)\n", kIdDictionaryFile,
                 graphio::FormatSize(dict_bytes).c_str());
+  }
+  if (files.has_views) {
+    std::printf("views: %s (%s; strata view --db DIR list)\n", kViewsFile,
+                graphio::FormatSize(files.views_bytes).c_str());
   }
   if (!vix_status.ok()) {
     std::printf("vertex index: unavailable (%s)\n", vix_status.ToString().c_str());

@@ -33,6 +33,7 @@ int Main(int argc, char** argv) {
   RegisterExport(&app, &commands);
   RegisterAdmin(&app, &commands);
   RegisterWatch(&app, &commands);
+  RegisterView(&app, &commands);
 
   // A first word that names no command: say so (CLI11 would only say one is required).
   if (argc >= 2 && argv[1][0] != '-') {

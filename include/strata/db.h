@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "strata/change_feed.h"
 #include "strata/options.h"
 #include "strata/snapshot.h"
 #include "strata/status.h"
+#include "strata/view.h"
 #include "strata/write_batch.h"
 
 namespace strata {
@@ -154,6 +156,35 @@ class DB {
   virtual Status GetPosition(const std::string& name, Timestamp* ts) = 0;
   // Forgets a durable subscription (Busy while it is subscribed): its logs are released.
   virtual Status DropSubscription(const std::string& name) = 0;
+  // --- Views (include/strata/view.h, docs/views.md). A view definition change is a commit:
+  // it takes a timestamp from the same clock as the batches, so a snapshot sees the views as
+  // they were at its timestamp. Persistent stores keep the definitions in <store>/VIEWS
+  // (fsynced before the call returns, whatever the WAL mode); in-memory stores keep them in
+  // memory. Read-only stores read them; changing them there is NotSupported.
+
+  // Creates view `name` (1-128 characters of [A-Za-z0-9_.-]). InvalidArgument when it exists
+  // (unless `replace`: the new definition takes effect from now on), when the definition is
+  // malformed (vertex IDs at or above Options::max_vertex_id, min > max, a set operation with
+  // fewer than two operands) or would make a view use itself; NotFound for an operand that is
+  // not a view now.
+  virtual Status CreateView(const std::string& name, const ViewDefinition& def,
+                            bool replace = false) = 0;
+  // Drops view `name` from now on (snapshots taken before still see it). NotFound when there
+  // is none; InvalidArgument while another view names it as an operand.
+  virtual Status DropView(const std::string& name) = 0;
+  // The views at the newest timestamp, ascending by name.
+  virtual Status ListViews(std::vector<ViewInfo>* views) = 0;
+  // A snapshot of view `name`'s subgraph (see include/strata/view.h) as of now: a new
+  // snapshot of the store, filtered; it owns the snapshot. NotFound when there is no such view.
+  virtual Status GetViewSnapshot(const std::string& name, std::unique_ptr<Snapshot>* out) = 0;
+  // Same, over `base` (a snapshot of this store, which must outlive *out), with the view as
+  // of base.timestamp(): the view at the snapshot's time, or NotFound if it did not exist then.
+  virtual Status OpenView(const Snapshot& base, const std::string& name,
+                          std::unique_ptr<Snapshot>* out) = 0;
+  // An unnamed filter view over `base` (which must outlive *out): a kFilter definition (set
+  // operations need named views), nothing stored.
+  static Status OpenAdHocView(const Snapshot& base, const ViewDefinition& def,
+                              std::unique_ptr<Snapshot>* out);
 };
 
 }  // namespace strata

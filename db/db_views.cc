@@ -1,0 +1,74 @@
+// DBImpl's views: definition changes as commits, and view snapshots (see db/views.h and
+// db/view_snapshot.h).
+#include "db/db_impl.h"
+#include "db/view_snapshot.h"
+
+namespace strata {
+
+Status DBImpl::CommitView(ViewCatalog::Op op, const std::string& name, const ViewDefinition* def,
+                          bool replace) {
+  if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
+  if (options_.read_only) return Status::NotSupported("store '" + path_ + "' is open read-only");
+  std::lock_guard<std::mutex> g(view_mu_);
+  Status s = views_.Check(op, name, def, replace, options_.max_vertex_id);
+  if (!s.ok()) return s;
+  // A commit without graph changes: its timestamp orders it with the batches. seal_mu_ shared
+  // keeps Seal's "no commit in flight" (t_r == t_w) true, as for a writer.
+  std::shared_lock<std::shared_mutex> sl(seal_mu_, std::defer_lock);
+  if (!options_.in_memory) sl.lock();
+  // Read before the commit timestamp is taken: no reader, now or later, is older.
+  const Timestamp min_active = core_->tracer.MinActive(core_->clock);
+  const Timestamp ts = core_->clock.NextCommit();
+  // The entry becomes visible to snapshots at ts or later only; none exists before Publish.
+  s = views_.Commit(ts, op, name, def, min_active);
+  core_->clock.Publish(ts);  // taken, so published even when the commit failed (an empty one)
+  return s;
+}
+
+Status DBImpl::CreateView(const std::string& name, const ViewDefinition& def, bool replace) {
+  return CommitView(ViewCatalog::Op::kCreate, name, &def, replace);
+}
+
+Status DBImpl::DropView(const std::string& name) {
+  return CommitView(ViewCatalog::Op::kDrop, name, nullptr, false);
+}
+
+Status DBImpl::ListViews(std::vector<ViewInfo>* views) {
+  if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
+  *views = views_.List(core_->clock.read_ts());
+  return Status::OK();
+}
+
+Status DBImpl::GetViewSnapshot(const std::string& name, std::unique_ptr<Snapshot>* out) {
+  out->reset();
+  if (closed_.load(std::memory_order_acquire)) return Status::InvalidArgument("store is closed");
+  std::unique_ptr<Snapshot> base = GetSnapshot();
+  std::shared_ptr<const CompiledView> cv;
+  Status s = views_.Compile(name, *base, &cv);
+  if (!s.ok()) return s;
+  const Snapshot* b = base.get();
+  *out = std::make_unique<ViewSnapshot>(b, std::move(base), std::move(cv));
+  return Status::OK();
+}
+
+Status DBImpl::OpenView(const Snapshot& base, const std::string& name,
+                        std::unique_ptr<Snapshot>* out) {
+  out->reset();
+  std::shared_ptr<const CompiledView> cv;
+  Status s = views_.Compile(name, base, &cv);
+  if (!s.ok()) return s;
+  *out = std::make_unique<ViewSnapshot>(&base, nullptr, std::move(cv));
+  return Status::OK();
+}
+
+Status DB::OpenAdHocView(const Snapshot& base, const ViewDefinition& def,
+                         std::unique_ptr<Snapshot>* out) {
+  out->reset();
+  std::shared_ptr<const CompiledView> cv;
+  Status s = ViewCatalog::CompileFilter(def, base, &cv);
+  if (!s.ok()) return s;
+  *out = std::make_unique<ViewSnapshot>(&base, nullptr, std::move(cv));
+  return Status::OK();
+}
+
+}  // namespace strata

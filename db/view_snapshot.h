@@ -1,0 +1,83 @@
+// ViewSnapshot: a Snapshot of a view's subgraph (include/strata/view.h), answered by filtering
+// another Snapshot of the same store — nothing is copied.
+//
+// Contract: every call answers exactly as a snapshot of a store holding only the view's
+// vertices and edges would, except
+//  - VertexIdBound() is the base's (result arrays keep the base's IDs), and
+//  - degree bounds (ScanDegreeBounds, ScanVertexDegreeBounds) are the base's bounds for the
+//    view's vertices: still upper bounds, no longer exact for single-run vertices.
+// Costs: a neighbor costs one bit test (its membership in V) plus, when the view has an edge
+// predicate, the predicate; a list's own vertex is tested once. Lists of vertices outside V
+// are not read (range passes hand the base the membership bitmap as their `want` set).
+// Degree(u) counts u's filtered list (O(degree), where the base's may be O(1)); NumVertices()
+// and NumEdges() scan the view once, on first use, and cache the count.
+//
+// Chunks whose neighbors all pass are handed through untouched; others are compacted into a
+// per-thread buffer (a stack of them, so a callback may call the snapshot again).
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "db/views.h"
+#include "strata/snapshot.h"
+
+namespace strata {
+
+class ViewSnapshot final : public Snapshot {
+ public:
+  // Reads `base`, which must outlive this object; `owned`, when not null, is `base` and is
+  // destroyed with it.
+  ViewSnapshot(const Snapshot* base, std::unique_ptr<Snapshot> owned,
+               std::shared_ptr<const CompiledView> view);
+
+  Timestamp timestamp() const override { return base_->timestamp(); }
+  GraphKind kind() const override { return base_->kind(); }
+  bool weighted() const override { return base_->weighted(); }
+  bool HasVertex(VertexId v) const override { return view_->Contains(v) && base_->HasVertex(v); }
+  VertexId VertexIdBound() const override { return base_->VertexIdBound(); }
+  uint64_t NumVertices() const override;
+  Status ScanVertices(VertexId begin, VertexId end, FunctionRef<bool(VertexId)> fn) const override;
+  Status GetEdge(VertexId u, VertexId v, double* weight) const override;
+  uint64_t NumEdges() const override;
+  uint64_t Degree(VertexId u, Direction d) const override;
+  Status ScanNeighbors(VertexId u, Direction d,
+                       FunctionRef<bool(const NeighborChunk&)> fn) const override;
+  Status ScanEdges(VertexId begin, VertexId end, Direction d,
+                   FunctionRef<bool(VertexId, const NeighborChunk&)> fn) const override;
+  Status ScanAdjacency(VertexId begin, VertexId end, Direction d, bool weights,
+                       FunctionRef<bool(VertexId)> want,
+                       FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const override;
+  Status ScanAdjacency(VertexId begin, VertexId end, Direction d, const AdjacencyScan& scan,
+                       FunctionRef<ScanStep(VertexId, const NeighborChunk&)> fn) const override;
+  Status ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
+                          FunctionRef<bool(VertexId, uint64_t)> fn) const override;
+  Status ScanVertexDegreeBounds(VertexId begin, VertexId end, Direction d,
+                                FunctionRef<bool(VertexId, uint64_t)> fn) const override;
+  using Snapshot::ScanNeighborsBatch;
+  Status ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d, bool weights,
+                            FunctionRef<bool(size_t, const NeighborChunk&)> fn) const override;
+  Status status() const override;
+
+  const CompiledView& view() const { return *view_; }
+
+ private:
+  struct Buf;
+  // The part of chunk c (of u's list in direction d) in the view; weights kept when `weights`.
+  NeighborChunk Filter(VertexId u, Direction d, const NeighborChunk& c, bool weights,
+                       Buf* buf) const;
+  // Whether the base must be asked for weights to answer a call that wants `weights`.
+  bool BaseWeights(bool weights) const { return weights || view_->needs_weights(); }
+  void RecordError(const Status& s) const;
+
+  const Snapshot* base_;
+  std::unique_ptr<Snapshot> owned_;
+  std::shared_ptr<const CompiledView> view_;
+  mutable std::once_flag vertices_once_, edges_once_;
+  mutable uint64_t num_vertices_ = 0;
+  mutable uint64_t num_edges_ = 0;
+  mutable std::mutex err_mu_;
+  mutable Status err_;
+};
+
+}  // namespace strata

@@ -1,0 +1,143 @@
+// The view catalog: every view definition of a store with its history, the VIEWS file that
+// persists it, and the compilation of a definition into the filter a ViewSnapshot applies
+// (docs/views.md; the file's layout is in docs/file-format.md).
+//
+// History: name -> the definitions it had, oldest first, each with the commit timestamp it
+// took effect at (a drop is an entry too). A snapshot at ts sees, for each name, the newest
+// entry with entry.ts <= ts. Entries are appended by one committer at a time (the caller
+// serializes commits: DBImpl's view_mu_), in increasing timestamp order.
+//
+// Invariant kept by Check (run against the newest state before every commit): every state of
+// the history is closed — each operand of a live set operation names a live view, and the
+// operand graph has no cycle. So resolving any view at any timestamp succeeds.
+//
+// VIEWS is rewritten whole (VIEWS.tmp, fsync, rename, directory fsync) on each commit: a crash
+// leaves the old file or the new one, never a torn one, so any damage is Corruption naming the
+// file and the offset. It holds the history as pruned at the last commit (see Commit); loading
+// keeps only each name's newest entry (no snapshot taken before an open can exist after it)
+// and drops names whose newest entry is a drop.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/env.h"
+#include "strata/snapshot.h"
+#include "strata/status.h"
+#include "strata/view.h"
+
+namespace strata {
+
+// A definition resolved at one timestamp for one snapshot: the vertex set V as a bitmap over
+// [0, bound) and, when E is not simply the subgraph induced by V, an edge predicate.
+class CompiledView {
+ public:
+  // Edge predicate node (a small expression tree; only views that need one evaluate it).
+  struct Expr {
+    enum class Op : uint8_t { kAnd, kOr, kNot, kInside, kWeightRange, kInSet, kNotInSet };
+    Op op;
+    std::vector<std::unique_ptr<Expr>> kids;       // kAnd, kOr, kNot
+    std::shared_ptr<const std::vector<uint64_t>> inside;  // kInside: both endpoints in this set
+    double lo = 0, hi = 0;                         // kWeightRange
+    std::shared_ptr<const std::vector<std::pair<VertexId, VertexId>>> set;  // sorted, normalized
+  };
+
+  VertexId bound() const { return bound_; }
+  const uint64_t* words() const { return bits_->data(); }
+  size_t num_words() const { return bits_->size(); }
+  bool undirected() const { return undirected_; }
+  // u in V (u < bound; IDs at or above it are never in V).
+  bool Contains(VertexId u) const {
+    return u < bound_ && (((*bits_)[u >> 6] >> (u & 63)) & 1) != 0;
+  }
+  // Whether the view has an edge predicate (else E is induced by V).
+  bool has_predicate() const { return pred_ != nullptr; }
+  // Whether the predicate reads weights.
+  bool needs_weights() const { return needs_weights_; }
+  // The predicate on logical edge (u -> v) of weight w; u and v already known to be in V.
+  bool Pass(VertexId u, VertexId v, double w) const { return Eval(*pred_, u, v, w); }
+  // Whether the predicate is a weight range alone, [weight_lo(), weight_hi()] (the filter's
+  // inline fast path).
+  bool weight_range_only() const {
+    return pred_ != nullptr && pred_->op == Expr::Op::kWeightRange;
+  }
+  double weight_lo() const { return pred_->lo; }
+  double weight_hi() const { return pred_->hi; }
+
+ private:
+  friend class ViewCatalog;
+  bool Eval(const Expr& e, VertexId u, VertexId v, double w) const;
+  VertexId bound_ = 0;
+  bool undirected_ = false;
+  std::shared_ptr<const std::vector<uint64_t>> bits_;
+  std::unique_ptr<Expr> pred_;
+  bool needs_weights_ = false;
+};
+
+class ViewCatalog {
+ public:
+  enum class Op : uint8_t { kCreate = 1, kDrop = 2 };
+
+  // Loads `dir`/VIEWS if it exists (nothing otherwise). *max_ts: the newest timestamp it
+  // records (0 when none); the store's clock must not start below it. Corruption naming the
+  // file and offset when the file is damaged.
+  Status Load(io::Env* env, const std::string& dir, Timestamp* max_ts);
+  // In-memory stores: nothing is read or written.
+  void SetInMemory() { env_ = nullptr; }
+
+  // Whether op `op` on `name` with `def` (kCreate) may commit now: valid name and definition,
+  // the name free (or `replace`), every operand live, no cycle; for kDrop, the view exists and
+  // no live set operation names it. `vertex_limit`: IDs must be below it.
+  Status Check(Op op, const std::string& name, const ViewDefinition* def, bool replace,
+               VertexId vertex_limit) const;
+  // Appends the entry at `ts` (greater than every entry's) and, for a persistent catalog,
+  // rewrites VIEWS before the entry becomes visible to Resolve and List. First drops the
+  // entries no reader can select any more: `min_active` is at most every registered reader's
+  // timestamp and every later reader's (ReaderTracer::MinActive), so per name the newest
+  // entry at or before it and everything after are kept (a name whose kept entry is a drop
+  // goes). History, in memory and in VIEWS, is bounded by the live snapshots' span.
+  Status Commit(Timestamp ts, Op op, const std::string& name, const ViewDefinition* def,
+                Timestamp min_active);
+
+  // The view `name` as of `ts`: NotFound "no view 'name'" when it does not exist then.
+  Status Get(const std::string& name, Timestamp ts, ViewInfo* info) const;
+  std::vector<ViewInfo> List(Timestamp ts) const;
+  // Compiles `name` as of base.timestamp() for `base` (resolving operands at that timestamp).
+  Status Compile(const std::string& name, const Snapshot& base,
+                 std::shared_ptr<const CompiledView>* out) const;
+  // Compiles a filter definition with no operands (set operations need names): for ad-hoc
+  // views.
+  static Status CompileFilter(const ViewDefinition& def, const Snapshot& base,
+                              std::shared_ptr<const CompiledView>* out);
+
+  // Record encoding (exposed for tests).
+  static void EncodeRecord(Timestamp ts, Op op, const std::string& name,
+                           const ViewDefinition* def, std::string* out);
+  static Status DecodeRecord(std::string_view in, Timestamp* ts, Op* op, std::string* name,
+                             ViewDefinition* def);
+
+ private:
+  struct Entry {
+    Timestamp ts = 0;
+    bool dropped = false;
+    ViewDefinition def;
+  };
+  // The entry of `name` in effect at ts, or null. Needs mu_.
+  const Entry* Find(const std::string& name, Timestamp ts) const;
+  Status WriteFile();  // needs mu_
+  struct Node;
+  Status CompileNode(const ViewDefinition& def, Timestamp ts, const Snapshot& base, int depth,
+                     Node* out) const;  // needs mu_ (for operands)
+
+  io::Env* env_ = nullptr;
+  std::string dir_;
+  mutable std::mutex mu_;  // history_; a leaf
+  std::map<std::string, std::vector<Entry>> history_;
+};
+
+}  // namespace strata

@@ -1,0 +1,67 @@
+// The road-closure case study (docs/views.md): a grid road network in a store, an "incident"
+// view that closes road segments, and a monitor that reports which monitored routes change as
+// closures stream in. Uses the public API only (include/strata/).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strata/db.h"
+
+namespace strata::examples {
+
+using Segment = std::pair<VertexId, VertexId>;  // a road segment (undirected), u < v
+
+// A rows x cols grid of intersections, vertex r * cols + c, each linked to its right and lower
+// neighbor by a segment with a travel time in [1, 10) drawn from `seed`; about one segment in
+// eight is an express road (time / 4). `db` must be a weighted undirected store. *segments
+// gets every segment written.
+Status BuildGridRoads(DB* db, uint32_t rows, uint32_t cols, uint64_t seed,
+                      std::vector<Segment>* segments);
+
+struct Route {
+  VertexId from = 0;
+  VertexId to = 0;
+};
+
+struct RouteChange {
+  size_t route = 0;  // index into the monitor's routes
+  double before = 0;  // shortest travel time (infinity: unreachable)
+  double after = 0;
+};
+
+// Keeps the shortest travel time of each monitored route on view `view` of `db` (an exclude
+// list of closed segments) and reports the routes whose time changes.
+//
+// The handler is Reevaluate: run after every change of the view. Today CloseSegments calls it
+// after committing the closures; once the store's change feed can deliver view changes, the
+// feed's handler should call Reevaluate instead (see the WIRING note in road_network.cc).
+class RouteMonitor {
+ public:
+  RouteMonitor(DB* db, std::string view, std::vector<Route> routes)
+      : db_(db), view_(std::move(view)), routes_(std::move(routes)) {}
+
+  // Creates the view (no segment closed) and computes every route's time.
+  Status Start();
+  // Closes `segments` in one view change (the view is redefined with every closure so far)
+  // and reports the routes whose time changed, in route order.
+  Status CloseSegments(const std::vector<Segment>& segments, std::vector<RouteChange>* changes);
+  // The handler: recomputes every route on the view as of now (one SSSP per distinct source)
+  // and reports the changes since the last evaluation.
+  Status Reevaluate(std::vector<RouteChange>* changes);
+
+  const std::vector<Route>& routes() const { return routes_; }
+  const std::vector<double>& times() const { return times_; }
+  const std::vector<Segment>& closed() const { return closed_; }
+
+ private:
+  DB* db_;
+  std::string view_;
+  std::vector<Route> routes_;
+  std::vector<double> times_;
+  std::vector<Segment> closed_;
+};
+
+}  // namespace strata::examples
