@@ -11,6 +11,7 @@
 
 #include "db/filename.h"
 #include "db/manifest.h"
+#include "db/views.h"
 #include "segment/segment_format.h"
 #include "strata/status.h"
 
@@ -57,5 +58,11 @@ struct SegmentInspection {
 };
 // Opens `path` and verifies it; the status is the open's (a failed verify is in out->verify).
 Status InspectSegmentFile(const std::string& path, SegmentInspection* out);
+
+// View `name` as currently defined in <dir>/VIEWS, compiled for a store of `shape`: for
+// filtering the log records of a store another process writes (strata watch --view). NotFound
+// when there is no such view; Corruption naming the file and offset when VIEWS is damaged.
+Status CompileStoredView(const std::string& dir, const std::string& name, const ViewShape& shape,
+                         std::shared_ptr<const CompiledView>* out);
 
 }  // namespace strata

@@ -434,7 +434,7 @@ bool CompiledView::Eval(const Expr& e, VertexId u, VertexId v, double w) const {
       return in(u) && in(v);
     }
     case Op::kWeightRange:
-      return w >= e.lo && w <= e.hi;
+      return std::isnan(w) || (w >= e.lo && w <= e.hi);
     case Op::kInSet:
     case Op::kNotInSet: {
       const bool found = std::binary_search(e.set->begin(), e.set->end(),
@@ -479,11 +479,11 @@ std::unique_ptr<Expr> Member(std::shared_ptr<const std::vector<uint64_t>> bits,
   return And(std::move(in), std::move(pred));
 }
 
-Status CompileFilterNode(const ViewDefinition& def, const Snapshot& base, size_t words,
+Status CompileFilterNode(const ViewDefinition& def, const ViewShape& shape, size_t words,
                          std::shared_ptr<std::vector<uint64_t>>* bits,
                          std::unique_ptr<Expr>* pred, bool* weights) {
-  const VertexId bound = base.VertexIdBound();
-  const bool undirected = base.kind() == GraphKind::kUndirected;
+  const VertexId bound = shape.bound;
+  const bool undirected = shape.kind == GraphKind::kUndirected;
   auto b = std::make_shared<std::vector<uint64_t>>(words, 0);
   auto set_bit = [&](VertexId v) {
     if (v < bound) (*b)[v >> 6] |= uint64_t{1} << (v & 63);
@@ -528,22 +528,24 @@ Status CompileFilterNode(const ViewDefinition& def, const Snapshot& base, size_t
   return Status::OK();
 }
 
-size_t WordsFor(const Snapshot& base) { return static_cast<size_t>(base.VertexIdBound() / 64 + 1); }
+size_t WordsFor(const ViewShape& shape) { return static_cast<size_t>(shape.bound / 64 + 1); }
+
+ViewShape ShapeOf(const Snapshot& base) { return ViewShape{base.VertexIdBound(), base.kind()}; }
 
 }  // namespace
 
-Status ViewCatalog::CompileNode(const ViewDefinition& def, Timestamp ts, const Snapshot& base,
+Status ViewCatalog::CompileNode(const ViewDefinition& def, Timestamp ts, const ViewShape& shape,
                                 int depth, Node* out) const {
   if (depth > kMaxDepth) return Status::Corruption("views nested too deep (a cycle?)");
-  const size_t words = WordsFor(base);
+  const size_t words = WordsFor(shape);
   if (def.kind == ViewDefinition::Kind::kFilter) {
-    return CompileFilterNode(def, base, words, &out->bits, &out->pred, &out->weights);
+    return CompileFilterNode(def, shape, words, &out->bits, &out->pred, &out->weights);
   }
   std::vector<Node> ops(def.operands.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const Entry* e = Find(def.operands[i], ts);
     if (e == nullptr) return Status::NotFound("no view '" + def.operands[i] + "'");
-    Status s = CompileNode(e->def, ts, base, depth + 1, &ops[i]);
+    Status s = CompileNode(e->def, ts, shape, depth + 1, &ops[i]);
     if (!s.ok()) return s;
     out->weights |= ops[i].weights;
   }
@@ -594,15 +596,20 @@ Status ViewCatalog::CompileNode(const ViewDefinition& def, Timestamp ts, const S
 
 Status ViewCatalog::Compile(const std::string& name, const Snapshot& base,
                             std::shared_ptr<const CompiledView>* out) const {
+  return CompileAt(name, base.timestamp(), ShapeOf(base), out);
+}
+
+Status ViewCatalog::CompileAt(const std::string& name, Timestamp ts, const ViewShape& shape,
+                              std::shared_ptr<const CompiledView>* out) const {
   std::lock_guard<std::mutex> g(mu_);
-  const Entry* e = Find(name, base.timestamp());
+  const Entry* e = Find(name, ts);
   if (e == nullptr) return Status::NotFound("no view '" + name + "'");
   Node n;
-  Status s = CompileNode(e->def, base.timestamp(), base, 0, &n);
+  Status s = CompileNode(e->def, ts, shape, 0, &n);
   if (!s.ok()) return s;
   auto cv = std::make_shared<CompiledView>();
-  cv->bound_ = base.VertexIdBound();
-  cv->undirected_ = base.kind() == GraphKind::kUndirected;
+  cv->bound_ = shape.bound;
+  cv->undirected_ = shape.kind == GraphKind::kUndirected;
   cv->bits_ = std::move(n.bits);
   cv->pred_ = std::move(n.pred);
   cv->needs_weights_ = cv->pred_ != nullptr && n.weights;
@@ -618,11 +625,12 @@ Status ViewCatalog::CompileFilter(const ViewDefinition& def, const Snapshot& bas
   std::shared_ptr<std::vector<uint64_t>> bits;
   std::unique_ptr<Expr> pred;
   bool weights = false;
-  Status s = CompileFilterNode(def, base, WordsFor(base), &bits, &pred, &weights);
+  const ViewShape shape = ShapeOf(base);
+  Status s = CompileFilterNode(def, shape, WordsFor(shape), &bits, &pred, &weights);
   if (!s.ok()) return s;
   auto cv = std::make_shared<CompiledView>();
-  cv->bound_ = base.VertexIdBound();
-  cv->undirected_ = base.kind() == GraphKind::kUndirected;
+  cv->bound_ = shape.bound;
+  cv->undirected_ = shape.kind == GraphKind::kUndirected;
   cv->bits_ = std::move(bits);
   cv->pred_ = std::move(pred);
   cv->needs_weights_ = cv->pred_ != nullptr && weights;

@@ -60,6 +60,8 @@ class CompiledView {
   // Whether the predicate reads weights.
   bool needs_weights() const { return needs_weights_; }
   // The predicate on logical edge (u -> v) of weight w; u and v already known to be in V.
+  // Stored weights are finite; a NaN w means the weight is unknown (an edge delete read from
+  // a log) and passes every weight range.
   bool Pass(VertexId u, VertexId v, double w) const { return Eval(*pred_, u, v, w); }
   // Whether the predicate is a weight range alone, [weight_lo(), weight_hi()] (the filter's
   // inline fast path).
@@ -77,6 +79,13 @@ class CompiledView {
   std::shared_ptr<const std::vector<uint64_t>> bits_;
   std::unique_ptr<Expr> pred_;
   bool needs_weights_ = false;
+};
+
+// What compiling a view needs of the store besides the definitions: the vertex ID bound (the
+// bitmap covers [0, bound)) and whether edges are undirected.
+struct ViewShape {
+  VertexId bound = 0;
+  GraphKind kind = GraphKind::kDirected;
 };
 
 class ViewCatalog {
@@ -110,6 +119,10 @@ class ViewCatalog {
   // Compiles `name` as of base.timestamp() for `base` (resolving operands at that timestamp).
   Status Compile(const std::string& name, const Snapshot& base,
                  std::shared_ptr<const CompiledView>* out) const;
+  // Same, as of `ts`, for a store of that shape (no snapshot: strata watch filters another
+  // process's log records).
+  Status CompileAt(const std::string& name, Timestamp ts, const ViewShape& shape,
+                   std::shared_ptr<const CompiledView>* out) const;
   // Compiles a filter definition with no operands (set operations need names): for ad-hoc
   // views.
   static Status CompileFilter(const ViewDefinition& def, const Snapshot& base,
@@ -131,7 +144,7 @@ class ViewCatalog {
   const Entry* Find(const std::string& name, Timestamp ts) const;
   Status WriteFile();  // needs mu_
   struct Node;
-  Status CompileNode(const ViewDefinition& def, Timestamp ts, const Snapshot& base, int depth,
+  Status CompileNode(const ViewDefinition& def, Timestamp ts, const ViewShape& shape, int depth,
                      Node* out) const;  // needs mu_ (for operands)
 
   io::Env* env_ = nullptr;

@@ -8,7 +8,10 @@
 #include <string>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include "db/change_feed.h"
+#include "db/inspect.h"
 #include "db/log_tailer.h"
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
@@ -40,10 +43,75 @@ void PrintRecord(const ChangeRecord& r) {
   std::fputs(buf, stdout);
 }
 
-int RunWatch(const WatchArgs& a) {
-  if (!a.view.empty()) {
-    return Fail(kExitUsage, "--view: views are not available in this build");
+// --view: keeps the view's current definition (re-read when VIEWS changes) compiled for
+// the vertex IDs seen so far, and says whether a change belongs to the view. An edge change
+// belongs when both endpoints are in the view's vertex set and the edge passes its predicate;
+// a delete carries no weight, so a weight range passes it (the deleted edge may have been in
+// the view); a vertex change belongs when the vertex is in the set.
+class WatchViewFilter {
+ public:
+  WatchViewFilter(std::string dir, std::string name) : dir_(std::move(dir)), name_(std::move(name)) {}
+
+  Status Init() {
+    StoreState state;
+    RecordLogTail tail;
+    std::string manifest;
+    Status s = ReadManifest(dir_, &state, &tail, &manifest);
+    if (!s.ok()) return s;
+    shape_.kind = state.kind;
+    shape_.bound = std::max<VertexId>(state.next_vertex_id, 1024);
+    return Compile();
   }
+
+  // Re-reads VIEWS when it changed since the last look.
+  Status Refresh() {
+    if (Stamp() == stamp_) return Status::OK();
+    return Compile();
+  }
+
+  Status Keep(const ChangeRecord& r, bool* keep) {
+    const VertexId top = std::max(r.u, r.v);
+    if (top >= shape_.bound) {
+      shape_.bound = std::max(top + 1, shape_.bound * 2);
+      Status s = Compile();
+      if (!s.ok()) return s;
+    }
+    if (r.kind == ChangeKind::kAddVertex || r.kind == ChangeKind::kDeleteVertex) {
+      *keep = view_->Contains(r.u);
+      return Status::OK();
+    }
+    *keep = view_->Contains(r.u) && view_->Contains(r.v);
+    if (*keep && view_->has_predicate()) {
+      const bool has_weight = r.kind != ChangeKind::kDeleteEdgeOp;
+      *keep = view_->Pass(r.u, r.v, has_weight ? r.new_weight : std::nan(""));
+    }
+    return Status::OK();
+  }
+
+ private:
+  std::pair<int64_t, int64_t> Stamp() const {
+    struct stat st;
+    if (::stat(ViewsFilePath(dir_).c_str(), &st) != 0) return {0, 0};
+    return {static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+            static_cast<int64_t>(st.st_ino) ^ st.st_size};
+  }
+  Status Compile() {
+    stamp_ = Stamp();
+    std::shared_ptr<const CompiledView> v;
+    Status s = CompileStoredView(dir_, name_, shape_, &v);
+    if (!s.ok()) return s;
+    view_ = std::move(v);
+    return Status::OK();
+  }
+
+  const std::string dir_;
+  const std::string name_;
+  ViewShape shape_;
+  std::pair<int64_t, int64_t> stamp_{0, 0};
+  std::shared_ptr<const CompiledView> view_;
+};
+
+int RunWatch(const WatchArgs& a) {
   std::unique_ptr<LogTailer> tailer;
   auto start = std::chrono::steady_clock::now();
   auto last_change = start;
@@ -57,20 +125,34 @@ int RunWatch(const WatchArgs& a) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(a.poll_ms));
   }
+  std::unique_ptr<WatchViewFilter> filter;
+  if (!a.view.empty()) {
+    filter = std::make_unique<WatchViewFilter>(a.db, a.view);
+    Status s = filter->Init();
+    if (!s.ok()) return FailStatus(s, "watch --view " + a.view);
+  }
   uint64_t printed = 0;
   std::vector<ChangeRecord> recs;
   for (;;) {
     bool any = false;
+    Status fs;
+    if (filter) fs = filter->Refresh();
     Status s = tailer->Poll([&](Timestamp ts, const WriteBatch& b) {
       recs.clear();
       ReplayRecords(ts, b, &recs);
       for (const ChangeRecord& r : recs) {
         if (a.count != 0 && printed == a.count) return;
+        if (filter && fs.ok()) {
+          bool keep = false;
+          fs = filter->Keep(r, &keep);
+          if (!keep) continue;
+        }
         PrintRecord(r);
         ++printed;
       }
       any = true;
     });
+    if (!fs.ok()) return FailStatus(fs, "watch --view " + a.view);
     if (!s.ok()) return FailStatus(s, "watch");
     for (const std::string& g : tailer->TakeGaps()) {
       std::fprintf(stderr, "strata watch: gap: %s\n", g.c_str());
@@ -97,7 +179,8 @@ void RegisterWatch(CLI::App* app, CommandList* commands) {
                 "print commits with a timestamp after TS (default: from now on); older commits "
                 "come from the write-ahead logs still on disk")
       ->check(UnsignedIn(0, kMaxTimestamp - 1));
-  c->add_option("--view", a->view, "a graph view's changes only (not available yet)");
+  c->add_option("--view", a->view,
+                "only the changes inside view NAME as currently defined (re-read when it changes)");
   c->add_option("--count", a->count, "exit after printing N changes")->check(UnsignedIn(1, ~uint64_t{0}));
   c->add_option("--idle-exit", a->idle_exit, "exit after SECONDS without a new change")
       ->check(RealAtLeast(0));
