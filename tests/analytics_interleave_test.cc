@@ -88,7 +88,39 @@ TEST(AnalyticsInterleave, PageRankEveryGroupMatchesSequentialAndReference) {
   }
 }
 
-// PageRank's pull iterations on an in-memory store of 2^scale vertices with 8 random
+TEST(AnalyticsInterleave, WccEveryGroupMatchesSequentialAndReference) {
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirectedWithInEdges}) {
+    for (bool skewed : {false, true}) {
+      // Sparse enough to leave many components.
+      std::unique_ptr<DB> db = MakeGraph(kind, 6000, 4500, skewed, 11 + skewed);
+      auto snap = db->GetSnapshot();
+      std::vector<VertexId> ref, seq;
+      ASSERT_OK(ReferenceWcc(*snap, &ref));
+      for (int rounds : {1, 2, 5}) {
+        WccParams p;
+        p.sampling_rounds = rounds;
+        ASSERT_OK(Wcc(*snap, p, &seq));
+        ASSERT_OK(CheckEquivalent(std::vector<uint64_t>(ref.begin(), ref.end()),
+                                  std::vector<uint64_t>(seq.begin(), seq.end()), "WCC sequential"));
+        for (size_t g = 2; g <= 64; ++g) {
+          for (bool pf : {true, false}) {
+            if (!pf && g % 7 != 0) continue;
+            SCOPED_TRACE("kind " + std::to_string(static_cast<int>(kind)) +
+                         (skewed ? " skewed" : " random") + " rounds " + std::to_string(rounds) +
+                         " group " + std::to_string(g) + (pf ? "" : " no prefetch"));
+            p.interleave = g;
+            p.interleave_prefetch = pf;
+            std::vector<VertexId> got;
+            ASSERT_OK(Wcc(*snap, p, &got));
+            ASSERT_EQ(got, seq);  // each component labeled by its smallest vertex
+          }
+        }
+      }
+    }
+  }
+}
+
+// PageRank's pull iterations (10, the time includes the list cache's fill) or WCC on an in-memory store of 2^scale vertices with 8 random
 // undirected edges per vertex (16 list entries), every list kept: each round runs every
 // setting once, in rotating order (STRATA_INTERLEAVE_ROUNDS, default 3).
 // STRATA_INTERLEAVE_BENCH=scale.
@@ -126,6 +158,9 @@ TEST(AnalyticsInterleave, InterleaveBench) {
     size_t group;
     bool prefetch;
   };
+  // STRATA_INTERLEAVE_KERNEL: pr (default) or wcc.
+  const std::string kernel =
+      std::getenv("STRATA_INTERLEAVE_KERNEL") ? std::getenv("STRATA_INTERLEAVE_KERNEL") : "pr";
   const Setting settings[] = {{"sequential", 1, true},     {"interleave 8 no prefetch", 8, false},
                               {"interleave 4", 4, true},   {"interleave 8", 8, true},
                               {"interleave 16", 16, true}, {"interleave 32", 32, true}};
@@ -136,14 +171,23 @@ TEST(AnalyticsInterleave, InterleaveBench) {
   for (int r = 0; r < rounds; ++r) {
     for (size_t j = 0; j < k; ++j) {
       const Setting& s = settings[(j + static_cast<size_t>(r)) % k];
-      PageRankParams p;
-      p.iterations = 10;
-      p.cache_bytes = size_t{4} << 30;
-      p.interleave = s.group;
-      p.interleave_prefetch = s.prefetch;
       std::vector<double> rank;
       auto t = std::chrono::steady_clock::now();
-      ASSERT_OK(PageRank(*snap, p, &rank));
+      if (kernel == "wcc") {
+        WccParams p;
+        p.interleave = s.group;
+        p.interleave_prefetch = s.prefetch;
+        std::vector<VertexId> label;
+        ASSERT_OK(Wcc(*snap, p, &label));
+        rank.assign(label.begin(), label.end());
+      } else {
+        PageRankParams p;
+        p.iterations = 10;
+        p.cache_bytes = size_t{4} << 30;
+        p.interleave = s.group;
+        p.interleave_prefetch = s.prefetch;
+        ASSERT_OK(PageRank(*snap, p, &rank));
+      }
       secs[(j + static_cast<size_t>(r)) % k].push_back(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
       if (base.empty()) base = rank;
@@ -152,8 +196,8 @@ TEST(AnalyticsInterleave, InterleaveBench) {
   }
   for (size_t j = 0; j < k; ++j) {
     std::sort(secs[j].begin(), secs[j].end());
-    std::printf("PR10 %-26s s min %.2f median %.2f max %.2f\n", settings[j].name, secs[j].front(),
-                secs[j][secs[j].size() / 2], secs[j].back());
+    std::printf("%s %-26s s min %.2f median %.2f max %.2f\n", kernel.c_str(), settings[j].name,
+                secs[j].front(), secs[j][secs[j].size() / 2], secs[j].back());
   }
 }
 

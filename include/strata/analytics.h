@@ -182,6 +182,13 @@ struct WccParams {
   // default: the second phase skips the largest component, so it reads few lists, and keeping
   // all of them costs more than it saves.
   size_t cache_bytes = 0;
+  // Sampling rounds without a list cache: each batch of sampled edges is linked this many
+  // edges at a time, interleaved as coroutines that prefetch every parent read of their finds
+  // and suspend (GastCoCo); 1 links them in order after prefetching two levels of parents.
+  // Same labels for any value.
+  size_t interleave = 1;
+  // With interleave > 1: whether the coroutines prefetch (false: suspend only; an ablation).
+  bool interleave_prefetch = true;
 };
 
 // (*label)[v] = the smallest vertex ID of v's component (so two vertices share a label iff they
