@@ -194,6 +194,15 @@ TEST(AnalyticsInterleave, InterleaveBench) {
       ASSERT_EQ(rank, base);
     }
   }
+  // Per round, each setting's time over the sequential path's (the same round's runs are
+  // seconds apart, so the ratio cancels most of the load other processes add).
+  for (size_t j = 0; j < k; ++j) {
+    std::vector<double> ratio;
+    for (int r = 0; r < rounds; ++r) ratio.push_back(secs[j][r] / secs[0][r]);
+    std::sort(ratio.begin(), ratio.end());
+    std::printf("%s %-26s / sequential median %.3f (min %.3f max %.3f)\n", kernel.c_str(),
+                settings[j].name, ratio[ratio.size() / 2], ratio.front(), ratio.back());
+  }
   for (size_t j = 0; j < k; ++j) {
     std::sort(secs[j].begin(), secs[j].end());
     std::printf("%s %-26s s min %.2f median %.2f max %.2f\n", kernel.c_str(), settings[j].name,

@@ -123,7 +123,10 @@ TEST(MemgraphLocate, ConfigRoundTripsAndClampsGroup) {
 // Random edge inserts into an in-memory store of 2^scale vertices preloaded with 8 edges per
 // vertex, in batches of STRATA_LOCATE_BATCH (default 1024) edges; each round times every mode
 // once, in rotating order, on the same store (each mode's inserts land in it). Prints ns per
-// inserted edge per mode and round. STRATA_LOCATE_BENCH=scale.
+// inserted edge per mode over the rounds (STRATA_LOCATE_ROUNDS, default 5, of
+// STRATA_LOCATE_BATCHES batches, default 200) and per-round ratios to the pipeline (median and
+// quartiles).
+// STRATA_LOCATE_BENCH=scale.
 TEST(MemgraphLocate, LocateBench) {
   const char* env = std::getenv("STRATA_LOCATE_BENCH");
   if (env == nullptr) GTEST_SKIP() << "set STRATA_LOCATE_BENCH=scale to run";
@@ -154,7 +157,8 @@ TEST(MemgraphLocate, LocateBench) {
                                        {LocateConfig::kInterleave, 8, true},
                                        {LocateConfig::kInterleave, 16, true},
                                        {LocateConfig::kInterleave, 32, true}};
-  const int rounds = 5, batches = 200;
+  const int rounds = std::getenv("STRATA_LOCATE_ROUNDS") ? std::atoi(std::getenv("STRATA_LOCATE_ROUNDS")) : 5;
+  const int batches = std::getenv("STRATA_LOCATE_BATCHES") ? std::atoi(std::getenv("STRATA_LOCATE_BATCHES")) : 200;
   std::vector<std::vector<double>> ns(configs.size());
   for (int r = 0; r < rounds; ++r) {
     for (size_t j = 0; j < configs.size(); ++j) {
@@ -170,10 +174,17 @@ TEST(MemgraphLocate, LocateBench) {
       ns[k].push_back(s * 1e9 / (double{1} * batches * batch));
     }
   }
+  // Per round, each mode's time over the pipeline's (runs of one round are seconds apart, so
+  // the ratio cancels most of the load other processes put on the machine).
   for (size_t k = 0; k < configs.size(); ++k) {
-    std::sort(ns[k].begin(), ns[k].end());
-    std::printf("%-28s ns/edge min %.0f median %.0f max %.0f\n", Name(configs[k]).c_str(),
-                ns[k].front(), ns[k][ns[k].size() / 2], ns[k].back());
+    std::vector<double> ratio;
+    for (int r = 0; r < rounds; ++r) ratio.push_back(ns[k][r] / ns[1][r]);
+    std::sort(ratio.begin(), ratio.end());
+    std::vector<double> sorted = ns[k];
+    std::sort(sorted.begin(), sorted.end());
+    std::printf("%-30s ns/edge min %.0f median %.0f max %.0f; / pipeline median %.3f (%.3f-%.3f)\n",
+                Name(configs[k]).c_str(), sorted.front(), sorted[sorted.size() / 2], sorted.back(),
+                ratio[ratio.size() / 2], ratio[ratio.size() / 4], ratio[ratio.size() * 3 / 4]);
   }
 }
 
