@@ -41,8 +41,10 @@ WriteBatch Batch(std::mt19937_64& rng, VertexId limit, int n, bool skewed, bool 
     const double w = weighted ? static_cast<double>(rng() % 1000) / 8.0 : 1.0;
     if (r < 75) {
       b.InsertEdge(vertex(), vertex(), w);
-    } else if (r < 92) {
+    } else if (r < 88) {
       b.DeleteEdge(vertex(), vertex());
+    } else if (r < 92 && weighted && n < 40) {
+      b.SetWeight(vertex(), vertex(), w);  // aborts the batch when the edge is absent
     } else if (r < 97) {
       b.AddVertex(vertex());
     } else {
@@ -70,11 +72,21 @@ void RunCase(const Case& c, const LocateConfig& cfg, uint64_t seed) {
   testing::ReferenceGraph ref(c.kind, c.weighted);
   const VertexId limit = 3000;  // 47 subgraphs
   std::mt19937_64 rng(seed);
+  int aborted = 0;
   for (int i = 0; i < 40; ++i) {
-    WriteBatch b = Batch(rng, limit, 1 + static_cast<int>(rng() % 300), c.skewed, c.weighted);
+    // Every fourth batch is small, so that some SetWeight batches succeed and some abort.
+    const int n = i % 4 == 3 ? 1 + static_cast<int>(rng() % 8) : 1 + static_cast<int>(rng() % 300);
+    WriteBatch b = Batch(rng, limit, n, c.skewed, c.weighted);
     const bool ref_ok = ref.Apply(b);
     Status s = db->Write(b);
     ASSERT_EQ(ref_ok, s.ok()) << s.ToString();
+    if (!s.ok()) {
+      ASSERT_TRUE(s.IsNotFound()) << s.ToString();  // a failed build's Status, propagated
+      ++aborted;
+    }
+  }
+  if (c.weighted) {
+    EXPECT_GT(aborted, 0);
   }
   auto snap = db->GetSnapshot();
   ASSERT_EQ(ref.Compare(*snap, limit), "");
