@@ -89,7 +89,7 @@ TEST(CoroTest, RoundRobinOrderAndCompletion) {
 }
 
 Task<Status> Prefetching(const std::vector<uint64_t>* table, size_t i, uint64_t* out) {
-  size_t at = i;
+  size_t at = i % table->size();
   uint64_t sum = 0;
   for (int hop = 0; hop < 4; ++hop) {
     co_await PrefetchAndSuspend(&(*table)[at]);
