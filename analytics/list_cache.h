@@ -24,13 +24,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "analytics/layout.h"
 #include "analytics/range_scan.h"
 #include "strata/snapshot.h"
+#include "util/coro.h"
 
 namespace strata::analytics {
 
@@ -60,6 +63,19 @@ class ListCache {
   // takes `const auto*`). A neighbor >= the bound is Corruption. Safe to call concurrently.
   template <typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
+
+  // Pass with the lists of kept blocks read `group` vertices at a time, interleaved as
+  // coroutines (util/coro.h) on this thread's scheduler: each vertex's list is cut into pieces
+  // of kInterleavePiece entries; before fn(u, piece, n) runs, prefetch(piece, n) issues the
+  // prefetches of what fn will read for it and the coroutine suspends, so the other vertices'
+  // pieces run while those lines arrive. Contract as Pass, except that vertices of a kept
+  // block interleave (not ascending): each vertex's chunks still come in list order, so a fn
+  // that keeps per-vertex state sees exactly Pass's sequence for each vertex. Blocks not kept
+  // (and kDirected's filtered lists) are streamed as by Pass. group <= 1 is Pass.
+  static constexpr size_t kInterleavePiece = 16;
+  template <typename Prefetch, typename Fn>
+  Status PassInterleaved(const Snapshot& snap, const Layout& layout, VertexRange r, size_t group,
+                         Prefetch&& prefetch, Fn&& fn) const;
 
   // u's whole list as the store gives it (edges into deleted vertices included), in chunks of
   // at most 256: fn(const NeighborChunk&) -> bool until it returns false; the chunk's weight
@@ -134,6 +150,67 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
     k += n;
   }
   return true;
+}
+
+namespace list_cache_detail {
+
+// One vertex's kept list [ids, ids + n) in pieces: prefetch, suspend, fn.
+template <typename Id, typename Prefetch, typename Fn>
+coro::Task<void> InterleavedList(VertexId u, const Id* ids, size_t n, Prefetch* prefetch,
+                                 Fn* fn) {
+  for (size_t i = 0; i < n; i += ListCache::kInterleavePiece) {
+    const size_t k = std::min(ListCache::kInterleavePiece, n - i);
+    (*prefetch)(ids + i, k);
+    co_await coro::Suspend{};
+    (*fn)(u, ids + i, k);
+  }
+}
+
+}  // namespace list_cache_detail
+
+template <typename Prefetch, typename Fn>
+Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexRange r,
+                                  size_t group, Prefetch&& prefetch, Fn&& fn) const {
+  if (group <= 1) return Pass(snap, L, r, fn);
+  thread_local std::unique_ptr<coro::Scheduler> sched;
+  if (sched == nullptr || sched->group() != group) {
+    sched = std::make_unique<coro::Scheduler>(group, /*frame_bytes=*/256);
+  }
+  const uint8_t* const exists = L.exists.data();
+  for (VertexId lo = r.begin; lo < r.end;) {
+    const size_t bi = static_cast<size_t>(lo / kLayoutBlock);
+    const VertexId base = bi * kLayoutBlock;
+    const VertexId hi = std::min<VertexId>(r.end, base + kLayoutBlock);
+    const Block& b = blocks_[bi];
+    if (b.state != Block::kKept || !b.skip.empty() || L.dangling) {
+      // Pass streams a run of blocks not kept at once; the run ends at the next kept block.
+      VertexId end = hi;
+      auto interleavable = [&](const Block& x) {
+        return x.state == Block::kKept && x.skip.empty() && !L.dangling;
+      };
+      while (end < r.end && !interleavable(blocks_[static_cast<size_t>(end / kLayoutBlock)])) {
+        end = std::min<VertexId>(r.end, end + kLayoutBlock);
+      }
+      Status s = Pass(snap, L, VertexRange{lo, end}, fn);
+      if (!s.ok()) return s;
+      lo = end;
+      continue;
+    }
+    auto run = [&](const auto* ids) {
+      return sched->Run(static_cast<size_t>(hi - lo), [&](size_t i) {
+        const VertexId u = lo + i;
+        const size_t j = static_cast<size_t>(u - base);
+        const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
+        const size_t n = exists[u] ? static_cast<size_t>(e1 - e0) : 0;
+        return list_cache_detail::InterleavedList(u, ids + e0, n, &prefetch, &fn);
+      });
+    };
+    Status s = narrow_ ? run(b.ids32.data()) : run(b.ids64.data());
+    assert(sched->arena().fallbacks() == 0);
+    if (!s.ok()) return s;
+    lo = hi;
+  }
+  return Status::OK();
 }
 
 template <typename Fn>

@@ -98,13 +98,19 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
         for (VertexId v = r.begin; v < r.end; ++v) next[v] = 0.0;
         const float* const c = contrib.data();
         double* const nx = next.data();
-        Status st = cache.Pass(snap, L, r, [c, nx](VertexId v, const auto* src, size_t k) {
+        auto gather = [c, nx](VertexId v, const auto* src, size_t k) {
           // One running sum in list order: the result does not depend on how the list is
-          // cut into chunks (streamed or cached).
+          // cut into chunks (streamed, cached or interleaved).
           double a = nx[v];
           for (size_t i = 0; i < k; ++i) a += c[src[i]];
           nx[v] = a;
-        });
+        };
+        const bool pf = params.interleave_prefetch;
+        auto prefetch = [c, pf](const auto* src, size_t k) {
+          if (!pf) return;
+          for (size_t i = 0; i < k; ++i) coro::Prefetch(c + src[i]);
+        };
+        Status st = cache.PassInterleaved(snap, L, r, params.interleave, prefetch, gather);
         for (VertexId v = r.begin; v < r.end; ++v) {
           if (L.exists[v]) next[v] = base + d * next[v];
         }

@@ -1,6 +1,8 @@
 #include "strata/analytics.h"
 
 #include <atomic>
+#include <cassert>
+#include <memory>
 #include <random>
 #include <unordered_map>
 #include <utility>
@@ -10,6 +12,7 @@
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
 #include "analytics/range_scan.h"
+#include "util/coro.h"
 
 namespace strata::analytics {
 
@@ -53,12 +56,42 @@ class Forest {
     }
   }
 
-  // Links every pair of e[0, n). The parents of the second endpoints, then theirs, are
-  // prefetched first: those loads are random reads, and a batch keeps many of them in flight.
-  void LinkAll(const std::pair<VertexId, VertexId>* e, size_t n) {
-    for (size_t i = 0; i < n; ++i) __builtin_prefetch(&parent_[e[i].second]);
-    for (size_t i = 0; i < n; ++i) __builtin_prefetch(&parent_[Load(e[i].second)]);
-    for (size_t i = 0; i < n; ++i) Link(e[i].first, e[i].second);
+  // Links every pair of e[0, n). group <= 1: the parents of the second endpoints, then theirs,
+  // are prefetched first (those loads are random reads, and a batch keeps many of them in
+  // flight), then the pairs are linked in order. group > 1: the pairs are linked `group` at a
+  // time as coroutines (LinkInterleaved) on this thread's scheduler. Same forest either way up
+  // to which roots hook when (the final roots, each component's smallest vertex, are equal).
+  void LinkAll(const std::pair<VertexId, VertexId>* e, size_t n, size_t group, bool prefetch) {
+    if (group <= 1) {
+      for (size_t i = 0; i < n; ++i) __builtin_prefetch(&parent_[e[i].second]);
+      for (size_t i = 0; i < n; ++i) __builtin_prefetch(&parent_[Load(e[i].second)]);
+      for (size_t i = 0; i < n; ++i) Link(e[i].first, e[i].second);
+      return;
+    }
+    thread_local std::unique_ptr<coro::Scheduler> sched;
+    if (sched == nullptr || sched->group() != group) {
+      sched = std::make_unique<coro::Scheduler>(group, /*frame_bytes=*/256);
+    }
+    (void)sched->Run(n, [&](size_t i) { return LinkInterleaved(e[i].first, e[i].second, prefetch); });
+    assert(sched->arena().fallbacks() == 0);
+  }
+
+  // Link as a coroutine: the two levels of parents that LinkAll's sequential path prefetches
+  // (each endpoint's parent, then its grandparent) are prefetched (when `prefetch`) with a
+  // suspension after each level; the rest of the finds (after sampling, trees are shallow and
+  // their roots hot) runs as Link, without suspending.
+  coro::Task<void> LinkInterleaved(VertexId u, VertexId v, bool prefetch) {
+    if (prefetch) {
+      coro::Prefetch(&parent_[u]);
+      coro::Prefetch(&parent_[v]);
+    }
+    co_await coro::Suspend{};
+    if (prefetch) {
+      coro::Prefetch(&parent_[Load(u)]);
+      coro::Prefetch(&parent_[Load(v)]);
+    }
+    co_await coro::Suspend{};
+    Link(u, v);
   }
 
   // After all links: parent[v] = root for every v.
@@ -151,12 +184,12 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
           return ScanStep::kStop;
         }
         if (edges.size() + static_cast<size_t>(rounds) > kLinkBatch) {
-          forest.LinkAll(edges.data(), edges.size());
+          forest.LinkAll(edges.data(), edges.size(), params.interleave, params.interleave_prefetch);
           edges.clear();
         }
         return ScanStep::kNextVertex;
       });
-      forest.LinkAll(edges.data(), edges.size());
+      forest.LinkAll(edges.data(), edges.size(), params.interleave, params.interleave_prefetch);
       return st;
     });
     if (!s.ok()) return s;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "memgraph/append_area.h"
+#include "util/coro.h"
 #include "util/radix_sort.h"
 #include "util/scratch.h"
 
@@ -37,7 +38,74 @@ void SortBySubgraph(std::vector<PrimOp>* ops, bool by_seq) {
   sc->Release();
 }
 
+// The process-wide LocateConfig, packed: mode | group << 8 | prefetch << 16.
+std::atomic<uint32_t> locate_config{LocateConfig::kPipeline | 16u << 8 | 1u << 16};
+
+// One work item's locate, then its build: the slot, the head version, the containers' roots
+// and the lookup path of the item's first edge update, each prefetched (when `prefetch`) and
+// followed by a suspension, so the scheduler's other items run while the line arrives. Reads
+// only what BuildPipelined's stages read (heads a registered or locking writer keeps
+// allocated). `build` runs the item's BuildVersion.
+template <typename W, typename Build>
+coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
+  if (w->fresh != nullptr) co_return Status::OK();
+  if (prefetch) coro::Prefetch(w->slot);
+  co_await coro::Suspend{};
+  const SubgraphVersion* h = w->slot->head.load(std::memory_order_acquire);
+  if (h != nullptr) {
+    if (prefetch) {  // the header spans two or three lines
+      coro::Prefetch(h);
+      coro::Prefetch(reinterpret_cast<const char*>(h) + 64);
+      coro::Prefetch(reinterpret_cast<const char*>(h + 1) - 1);
+    }
+    co_await coro::Suspend{};
+    const PrimOp* op = w->ops;
+    const PrimOp* const end = op + w->n;
+    while (op != end && op->kind != PrimOp::kPut && op->kind != PrimOp::kPutIfExists &&
+           op->kind != PrimOp::kDelete) {
+      ++op;
+    }
+    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
+      if (a == nullptr || !prefetch) continue;
+      coro::Prefetch(a->ci.root_node());
+      coro::Prefetch(a->counts);
+      if (a->appended != nullptr) coro::Prefetch(a->appended);
+      if (a->arts != nullptr) coro::Prefetch(a->arts);
+    }
+    co_await coro::Suspend{};
+    const Adjacency* a = op == end ? nullptr : (op->dir == 0 ? &h->out : h->in);
+    if (a != nullptr) {
+      const uint32_t i = LocalOf(op->u);
+      const bool art = a->InArt(i);
+      const void* node = art ? a->Art(i).probe_root() : a->ci.probe_root();
+      while (node != nullptr) {
+        if (prefetch) coro::Prefetch(node);
+        co_await coro::Suspend{};
+        // Reads `node` and prefetches the child it returns.
+        node = art ? CArt::ProbeStep(node, op->v)
+                   : ClusteredIndex::ProbeStep(node, static_cast<uint8_t>(i), op->v);
+      }
+    }
+  }
+  co_return build();
+}
+
 }  // namespace
+
+void SetLocateConfig(const LocateConfig& c) {
+  const uint32_t group = std::clamp<uint32_t>(c.group, 1, 64);
+  locate_config.store(uint32_t{c.mode} | group << 8 | uint32_t{c.prefetch} << 16,
+                      std::memory_order_relaxed);
+}
+
+LocateConfig GetLocateConfig() {
+  const uint32_t x = locate_config.load(std::memory_order_relaxed);
+  LocateConfig c;
+  c.mode = static_cast<LocateConfig::Mode>(x & 0xff);
+  c.group = static_cast<uint8_t>(x >> 8);
+  c.prefetch = (x >> 16) & 1;
+  return c;
+}
 
 struct MemGraph::SubgraphWork {
   uint64_t s = 0;
@@ -141,7 +209,7 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 // level every two items, each node prefetched two items before it is read; item k is built
 // with its path in cache. The stages only read (heads a registered or locking writer keeps
 // allocated) and prefetch; a probe that turns out wrong costs a wasted prefetch.
-Status MemGraph::BuildPending(std::vector<SubgraphWork>* items, OlderTiers* older) {
+Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* older) {
   std::vector<SubgraphWork>& work = *items;
   constexpr size_t kHead = 12, kBase = 8, kProbe = 6, kRing = 8;
   struct Probe {
@@ -210,6 +278,45 @@ Status MemGraph::BuildPending(std::vector<SubgraphWork>* items, OlderTiers* olde
     if (!st.ok()) return st;
   }
   return Status::OK();
+}
+
+// Each pending item's locate and build as one coroutine, c.group at a time on this thread's
+// scheduler (frames from its arena: nothing is allocated per item). Items are built in an
+// interleaved order; each build reads only its own item's head, so the versions are those of
+// the sequential order. On an error the first failing status (in completion order) is returned
+// and items not yet started are left unbuilt; the caller frees what was built.
+Status MemGraph::BuildInterleaved(std::vector<SubgraphWork>* items, OlderTiers* older,
+                                  const LocateConfig& c) {
+  thread_local std::unique_ptr<coro::Scheduler> sched;
+  if (sched == nullptr || sched->group() != c.group) {
+    sched = std::make_unique<coro::Scheduler>(c.group, /*frame_bytes=*/512);
+  }
+  SubgraphWork* const w = items->data();
+  Status st = sched->Run(items->size(), [&](size_t k) {
+    return LocateThenBuild(&w[k], c.prefetch, [this, older, item = &w[k]] {
+      return BuildVersion(item, older);
+    });
+  });
+  assert(sched->arena().fallbacks() == 0);  // every frame fits a slot
+  return st;
+}
+
+Status MemGraph::BuildPending(std::vector<SubgraphWork>* items, OlderTiers* older) {
+  const LocateConfig c = GetLocateConfig();
+  switch (c.mode) {
+    case LocateConfig::kSequential:
+      for (SubgraphWork& w : *items) {
+        if (w.fresh != nullptr) continue;
+        Status st = BuildVersion(&w, older);
+        if (!st.ok()) return st;
+      }
+      return Status::OK();
+    case LocateConfig::kInterleave:
+      return BuildInterleaved(items, older, c);
+    case LocateConfig::kPipeline:
+      break;
+  }
+  return BuildPipelined(items, older);
 }
 
 Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* ts,

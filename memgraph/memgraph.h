@@ -40,6 +40,27 @@ struct MemGraphOptions {
   uint32_t cart_threshold = 256;
 };
 
+// How Apply locates a batch's work items (each subgraph's head version, its container roots
+// and the lookup path of its first edge update) before their copy-on-write builds:
+//   kSequential  no prefetch; each item is built as it comes (the baseline of the ablation);
+//   kPipeline    a fixed software pipeline: later items' heads, headers and paths are
+//                prefetched a fixed number of items ahead of the build;
+//   kInterleave  one coroutine per item (util/coro.h), `group` at a time: each prefetches the
+//                next thing it reads and suspends; `prefetch` false suspends without the
+//                prefetches of the locate itself (ablation only: CArt/ClusteredIndex::ProbeStep
+//                still prefetch the child they return).
+// All modes build the same versions; the mode changes only which lines are in cache when.
+// Process-wide; meant for measurement (docs/benchmarks.md, "Coroutine interleaving"): the
+// default is the mode that measured best.
+struct LocateConfig {
+  enum Mode : uint8_t { kSequential, kPipeline, kInterleave };
+  Mode mode = kPipeline;
+  uint8_t group = 16;  // kInterleave: items in flight per thread, 1..64
+  bool prefetch = true;
+};
+void SetLocateConfig(const LocateConfig& c);
+LocateConfig GetLocateConfig();
+
 // A primitive operation on one subgraph. Edge ops name the stored direction: for kIn, u is the
 // destination whose in-list gets v.
 struct PrimOp {
@@ -120,6 +141,9 @@ class MemGraph {
                            std::vector<PrimOp>* derived);
   Status BuildVersion(SubgraphWork* w, OlderTiers* older);
   Status BuildPending(std::vector<SubgraphWork>* work, OlderTiers* older);
+  Status BuildPipelined(std::vector<SubgraphWork>* work, OlderTiers* older);
+  Status BuildInterleaved(std::vector<SubgraphWork>* work, OlderTiers* older,
+                          const LocateConfig& c);
   void ApplyToAdjacency(SubgraphWork* w, uint8_t dir, Adjacency* a);
   void Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
               std::vector<SubgraphVersion*>* dead, std::vector<SubgraphVersion*>* middle);

@@ -128,6 +128,12 @@ struct PageRankParams {
   // Most bytes of decoded neighbor lists kept in memory between iterations (about 4 bytes per
   // edge); the rest is streamed from the snapshot every iteration. 0: stream all.
   size_t cache_bytes = size_t{256} << 20;
+  // Pull mode: kept in-lists are read this many vertices at a time, interleaved as coroutines
+  // that prefetch the contributions a piece of a list gathers and suspend (GastCoCo); 1 reads
+  // one vertex after another (no coroutines). Same ranks, to the last bit, for any value.
+  size_t interleave = 1;
+  // With interleave > 1: whether the coroutines prefetch (false: suspend only; an ablation).
+  bool interleave_prefetch = true;
 };
 
 // (*rank)[v] = PR_iterations(v); 0 for vertices that do not exist. Their sum is 1 (up to
@@ -176,6 +182,13 @@ struct WccParams {
   // default: the second phase skips the largest component, so it reads few lists, and keeping
   // all of them costs more than it saves.
   size_t cache_bytes = 0;
+  // Sampling rounds without a list cache: each batch of sampled edges is linked this many
+  // edges at a time, interleaved as coroutines that prefetch every parent read of their finds
+  // and suspend (GastCoCo); 1 links them in order after prefetching two levels of parents.
+  // Same labels for any value.
+  size_t interleave = 1;
+  // With interleave > 1: whether the coroutines prefetch (false: suspend only; an ablation).
+  bool interleave_prefetch = true;
 };
 
 // (*label)[v] = the smallest vertex ID of v's component (so two vertices share a label iff they

@@ -1,0 +1,214 @@
+// The kernels' interleaved (coroutine) paths against their sequential paths and the sequential
+// references (tests/util/analytics_verify.h), on random and skewed graphs held by the
+// in-memory tier, for group sizes 1..64. InterleaveBench (skipped unless
+// STRATA_INTERLEAVE_BENCH is set) is the measurement in docs/benchmarks.md ("Coroutine
+// interleaving").
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tbb/global_control.h>
+
+#include "strata/analytics.h"
+#include "strata/db.h"
+#include "tests/util/analytics_verify.h"
+
+namespace strata::analytics {
+namespace {
+
+#define ASSERT_OK(expr)                          \
+  do {                                           \
+    const Status _s = (expr);                    \
+    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
+  } while (0)
+
+// n vertices (a few deleted), m edges; skewed: an endpoint is drawn as n * x^3 for uniform x,
+// so low IDs are hubs with lists far longer than a piece.
+std::unique_ptr<DB> MakeGraph(GraphKind kind, VertexId n, uint64_t m, bool skewed, uint64_t seed) {
+  Options o;
+  o.in_memory = true;
+  o.graph_kind = kind;
+  o.cart_threshold = 32;
+  std::unique_ptr<DB> db;
+  EXPECT_TRUE(DB::Open(o, "interleave", &db).ok());
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> x(0, 1);
+  auto vertex = [&]() -> VertexId {
+    if (!skewed) return rng() % n;
+    const double u = x(rng);
+    return std::min<VertexId>(n - 1, static_cast<VertexId>(static_cast<double>(n) * u * u * u));
+  };
+  WriteBatch b;
+  for (VertexId v = 0; v < n; ++v) b.AddVertex(v);
+  for (uint64_t i = 0; i < m; ++i) b.InsertEdge(vertex(), vertex());
+  EXPECT_TRUE(db->Write(b).ok());
+  WriteBatch d;
+  for (int i = 0; i < 20; ++i) d.DeleteVertex(rng() % n);
+  EXPECT_TRUE(db->Write(d).ok());
+  return db;
+}
+
+TEST(AnalyticsInterleave, PageRankEveryGroupMatchesSequentialAndReference) {
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirectedWithInEdges}) {
+    for (bool skewed : {false, true}) {
+      std::unique_ptr<DB> db = MakeGraph(kind, 5000, 40000, skewed, 7 + skewed);
+      auto snap = db->GetSnapshot();
+      PageRankParams p{0.85, 6};
+      std::vector<double> ref, seq;
+      ASSERT_OK(ReferencePageRank(*snap, p, &ref));
+      // Every list kept, part of them (the rest streamed), none.
+      for (size_t cache_bytes : {size_t{64} << 20, size_t{60000}, size_t{0}}) {
+        p.cache_bytes = cache_bytes;
+        p.interleave = 1;
+        ASSERT_OK(PageRank(*snap, p, &seq));
+        ASSERT_OK(CheckEpsilon(ref, seq, kGraphalyticsEpsilon, "PR sequential"));
+        for (size_t g = 2; g <= 64; ++g) {
+          for (bool pf : {true, false}) {
+            if (!pf && g % 7 != 0) continue;
+            SCOPED_TRACE("kind " + std::to_string(static_cast<int>(kind)) +
+                         (skewed ? " skewed" : " random") + " cache " + std::to_string(cache_bytes) +
+                         " group " + std::to_string(g) + (pf ? "" : " no prefetch"));
+            p.interleave = g;
+            p.interleave_prefetch = pf;
+            std::vector<double> got;
+            ASSERT_OK(PageRank(*snap, p, &got));
+            ASSERT_EQ(got, seq);  // the same sums in the same order per vertex
+          }
+        }
+        p.interleave_prefetch = true;
+      }
+    }
+  }
+}
+
+TEST(AnalyticsInterleave, WccEveryGroupMatchesSequentialAndReference) {
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirectedWithInEdges}) {
+    for (bool skewed : {false, true}) {
+      // Sparse enough to leave many components.
+      std::unique_ptr<DB> db = MakeGraph(kind, 6000, 4500, skewed, 11 + skewed);
+      auto snap = db->GetSnapshot();
+      std::vector<VertexId> ref, seq;
+      ASSERT_OK(ReferenceWcc(*snap, &ref));
+      for (int rounds : {1, 2, 5}) {
+        WccParams p;
+        p.sampling_rounds = rounds;
+        ASSERT_OK(Wcc(*snap, p, &seq));
+        ASSERT_OK(CheckEquivalent(std::vector<uint64_t>(ref.begin(), ref.end()),
+                                  std::vector<uint64_t>(seq.begin(), seq.end()), "WCC sequential"));
+        for (size_t g = 2; g <= 64; ++g) {
+          for (bool pf : {true, false}) {
+            if (!pf && g % 7 != 0) continue;
+            SCOPED_TRACE("kind " + std::to_string(static_cast<int>(kind)) +
+                         (skewed ? " skewed" : " random") + " rounds " + std::to_string(rounds) +
+                         " group " + std::to_string(g) + (pf ? "" : " no prefetch"));
+            p.interleave = g;
+            p.interleave_prefetch = pf;
+            std::vector<VertexId> got;
+            ASSERT_OK(Wcc(*snap, p, &got));
+            ASSERT_EQ(got, seq);  // each component labeled by its smallest vertex
+          }
+        }
+      }
+    }
+  }
+}
+
+// PageRank's pull iterations (10, the time includes the list cache's fill) or WCC on an in-memory store of 2^scale vertices with 8 random
+// undirected edges per vertex (16 list entries), every list kept: each round runs every
+// setting once, in rotating order (STRATA_INTERLEAVE_ROUNDS, default 3).
+// STRATA_INTERLEAVE_BENCH=scale.
+TEST(AnalyticsInterleave, InterleaveBench) {
+  const char* env = std::getenv("STRATA_INTERLEAVE_BENCH");
+  if (env == nullptr) GTEST_SKIP() << "set STRATA_INTERLEAVE_BENCH=scale to run";
+  const int scale = std::atoi(env);
+  const VertexId n = VertexId{1} << scale;
+  // STRATA_INTERLEAVE_THREADS: the kernels' worker threads (default: TBB's choice). One
+  // thread measures the per-thread effect without waiting on a core another process holds.
+  const char* threads = std::getenv("STRATA_INTERLEAVE_THREADS");
+  std::unique_ptr<tbb::global_control> limit;
+  if (threads != nullptr) {
+    limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                  static_cast<size_t>(std::atoi(threads)));
+  }
+  Options o;
+  o.in_memory = true;
+  o.graph_kind = GraphKind::kUndirected;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "interleave-bench", &db).ok());
+  std::mt19937_64 rng(42);
+  auto t0 = std::chrono::steady_clock::now();
+  for (uint64_t done = 0; done < 8 * n; done += 65536) {
+    WriteBatch b;
+    for (int i = 0; i < 65536; ++i) b.InsertEdge(rng() % n, rng() % n);
+    ASSERT_TRUE(db->Write(b).ok());
+  }
+  std::printf("load %.1f s, %.0f MiB\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+              static_cast<double>(db->GetStats(false).memgraph_bytes) / (1 << 20));
+  auto snap = db->GetSnapshot();
+  struct Setting {
+    const char* name;
+    size_t group;
+    bool prefetch;
+  };
+  // STRATA_INTERLEAVE_KERNEL: pr (default) or wcc.
+  const std::string kernel =
+      std::getenv("STRATA_INTERLEAVE_KERNEL") ? std::getenv("STRATA_INTERLEAVE_KERNEL") : "pr";
+  const Setting settings[] = {{"sequential", 1, true},     {"interleave 8 no prefetch", 8, false},
+                              {"interleave 4", 4, true},   {"interleave 8", 8, true},
+                              {"interleave 16", 16, true}, {"interleave 32", 32, true}};
+  const size_t k = std::size(settings);
+  const int rounds = std::getenv("STRATA_INTERLEAVE_ROUNDS") ? std::atoi(std::getenv("STRATA_INTERLEAVE_ROUNDS")) : 3;
+  std::vector<std::vector<double>> secs(k);
+  std::vector<double> base;
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t j = 0; j < k; ++j) {
+      const Setting& s = settings[(j + static_cast<size_t>(r)) % k];
+      std::vector<double> rank;
+      auto t = std::chrono::steady_clock::now();
+      if (kernel == "wcc") {
+        WccParams p;
+        p.interleave = s.group;
+        p.interleave_prefetch = s.prefetch;
+        std::vector<VertexId> label;
+        ASSERT_OK(Wcc(*snap, p, &label));
+        rank.assign(label.begin(), label.end());
+      } else {
+        PageRankParams p;
+        p.iterations = 10;
+        p.cache_bytes = size_t{4} << 30;
+        p.interleave = s.group;
+        p.interleave_prefetch = s.prefetch;
+        ASSERT_OK(PageRank(*snap, p, &rank));
+      }
+      secs[(j + static_cast<size_t>(r)) % k].push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
+      if (base.empty()) base = rank;
+      ASSERT_EQ(rank, base);
+    }
+  }
+  // Per round, each setting's time over the sequential path's (the same round's runs are
+  // seconds apart, so the ratio cancels most of the load other processes add).
+  for (size_t j = 0; j < k; ++j) {
+    std::vector<double> ratio;
+    for (int r = 0; r < rounds; ++r) ratio.push_back(secs[j][r] / secs[0][r]);
+    std::sort(ratio.begin(), ratio.end());
+    std::printf("%s %-26s / sequential median %.3f (min %.3f max %.3f)\n", kernel.c_str(),
+                settings[j].name, ratio[ratio.size() / 2], ratio.front(), ratio.back());
+  }
+  for (size_t j = 0; j < k; ++j) {
+    std::sort(secs[j].begin(), secs[j].end());
+    std::printf("%s %-26s s min %.2f median %.2f max %.2f\n", kernel.c_str(), settings[j].name,
+                secs[j].front(), secs[j][secs[j].size() / 2], secs[j].back());
+  }
+}
+
+}  // namespace
+}  // namespace strata::analytics
