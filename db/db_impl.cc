@@ -78,14 +78,7 @@ Status DBImpl::Init() {
   if (s.ok()) s = OpenFeed();
   if (!s.ok()) {
     closed_ = true;
-    if (lock_fd_ >= 0) {
-      ::close(lock_fd_);
-      lock_fd_ = -1;
-    }
-    if (dir_fd_ >= 0) {
-      ::close(dir_fd_);
-      dir_fd_ = -1;
-    }
+    ReleaseLock();
   }
   return s;
 }
@@ -500,6 +493,11 @@ Status DBImpl::Close() {
     if (event_log_) event_log_->Close();
     event_log_.reset();
   }
+  ReleaseLock();
+  return s;
+}
+
+void DBImpl::ReleaseLock() {
   if (lock_fd_ >= 0) {
     ::close(lock_fd_);
     lock_fd_ = -1;
@@ -508,7 +506,6 @@ Status DBImpl::Close() {
     ::close(dir_fd_);
     dir_fd_ = -1;
   }
-  return s;
 }
 
 Status DBImpl::RunJob(const CompactionJob& job) {

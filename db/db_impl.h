@@ -226,6 +226,7 @@ class DBImpl final : public DB {
   std::shared_ptr<io::Env> env_;  // shared with segment handles, which may outlive the DB
   std::shared_ptr<BlockCache> cache_;  // idem; every segment reader reads through it
   std::unique_ptr<Manifest> manifest_;
+  void ReleaseLock();  // closes lock_fd_ and dir_fd_ (their flocks go with them)
   int lock_fd_ = -1;
   int dir_fd_ = -1;       // the store directory, flocked
   uint64_t lock_dev_ = 0;  // LOCK as locked (CheckLock)
