@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <utility>
 
 #include "strata/analytics.h"
 #include "strata/view.h"
@@ -43,7 +44,10 @@ Status RouteMonitor::Start() {
   d.edge_mode = ViewDefinition::EdgeMode::kExclude;  // no segment closed yet
   Status s = db_->CreateView(view_, d, /*replace=*/true);
   if (!s.ok()) return s;
-  times_.assign(routes_.size(), analytics::kInfinity);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    times_.assign(routes_.size(), analytics::kInfinity);
+  }
   std::vector<RouteChange> ignored;
   return Reevaluate(&ignored);
 }
@@ -57,12 +61,11 @@ Status RouteMonitor::CloseSegments(const std::vector<Segment>& segments,
   // One commit: snapshots from now on see every closure so far.
   Status s = db_->CreateView(view_, d, /*replace=*/true);
   if (!s.ok()) return s;
-  // WIRING: when the change feed (include/strata/change_feed.h) delivers view changes, register
-  // a handler on it that calls Reevaluate, and drop this direct call.
   return Reevaluate(changes);
 }
 
 Status RouteMonitor::Reevaluate(std::vector<RouteChange>* changes) {
+  std::lock_guard<std::mutex> g(mu_);
   changes->clear();
   std::unique_ptr<Snapshot> snap;
   Status s = db_->GetViewSnapshot(view_, &snap);
@@ -86,6 +89,55 @@ Status RouteMonitor::Reevaluate(std::vector<RouteChange>* changes) {
   }
   times_ = std::move(now);
   return Status::OK();
+}
+
+Status RouteMonitor::Follow() {
+  SubscribeOptions so;  // live, in memory: a monitor restarts from the current times
+  return db_->Subscribe(
+      so, [this](const ChangeRecord* records, size_t n) { OnBatch(records, n); }, &sub_);
+}
+
+void RouteMonitor::OnBatch(const ChangeRecord* records, size_t n) {
+  // One call holds whole batches; report per batch so each report names its commit.
+  size_t i = 0;
+  while (i < n) {
+    const Timestamp ts = records[i].ts;
+    bool edges = false;  // a vertex delete removes its segments too
+    for (; i < n && records[i].ts == ts; ++i) edges |= records[i].kind != ChangeKind::kAddVertex;
+    if (!edges) continue;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (!status_.ok()) return;
+    }
+    std::vector<RouteChange> changes;
+    Status s = Reevaluate(&changes);
+    std::lock_guard<std::mutex> g(mu_);
+    if (!s.ok()) {
+      status_ = s;
+      return;
+    }
+    for (const RouteChange& c : changes) reports_.push_back({ts, c});
+  }
+}
+
+Status RouteMonitor::WaitFollowed(Timestamp ts, int timeout_ms) {
+  if (!sub_) return Status::InvalidArgument("the monitor does not follow the feed (Follow)");
+  return sub_->WaitDelivered(ts, timeout_ms);
+}
+
+std::vector<std::pair<Timestamp, RouteChange>> RouteMonitor::TakeReports() {
+  std::lock_guard<std::mutex> g(mu_);
+  return std::exchange(reports_, {});
+}
+
+Status RouteMonitor::status() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return status_;
+}
+
+std::vector<double> RouteMonitor::times() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return times_;
 }
 
 }  // namespace strata::examples

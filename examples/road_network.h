@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "strata/change_feed.h"
 #include "strata/db.h"
 
 namespace strata::examples {
@@ -35,9 +38,10 @@ struct RouteChange {
 // Keeps the shortest travel time of each monitored route on view `view` of `db` (an exclude
 // list of closed segments) and reports the routes whose time changes.
 //
-// The handler is Reevaluate: run after every change of the view. Today CloseSegments calls it
-// after committing the closures; once the store's change feed can deliver view changes, the
-// feed's handler should call Reevaluate instead (see the WIRING note in road_network.cc).
+// The handler is Reevaluate. Two streams call it: closures are view changes, which
+// CloseSegments commits and re-evaluates at once (the change feed carries graph changes, not
+// view definitions); travel-time updates and new or removed segments are graph changes, which
+// Follow's change-feed handler re-evaluates batch by batch on the feed's own thread.
 class RouteMonitor {
  public:
   RouteMonitor(DB* db, std::string view, std::vector<Route> routes)
@@ -48,20 +52,38 @@ class RouteMonitor {
   // Closes `segments` in one view change (the view is redefined with every closure so far)
   // and reports the routes whose time changed, in route order.
   Status CloseSegments(const std::vector<Segment>& segments, std::vector<RouteChange>* changes);
-  // The handler: recomputes every route on the view as of now (one SSSP per distinct source)
-  // and reports the changes since the last evaluation.
+  // Recomputes every route on the view as of now (one SSSP per distinct source) and reports
+  // the changes since the last evaluation. Thread-safe.
   Status Reevaluate(std::vector<RouteChange>* changes);
 
+  // Subscribes to the store's change feed from now on: after each delivered batch that
+  // changes an edge, Reevaluate runs on the feed's handler thread and its changes are queued
+  // for TakeReports with the batch's commit timestamp. A failed evaluation ends reporting
+  // (status()).
+  Status Follow();
+  // Waits until the feed has handled every commit up to `ts`.
+  Status WaitFollowed(Timestamp ts, int timeout_ms);
+  // The reports queued since the last call, in commit order.
+  std::vector<std::pair<Timestamp, RouteChange>> TakeReports();
+  Status status() const;
+
   const std::vector<Route>& routes() const { return routes_; }
-  const std::vector<double>& times() const { return times_; }
+  std::vector<double> times() const;
   const std::vector<Segment>& closed() const { return closed_; }
 
  private:
+  void OnBatch(const ChangeRecord* records, size_t n);
+
   DB* db_;
   std::string view_;
   std::vector<Route> routes_;
-  std::vector<double> times_;
   std::vector<Segment> closed_;
+  mutable std::mutex mu_;  // times_, reports_, status_; held across an evaluation
+  std::vector<double> times_;
+  std::vector<std::pair<Timestamp, RouteChange>> reports_;
+  Status status_;
+  // Last: destroyed first, so no handler runs on a half-destroyed monitor.
+  std::unique_ptr<Subscription> sub_;
 };
 
 }  // namespace strata::examples

@@ -112,6 +112,42 @@ TEST(RoadClosures, ReportedRouteChangesMatchRecomputation) {
   std::unique_ptr<Snapshot> now;
   ASSERT_TRUE(db->GetViewSnapshot("incident", &now).ok());
   EXPECT_EQ(now->NumEdges(), 2 * (segments.size() - closed.size()));
+
+  // Traffic through the change feed: each round slows a few open segments in one batch; the
+  // feed's handler re-evaluates, and its reports, tagged with the batch's commit, are exactly
+  // the routes whose recomputed time changed.
+  ASSERT_TRUE(monitor.Follow().ok());
+  std::vector<Segment> open_segments(segments.begin() + next, segments.end());
+  size_t feed_changes = 0;
+  for (int round = 0; round < 8; ++round) {
+    WriteBatch b;
+    for (int k = 0; k < 6; ++k) {
+      const Segment& s = open_segments[rng() % open_segments.size()];
+      roads[s] *= 3;  // congestion: three times the travel time
+      b.InsertEdge(s.first, s.second, roads[s]);
+    }
+    ASSERT_TRUE(db->Write(b).ok());
+    const Timestamp ts = db->GetSnapshot()->timestamp();
+    ASSERT_TRUE(monitor.WaitFollowed(ts, 30000).ok());
+    ASSERT_TRUE(monitor.status().ok()) << monitor.status().ToString();
+    const std::vector<double> after = expected_times();
+    std::vector<std::pair<Timestamp, examples::RouteChange>> got = monitor.TakeReports();
+    std::vector<examples::RouteChange> want;
+    for (size_t i = 0; i < routes.size(); ++i) {
+      if (after[i] != before[i]) want.push_back({i, before[i], after[i]});
+    }
+    ASSERT_EQ(got.size(), want.size()) << "round " << round;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].first, ts) << "round " << round;
+      EXPECT_EQ(got[i].second.route, want[i].route);
+      EXPECT_EQ(got[i].second.before, want[i].before);
+      EXPECT_EQ(got[i].second.after, want[i].after);
+    }
+    feed_changes += got.size();
+    before = after;
+  }
+  EXPECT_GT(feed_changes, 0u);
+  EXPECT_EQ(monitor.times(), before);
 }
 
 }  // namespace
