@@ -405,7 +405,19 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
       SortBySubgraph(ops, /*by_seq=*/true);
     }
     group();
-    assert(work.size() == slots.size());
+    // The last expansion may need fewer subgraphs than are held: a retry took the set an
+    // earlier expansion needed, and another writer has removed edges that led there since.
+    // Release those, so `work` is exactly the held set (unlock_all releases `work`'s).
+    // Both lists ascend by subgraph.
+    size_t k = 0;
+    for (SubgraphSlot* slot : slots) {
+      if (k < work.size() && work[k].slot == slot) {
+        ++k;
+      } else {
+        slot->mu.unlock();
+      }
+    }
+    assert(k == work.size());
   }
   auto unlock_all = [&] {
     for (auto it = work.rbegin(); it != work.rend(); ++it) it->slot->mu.unlock();

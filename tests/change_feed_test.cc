@@ -455,8 +455,11 @@ TEST(ChangeFeed, KilledWriterResumesExactlyOnceFromOwnPosition) {
   ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
   got.clear();
   while (got.size() < 600 - committed) ASSERT_TRUE(sub->Next(&got, 1000, 5000).ok());
-  ASSERT_EQ(got.front().ts, committed + 1);
-  ASSERT_EQ(got.back().ts, 600u);
+  ASSERT_EQ(got.size(), 600 - committed);  // the child may have handled and committed all 600
+  if (!got.empty()) {
+    ASSERT_EQ(got.front().ts, committed + 1);
+    ASSERT_EQ(got.back().ts, 600u);
+  }
 }
 
 TEST(ChangeFeed, RetentionBoundMarksSubscriptionLost) {

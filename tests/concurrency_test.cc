@@ -413,5 +413,54 @@ TEST(Concurrency, ReadersOfManyAgesKeepTheirSnapshots) {
   EXPECT_EQ(st.hollow_versions, 0u);
 }
 
+
+// A vertex delete locks its vertex's subgraph and every subgraph holding a neighbor, retrying
+// with the larger set when it finds a neighbor outside what it holds. Meanwhile another writer
+// adds and removes those neighbor edges, so the set the final expansion needs may be smaller
+// than the one held: the delete must release the extra subgraphs (a held lock no op covers
+// would never be released, and the next writer there would wait forever), and every batch of
+// both writers must complete.
+TEST(Concurrency, VertexDeletesWhileNeighborsComeAndGo) {
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirectedWithInEdges}) {
+    Options o;
+    o.in_memory = true;
+    o.graph_kind = kind;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, "vdel", &db).ok());
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> toggles{0};
+    std::thread churn([&] {
+      std::mt19937_64 rng(7);
+      while (!stop.load()) {
+        WriteBatch b;
+        const VertexId far = 64 * (1 + rng() % 32) + rng() % 64;  // another subgraph each time
+        if (rng() % 2) {
+          b.InsertEdge(1, far);
+        } else {
+          b.DeleteEdge(1, far);
+        }
+        ASSERT_TRUE(db->Write(b).ok());
+        toggles.fetch_add(1);
+      }
+    });
+    std::mt19937_64 rng(11);
+    for (int i = 0; i < 20000; ++i) {
+      WriteBatch b;
+      for (int k = 0; k < 4; ++k) b.InsertEdge(1, 64 * (1 + rng() % 32) + rng() % 64);
+      ASSERT_TRUE(db->Write(b).ok());
+      WriteBatch d;
+      d.DeleteVertex(1);
+      ASSERT_TRUE(db->Write(d).ok());
+    }
+    stop = true;
+    churn.join();
+    EXPECT_GT(toggles.load(), 0u);
+    // Every subgraph the deletes touched is free again: a write to each completes.
+    WriteBatch all;
+    for (VertexId s = 0; s <= 33; ++s) all.InsertEdge(64 * s + 5, 64 * s + 6);
+    ASSERT_TRUE(db->Write(all).ok());
+  }
+}
+
 }  // namespace
 }  // namespace strata
