@@ -17,6 +17,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -30,6 +31,7 @@
 #include "strata/options.h"
 #include "strata/snapshot.h"
 #include "strata/write_batch.h"
+#include "strata/change_feed.h"
 #include "strata/view.h"
 #include "db/filename.h"  // IdModeFilePath, IdDictionaryFilePath (inline, no db/ code linked)
 #include "graphio/id_dictionary.h"
@@ -43,6 +45,7 @@ using Kind = NumberView::Kind;
 // --- State shared by the Python objects. ----------------------------------------------------
 
 struct SnapState;
+struct FeedState;
 
 struct DbState {
   std::shared_mutex mu;  // shared: a call in flight; exclusive: close
@@ -54,6 +57,16 @@ struct DbState {
   std::shared_ptr<const graphio::IdDictionary> dict;
   std::mutex snaps_mu;
   std::vector<std::weak_ptr<SnapState>> snaps;  // handed out, maybe closed
+  std::vector<std::weak_ptr<FeedState>> feeds;  // subscriptions handed out, maybe closed
+};
+
+// A change-feed subscription (pull mode). Next runs under `mu` shared, for at most one wait
+// slice; close (and DB.close) take it exclusive and drop the Subscription.
+struct FeedState {
+  std::shared_ptr<DbState> owner;
+  std::shared_mutex mu;
+  std::unique_ptr<Subscription> sub;
+  std::shared_ptr<const graphio::IdDictionary> dict;
 };
 
 struct SnapState {
@@ -187,6 +200,18 @@ Status CloseDb(DbState& st) {
     p->snap.reset();
     // p->owner is this DbState: dropped by the Python object or below, not here, so the
     // state outlives this call.
+  }
+  std::vector<std::shared_ptr<FeedState>> feeds;
+  {
+    std::lock_guard g(st.snaps_mu);
+    for (auto& w : st.feeds) {
+      if (auto p = w.lock()) feeds.push_back(std::move(p));
+    }
+    st.feeds.clear();
+  }
+  for (auto& p : feeds) {
+    std::unique_lock lock(p->mu);
+    p->sub.reset();  // cancels: before the DB goes
   }
   std::unique_lock lock(st.mu);
   if (!st.db) return Status::OK();
@@ -842,6 +867,124 @@ void BindSnapshot(pb::module_& m) {
       }, pb::arg("source"), pb::arg("k") = 2, pb::arg("direction") = "out");
 }
 
+// --- Change feed. ------------------------------------------------------------------------------
+
+// DB.subscribe's iterator: each chunk is a numpy structured array of ChangeRecords (the struct
+// itself, exposed through the buffer protocol with named fields: no copy).
+class ChangeFeed {
+ public:
+  explicit ChangeFeed(std::shared_ptr<FeedState> st) : st_(std::move(st)) {}
+
+  // Records of whole batches, at most about `max` (never splits a batch); waits up to
+  // `timeout` seconds (None: until some arrive) with the GIL released, checking for signals
+  // every 100 ms. Empty on timeout. *ended when the subscription stopped with the store's
+  // close or by close() and nothing is left.
+  pb::object Poll(size_t max, const pb::object& timeout, bool* ended) {
+    const bool forever = timeout.is_none();
+    double left_ms = forever ? 0 : timeout.cast<double>() * 1000.0;
+    std::vector<ChangeRecord> out;
+    *ended = false;
+    for (;;) {
+      Status s;
+      bool closed = false;
+      const int slice = forever ? 100 : static_cast<int>(std::max(0.0, std::min(left_ms, 100.0)));
+      {
+        pb::gil_scoped_release nogil;
+        std::shared_lock lock(st_->mu);
+        if (!st_->sub) {
+          closed = true;
+        } else {
+          s = st_->sub->Next(&out, std::max<size_t>(max, 1), slice);
+        }
+      }
+      if (closed) {
+        *ended = true;
+        break;
+      }
+      if (!out.empty()) break;  // a status after them comes with the next call
+      if (!s.ok()) Check(s);
+      left_ms -= slice;
+      if (!forever && left_ms <= 0) break;
+      if (PyErr_CheckSignals() != 0) throw pb::error_already_set();
+    }
+    if (st_->dict) {
+      for (ChangeRecord& r : out) {
+        uint64_t e;
+        if (st_->dict->ToExternal(r.u, &e)) r.u = e;
+        const bool edge = r.kind != ChangeKind::kAddVertex && r.kind != ChangeKind::kDeleteVertex;
+        if (edge && st_->dict->ToExternal(r.v, &e)) r.v = e;
+      }
+    }
+    return Records(std::move(out));
+  }
+
+  pb::object Next() {
+    bool ended = false;
+    pb::object chunk = Poll(size_t{1} << 16, pb::none(), &ended);
+    if (ended) throw pb::stop_iteration();
+    return chunk;
+  }
+
+  void Close() {
+    pb::gil_scoped_release nogil;
+    std::unique_lock lock(st_->mu);
+    st_->sub.reset();
+    st_->owner.reset();
+  }
+
+  template <typename Fn>
+  auto Get(Fn&& fn) {
+    std::shared_lock lock(st_->mu);
+    if (!st_->sub) {
+      lock.unlock();
+      Check(Closed("subscription"));
+    }
+    return fn(*st_->sub);
+  }
+
+  static pb::object Records(std::vector<ChangeRecord>&& v) {
+    static_assert(sizeof(ChangeRecord) == 48 && offsetof(ChangeRecord, kind) == 8 &&
+                  offsetof(ChangeRecord, u) == 16 && offsetof(ChangeRecord, new_weight) == 40);
+    auto holder = std::make_shared<std::vector<ChangeRecord>>(std::move(v));
+    static ChangeRecord empty_slot{};
+    Buffer b;
+    b.data = holder->empty() ? &empty_slot : holder->data();
+    b.size = static_cast<pb::ssize_t>(holder->size());
+    b.itemsize = sizeof(ChangeRecord);
+    // Standard sizes, no implicit alignment: the 7 pad bytes are explicit.
+    b.format = "T{=Q:ts:=B:kind:7x=Q:u:=Q:v:=d:old_weight:=d:new_weight:}";
+    b.keep = std::move(holder);
+    return WrapBuffer(std::move(b));
+  }
+
+ private:
+  std::shared_ptr<FeedState> st_;
+};
+
+ChangeFeed Subscribe(PyDB& d, const pb::object& name, const pb::object& from_ts,
+                     size_t queue_capacity, const std::string& overflow) {
+  SubscribeOptions so;
+  if (!name.is_none()) so.name = name.cast<std::string>();
+  if (!from_ts.is_none()) so.from_ts = from_ts.cast<Timestamp>();
+  so.queue_capacity = queue_capacity;
+  if (overflow == "cancel") {
+    so.overflow = OverflowPolicy::kCancel;
+  } else if (overflow == "block") {
+    so.overflow = OverflowPolicy::kBlock;
+  } else {
+    throw pb::value_error("overflow: expected 'cancel' or 'block', got '" + overflow + "'");
+  }
+  auto feed = std::make_shared<FeedState>();
+  WithDb(d.st(), [&](DB* db) { return db->Subscribe(so, ChangeHandler(), &feed->sub); });
+  feed->owner = d.shared();
+  feed->dict = d.st().dict;
+  std::lock_guard g(d.st().snaps_mu);
+  auto& v = d.st().feeds;
+  v.erase(std::remove_if(v.begin(), v.end(), [](auto& w) { return w.expired(); }), v.end());
+  v.push_back(feed);
+  return ChangeFeed(feed);
+}
+
 // --- Views. ------------------------------------------------------------------------------------
 
 // A pair (src, dst) of 1-D ID arrays as edge pairs, mapped to internal IDs.
@@ -951,6 +1094,24 @@ pb::list ListViews(PyDB& d) {
 }
 
 void BindDb(pb::module_& m) {
+  pb::class_<ChangeFeed>(m, "ChangeFeed",
+                         "A change-feed subscription (DB.subscribe): iterate for chunks of "
+                         "records (numpy structured arrays), or poll(max, timeout).")
+      .def("__iter__", [](pb::object self) { return self; })
+      .def("__next__", &ChangeFeed::Next)
+      .def("poll", [](ChangeFeed& f, size_t max, pb::object timeout) {
+        bool ended = false;
+        return f.Poll(max, timeout, &ended);
+      }, pb::arg("max") = size_t{1} << 16, pb::arg("timeout") = pb::none())
+      .def("close", &ChangeFeed::Close)
+      .def("__enter__", [](pb::object self) { return self; })
+      .def("__exit__", [](ChangeFeed& f, pb::args) { f.Close(); })
+      .def_property_readonly("delivered_ts", [](ChangeFeed& f) {
+        return f.Get([](Subscription& s) { return s.delivered_ts(); });
+      })
+      .def_property_readonly("durable", [](ChangeFeed& f) {
+        return f.Get([](Subscription& s) { return s.durable(); });
+      });
   pb::class_<PyWriteBatch>(m, "WriteBatch", "Updates applied atomically by DB.write.")
       .def(pb::init<>())
       .def("insert_edge", [](PyWriteBatch& b, VertexId u, VertexId v, double w) {
@@ -1016,6 +1177,25 @@ void BindDb(pb::module_& m) {
         WithDb(d.st(), [&](DB* db) { return db->DropView(name); });
       }, pb::arg("name"))
       .def("views", &ListViews)
+      .def("subscribe", &Subscribe, pb::arg("name") = pb::none(), pb::kw_only(),
+           pb::arg("from_ts") = pb::none(), pb::arg("queue_capacity") = size_t{1} << 20,
+           pb::arg("overflow") = "cancel")
+      .def("commit_position", [](PyDB& d, const std::string& name, Timestamp ts) {
+        WithDb(d.st(), [&](DB* db) { return db->CommitPosition(name, ts); });
+      }, pb::arg("name"), pb::arg("ts"))
+      .def("position", [](PyDB& d, const std::string& name) -> pb::object {
+        Timestamp ts = 0;
+        bool found = true;
+        WithDb(d.st(), [&](DB* db) {
+          Status s = db->GetPosition(name, &ts);
+          found = s.ok();
+          return s.IsNotFound() ? Status::OK() : s;
+        });
+        return found ? pb::object(pb::int_(ts)) : pb::object(pb::none());
+      }, pb::arg("name"))
+      .def("drop_subscription", [](PyDB& d, const std::string& name) {
+        WithDb(d.st(), [&](DB* db) { return db->DropSubscription(name); });
+      }, pb::arg("name"))
       .def("stats", [](PyDB& d, bool count_graph) {
         DBStats x;
         WithDb(d.st(), [&](DB* db) {
@@ -1053,6 +1233,11 @@ void InitModule(pb::module_& m) {
   BindSnapshot(m);
   m.attr("UNREACHABLE") = analytics::kUnreachable;
   m.attr("NO_LABEL") = analytics::kNoLabel;
+  pb::list kinds;  // ChangeFeed records' `kind` field indexes this
+  for (int k = 0; k <= static_cast<int>(ChangeKind::kDeleteEdgeOp); ++k) {
+    kinds.append(ChangeKindName(static_cast<ChangeKind>(k)));
+  }
+  m.attr("CHANGE_KINDS") = kinds;
 }
 
 }  // namespace strata::py

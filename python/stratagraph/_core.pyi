@@ -24,6 +24,9 @@ _Kernel = Union[_A, Tuple[npt.NDArray[np.uint64], _A]]
 
 UNREACHABLE: int  # bfs depth of a vertex not reached (or absent): 2**63 - 1
 NO_LABEL: int  # wcc / cdlp label of an absent vertex: 2**64 - 1
+# ChangeFeed records' `kind` indexes this: "insert_edge", "overwrite_edge", "delete_edge",
+# "add_vertex", "delete_vertex" (live), "put_edge", "delete_edge_op" (replayed from the WAL).
+CHANGE_KINDS: list[str]
 
 class Error(Exception): ...
 class NotFoundError(Error): ...
@@ -50,6 +53,25 @@ class WriteBatch:
 class EdgeIterator(Iterator[Tuple[np.ndarray, ...]]):
     def __iter__(self) -> "EdgeIterator": ...
     def __next__(self) -> Tuple[np.ndarray, ...]: ...
+
+class ChangeFeed(Iterator[np.ndarray]):
+    """A pull subscription (DB.subscribe). Chunks are numpy structured arrays with fields ts
+    (uint64 commit timestamp), kind (uint8, CHANGE_KINDS), u, v (uint64; v is 0 for vertex
+    records; external IDs on a mapped store), old_weight, new_weight (float64); records in
+    commit order, a chunk never splits a batch. Waiting releases the GIL."""
+    def __iter__(self) -> "ChangeFeed": ...
+    def __next__(self) -> np.ndarray:
+        """Waits (Ctrl-C interrupts) for records; StopIteration once closed or the DB closes;
+        raises AbortedError after an overflow (overflow="cancel")."""
+    def poll(self, max: int = 1 << 16, timeout: Optional[float] = None) -> np.ndarray:
+        """At most about `max` records (whole batches); empty after `timeout` seconds."""
+    def close(self) -> None: ...
+    def __enter__(self) -> "ChangeFeed": ...
+    def __exit__(self, t: Optional[type], v: Optional[BaseException], tb: Optional[TracebackType]) -> None: ...
+    @property
+    def delivered_ts(self) -> int: ...  # newest commit timestamp whose records poll returned
+    @property
+    def durable(self) -> bool: ...  # a name on a store with a WAL: the position persists
 
 class Snapshot:
     """A consistent view at one commit: sees exactly the writes committed before it was taken."""
@@ -145,6 +167,20 @@ class DB:
     ) -> None: ...
     def drop_view(self, name: str) -> None: ...  # InvalidArgumentError while another view uses it
     def views(self) -> list[dict[str, object]]: ...  # name, created, kind, operands, description
+    # Change feed (docs/change-feed.md). name: durable (needs the WAL; NotSupportedError with
+    # wal="off"), resumes after its committed position; None: in-memory, from now. from_ts:
+    # records of commits with ts > from_ts (a past value replays the WAL).
+    def subscribe(
+        self,
+        name: Optional[str] = None,
+        *,
+        from_ts: Optional[int] = None,
+        queue_capacity: int = 1 << 20,
+        overflow: Literal["cancel", "block"] = "cancel",
+    ) -> ChangeFeed: ...
+    def commit_position(self, name: str, ts: int) -> None: ...  # records with ts <= `ts` processed
+    def position(self, name: str) -> Optional[int]: ...  # None: no such durable subscription
+    def drop_subscription(self, name: str) -> None: ...
     def stats(self, count_graph: bool = True) -> dict[str, Union[int, str]]: ...
     def flush(self) -> None: ...
     def wait_idle(self) -> None: ...
