@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "graphio/edge_reader.h"  // BufferedInput, little-endian helpers
 
@@ -111,6 +112,36 @@ Status RestIsZero(BufferedInput* in, bool* zero) {
 }
 
 }  // namespace
+
+Status ReadIdModeFile(const std::string& path, bool* mapped, bool* present) {
+  *mapped = false;
+  *present = false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::OK();
+    return ErrnoStatus(path, "open");
+  }
+  char buf[64] = {0};
+  const ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  const int err = errno;
+  ::close(fd);
+  if (n < 0) {
+    errno = err;
+    return ErrnoStatus(path, "read");
+  }
+  std::string_view t(buf, static_cast<size_t>(n));
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) {
+    t.remove_suffix(1);
+  }
+  if (t == "ids=map") {
+    *mapped = true;
+  } else if (t != "ids=dense") {
+    return Status::Corruption(path + ": expected 'ids=dense' or 'ids=map', got '" +
+                              std::string(t.substr(0, 40)) + "'");
+  }
+  *present = true;
+  return Status::OK();
+}
 
 std::string TornTailNote(const std::string& path, const IdDictionaryLoadInfo& info) {
   if (info.torn_bytes == 0 || info.bytes_cut != 0) return "";

@@ -64,6 +64,13 @@ struct IdDictionaryLoadInfo {
   uint64_t torn_bytes = 0;  // torn tail found (cut, or left in place when read_only)
 };
 
+// <store>/IDMODE, written by `strata ingest` (docs/cli.md "ID modes"): "ids=dense\n" or
+// "ids=map\n"; a store without it is dense. Reads the file at `path` (the caller names it,
+// db/filename.h IdModeFilePath: graphio does not see db/): *present is false and *mapped false
+// when there is no such file; trailing whitespace is ignored; other content is Corruption.
+// The CLI (tools/cmd_common.cc ReadIdMode) and the Python package both read it through this.
+Status ReadIdModeFile(const std::string& path, bool* mapped, bool* present);
+
 // "<path>: torn tail of N bytes at offset X (...)": what a read-only open left in place, for a
 // command to report; empty when info.torn_bytes == 0 or the tail was cut.
 std::string TornTailNote(const std::string& path, const IdDictionaryLoadInfo& info);

@@ -222,27 +222,10 @@ Status WriteIdMode(const std::string& dir, IdMode m) {
 }
 
 Status ReadIdMode(const std::string& dir, IdMode* m, bool* present) {
-  *m = IdMode::kDense;
-  *present = false;
-  const std::string p = IdModePath(dir);
-  FILE* f = std::fopen(p.c_str(), "re");
-  if (f == nullptr) {
-    if (errno == ENOENT) return Status::OK();
-    return ErrnoStatus("open " + p);
-  }
-  char buf[64] = {0};
-  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-  std::fclose(f);
-  std::string_view t(buf, n);
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) {
-    t.remove_suffix(1);
-  }
-  if (t.rfind("ids=", 0) != 0 || !ParseIdMode(t.substr(4), m).ok()) {
-    return Status::Corruption(p + ": expected 'ids=dense' or 'ids=map', got '" +
-                              std::string(t.substr(0, 40)) + "'");
-  }
-  *present = true;
-  return Status::OK();
+  bool mapped = false;
+  Status s = graphio::ReadIdModeFile(IdModePath(dir), &mapped, present);
+  *m = mapped ? IdMode::kMap : IdMode::kDense;
+  return s;
 }
 
 const char* KindName(GraphKind k) {

@@ -8,11 +8,16 @@
 //    for the calls in flight (a shared_mutex: calls hold it shared, close exclusive) and later
 //    calls raise InvalidArgumentError "... is closed";
 //  - DB.close() first closes every snapshot the DB handed out that is still open;
-//  - results are numpy arrays that own the kernel's std::vector (moved, not copied).
+//  - results are numpy arrays that own the kernel's std::vector (moved, not copied);
+//  - on a mapped store (<store>/IDMODE says ids=map: written by `strata ingest --ids map`,
+//    docs/cli.md "ID modes") vertex IDs in and out are external IDs, translated through the
+//    store's IDDICT (graphio::IdDictionary, loaded read-only at open); kernels return
+//    (ids, values) over the vertices that exist, ascending by external ID.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -26,6 +31,10 @@
 #include "strata/options.h"
 #include "strata/snapshot.h"
 #include "strata/write_batch.h"
+#include "strata/change_feed.h"
+#include "strata/view.h"
+#include "db/filename.h"  // IdModeFilePath, IdDictionaryFilePath (inline, no db/ code linked)
+#include "graphio/id_dictionary.h"
 
 namespace strata::py {
 
@@ -36,6 +45,7 @@ using Kind = NumberView::Kind;
 // --- State shared by the Python objects. ----------------------------------------------------
 
 struct SnapState;
+struct FeedState;
 
 struct DbState {
   std::shared_mutex mu;  // shared: a call in flight; exclusive: close
@@ -43,8 +53,20 @@ struct DbState {
   std::string path;
   GraphKind kind = GraphKind::kDirected;
   bool weighted = false;
+  // Mapped store: the dictionary, read-only, shared with the snapshots. Null when dense.
+  std::shared_ptr<const graphio::IdDictionary> dict;
   std::mutex snaps_mu;
   std::vector<std::weak_ptr<SnapState>> snaps;  // handed out, maybe closed
+  std::vector<std::weak_ptr<FeedState>> feeds;  // subscriptions handed out, maybe closed
+};
+
+// A change-feed subscription (pull mode). Next runs under `mu` shared, for at most one wait
+// slice; close (and DB.close) take it exclusive and drop the Subscription.
+struct FeedState {
+  std::shared_ptr<DbState> owner;
+  std::shared_mutex mu;
+  std::unique_ptr<Subscription> sub;
+  std::shared_ptr<const graphio::IdDictionary> dict;
 };
 
 struct SnapState {
@@ -52,7 +74,82 @@ struct SnapState {
   std::shared_ptr<DbState> owner;  // keeps the DB open while the snapshot is
   std::shared_mutex mu;
   std::unique_ptr<Snapshot> snap;
+  std::shared_ptr<const graphio::IdDictionary> dict;  // the owner's (null when dense)
+  std::string view;  // the view it filters by, or empty
 };
+
+// --- Mapped IDs. -------------------------------------------------------------------------------
+
+Status UnknownVertex(uint64_t ext) {
+  return Status::NotFound("unknown vertex " + std::to_string(ext));
+}
+
+// The internal ID of `ext` (itself when dense); false when a mapped store does not map it.
+bool ToInternal(const graphio::IdDictionary* dict, uint64_t ext, VertexId* v) {
+  if (dict == nullptr) {
+    *v = ext;
+    return true;
+  }
+  return dict->Find(ext, v);
+}
+
+// Same, NotFound "unknown vertex X" when unmapped.
+Status Internal(const graphio::IdDictionary* dict, uint64_t ext, VertexId* v) {
+  return ToInternal(dict, ext, v) ? Status::OK() : UnknownVertex(ext);
+}
+
+// Replaces every internal ID in v by its external ID (NO_LABEL and unmapped IDs stay).
+void ToExternal(const graphio::IdDictionary& dict, std::vector<uint64_t>* v) {
+  for (uint64_t& x : *v) {
+    uint64_t e;
+    if (dict.ToExternal(x, &e)) x = e;
+  }
+}
+
+// The vertices of snap as (external, internal) pairs, ascending by external ID.
+Status MappedVertices(const Snapshot& snap, const graphio::IdDictionary& dict,
+                      std::vector<std::pair<uint64_t, VertexId>>* out) {
+  out->clear();
+  out->reserve(snap.NumVertices());
+  bool unmapped = false;
+  VertexId first_unmapped = 0;
+  Status s = snap.ScanVertices(0, snap.VertexIdBound(), [&](VertexId v) {
+    uint64_t e;
+    if (!dict.ToExternal(v, &e)) {
+      unmapped = true;
+      first_unmapped = v;
+      return false;
+    }
+    out->emplace_back(e, v);
+    return true;
+  });
+  if (!s.ok()) return s;
+  if (unmapped) {
+    return Status::Corruption(dict.path() + " does not map the store's vertex " +
+                              std::to_string(first_unmapped) + " (internal ID)");
+  }
+  std::sort(out->begin(), out->end());
+  return snap.status();
+}
+
+// A kernel's dense result (indexed by internal ID) on a mapped store: (ids, values) over the
+// vertices that exist, ascending by external ID; `labels` maps values that are vertex IDs
+// (wcc, cdlp) to external IDs too. `order` is MappedVertices' output.
+template <typename T>
+pb::object MappedResult(const graphio::IdDictionary& dict,
+                        const std::vector<std::pair<uint64_t, VertexId>>& order,
+                        const std::vector<T>& dense, bool labels = false) {
+  std::vector<uint64_t> ids(order.size());
+  std::vector<T> values(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    ids[i] = order[i].first;
+    values[i] = order[i].second < dense.size() ? dense[order[i].second] : T{};
+  }
+  if constexpr (std::is_same_v<T, uint64_t>) {
+    if (labels) ToExternal(dict, &values);
+  }
+  return pb::make_tuple(ToNumpy(std::move(ids)), ToNumpy(std::move(values)));
+}
 
 Status Closed(const char* what) {
   return Status::InvalidArgument(std::string("stratagraph: the ") + what + " is closed");
@@ -103,6 +200,18 @@ Status CloseDb(DbState& st) {
     p->snap.reset();
     // p->owner is this DbState: dropped by the Python object or below, not here, so the
     // state outlives this call.
+  }
+  std::vector<std::shared_ptr<FeedState>> feeds;
+  {
+    std::lock_guard g(st.snaps_mu);
+    for (auto& w : st.feeds) {
+      if (auto p = w.lock()) feeds.push_back(std::move(p));
+    }
+    st.feeds.clear();
+  }
+  for (auto& p : feeds) {
+    std::unique_lock lock(p->mu);
+    p->sub.reset();  // cancels: before the DB goes
   }
   std::unique_lock lock(st.mu);
   if (!st.db) return Status::OK();
@@ -219,6 +328,16 @@ class PyDB {
   DbState& st() { return *st_; }
   std::shared_ptr<DbState> shared() { return st_; }
 
+  // Writes to a mapped store would have to add to IDDICT (persisted before the batch, as
+  // `strata ingest --ids map` does); the package opens the dictionary read-only.
+  void CheckWritable(const char* call) {
+    if (!st_->dict) return;
+    Check(Status::NotSupported(std::string(call) + ": store '" + st_->path +
+                               "' maps its vertex IDs (IDMODE says ids=map) and the Python "
+                               "package does not write mapped stores; add edges with "
+                               "`strata ingest --ids map`, or use a store with internal IDs"));
+  }
+
   void Close() {
     Status s;
     {
@@ -233,6 +352,7 @@ class PyDB {
   // before it are committed; the error says how many edges.
   size_t WriteEdges(WriteBatch::OpType type, const pb::handle& src, const pb::handle& dst,
                     const pb::handle& weights, size_t batch, bool sync) {
+    CheckWritable(type == WriteBatch::OpType::kDeleteEdge ? "delete_edges" : "insert_edges");
     EdgeArrays a(src, dst, weights);
     const size_t n = a.src->size();
     size_t done = 0;
@@ -261,6 +381,7 @@ class PyDB {
   }
 
   size_t WriteVertices(bool add, const pb::handle& ids, bool sync) {
+    CheckWritable(add ? "add_vertices" : "delete_vertices");
     NumberView v(ids, Kind::kSigned, "ids");
     WithDb(*st_, [&](DB* db) {
       Status s = v.CheckNonNegative();
@@ -275,6 +396,7 @@ class PyDB {
   }
 
   void Write(PyWriteBatch& b, bool sync) {
+    CheckWritable("write");
     WithDb(*st_, [&](DB* db) {
       WriteOptions wo;
       wo.sync = sync;
@@ -282,13 +404,17 @@ class PyDB {
     });
   }
 
-  PySnapshot NewSnapshot() {
+  // A snapshot of the whole store, or of view `view` (DB::GetViewSnapshot) when given.
+  PySnapshot NewSnapshot(const pb::object& view) {
     auto snap = std::make_shared<SnapState>();
+    if (!view.is_none()) snap->view = view.cast<std::string>();
     WithDb(*st_, [&](DB* db) {
+      if (!snap->view.empty()) return db->GetViewSnapshot(snap->view, &snap->snap);
       snap->snap = db->GetSnapshot();
       return Status::OK();
     });
     snap->owner = st_;
+    snap->dict = st_->dict;
     std::lock_guard g(st_->snaps_mu);
     auto& v = st_->snaps;
     v.erase(std::remove_if(v.begin(), v.end(), [](auto& w) { return w.expired(); }), v.end());
@@ -304,6 +430,45 @@ class PyDB {
  private:
   std::shared_ptr<DbState> st_;
 };
+
+// A mapped store (IDMODE, graphio::ReadIdModeFile): loads IDDICT read-only (a torn tail is left
+// as found, as the CLI's readers do) and checks that it covers every vertex of the store, as
+// tools/cmd_common.cc CheckDictionaryCovers does. Without the GIL.
+Status LoadDictionary(DbState* st) {
+  bool mapped = false, present = false;
+  Status s = graphio::ReadIdModeFile(IdModeFilePath(st->path), &mapped, &present);
+  if (!s.ok() || !mapped) return s;
+  graphio::IdDictionaryOptions dopt;
+  dopt.create_if_missing = false;
+  dopt.read_only = true;
+  std::unique_ptr<graphio::IdDictionary> dict;
+  s = graphio::IdDictionary::Open(IdDictionaryFilePath(st->path), dopt, &dict);
+  if (s.IsNotFound()) {
+    return Status::Corruption("store '" + st->path +
+                              "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
+  }
+  if (!s.ok()) return s;
+  std::unique_ptr<Snapshot> snap = st->db->GetSnapshot();
+  const VertexId bound = snap->VertexIdBound();
+  VertexId first = 0;
+  bool found = false;
+  if (bound > dict->size()) {
+    s = snap->ScanVertices(dict->size(), bound, [&](VertexId v) {
+      found = true;
+      first = v;
+      return false;
+    });
+    if (!s.ok()) return s;
+  }
+  if (found) {
+    return Status::Corruption(dict->path() + " maps " + std::to_string(dict->size()) +
+                              " IDs but the store holds vertex " + std::to_string(first) +
+                              " (internal ID): the dictionary is shorter than the store");
+  }
+  s = snap->status();
+  if (s.ok()) st->dict = std::move(dict);
+  return s;
+}
 
 PyDB Open(const std::string& path, bool directed, bool in_edges, bool weighted,
           pb::object memory_budget, pb::object memgraph_bytes, const std::string& wal,
@@ -336,6 +501,11 @@ PyDB Open(const std::string& path, bool directed, bool in_edges, bool weighted,
   {
     pb::gil_scoped_release nogil;
     s = DB::Open(o, path, &st->db);
+    if (s.ok() && !in_memory) s = LoadDictionary(st.get());
+    if (!s.ok() && st->db) {
+      st->db->Close();
+      st->db.reset();
+    }
   }
   Check(s);
   return PyDB(std::move(st));
@@ -428,6 +598,10 @@ class EdgeIterator {
       return s.ok() ? snap.status() : s;
     });
     if (src.empty()) throw pb::stop_iteration();
+    if (st_->dict) {
+      ToExternal(*st_->dict, &src);
+      ToExternal(*st_->dict, &dst);
+    }
     if (weights_) return pb::make_tuple(ToNumpy(std::move(src)), ToNumpy(std::move(dst)),
                                         ToNumpy(std::move(w)));
     return pb::make_tuple(ToNumpy(std::move(src)), ToNumpy(std::move(dst)));
@@ -449,8 +623,14 @@ pb::object Neighbors(PySnapshot& self, VertexId v, const std::string& direction,
   const Direction d = ParseDirection(direction);
   std::vector<VertexId> dst;
   std::vector<double> w;
+  const graphio::IdDictionary* dict = self.st().dict.get();
   WithSnapshot(self.st(), [&](const Snapshot& snap) {
-    return snap.GetNeighbors(v, &dst, weights ? &w : nullptr, d);
+    VertexId iv;
+    Status s = Internal(dict, v, &iv);
+    if (!s.ok()) return s;
+    s = snap.GetNeighbors(iv, &dst, weights ? &w : nullptr, d);
+    if (s.ok() && dict) ToExternal(*dict, &dst);
+    return s;
   });
   if (weights) return pb::make_tuple(ToNumpy(std::move(dst)), ToNumpy(std::move(w)));
   return ToNumpy(std::move(dst));
@@ -459,7 +639,13 @@ pb::object Neighbors(PySnapshot& self, VertexId v, const std::string& direction,
 pb::object Degrees(PySnapshot& self, const std::string& direction) {
   const Direction d = ParseDirection(direction);
   std::vector<uint64_t> deg;
+  std::vector<std::pair<uint64_t, VertexId>> order;
+  const graphio::IdDictionary* dict = self.st().dict.get();
   WithSnapshot(self.st(), [&](const Snapshot& snap) {
+    if (dict) {
+      Status s = MappedVertices(snap, *dict, &order);
+      if (!s.ok()) return s;
+    }
     deg.assign(snap.VertexIdBound(), 0);
     Status s = snap.ScanAdjacency(0, snap.VertexIdBound(), d, /*weights=*/false,
                                   [](VertexId) { return true; },
@@ -469,12 +655,20 @@ pb::object Degrees(PySnapshot& self, const std::string& direction) {
                                   });
     return s.ok() ? snap.status() : s;
   });
+  if (dict) return MappedResult(*dict, order, deg);
   return ToNumpy(std::move(deg));
 }
 
 pb::object Vertices(PySnapshot& self) {
   std::vector<VertexId> out;
+  const graphio::IdDictionary* dict = self.st().dict.get();
   WithSnapshot(self.st(), [&](const Snapshot& snap) {
+    if (dict) {
+      std::vector<std::pair<uint64_t, VertexId>> order;
+      Status s = MappedVertices(snap, *dict, &order);
+      for (auto& p : order) out.push_back(p.first);
+      return s;
+    }
     out.reserve(snap.NumVertices());
     Status s = snap.ScanVertices(0, snap.VertexIdBound(), [&](VertexId v) {
       out.push_back(v);
@@ -483,6 +677,22 @@ pb::object Vertices(PySnapshot& self) {
     return s.ok() ? snap.status() : s;
   });
   return ToNumpy(std::move(out));
+}
+
+// Runs fn(snap, &dense) -> Status (dense indexed by internal ID) and returns the dense array,
+// or (ids, values) on a mapped store (MappedResult; `labels`: values are vertex IDs).
+template <typename T, typename Fn>
+pb::object RunKernel(PySnapshot& s, bool labels, Fn&& fn) {
+  std::vector<T> dense;
+  std::vector<std::pair<uint64_t, VertexId>> order;
+  const graphio::IdDictionary* dict = s.st().dict.get();
+  WithSnapshot(s.st(), [&](const Snapshot& snap) {
+    Status st = fn(snap, &dense);
+    if (st.ok() && dict) st = MappedVertices(snap, *dict, &order);
+    return st;
+  });
+  if (dict) return MappedResult(*dict, order, dense, labels);
+  return ToNumpy(std::move(dense));
 }
 
 void BindSnapshot(pb::module_& m) {
@@ -528,10 +738,15 @@ void BindSnapshot(pb::module_& m) {
         });
         return n;
       })
+      .def_property_readonly("mapped", [](PySnapshot& s) { return s.st().dict != nullptr; })
+      .def_property_readonly("view", [](PySnapshot& s) -> pb::object {
+        if (s.st().view.empty()) return pb::none();
+        return pb::str(s.st().view);
+      })
       .def("has_vertex", [](PySnapshot& s, VertexId v) {
         bool r = false;
         WithSnapshot(s.st(), [&](const Snapshot& snap) {
-          r = snap.HasVertex(v);
+          r = ToInternal(s.st().dict.get(), v, &v) && snap.HasVertex(v);
           return snap.status();
         });
         return r;
@@ -540,6 +755,8 @@ void BindSnapshot(pb::module_& m) {
         bool r = false;
         WithSnapshot(s.st(), [&](const Snapshot& snap) {
           double w;
+          const graphio::IdDictionary* dict = s.st().dict.get();
+          if (!ToInternal(dict, u, &u) || !ToInternal(dict, v, &v)) return Status::OK();
           Status st = snap.GetEdge(u, v, &w);
           r = st.ok();
           return st.IsNotFound() ? Status::OK() : st;
@@ -550,6 +767,8 @@ void BindSnapshot(pb::module_& m) {
         double w = 0;
         bool found = false;
         WithSnapshot(s.st(), [&](const Snapshot& snap) {
+          const graphio::IdDictionary* dict = s.st().dict.get();
+          if (!ToInternal(dict, u, &u) || !ToInternal(dict, v, &v)) return Status::OK();
           Status st = snap.GetEdge(u, v, &w);
           found = st.ok();
           return st.IsNotFound() ? Status::OK() : st;
@@ -560,6 +779,7 @@ void BindSnapshot(pb::module_& m) {
         const Direction d = ParseDirection(direction);
         uint64_t r = 0;
         WithSnapshot(s.st(), [&](const Snapshot& snap) {
+          if (!ToInternal(s.st().dict.get(), v, &v)) return Status::OK();  // absent: 0
           r = snap.Degree(v, d);
           return snap.status();
         });
@@ -577,57 +797,47 @@ void BindSnapshot(pb::module_& m) {
       }, pb::arg("chunk_size") = size_t{1} << 20, pb::arg("weights") = false)
       // Kernels (analytics/): dense arrays indexed by vertex ID, sized vertex_id_bound.
       .def("bfs", [](PySnapshot& s, VertexId source) {
-        std::vector<int64_t> depth;
-        WithSnapshot(s.st(), [&](const Snapshot& snap) {
+        return RunKernel<int64_t>(s, false, [&](const Snapshot& snap, std::vector<int64_t>* out) {
           analytics::BfsParams p;
-          p.source = source;
-          return analytics::Bfs(snap, p, &depth);
+          Status st = Internal(s.st().dict.get(), source, &p.source);
+          return st.ok() ? analytics::Bfs(snap, p, out) : st;
         });
-        return ToNumpy(std::move(depth));
       }, pb::arg("source"))
       .def("pagerank", [](PySnapshot& s, double damping, int iterations) {
         if (!(damping >= 0 && damping <= 1)) throw pb::value_error("damping: must be in [0, 1]");
         if (iterations < 1) throw pb::value_error("iterations: must be at least 1");
-        std::vector<double> rank;
-        WithSnapshot(s.st(), [&](const Snapshot& snap) {
+        return RunKernel<double>(s, false, [&](const Snapshot& snap, std::vector<double>* out) {
           analytics::PageRankParams p;
           p.damping = damping;
           p.iterations = iterations;
-          return analytics::PageRank(snap, p, &rank);
+          return analytics::PageRank(snap, p, out);
         });
-        return ToNumpy(std::move(rank));
       }, pb::arg("damping") = 0.85, pb::arg("iterations") = 20)
       .def("sssp", [](PySnapshot& s, VertexId source, double delta) {
-        std::vector<double> dist;
-        WithSnapshot(s.st(), [&](const Snapshot& snap) {
+        return RunKernel<double>(s, false, [&](const Snapshot& snap, std::vector<double>* out) {
           analytics::SsspParams p;
-          p.source = source;
+          Status st = Internal(s.st().dict.get(), source, &p.source);
           p.delta = delta;
-          return analytics::Sssp(snap, p, &dist);
+          return st.ok() ? analytics::Sssp(snap, p, out) : st;
         });
-        return ToNumpy(std::move(dist));
       }, pb::arg("source"), pb::arg("delta") = 0.0)
       .def("wcc", [](PySnapshot& s) {
-        std::vector<VertexId> label;
-        WithSnapshot(s.st(), [&](const Snapshot& snap) {
-          return analytics::Wcc(snap, analytics::WccParams(), &label);
+        return RunKernel<VertexId>(s, true, [&](const Snapshot& snap, std::vector<VertexId>* out) {
+          return analytics::Wcc(snap, analytics::WccParams(), out);
         });
-        return ToNumpy(std::move(label));
       })
       .def("cdlp", [](PySnapshot& s, int iterations) {
         if (iterations < 1) throw pb::value_error("iterations: must be at least 1");
-        std::vector<uint64_t> label;
-        WithSnapshot(s.st(), [&](const Snapshot& snap) {
+        return RunKernel<uint64_t>(s, true, [&](const Snapshot& snap, std::vector<uint64_t>* out) {
           analytics::CdlpParams p;
           p.max_iterations = iterations;
-          return analytics::Cdlp(snap, p, &label);
+          return analytics::Cdlp(snap, p, out);
         });
-        return ToNumpy(std::move(label));
       }, pb::arg("iterations") = 10)
       .def("lcc", [](PySnapshot& s) {
-        std::vector<double> lcc;
-        WithSnapshot(s.st(), [&](const Snapshot& snap) { return analytics::Lcc(snap, &lcc); });
-        return ToNumpy(std::move(lcc));
+        return RunKernel<double>(s, false, [&](const Snapshot& snap, std::vector<double>* out) {
+          return analytics::Lcc(snap, out);
+        });
       })
       .def("triangle_count", [](PySnapshot& s) {
         uint64_t t = 0;
@@ -639,18 +849,269 @@ void BindSnapshot(pb::module_& m) {
         if (k < 0) throw pb::value_error("k: must be at least 0");
         const Direction d = ParseDirection(direction);
         std::vector<VertexId> out;
+        const graphio::IdDictionary* dict = s.st().dict.get();
         WithSnapshot(s.st(), [&](const Snapshot& snap) {
           analytics::KHopParams p;
-          p.source = source;
+          Status st = Internal(dict, source, &p.source);
+          if (!st.ok()) return st;
           p.k = k;
           p.direction = d;
-          return analytics::KHop(snap, p, &out);
+          st = analytics::KHop(snap, p, &out);
+          if (st.ok() && dict) {
+            ToExternal(*dict, &out);
+            std::sort(out.begin(), out.end());
+          }
+          return st;
         });
         return ToNumpy(std::move(out));
       }, pb::arg("source"), pb::arg("k") = 2, pb::arg("direction") = "out");
 }
 
+// --- Change feed. ------------------------------------------------------------------------------
+
+// DB.subscribe's iterator: each chunk is a numpy structured array of ChangeRecords (the struct
+// itself, exposed through the buffer protocol with named fields: no copy).
+class ChangeFeed {
+ public:
+  explicit ChangeFeed(std::shared_ptr<FeedState> st) : st_(std::move(st)) {}
+
+  // Records of whole batches, at most about `max` (never splits a batch); waits up to
+  // `timeout` seconds (None: until some arrive) with the GIL released, checking for signals
+  // every 100 ms. Empty on timeout. *ended when the subscription stopped with the store's
+  // close or by close() and nothing is left.
+  pb::object Poll(size_t max, const pb::object& timeout, bool* ended) {
+    const bool forever = timeout.is_none();
+    double left_ms = forever ? 0 : timeout.cast<double>() * 1000.0;
+    std::vector<ChangeRecord> out;
+    *ended = false;
+    for (;;) {
+      Status s;
+      bool closed = false;
+      const int slice = forever ? 100 : static_cast<int>(std::max(0.0, std::min(left_ms, 100.0)));
+      {
+        pb::gil_scoped_release nogil;
+        std::shared_lock lock(st_->mu);
+        if (!st_->sub) {
+          closed = true;
+        } else {
+          s = st_->sub->Next(&out, std::max<size_t>(max, 1), slice);
+        }
+      }
+      if (closed) {
+        *ended = true;
+        break;
+      }
+      if (!out.empty()) break;  // a status after them comes with the next call
+      if (!s.ok()) Check(s);
+      left_ms -= slice;
+      if (!forever && left_ms <= 0) break;
+      if (PyErr_CheckSignals() != 0) throw pb::error_already_set();
+    }
+    if (st_->dict) {
+      for (ChangeRecord& r : out) {
+        uint64_t e;
+        if (st_->dict->ToExternal(r.u, &e)) r.u = e;
+        const bool edge = r.kind != ChangeKind::kAddVertex && r.kind != ChangeKind::kDeleteVertex;
+        if (edge && st_->dict->ToExternal(r.v, &e)) r.v = e;
+      }
+    }
+    return Records(std::move(out));
+  }
+
+  pb::object Next() {
+    bool ended = false;
+    pb::object chunk = Poll(size_t{1} << 16, pb::none(), &ended);
+    if (ended) throw pb::stop_iteration();
+    return chunk;
+  }
+
+  void Close() {
+    pb::gil_scoped_release nogil;
+    std::unique_lock lock(st_->mu);
+    st_->sub.reset();
+    st_->owner.reset();
+  }
+
+  template <typename Fn>
+  auto Get(Fn&& fn) {
+    std::shared_lock lock(st_->mu);
+    if (!st_->sub) {
+      lock.unlock();
+      Check(Closed("subscription"));
+    }
+    return fn(*st_->sub);
+  }
+
+  static pb::object Records(std::vector<ChangeRecord>&& v) {
+    static_assert(sizeof(ChangeRecord) == 48 && offsetof(ChangeRecord, kind) == 8 &&
+                  offsetof(ChangeRecord, u) == 16 && offsetof(ChangeRecord, new_weight) == 40);
+    auto holder = std::make_shared<std::vector<ChangeRecord>>(std::move(v));
+    static ChangeRecord empty_slot{};
+    Buffer b;
+    b.data = holder->empty() ? &empty_slot : holder->data();
+    b.size = static_cast<pb::ssize_t>(holder->size());
+    b.itemsize = sizeof(ChangeRecord);
+    // Standard sizes, no implicit alignment: the 7 pad bytes are explicit.
+    b.format = "T{=Q:ts:=B:kind:7x=Q:u:=Q:v:=d:old_weight:=d:new_weight:}";
+    b.keep = std::move(holder);
+    return WrapBuffer(std::move(b));
+  }
+
+ private:
+  std::shared_ptr<FeedState> st_;
+};
+
+ChangeFeed Subscribe(PyDB& d, const pb::object& name, const pb::object& from_ts,
+                     size_t queue_capacity, const std::string& overflow) {
+  SubscribeOptions so;
+  if (!name.is_none()) so.name = name.cast<std::string>();
+  if (!from_ts.is_none()) so.from_ts = from_ts.cast<Timestamp>();
+  so.queue_capacity = queue_capacity;
+  if (overflow == "cancel") {
+    so.overflow = OverflowPolicy::kCancel;
+  } else if (overflow == "block") {
+    so.overflow = OverflowPolicy::kBlock;
+  } else {
+    throw pb::value_error("overflow: expected 'cancel' or 'block', got '" + overflow + "'");
+  }
+  auto feed = std::make_shared<FeedState>();
+  WithDb(d.st(), [&](DB* db) { return db->Subscribe(so, ChangeHandler(), &feed->sub); });
+  feed->owner = d.shared();
+  feed->dict = d.st().dict;
+  std::lock_guard g(d.st().snaps_mu);
+  auto& v = d.st().feeds;
+  v.erase(std::remove_if(v.begin(), v.end(), [](auto& w) { return w.expired(); }), v.end());
+  v.push_back(feed);
+  return ChangeFeed(feed);
+}
+
+// --- Views. ------------------------------------------------------------------------------------
+
+// A pair (src, dst) of 1-D ID arrays as edge pairs, mapped to internal IDs.
+Status ViewEdges(const graphio::IdDictionary* dict, const pb::handle& obj, const char* what,
+                 std::vector<std::pair<VertexId, VertexId>>* out) {
+  // A tuple or list, not any sequence: a 2-row (m, 2) array must not pass as (src, dst).
+  if (!(pb::isinstance<pb::tuple>(obj) || pb::isinstance<pb::list>(obj)) || pb::len(obj) != 2) {
+    throw pb::type_error(std::string(what) + ": expected a pair (src, dst) of 1-D ID arrays");
+  }
+  pb::sequence seq = pb::reinterpret_borrow<pb::sequence>(obj);
+  EdgeArrays a(seq[0], seq[1], pb::none());
+  Status s = a.Validate();
+  if (!s.ok()) return WithPrefix(s, std::string(what) + ": ");
+  out->reserve(a.src->size());
+  for (size_t i = 0; i < a.src->size(); ++i) {
+    VertexId u, v;
+    s = Internal(dict, a.src->Id(i), &u);
+    if (s.ok()) s = Internal(dict, a.dst->Id(i), &v);
+    if (!s.ok()) return WithPrefix(s, std::string(what) + ": ");
+    out->emplace_back(u, v);
+  }
+  return Status::OK();
+}
+
+void CreateView(PyDB& d, const std::string& name, pb::object vertices, pb::object edges,
+                pb::object exclude_edges, pb::object weight_range, pb::object union_,
+                pb::object intersection, pb::object difference, bool replace) {
+  ViewDefinition def;
+  const graphio::IdDictionary* dict = d.st().dict.get();
+  int setops = !union_.is_none() + !intersection.is_none() + !difference.is_none();
+  const bool filter = !vertices.is_none() || !edges.is_none() || !exclude_edges.is_none() ||
+                      !weight_range.is_none();
+  if (setops > 1 || (setops == 1 && filter)) {
+    throw pb::value_error("create_view: give one of union, intersection, difference, or "
+                          "filters (vertices, edges / exclude_edges, weight_range)");
+  }
+  if (!edges.is_none() && !exclude_edges.is_none()) {
+    throw pb::value_error("create_view: give edges or exclude_edges, not both");
+  }
+  if (setops == 1) {
+    def.kind = !union_.is_none()          ? ViewDefinition::Kind::kUnion
+               : !intersection.is_none() ? ViewDefinition::Kind::kIntersection
+                                          : ViewDefinition::Kind::kDifference;
+    pb::object ops = !union_.is_none() ? union_ : !intersection.is_none() ? intersection
+                                                                          : difference;
+    if (pb::isinstance<pb::str>(ops)) throw pb::type_error("create_view: operands: a list of view names");
+    def.operands = ops.cast<std::vector<std::string>>();
+  }
+  if (!weight_range.is_none()) {
+    auto r = weight_range.cast<std::pair<double, double>>();
+    def.has_weight_range = true;
+    def.weight_min = r.first;
+    def.weight_max = r.second;
+  }
+  std::unique_ptr<NumberView> vv;
+  if (!vertices.is_none()) vv = std::make_unique<NumberView>(vertices, Kind::kSigned, "vertices");
+  Status s;
+  if (!edges.is_none()) {
+    def.edge_mode = ViewDefinition::EdgeMode::kInclude;
+    s = ViewEdges(dict, edges, "edges", &def.edges);
+  } else if (!exclude_edges.is_none()) {
+    def.edge_mode = ViewDefinition::EdgeMode::kExclude;
+    s = ViewEdges(dict, exclude_edges, "exclude_edges", &def.edges);
+  }
+  Check(s);
+  WithDb(d.st(), [&](DB* db) {
+    if (vv) {
+      Status st = vv->CheckNonNegative();
+      if (!st.ok()) return st;
+      def.has_vertices = true;
+      def.vertices.reserve(vv->size());
+      for (size_t i = 0; i < vv->size(); ++i) {
+        VertexId v;
+        st = Internal(dict, vv->Id(i), &v);
+        if (!st.ok()) return WithPrefix(st, "vertices: ");
+        def.vertices.push_back(v);
+      }
+    }
+    return db->CreateView(name, def, replace);
+  });
+}
+
+const char* ViewKindName(ViewDefinition::Kind k) {
+  switch (k) {
+    case ViewDefinition::Kind::kFilter: return "filter";
+    case ViewDefinition::Kind::kUnion: return "union";
+    case ViewDefinition::Kind::kIntersection: return "intersection";
+    case ViewDefinition::Kind::kDifference: return "difference";
+  }
+  return "?";
+}
+
+pb::list ListViews(PyDB& d) {
+  std::vector<ViewInfo> views;
+  WithDb(d.st(), [&](DB* db) { return db->ListViews(&views); });
+  pb::list out;
+  for (const ViewInfo& v : views) {
+    pb::dict x;
+    x["name"] = v.name;
+    x["created"] = v.created;
+    x["kind"] = ViewKindName(v.definition.kind);
+    x["operands"] = v.definition.operands;
+    x["description"] = v.definition.Describe();
+    out.append(x);
+  }
+  return out;
+}
+
 void BindDb(pb::module_& m) {
+  pb::class_<ChangeFeed>(m, "ChangeFeed",
+                         "A change-feed subscription (DB.subscribe): iterate for chunks of "
+                         "records (numpy structured arrays), or poll(max, timeout).")
+      .def("__iter__", [](pb::object self) { return self; })
+      .def("__next__", &ChangeFeed::Next)
+      .def("poll", [](ChangeFeed& f, size_t max, pb::object timeout) {
+        bool ended = false;
+        return f.Poll(max, timeout, &ended);
+      }, pb::arg("max") = size_t{1} << 16, pb::arg("timeout") = pb::none())
+      .def("close", &ChangeFeed::Close)
+      .def("__enter__", [](pb::object self) { return self; })
+      .def("__exit__", [](ChangeFeed& f, pb::args) { f.Close(); })
+      .def_property_readonly("delivered_ts", [](ChangeFeed& f) {
+        return f.Get([](Subscription& s) { return s.delivered_ts(); });
+      })
+      .def_property_readonly("durable", [](ChangeFeed& f) {
+        return f.Get([](Subscription& s) { return s.durable(); });
+      });
   pb::class_<PyWriteBatch>(m, "WriteBatch", "Updates applied atomically by DB.write.")
       .def(pb::init<>())
       .def("insert_edge", [](PyWriteBatch& b, VertexId u, VertexId v, double w) {
@@ -705,7 +1166,36 @@ void BindDb(pb::module_& m) {
         return d.WriteVertices(false, ids, sync);
       }, pb::arg("ids"), pb::arg("sync") = false)
       .def("write", &PyDB::Write, pb::arg("batch"), pb::arg("sync") = false)
-      .def("snapshot", &PyDB::NewSnapshot)
+      .def_property_readonly("mapped", [](PyDB& d) { return d.st().dict != nullptr; })
+      .def("snapshot", &PyDB::NewSnapshot, pb::kw_only(), pb::arg("view") = pb::none())
+      .def("create_view", &CreateView, pb::arg("name"), pb::kw_only(),
+           pb::arg("vertices") = pb::none(), pb::arg("edges") = pb::none(),
+           pb::arg("exclude_edges") = pb::none(), pb::arg("weight_range") = pb::none(),
+           pb::arg("union") = pb::none(), pb::arg("intersection") = pb::none(),
+           pb::arg("difference") = pb::none(), pb::arg("replace") = false)
+      .def("drop_view", [](PyDB& d, const std::string& name) {
+        WithDb(d.st(), [&](DB* db) { return db->DropView(name); });
+      }, pb::arg("name"))
+      .def("views", &ListViews)
+      .def("subscribe", &Subscribe, pb::arg("name") = pb::none(), pb::kw_only(),
+           pb::arg("from_ts") = pb::none(), pb::arg("queue_capacity") = size_t{1} << 20,
+           pb::arg("overflow") = "cancel")
+      .def("commit_position", [](PyDB& d, const std::string& name, Timestamp ts) {
+        WithDb(d.st(), [&](DB* db) { return db->CommitPosition(name, ts); });
+      }, pb::arg("name"), pb::arg("ts"))
+      .def("position", [](PyDB& d, const std::string& name) -> pb::object {
+        Timestamp ts = 0;
+        bool found = true;
+        WithDb(d.st(), [&](DB* db) {
+          Status s = db->GetPosition(name, &ts);
+          found = s.ok();
+          return s.IsNotFound() ? Status::OK() : s;
+        });
+        return found ? pb::object(pb::int_(ts)) : pb::object(pb::none());
+      }, pb::arg("name"))
+      .def("drop_subscription", [](PyDB& d, const std::string& name) {
+        WithDb(d.st(), [&](DB* db) { return db->DropSubscription(name); });
+      }, pb::arg("name"))
       .def("stats", [](PyDB& d, bool count_graph) {
         DBStats x;
         WithDb(d.st(), [&](DB* db) {
@@ -743,6 +1233,11 @@ void InitModule(pb::module_& m) {
   BindSnapshot(m);
   m.attr("UNREACHABLE") = analytics::kUnreachable;
   m.attr("NO_LABEL") = analytics::kNoLabel;
+  pb::list kinds;  // ChangeFeed records' `kind` field indexes this
+  for (int k = 0; k <= static_cast<int>(ChangeKind::kDeleteEdgeOp); ++k) {
+    kinds.append(ChangeKindName(static_cast<ChangeKind>(k)));
+  }
+  m.attr("CHANGE_KINDS") = kinds;
 }
 
 }  // namespace strata::py

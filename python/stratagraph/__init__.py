@@ -10,11 +10,13 @@ docs/python.md is the guide; _core.pyi lists every call with its contract.
 """
 
 from stratagraph._core import (
+    CHANGE_KINDS,
     DB,
     NO_LABEL,
     UNREACHABLE,
     AbortedError,
     BusyError,
+    ChangeFeed,
     CorruptionError,
     EdgeIterator,
     Error,
@@ -29,11 +31,13 @@ from stratagraph._core import (
 from stratagraph._networkx import from_networkx, to_networkx
 
 __all__ = [
+    "CHANGE_KINDS",
     "DB",
     "NO_LABEL",
     "UNREACHABLE",
     "AbortedError",
     "BusyError",
+    "ChangeFeed",
     "CorruptionError",
     "EdgeIterator",
     "Error",

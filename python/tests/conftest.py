@@ -37,3 +37,17 @@ def make_store(path, n, src, dst, weights=None, **open_args):
     db.add_vertices(np.arange(n, dtype=np.uint64))
     db.insert_edges(src, dst, weights)
     return db
+
+
+def strata_binary():
+    """The CLI binary of the build the package comes from (<build>/bin/strata), or $STRATA_BIN;
+    None when there is none (tests that need it skip)."""
+    import os
+    from pathlib import Path
+
+    env = os.environ.get("STRATA_BIN")
+    if env:
+        return env
+    # <build>/python/stratagraph/_core*.so -> <build>/bin/strata
+    p = Path(stratagraph._core.__file__).resolve().parents[2] / "bin" / "strata"
+    return str(p) if p.exists() else None
