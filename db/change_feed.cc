@@ -332,37 +332,46 @@ ChangeFeed::ChangeFeed(ChangeFeedOptions o) : o_(std::move(o)) {}
 
 ChangeFeed::~ChangeFeed() { Close(); }
 
+Status ChangeFeed::ReadPositions(io::Env* env, const std::string& dir,
+                                 std::map<std::string, Position>* out) {
+  out->clear();
+  const std::string path = SubscriptionsFilePath(dir);
+  if (!env->FileExists(path)) return Status::OK();
+  std::unique_ptr<io::RandomAccessFile> f;
+  Status s = env->NewRandomAccessFile(path, &f);
+  if (!s.ok()) return s;
+  std::string data(f->Size(), '\0');
+  s = f->Read(0, data.size(), data.data());
+  if (!s.ok()) return s;
+  auto bad = [&](const std::string& why) { return io::CorruptionAt(path, 0, why); };
+  if (data.size() < 24 || data.compare(0, 8, kSubsMagic) != 0) return bad("bad magic");
+  const uint64_t sum = DecodeFixed64(data.data() + data.size() - 8);
+  if (Checksum64(data.data(), data.size() - 8, ChecksumSeed(kSubsChecksumKind, 0)) != sum) {
+    return bad("checksum mismatch");
+  }
+  if (DecodeFixed32(data.data() + 8) != kSubsVersion) return bad("unsupported version");
+  const uint32_t n = DecodeFixed32(data.data() + 12);
+  const char* p = data.data() + 16;
+  const char* end = data.data() + data.size() - 8;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint64_t len;
+    p = DecodeVarint64(p, end, &len);
+    if (p == nullptr || static_cast<uint64_t>(end - p) < len + 9) return bad("truncated entry");
+    std::string name(p, len);
+    p += len;
+    Position pos;
+    pos.ts = DecodeFixed64(p);
+    pos.lost = p[8] != 0;
+    p += 9;
+    (*out)[name] = pos;
+  }
+  return Status::OK();
+}
+
 Status ChangeFeed::Open() {
-  if (o_.durable && o_.env->FileExists(SubscriptionsFilePath(o_.dir))) {
-    const std::string path = SubscriptionsFilePath(o_.dir);
-    std::unique_ptr<io::RandomAccessFile> f;
-    Status s = o_.env->NewRandomAccessFile(path, &f);
+  if (o_.durable) {
+    Status s = ReadPositions(o_.env, o_.dir, &positions_);
     if (!s.ok()) return s;
-    std::string data(f->Size(), '\0');
-    s = f->Read(0, data.size(), data.data());
-    if (!s.ok()) return s;
-    auto bad = [&](const std::string& why) { return io::CorruptionAt(path, 0, why); };
-    if (data.size() < 24 || data.compare(0, 8, kSubsMagic) != 0) return bad("bad magic");
-    const uint64_t sum = DecodeFixed64(data.data() + data.size() - 8);
-    if (Checksum64(data.data(), data.size() - 8, ChecksumSeed(kSubsChecksumKind, 0)) != sum) {
-      return bad("checksum mismatch");
-    }
-    if (DecodeFixed32(data.data() + 8) != kSubsVersion) return bad("unsupported version");
-    const uint32_t n = DecodeFixed32(data.data() + 12);
-    const char* p = data.data() + 16;
-    const char* end = data.data() + data.size() - 8;
-    for (uint32_t i = 0; i < n; ++i) {
-      uint64_t len;
-      p = DecodeVarint64(p, end, &len);
-      if (p == nullptr || static_cast<uint64_t>(end - p) < len + 9) return bad("truncated entry");
-      std::string name(p, len);
-      p += len;
-      Position pos;
-      pos.ts = DecodeFixed64(p);
-      pos.lost = p[8] != 0;
-      p += 9;
-      positions_[name] = pos;
-    }
   }
   dispatcher_ = std::thread([this] { DispatchLoop(); });
   return Status::OK();

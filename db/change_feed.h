@@ -76,6 +76,16 @@ class ChangeFeed : public std::enable_shared_from_this<ChangeFeed> {
   ~ChangeFeed();
   // Loads SUBSCRIPTIONS (durable feeds) and starts the dispatcher.
   Status Open();
+
+  // A durable subscription's committed position.
+  struct Position {
+    Timestamp ts = 0;
+    bool lost = false;
+  };
+  // Reads <dir>/SUBSCRIPTIONS (none: an empty map). Corruption naming the file when its magic,
+  // version, checksum or an entry is bad. Open and DB::Verify read it through this.
+  static Status ReadPositions(io::Env* env, const std::string& dir,
+                              std::map<std::string, Position>* out);
   // Ends every subscription (status Aborted "store closed") and stops the dispatcher. Retention
   // and positions keep working (the store's close still retires logs).
   void Close();
@@ -106,10 +116,6 @@ class ChangeFeed : public std::enable_shared_from_this<ChangeFeed> {
   void Remove(const std::shared_ptr<Sub>& s);
 
  private:
-  struct Position {
-    Timestamp ts = 0;
-    bool lost = false;
-  };
   struct Retained {
     std::string path;
     Timestamp max_ts;

@@ -1,8 +1,10 @@
 // DBImpl::Verify: every check a store can make of itself while open (see DB::Verify).
+#include <map>
 #include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "db/change_feed.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
 
@@ -28,6 +30,8 @@ Status DBImpl::Verify(std::string* report) {
     ViewCatalog views;  // VIEWS as it is on disk (replaced by rename, so read whole)
     Timestamp views_ts;
     note(views.Load(env_.get(), path_, &views_ts));
+    std::map<std::string, ChangeFeed::Position> positions;  // SUBSCRIPTIONS, likewise
+    note(ChangeFeed::ReadPositions(env_.get(), path_, &positions));
   }
   // Every segment of the current version, every block — read afresh from its path (the file
   // there now, not the one opened earlier), and checked against the manifest on disk.

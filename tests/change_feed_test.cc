@@ -21,6 +21,7 @@
 #include "strata/db.h"
 #include "strata/view.h"
 #include "tests/util/cli_run.h"
+#include "tests/util/file_util.h"
 #include "tests/util/in_child.h"
 #include "tests/util/random_batch.h"
 #include "tests/util/temp_dir.h"
@@ -365,6 +366,18 @@ TEST(ChangeFeed, DurableResumeAcrossReopen) {
   EXPECT_EQ(pos, 150u);
   std::string report;  // retained logs and SUBSCRIPTIONS are a clean store's files
   ASSERT_TRUE(db->Verify(&report).ok()) << report;
+  {
+    // A flipped byte in SUBSCRIPTIONS: Verify names the file (open would refuse it).
+    const std::string subs = dir.path() + "/SUBSCRIPTIONS";
+    const std::string good = testing::ReadAll(subs);
+    std::string bad = good;
+    bad[bad.size() / 2] ^= 0x20;
+    testing::WriteAll(subs, bad);
+    std::string damaged;
+    EXPECT_FALSE(db->Verify(&damaged).ok());
+    EXPECT_NE(damaged.find("SUBSCRIPTIONS"), std::string::npos) << damaged;
+    testing::WriteAll(subs, good);
+  }
   for (int i = 400; i < 500; ++i) ASSERT_TRUE(db->InsertEdge(i, i + 1, i).ok());
   SubscribeOptions so;
   so.name = "app";
