@@ -8,6 +8,7 @@
 //  - every bad input tried below (options, numbers, files, stores) gives one line on stderr and
 //    a non-zero exit.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -260,6 +261,18 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
   CliResult insj = Ok({"inspect", "--db", s1, "--json"});
   EXPECT_EQ(insj.out.front(), '{');
   EXPECT_NE(insj.out.find("\"levels\""), std::string::npos);
+  // Every segment inspect names is a file in the store, in both forms of its output.
+  size_t named = 0;
+  for (const std::string* out : {&ins.out, &insj.out}) {
+    for (size_t at = out->find(".seg"); at != std::string::npos; at = out->find(".seg", at + 4)) {
+      size_t b = at;
+      while (b > 0 && std::isdigit(static_cast<unsigned char>((*out)[b - 1]))) --b;
+      const std::string name = out->substr(b, at + 4 - b);
+      EXPECT_TRUE(std::filesystem::exists(s1 + "/" + name)) << name << " is not in " << s1;
+      ++named;
+    }
+  }
+  EXPECT_GT(named, 0u);
   Ok({"verify", "--db", s1});
   CliResult c = RunStrata({"compact", "--db", s1, "--full"});
   if (c.code != 0) {

@@ -198,7 +198,7 @@ int InspectStore(const InspectArgs& a) {
       j.Num("edge_entries", edges).Open("segments", '[');
       for (const FileMeta* f : files) {
         j.Open(nullptr, '{')
-            .Str("file", std::to_string(f->number) + ".seg")
+            .Str("file", SegmentFileName(f->number))
             .Num("number", f->number)
             .Str("adjacency", f->tag == 0 ? "out" : "in")
             .Num("bytes", f->size_bytes)
@@ -262,7 +262,7 @@ int InspectStore(const InspectArgs& a) {
       const std::string range =
           f->num_vertices ? std::to_string(f->min_src) + ".." + std::to_string(f->max_src) : "-";
       std::printf("  %-12s %-4s %10s %10" PRIu64 " %12" PRIu64 " %25s %12" PRIu64 "\n",
-                  (std::to_string(f->number) + ".seg").c_str(), f->tag == 0 ? "out" : "in",
+                  SegmentFileName(f->number).c_str(), f->tag == 0 ? "out" : "in",
                   graphio::FormatSize(f->size_bytes).c_str(), f->num_vertices, f->num_edges,
                   range.c_str(), f->max_ts);
     }
