@@ -170,10 +170,19 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   if (!s.ok()) return s;
   Timestamp ts;
   feed_->WaitForRoom();
+  // Records are staged in the commit hook (under the batch's locks, in commit order) only
+  // while a subscription exists; the dispatcher is woken once the batch is applied.
+  bool staged = false;
+  auto stage = [&](Timestamp t, const Version* v) {
+    if (feed_->active()) {
+      StageChanges(t, batch, v);
+      staged = true;
+    }
+  };
   if (options_.in_memory) {
     std::shared_ptr<const Version> v = current();
     auto hook = [&](Timestamp t) -> Status {
-      if (feed_->active()) StageChanges(t, batch, v.get());
+      stage(t, v.get());
       return Status::OK();
     };
     FunctionRef<Status(Timestamp)> hook_ref(hook);
@@ -193,7 +202,7 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
         Status a = log->Append(rec);
         if (!a.ok()) return a;
       }
-      if (feed_->active()) StageChanges(t, batch, v.get());
+      stage(t, v.get());
       return Status::OK();
     };
     FunctionRef<Status(Timestamp)> hook_ref(hook);
@@ -201,7 +210,7 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
     if (s.ok()) s = older.status();
   }
   if (!s.ok()) return s;
-  if (feed_->active()) feed_->Notify();
+  if (staged) feed_->Notify();
   batches_.fetch_add(1, std::memory_order_relaxed);
   ops_.fetch_add(batch.Count(), std::memory_order_relaxed);
   bool deletes = false;
