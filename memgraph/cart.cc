@@ -6,6 +6,8 @@
 #include <new>
 #include <vector>
 
+#include "memgraph/search_probe.h"
+
 namespace strata::mem {
 
 using namespace cart_detail;
@@ -973,24 +975,113 @@ bool CArt::Find(uint64_t key, double* weight, bool* tombstone) const {
   return true;
 }
 
-const void* CArt::ProbeStep(const void* node, uint64_t key) {
-  const Node* n = static_cast<const Node*>(node);
-  if (n->kind != kInner) {
-    const Leaf* l = AsLeaf(n);
-    const unsigned char* k = LeafKeys(l);
-    const size_t bytes = KeyColumnBytes(l->h.count, l->width);
-    for (size_t q = 1; q < 4; ++q) __builtin_prefetch(k + bytes * q / 4);
-    return nullptr;
+namespace {
+enum ProbeStage : uint8_t { kAtNode, kChildPtr, kLeafSearch, kLeafLast, kProbeDone };
+
+// Prefetches the keys of array leaf l's search range (base, len): whole if small, else the
+// positions of the next levels. Returns the stage that reads them.
+uint8_t PrefetchKeySearch(const Leaf* l, uint32_t base, uint32_t len) {
+  const unsigned char* k = LeafKeys(l);
+  const int w = l->width;
+  if (len * static_cast<uint32_t>(w) <= probe::kWholeRangeBytes) {
+    probe::PrefetchRange(k + size_t{base} * w, size_t{len} * w + 8);
+    return kLeafLast;
   }
-  const Inner* in = AsInner(n);
-  const int d = in->h.depth;
-  if ((key & PrefixMask(d)) != in->prefix) return nullptr;
-  const int c = ByteAt(key, d);
-  if (!TestBit(in->present, c)) return nullptr;
-  const Node* child = Children(in)[RankInclusive(in->starts, c) - 1];
-  __builtin_prefetch(child);
-  __builtin_prefetch(reinterpret_cast<const char*>(child) + 64);
-  return child;
+  probe::PrefetchSearchLevels(base, len, probe::kLevelsPerStep,
+                              [k, w](uint32_t i) { return k + size_t{i} * w; });
+  return kLeafSearch;
+}
+
+void PrefetchEntry(const Leaf* l, size_t pos) {
+  if (l->weighted) __builtin_prefetch(LeafWeights(l) + pos);
+  if (l->ntomb != 0) __builtin_prefetch(LeafTombs(l) + (pos >> 6));
+}
+}  // namespace
+
+void CArt::ProbeStart(Probe* p) const {
+  p->node = root_;
+  p->stage = kAtNode;
+  if (root_ != nullptr) {
+    __builtin_prefetch(root_);
+    __builtin_prefetch(reinterpret_cast<const char*>(root_) + 64);
+  }
+}
+
+bool CArt::ProbeStep(Probe* p, uint64_t key) {
+  if (p->node == nullptr) return false;
+  const Node* n = static_cast<const Node*>(p->node);
+  switch (p->stage) {
+    case kAtNode: {
+      if (n->kind == kInner) {
+        const Inner* in = AsInner(n);
+        const int d = in->h.depth;
+        if ((key & PrefixMask(d)) != in->prefix) break;
+        const int c = ByteAt(key, d);
+        if (!TestBit(in->present, c)) break;
+        p->base = static_cast<uint32_t>(RankInclusive(in->starts, c) - 1);
+        __builtin_prefetch(Children(in) + p->base);
+        p->stage = kChildPtr;
+        return true;
+      }
+      const Leaf* l = AsLeaf(n);
+      const uint64_t m = PrefixMask(l->h.depth);
+      if ((key & m) != l->lcp) break;
+      if (l->h.kind == kBitmapLeaf) {
+        const uint64_t* bits = reinterpret_cast<const uint64_t*>(LeafKeys(l));
+        const uint64_t s = key & ~m;
+        if (!TestBit(bits, s)) break;
+        p->base = static_cast<uint32_t>(RankInclusive(bits, static_cast<int>(s)) - 1);
+        PrefetchEntry(l, p->base);
+        p->stage = kProbeDone;
+        return false;
+      }
+      p->base = 0;
+      p->len = l->h.count;
+      p->stage = PrefetchKeySearch(l, p->base, p->len);
+      return true;
+    }
+    case kChildPtr: {
+      const Node* child = Children(AsInner(n))[p->base];
+      __builtin_prefetch(child);
+      __builtin_prefetch(reinterpret_cast<const char*>(child) + 64);
+      p->node = child;
+      p->stage = kAtNode;
+      return true;
+    }
+    case kLeafSearch:
+    case kLeafLast: {
+      const Leaf* l = AsLeaf(n);
+      const unsigned char* k = LeafKeys(l);
+      const uint64_t s = key & ~PrefixMask(l->h.depth);
+      const int levels = p->stage == kLeafLast ? 64 : probe::kLevelsPerStep;
+      WithWidth(l->width, [&](auto wc) {
+        constexpr int W = decltype(wc)::value;
+        probe::SearchAdvance(&p->base, &p->len, levels,
+                             [k, s](uint32_t i) { return Load<W>(k, i) < s; });
+      });
+      if (p->stage == kLeafSearch) {
+        p->stage = PrefetchKeySearch(l, p->base, p->len);
+        return true;
+      }
+      const size_t pos = p->base + (p->len != 0 && LoadSuffix(k, p->base, l->width) < s);
+      p->base = static_cast<uint32_t>(pos);
+      p->len = 0;
+      if (pos < l->h.count && LoadSuffix(k, pos, l->width) == s) PrefetchEntry(l, pos);
+      p->stage = kProbeDone;
+      return false;
+    }
+    default:
+      return false;
+  }
+  p->node = nullptr;
+  return false;
+}
+
+bool CArt::ProbeHit(const Probe& p, uint64_t key) {
+  if (p.node == nullptr || p.stage != kProbeDone) return false;
+  const Node* n = static_cast<const Node*>(p.node);
+  if (n->kind == kInner) return false;
+  return LeafFind(AsLeaf(n), key) == static_cast<int>(p.base);
 }
 
 void CArt::ForEachChunkImpl(ChunkFn fn) const {

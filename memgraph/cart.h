@@ -179,11 +179,21 @@ class CArt {
   // False if key has no entry; otherwise fills the non-null outputs.
   bool Find(uint64_t key, double* weight, bool* tombstone) const;
 
-  // Find one node at a time (see ClusteredIndex::ProbeStep): from probe_root(), each step
-  // reads `node` and returns the child on key's path, prefetched, or null at a leaf (whose
-  // key column it prefetches where a search starts) or where the path ends.
-  const void* probe_root() const { return root_; }
-  static const void* ProbeStep(const void* node, uint64_t key);
+  // Find taken a step at a time (see ClusteredIndex::Probe): ProbeStart prefetches the
+  // root; each ProbeStep reads lines an earlier step prefetched and prefetches the next: an
+  // inner node's child pointer on key's path, the child, an array leaf's key column level by
+  // level of the search (memgraph/search_probe.h), then the found entry's weight. It returns
+  // false once Find(key) would read nothing that is not in flight or in cache, or where the
+  // path ends.
+  struct Probe {
+    const void* node = nullptr;  // the node being read; null once done
+    uint32_t base = 0, len = 0;  // inner: the child's rank; array leaf: the search range
+    uint8_t stage = 0;
+  };
+  void ProbeStart(Probe* p) const;
+  static bool ProbeStep(Probe* p, uint64_t key);
+  // For tests: whether a finished probe ended at key's entry (false if it has none).
+  static bool ProbeHit(const Probe& p, uint64_t key);
 
   size_t size() const { return size_; }       // entries, tombstones included
   size_t live_size() const { return live_; }  // entries that are not tombstones

@@ -76,14 +76,18 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
     const Adjacency* a = op == end ? nullptr : (op->dir == 0 ? &h->out : h->in);
     if (a != nullptr) {
       const uint32_t i = LocalOf(op->u);
-      const bool art = a->InArt(i);
-      const void* node = art ? a->Art(i).probe_root() : a->ci.probe_root();
-      while (node != nullptr) {
-        if (prefetch) coro::Prefetch(node);
-        co_await coro::Suspend{};
-        // Reads `node` and prefetches the child it returns.
-        node = art ? CArt::ProbeStep(node, op->v)
-                   : ClusteredIndex::ProbeStep(node, static_cast<uint8_t>(i), op->v);
+      if (a->InArt(i)) {
+        CArt::Probe p;
+        a->Art(i).ProbeStart(&p);
+        do {
+          co_await coro::Suspend{};
+        } while (CArt::ProbeStep(&p, op->v));
+      } else {
+        ClusteredIndex::Probe p;
+        a->ci.ProbeStart(&p);
+        do {
+          co_await coro::Suspend{};
+        } while (ClusteredIndex::ProbeStep(&p, static_cast<uint8_t>(i), op->v));
       }
     }
   }
@@ -204,22 +208,28 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 // acquire: the optimistic build holds no lock). A shuffled stream touches each subgraph with about
 // one edge per batch, so the build is bound by cache misses on versions, their containers and
 // the lookup of each update's prior state (BuildVersion's ViewState). The items are software-
-// pipelined: item k + 12's head is fetched, k + 8's version header, counts, append area and
-// container roots, and from k + 6 on the lookup of its first edge update descends one tree
-// level every two items, each node prefetched two items before it is read; item k is built
-// with its path in cache. The stages only read (heads a registered or locking writer keeps
-// allocated) and prefetch; a probe that turns out wrong costs a wasted prefetch.
+// pipelined: item k + 24's slot is fetched, k + 20's head, k + 16's version header, counts,
+// append area and container roots; from k + 14 on the lookup of its first edge update takes a
+// probe step every two items (ClusteredIndex::Probe, CArt::Probe: a tree level, or a few levels
+// of the leaf's search, each prefetched two items before it is read); item k is built with its
+// path in cache. The stages only read (heads a registered or locking writer keeps allocated)
+// and prefetch; a probe that turns out wrong costs a wasted prefetch.
 Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* older) {
   std::vector<SubgraphWork>& work = *items;
-  constexpr size_t kHead = 12, kBase = 8, kProbe = 6, kRing = 8;
+  constexpr size_t kSlot = 24, kHead = 20, kBase = 16, kProbe = 14, kRing = 16;
   struct Probe {
-    const void* node = nullptr;  // next node to read; null when done
-    bool art = false;
+    ClusteredIndex::Probe ci;
+    CArt::Probe art;
+    bool is_art = false;
+    bool live = false;
     uint8_t u = 0;
     uint64_t v = 0;
   };
   Probe probes[kRing];
   auto pending = [&](size_t k) { return k < work.size() && work[k].fresh == nullptr; };
+  auto prefetch_slot = [&](size_t k) {
+    if (pending(k)) __builtin_prefetch(work[k].slot);
+  };
   auto prefetch_head = [&](size_t k) {
     if (pending(k)) __builtin_prefetch(work[k].slot->head.load(std::memory_order_acquire));
   };
@@ -238,7 +248,7 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
   // The lookup of item k's first edge update, started at its container's root.
   auto start_probe = [&](size_t k) {
     Probe& p = probes[k % kRing];
-    p.node = nullptr;
+    p.live = false;
     if (!pending(k)) return;
     const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
     if (h == nullptr) return;
@@ -254,25 +264,30 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     const uint32_t i = LocalOf(op->u);
     p.u = static_cast<uint8_t>(i);
     p.v = op->v;
-    p.art = a->InArt(i);
-    p.node = p.art ? a->Art(i).probe_root() : a->ci.probe_root();
-    if (p.node != nullptr) __builtin_prefetch(p.node);
+    p.is_art = a->InArt(i);
+    if (p.is_art) {
+      a->Art(i).ProbeStart(&p.art);
+    } else {
+      a->ci.ProbeStart(&p.ci);
+    }
+    p.live = true;
   };
   auto step_probe = [&](size_t k) {
     if (!pending(k)) return;
     Probe& p = probes[k % kRing];
-    if (p.node == nullptr) return;
-    p.node = p.art ? CArt::ProbeStep(p.node, p.v) : ClusteredIndex::ProbeStep(p.node, p.u, p.v);
+    if (!p.live) return;
+    p.live = p.is_art ? CArt::ProbeStep(&p.art, p.v) : ClusteredIndex::ProbeStep(&p.ci, p.u, p.v);
   };
+  for (size_t k = 0; k < kSlot; ++k) prefetch_slot(k);
   for (size_t k = 0; k < kHead; ++k) prefetch_head(k);
   for (size_t k = 0; k < kBase; ++k) prefetch_base(k);
   for (size_t k = 0; k < kProbe; ++k) start_probe(k);
   for (size_t k = 0; k < work.size(); ++k) {
+    prefetch_slot(k + kSlot);
     prefetch_head(k + kHead);
     prefetch_base(k + kBase);
     start_probe(k + kProbe);
-    step_probe(k + 4);
-    step_probe(k + 2);
+    for (size_t d = kProbe - 2; d >= 2; d -= 2) step_probe(k + d);
     if (work[k].fresh != nullptr) continue;
     Status st = BuildVersion(&work[k], older);
     if (!st.ok()) return st;

@@ -47,7 +47,7 @@ struct MemGraphOptions {
 //                prefetched a fixed number of items ahead of the build;
 //   kInterleave  one coroutine per item (util/coro.h), `group` at a time: each prefetches the
 //                next thing it reads and suspends; `prefetch` false suspends without the
-//                prefetches of the locate itself (ablation only: CArt/ClusteredIndex::ProbeStep
+//                prefetches of the locate itself (ablation only: the CArt/ClusteredIndex probes
 //                still prefetch the child they return).
 // All modes build the same versions; the mode changes only which lines are in cache when.
 // Process-wide; meant for measurement (docs/benchmarks.md, "Coroutine interleaving"): the

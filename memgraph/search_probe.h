@@ -1,0 +1,54 @@
+// A binary search taken a few levels at a time, for lookups whose cache misses are overlapped
+// with other work (ClusteredIndex::Probe, CArt::Probe; docs/design.md, "Locating a batch").
+//
+// The search is the branch-free lower bound every container leaf uses: with (base, len) =
+// (lo, hi - lo), while len > 1 { half = len / 2; if (key(base + half) < x) base += half;
+// len -= half; } and the answer is base + (key(base) < x). SearchAdvance runs some of those
+// levels; PrefetchSearchLevels prefetches every position the next `levels` levels may read
+// (2^levels - 1 of them), so the levels after it read only prefetched lines. A search whose
+// state came from these helpers and is finished by the container's own loop reads exactly the
+// positions a search from scratch reads.
+#pragma once
+
+#include <cstdint>
+
+namespace strata::mem::probe {
+
+// Runs up to `levels` levels of the search; less(i) is key(i) < x.
+template <class Less>
+inline void SearchAdvance(uint32_t* base, uint32_t* len, int levels, Less less) {
+  uint32_t b = *base, n = *len;
+  for (; n > 1 && levels > 0; --levels) {
+    const uint32_t half = n / 2;
+    b = less(b + half) ? b + half : b;
+    n -= half;
+  }
+  *base = b;
+  *len = n;
+}
+
+// Prefetches addr(i) for every position i the next `levels` levels of the search from
+// (base, len) may read.
+template <class Addr>
+inline void PrefetchSearchLevels(uint32_t base, uint32_t len, int levels, Addr addr) {
+  if (levels == 0 || len <= 1) return;
+  const uint32_t half = len / 2;
+  __builtin_prefetch(addr(base + half));
+  PrefetchSearchLevels(base, len - half, levels - 1, addr);
+  PrefetchSearchLevels(base + half, len - half, levels - 1, addr);
+}
+
+// Prefetches every line of [p, p + bytes).
+inline void PrefetchRange(const void* p, uint64_t bytes) {
+  const uintptr_t b = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
+  const uintptr_t e = reinterpret_cast<uintptr_t>(p) + bytes;
+  for (uintptr_t a = b; a < e; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(a));
+}
+
+// A search range whose keys fit in this many bytes is prefetched whole instead of level by
+// level.
+inline constexpr uint32_t kWholeRangeBytes = 256;
+// Levels prefetched per step: 7 lines, three halvings.
+inline constexpr int kLevelsPerStep = 3;
+
+}  // namespace strata::mem::probe
