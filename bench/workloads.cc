@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "bench/csr.h"
 #include "bench/util.h"
 #include "graphio/generator.h"
 
@@ -996,7 +997,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       sink->Add(a);
       sink->Add(R("mixed", system, "max_us", *std::max_element(d.begin(), d.end()) * 1e6, "us", p));
     };
-    auto add_writer = [&](int r, double seconds) {
+    auto add_writer = [&](int r, double seconds, const char* reader_kind = nullptr) {
       uint64_t ops = 0;
       std::vector<float> lat;
       for (int w = 0; w < writers; ++w) {
@@ -1009,6 +1010,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       p.Int("readers", r);
       p.Int("writers", writers);
       p.Int("batch", 1);
+      if (reader_kind != nullptr) p.Str("reader", reader_kind);
       Result a = R("mixed", system, "ops_per_s", ops / seconds, "ops/s", p);
       a.info.Int("ops", static_cast<int64_t>(ops));
       a.info.Num("seconds", seconds);
@@ -1058,6 +1060,32 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       pk.info.Int("rss_before", static_cast<int64_t>(rss_before_mixed));
       pk.info.Str("source", "VmHWM over the mixed workload (reset before it via /proc/self/clear_refs)");
       sink->Add(pk);
+    }
+    // Control: the same writers beside a PageRank that does not read the store (the CSR kernel
+    // on a copy of the loaded graph, same threads and iterations). What the writers lose here
+    // is the machine's share (cores, shared cache, memory bandwidth), not the store's.
+    if (writers > 0 && sys->dynamic() && system != "rocksdb") {
+      CsrGraph csr;
+      {
+        EdgeList list;
+        list.num_vertices = g.n;
+        std::vector<double> w;
+        Generate(g, 0, g.load_end(), &list.edges, &w);
+        Status s = BuildCsr(list, &csr);
+        if (!s.ok()) Fail(system, "mixed control CSR", s);
+      }
+      auto [ts, t0] = writers_for(0, nullptr, nullptr);
+      std::thread reader([&] {
+        tbb::task_arena arena(reader_threads);
+        std::vector<double> rank;
+        for (int k = 0; k < pr_runs * readers; ++k) {
+          arena.execute([&] { CsrPageRank(csr, cfg.mixed_pr_iterations, &rank); });
+        }
+      });
+      reader.join();
+      stop = true;
+      for (auto& t : ts) t.join();
+      add_writer(readers, NowSec() - t0, "csr");
     }
   }
 

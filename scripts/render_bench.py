@@ -204,6 +204,10 @@ def targets(results):
     with_r = get(results, "mixed", "strata-mem", "ops_per_s", role="writer", readers=1)
     line("strata-mem mixed: writer with 1 reader / alone (rate)", ">= 0.85",
          derived(ratio(with_r, alone)), lambda v: v >= 0.85)
+    control = get(results, "mixed", "strata-mem", "ops_per_s", role="writer", readers=1, reader="csr")
+    line("control: strata-mem writer beside a CSR PageRank / alone (rate)", "(none)",
+         derived(ratio(control, alone)), lambda v: True,
+         "the reader does not touch the store: what the machine takes from the writer")
     r_alone = get(results, "mixed", "strata-mem", "seconds", role="reader", writers=0)
     r_with = get(results, "mixed", "strata-mem", "seconds", role="reader", writers=1)
     line("strata-mem mixed: reader with 1 writer / alone (time)", "<= 1.15x",
