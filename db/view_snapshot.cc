@@ -259,13 +259,50 @@ Status ViewSnapshot::ScanAdjacency(VertexId begin, VertexId end, Direction d,
   });
 }
 
+uint64_t ViewSnapshot::KeptShare(Direction d) const {
+  const int k = d == Direction::kOut ? 0 : 1;
+  std::call_once(share_once_[k], [&] {
+    const CompiledView& cv = *view_;
+    const VertexId bound = cv.bound();
+    if (bound == 0) return;
+    uint64_t read = 0, kept = 0;
+    Buf* buf;
+    BufLease lease(&buf);
+    for (VertexId w = 0; w < kShareWindows; ++w) {
+      const VertexId lo = (bound * w / kShareWindows) & ~VertexId{63};
+      const VertexId hi = std::min(bound, lo + 64);
+      if (w > 0 && lo == ((bound * (w - 1) / kShareWindows) & ~VertexId{63})) continue;
+      AdjacencyScan scan;
+      scan.want.words = cv.words();
+      scan.weights = BaseWeights(false);
+      Status s = base_->ScanAdjacency(lo, hi, d, scan, [&](VertexId u, const NeighborChunk& c) {
+        read += c.size;
+        kept += Filter(u, d, c, false, buf).size;
+        return ScanStep::kMore;
+      });
+      // A read error (or a direction the store does not keep) is the kernels' own reads' to
+      // report; planning keeps the base's bounds.
+      if (!s.ok()) return;
+    }
+    if (read > 0) share_[k] = std::max<uint64_t>(1, kept * kShareOne / read);
+  });
+  return share_[k];
+}
+
+uint64_t ViewSnapshot::ScaleBound(VertexId u, uint64_t b, uint64_t share) {
+  if (share >= kShareOne) return b;
+  const uint64_t h = (u * 0x9E3779B97F4A7C15ull) >> 48;  // Fibonacci hashing: 16 mixed bits
+  return (b * share + h) >> 16;
+}
+
 Status ViewSnapshot::ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
                                       FunctionRef<bool(VertexId, uint64_t)> fn) const {
   const CompiledView& cv = *view_;
   end = std::min(end, cv.bound());
   if (begin >= end) return Status::OK();
+  const uint64_t share = KeptShare(d);
   return base_->ScanDegreeBounds(begin, end, d, [&](VertexId u, uint64_t b) {
-    return !cv.Contains(u) || fn(u, b);
+    return !cv.Contains(u) || fn(u, ScaleBound(u, b, share));
   });
 }
 
@@ -274,8 +311,9 @@ Status ViewSnapshot::ScanVertexDegreeBounds(VertexId begin, VertexId end, Direct
   const CompiledView& cv = *view_;
   end = std::min(end, cv.bound());
   if (begin >= end) return Status::OK();
+  const uint64_t share = KeptShare(d);
   return base_->ScanVertexDegreeBounds(begin, end, d, [&](VertexId u, uint64_t b) {
-    return !cv.Contains(u) || fn(u, b);
+    return !cv.Contains(u) || fn(u, ScaleBound(u, b, share));
   });
 }
 

@@ -427,6 +427,65 @@ std::vector<VertexId> ViewVertices(const Snapshot& s) {
   return out;
 }
 
+// A view's degree bounds are estimates of its own degrees (ViewSnapshot::KeptShare): over a
+// 50% vertex view their sum is near the view's entries (about half its base's bounds), and a
+// view that keeps every entry gives its base's bounds unchanged. Either way exactly the view's
+// vertices are listed.
+TEST(Views, DegreeEstimatesFollowTheView) {
+  Options o = StoreOptions(GraphKind::kUndirected, true);
+  o.in_memory = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "m", &db).ok());
+  const VertexId n = 8192;
+  const Graph g = RandomGraph(GraphKind::kUndirected, 11, n, 80000);
+  Fill(db.get(), g, true, false);
+  std::unique_ptr<Snapshot> base = db->GetSnapshot();
+  std::mt19937_64 rng(3);
+  ViewDefinition half, all;
+  half.has_vertices = all.has_vertices = true;
+  for (VertexId v = 0; v < n; ++v) {
+    if (rng() % 2) half.vertices.push_back(v);
+    all.vertices.push_back(v);
+  }
+  std::map<VertexId, uint64_t> base_bounds;
+  ASSERT_TRUE(base->ScanVertexDegreeBounds(0, base->VertexIdBound(), Direction::kOut,
+                                           [&](VertexId u, uint64_t b) {
+                                             base_bounds[u] = b;
+                                             return true;
+                                           }).ok());
+  for (const ViewDefinition* d : {&half, &all}) {
+    std::unique_ptr<Snapshot> view;
+    ASSERT_TRUE(DB::OpenAdHocView(*base, *d, &view).ok());
+    uint64_t entries = 0, estimated = 0, their_bounds = 0;
+    std::vector<VertexId> listed;
+    ASSERT_TRUE(view->ScanVertexDegreeBounds(0, view->VertexIdBound(), Direction::kOut,
+                                             [&](VertexId u, uint64_t e) {
+                                               listed.push_back(u);
+                                               estimated += e;
+                                               their_bounds += base_bounds.at(u);
+                                               if (d == &all) {
+                                                 EXPECT_EQ(e, base_bounds.at(u)) << u;
+                                               }
+                                               return true;
+                                             }).ok());
+    for (VertexId u : listed) entries += view->Degree(u);
+    EXPECT_EQ(listed, ViewVertices(*view));
+    uint64_t by_scan = 0;  // ScanDegreeBounds gives the same estimates
+    ASSERT_TRUE(view->ScanDegreeBounds(0, view->VertexIdBound(), Direction::kOut,
+                                       [&](VertexId, uint64_t e) {
+                                         by_scan += e;
+                                         return true;
+                                       }).ok());
+    EXPECT_EQ(by_scan, estimated);
+    ASSERT_GT(entries, 0u);
+    EXPECT_GT(static_cast<double>(estimated), 0.8 * static_cast<double>(entries));
+    EXPECT_LT(static_cast<double>(estimated), 1.2 * static_cast<double>(entries));
+    if (d == &half) {
+      EXPECT_LT(static_cast<double>(estimated), 0.7 * static_cast<double>(their_bounds));
+    }
+  }
+}
+
 TEST(Views, SnapshotsSeeTheDefinitionOfTheirTimestamp) {
   Options o;
   o.in_memory = true;
