@@ -291,7 +291,8 @@ uint64_t ViewSnapshot::KeptShare(Direction d) const {
 
 uint64_t ViewSnapshot::ScaleBound(VertexId u, uint64_t b, uint64_t share) {
   if (share >= kShareOne) return b;
-  const uint64_t h = (u * 0x9E3779B97F4A7C15ull) >> 48;  // Fibonacci hashing: 16 mixed bits
+  if (b >= (uint64_t{1} << 47)) return (b >> 16) * share;  // b * share would overflow
+  const uint64_t h = (u * 0x9E3779B97F4A7C15ull) >> 48;     // Fibonacci hashing: 16 mixed bits
   return (b * share + h) >> 16;
 }
 
