@@ -9,12 +9,14 @@
 //    keeps in a sample of its lists (KeptShare), so that kernels plan (direction switches,
 //    cache sizes, lookup/stream choices) with about the view's degrees, not its base's (2x
 //    them for a 50% vertex view). Kernels use degree bounds only as estimates and count what
-//    matters from scans (strata/analytics.h), so their results stay exact.
+//    matters from scans (analytics/layout.h, EstimateLayout), so their results stay exact.
 // Costs: a neighbor costs one bit test (its membership in V) plus, when the view has an edge
 // predicate, the predicate; a list's own vertex is tested once. Lists of vertices outside V
 // are not read (range passes hand the base the membership bitmap as their `want` set).
 // Degree(u) counts u's filtered list (O(degree), where the base's may be O(1)); NumVertices()
-// and NumEdges() scan the view once, on first use, and cache the count.
+// and NumEdges() scan the view once, on first use, and cache the count. The first degree-bound
+// call per direction samples the lists of up to 2048 vertices (KeptShare: 32 short passes,
+// about 0.5 ms at scale 20).
 //
 // Chunks whose neighbors all pass are handed through untouched; others are compacted into a
 // per-thread buffer (a stack of them, so a callback may call the snapshot again).
