@@ -264,14 +264,29 @@ uint64_t ViewSnapshot::KeptShare(Direction d) const {
   std::call_once(share_once_[k], [&] {
     const CompiledView& cv = *view_;
     const VertexId bound = cv.bound();
-    if (bound == 0) return;
+    const uint64_t* words = cv.words();
+    const size_t nw = std::min<size_t>(cv.num_words(), static_cast<size_t>((bound + 63) / 64));
+    uint64_t members = 0;
+    for (size_t i = 0; i < nw; ++i) members += static_cast<uint64_t>(std::popcount(words[i]));
+    if (members == 0) return;
     uint64_t read = 0, kept = 0;
     Buf* buf;
     BufLease lease(&buf);
-    for (VertexId w = 0; w < kShareWindows; ++w) {
-      const VertexId lo = (bound * w / kShareWindows) & ~VertexId{63};
+    // Window w: the 64 IDs around the view's member of rank w * members / kShareWindows, so
+    // the sample follows the view wherever its vertices are (a region, a range of IDs).
+    size_t wi = 0;         // the word holding that member
+    uint64_t before = 0;   // members in words [0, wi)
+    size_t last = nw;      // the previous window's word
+    for (uint64_t w = 0; w < kShareWindows; ++w) {
+      const uint64_t rank = w * members / kShareWindows;
+      while (before + static_cast<uint64_t>(std::popcount(words[wi])) <= rank) {
+        before += static_cast<uint64_t>(std::popcount(words[wi]));
+        ++wi;
+      }
+      if (wi == last) continue;
+      last = wi;
+      const VertexId lo = static_cast<VertexId>(wi) * 64;
       const VertexId hi = std::min(bound, lo + 64);
-      if (w > 0 && lo == ((bound * (w - 1) / kShareWindows) & ~VertexId{63})) continue;
       AdjacencyScan scan;
       scan.want.words = cv.words();
       scan.weights = BaseWeights(false);
