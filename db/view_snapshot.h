@@ -77,8 +77,9 @@ class ViewSnapshot final : public Snapshot {
   void RecordError(const Status& s) const;
   // The share of the entries of view vertices' lists in direction d that the view keeps, in
   // 1/kShareOne, from the lists of the view vertices of kShareWindows 64-vertex windows spread
-  // evenly over the view's members by rank (one short streamed pass each); computed once per
-  // direction, on first use. kShareOne when the sample holds no entry.
+  // evenly over the view's members by rank (one short streamed pass each), plus 1/32 so that
+  // estimates lean high as bounds would; computed once per direction, on first use.
+  // kShareOne when the sample holds no entry.
   static constexpr uint64_t kShareOne = uint64_t{1} << 16;
   static constexpr VertexId kShareWindows = 32;
   uint64_t KeptShare(Direction d) const;
