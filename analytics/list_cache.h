@@ -45,7 +45,9 @@ class ListCache {
   // Keeps only the lists of vertices whose degree bound in `estimate` (EstimateLayout: upper
   // bounds) is at most a cutoff, the largest with which all those lists fit max_bytes, heads
   // included (a short list with a loose bound may be left out); each block reserves what its
-  // kept lists need, so no block is dropped for the slack of a growing vector. Returns the
+  // kept lists need, so no block is dropped for the slack of a growing vector. (A view's
+  // degrees are estimates that may fall short of a list: its block then grows as without a
+  // reservation, and is dropped, so streamed, if that passes max_bytes.) Returns the
   // cutoff (UINT64_MAX: every list fits; 0: nothing is kept). Call once, before Collect or
   // Complete; `estimate` must be a layout of the same snapshot.
   uint64_t LimitDegree(const Layout& estimate);

@@ -9,8 +9,10 @@ namespace strata::analytics {
 
 Status Scan(const Snapshot& snap, Direction direction, ScanResult* result) {
   *result = ScanResult{};
+  // The vertex tables alone (degree bounds balance the ranges): the lists are read once, by
+  // the pass below, not also by a layout pass counting exact degrees.
   Layout L;
-  Status s = BuildLayout(snap, &L);
+  Status s = EstimateLayout(snap, &L);
   if (!s.ok()) return s;
   std::vector<ScanResult> part(L.ranges.size());
   // One streamed pass per range (Snapshot::ScanEdges), not a lookup per vertex.

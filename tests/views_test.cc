@@ -241,21 +241,32 @@ void CompareKernels(const Snapshot& view, const Snapshot& ref, const std::string
     ASSERT_TRUE(analytics::KHop(ref, p, &b).ok());
     EXPECT_EQ(a, b);
   }
-  {
+  for (size_t cache : {size_t{0}, size_t{256} << 20}) {  // streamed, and from its list cache
+    analytics::PageRankParams p;
+    p.cache_bytes = cache;
     std::vector<double> a, b;
-    ASSERT_TRUE(analytics::PageRank(view, analytics::PageRankParams(), &a).ok());
-    ASSERT_TRUE(analytics::PageRank(ref, analytics::PageRankParams(), &b).ok());
+    ASSERT_TRUE(analytics::PageRank(view, p, &a).ok());
+    ASSERT_TRUE(analytics::PageRank(ref, p, &b).ok());
     Pad(&a, n, 0.0);
     Pad(&b, n, 0.0);
-    EXPECT_TRUE(Close(b, a)) << "pagerank";
+    EXPECT_TRUE(Close(b, a)) << "pagerank cache " << cache;
   }
-  {
+  // WCC with and without its list cache (exact layout degrees, or phase 1's record of which
+  // vertices have edges), one sampling round (more left to phase 2) and interleaved links.
+  for (const auto& [cache, rounds, interleave] :
+       {std::tuple<size_t, int, size_t>{0, 2, 1}, {0, 1, 1}, {0, 1, 4}, {size_t{256} << 20, 1, 1},
+        {size_t{256} << 20, 2, 1}}) {
+    analytics::WccParams p;
+    p.cache_bytes = cache;
+    p.sampling_rounds = rounds;
+    p.interleave = interleave;
     std::vector<VertexId> a, b;
-    ASSERT_TRUE(analytics::Wcc(view, analytics::WccParams(), &a).ok());
-    ASSERT_TRUE(analytics::Wcc(ref, analytics::WccParams(), &b).ok());
+    ASSERT_TRUE(analytics::Wcc(view, p, &a).ok());
+    ASSERT_TRUE(analytics::Wcc(ref, p, &b).ok());
     Pad(&a, n, kNoLabel);
     Pad(&b, n, kNoLabel);
-    EXPECT_EQ(a, b) << "wcc";  // labels are smallest member IDs: the same IDs in both
+    // Labels are smallest member IDs: the same IDs in both.
+    EXPECT_EQ(a, b) << "wcc cache " << cache << " rounds " << rounds << " interleave " << interleave;
   }
   {
     std::vector<uint64_t> a, b;
@@ -310,6 +321,12 @@ TEST_P(ViewKernelTest, EveryKernelMatchesAStoreOfTheViewOnly) {
     if (rng() % 2) half.vertices.push_back(v);
   }
   defs["half"] = half;
+  ViewDefinition fifth;  // sparse: many small components and isolated vertices
+  fifth.has_vertices = true;
+  for (VertexId v = 0; v < 600; ++v) {
+    if (rng() % 5 == 0) fifth.vertices.push_back(v);
+  }
+  defs["fifth"] = fifth;
   ViewDefinition other;
   other.has_vertices = true;
   for (VertexId v = 0; v < 600; ++v) {
@@ -349,7 +366,7 @@ TEST_P(ViewKernelTest, EveryKernelMatchesAStoreOfTheViewOnly) {
   defs["i"] = setop(K::kIntersection, {"other", "closed"});
   defs["d"] = setop(K::kDifference, {"other", "some"});
   defs["nested"] = setop(K::kUnion, {"d", "light", "i"});
-  for (const char* name : {"half", "other", "closed", "some", "light", "mixed", "u", "i", "d",
+  for (const char* name : {"half", "fifth", "other", "closed", "some", "light", "mixed", "u", "i", "d",
                            "nested"}) {
     ASSERT_TRUE(db->CreateView(name, defs[name]).ok()) << name;
   }
@@ -425,6 +442,119 @@ std::vector<VertexId> ViewVertices(const Snapshot& s) {
     return true;
   }).ok());
   return out;
+}
+
+// A view's degree bounds are estimates of its own degrees (ViewSnapshot::KeptShare): over a
+// 50% vertex view, and over a region of IDs keeping few entries, their sum is near the view's
+// entries (half, or a fourteenth, of its base's bounds), and a view that keeps every entry
+// gives its base's bounds unchanged. Either way exactly the view's
+// vertices are listed.
+TEST(Views, DegreeEstimatesFollowTheView) {
+  Options o = StoreOptions(GraphKind::kUndirected, true);
+  o.in_memory = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "m", &db).ok());
+  const VertexId n = 8192;
+  const Graph g = RandomGraph(GraphKind::kUndirected, 11, n, 80000);
+  Fill(db.get(), g, true, false);
+  std::unique_ptr<Snapshot> base = db->GetSnapshot();
+  std::mt19937_64 rng(3);
+  ViewDefinition half, all, region;  // region: 600 consecutive IDs, about 7% of their entries
+  half.has_vertices = all.has_vertices = region.has_vertices = true;
+  for (VertexId v = 0; v < n; ++v) {
+    if (rng() % 2) half.vertices.push_back(v);
+    all.vertices.push_back(v);
+    if (v >= 3000 && v < 3600) region.vertices.push_back(v);
+  }
+  std::map<VertexId, uint64_t> base_bounds;
+  ASSERT_TRUE(base->ScanVertexDegreeBounds(0, base->VertexIdBound(), Direction::kOut,
+                                           [&](VertexId u, uint64_t b) {
+                                             base_bounds[u] = b;
+                                             return true;
+                                           }).ok());
+  for (const ViewDefinition* d : {&half, &all, &region}) {
+    std::unique_ptr<Snapshot> view;
+    ASSERT_TRUE(DB::OpenAdHocView(*base, *d, &view).ok());
+    uint64_t entries = 0, estimated = 0, their_bounds = 0;
+    std::vector<VertexId> listed;
+    ASSERT_TRUE(view->ScanVertexDegreeBounds(0, view->VertexIdBound(), Direction::kOut,
+                                             [&](VertexId u, uint64_t e) {
+                                               listed.push_back(u);
+                                               estimated += e;
+                                               their_bounds += base_bounds.at(u);
+                                               if (d == &all) {
+                                                 EXPECT_EQ(e, base_bounds.at(u)) << u;
+                                               }
+                                               return true;
+                                             }).ok());
+    for (VertexId u : listed) entries += view->Degree(u);
+    EXPECT_EQ(listed, ViewVertices(*view));
+    uint64_t by_scan = 0;  // ScanDegreeBounds gives the same estimates
+    ASSERT_TRUE(view->ScanDegreeBounds(0, view->VertexIdBound(), Direction::kOut,
+                                       [&](VertexId, uint64_t e) {
+                                         by_scan += e;
+                                         return true;
+                                       }).ok());
+    EXPECT_EQ(by_scan, estimated);
+    ASSERT_GT(entries, 0u);
+    EXPECT_GT(static_cast<double>(estimated), 0.8 * static_cast<double>(entries));
+    EXPECT_LT(static_cast<double>(estimated), 1.2 * static_cast<double>(entries));
+    if (d != &all) {
+      EXPECT_LT(static_cast<double>(estimated), 0.7 * static_cast<double>(their_bounds));
+    }
+  }
+}
+
+// WCC's second phase on a view without a list cache: the largest component is skipped, the
+// other vertices' lists are looked up, except those phase 1 saw no view edge of. Small
+// components whose joining edge no vertex samples first (b+4 - b+6 below: each endpoint has a
+// smaller neighbor) are joined by phase 2 only; vertices whose edges all leave the view are
+// singletons. Labels must equal those of a store holding only the view's subgraph.
+TEST(Views, WccSecondPhaseOnAView) {
+  Graph g;
+  g.kind = GraphKind::kUndirected;
+  std::mt19937_64 rng(17);
+  for (VertexId v = 0; v < 4000; ++v) g.vertices.insert(v);
+  for (int i = 0; i < 40000; ++i) {  // the largest component: 1000..2999
+    const VertexId u = 1000 + rng() % 2000, v = 1000 + rng() % 2000;
+    if (u != v) g.edges[Norm({u, v}, g.kind)] = 1.0;
+  }
+  for (VertexId b = 100; b < 200; b += 10) {
+    for (VertexId o : {0, 1}) {  // endpoints both even, and both odd
+      g.edges[{b + o, b + o + 4}] = 1.0;
+      g.edges[{b + o + 2, b + o + 6}] = 1.0;
+      g.edges[{b + o + 4, b + o + 6}] = 1.0;
+    }
+    g.edges[{b + 8, 3000 + b}] = 1.0;  // b + 8: no edge in the view
+  }
+  ViewDefinition d;  // every vertex but 3100..3199
+  d.has_vertices = true;
+  for (VertexId v = 0; v < 4000; ++v) {
+    if (v < 3100 || v >= 3200) d.vertices.push_back(v);
+  }
+  testing::TempDir dir;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(StoreOptions(g.kind, false), dir.path() + "/db", &db).ok());
+  Fill(db.get(), g, false, /*flush=*/true);
+  std::unique_ptr<Snapshot> base = db->GetSnapshot();
+  std::unique_ptr<Snapshot> view;
+  ASSERT_TRUE(DB::OpenAdHocView(*base, d, &view).ok());
+  std::unique_ptr<DB> ref = RefStore(Model(d, g, {}), g.kind, false);
+  std::unique_ptr<Snapshot> rs = ref->GetSnapshot();
+  for (int rounds : {1, 2}) {
+    analytics::WccParams p;
+    p.sampling_rounds = rounds;
+    std::vector<VertexId> a, b;
+    ASSERT_TRUE(analytics::Wcc(*view, p, &a).ok());
+    ASSERT_TRUE(analytics::Wcc(*rs, p, &b).ok());
+    const size_t n = std::max(a.size(), b.size());
+    Pad(&a, n, kNoLabel);
+    Pad(&b, n, kNoLabel);
+    EXPECT_EQ(a, b) << "rounds " << rounds;
+    EXPECT_EQ(a[106], 100u);
+    EXPECT_EQ(a[107], 101u);
+    EXPECT_EQ(a[108], 108u);
+  }
 }
 
 TEST(Views, SnapshotsSeeTheDefinitionOfTheirTimestamp) {
