@@ -331,6 +331,16 @@ Status MemGraph::BuildPending(std::vector<SubgraphWork>* items, OlderTiers* olde
     case LocateConfig::kPipeline:
       break;
   }
+  // A batch of a few items (a single-edge transaction touches one or two subgraphs) is shorter
+  // than the pipeline's distances, so its stages would issue back to back and each item's
+  // chain of misses (slot, head, header, tree path) would be waited for in turn; one coroutine
+  // per item overlaps those chains.
+  constexpr size_t kSmallBatch = 8;
+  if (items->size() <= kSmallBatch) {
+    LocateConfig small = c;
+    small.group = static_cast<uint8_t>(kSmallBatch);
+    return BuildInterleaved(items, older, small);
+  }
   return BuildPipelined(items, older);
 }
 
