@@ -208,6 +208,35 @@ TEST(AnalyticsInterleave, SsspEveryGroupMatchesSequentialAndReference) {
   }
 }
 
+// The interleaved SSSP with 1 and 3 worker threads (each thread its own scheduler and bins).
+TEST(AnalyticsInterleave, SsspGroupsWithThreadCounts) {
+  std::unique_ptr<DB> db = MakeWeightedGraph(GraphKind::kUndirected, true, 12, 30000, 31);
+  auto snap = db->GetSnapshot();
+  const VertexId src = PickSource(*snap);
+  std::vector<double> ref;
+  ASSERT_OK(ReferenceSssp(*snap, src, &ref));
+  for (int threads : {1, 3}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                              static_cast<size_t>(threads));
+    for (size_t cache_bytes : {size_t{64} << 20, size_t{90000}}) {
+      SsspParams p;
+      p.source = src;
+      p.cache_bytes = cache_bytes;
+      std::vector<double> seq;
+      ASSERT_OK(Sssp(*snap, p, &seq));
+      ASSERT_OK(CheckEpsilon(ref, seq, kGraphalyticsEpsilon, "SSSP sequential"));
+      for (size_t g : {2, 5, 16, 64}) {
+        SCOPED_TRACE("threads " + std::to_string(threads) + " cache " +
+                     std::to_string(cache_bytes) + " group " + std::to_string(g));
+        p.interleave = g;
+        std::vector<double> got;
+        ASSERT_OK(Sssp(*snap, p, &got));
+        ASSERT_EQ(got, seq);
+      }
+    }
+  }
+}
+
 // PageRank's pull iterations (10, the time includes the list cache's fill) or WCC on an in-memory store of 2^scale vertices with 8 random
 // undirected edges per vertex (16 list entries), every list kept: each round runs every
 // setting once, in rotating order (STRATA_INTERLEAVE_ROUNDS, default 3).
