@@ -87,6 +87,30 @@ class ListCache {
   template <typename Fn>
   bool Chunks(VertexId u, Fn&& fn) const;
 
+  // u's kept list as arrays, for readers that interleave or prefetch (SSSP): ids32 (narrow
+  // IDs) or ids64 is set, w only when weights(). False when u's list is not kept, as Chunks.
+  struct Span {
+    const uint32_t* ids32 = nullptr;
+    const VertexId* ids64 = nullptr;
+    const double* w = nullptr;
+    size_t n = 0;
+  };
+  bool List(VertexId u, Span* out) const {
+    if (!Kept(u)) return false;
+    const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+    const size_t j = static_cast<size_t>(u % kLayoutBlock);
+    const uint64_t e0 = b.off[j];
+    out->n = static_cast<size_t>(b.off[j + 1] - e0);
+    out->ids32 = narrow_ ? b.ids32.data() + e0 : nullptr;
+    out->ids64 = narrow_ ? nullptr : b.ids64.data() + e0;
+    out->w = weights_ ? b.w.data() + e0 : nullptr;
+    return true;
+  }
+  // Where List(u) reads u's offsets (for a prefetch); null when u's list is not kept.
+  const void* Head(VertexId u) const {
+    if (!Kept(u)) return nullptr;
+    return blocks_[static_cast<size_t>(u / kLayoutBlock)].off.data() + u % kLayoutBlock;
+  }
   Direction direction() const { return d_; }
   // Whether u's list is kept (Chunks(u, ...) would return true). After Complete.
   bool Kept(VertexId u) const {

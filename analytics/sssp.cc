@@ -11,6 +11,7 @@
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
 #include "analytics/range_scan.h"
+#include "util/coro.h"
 
 namespace strata::analytics {
 
@@ -110,26 +111,48 @@ class LightEdges {
     if (grown && used_.fetch_add(grown, std::memory_order_relaxed) + grown > max_bytes_) Drop(b);
   }
 
+  // After the pass: per kept block with light edges, where each vertex's edges start (4 bytes
+  // per vertex of the block, outside max_bytes), so a vertex finds them with one load instead
+  // of a binary search over the block (whose probes were misses).
+  void Index() {
+    tbb::parallel_for(size_t{0}, blocks_.size(), [&](size_t bi) {
+      Block& b = blocks_[bi];
+      if (b.dropped || b.e.empty()) return;
+      b.off.assign(kLayoutBlock + 1, 0);
+      for (const Edge& x : b.e) ++b.off[x.j + 1];
+      for (size_t j = 0; j < kLayoutBlock; ++j) b.off[j + 1] += b.off[j];
+    });
+  }
+
   // Whether u's light edges are here (after the pass).
   bool Kept(VertexId u) const { return !blocks_[static_cast<size_t>(u / kLayoutBlock)].dropped; }
 
-  // fn(v, w) for u's light edges, v ascending; u must be Kept.
-  template <typename Fn>
-  void ForEach(VertexId u, Fn&& fn) const {
-    const std::vector<Edge>& e = blocks_[static_cast<size_t>(u / kLayoutBlock)].e;
-    const uint32_t j = static_cast<uint32_t>(u % kLayoutBlock);
-    auto it = std::lower_bound(e.begin(), e.end(), j, [](const Edge& x, uint32_t k) { return x.j < k; });
-    for (; it != e.end() && it->j == j; ++it) fn(VertexId{it->v}, it->w);
-  }
-
- private:
   struct Edge {
     uint32_t j;  // u - the block's first vertex
     uint32_t v;
     double w;
   };
+  // Where u's light edges' offsets are (a prefetch address; u must be Kept, after Index).
+  const void* Head(VertexId u) const {
+    const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+    return b.off.empty() ? nullptr : b.off.data() + u % kLayoutBlock;
+  }
+  // u's light edges, v ascending (u must be Kept, after Index): *n of them from the result.
+  const Edge* List(VertexId u, size_t* n) const {
+    const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+    if (b.off.empty()) {
+      *n = 0;
+      return nullptr;
+    }
+    const size_t j = static_cast<size_t>(u % kLayoutBlock);
+    *n = b.off[j + 1] - b.off[j];
+    return b.e.data() + b.off[j];
+  }
+
+ private:
   struct Block {
     std::vector<Edge> e;
+    std::vector<uint32_t> off;  // Index: vertex j's edges are e[off[j], off[j + 1])
     size_t reserve = 0;  // entries reserved at the block's first light edge
     bool dropped = false;
   };
@@ -203,6 +226,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   // edge of its vertices (as do the vertices of blocks the store dropped), as reading every
   // list twice per bucket would cost more than it saves.
   const bool split = light_budget != 0;
+  if (split) light.Index();
   std::vector<double>& dist = *dist_out;
   dist.assign(L.bound, kInfinity);
   const VertexId src = params.source;
@@ -224,14 +248,17 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   std::atomic<bool> bad_weight{false};
   // Relaxes u's edges to dst[0, n) (weights w, or 1.0 each) of kind `which`, u's distance du;
   // false on a bad weight (stops the list). The loads of dist[v] are the kernel's cache misses
-  // (8 bytes per vertex, read in neighbor order); a prefetch kPrefetch edges ahead keeps several
-  // in flight where the branch on each comparison would otherwise let few overlap. `filter`:
-  // skip edges into deleted vertices (kDirected lists keep them).
-  constexpr size_t kPrefetch = 16;
-  auto relax = [&](Bins& bins, double du, const VertexId* dst, const double* w, size_t n,
-                   bool filter, Edges which) {
+  // (8 bytes per vertex, read in neighbor order), and the branch on each comparison lets few
+  // overlap: with pd > 0 the first pd are prefetched before the loop and each iteration
+  // prefetches the one pd entries ahead (before, only ahead of the 16th: a list of at most 16,
+  // most lists of a Kronecker graph, had none). `filter`: skip edges into deleted vertices
+  // (kDirected lists keep them). dst is `const VertexId*` or `const uint32_t*` (kept lists).
+  const size_t pd = params.prefetch_distance;
+  auto relax = [&](Bins& bins, double du, const auto* dst, const double* w, size_t n,
+                   bool filter, Edges which, size_t pd) {
+    for (size_t e = 0; e < std::min(pd, n); ++e) coro::Prefetch(&dist[dst[e]]);
     for (size_t e = 0; e < n; ++e) {
-      if (e + kPrefetch < n) __builtin_prefetch(&dist[dst[e + kPrefetch]]);
+      if (pd != 0 && e + pd < n) coro::Prefetch(&dist[dst[e + pd]]);
       const VertexId v = dst[e];
       if (filter && !L.exists[v]) continue;
       const double we = w ? w[e] : 1.0;
@@ -254,10 +281,170 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
     }
     return true;
   };
+  // Lists held in memory (the light edges, kept lists of the cache) are relaxed per vertex, a
+  // chain of dependent misses: the list's offsets, the list, then its neighbors' dist. With
+  // interleave > 1 each vertex is a coroutine (util/coro.h) that prefetches the next link of
+  // its chain and suspends, so a thread has `interleave` chains in flight (GastCoCo); the
+  // relaxations themselves are the same calls as the sequential path's, in pieces of kPiece
+  // neighbors whose dist entries were prefetched. interleave <= 1 (and prefetch_distance > 0):
+  // one vertex after another in a software pipeline of the same chain: the offsets of the
+  // vertex 3 * kStage places ahead are prefetched, the list of the one 2 * kStage ahead, the
+  // first dist entries of the one kStage ahead.
+  const size_t group = std::max<size_t>(1, params.interleave);
+  constexpr size_t kPiece = 16;
+  constexpr size_t kStage = 4;
+  tbb::enumerable_thread_specific<std::unique_ptr<coro::Scheduler>> schedulers;
+  auto scheduler = [&]() -> coro::Scheduler& {
+    std::unique_ptr<coro::Scheduler>& sc = schedulers.local();
+    if (sc == nullptr) sc = std::make_unique<coro::Scheduler>(group, /*frame_bytes=*/512);
+    return *sc;
+  };
+  // A neighbor >= the bound in a kept list (the cache drops blocks that hold one; checked
+  // again here as the snapshot's chunks are).
+  std::atomic<bool> beyond{false};
+  // The light edges of vertex u (Kept) from its distance now.
+  auto light_sequential = [&](Bins& bins, VertexId u) {
+    const double du = std::atomic_ref<double>(dist[u]).load(std::memory_order_relaxed);
+    size_t n;
+    const LightEdges::Edge* e = light.List(u, &n);
+    if (pd != 0 && n != 0) {
+      for (size_t k = 0; k < std::min(pd, n); ++k) coro::Prefetch(&dist[e[k].v]);
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (pd != 0 && k + pd < n) coro::Prefetch(&dist[e[k + pd].v]);
+      const VertexId v = e[k].v;
+      relax(bins, du, &v, &e[k].w, 1, L.dangling, Edges::kAll, 0);
+    }
+  };
+  auto light_task = [&](Bins& bins, VertexId u) -> coro::Task<void> {
+    if (!light.Kept(u)) co_return;
+    coro::Prefetch(&dist[u]);
+    co_await coro::PrefetchAndSuspend(light.Head(u));
+    size_t n;
+    const LightEdges::Edge* e = light.List(u, &n);
+    if (n == 0) co_return;
+    co_await coro::PrefetchAndSuspend(e);
+    const double du = std::atomic_ref<double>(dist[u]).load(std::memory_order_relaxed);
+    for (size_t k = 0; k < n; k += kPiece) {
+      const size_t m = std::min(kPiece, n - k);
+      for (size_t x = 0; x < m; ++x) coro::Prefetch(&dist[e[k + x].v]);
+      co_await coro::Suspend{};
+      for (size_t x = 0; x < m; ++x) {
+        const VertexId v = e[k + x].v;
+        relax(bins, du, &v, &e[k + x].w, 1, L.dangling, Edges::kAll, 0);
+      }
+    }
+  };
+  // The light edges of vs[0, n) (those Kept), relaxed from memory: one phase of a bucket.
+  auto relax_light = [&](const std::vector<VertexId>& vs) {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, vs.size(), 256),
+                      [&](const tbb::blocked_range<size_t>& r) {
+      Bins& bins = local_bins.local();
+      if (group > 1) {
+        coro::Scheduler& sc = scheduler();
+        (void)sc.Run(r.size(), [&](size_t i) { return light_task(bins, vs[r.begin() + i]); });
+        assert(sc.arena().fallbacks() == 0);
+        return;
+      }
+      for (size_t i = r.begin(); i < r.end(); ++i) {
+        if (pd != 0) {  // the pipeline: offsets and dist[u] 3 stages ahead, list 2, dist 1
+          if (i + 3 * kStage < r.end() && light.Kept(vs[i + 3 * kStage])) {
+            coro::Prefetch(light.Head(vs[i + 3 * kStage]));
+            coro::Prefetch(&dist[vs[i + 3 * kStage]]);
+          }
+          if (i + 2 * kStage < r.end() && light.Kept(vs[i + 2 * kStage])) {
+            size_t n;
+            coro::Prefetch(light.List(vs[i + 2 * kStage], &n));
+          }
+          if (i + kStage < r.end() && light.Kept(vs[i + kStage])) {
+            size_t n;
+            const LightEdges::Edge* e = light.List(vs[i + kStage], &n);
+            for (size_t k = 0; k < std::min(n, pd); ++k) coro::Prefetch(&dist[e[k].v]);
+          }
+        }
+        const VertexId u = vs[i];
+        if (light.Kept(u)) light_sequential(bins, u);
+      }
+    });
+  };
+  // The `which` edges of the vertices vs[idx[k]] whose lists the cache keeps, from du[idx[k]].
+  auto kept_task = [&](Bins& bins, VertexId u, double du, Edges which) -> coro::Task<void> {
+    co_await coro::PrefetchAndSuspend(cache.Head(u));
+    ListCache::Span sp;
+    cache.List(u, &sp);
+    if (sp.n == 0) co_return;
+    if (sp.w != nullptr) coro::Prefetch(sp.w);
+    const bool narrow = sp.ids32 != nullptr;
+    co_await coro::PrefetchAndSuspend(narrow ? static_cast<const void*>(sp.ids32) : sp.ids64);
+    if ((narrow ? sp.ids32[sp.n - 1] : sp.ids64[sp.n - 1]) >= L.bound) {
+      beyond.store(true, std::memory_order_relaxed);
+      co_return;
+    }
+    // In pieces: prefetch a piece's dist entries, suspend, relax it (false: a bad weight).
+    for (size_t k = 0; k < sp.n; k += kPiece) {
+      const size_t m = std::min(kPiece, sp.n - k);
+      for (size_t e = 0; e < m; ++e) {
+        coro::Prefetch(&dist[narrow ? VertexId{sp.ids32[k + e]} : sp.ids64[k + e]]);
+      }
+      co_await coro::Suspend{};
+      const double* w = sp.w != nullptr ? sp.w + k : nullptr;
+      const bool ok = narrow ? relax(bins, du, sp.ids32 + k, w, m, L.dangling, which, 0)
+                             : relax(bins, du, sp.ids64 + k, w, m, L.dangling, which, 0);
+      if (!ok) co_return;
+    }
+  };
+  auto relax_kept = [&](const std::vector<VertexId>& vs, const std::vector<double>& du,
+                        const std::vector<size_t>& idx, Edges which) {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, idx.size(), 256),
+                      [&](const tbb::blocked_range<size_t>& r) {
+      Bins& bins = local_bins.local();
+      if (group > 1) {
+        coro::Scheduler& sc = scheduler();
+        (void)sc.Run(r.size(), [&](size_t i) {
+          const size_t x = idx[r.begin() + i];
+          return kept_task(bins, vs[x], du[x], which);
+        });
+        assert(sc.arena().fallbacks() == 0);
+        return;
+      }
+      for (size_t k = r.begin(); k < r.end(); ++k) {
+        if (pd != 0) {  // the pipeline: offsets 3 stages ahead, list 2, its first dist entries 1
+          if (k + 3 * kStage < r.end()) coro::Prefetch(cache.Head(vs[idx[k + 3 * kStage]]));
+          ListCache::Span sp;
+          if (k + 2 * kStage < r.end() && cache.List(vs[idx[k + 2 * kStage]], &sp)) {
+            coro::Prefetch(sp.ids32 != nullptr ? static_cast<const void*>(sp.ids32) : sp.ids64);
+            if (sp.w != nullptr) coro::Prefetch(sp.w);
+          }
+          if (k + kStage < r.end() && cache.List(vs[idx[k + kStage]], &sp)) {
+            for (size_t e = 0; e < std::min(sp.n, pd); ++e) {
+              coro::Prefetch(&dist[sp.ids32 != nullptr ? VertexId{sp.ids32[e]} : sp.ids64[e]]);
+            }
+          }
+        }
+        const size_t x = idx[k];
+        ListCache::Span sp;
+        cache.List(vs[x], &sp);
+        if (sp.n == 0) continue;
+        auto go = [&](const auto* ids) {
+          if (ids[sp.n - 1] >= L.bound) {
+            beyond.store(true, std::memory_order_relaxed);
+            return;
+          }
+          relax(bins, du[x], ids, sp.w, sp.n, L.dangling, which, pd);
+        };
+        if (sp.ids32 != nullptr) {
+          go(sp.ids32);
+        } else {
+          go(sp.ids64);
+        }
+      }
+    });
+  };
   std::vector<uint8_t> streamed(L.bound, 0);  // the vertices a stream reads
   std::vector<size_t> stream_ranges;
   std::vector<VertexId> lookups;
   std::vector<double> du_of;  // du_of[i]: dist of vs[i] when its lists were taken
+  std::vector<size_t> kept_idx;  // indexes of vs whose lists the cache keeps
   // Relaxes the `which` edges of vs (sorted, unique) from the store (cached lists from memory).
   // du is read once per vertex, before its relaxations, as a scan of one vertex would: a
   // concurrent improvement of u re-queues u anyway.
@@ -293,12 +480,21 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
                 du = du_at(u);
               }
               // ScanRangeSteps has dropped edges into deleted vertices.
-              return relax(bins, du, dst, w, n, false, which) ? ScanStep::kMore : ScanStep::kStop;
+              return relax(bins, du, dst, w, n, false, which, pd) ? ScanStep::kMore
+                                                                  : ScanStep::kStop;
             }));
       }
     }, tbb::simple_partitioner());
     for (VertexId u : vs) streamed[u] = 0;
-    std::atomic<bool> beyond{false};
+    // The lists the cache keeps, relaxed from memory (relax_kept); the others looked up.
+    kept_idx.clear();
+    for (size_t i = 0; i < vs.size(); ++i) {
+      if (cache.Kept(vs[i])) kept_idx.push_back(i);
+    }
+    if (!kept_idx.empty()) {
+      relax_kept(vs, du_of, kept_idx, which);
+      std::erase_if(lookups, [&](VertexId u) { return cache.Kept(u); });
+    }
     err.Set(ForEachFrontierChunk(
         snap, lookups.data(), lookups.size(), Direction::kOut, /*weights=*/true,
         params.fetch_batch, [&] {
@@ -313,10 +509,9 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
               last = u;
               du = du_at(u);
             }
-            return relax(bins, du, c.dst, c.weight, c.size, L.dangling, which);
+            return relax(bins, du, c.dst, c.weight, c.size, L.dangling, which, pd);
           };
-        },
-        &cache));
+        }));
     if (beyond.load()) err.Set(Status::Corruption("analytics: neighbor ID >= VertexIdBound()"));
   };
   // The smallest non-empty bin at or after `bin` in any thread (kMaxBins: none).
@@ -341,16 +536,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
       relax_lists(frontier, Edges::kAll);
     } else {
       // A phase of the bucket: light edges, from memory.
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, frontier.size(), 256),
-                        [&](const tbb::blocked_range<size_t>& r) {
-        Bins& bins = local_bins.local();
-        for (size_t i = r.begin(); i < r.end(); ++i) {
-          const VertexId u = frontier[i];
-          if (!light.Kept(u)) continue;
-          const double du = std::atomic_ref<double>(dist[u]).load(std::memory_order_relaxed);
-          light.ForEach(u, [&](VertexId v, double w) { relax(bins, du, &v, &w, 1, L.dangling, Edges::kAll); });
-        }
-      });
+      relax_light(frontier);
       // The others read their lists once per phase and relax every edge, as without the split.
       unkept.clear();
       for (VertexId u : frontier) (light.Kept(u) ? settled : unkept).push_back(u);

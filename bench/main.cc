@@ -34,7 +34,8 @@
 #include "bench/workloads.h"
 
 namespace strata::bench {
-int RunFeedBench(int argc, char** argv);  // feed_bench.cc
+int RunFeedBench(int argc, char** argv);        // feed_bench.cc
+int RunInterleaveBench(int argc, char** argv);  // interleave_bench.cc
 
 namespace {
 
@@ -61,6 +62,9 @@ void Usage() {
           "                    [--keep-large]\n"
           "       strata-bench feed [--edges N] [--batch B] [--writers W] [--in-memory]: the\n"
           "         change feed's delivered changes/s and ingest rate with vs without a subscriber\n"
+          "       strata-bench interleave [--scale S] [--kernels bfs,sssp] [--settings gN[pD],...]\n"
+          "         [--rounds R] [--threads N] [--directed]: BFS/SSSP over a memgraph snapshot by\n"
+          "         interleave group N and prefetch distance D (bench/interleave_bench.cc)\n"
           "workloads: insert update search_edge scan_nbr bfs pr sssp wcc tc mixed ingest_large\n"
           "           durability (WAL grid and recovery; runs only when named in --only)\n"
           "systems:   strata strata-mem rocksdb csr\n"
@@ -215,6 +219,7 @@ bool RunChild(const Job& job, const SuiteConfig& cfg, double timeout, std::vecto
 
 int Main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "feed") return RunFeedBench(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "interleave") return RunInterleaveBench(argc, argv);
   SuiteConfig cfg;
   std::string json_path;
   int scale = 0, threads = 0;

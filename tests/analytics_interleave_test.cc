@@ -16,6 +16,7 @@
 
 #include <tbb/global_control.h>
 
+#include "graphio/generator.h"
 #include "strata/analytics.h"
 #include "strata/db.h"
 #include "tests/util/analytics_verify.h"
@@ -115,6 +116,122 @@ TEST(AnalyticsInterleave, WccEveryGroupMatchesSequentialAndReference) {
             ASSERT_EQ(got, seq);  // each component labeled by its smallest vertex
           }
         }
+      }
+    }
+  }
+}
+
+// A weighted graph in the in-memory tier: uniform random (n vertices, m edges) or Kronecker
+// (R-MAT, Graph500 initiator: 2^scale vertices, hubs and many short lists), weights in (0, 1];
+// then 20 vertices deleted (kDirected keeps the edges into them) and 5% of the edges.
+std::unique_ptr<DB> MakeWeightedGraph(GraphKind kind, bool rmat, int scale, uint64_t m,
+                                      uint64_t seed) {
+  Options o;
+  o.in_memory = true;
+  o.graph_kind = kind;
+  o.weighted = true;
+  o.cart_threshold = 32;
+  std::unique_ptr<DB> db;
+  EXPECT_TRUE(DB::Open(o, "interleave-w", &db).ok());
+  graphio::GeneratorOptions go;
+  go.model = rmat ? graphio::GraphModel::kKronecker : graphio::GraphModel::kUniform;
+  go.scale = scale;
+  go.num_edges = m;
+  go.seed = seed;
+  go.weighted = true;
+  std::unique_ptr<graphio::EdgeGenerator> gen;
+  EXPECT_TRUE(graphio::EdgeGenerator::New(go, &gen).ok());
+  WriteBatch b;
+  for (VertexId v = 0; v < gen->num_vertices(); ++v) b.AddVertex(v);
+  graphio::Edge e;
+  std::vector<graphio::Edge> all;
+  while (gen->Next(&e)) {
+    b.InsertEdge(e.src, e.dst, e.weight);
+    all.push_back(e);
+  }
+  EXPECT_TRUE(db->Write(b).ok());
+  std::mt19937_64 rng(seed);
+  WriteBatch d;
+  for (size_t i = 0; i < all.size() / 20; ++i) {
+    const graphio::Edge& x = all[rng() % all.size()];
+    d.DeleteEdge(x.src, x.dst);
+  }
+  for (int i = 0; i < 20; ++i) d.DeleteVertex(rng() % gen->num_vertices());
+  EXPECT_TRUE(db->Write(d).ok());
+  return db;
+}
+
+// A source with out-edges.
+VertexId PickSource(const Snapshot& snap) {
+  for (VertexId v = 1;; v = (v * 7 + 3) % snap.VertexIdBound()) {
+    if (snap.HasVertex(v) && snap.Degree(v) > 0) return v;
+  }
+}
+
+TEST(AnalyticsInterleave, SsspEveryGroupMatchesSequentialAndReference) {
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirectedWithInEdges, GraphKind::kDirected}) {
+    for (bool rmat : {false, true}) {
+      std::unique_ptr<DB> db = MakeWeightedGraph(kind, rmat, 12, 30000, 21 + rmat);
+      auto snap = db->GetSnapshot();
+      const VertexId src = PickSource(*snap);
+      std::vector<double> ref;
+      ASSERT_OK(ReferenceSssp(*snap, src, &ref));
+      // Every list kept with the light/heavy split; a cache that keeps part of the lists and
+      // drops light blocks; no cache (no split). Auto width and a narrow one.
+      for (size_t cache_bytes : {size_t{64} << 20, size_t{90000}, size_t{0}}) {
+        for (double delta : {0.0, 0.01}) {
+          SsspParams p;
+          p.source = src;
+          p.cache_bytes = cache_bytes;
+          p.delta = delta;
+          std::vector<double> seq;
+          ASSERT_OK(Sssp(*snap, p, &seq));
+          ASSERT_OK(CheckEpsilon(ref, seq, kGraphalyticsEpsilon, "SSSP sequential"));
+          for (size_t g = 1; g <= 64; ++g) {
+            for (size_t pd : {size_t{16}, size_t{0}, size_t{3}}) {
+              if (pd != 16 && g % 9 != 1) continue;
+              SCOPED_TRACE("kind " + std::to_string(static_cast<int>(kind)) +
+                           (rmat ? " rmat" : " random") + " cache " + std::to_string(cache_bytes) +
+                           " delta " + std::to_string(delta) + " group " + std::to_string(g) +
+                           " prefetch " + std::to_string(pd));
+              p.interleave = g;
+              p.prefetch_distance = pd;
+              std::vector<double> got;
+              ASSERT_OK(Sssp(*snap, p, &got));
+              // Every value written is a path's sum, so the fixed point is the same.
+              ASSERT_EQ(got, seq);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The interleaved SSSP with 1 and 3 worker threads (each thread its own scheduler and bins).
+TEST(AnalyticsInterleave, SsspGroupsWithThreadCounts) {
+  std::unique_ptr<DB> db = MakeWeightedGraph(GraphKind::kUndirected, true, 12, 30000, 31);
+  auto snap = db->GetSnapshot();
+  const VertexId src = PickSource(*snap);
+  std::vector<double> ref;
+  ASSERT_OK(ReferenceSssp(*snap, src, &ref));
+  for (int threads : {1, 3}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                              static_cast<size_t>(threads));
+    for (size_t cache_bytes : {size_t{64} << 20, size_t{90000}}) {
+      SsspParams p;
+      p.source = src;
+      p.cache_bytes = cache_bytes;
+      std::vector<double> seq;
+      ASSERT_OK(Sssp(*snap, p, &seq));
+      ASSERT_OK(CheckEpsilon(ref, seq, kGraphalyticsEpsilon, "SSSP sequential"));
+      for (size_t g : {2, 5, 16, 64}) {
+        SCOPED_TRACE("threads " + std::to_string(threads) + " cache " +
+                     std::to_string(cache_bytes) + " group " + std::to_string(g));
+        p.interleave = g;
+        std::vector<double> got;
+        ASSERT_OK(Sssp(*snap, p, &got));
+        ASSERT_EQ(got, seq);
       }
     }
   }

@@ -163,6 +163,17 @@ struct SsspParams {
   // lists skipped, all of the bucket's) is streamed (Snapshot::ScanAdjacency), where one lookup
   // counts as decoding this many edges. 0 never streams; a huge value streams every range.
   uint64_t lookup_cost_edges = kLookupCostEdges;
+  // Lists held in memory (the light edges, the lists the cache keeps) are relaxed this many
+  // vertices at a time, interleaved as coroutines (util/coro.h, GastCoCo): each prefetches the
+  // next link of its chain (the list's offsets, the list, its neighbors' dist entries 16 at a
+  // time) and suspends. 1: one vertex after another. Lists read from the store are relaxed as
+  // they come either way. Same distances for any value.
+  size_t interleave = 1;
+  // Software prefetch of the sequential relaxations: dist[] of the neighbor this many entries
+  // ahead in a list (the first ones before the loop), and with interleave 1, for lists in
+  // memory, a pipeline over the vertices: the offsets of the one 12 places ahead, the list of
+  // the one 8 ahead, the first dist entries of the one 4 ahead. 0: none.
+  size_t prefetch_distance = 16;
 };
 
 // (*dist)[v] = length of a shortest path from source to v (sum of weights); kInfinity for

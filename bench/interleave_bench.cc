@@ -1,0 +1,310 @@
+// strata-bench interleave: BFS and SSSP over a memgraph snapshot (Options::in_memory) with
+// their interleaving and prefetch parameters (issue 30; docs/benchmarks.md, "Issue 30: BFS/SSSP
+// interleaving over memgraph snapshots").
+//
+//   strata-bench interleave [--scale S] [--edge-factor F] [--kernels bfs,sssp]
+//                           [--settings g1p0,g1,g8,g16,g32] [--rounds R] [--threads N]
+//                           [--directed] [--sources K] [--stats] [--turn FILE --me K --of N]
+//
+// Loads a Kronecker graph (Graph500 initiator, seed 1, weights in (0, 1]) into an in-memory
+// store (undirected unless --directed: then kDirectedWithInEdges), then runs every setting once
+// per round, in an order rotated by one each round, so the settings of a round are seconds
+// apart and their ratio cancels most of what other processes do to the machine. A setting is
+// gN (interleave = N) optionally followed by pD (prefetch distance D; absent: the kernel's
+// default). Each run's result is checked equal to the first setting's (BFS depths exactly,
+// SSSP distances exactly: every setting relaxes to the same fixed point). Prints per setting
+// the wall and CPU seconds (median, min, max) and the median per-round ratio to the first
+// setting. --turn: N processes (e.g. builds of two commits) that loaded their graphs take turns
+// by rounds through FILE (it holds whose turn it is: process K runs a round of every kernel when
+// it reads K, then writes K + 1 mod N), so their runs alternate within the same minutes.
+#include <sys/resource.h>
+
+#include <tbb/global_control.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphio/generator.h"
+#include "strata/analytics.h"
+#include "strata/db.h"
+
+namespace strata::bench {
+
+namespace {
+
+struct Setting {
+  std::string name;
+  size_t group = 1;
+  long prefetch = -1;  // -1: the kernel's default
+};
+
+bool ParseSetting(const std::string& s, Setting* out) {
+  out->name = s;
+  if (s.empty() || s[0] != 'g') return false;
+  char* end = nullptr;
+  out->group = std::strtoul(s.c_str() + 1, &end, 10);
+  if (end == s.c_str() + 1) return false;
+  if (*end == 'p') {
+    const char* b = end + 1;
+    out->prefetch = std::strtol(b, &end, 10);
+    if (end == b) return false;
+  }
+  return *end == '\0';
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos) e = s.size();
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+double CpuSec() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void Die(const char* what, const Status& s) {
+  std::fprintf(stderr, "interleave bench: %s: %s\n", what, s.ToString().c_str());
+  std::exit(1);
+}
+
+struct Stat {
+  double median, min, max;
+};
+Stat Summarize(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.front(), v.back()};
+}
+
+// Waits until `file` holds `me` (a missing file is process 0's turn).
+void WaitTurn(const std::string& file, int me) {
+  for (;;) {
+    std::ifstream in(file);
+    int k = 0;
+    if (!(in >> k)) k = 0;
+    if (k == me) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+void PassTurn(const std::string& file, int me, int of) {
+  const std::string tmp = file + ".tmp" + std::to_string(me);
+  std::ofstream(tmp) << (me + 1) % of << "\n";
+  std::rename(tmp.c_str(), file.c_str());
+}
+
+}  // namespace
+
+int RunInterleaveBench(int argc, char** argv) {
+  int scale = 22, rounds = 3, threads = 0, sources = 1;
+  uint64_t edge_factor = 16;
+  bool directed = false, stats = false;
+  std::string turn;
+  int me = 0, of = 1;
+  std::vector<std::string> kernels = {"bfs", "sssp"};
+  std::vector<std::string> names = {"g1p0", "g1", "g8", "g16", "g32"};
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "interleave bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--scale") {
+      scale = std::atoi(next().c_str());
+    } else if (a == "--edge-factor") {
+      edge_factor = std::strtoull(next().c_str(), nullptr, 10);
+    } else if (a == "--kernels") {
+      kernels = SplitList(next());
+    } else if (a == "--settings") {
+      names = SplitList(next());
+    } else if (a == "--rounds") {
+      rounds = std::atoi(next().c_str());
+    } else if (a == "--threads") {
+      threads = std::atoi(next().c_str());
+    } else if (a == "--sources") {
+      sources = std::atoi(next().c_str());
+    } else if (a == "--directed") {
+      directed = true;
+    } else if (a == "--turn") {
+      turn = next();
+    } else if (a == "--me") {
+      me = std::atoi(next().c_str());
+    } else if (a == "--of") {
+      of = std::atoi(next().c_str());
+    } else if (a == "--stats") {
+      stats = true;
+    } else {
+      std::fprintf(stderr, "interleave bench: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  std::vector<Setting> settings(names.size());
+  for (size_t j = 0; j < names.size(); ++j) {
+    if (!ParseSetting(names[j], &settings[j])) {
+      std::fprintf(stderr, "interleave bench: bad setting %s (gN or gNpD)\n", names[j].c_str());
+      return 2;
+    }
+  }
+  std::unique_ptr<tbb::global_control> limit;
+  if (threads > 0) {
+    limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                  static_cast<size_t>(threads));
+  }
+
+  Options o;
+  o.in_memory = true;
+  o.weighted = true;
+  o.graph_kind = directed ? GraphKind::kDirectedWithInEdges : GraphKind::kUndirected;
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(o, "interleave-bench", &db);
+  if (!s.ok()) Die("open", s);
+  graphio::GeneratorOptions go;
+  go.scale = scale;
+  go.edge_factor = edge_factor;
+  go.weighted = true;
+  std::unique_ptr<graphio::EdgeGenerator> gen;
+  s = graphio::EdgeGenerator::New(go, &gen);
+  if (!s.ok()) Die("generator", s);
+  const double t0 = Now();
+  {
+    WriteBatch b;
+    for (VertexId v = 0; v < gen->num_vertices(); ++v) b.AddVertex(v);
+    s = db->Write(b);
+    if (!s.ok()) Die("write", s);
+  }
+  std::vector<graphio::Edge> batch;
+  while (gen->NextBatch(&batch, 65536)) {
+    WriteBatch b;
+    for (const graphio::Edge& e : batch) b.InsertEdge(e.src, e.dst, e.weight);
+    s = db->Write(b);
+    if (!s.ok()) Die("write", s);
+  }
+  std::unique_ptr<Snapshot> snap = db->GetSnapshot();
+  std::printf("load: scale %d, edge factor %llu, %s, %.1f s, %llu stored edges, %.0f MiB of memgraph\n",
+              scale, static_cast<unsigned long long>(edge_factor),
+              directed ? "directed+in" : "undirected", Now() - t0,
+              static_cast<unsigned long long>(snap->NumEdges()),
+              static_cast<double>(db->GetStats(false).memgraph_bytes) / (1 << 20));
+  // Sources: vertices with out-edges, spread by a fixed stride.
+  std::vector<VertexId> srcs;
+  for (VertexId v = 12345 % gen->num_vertices(); srcs.size() < static_cast<size_t>(sources);
+       v = (v + 7919 * 1031) % gen->num_vertices()) {
+    if (snap->Degree(v) > 0) srcs.push_back(v);
+  }
+  std::fflush(stdout);
+
+  const size_t k = settings.size();
+  // [kernel][setting][round]
+  std::vector<std::vector<std::vector<double>>> walls(kernels.size(), std::vector<std::vector<double>>(k)),
+      cpus = walls;
+  for (int r = 0; r < rounds; ++r) {
+    if (!turn.empty()) WaitTurn(turn, me);
+    for (size_t ki = 0; ki < kernels.size(); ++ki) {
+      const std::string& kernel = kernels[ki];
+      std::vector<std::vector<double>>& wall = walls[ki];
+      std::vector<std::vector<double>>& cpu = cpus[ki];
+      std::vector<int64_t> depth0;
+      std::vector<double> dist0;
+      for (size_t jj = 0; jj < k; ++jj) {
+        const size_t j = (jj + static_cast<size_t>(r)) % k;
+        const Setting& st = settings[j];
+        double w = 0, c = 0;
+        for (VertexId src : srcs) {
+          std::vector<int64_t> depth;
+          std::vector<double> dist;
+          const double c0 = CpuSec(), w0 = Now();
+          if (kernel == "bfs") {
+            analytics::BfsParams p;
+            p.source = src;  // BFS has no interleaving parameter (docs/analytics.md)
+            analytics::BfsStats bs;
+            if (stats) p.stats = &bs;
+            s = analytics::Bfs(*snap, p, &depth);
+            if (stats && s.ok()) {
+              std::printf("    %s layout %.3f s;", st.name.c_str(), bs.layout_seconds);
+              for (const analytics::BfsStep& x : bs.steps) {
+                std::printf(" %s %llu->%llu %.3f s;", x.bottom_up ? "bu" : "td",
+                            static_cast<unsigned long long>(x.frontier),
+                            static_cast<unsigned long long>(x.found), x.seconds);
+              }
+              std::printf("\n");
+            }
+          } else if (kernel == "sssp") {
+            analytics::SsspParams p;
+            p.source = src;
+            p.interleave = st.group;
+            if (st.prefetch >= 0) p.prefetch_distance = static_cast<size_t>(st.prefetch);
+            s = analytics::Sssp(*snap, p, &dist);
+          } else {
+            std::fprintf(stderr, "interleave bench: unknown kernel %s\n", kernel.c_str());
+            return 2;
+          }
+          w += Now() - w0;
+          c += CpuSec() - c0;
+          if (!s.ok()) Die(kernel.c_str(), s);
+          if (srcs.size() == 1) {  // compare with the round's first run
+            if (r == 0 && jj == 0) {  // a digest, to compare builds
+              uint64_t reached = 0;
+              double sum = 0;
+              for (int64_t d : depth) {
+                if (d != analytics::kUnreachable) ++reached, sum += static_cast<double>(d);
+              }
+              for (double d : dist) {
+                if (d != analytics::kInfinity) ++reached, sum += d;
+              }
+              std::printf("    %s digest: %llu reached, sum %.12g\n", kernel.c_str(),
+                          static_cast<unsigned long long>(reached), sum);
+            }
+            if (kernel == "bfs") {
+              if (depth0.empty()) depth0 = std::move(depth);
+              else if (depth != depth0) Die("bfs", Status::Corruption("depths differ between settings"));
+            } else {
+              if (dist0.empty()) dist0 = std::move(dist);
+              else if (dist != dist0) Die("sssp", Status::Corruption("distances differ between settings"));
+            }
+          }
+        }
+        wall[j].push_back(w);
+        cpu[j].push_back(c);
+        std::printf("  %s round %d %-8s %.3f s (cpu %.3f s)\n", kernel.c_str(), r, st.name.c_str(), w, c);
+        std::fflush(stdout);
+      }
+    }
+    if (!turn.empty()) PassTurn(turn, me, of);
+  }
+  for (size_t ki = 0; ki < kernels.size(); ++ki) {
+    for (size_t j = 0; j < k; ++j) {
+      const std::vector<double>& wj = walls[ki][j];
+      std::vector<double> ratio;
+      for (int r = 0; r < rounds; ++r) ratio.push_back(wj[r] / walls[ki][0][r]);
+      const Stat ws = Summarize(wj), cs = Summarize(cpus[ki][j]), rs = Summarize(ratio);
+      std::printf("%s %-8s wall s median %.3f (%.3f-%.3f)  cpu s median %.3f (%.3f-%.3f)  / %s per round median %.3f (%.3f-%.3f)\n",
+                  kernels[ki].c_str(), settings[j].name.c_str(), ws.median, ws.min, ws.max, cs.median,
+                  cs.min, cs.max, settings[0].name.c_str(), rs.median, rs.min, rs.max);
+    }
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace strata::bench
