@@ -82,6 +82,12 @@ static_assert(sizeof(AppendArea) == 16);
 
 // A new area holding e[0, n) (sorted by (u, v), unique, 1 <= n), with one reference.
 AppendArea* NewAppendArea(NodeAllocator* alloc, bool weighted, const AppendEntry* e, size_t n);
+// A new area holding old's entries (old may be null) with entry (u, v) set to (kind, w): added
+// in order, or replacing old's entry of (u, v). One reference. The caller makes sure the result
+// fits kAppendCapacity (old->n < kAppendCapacity always does). The single-update form of
+// NewAppendArea: the columns are copied in two runs each, without a merge buffer.
+AppendArea* AreaWith(NodeAllocator* alloc, bool weighted, const AppendArea* old, uint8_t u,
+                     uint8_t kind, uint64_t v, double w);
 inline void RefAppendArea(AppendArea* a) {
   if (a != nullptr) a->refs.fetch_add(1, std::memory_order_relaxed);
 }

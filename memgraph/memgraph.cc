@@ -868,41 +868,58 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     };
     // The updates laid over the appended ones: each takes its prior state from the view, and
     // overrides an appended entry of its key. An erase of an absent entry changes nothing.
-    std::vector<AppendEntry>& merged = sc.merged;
-    merged.clear();
+    auto kind_of = [](const Update& u) -> uint8_t {
+      return u.op == UpdateOp::kPut         ? kAppendLive
+             : u.op == UpdateOp::kTombstone ? kAppendTomb
+                                            : kAppendErased;
+    };
     const AppendArea* old = a->appended;
     const size_t old_n = old != nullptr ? old->n : 0;
-    size_t op = 0;
-    auto old_before = [&](uint8_t i, uint64_t v) {
-      return op < old_n && (old->u()[op] < i || (old->u()[op] == i && old->v()[op] < v));
-    };
-    auto take_old = [&] {
-      merged.push_back({old->u()[op], old->kind()[op], old->v()[op],
-                        old->w() != nullptr ? old->w()[op] : 1.0});
-      ++op;
-    };
-    for (const EdgeStage& e : st) {
+    if (st.size() == 1 && old_n < kAppendCapacity) {
+      // One update (the common case: a shuffled stream gives a subgraph about one per batch)
+      // into an area with room: the new area is the old one with one entry set.
+      const EdgeStage& e = st[0];
       touched |= uint64_t{1} << e.i;
       const Update u = make(e);
       const PrevState p = ViewState(*a, e.i, e.v);
       account(e.i, u, p);
-      if (u.op == UpdateOp::kErase && p == PrevState::kAbsent) continue;
-      while (old_before(static_cast<uint8_t>(e.i), e.v)) take_old();
-      if (op < old_n && old->u()[op] == e.i && old->v()[op] == e.v) ++op;
-      const uint8_t kind = u.op == UpdateOp::kPut         ? kAppendLive
-                           : u.op == UpdateOp::kTombstone ? kAppendTomb
-                                                          : kAppendErased;
-      merged.push_back({static_cast<uint8_t>(e.i), kind, e.v, e.w});
-    }
-    while (op < old_n) take_old();
-    UnrefAppendArea(&alloc_, a->appended);
-    a->appended = nullptr;
-    if (merged.size() <= kAppendCapacity) {
-      if (!merged.empty()) {
-        a->appended = NewAppendArea(&alloc_, opt_.weighted, merged.data(), merged.size());
+      if (!(u.op == UpdateOp::kErase && p == PrevState::kAbsent)) {
+        a->appended = AreaWith(&alloc_, opt_.weighted, old, static_cast<uint8_t>(e.i),
+                               kind_of(u), e.v, e.w);
+        UnrefAppendArea(&alloc_, const_cast<AppendArea*>(old));
       }
     } else {
-      ApplyToContainers(&alloc_, a, merged);
+      std::vector<AppendEntry>& merged = sc.merged;
+      merged.clear();
+      size_t op = 0;
+      auto old_before = [&](uint8_t i, uint64_t v) {
+        return op < old_n && (old->u()[op] < i || (old->u()[op] == i && old->v()[op] < v));
+      };
+      auto take_old = [&] {
+        merged.push_back({old->u()[op], old->kind()[op], old->v()[op],
+                          old->w() != nullptr ? old->w()[op] : 1.0});
+        ++op;
+      };
+      for (const EdgeStage& e : st) {
+        touched |= uint64_t{1} << e.i;
+        const Update u = make(e);
+        const PrevState p = ViewState(*a, e.i, e.v);
+        account(e.i, u, p);
+        if (u.op == UpdateOp::kErase && p == PrevState::kAbsent) continue;
+        while (old_before(static_cast<uint8_t>(e.i), e.v)) take_old();
+        if (op < old_n && old->u()[op] == e.i && old->v()[op] == e.v) ++op;
+        merged.push_back({static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w});
+      }
+      while (op < old_n) take_old();
+      UnrefAppendArea(&alloc_, a->appended);
+      a->appended = nullptr;
+      if (merged.size() <= kAppendCapacity) {
+        if (!merged.empty()) {
+          a->appended = NewAppendArea(&alloc_, opt_.weighted, merged.data(), merged.size());
+        }
+      } else {
+        ApplyToContainers(&alloc_, a, merged);
+      }
     }
 
     // 4. Move vertices between the clustered index and their own C-ART by size.
