@@ -3,6 +3,7 @@
 // reopen and a killed writer, retention's bound, WAL-off stores, and `strata watch` from a
 // second process while this one writes.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -613,6 +614,22 @@ TEST(ChangeFeed, WatchWithViewPrintsOnlyTheViewsChanges) {
   EXPECT_NE(bad.err.find("nope"), std::string::npos) << bad.err;
 }
 
+// Pulls until *got holds at least n records. Fails (instead of waiting for ever) when the
+// subscription ends or 40 pulls of 500 ms in a row bring nothing: a lost record must fail.
+::testing::AssertionResult Pull(Subscription* sub, std::vector<ChangeRecord>* got, size_t n) {
+  for (int idle = 0; got->size() < n;) {
+    const size_t before = got->size();
+    Status s = sub->Next(got, 1 << 16, 500);
+    if (!s.ok()) return ::testing::AssertionFailure() << "after " << before << " records: " << s.ToString();
+    idle = got->size() == before ? idle + 1 : 0;
+    if (idle == 40) {
+      return ::testing::AssertionFailure() << "only " << got->size() << " of " << n
+                                           << " records arrived (status " << sub->status().ToString() << ")";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // ---- View definition changes in the feed ----------------------------------------------------
 
 // A scripted history, one commit per step, run by one thread on a fresh store: step i commits
@@ -801,9 +818,7 @@ TEST(ChangeFeed, LiveFeedOrdersViewChangesWithBatches) {
   std::unique_ptr<Subscription> replay;
   ASSERT_TRUE(db->Subscribe(from0, {}, &replay).ok());
   std::vector<ChangeRecord> replayed;
-  while (replay->delivered_ts() < last) {
-    ASSERT_TRUE(replay->Next(&replayed, 1 << 16, 5000).ok()) << replay->status().ToString();
-  }
+  ASSERT_TRUE(Pull(replay.get(), &replayed, last));
   check(replayed, true);
   std::string report;
   ASSERT_TRUE(db->Verify(&report).ok()) << report;  // logs holding view records verify
@@ -820,7 +835,7 @@ TEST(ChangeFeed, InMemoryLiveFeedCarriesViewChanges) {
   ASSERT_TRUE(db->Subscribe(SubscribeOptions(), {}, &sub).ok());
   for (int i = 0; i < 60; ++i) ASSERT_TRUE(RunStep(db.get(), ScriptStep(i)).ok()) << i;
   std::vector<ChangeRecord> got;
-  while (got.size() < 60) ASSERT_TRUE(sub->Next(&got, 100, 5000).ok());
+  ASSERT_TRUE(Pull(sub.get(), &got, 60));
   ASSERT_EQ(got.size(), 60u);
   for (int i = 0; i < 60; ++i) ASSERT_TRUE(IsStep(got[i], i));
 }
@@ -840,7 +855,7 @@ TEST(ChangeFeed, DurableResumeCarriesViewChangesAcrossReopen) {
     ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
     for (int i = 0; i < kSteps; ++i) ASSERT_TRUE(RunStep(db.get(), ScriptStep(i)).ok()) << i;
     std::vector<ChangeRecord> got;
-    while (got.size() < 200) ASSERT_TRUE(sub->Next(&got, 200, 5000).ok());
+    ASSERT_TRUE(Pull(sub.get(), &got, 200));
     for (int i = 0; i < 200; ++i) ASSERT_TRUE(IsStep(got[i], i));
     ASSERT_EQ(ScriptStep(203).kind, Step::kDefine);
     ASSERT_TRUE(db->CommitPosition("app", 203).ok());  // the next record: step 203's view change
@@ -862,9 +877,7 @@ TEST(ChangeFeed, DurableResumeCarriesViewChangesAcrossReopen) {
   ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
   for (int i = kSteps; i < kSteps + kMore; ++i) ASSERT_TRUE(RunStep(db.get(), ScriptStep(i)).ok()) << i;
   std::vector<ChangeRecord> got;
-  while (got.size() < kSteps + kMore - 203) {
-    ASSERT_TRUE(sub->Next(&got, 1000, 5000).ok()) << sub->status().ToString();
-  }
+  ASSERT_TRUE(Pull(sub.get(), &got, kSteps + kMore - 203));
   ASSERT_EQ(got.size(), static_cast<size_t>(kSteps + kMore - 203));
   for (size_t k = 0; k < got.size(); ++k) ASSERT_TRUE(IsStep(got[k], 203 + static_cast<int>(k)));
 }
@@ -929,14 +942,14 @@ TEST(ChangeFeed, KilledWriterResumesViewChangesExactlyOnce) {
   std::unique_ptr<Subscription> sub;
   ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
   std::vector<ChangeRecord> got;
-  while (got.size() < kSteps - own) ASSERT_TRUE(sub->Next(&got, 1000, 5000).ok()) << sub->status().ToString();
+  ASSERT_TRUE(Pull(sub.get(), &got, kSteps - own));
   ASSERT_EQ(got.size(), kSteps - own);
   for (size_t k = 0; k < got.size(); ++k) ASSERT_TRUE(IsStep(got[k], static_cast<int>(own + k)));
   sub.reset();
   so.from_ts = kFromNow;
   ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
   got.clear();
-  while (got.size() < kSteps - committed) ASSERT_TRUE(sub->Next(&got, 1000, 5000).ok());
+  ASSERT_TRUE(Pull(sub.get(), &got, kSteps - committed));
   ASSERT_EQ(got.size(), kSteps - committed);
   for (size_t k = 0; k < got.size(); ++k) ASSERT_TRUE(IsStep(got[k], static_cast<int>(committed + k)));
 }
@@ -997,7 +1010,7 @@ TEST(ChangeFeed, ViewChangeLoggedButNotInViewsIsAppliedOnOpen) {
     std::unique_ptr<Subscription> replay;
     ASSERT_TRUE(db->Subscribe(from0, {}, &replay).ok());
     std::vector<ChangeRecord> got;
-    while (got.size() < 5) ASSERT_TRUE(replay->Next(&got, 100, 5000).ok()) << replay->status().ToString();
+    ASSERT_TRUE(Pull(replay.get(), &got, 5));
     ASSERT_EQ(got.size(), 5u);
     const char* kinds[] = {"view_defined", "view_defined", "put_edge", "view_defined", "view_dropped"};
     for (size_t i = 0; i < 5; ++i) {
@@ -1092,6 +1105,94 @@ TEST(ChangeFeed, WatchPrintsViewChanges) {
     defs += line.find("\"kind\":\"view_defined\",\"view\":\"near\"") != std::string::npos;
   }
   EXPECT_EQ(defs, 30u);  // steps 3, 13, ..., 293
+}
+
+// The real CLI on both sides: `strata ingest` loads an edge list fed through a FIFO (so it
+// stays running until the test closes it) while `strata watch` follows from another process.
+// A second watch with --count returns the first half while ingest still runs (its input is
+// still open), so watch demonstrably follows a running ingest; the first watch must print
+// exactly the ingested edges, each a whole line, in input order, with their batches'
+// timestamps, and report no gap (a durable position keeps the logs ingest's flushes retire).
+TEST(ChangeFeed, WatchFollowsStrataIngestWhileItRuns) {
+  TempDir dir;
+  const std::string db_dir = dir.path() + "/store";
+  const std::string init = dir.path() + "/init.el";
+  testing::WriteAll(init, "0 1 1.5\n");
+  testing::CliResult made = testing::RunStrata({"ingest", "--db", db_dir, "--input", init, "--format",
+                                                "el", "--weighted", "-q"});
+  ASSERT_EQ(made.code, 0) << made.err;
+  Timestamp t0 = 0;
+  {
+    Options o;
+    o.weighted = true;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, db_dir, &db).ok());
+    SubscribeOptions keep;
+    keep.name = "keep";
+    std::unique_ptr<Subscription> ks;
+    ASSERT_TRUE(db->Subscribe(keep, {}, &ks).ok());
+    ks.reset();
+    t0 = db->GetSnapshot()->timestamp();
+    ASSERT_TRUE(db->Close().ok());
+  }
+  constexpr int kBatch = 7, kHalf = 7 * 1000, kEdges = 2 * kHalf;
+  std::vector<std::string> lines, expect;
+  for (int i = 0; i < kEdges; ++i) {
+    const int u = i % 3000, v = (i * 7 + 3) % 3001;
+    const double w = 0.5 * (i % 1000) + 0.25;
+    char buf[200];
+    std::snprintf(buf, sizeof(buf), "%d %d %.17g\n", u, v, w);
+    lines.push_back(buf);
+    std::snprintf(buf, sizeof(buf),
+                  "{\"ts\":%llu,\"kind\":\"put_edge\",\"u\":%d,\"v\":%d,\"new_weight\":%.17g}",
+                  static_cast<unsigned long long>(t0 + 1 + i / kBatch), u, v, w);
+    expect.push_back(buf);
+  }
+  const std::string fifo = dir.path() + "/input.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  testing::CliProcess watch({"watch", "--db", db_dir, "--from", std::to_string(t0), "--count",
+                             std::to_string(kEdges), "--poll-ms", "5", "--idle-exit", "60"});
+  testing::CliRunOptions in;
+  in.stdin_path = fifo;  // the child opens it for reading; the open below pairs with it
+  testing::CliProcess ingest({"ingest", "--db", db_dir, "--input", "-", "--format", "el", "--batch",
+                              std::to_string(kBatch), "--memgraph-bytes", "64K", "-q"},
+                             in);
+  FILE* f = std::fopen(fifo.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  auto feed = [&](int from, int to) {
+    for (int i = from; i < to; ++i) std::fputs(lines[i].c_str(), f);
+    std::fflush(f);
+  };
+  auto check = [&](const std::string& out, size_t n) {
+    ASSERT_TRUE(out.empty() || out.back() == '\n') << "a line cut short";
+    std::istringstream is(out);
+    std::string line;
+    size_t k = 0;
+    while (std::getline(is, line)) {
+      ASSERT_LT(k, n) << line;
+      ASSERT_EQ(line, expect[k]) << "line " << k;
+      ++k;
+    }
+    EXPECT_EQ(k, n);
+  };
+  feed(0, kHalf);
+  // The first half, followed while ingest still runs: its input is open, so it cannot end.
+  testing::CliResult half = testing::RunStrata({"watch", "--db", db_dir, "--from", std::to_string(t0),
+                                                "--count", std::to_string(kHalf), "--poll-ms", "5",
+                                                "--idle-exit", "60"});
+  int st = 0;
+  EXPECT_EQ(waitpid(ingest.pid(), &st, WNOHANG), 0) << "ingest ended before its input did";
+  ASSERT_EQ(half.code, 0) << half.err;
+  EXPECT_EQ(half.err, "");
+  check(half.out, kHalf);
+  feed(kHalf, kEdges);
+  std::fclose(f);
+  testing::CliResult ing = ingest.Wait();
+  ASSERT_EQ(ing.code, 0) << ing.err;
+  testing::CliResult r = watch.Wait();
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "no gap";
+  check(r.out, kEdges);
 }
 
 }  // namespace
