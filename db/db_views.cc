@@ -19,11 +19,11 @@ Status DBImpl::CommitView(ViewCatalog::Op op, const std::string& name, const Vie
   // Read before the commit timestamp is taken: no reader, now or later, is older.
   const Timestamp min_active = core_->tracer.MinActive(core_->clock);
   const Timestamp ts = core_->clock.NextCommit();
-  // The change is logged like a batch, in commit order (docs/change-feed.md, "View changes"):
-  // the log record is the commit point when the WAL is on. It is appended and synced (both
-  // WAL modes sync before Append returns) before VIEWS is rewritten, so every change in VIEWS
-  // is in the log; a crash between the two leaves it in the log only, and the next open
-  // applies it to VIEWS (DBImpl::RecoverLogs).
+  // The change is logged like a batch, in commit order (docs/change-feed.md, "View definition
+  // changes"): the log record is the commit point when the WAL is on. It is appended and
+  // synced (both WAL modes sync before Append returns) before VIEWS is rewritten, so every
+  // change in VIEWS is in the log; a crash between the two leaves it in the log only, and the
+  // next open applies it to VIEWS (DBImpl::RecoverViewChange).
   if (wal_ != nullptr) {
     std::string vrec, rec;
     ViewCatalog::EncodeRecord(ts, op, name, def, &vrec);
