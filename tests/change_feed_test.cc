@@ -1022,6 +1022,7 @@ TEST(ChangeFeed, ViewChangeLoggedButNotInViewsIsAppliedOnOpen) {
       EXPECT_EQ(got[i].ts, i + 1);
       EXPECT_STREQ(ChangeKindName(got[i].kind), kinds[i]);
     }
+    replay.reset();  // joins its finished catch-up thread
     _exit(::testing::Test::HasFailure() ? 1 : 0);  // no close: the logs stay as they are
   });
   testing::WriteAll(views, testing::ReadAll(views + ".saved"));
