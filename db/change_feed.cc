@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "db/filename.h"
+#include "db/views.h"
 #include "db/wal.h"
 #include "util/coding.h"
 #include "util/crc.h"
@@ -20,6 +21,8 @@ const char* ChangeKindName(ChangeKind kind) {
     case ChangeKind::kDeleteVertex: return "delete_vertex";
     case ChangeKind::kPutEdge: return "put_edge";
     case ChangeKind::kDeleteEdgeOp: return "delete_edge_op";
+    case ChangeKind::kViewDefined: return "view_defined";
+    case ChangeKind::kViewDropped: return "view_dropped";
   }
   return "unknown";
 }
@@ -160,6 +163,38 @@ void ReplayRecords(Timestamp ts, const WriteBatch& batch, std::vector<ChangeReco
   }
 }
 
+ChangeRecord ViewChangeRecord(Timestamp ts, const std::string& name, const ViewDefinition* def) {
+  ChangeRecord r;
+  r.ts = ts;
+  r.kind = def != nullptr ? ChangeKind::kViewDefined : ChangeKind::kViewDropped;
+  auto vc = std::make_shared<ViewChange>();
+  vc->name = name;
+  if (def != nullptr) vc->definition = *def;
+  r.view = std::move(vc);
+  return r;
+}
+
+Status ReplayLogRecord(std::string_view rec, bool weighted, Timestamp* ts,
+                       std::vector<ChangeRecord>* out) {
+  thread_local WriteBatch batch;
+  std::string_view view_rec;
+  Status s = DecodeLogRecord(rec, weighted, ts, &batch, &view_rec);
+  if (!s.ok()) return s;
+  if (view_rec.empty()) {
+    ReplayRecords(*ts, batch, out);
+    return Status::OK();
+  }
+  Timestamp vts;
+  ViewCatalog::Op op;
+  std::string name;
+  ViewDefinition def;
+  s = ViewCatalog::DecodeRecord(view_rec, &vts, &op, &name, &def);
+  if (!s.ok()) return s;
+  if (vts != *ts) return Status::Corruption("view record: timestamp differs from the commit's");
+  out->push_back(ViewChangeRecord(*ts, name, op == ViewCatalog::Op::kCreate ? &def : nullptr));
+  return Status::OK();
+}
+
 // ---------------------------------------------------------------------------------------------
 // One subscription. Queue items are whole batches; q holds what the threads (or Next) consume,
 // `held` what the dispatcher delivered while the catch-up still runs.
@@ -234,7 +269,7 @@ struct ChangeFeed::Sub {
       } else {
         local.clear();
         for (const ChangeRecord& r : *it.records) {
-          if (r.u % nthreads == k) local.push_back(r);
+          if (r.u % nthreads == k || IsViewChange(r.kind)) local.push_back(r);  // views: all
         }
         if (!local.empty()) handler(local.data(), local.size());
       }
@@ -620,7 +655,8 @@ void ChangeFeed::CatchUp(const std::shared_ptr<Sub>& sp, Timestamp from, Timesta
   std::sort(logs.begin(), logs.end());
   Timestamp next = from + 1;  // the oldest commit still to deliver
   bool first = true;
-  std::vector<std::pair<Timestamp, WriteBatch>> batches;
+  // Batches and view changes alike: each log record is one commit.
+  std::vector<std::pair<Timestamp, std::shared_ptr<std::vector<ChangeRecord>>>> batches;
   for (size_t i = 0; st.ok() && i < logs.size(); ++i) {
     batches.clear();
     uint64_t off = 0;
@@ -628,17 +664,17 @@ void ChangeFeed::CatchUp(const std::shared_ptr<Sub>& sp, Timestamp from, Timesta
     st = WriteAheadLog::Tail(o_.env, logs[i].second, o_.store_id, &off,
                              [&](std::string_view rec) -> Status {
                                Timestamp ts;
-                               WriteBatch b;
-                               Status d = DecodeBatchRecord(rec, o_.weighted, &ts, &b);
+                               auto recs = std::make_shared<std::vector<ChangeRecord>>();
+                               Status d = ReplayLogRecord(rec, o_.weighted, &ts, recs.get());
                                if (!d.ok()) return d;
-                               if (ts > from && ts <= to) batches.push_back({ts, std::move(b)});
+                               if (ts > from && ts <= to) batches.push_back({ts, std::move(recs)});
                                return Status::OK();
                              },
                              &more);
     if (!st.ok()) break;
     std::sort(batches.begin(), batches.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [ts, b] : batches) {
+    for (auto& [ts, recs] : batches) {
       if (ts < next) continue;  // a batch in two logs (never expected): once
       if (first && ts > next) {
         st = Status::Aborted("change feed: commits " + std::to_string(next) + " to " +
@@ -648,8 +684,6 @@ void ChangeFeed::CatchUp(const std::shared_ptr<Sub>& sp, Timestamp from, Timesta
         break;
       }
       first = false;
-      auto recs = std::make_shared<std::vector<ChangeRecord>>();
-      ReplayRecords(ts, b, recs.get());
       std::unique_lock<std::mutex> l(s.mu);
       s.cv.wait(l, [&] { return s.stop || s.q_records == 0 || s.q_records + recs->size() <= s.capacity; });
       if (s.stop) return;

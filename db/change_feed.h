@@ -67,6 +67,14 @@ void BuildLiveRecords(Timestamp ts, const WriteBatch& batch, GraphKind kind, boo
                       std::vector<ChangeRecord>* out);
 // Records of a batch replayed from the log (kPutEdge, kDeleteEdgeOp, vertex kinds).
 void ReplayRecords(Timestamp ts, const WriteBatch& batch, std::vector<ChangeRecord>* out);
+// The record of a view definition change at ts: kViewDropped when `def` is null, else
+// kViewDefined with a copy of *def.
+ChangeRecord ViewChangeRecord(Timestamp ts, const std::string& name, const ViewDefinition* def);
+// Decodes one write-ahead-log record (a batch or a view change, db/wal.h DecodeLogRecord) and
+// appends its records to *out (a batch: ReplayRecords; a view change: its one record).
+// Corruption when it does not decode, or a view change's own timestamp is not the record's.
+Status ReplayLogRecord(std::string_view rec, bool weighted, Timestamp* ts,
+                       std::vector<ChangeRecord>* out);
 
 class ChangeFeed : public std::enable_shared_from_this<ChangeFeed> {
  public:

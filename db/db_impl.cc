@@ -488,8 +488,12 @@ Status DBImpl::Close() {
   if (wal_) {
     std::string p = wal_->path();
     Status c = wal_->Close();
-    // After a clean flush the active memgraph is empty: its log holds nothing to replay.
-    if (s.ok() && c.ok() && current()->memgraphs[0]->max_ts() == 0) env_->RemoveFile(p);
+    // After a clean flush the active memgraph is empty: its log holds no batch to replay,
+    // but maybe view changes committed since the flush, which a durable subscription may
+    // still need: retired like a flushed log (RetireLog), not deleted outright.
+    if (s.ok() && c.ok() && current()->memgraphs[0]->max_ts() == 0) {
+      RetireLog(p, core_->clock.read_ts());
+    }
     wal_.reset();
   }
   if (s.ok() && !options_.read_only) {

@@ -178,6 +178,10 @@ class DBImpl final : public DB {
   // file number, size, level, adjacency, counts, source range, timestamp, tail checksum.
   Status CheckSegment(const SegmentReader& r, const std::string& path, const FileMeta& f) const;
   Status RecoverLogs(const StoreState& state);
+  // After VIEWS is loaded: applies the newest logged view change if VIEWS does not have it
+  // yet (a crash between its log record and the VIEWS rewrite); *views_ts moves past every
+  // logged view change.
+  Status RecoverViewChange(Timestamp* views_ts);
   // Repair: replaces log `path` by its first `bytes` bytes (temp file, sync, rename).
   Status TruncateLog(const std::string& path, uint64_t bytes);
   void RemoveObsoleteFiles(const StoreState& state);
@@ -236,6 +240,10 @@ class DBImpl final : public DB {
   std::shared_mutex seal_mu_;
   std::unique_ptr<WriteAheadLog> wal_;           // the active memgraph's log (null: kOff)
   std::vector<std::string> active_replayed_;     // logs replayed into the active memgraph
+  // Set by RecoverLogs: the newest view change in the logs after the last flush (a VIEWS
+  // record; empty when none) and its timestamp.
+  std::string logged_view_;
+  Timestamp logged_view_ts_ = 0;
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;
   std::condition_variable room_cv_;

@@ -288,6 +288,8 @@ Status DBImpl::OpenDisk() {
   Timestamp views_ts = 0;
   s = views_.Load(env_.get(), path_, &views_ts);
   if (!s.ok()) return s;
+  s = RecoverViewChange(&views_ts);
+  if (!s.ok()) return s;
   if (views_ts > core_->clock.read_ts()) core_->clock.ResetTo(views_ts);
   if (options_.read_only) return Status::OK();  // no log of its own, no background work
   if (options_.wal != WalMode::kOff) {
@@ -355,9 +357,19 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
                               [&](std::string_view rec, uint64_t off) -> Status {
                                 Timestamp ts;
                                 WriteBatch b;
-                                Status d = DecodeBatchRecord(rec, options_.weighted, &ts, &b);
+                                std::string_view view_rec;
+                                Status d = DecodeLogRecord(rec, options_.weighted, &ts, &b, &view_rec);
                                 if (!d.ok()) {
                                   return io::CorruptionAt(p, off, d.message());
+                                }
+                                if (!view_rec.empty()) {
+                                  // A view change: VIEWS holds the definitions; only the newest
+                                  // one may be missing there (RecoverViewChange).
+                                  if (ts > st.last_flushed_ts && ts > logged_view_ts_) {
+                                    logged_view_ts_ = ts;
+                                    logged_view_.assign(view_rec.data(), view_rec.size());
+                                  }
+                                  return Status::OK();
                                 }
                                 if (ts > st.last_flushed_ts) records.push_back({ts, std::move(b)});
                                 return Status::OK();
@@ -488,4 +500,34 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
   }
   return older.status();
 }
+Status DBImpl::RecoverViewChange(Timestamp* views_ts) {
+  if (logged_view_.empty()) return Status::OK();
+  const Timestamp ts = logged_view_ts_;
+  Timestamp vts;
+  ViewCatalog::Op op;
+  std::string name;
+  ViewDefinition def;
+  Status s = ViewCatalog::DecodeRecord(logged_view_, &vts, &op, &name, &def);
+  if (s.ok() && vts != ts) s = Status::Corruption("view record: timestamp differs from the commit's");
+  if (!s.ok()) return Status::Corruption("recovery: logged view change at ts " + std::to_string(ts) + ": " + s.message());
+  logged_view_.clear();
+  // View changes are serialized and each rewrites VIEWS before the next is logged, so every
+  // logged change but the newest is in VIEWS (or pruned from it after a later change). The
+  // newest is there iff VIEWS has an entry at its timestamp — or, for a drop (which VIEWS
+  // forgets once no snapshot needs it), iff the view is gone.
+  if (ts > *views_ts) {
+    ViewInfo info;
+    const bool exists = views_.Get(name, kMaxTimestamp, &info).ok();
+    if (op == ViewCatalog::Op::kCreate || exists) {
+      s = views_.Commit(ts, op, name, op == ViewCatalog::Op::kCreate ? &def : nullptr, ts,
+                        /*write_file=*/!options_.read_only);
+      if (!s.ok()) return s;
+      Log("recovery: view '" + name + "' " + (op == ViewCatalog::Op::kCreate ? "definition" : "drop") +
+          " at ts " + std::to_string(ts) + " was logged but not in VIEWS (a crash between the two): applied");
+    }
+  }
+  *views_ts = std::max(*views_ts, ts);
+  return Status::OK();
+}
+
 }  // namespace strata

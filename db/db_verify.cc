@@ -82,7 +82,16 @@ Status DBImpl::Verify(std::string* report) {
                                        [&](std::string_view rec, uint64_t off) -> Status {
                                          Timestamp ts;
                                          WriteBatch b;
-                                         Status d = DecodeBatchRecord(rec, options_.weighted, &ts, &b);
+                                         std::string_view vrec;
+                                         Status d = DecodeLogRecord(rec, options_.weighted, &ts, &b, &vrec);
+                                         if (d.ok() && !vrec.empty()) {  // a view change
+                                           Timestamp vts;
+                                           ViewCatalog::Op op;
+                                           std::string name;
+                                           ViewDefinition def;
+                                           d = ViewCatalog::DecodeRecord(vrec, &vts, &op, &name, &def);
+                                           if (d.ok() && vts != ts) d = Status::Corruption("view record: timestamp differs from the commit's");
+                                         }
                                          if (!d.ok()) {
                                            return io::CorruptionAt(path_ + "/" + n, off, d.message());
                                          }

@@ -19,9 +19,29 @@ Status DBImpl::CommitView(ViewCatalog::Op op, const std::string& name, const Vie
   // Read before the commit timestamp is taken: no reader, now or later, is older.
   const Timestamp min_active = core_->tracer.MinActive(core_->clock);
   const Timestamp ts = core_->clock.NextCommit();
+  // The change is logged like a batch, in commit order (docs/change-feed.md, "View definition
+  // changes"): the log record is the commit point when the WAL is on. It is appended and
+  // synced (both WAL modes sync before Append returns) before VIEWS is rewritten, so every
+  // change in VIEWS is in the log; a crash between the two leaves it in the log only, and the
+  // next open applies it to VIEWS (DBImpl::RecoverViewChange).
+  if (wal_ != nullptr) {
+    std::string vrec, rec;
+    ViewCatalog::EncodeRecord(ts, op, name, def, &vrec);
+    EncodeViewRecord(ts, vrec, &rec);
+    s = wal_->Append(rec);
+  }
   // The entry becomes visible to snapshots at ts or later only; none exists before Publish.
-  s = views_.Commit(ts, op, name, def, min_active);
+  if (s.ok()) s = views_.Commit(ts, op, name, def, min_active);
+  // Staged before ts is published, like a batch's records (read after ts was taken).
+  bool staged = false;
+  if (s.ok() && feed_->active()) {
+    std::vector<ChangeRecord> recs;
+    recs.push_back(ViewChangeRecord(ts, name, op == ViewCatalog::Op::kCreate ? def : nullptr));
+    feed_->Stage(ts, &recs);
+    staged = true;
+  }
   core_->clock.Publish(ts);  // taken, so published even when the commit failed (an empty one)
+  if (staged) feed_->Notify();
   return s;
 }
 

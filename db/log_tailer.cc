@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "db/change_feed.h"
 #include "db/filename.h"
 #include "db/manifest.h"
 #include "db/wal.h"
@@ -39,7 +40,7 @@ std::vector<std::string> LogTailer::TakeGaps() {
   return g;
 }
 
-Status LogTailer::Poll(FunctionRef<void(Timestamp, const WriteBatch&)> fn) {
+Status LogTailer::Poll(FunctionRef<void(Timestamp, const std::vector<ChangeRecord>&)> fn) {
   std::vector<std::string> names;
   Status s = env_->GetChildren(dir_, &names);
   if (!s.ok()) return s;
@@ -63,10 +64,10 @@ Status LogTailer::Poll(FunctionRef<void(Timestamp, const WriteBatch&)> fn) {
     s = WriteAheadLog::Tail(env_.get(), WalFilePath(dir_, num), store_id_, &off,
                             [&](std::string_view rec) -> Status {
                               Timestamp ts;
-                              WriteBatch b;
-                              Status d = DecodeBatchRecord(rec, weighted_, &ts, &b);
+                              std::vector<ChangeRecord> recs;
+                              Status d = ReplayLogRecord(rec, weighted_, &ts, &recs);
                               if (!d.ok()) return d;
-                              if (from_now_ || ts >= next_) pending_[ts] = std::move(b);
+                              if (from_now_ || ts >= next_) pending_[ts] = std::move(recs);
                               return Status::OK();
                             },
                             &more);

@@ -363,7 +363,7 @@ Status ViewCatalog::Check(Op op, const std::string& name, const ViewDefinition* 
 }
 
 Status ViewCatalog::Commit(Timestamp ts, Op op, const std::string& name,
-                           const ViewDefinition* def, Timestamp min_active) {
+                           const ViewDefinition* def, Timestamp min_active, bool write_file) {
   std::lock_guard<std::mutex> g(mu_);
   for (auto it = history_.begin(); it != history_.end();) {
     std::vector<Entry>& l = it->second;
@@ -382,7 +382,7 @@ Status ViewCatalog::Commit(Timestamp ts, Op op, const std::string& name,
   e.dropped = op == Op::kDrop;
   if (def != nullptr) e.def = *def;
   list.push_back(std::move(e));
-  if (env_ == nullptr) return Status::OK();
+  if (env_ == nullptr || !write_file) return Status::OK();
   Status s = WriteFile();
   if (!s.ok()) {
     list.pop_back();  // not durable: not visible either

@@ -110,8 +110,9 @@ class ViewCatalog {
   // timestamp and every later reader's (ReaderTracer::MinActive), so per name the newest
   // entry at or before it and everything after are kept (a name whose kept entry is a drop
   // goes). History, in memory and in VIEWS, is bounded by the live snapshots' span.
+  // write_file false: memory only (a read-only open applying a logged change VIEWS lacks).
   Status Commit(Timestamp ts, Op op, const std::string& name, const ViewDefinition* def,
-                Timestamp min_active);
+                Timestamp min_active, bool write_file = true);
 
   // The view `name` as of `ts`: NotFound "no view 'name'" when it does not exist then.
   Status Get(const std::string& name, Timestamp ts, ViewInfo* info) const;

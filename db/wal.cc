@@ -82,6 +82,34 @@ Status DecodeBatchRecord(std::string_view src, bool weighted, Timestamp* ts, Wri
   return Status::OK();
 }
 
+namespace {
+constexpr char kViewTag = 'V';  // after a zero op count: a view definition change
+}  // namespace
+
+void EncodeViewRecord(Timestamp ts, std::string_view view_record, std::string* dst) {
+  PutVarint64(dst, ts);
+  PutVarint64(dst, 0);
+  dst->push_back(kViewTag);
+  dst->append(view_record.data(), view_record.size());
+}
+
+Status DecodeLogRecord(std::string_view src, bool weighted, Timestamp* ts, WriteBatch* batch,
+                       std::string_view* view_record) {
+  *view_record = std::string_view();
+  const char* p = src.data();
+  const char* end = p + src.size();
+  uint64_t n = 0;
+  if ((p = DecodeVarint64(p, end, ts)) != nullptr && (p = DecodeVarint64(p, end, &n)) != nullptr &&
+      n == 0 && p != end) {
+    batch->Clear();
+    if (*p != kViewTag) return Status::Corruption("log record: unknown commit tag");
+    if (end - p < 2) return Status::Corruption("view record: empty");
+    *view_record = std::string_view(p + 1, static_cast<size_t>(end - p - 1));
+    return Status::OK();
+  }
+  return DecodeBatchRecord(src, weighted, ts, batch);
+}
+
 struct WriteAheadLog::Waiter {
   std::string_view record;
   bool done = false;

@@ -32,6 +32,16 @@ namespace strata {
 void EncodeBatchRecord(Timestamp ts, const WriteBatch& batch, bool weighted, std::string* dst);
 Status DecodeBatchRecord(std::string_view src, bool weighted, Timestamp* ts, WriteBatch* batch);
 
+// A view definition change, logged as a commit in the same order as the batches
+// (docs/file-format.md, "Write-ahead log"): varint ts | varint 0 (no ops) | 'V' | the change
+// as a VIEWS record (db/views.h, ViewCatalog::EncodeRecord, whose own timestamp equals ts).
+void EncodeViewRecord(Timestamp ts, std::string_view view_record, std::string* dst);
+// Decodes any record after a log's identity: a batch (*view_record left empty) or a view
+// change (*view_record set to the VIEWS record inside src; *batch empty). Corruption as
+// DecodeBatchRecord, and for a view record with an unknown tag or an empty body.
+Status DecodeLogRecord(std::string_view src, bool weighted, Timestamp* ts, WriteBatch* batch,
+                       std::string_view* view_record);
+
 class WriteAheadLog {
  public:
   // Creates a new, empty log file (synced, with its directory). Its first record is the

@@ -102,8 +102,12 @@ void RouteMonitor::OnBatch(const ChangeRecord* records, size_t n) {
   size_t i = 0;
   while (i < n) {
     const Timestamp ts = records[i].ts;
-    bool edges = false;  // a vertex delete removes its segments too
-    for (; i < n && records[i].ts == ts; ++i) edges |= records[i].kind != ChangeKind::kAddVertex;
+    // A vertex delete removes its segments too. View changes (closures included) are left to
+    // CloseSegments, which evaluates its own commit and returns the changes to its caller.
+    bool edges = false;
+    for (; i < n && records[i].ts == ts; ++i) {
+      edges |= records[i].kind != ChangeKind::kAddVertex && !IsViewChange(records[i].kind);
+    }
     if (!edges) continue;
     {
       std::lock_guard<std::mutex> g(mu_);

@@ -39,9 +39,10 @@ struct RouteChange {
 // list of closed segments) and reports the routes whose time changes.
 //
 // The handler is Reevaluate. Two streams call it: closures are view changes, which
-// CloseSegments commits and re-evaluates at once (the change feed carries graph changes, not
-// view definitions); travel-time updates and new or removed segments are graph changes, which
-// Follow's change-feed handler re-evaluates batch by batch on the feed's own thread.
+// CloseSegments commits and re-evaluates at once, so that it returns their changes (the feed
+// carries them too, as kViewDefined records, which Follow's handler skips); travel-time
+// updates and new or removed segments are graph changes, which Follow's change-feed handler
+// re-evaluates batch by batch on the feed's own thread.
 class RouteMonitor {
  public:
   RouteMonitor(DB* db, std::string view, std::vector<Route> routes)

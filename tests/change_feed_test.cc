@@ -3,6 +3,7 @@
 // reopen and a killed writer, retention's bound, WAL-off stores, and `strata watch` from a
 // second process while this one writes.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -611,6 +612,593 @@ TEST(ChangeFeed, WatchWithViewPrintsOnlyTheViewsChanges) {
                                             "--idle-exit", "1"});
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.err.find("nope"), std::string::npos) << bad.err;
+}
+
+// Pulls until *got holds at least n records. Fails (instead of waiting for ever) when the
+// subscription ends or 40 pulls of 500 ms in a row bring nothing: a lost record must fail.
+::testing::AssertionResult Pull(Subscription* sub, std::vector<ChangeRecord>* got, size_t n) {
+  for (int idle = 0; got->size() < n;) {
+    const size_t before = got->size();
+    Status s = sub->Next(got, 1 << 16, 500);
+    if (!s.ok()) return ::testing::AssertionFailure() << "after " << before << " records: " << s.ToString();
+    idle = got->size() == before ? idle + 1 : 0;
+    if (idle == 40) {
+      return ::testing::AssertionFailure() << "only " << got->size() << " of " << n
+                                           << " records arrived (status " << sub->status().ToString() << ")";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// ---- View definition changes in the feed ----------------------------------------------------
+
+// A scripted history, one commit per step, run by one thread on a fresh store: step i commits
+// at ts i + 1. Steps are edge inserts of new edges (one record each) and view changes (one
+// record each): view "near" is (re)defined at i % 10 == 3; view "far" is created at i % 20 == 7
+// and dropped at i % 20 == 17.
+struct Step {
+  enum Kind { kEdge, kDefine, kDrop } kind = kEdge;
+  VertexId u = 0, v = 0;
+  double w = 0;
+  std::string view;
+  ViewDefinition def;
+};
+
+Step ScriptStep(int i) {
+  Step s;
+  if (i % 10 == 3) {
+    s.kind = Step::kDefine;
+    s.view = "near";
+    s.def.has_vertices = true;
+    s.def.vertices = {static_cast<VertexId>(i), static_cast<VertexId>(i + 1)};
+    s.def.has_weight_range = true;
+    s.def.weight_min = 0;
+    s.def.weight_max = 100;
+  } else if (i % 20 == 7) {
+    s.kind = Step::kDefine;
+    s.view = "far";
+    s.def.edge_mode = ViewDefinition::EdgeMode::kExclude;
+    s.def.edges = {{static_cast<VertexId>(i), static_cast<VertexId>(i + 1)}};
+  } else if (i % 20 == 17) {
+    s.kind = Step::kDrop;
+    s.view = "far";
+  } else {
+    s.u = i;
+    s.v = i + 1;
+    s.w = 0.25 * i;
+  }
+  return s;
+}
+
+Status RunStep(DB* db, const Step& s) {
+  switch (s.kind) {
+    case Step::kEdge: return db->InsertEdge(s.u, s.v, s.w);
+    case Step::kDefine: return db->CreateView(s.view, s.def, /*replace=*/true);
+    case Step::kDrop: return db->DropView(s.view);
+  }
+  return Status::OK();
+}
+
+std::string DefBytes(const std::string& name, const ViewDefinition& d) {
+  std::string out;
+  ViewCatalog::EncodeRecord(0, ViewCatalog::Op::kCreate, name, &d, &out);
+  return out;
+}
+
+// Whether record r is what step i of the script should give (live or replayed kinds).
+::testing::AssertionResult IsStep(const ChangeRecord& r, int i) {
+  const Step s = ScriptStep(i);
+  const Timestamp ts = static_cast<Timestamp>(i) + 1;
+  if (r.ts != ts) return ::testing::AssertionFailure() << "ts " << r.ts << ", expected " << ts;
+  switch (s.kind) {
+    case Step::kEdge:
+      if ((r.kind != ChangeKind::kInsertEdge && r.kind != ChangeKind::kPutEdge) || r.u != s.u ||
+          r.v != s.v || r.new_weight != s.w || r.view != nullptr) {
+        return ::testing::AssertionFailure() << "step " << i << ": got " << Show(r) << ", expected edge " << s.u << "->" << s.v;
+      }
+      break;
+    case Step::kDefine:
+      if (r.kind != ChangeKind::kViewDefined || r.view == nullptr || r.view->name != s.view ||
+          DefBytes(s.view, r.view->definition) != DefBytes(s.view, s.def) || r.u != 0 || r.v != 0) {
+        return ::testing::AssertionFailure() << "step " << i << ": got " << Show(r) << ", expected view_defined " << s.view;
+      }
+      break;
+    case Step::kDrop:
+      if (r.kind != ChangeKind::kViewDropped || r.view == nullptr || r.view->name != s.view) {
+        return ::testing::AssertionFailure() << "step " << i << ": got " << Show(r) << ", expected view_dropped " << s.view;
+      }
+      break;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Live: a writer thread inserts edges while this thread changes views. Every commit gives one
+// record, so the records must be exactly ts 1..last in order; each view record carries the
+// timestamp its change took effect at (ListViews' `created`; a drop's lies between the
+// snapshots around it) and the definition. A replay from the logs gives the same sequence.
+TEST(ChangeFeed, LiveFeedOrdersViewChangesWithBatches) {
+  TempDir dir;
+  Options o = SmallOptions();
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  SubscribeOptions keep;
+  keep.name = "keep";
+  keep.from_ts = 0;
+  std::unique_ptr<Subscription> keep_sub;
+  ASSERT_TRUE(db->Subscribe(keep, {}, &keep_sub).ok());
+  keep_sub.reset();
+  Collector live;
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(SubscribeOptions(), live.handler(), &sub).ok());
+  Collector split;  // two handler threads: each gets every view record
+  SubscribeOptions two;
+  two.handler_threads = 2;
+  std::unique_ptr<Subscription> sub2;
+  ASSERT_TRUE(db->Subscribe(two, split.handler(), &sub2).ok());
+
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; i < 3000; ++i) ASSERT_TRUE(db->InsertEdge(i, i + 1, i).ok());
+    done = true;
+  });
+  struct Expected {
+    bool drop;
+    std::string name;
+    ViewDefinition def;
+    Timestamp lo, hi;  // the record's ts is in [lo, hi]
+  };
+  std::vector<Expected> changes;
+  for (int k = 0; k < 80; ++k) {
+    Expected e;
+    e.name = k % 3 == 0 ? "b" : "a";
+    e.drop = k % 3 == 0 && k % 2 == 1;  // "b" alternates create / drop
+    e.def.has_vertices = true;
+    e.def.vertices = {static_cast<VertexId>(k), static_cast<VertexId>(k + 5)};
+    const Timestamp before = db->GetSnapshot()->timestamp();
+    ASSERT_TRUE((e.drop ? db->DropView(e.name) : db->CreateView(e.name, e.def, true)).ok());
+    const Timestamp after = db->GetSnapshot()->timestamp();
+    e.lo = before + 1;
+    e.hi = after;
+    if (!e.drop) {
+      std::vector<ViewInfo> views;
+      ASSERT_TRUE(db->ListViews(&views).ok());
+      for (const ViewInfo& v : views) {
+        if (v.name == e.name) e.lo = e.hi = v.created;  // exact
+      }
+    }
+    changes.push_back(e);
+    if (k % 8 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  writer.join();
+  const Timestamp last = db->GetStats(false).last_committed;
+  ASSERT_EQ(last, 3000u + changes.size());
+  ASSERT_TRUE(sub->WaitDelivered(last, 30000).ok()) << sub->status().ToString();
+  ASSERT_TRUE(sub2->WaitDelivered(last, 30000).ok()) << sub2->status().ToString();
+
+  auto check = [&](const std::vector<ChangeRecord>& recs, bool replayed) {
+    ASSERT_EQ(recs.size(), last) << "one record per commit";
+    size_t k = 0;
+    VertexId next_edge = 0;
+    for (size_t i = 0; i < recs.size(); ++i) {
+      const ChangeRecord& r = recs[i];
+      ASSERT_EQ(r.ts, i + 1) << "commit order, none lost or repeated: " << Show(r);
+      if (!IsViewChange(r.kind)) {
+        ASSERT_EQ(r.kind, replayed ? ChangeKind::kPutEdge : ChangeKind::kInsertEdge) << Show(r);
+        ASSERT_EQ(r.u, next_edge) << "edges in the writer's order";
+        ++next_edge;
+        continue;
+      }
+      ASSERT_LT(k, changes.size());
+      const Expected& e = changes[k++];
+      ASSERT_NE(r.view, nullptr);
+      EXPECT_EQ(r.kind, e.drop ? ChangeKind::kViewDropped : ChangeKind::kViewDefined) << Show(r);
+      EXPECT_EQ(r.view->name, e.name);
+      EXPECT_GE(r.ts, e.lo) << "view change " << k - 1;
+      EXPECT_LE(r.ts, e.hi) << "view change " << k - 1;
+      if (!e.drop) {
+        EXPECT_EQ(DefBytes(e.name, r.view->definition), DefBytes(e.name, e.def));
+      }
+    }
+    EXPECT_EQ(k, changes.size());
+  };
+  {
+    std::lock_guard<std::mutex> g(live.mu);
+    check(live.recs, false);
+  }
+  {
+    std::lock_guard<std::mutex> g(split.mu);
+    size_t views = 0;
+    for (const ChangeRecord& r : split.recs) views += IsViewChange(r.kind);
+    EXPECT_EQ(views, 2 * changes.size()) << "every handler thread gets every view record";
+    EXPECT_EQ(split.recs.size(), 3000u + 2 * changes.size());
+  }
+  // The logged history: the same commits, replayed.
+  SubscribeOptions from0;
+  from0.from_ts = 0;
+  std::unique_ptr<Subscription> replay;
+  ASSERT_TRUE(db->Subscribe(from0, {}, &replay).ok());
+  std::vector<ChangeRecord> replayed;
+  ASSERT_TRUE(Pull(replay.get(), &replayed, last));
+  check(replayed, true);
+  std::string report;
+  ASSERT_TRUE(db->Verify(&report).ok()) << report;  // logs holding view records verify
+}
+
+// In memory (and with the WAL off) only the live feed exists; it carries view changes too.
+TEST(ChangeFeed, InMemoryLiveFeedCarriesViewChanges) {
+  Options o;
+  o.in_memory = true;
+  o.weighted = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "mem", &db).ok());
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(SubscribeOptions(), {}, &sub).ok());
+  for (int i = 0; i < 60; ++i) ASSERT_TRUE(RunStep(db.get(), ScriptStep(i)).ok()) << i;
+  std::vector<ChangeRecord> got;
+  ASSERT_TRUE(Pull(sub.get(), &got, 60));
+  ASSERT_EQ(got.size(), 60u);
+  for (int i = 0; i < 60; ++i) ASSERT_TRUE(IsStep(got[i], i));
+}
+
+// Durable: a position committed just before a view record; after a close and a reopen the
+// subscription resumes with that view record first and loses none of the later ones.
+TEST(ChangeFeed, DurableResumeCarriesViewChangesAcrossReopen) {
+  TempDir dir;
+  Options o = SmallOptions();
+  constexpr int kSteps = 403, kMore = 40;  // step kSteps (ts 404) redefines "near"
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+    SubscribeOptions so;
+    so.name = "app";
+    std::unique_ptr<Subscription> sub;
+    ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+    for (int i = 0; i < kSteps; ++i) ASSERT_TRUE(RunStep(db.get(), ScriptStep(i)).ok()) << i;
+    std::vector<ChangeRecord> got;
+    ASSERT_TRUE(Pull(sub.get(), &got, 200));
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE(IsStep(got[i], i));
+    ASSERT_EQ(ScriptStep(203).kind, Step::kDefine);
+    ASSERT_TRUE(db->CommitPosition("app", 203).ok());  // the next record: step 203's view change
+    sub.reset();
+    // A view change after a flush is the only commit in the active log (its memgraph holds no
+    // batch): closing must keep that log for "app" too.
+    ASSERT_TRUE(db->Flush().ok());
+    ASSERT_EQ(ScriptStep(kSteps).kind, Step::kDefine);
+    ASSERT_TRUE(RunStep(db.get(), ScriptStep(kSteps)).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  std::string report;
+  ASSERT_TRUE(db->Verify(&report).ok()) << report;
+  std::vector<ViewInfo> views;  // the views as the script left them
+  ASSERT_TRUE(db->ListViews(&views).ok());
+  ASSERT_EQ(views.size(), 1u);  // "far" was dropped at step 397
+  EXPECT_EQ(views[0].name, "near");
+  EXPECT_EQ(views[0].created, 404u);
+  SubscribeOptions so;
+  so.name = "app";
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+  for (int i = kSteps + 1; i <= kSteps + kMore; ++i) ASSERT_TRUE(RunStep(db.get(), ScriptStep(i)).ok()) << i;
+  std::vector<ChangeRecord> got;
+  ASSERT_TRUE(Pull(sub.get(), &got, kSteps + kMore + 1 - 203));
+  ASSERT_EQ(got.size(), static_cast<size_t>(kSteps + kMore + 1 - 203));
+  for (size_t k = 0; k < got.size(); ++k) ASSERT_TRUE(IsStep(got[k], 203 + static_cast<int>(k)));
+}
+
+// A writer process dies while it commits edges and view changes. From the handler's own
+// position every later commit comes exactly once, view records included; from the committed
+// position the overlap is exactly (committed, own].
+TEST(ChangeFeed, KilledWriterResumesViewChangesExactlyOnce) {
+  TempDir dir;
+  Options o = SmallOptions();
+  constexpr int kSteps = 600;
+  const std::string state = dir.path() + "-handler-state";
+  testing::InChild([&] {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+    SubscribeOptions so;
+    so.name = "h";
+    FILE* f = std::fopen(state.c_str(), "w");
+    std::unique_ptr<Subscription> sub;
+    DB* raw = db.get();
+    ASSERT_TRUE(db->Subscribe(so, [&](const ChangeRecord* r, size_t n) {
+                    for (size_t i = 0; i < n; ++i) {
+                      std::fprintf(f, "%llu %s %s\n", static_cast<unsigned long long>(r[i].ts),
+                                   ChangeKindName(r[i].kind), r[i].view ? r[i].view->name.c_str() : "-");
+                    }
+                    std::fflush(f);
+                    if (r[0].ts % 10 == 4) raw->CommitPosition("h", r[n - 1].ts);  // view commits too
+                  }, &sub).ok());
+    for (int i = 0; i < kSteps; ++i) ASSERT_TRUE(RunStep(db.get(), ScriptStep(i)).ok());
+    sub->WaitDelivered(300, 10000);
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+  });
+  std::vector<Timestamp> seen;
+  {
+    FILE* f = std::fopen(state.c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    unsigned long long t;
+    char kind[64], name[64];
+    while (std::fscanf(f, "%llu %63s %63s", &t, kind, name) == 3) {
+      const Step s = ScriptStep(static_cast<int>(t) - 1);
+      const char* want = s.kind == Step::kEdge ? "insert_edge" : s.kind == Step::kDefine ? "view_defined" : "view_dropped";
+      ASSERT_STREQ(kind, want) << "ts " << t;
+      ASSERT_EQ(std::string(name), s.kind == Step::kEdge ? "-" : s.view) << "ts " << t;
+      seen.push_back(t);
+    }
+    std::fclose(f);
+  }
+  std::remove(state.c_str());
+  ASSERT_GE(seen.size(), 300u);
+  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], i + 1);
+  const Timestamp own = seen.back();
+
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  Timestamp committed = 0;
+  ASSERT_TRUE(db->GetPosition("h", &committed).ok());
+  EXPECT_LE(committed, own);
+  EXPECT_GE(committed, 290u);
+  SubscribeOptions so;
+  so.name = "h";
+  so.from_ts = own;
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+  std::vector<ChangeRecord> got;
+  ASSERT_TRUE(Pull(sub.get(), &got, kSteps - own));
+  ASSERT_EQ(got.size(), kSteps - own);
+  for (size_t k = 0; k < got.size(); ++k) ASSERT_TRUE(IsStep(got[k], static_cast<int>(own + k)));
+  sub.reset();
+  so.from_ts = kFromNow;
+  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+  got.clear();
+  ASSERT_TRUE(Pull(sub.get(), &got, kSteps - committed));
+  ASSERT_EQ(got.size(), kSteps - committed);
+  for (size_t k = 0; k < got.size(); ++k) ASSERT_TRUE(IsStep(got[k], static_cast<int>(committed + k)));
+}
+
+// The log record of a view change is its commit point: a crash after it and before VIEWS was
+// rewritten leaves the change in the log only, and the next open applies it (a read-only open
+// in memory only). The clock continues past it.
+TEST(ChangeFeed, ViewChangeLoggedButNotInViewsIsAppliedOnOpen) {
+  TempDir dir;
+  Options o = SmallOptions();
+  const std::string views = dir.path() + "/VIEWS";
+  std::string saved;
+  ViewDefinition a;
+  a.has_vertices = true;
+  a.vertices = {1, 2};
+  ViewDefinition a2 = a;
+  a2.vertices.push_back(3);
+  testing::InChild([&] {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+    ASSERT_TRUE(db->CreateView("a", a).ok());      // ts 1
+    ASSERT_TRUE(db->CreateView("b", a).ok());      // ts 2
+    ASSERT_TRUE(db->InsertEdge(1, 2, 1.0).ok());   // ts 3
+    testing::WriteAll(views + ".saved", testing::ReadAll(views));
+    ASSERT_TRUE(db->CreateView("a", a2, true).ok());  // ts 4
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+  });
+  saved = testing::ReadAll(views + ".saved");
+  testing::WriteAll(views, saved);  // as if the crash came before the rewrite
+  auto check_a = [&](DB* db, Timestamp created, size_t nvertices) {
+    std::vector<ViewInfo> vs;
+    ASSERT_TRUE(db->ListViews(&vs).ok());
+    ASSERT_EQ(vs.size(), 2u);
+    EXPECT_EQ(vs[0].name, "a");
+    EXPECT_EQ(vs[0].created, created);
+    EXPECT_EQ(vs[0].definition.vertices.size(), nvertices);
+  };
+  {
+    Options ro = o;
+    ro.read_only = true;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(ro, dir.path(), &db).ok());
+    check_a(db.get(), 4, 3);
+    EXPECT_EQ(db->GetSnapshot()->timestamp(), 4u);
+  }
+  EXPECT_EQ(testing::ReadAll(views), saved) << "a read-only open writes nothing";
+  testing::InChild([&] {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+    check_a(db.get(), 4, 3);
+    EXPECT_NE(testing::ReadAll(dir.path() + "/LOG").find("was logged but not in VIEWS"), std::string::npos);
+    // The drop of "b" at ts 5, then the same crash: VIEWS still names "b".
+    testing::WriteAll(views + ".saved", testing::ReadAll(views));
+    ASSERT_TRUE(db->DropView("b").ok());
+    // The replay from the logs has every commit in order.
+    SubscribeOptions from0;
+    from0.from_ts = 0;
+    std::unique_ptr<Subscription> replay;
+    ASSERT_TRUE(db->Subscribe(from0, {}, &replay).ok());
+    std::vector<ChangeRecord> got;
+    ASSERT_TRUE(Pull(replay.get(), &got, 5));
+    ASSERT_EQ(got.size(), 5u);
+    const char* kinds[] = {"view_defined", "view_defined", "put_edge", "view_defined", "view_dropped"};
+    for (size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(got[i].ts, i + 1);
+      EXPECT_STREQ(ChangeKindName(got[i].kind), kinds[i]);
+    }
+    replay.reset();  // joins its finished catch-up thread
+    _exit(::testing::Test::HasFailure() ? 1 : 0);  // no close: the logs stay as they are
+  });
+  testing::WriteAll(views, testing::ReadAll(views + ".saved"));
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  std::vector<ViewInfo> vs;
+  ASSERT_TRUE(db->ListViews(&vs).ok());
+  ASSERT_EQ(vs.size(), 1u);
+  EXPECT_EQ(vs[0].name, "a");
+  EXPECT_EQ(db->GetSnapshot()->timestamp(), 5u) << "the clock continues past the logged drop";
+  ASSERT_TRUE(db->InsertEdge(2, 3, 1.0).ok());
+  EXPECT_EQ(db->GetSnapshot()->timestamp(), 6u);
+  std::remove((views + ".saved").c_str());
+}
+
+// strata watch prints view changes as JSON lines, in commit order with the batches, with no
+// gap where a view change committed.
+TEST(ChangeFeed, WatchPrintsViewChanges) {
+  TempDir dir;
+  Options o = SmallOptions();
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  SubscribeOptions keep;
+  keep.name = "keep";
+  keep.from_ts = 0;
+  std::unique_ptr<Subscription> ks;
+  ASSERT_TRUE(db->Subscribe(keep, {}, &ks).ok());
+  ks.reset();
+  constexpr int kSteps = 300;
+  std::vector<std::string> expect;
+  for (int i = 0; i < kSteps; ++i) {
+    const Step s = ScriptStep(i);
+    ASSERT_TRUE(RunStep(db.get(), s).ok()) << i;
+    char line[300];
+    if (s.kind == Step::kEdge) {
+      std::snprintf(line, sizeof(line),
+                    "{\"ts\":%d,\"kind\":\"put_edge\",\"u\":%d,\"v\":%d,\"new_weight\":%.17g}", i + 1,
+                    i, i + 1, 0.25 * i);
+    } else if (s.view == "near") {
+      std::snprintf(line, sizeof(line),
+                    "{\"ts\":%d,\"kind\":\"view_defined\",\"view\":\"near\",\"definition\":{"
+                    "\"kind\":\"filter\",\"vertices\":[%d,%d],\"weight_min\":0,\"weight_max\":100}}",
+                    i + 1, i, i + 1);
+    } else if (s.kind == Step::kDefine) {
+      std::snprintf(line, sizeof(line),
+                    "{\"ts\":%d,\"kind\":\"view_defined\",\"view\":\"far\",\"definition\":{"
+                    "\"kind\":\"filter\",\"exclude_edges\":[[%d,%d]]}}",
+                    i + 1, i, i + 1);
+    } else {
+      std::snprintf(line, sizeof(line), "{\"ts\":%d,\"kind\":\"view_dropped\",\"view\":\"far\"}", i + 1);
+    }
+    expect.push_back(line);
+  }
+  ViewDefinition u;
+  u.kind = ViewDefinition::Kind::kUnion;
+  u.operands = {"near", "far"};
+  ASSERT_TRUE(db->CreateView("far", ScriptStep(7).def).ok());
+  ASSERT_TRUE(db->CreateView("both", u).ok());
+  expect.push_back("{\"ts\":301,\"kind\":\"view_defined\",\"view\":\"far\",\"definition\":{"
+                   "\"kind\":\"filter\",\"exclude_edges\":[[7,8]]}}");
+  expect.push_back("{\"ts\":302,\"kind\":\"view_defined\",\"view\":\"both\",\"definition\":{"
+                   "\"kind\":\"union\",\"operands\":[\"near\",\"far\"]}}");
+  testing::CliResult r = testing::RunStrata({"watch", "--db", dir.path(), "--from", "0", "--count",
+                                             std::to_string(expect.size()), "--idle-exit", "20"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "no gap: view changes are in the log";
+  std::istringstream in(r.out);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    ASSERT_LT(n, expect.size()) << line;
+    ASSERT_EQ(line, expect[n]) << "line " << n;
+    ++n;
+  }
+  EXPECT_EQ(n, expect.size());
+
+  // --view near: its own definition changes pass, the other views' do not.
+  r = testing::RunStrata({"watch", "--db", dir.path(), "--from", "0", "--view", "near",
+                          "--idle-exit", "3"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream in2(r.out);
+  size_t defs = 0;
+  while (std::getline(in2, line)) {
+    EXPECT_EQ(line.find("\"view\":\"far\""), std::string::npos) << line;
+    EXPECT_EQ(line.find("\"view\":\"both\""), std::string::npos) << line;
+    defs += line.find("\"kind\":\"view_defined\",\"view\":\"near\"") != std::string::npos;
+  }
+  EXPECT_EQ(defs, 30u);  // steps 3, 13, ..., 293
+}
+
+// The real CLI on both sides: `strata ingest` loads an edge list fed through a FIFO (so it
+// stays running until the test closes it) while `strata watch` follows from another process.
+// A second watch with --count returns the first half while ingest still runs (its input is
+// still open), so watch demonstrably follows a running ingest; the first watch must print
+// exactly the ingested edges, each a whole line, in input order, with their batches'
+// timestamps, and report no gap (a durable position keeps the logs ingest's flushes retire).
+TEST(ChangeFeed, WatchFollowsStrataIngestWhileItRuns) {
+  TempDir dir;
+  const std::string db_dir = dir.path() + "/store";
+  const std::string init = dir.path() + "/init.el";
+  testing::WriteAll(init, "0 1 1.5\n");
+  testing::CliResult made = testing::RunStrata({"ingest", "--db", db_dir, "--input", init, "--format",
+                                                "el", "--weighted", "-q"});
+  ASSERT_EQ(made.code, 0) << made.err;
+  Timestamp t0 = 0;
+  {
+    Options o;
+    o.weighted = true;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, db_dir, &db).ok());
+    SubscribeOptions keep;
+    keep.name = "keep";
+    std::unique_ptr<Subscription> ks;
+    ASSERT_TRUE(db->Subscribe(keep, {}, &ks).ok());
+    ks.reset();
+    t0 = db->GetSnapshot()->timestamp();
+    ASSERT_TRUE(db->Close().ok());
+  }
+  constexpr int kBatch = 7, kHalf = 7 * 1000, kEdges = 2 * kHalf;
+  std::vector<std::string> lines, expect;
+  for (int i = 0; i < kEdges; ++i) {
+    const int u = i % 3000, v = (i * 7 + 3) % 3001;
+    const double w = 0.5 * (i % 1000) + 0.25;
+    char buf[200];
+    std::snprintf(buf, sizeof(buf), "%d %d %.17g\n", u, v, w);
+    lines.push_back(buf);
+    std::snprintf(buf, sizeof(buf),
+                  "{\"ts\":%llu,\"kind\":\"put_edge\",\"u\":%d,\"v\":%d,\"new_weight\":%.17g}",
+                  static_cast<unsigned long long>(t0 + 1 + i / kBatch), u, v, w);
+    expect.push_back(buf);
+  }
+  const std::string fifo = dir.path() + "/input.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  testing::CliProcess watch({"watch", "--db", db_dir, "--from", std::to_string(t0), "--count",
+                             std::to_string(kEdges), "--poll-ms", "5", "--idle-exit", "60"});
+  testing::CliRunOptions in;
+  in.stdin_path = fifo;  // the child opens it for reading; the open below pairs with it
+  testing::CliProcess ingest({"ingest", "--db", db_dir, "--input", "-", "--format", "el", "--batch",
+                              std::to_string(kBatch), "--memgraph-bytes", "64K", "-q"},
+                             in);
+  FILE* f = std::fopen(fifo.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  auto feed = [&](int from, int to) {
+    for (int i = from; i < to; ++i) std::fputs(lines[i].c_str(), f);
+    std::fflush(f);
+  };
+  auto check = [&](const std::string& out, size_t n) {
+    ASSERT_TRUE(out.empty() || out.back() == '\n') << "a line cut short";
+    std::istringstream is(out);
+    std::string line;
+    size_t k = 0;
+    while (std::getline(is, line)) {
+      ASSERT_LT(k, n) << line;
+      ASSERT_EQ(line, expect[k]) << "line " << k;
+      ++k;
+    }
+    EXPECT_EQ(k, n);
+  };
+  feed(0, kHalf);
+  // The first half, followed while ingest still runs: its input is open, so it cannot end.
+  testing::CliResult half = testing::RunStrata({"watch", "--db", db_dir, "--from", std::to_string(t0),
+                                                "--count", std::to_string(kHalf), "--poll-ms", "5",
+                                                "--idle-exit", "60"});
+  int st = 0;
+  EXPECT_EQ(waitpid(ingest.pid(), &st, WNOHANG), 0) << "ingest ended before its input did";
+  ASSERT_EQ(half.code, 0) << half.err;
+  EXPECT_EQ(half.err, "");
+  check(half.out, kHalf);
+  feed(kHalf, kEdges);
+  std::fclose(f);
+  testing::CliResult ing = ingest.Wait();
+  ASSERT_EQ(ing.code, 0) << ing.err;
+  testing::CliResult r = watch.Wait();
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "no gap";
+  check(r.out, kEdges);
 }
 
 }  // namespace

@@ -29,7 +29,68 @@ struct WatchArgs {
   uint32_t poll_ms = 50;
 };
 
+void AppendReal(std::string* out, double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.17g", x);
+  *out += buf;
+}
+
+// A view definition as a JSON object: {"kind":...} and the parts it sets.
+std::string DefinitionJson(const ViewDefinition& d) {
+  static const char* kKinds[] = {"filter", "union", "intersection", "difference"};
+  std::string s = "{\"kind\":\"";
+  s += kKinds[static_cast<int>(d.kind)];
+  s += "\"";
+  if (d.kind == ViewDefinition::Kind::kFilter) {
+    if (d.has_vertices) {
+      s += ",\"vertices\":[";
+      for (size_t i = 0; i < d.vertices.size(); ++i) {
+        if (i) s += ",";
+        s += std::to_string(d.vertices[i]);
+      }
+      s += "]";
+    }
+    if (d.edge_mode != ViewDefinition::EdgeMode::kNone) {
+      s += d.edge_mode == ViewDefinition::EdgeMode::kInclude ? ",\"include_edges\":["
+                                                             : ",\"exclude_edges\":[";
+      for (size_t i = 0; i < d.edges.size(); ++i) {
+        if (i) s += ",";
+        s += "[" + std::to_string(d.edges[i].first) + "," + std::to_string(d.edges[i].second) + "]";
+      }
+      s += "]";
+    }
+    if (d.has_weight_range) {
+      s += ",\"weight_min\":";
+      AppendReal(&s, d.weight_min);
+      s += ",\"weight_max\":";
+      AppendReal(&s, d.weight_max);
+    }
+  } else {
+    s += ",\"operands\":[";
+    for (size_t i = 0; i < d.operands.size(); ++i) {
+      if (i) s += ",";
+      s += "\"" + d.operands[i] + "\"";  // names are [A-Za-z0-9_.-]: nothing to escape
+    }
+    s += "]";
+  }
+  return s + "}";
+}
+
+void PrintViewRecord(const ChangeRecord& r) {
+  std::string s = "{\"ts\":" + std::to_string(r.ts) + ",\"kind\":\"" + ChangeKindName(r.kind) +
+                  "\",\"view\":\"" + r.view->name + "\"";
+  if (r.kind == ChangeKind::kViewDefined) {
+    s += ",\"definition\":" + DefinitionJson(r.view->definition);
+  }
+  s += "}\n";
+  std::fputs(s.c_str(), stdout);
+}
+
 void PrintRecord(const ChangeRecord& r) {
+  if (IsViewChange(r.kind)) {
+    PrintViewRecord(r);
+    return;
+  }
   char buf[256];
   int n = std::snprintf(buf, sizeof(buf), "{\"ts\":%" PRIu64 ",\"kind\":\"%s\",\"u\":%" PRIu64,
                         r.ts, ChangeKindName(r.kind), r.u);
@@ -70,6 +131,16 @@ class WatchViewFilter {
   }
 
   Status Keep(const ChangeRecord& r, bool* keep) {
+    if (IsViewChange(r.kind)) {
+      // The view's own definition changes pass; any view change (an operand's too) makes the
+      // filter read VIEWS again.
+      *keep = r.view->name == name_;
+      return Compile();
+    }
+    if (view_ == nullptr) {  // dropped: only its own records pass until it is defined again
+      *keep = false;
+      return Status::OK();
+    }
     const VertexId top = std::max(r.u, r.v);
     if (top >= shape_.bound) {
       shape_.bound = std::max(top + 1, shape_.bound * 2);
@@ -99,7 +170,12 @@ class WatchViewFilter {
     stamp_ = Stamp();
     std::shared_ptr<const CompiledView> v;
     Status s = CompileStoredView(dir_, name_, shape_, &v);
+    if (s.IsNotFound() && initialized_) {  // dropped since watch started
+      view_.reset();
+      return Status::OK();
+    }
     if (!s.ok()) return s;
+    initialized_ = true;
     view_ = std::move(v);
     return Status::OK();
   }
@@ -108,7 +184,8 @@ class WatchViewFilter {
   const std::string name_;
   ViewShape shape_;
   std::pair<int64_t, int64_t> stamp_{0, 0};
-  std::shared_ptr<const CompiledView> view_;
+  std::shared_ptr<const CompiledView> view_;  // null once the view was dropped
+  bool initialized_ = false;                   // compiled once (at Init)
 };
 
 int RunWatch(const WatchArgs& a) {
@@ -132,14 +209,11 @@ int RunWatch(const WatchArgs& a) {
     if (!s.ok()) return FailStatus(s, "watch --view " + a.view);
   }
   uint64_t printed = 0;
-  std::vector<ChangeRecord> recs;
   for (;;) {
     bool any = false;
     Status fs;
     if (filter) fs = filter->Refresh();
-    Status s = tailer->Poll([&](Timestamp ts, const WriteBatch& b) {
-      recs.clear();
-      ReplayRecords(ts, b, &recs);
+    Status s = tailer->Poll([&](Timestamp, const std::vector<ChangeRecord>& recs) {
       for (const ChangeRecord& r : recs) {
         if (a.count != 0 && printed == a.count) return;
         if (filter && fs.ok()) {
@@ -191,7 +265,9 @@ void RegisterWatch(CLI::App* app, CommandList* commands) {
       "process that has the store open (docs/change-feed.md). One line per change, in commit "
       "order: {\"ts\":T,\"kind\":K,\"u\":U[,\"v\":V][,\"new_weight\":W]}, K one of put_edge "
       "(insert or overwrite), delete_edge_op (the edge may have been absent), add_vertex, "
-      "delete_vertex; vertex IDs are the store's internal IDs. A record still being written is "
+      "delete_vertex; vertex IDs are the store's internal IDs. A view definition change is "
+      "{\"ts\":T,\"kind\":\"view_defined\",\"view\":NAME,\"definition\":{...}} or "
+      "{\"ts\":T,\"kind\":\"view_dropped\",\"view\":NAME} (with --view, those of NAME). A record still being written is "
       "printed once whole. Commits whose log was flushed and deleted before watch read it are "
       "reported on stderr as a gap (\"strata watch: gap: ...\"). Needs the store's WAL: with "
       "--wal off nothing is logged and nothing is printed."));

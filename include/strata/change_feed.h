@@ -18,6 +18,10 @@
 //     produces no record. Records replayed from the write-ahead log (a from_ts in the past, a
 //     durable resume, `strata watch`) are the ops as written (kPutEdge, kDeleteEdgeOp): the
 //     log holds ops, not prior states. docs/change-feed.md lists which fields are exact when.
+//   - A view definition change (DB::CreateView, DB::DropView) is a commit too: it yields one
+//     record (kViewDefined or kViewDropped, with the view's name and new definition) at its
+//     commit timestamp, in order with the batches' records, live and replayed alike; with
+//     handler_threads > 1 every thread gets it.
 //   - A durable subscription (a name) keeps its position (the newest timestamp whose records it
 //     has processed, set by DB::CommitPosition) in the store directory and resumes after it:
 //     at-least-once; exactly-once for a handler that keeps the timestamp of the last record it
@@ -30,11 +34,13 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "strata/status.h"
 #include "strata/types.h"
+#include "strata/view.h"
 
 namespace strata {
 
@@ -48,6 +54,20 @@ enum class ChangeKind : uint8_t {
   // Records replayed from the write-ahead log: the op as written, old_weight NaN.
   kPutEdge = 5,       // InsertEdge or SetWeight: insert or overwrite with new_weight
   kDeleteEdgeOp = 6,  // DeleteEdge: the edge may have been absent
+  // View definition changes (live and replayed alike; ChangeRecord::view says which view).
+  kViewDefined = 7,  // CreateView, or CreateView with replace: `view` holds the new definition
+  kViewDropped = 8,  // DropView
+};
+
+// Whether a record is a view definition change rather than a graph change.
+inline bool IsViewChange(ChangeKind kind) {
+  return kind == ChangeKind::kViewDefined || kind == ChangeKind::kViewDropped;
+}
+
+// The view a kViewDefined / kViewDropped record is about.
+struct ViewChange {
+  std::string name;
+  ViewDefinition definition;  // kViewDefined: the definition from the record's ts on
 };
 
 // "insert_edge", "overwrite_edge", ... (the JSON names `strata watch` prints).
@@ -60,6 +80,9 @@ struct ChangeRecord {
   VertexId v = 0;            // 0 for vertex records
   double old_weight = 0.0;   // kOverwriteEdge, kDeleteEdge; NaN for replayed kinds; else 0
   double new_weight = 0.0;   // kInsertEdge, kOverwriteEdge, kPutEdge; else 0
+  // kViewDefined, kViewDropped only (u and v are 0); null for graph changes. Shared, never
+  // changed: copies of a record share it.
+  std::shared_ptr<const ViewChange> view;
 };
 
 // What a subscription does when its queue is full.

@@ -909,6 +909,7 @@ class ChangeFeed {
     }
     if (st_->dict) {
       for (ChangeRecord& r : out) {
+        if (IsViewChange(r.kind)) continue;  // no vertex IDs
         uint64_t e;
         if (st_->dict->ToExternal(r.u, &e)) r.u = e;
         const bool edge = r.kind != ChangeKind::kAddVertex && r.kind != ChangeKind::kDeleteVertex;
@@ -942,15 +943,28 @@ class ChangeFeed {
     return fn(*st_->sub);
   }
 
+  // A buffer row: a ChangeRecord's plain fields. A view record (kind view_defined or
+  // view_dropped) is its ts and kind here; its name and definition are not exposed.
+  struct Row {
+    Timestamp ts;
+    ChangeKind kind;
+    uint8_t pad[7];
+    VertexId u, v;
+    double old_weight, new_weight;
+  };
   static pb::object Records(std::vector<ChangeRecord>&& v) {
-    static_assert(sizeof(ChangeRecord) == 48 && offsetof(ChangeRecord, kind) == 8 &&
-                  offsetof(ChangeRecord, u) == 16 && offsetof(ChangeRecord, new_weight) == 40);
-    auto holder = std::make_shared<std::vector<ChangeRecord>>(std::move(v));
-    static ChangeRecord empty_slot{};
+    static_assert(sizeof(Row) == 48 && offsetof(Row, kind) == 8 && offsetof(Row, u) == 16 &&
+                  offsetof(Row, new_weight) == 40);
+    auto holder = std::make_shared<std::vector<Row>>();
+    holder->reserve(v.size());
+    for (const ChangeRecord& r : v) {
+      holder->push_back(Row{r.ts, r.kind, {}, r.u, r.v, r.old_weight, r.new_weight});
+    }
+    static Row empty_slot{};
     Buffer b;
     b.data = holder->empty() ? &empty_slot : holder->data();
     b.size = static_cast<pb::ssize_t>(holder->size());
-    b.itemsize = sizeof(ChangeRecord);
+    b.itemsize = sizeof(Row);
     // Standard sizes, no implicit alignment: the 7 pad bytes are explicit.
     b.format = "T{=Q:ts:=B:kind:7x=Q:u:=Q:v:=d:old_weight:=d:new_weight:}";
     b.keep = std::move(holder);
@@ -1234,7 +1248,7 @@ void InitModule(pb::module_& m) {
   m.attr("UNREACHABLE") = analytics::kUnreachable;
   m.attr("NO_LABEL") = analytics::kNoLabel;
   pb::list kinds;  // ChangeFeed records' `kind` field indexes this
-  for (int k = 0; k <= static_cast<int>(ChangeKind::kDeleteEdgeOp); ++k) {
+  for (int k = 0; k <= static_cast<int>(ChangeKind::kViewDropped); ++k) {
     kinds.append(ChangeKindName(static_cast<ChangeKind>(k)));
   }
   m.attr("CHANGE_KINDS") = kinds;
