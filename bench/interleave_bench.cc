@@ -2,8 +2,8 @@
 // their interleaving and prefetch parameters (issue 30; docs/benchmarks.md, "Issue 30: BFS/SSSP
 // interleaving over memgraph snapshots").
 //
-//   strata-bench interleave [--scale S] [--edge-factor F] [--kernels bfs,sssp]
-//                           [--settings g1p0,g1,g8,g16,g32] [--rounds R] [--threads N]
+//   strata-bench interleave [--scale S] [--edge-factor F] [--kernels bfs,sssp,pagerank,wcc]
+//                           [--settings g1p0,g1,g8,g16,g32,g1r0,g1r8] [--rounds R] [--threads N]
 //                           [--directed] [--sources K] [--stats] [--turn FILE --me K --of N]
 //
 // Loads a Kronecker graph (Graph500 initiator, seed 1, weights in (0, 1]) into an in-memory
@@ -11,8 +11,10 @@
 // per round, in an order rotated by one each round, so the settings of a round are seconds
 // apart and their ratio cancels most of what other processes do to the machine. A setting is
 // gN (interleave = N) optionally followed by pD (prefetch distance D; absent: the kernel's
-// default). Each run's result is checked equal to the first setting's (BFS depths exactly,
-// SSSP distances exactly: every setting relaxes to the same fixed point). Prints per setting
+// default) and rW (the range walks' prefetch distance, SetWalkPrefetch(W), for every kernel;
+// absent: kDefaultWalkPrefetch). Each run's result is checked equal to the first setting's (BFS depths exactly,
+// SSSP distances exactly: every setting relaxes to the same fixed point; PageRank's ranks and
+// WCC's labels exactly, run with default parameters to check the shared read path). Prints per setting
 // the wall and CPU seconds (median, min, max) and the median per-round ratio to the first
 // setting. --turn: N processes (e.g. builds of two commits) that loaded their graphs take turns
 // by rounds through FILE (it holds whose turn it is: process K runs a round of every kernel when
@@ -33,6 +35,7 @@
 
 #include "graphio/generator.h"
 #include "strata/analytics.h"
+#include "db/tier_reader.h"
 #include "strata/db.h"
 
 namespace strata::bench {
@@ -43,6 +46,7 @@ struct Setting {
   std::string name;
   size_t group = 1;
   long prefetch = -1;  // -1: the kernel's default
+  long walk = -1;      // TierReader's walk prefetch distance (SetWalkPrefetch); -1: default
 };
 
 bool ParseSetting(const std::string& s, Setting* out) {
@@ -55,6 +59,11 @@ bool ParseSetting(const std::string& s, Setting* out) {
     const char* b = end + 1;
     out->prefetch = std::strtol(b, &end, 10);
     if (end == b) return false;
+  }
+  if (*end == 'r') {
+    const char* b = end + 1;
+    out->walk = std::strtol(b, &end, 10);
+    if (end == b || out->walk < 0) return false;
   }
   return *end == '\0';
 }
@@ -226,13 +235,16 @@ int RunInterleaveBench(int argc, char** argv) {
       std::vector<std::vector<double>>& cpu = cpus[ki];
       std::vector<int64_t> depth0;
       std::vector<double> dist0;
+      std::vector<VertexId> label0;
       for (size_t jj = 0; jj < k; ++jj) {
         const size_t j = (jj + static_cast<size_t>(r)) % k;
         const Setting& st = settings[j];
+        SetWalkPrefetch(st.walk >= 0 ? static_cast<size_t>(st.walk) : kDefaultWalkPrefetch);
         double w = 0, c = 0;
         for (VertexId src : srcs) {
           std::vector<int64_t> depth;
           std::vector<double> dist;
+          std::vector<VertexId> label;
           const double c0 = CpuSec(), w0 = Now();
           if (kernel == "bfs") {
             analytics::BfsParams p;
@@ -255,6 +267,10 @@ int RunInterleaveBench(int argc, char** argv) {
             p.interleave = st.group;
             if (st.prefetch >= 0) p.prefetch_distance = static_cast<size_t>(st.prefetch);
             s = analytics::Sssp(*snap, p, &dist);
+          } else if (kernel == "pagerank") {  // default parameters: a read-path check only
+            s = analytics::PageRank(*snap, analytics::PageRankParams{}, &dist);
+          } else if (kernel == "wcc") {
+            s = analytics::Wcc(*snap, analytics::WccParams{}, &label);
           } else {
             std::fprintf(stderr, "interleave bench: unknown kernel %s\n", kernel.c_str());
             return 2;
@@ -272,12 +288,18 @@ int RunInterleaveBench(int argc, char** argv) {
               for (double d : dist) {
                 if (d != analytics::kInfinity) ++reached, sum += d;
               }
+              for (VertexId l : label) {
+                if (l != analytics::kNoLabel) ++reached, sum += static_cast<double>(l);
+              }
               std::printf("    %s digest: %llu reached, sum %.12g\n", kernel.c_str(),
                           static_cast<unsigned long long>(reached), sum);
             }
             if (kernel == "bfs") {
               if (depth0.empty()) depth0 = std::move(depth);
               else if (depth != depth0) Die("bfs", Status::Corruption("depths differ between settings"));
+            } else if (kernel == "wcc") {
+              if (label0.empty()) label0 = std::move(label);
+              else if (label != label0) Die("wcc", Status::Corruption("labels differ between settings"));
             } else {
               if (dist0.empty()) dist0 = std::move(dist);
               else if (dist != dist0) Die("sssp", Status::Corruption("distances differ between settings"));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <optional>
 
 #include "segment/segment_format.h"
 
@@ -92,8 +93,9 @@ struct RunBuffer {
 };
 
 // Appends vertex i's entries of a memgraph list (tombstones included) to l.
-void AppendMemRun(const mem::Adjacency& a, uint32_t i, RunBuffer* l) {
-  mem::ScanVertex(a, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb, size_t n) {
+void AppendMemRun(const mem::Adjacency& a, uint32_t i, RunBuffer* l,
+                  mem::VertexAt* at = nullptr) {
+  mem::ScanVertex(a, i, at, [&](const uint64_t* k, const double* w, const uint8_t* tomb, size_t n) {
     for (size_t j = 0; j < n; ++j) l->Push(k[j], w ? w[j] : 1.0, tomb && tomb[j]);
     return true;
   });
@@ -309,7 +311,124 @@ Status IndexCorruption(VertexId u, uint32_t level) {
                             std::to_string(level) + ", whose files do not hold it");
 }
 
+std::atomic<size_t> walk_prefetch{kDefaultWalkPrefetch};
+
+// The memgraph side of WalkRuns' prefetch pipeline (issue 30): the vertices of [begin, end)
+// that the filter may want and that have entries in one memgraph (the newest the walk reads),
+// ascending, each prepared by mem::VertexAt's stages a fixed distance d apart ahead of the
+// walk's scan: when the vertex `ahead` places is number T, it starts T, descends T - d, prefetches
+// the u column of T - 2d and locates T - 3d; the walk scans T - 4d. Subgraph version headers are prefetched
+// kGroupsAhead wanted groups ahead of the vertices placed. Only prefetches and reads: the walk
+// takes each vertex's VertexAt (Take) and scans it with mem::ScanVertex, which runs any stage
+// left, so the entries are those of a walk without it.
+template <class Want>
+class MemAhead {
+ public:
+  static constexpr size_t kGroupsAhead = 2;
+
+  MemAhead(const mem::MemGraph* mg, Timestamp ts, uint8_t dir, VertexId begin, VertexId end,
+           const Want& want, size_t d, bool weights)
+      : mg_(mg), ts_(ts), dir_(dir), begin_(begin), end_(end), want_(want), d_(d),
+        weights_(weights), ring_(std::bit_ceil(4 * d + 1)) {
+    next_ = begin & ~VertexId{mem::kSubgraphSize - 1};
+    ahead_ = next_;
+    for (size_t g = 0; g < kGroupsAhead; ++g) PrefetchNextGroup();
+  }
+
+  // u's VertexAt in the memgraph (Adjacency a), or null when the pipeline does not hold it.
+  // u ascends across calls; the result is valid until the next call.
+  mem::VertexAt* Take(VertexId u, const mem::Adjacency* a) {
+    for (;;) {
+      while (tail_ - head_ < 4 * d_ + 1 && Place()) {
+      }
+      if (head_ == tail_) return nullptr;
+      Entry& e = At(head_);
+      if (e.u > u) return nullptr;
+      ++head_;
+      if (e.u < u) continue;  // the walk skipped it
+      return e.a == a ? &e.at : nullptr;
+    }
+  }
+
+ private:
+  struct Entry {
+    VertexId u;
+    const mem::Adjacency* a;
+    mem::VertexAt at;
+  };
+  Entry& At(uint64_t seq) { return ring_[seq & (ring_.size() - 1)]; }
+
+  // Prefetches the version header of the next group after ahead_ that the filter wants.
+  void PrefetchNextGroup() {
+    for (; ahead_ < end_; ahead_ += mem::kSubgraphSize) {
+      if (want_.Group(ahead_) == 0) continue;
+      mg_->PrefetchHead(SubgraphOf(ahead_));
+      ahead_ += mem::kSubgraphSize;
+      return;
+    }
+  }
+
+  // Places the next vertex at the tail and runs each stage on the vertex it is due for; false
+  // at the end of the range.
+  bool Place() {
+    while (mask_ == 0) {
+      if (next_ >= end_) return false;
+      const VertexId base = next_;
+      next_ += mem::kSubgraphSize;
+      uint64_t wanted = want_.Group(base);
+      if (wanted == 0) continue;
+      PrefetchNextGroup();
+      if (base < begin_) wanted &= ~uint64_t{0} << LocalOf(begin_);
+      if (end_ - base < mem::kSubgraphSize) wanted &= (uint64_t{1} << (end_ - base)) - 1;
+      const mem::SubgraphVersion* sv = mg_->VersionAt(SubgraphOf(base), ts_);
+      if (sv == nullptr) continue;
+      adj_ = Adj(sv, dir_);
+      mask_ = wanted & adj_->count_mask;
+      base_ = base;
+    }
+    const uint32_t i = static_cast<uint32_t>(std::countr_zero(mask_));
+    mask_ &= mask_ - 1;
+    Entry& e = At(tail_);
+    e.u = base_ + i;
+    e.a = adj_;
+    mem::VertexAtStart(*adj_, i, &e.at);
+    auto due = [&](uint64_t back) -> Entry* {
+      if (tail_ < back || tail_ - back < head_) return nullptr;
+      return &At(tail_ - back);
+    };
+    if (Entry* x = due(d_); x != nullptr && x->at.stage == mem::VertexAt::kStarted) {
+      mem::VertexAtDescend(*x->a, LocalOf(x->u), &x->at);
+    }
+    if (Entry* x = due(2 * d_); x != nullptr && x->at.stage == mem::VertexAt::kDescended) {
+      mem::VertexAtColumn(*x->a, LocalOf(x->u), &x->at);
+    }
+    if (Entry* x = due(3 * d_); x != nullptr && x->at.stage == mem::VertexAt::kColumn) {
+      mem::VertexAtLocate(*x->a, LocalOf(x->u), weights_, &x->at);
+    }
+    ++tail_;
+    return true;
+  }
+
+  const mem::MemGraph* mg_;
+  Timestamp ts_;
+  uint8_t dir_;
+  VertexId begin_, end_;
+  const Want& want_;
+  size_t d_;
+  bool weights_;
+  std::vector<Entry> ring_;
+  uint64_t head_ = 0, tail_ = 0;  // ring_ holds the vertices numbered [head_, tail_)
+  VertexId next_;                 // the next group Place enters
+  VertexId ahead_;                // the next group whose header may be prefetched
+  VertexId base_ = 0;             // the group Place is in, its Adjacency and vertices left
+  const mem::Adjacency* adj_ = nullptr;
+  uint64_t mask_ = 0;
+};
+
 }  // namespace
+
+void SetWalkPrefetch(size_t d) { walk_prefetch.store(std::min<size_t>(d, kMaxWalkPrefetch)); }
+size_t GetWalkPrefetch() { return walk_prefetch.load(std::memory_order_relaxed); }
 
 struct TierReader::Run {
   const mem::Adjacency* adj = nullptr;  // memgraph run, or
@@ -542,9 +661,18 @@ struct TierReader::FileScan {
 // few vertices of its range touches only their runs), otherwise from their vertex tables too.
 template <class Want, class Visit>
 Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights,
-                            size_t first_batch, const Want& want, Visit&& visit) const {
+                            size_t first_batch, bool prepare, const Want& want,
+                            Visit&& visit) const {
   end = std::min(end, VertexIdBound());
   if (begin >= end) return status();
+  // The newest memgraph's lists prepared ahead of the scan (MemAhead), when asked and the
+  // distance is not 0.
+  const size_t ahead_d = prepare && first_ < v_->memgraphs.size() ? GetWalkPrefetch() : 0;
+  std::optional<MemAhead<Want>> ahead;
+  if (ahead_d != 0) {
+    ahead.emplace(v_->memgraphs[first_].get(), ts_, dir, begin, end, want, ahead_d,
+                  weighted_ && weights);
+  }
   ScanOptions so;
   so.min_src = begin;
   so.max_src = end - 1;
@@ -590,9 +718,12 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
     if (hi - base < mem::kSubgraphSize) wanted &= (uint64_t{1} << (hi - base)) - 1;
     if (wanted == 0) continue;  // file scanners move past the group when a wanted vertex comes
     mems.clear();
+    const mem::Adjacency* ahead_adj = nullptr;  // the newest memgraph's, when ahead holds it
     for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
       const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(base), ts_);
-      if (sv != nullptr) mems.push_back(sv);
+      if (sv == nullptr) continue;
+      if (t == first_ && ahead) ahead_adj = Adj(sv, dir);
+      mems.push_back(sv);
     }
     // The wanted vertices that may have runs: every one while L0 files are streamed (their
     // vertices are known only by walking them), else those with memgraph entries or indexed.
@@ -609,6 +740,8 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       if (!want.Want(u)) continue;  // file scanners move past u when the next wanted one comes
       mem_runs.clear();
       file_runs.clear();
+      mem::VertexAt* at = nullptr;  // mem_runs[0]'s, prepared ahead
+      if (ahead_adj != nullptr && ahead_adj->Entries(i) != 0) at = ahead->Take(u, ahead_adj);
       bool hidden = false, tombs = false;
       for (const mem::SubgraphVersion* sv : mems) {
         const mem::Adjacency* a = Adj(sv, dir);
@@ -663,7 +796,8 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       }
       if (mem_runs.empty() && file_runs.empty()) continue;
       Status s;
-      if (!visit(u, i, mem_runs, file_runs, tombs, &s)) return s.ok() ? status() : s;
+      if (at != nullptr && (mem_runs.empty() || mem_runs[0] != ahead_adj)) at = nullptr;
+      if (!visit(u, i, mem_runs, file_runs, at, tombs, &s)) return s.ok() ? status() : s;
     }
   }
   return status();
@@ -697,14 +831,19 @@ Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool wei
   const bool w = weighted_ && weights;
   std::vector<RunBuffer> bufs;
   std::vector<MergeRun> in;
-  return WalkRuns(dir, begin, end, weights, first, want, [&](VertexId u, uint32_t i,
-                                                 const std::vector<const mem::Adjacency*>& mem_runs,
-                                                 const std::vector<FileScan*>& file_runs,
-                                                 bool tombs, Status* err) {
+  // Lists are prepared ahead (MemAhead) in the bitmap walks only: BFS's streamed steps, which
+  // read most lists up to a first hit, gained; whole-list passes (the layout's, SSSP's streamed
+  // ranges: ScanEdges and the predicate form) measured slower with it (docs/benchmarks.md,
+  // "Issue 30").
+  constexpr bool kPrepare = std::is_same_v<Want, WantBits>;
+  return WalkRuns(dir, begin, end, weights, first, kPrepare, want,
+                  [&](VertexId u, uint32_t i, const std::vector<const mem::Adjacency*>& mem_runs,
+                      const std::vector<FileScan*>& file_runs, mem::VertexAt* at, bool tombs,
+                      Status* err) {
     ScanStep step = ScanStep::kMore;
     // One memgraph run without tombstones: its chunks as they are.
     if (!tombs && mem_runs.size() == 1 && file_runs.empty()) {
-      mem::ScanVertex(*mem_runs[0], i, [&](const uint64_t* k, const double* wt, const uint8_t*,
+      mem::ScanVertex(*mem_runs[0], i, at, [&](const uint64_t* k, const double* wt, const uint8_t*,
                                            size_t n) {
         step = fn(u, NeighborChunk{k, w ? wt : nullptr, n});
         return step == ScanStep::kMore;
@@ -733,7 +872,7 @@ Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool wei
     in.clear();
     for (size_t q = 0; q < mem_runs.size(); ++q) {
       bufs[q].Clear();
-      AppendMemRun(*mem_runs[q], i, &bufs[q]);
+      AppendMemRun(*mem_runs[q], i, &bufs[q], q == 0 ? at : nullptr);
       in.push_back(MergeRun::Of(bufs[q]));
     }
     for (FileScan* f : file_runs) in.push_back(MergeRun::Of(f->sc.get()));
@@ -749,10 +888,9 @@ Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool wei
 
 Status TierReader::ScanDegreeBounds(uint8_t dir, VertexId begin, VertexId end,
                                     FunctionRef<bool(VertexId, uint64_t)> fn) const {
-  return WalkRuns(dir, begin, end, false, 0, AllVertices(), [&](VertexId u, uint32_t i,
-                                              const std::vector<const mem::Adjacency*>& mem_runs,
-                                              const std::vector<FileScan*>& file_runs, bool,
-                                              Status*) {
+  return WalkRuns(dir, begin, end, false, 0, /*prepare=*/false, AllVertices(),
+                  [&](VertexId u, uint32_t i, const std::vector<const mem::Adjacency*>& mem_runs,
+                      const std::vector<FileScan*>& file_runs, mem::VertexAt*, bool, Status*) {
     uint64_t d = 0;
     for (const mem::Adjacency* a : mem_runs) d += a->Live(i);
     for (const FileScan* f : file_runs) d += f->ve.degree;
@@ -954,8 +1092,28 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
   uint64_t degree[mem::kSubgraphSize] = {};  // zero again after each group's emission
   VertexId us[mem::kSubgraphSize];
   index::VertexIndex::Located locs[mem::kSubgraphSize];
+  // Prefetch (GetWalkPrefetch() != 0): the version headers kHeadsAhead groups ahead, and with
+  // kDegrees the next group's counts (the header is in cache by then).
+  constexpr uint64_t kHeadsAhead = 4;
+  const bool prefetch = GetWalkPrefetch() != 0;
+  const uint64_t last_group = SubgraphOf(end - 1);
   for (VertexId base = begin & ~VertexId{mem::kSubgraphSize - 1}; base < end;
        base += mem::kSubgraphSize) {
+    if (prefetch) {
+      const uint64_t g = SubgraphOf(base);
+      for (size_t t = first_; t < v_->memgraphs.size(); ++t) {
+        if (g + kHeadsAhead <= last_group) v_->memgraphs[t]->PrefetchHead(g + kHeadsAhead);
+        if (!kDegrees || g + 1 > last_group) continue;
+        if (const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(g + 1, ts_)) {
+          const mem::Adjacency* a = Adj(sv, 0);
+          const uintptr_t c = reinterpret_cast<uintptr_t>(a->counts);
+          const uintptr_t e = c + 8 * static_cast<uintptr_t>(std::popcount(a->count_mask));
+          for (uintptr_t l = c & ~uintptr_t{63}; l < e; l += 64) {
+            coro::Prefetch(reinterpret_cast<const void*>(l));
+          }
+        }
+      }
+    }
     uint64_t exists = 0, decided = 0;
     uint64_t hidden = 0;   // a newer tier marked the vertex deleted: older runs do not count
     uint64_t touched = 0;  // degree[i] written

@@ -36,6 +36,18 @@
 
 namespace strata {
 
+// The range walks' prefetch distance (issue 30): a walk over the lists of a bitmap of vertices
+// (ScanAdjacency with an AdjacencyScan) prepares the newest memgraph's lists of the vertices
+// ahead of the one it scans in the stages of mem::VertexAt, d vertices apart (tier_reader.cc,
+// MemAhead), and the vertex walks (ScanVertices, ScanVertexDegreeBounds) prefetch version
+// headers and counts a few subgraphs ahead; 0 does neither. Changes only what is in cache
+// when, never what is read. Process-wide, for measurement
+// (docs/benchmarks.md, "Issue 30"); the default is the distance that measured best.
+inline constexpr size_t kDefaultWalkPrefetch = 4;
+inline constexpr size_t kMaxWalkPrefetch = 64;
+void SetWalkPrefetch(size_t d);  // clamped to kMaxWalkPrefetch
+size_t GetWalkPrefetch();
+
 class TierReader {
  public:
   // Reads tiers of `v` at timestamp ts, skipping the first `skip_memgraphs` memgraphs.
@@ -122,9 +134,11 @@ class TierReader {
   struct FileScan;
   // first_batch: ReadOptions::first_batch of the file scanners. Want: a filter of the
   // vertices to visit (tier_reader.cc: AllVertices, WantFn, WantBits).
+  // prepare: the newest memgraph's lists are prepared ahead of the visits (tier_reader.cc:
+  // MemAhead; the visitor reads lists).
   template <class Want, class Visit>
   Status WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights, size_t first_batch,
-                  const Want& want, Visit&& visit) const;
+                  bool prepare, const Want& want, Visit&& visit) const;
   // ScanEdges (first = 0: whole batches) and ScanAdjacency (first = kPrefixBatch: a run's
   // first batch and a merged list's first chunk hold that many entries). any_order: see
   // AdjacencyScan.

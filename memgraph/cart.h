@@ -302,6 +302,8 @@ class CArt {
   // which.
   bool CheckInvariants(std::string* why) const;
 
+  const void* root_node() const { return root_; }  // for prefetching only
+
  private:
   using ChunkFn = FunctionRef<bool(const uint64_t*, const double*, const uint8_t*, size_t)>;
   void ForEachChunkImpl(ChunkFn fn) const;

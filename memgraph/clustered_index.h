@@ -60,6 +60,7 @@
 
 #include "memgraph/node_allocator.h"
 #include "memgraph/update.h"
+#include "util/coro.h"
 
 namespace strata::mem {
 
@@ -204,19 +205,21 @@ inline const uint8_t* TombRun(const Leaf* l, size_t b, size_t n) {
 // would have to copy the neighbors too).
 class LeafPath {
  public:
-  // The leaf whose key range holds k; root must be non-null.
+  // The leaf whose key range holds k; root must be non-null. Reads the inner nodes on the path,
+  // never the leaf (the children of a level-1 node are leaves), so a caller may prefetch it.
   const Leaf* Descend(const Node* root, Key k) {
     depth_ = 0;
     const Node* n = root;
-    while (n->level > 0) {
+    if (n->level == 0) return static_cast<const Leaf*>(n);
+    while (true) {
       const Inner* x = static_cast<const Inner*>(n);
       size_t i = ChildFor(x, k);
       node_[depth_] = x;
       idx_[depth_] = static_cast<uint8_t>(i);
       ++depth_;
       n = x->child()[i];
+      if (x->level == 1) return static_cast<const Leaf*>(n);
     }
-    return static_cast<const Leaf*>(n);
   }
   // The leaf after the current one, or null.
   const Leaf* NextLeaf() {
@@ -298,8 +301,28 @@ class ClusteredIndex {
   // u's entries in v order, one call per leaf run:
   //   fn(const uint64_t* v, const double* w, const uint8_t* tomb, size_t n) -> bool (false stops)
   // w is null for an unweighted index; tomb is null when the run holds no tombstone.
+  // The same as Seek, FindRun, ScanRun in a row.
   template <class F>
   void ForEachInVertex(uint8_t u, F&& fn) const;
+
+  // ForEachInVertex taken in steps, so that a walk over many vertices can run each step a few
+  // vertices ahead of the scan and prefetch what the next step reads (TierReader's range
+  // walks): Seek descends to the leaf where u's run starts (reading the inner nodes on the way)
+  // and prefetches the leaf's header; PrefetchUColumn prefetches the leaf's u column (reads the
+  // header); FindRun finds u's run there (reads the u column) and prefetches its first keys
+  // (and weights when `weights`); ScanRun scans it. Each step only reads; the steps give the
+  // same entries in the same calls as ForEachInVertex whatever is in cache. A RunAt borrows
+  // the tree, like a Cursor.
+  struct RunAt {
+    clustered::LeafPath path;
+    const clustered::Leaf* leaf = nullptr;  // null: u has no entries (after FindRun)
+    uint32_t b = 0, e = 0;                  // u's run in leaf: [b, e)
+  };
+  void Seek(uint8_t u, RunAt* r) const;
+  static void PrefetchUColumn(const RunAt& r);
+  static void FindRun(uint8_t u, bool weights, RunAt* r);
+  template <class F>
+  static void ScanRun(uint8_t u, RunAt* r, F&& fn);
 
   // All entries in (u, v) order, one call per run of one vertex inside one leaf:
   //   fn(uint8_t u, const uint64_t* v, const double* w, const uint8_t* tomb, size_t n) -> bool
@@ -395,26 +418,64 @@ class ClusteredIndex {
 
 template <class F>
 void ClusteredIndex::ForEachInVertex(uint8_t u, F&& fn) const {
+  RunAt r;
+  Seek(u, &r);
+  FindRun(u, /*weights=*/false, &r);
+  ScanRun(u, &r, fn);
+}
+
+inline void ClusteredIndex::Seek(uint8_t u, RunAt* r) const {
   using namespace clustered;
-  if (root_ == nullptr) return;
-  LeafPath path;
-  const Leaf* l = path.Descend(root_, MakeKey(u, 0));
-  while (true) {
-    size_t b, e;
+  r->leaf = root_ == nullptr ? nullptr : r->path.Descend(root_, MakeKey(u, 0));
+  if (r->leaf != nullptr) coro::Prefetch(r->leaf);
+}
+
+inline void ClusteredIndex::PrefetchUColumn(const RunAt& r) {
+  if (r.leaf == nullptr) return;
+  const uintptr_t b = reinterpret_cast<uintptr_t>(r.leaf->u()), e = b + r.leaf->count;
+  for (uintptr_t l = b & ~uintptr_t{63}; l < e; l += 64) coro::Prefetch(reinterpret_cast<const void*>(l));
+}
+
+inline void ClusteredIndex::FindRun(uint8_t u, bool weights, RunAt* r) {
+  using namespace clustered;
+  const Leaf* l = r->leaf;
+  if (l == nullptr) return;
+  size_t b, e;
+  URun(l->u(), l->count, u, &b, &e);
+  if (b == e) {
+    // u's run starts in the next leaf if this one ends before it, else u has no entries.
+    if (b < l->count || (l = r->path.NextLeaf()) == nullptr) {
+      r->leaf = nullptr;
+      return;
+    }
     URun(l->u(), l->count, u, &b, &e);
     if (b == e) {
-      // u's run starts in the next leaf if this one ends before it, else u has no entries.
-      if (b < l->count || (l = path.NextLeaf()) == nullptr) return;
-      URun(l->u(), l->count, u, &b, &e);
-      if (b == e) return;
+      r->leaf = nullptr;
+      return;
     }
+  }
+  r->leaf = l;
+  r->b = static_cast<uint32_t>(b);
+  r->e = static_cast<uint32_t>(e);
+  coro::Prefetch(l->v() + b);
+  if (weights && l->w() != nullptr) coro::Prefetch(l->w() + b);
+}
+
+template <class F>
+void ClusteredIndex::ScanRun(uint8_t u, RunAt* r, F&& fn) {
+  using namespace clustered;
+  const Leaf* l = r->leaf;
+  if (l == nullptr) return;
+  size_t b = r->b, e = r->e;
+  while (true) {
     const double* w = l->w();
     if (!InvokeScan(fn, l->v() + b, w != nullptr ? w + b : nullptr, TombRun(l, b, e - b), e - b)) {
       return;
     }
     if (e < l->count) return;
-    l = path.NextLeaf();
+    l = r->path.NextLeaf();
     if (l == nullptr || l->u()[0] != u) return;
+    URun(l->u(), l->count, u, &b, &e);  // b == 0
   }
 }
 

@@ -29,6 +29,7 @@
 #include "strata/types.h"
 #include "mvcc/commit_clock.h"
 #include "mvcc/reader_tracer.h"
+#include "util/coro.h"
 
 namespace strata::mem {
 
@@ -121,6 +122,16 @@ class MemGraph {
     return v;
   }
   uint64_t subgraph_bound() const { return dir_.bound(); }
+  // Prefetches the header of subgraph s's head version (the one VersionAt usually returns), for
+  // walks that call VersionAt on subgraphs ahead. Only a hint.
+  void PrefetchHead(uint64_t s) const {
+    const SubgraphSlot* slot = dir_.Get(s);
+    if (slot == nullptr) return;
+    const char* v = reinterpret_cast<const char*>(slot->head.load(std::memory_order_acquire));
+    if (v == nullptr) return;
+    coro::Prefetch(v);
+    coro::Prefetch(v + 64);
+  }
 
   const MemGraphOptions& options() const { return opt_; }
   size_t bytes() const { return alloc_.bytes(); }
@@ -189,14 +200,70 @@ class MemGraph {
   std::atomic<size_t> limbo_entries_{0};
 };
 
+// Vertex i's scan of Adjacency a prepared ahead of ScanVertex, in stages a walk over many
+// vertices runs a few vertices apart (TierReader's range walks: the prefetch pipeline of
+// issue 30). Each stage reads only what the stage before prefetched (when run far enough
+// ahead) and prefetches what the next one reads:
+//   Start      the vertex's count and its container: the C-ART object, or the clustered
+//              index's root (reads a's header: count_mask, art_mask, arts, ci);
+//   Descend    the C-ART's root node, or the clustered index's path down to the leaf where i's
+//              run starts (reads the inner nodes) and that leaf's header;
+//   Column     the leaf's u column;
+//   Locate     i's run in the leaf (reads the u column) and its first keys (weights too when
+//              asked).
+// ScanVertex(a, i, &at, fn) then scans what they found; it runs any stage not run yet, so a
+// VertexAt at any stage gives the same entries in the same calls as ScanVertex(a, i, fn).
+struct VertexAt {
+  enum Stage : uint8_t { kNew, kStarted, kDescended, kColumn, kLocated };
+  Stage stage = kNew;
+  ClusteredIndex::RunAt ci;  // !a.InArt(i), from kDescended on
+};
+inline void VertexAtStart(const Adjacency& a, uint32_t i, VertexAt* at) {
+  if (a.InArt(i)) {
+    coro::Prefetch(&a.Art(i));
+  } else {
+    coro::Prefetch(a.ci.root_node());
+  }
+  if (a.appended != nullptr) coro::Prefetch(a.appended);
+  coro::Prefetch(a.counts + 2 * __builtin_popcountll(a.count_mask & ((uint64_t{1} << i) - 1)));
+  at->stage = VertexAt::kStarted;
+}
+inline void VertexAtDescend(const Adjacency& a, uint32_t i, VertexAt* at) {
+  if (a.InArt(i)) {
+    coro::Prefetch(a.Art(i).root_node());
+  } else {
+    a.ci.Seek(static_cast<uint8_t>(i), &at->ci);
+  }
+  at->stage = VertexAt::kDescended;
+}
+inline void VertexAtColumn(const Adjacency& a, uint32_t i, VertexAt* at) {
+  if (!a.InArt(i)) ClusteredIndex::PrefetchUColumn(at->ci);
+  at->stage = VertexAt::kColumn;
+}
+inline void VertexAtLocate(const Adjacency& a, uint32_t i, bool weights, VertexAt* at) {
+  if (!a.InArt(i)) ClusteredIndex::FindRun(static_cast<uint8_t>(i), weights, &at->ci);
+  at->stage = VertexAt::kLocated;
+}
+// Runs the stages of `at` not run yet.
+inline void VertexAtFinish(const Adjacency& a, uint32_t i, bool weights, VertexAt* at) {
+  if (at->stage < VertexAt::kStarted) at->stage = VertexAt::kStarted;  // prefetches only
+  if (at->stage < VertexAt::kDescended) VertexAtDescend(a, i, at);
+  if (at->stage < VertexAt::kColumn) at->stage = VertexAt::kColumn;  // prefetches only
+  if (at->stage < VertexAt::kLocated) VertexAtLocate(a, i, weights, at);
+}
+
 // Reading helpers over the view of one adjacency (containers + appended) for vertex i = local
 // index. fn(const uint64_t* keys, const double* w, const uint8_t* tomb, size_t n) -> bool|void.
+// With `at` (nullable): i's containers as VertexAt stages prepared them.
 template <class F>
-void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
+void ScanVertex(const Adjacency& a, uint32_t i, VertexAt* at, F&& fn) {
   if (a.Entries(i) == 0) return;
   auto containers = [&](auto&& chunk) {
     if (a.InArt(i)) {
       a.Art(i).ForEachChunk(chunk);
+    } else if (at != nullptr) {
+      VertexAtFinish(a, i, /*weights=*/false, at);
+      ClusteredIndex::ScanRun(static_cast<uint8_t>(i), &at->ci, chunk);
     } else {
       a.ci.ForEachInVertex(static_cast<uint8_t>(i), chunk);
     }
@@ -208,6 +275,10 @@ void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
   size_t b, e;
   a.appended->Run(i, &b, &e);
   ScanWithAppended(*a.appended, b, e, containers, fn);
+}
+template <class F>
+void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
+  ScanVertex(a, i, static_cast<VertexAt*>(nullptr), fn);
 }
 inline bool FindEdge(const Adjacency& a, uint32_t i, uint64_t v, double* w, bool* tomb) {
   if (a.Entries(i) == 0) return false;
