@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -409,6 +410,38 @@ TEST(ChangeFeed, DurableResumeAcrossReopen) {
 // A writer process dies mid-stream. A handler that keeps its own position (in its own state,
 // here a file it appends each processed ts to) resumes exactly once; the committed position
 // gives at-least-once.
+// The check after a writer killed mid-stream whose handler stored each timestamp it handled
+// (`seen`, which must be 1, 2, ... in order) and committed its position now and then: on
+// reopen the committed position is at most the handler's own; resuming from the handler's own
+// position delivers each later change exactly once, and resuming from the committed one
+// delivers exactly (committed, total]. check(r, t): record r is the change committed at t.
+void ExpectResumeAfterKill(
+    const Options& o, const std::string& dir, const std::vector<Timestamp>& seen, size_t total,
+    const std::function<::testing::AssertionResult(const ChangeRecord&, Timestamp)>& check) {
+  ASSERT_GE(seen.size(), 300u);
+  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], i + 1);
+  const Timestamp own = seen.back();
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir, &db).ok());
+  Timestamp committed = 0;
+  ASSERT_TRUE(db->GetPosition("h", &committed).ok());
+  EXPECT_LE(committed, own);
+  EXPECT_GE(committed, 290u);
+  for (const Timestamp from : {own, committed}) {
+    SubscribeOptions so;
+    so.name = "h";
+    so.from_ts = from == own ? own : kFromNow;  // kFromNow: the committed position
+    std::unique_ptr<Subscription> sub;
+    ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+    std::vector<ChangeRecord> got;
+    while (got.size() < total - from) {
+      ASSERT_TRUE(sub->Next(&got, 1000, 5000).ok()) << sub->status().ToString();
+    }
+    ASSERT_EQ(got.size(), total - from);  // the child may have handled and committed them all
+    for (size_t k = 0; k < got.size(); ++k) ASSERT_TRUE(check(got[k], from + 1 + k)) << "from " << from;
+  }
+}
+
 TEST(ChangeFeed, KilledWriterResumesExactlyOnceFromOwnPosition) {
   TempDir dir;
   Options o = SmallOptions();
@@ -443,37 +476,12 @@ TEST(ChangeFeed, KilledWriterResumesExactlyOnceFromOwnPosition) {
     std::fclose(f);
   }
   std::remove(state.c_str());
-  ASSERT_GE(seen.size(), 300u);
-  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], i + 1);
-  const Timestamp own = seen.back();
-
-  std::unique_ptr<DB> db;
-  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
-  Timestamp committed = 0;
-  ASSERT_TRUE(db->GetPosition("h", &committed).ok());
-  EXPECT_LE(committed, own);
-  EXPECT_GE(committed, 290u);
-  // Exactly once: from the handler's own position.
-  SubscribeOptions so;
-  so.name = "h";
-  so.from_ts = own;
-  std::unique_ptr<Subscription> sub;
-  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
-  std::vector<ChangeRecord> got;
-  while (got.size() < 600 - own) ASSERT_TRUE(sub->Next(&got, 1000, 5000).ok()) << sub->status().ToString();
-  ASSERT_EQ(got.size(), 600 - own);
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].ts, own + 1 + i);
-  sub.reset();
-  // At-least-once: from the committed position; the overlap is exactly (committed, own].
-  so.from_ts = kFromNow;
-  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
-  got.clear();
-  while (got.size() < 600 - committed) ASSERT_TRUE(sub->Next(&got, 1000, 5000).ok());
-  ASSERT_EQ(got.size(), 600 - committed);  // the child may have handled and committed all 600
-  if (!got.empty()) {
-    ASSERT_EQ(got.front().ts, committed + 1);
-    ASSERT_EQ(got.back().ts, 600u);
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectResumeAfterKill(
+      o, dir.path(), seen, 600,
+      [](const ChangeRecord& r, Timestamp t) -> ::testing::AssertionResult {
+        if (r.ts == t) return ::testing::AssertionSuccess();
+        return ::testing::AssertionFailure() << "ts " << r.ts << ", want " << t;
+      }));
 }
 
 TEST(ChangeFeed, RetentionBoundMarksSubscriptionLost) {
@@ -931,32 +939,9 @@ TEST(ChangeFeed, KilledWriterResumesViewChangesExactlyOnce) {
     std::fclose(f);
   }
   std::remove(state.c_str());
-  ASSERT_GE(seen.size(), 300u);
-  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], i + 1);
-  const Timestamp own = seen.back();
-
-  std::unique_ptr<DB> db;
-  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
-  Timestamp committed = 0;
-  ASSERT_TRUE(db->GetPosition("h", &committed).ok());
-  EXPECT_LE(committed, own);
-  EXPECT_GE(committed, 290u);
-  SubscribeOptions so;
-  so.name = "h";
-  so.from_ts = own;
-  std::unique_ptr<Subscription> sub;
-  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
-  std::vector<ChangeRecord> got;
-  ASSERT_TRUE(Pull(sub.get(), &got, kSteps - own));
-  ASSERT_EQ(got.size(), kSteps - own);
-  for (size_t k = 0; k < got.size(); ++k) ASSERT_TRUE(IsStep(got[k], static_cast<int>(own + k)));
-  sub.reset();
-  so.from_ts = kFromNow;
-  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
-  got.clear();
-  ASSERT_TRUE(Pull(sub.get(), &got, kSteps - committed));
-  ASSERT_EQ(got.size(), kSteps - committed);
-  for (size_t k = 0; k < got.size(); ++k) ASSERT_TRUE(IsStep(got[k], static_cast<int>(committed + k)));
+  ASSERT_NO_FATAL_FAILURE(ExpectResumeAfterKill(
+      o, dir.path(), seen, kSteps,
+      [](const ChangeRecord& r, Timestamp t) { return IsStep(r, static_cast<int>(t - 1)); }));
 }
 
 // The log record of a view change is its commit point: a crash after it and before VIEWS was
