@@ -1106,11 +1106,7 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
         if (!kDegrees || g + 1 > last_group) continue;
         if (const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(g + 1, ts_)) {
           const mem::Adjacency* a = Adj(sv, 0);
-          const uintptr_t c = reinterpret_cast<uintptr_t>(a->counts);
-          const uintptr_t e = c + 8 * static_cast<uintptr_t>(std::popcount(a->count_mask));
-          for (uintptr_t l = c & ~uintptr_t{63}; l < e; l += 64) {
-            coro::Prefetch(reinterpret_cast<const void*>(l));
-          }
+          coro::PrefetchRange(a->counts, 8 * static_cast<size_t>(std::popcount(a->count_mask)));
         }
       }
     }

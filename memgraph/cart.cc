@@ -984,7 +984,7 @@ uint8_t PrefetchKeySearch(const Leaf* l, uint32_t base, uint32_t len) {
   const unsigned char* k = LeafKeys(l);
   const int w = l->width;
   if (len * static_cast<uint32_t>(w) <= probe::kWholeRangeBytes) {
-    probe::PrefetchRange(k + size_t{base} * w, size_t{len} * w + 8);
+    coro::PrefetchRange(k + size_t{base} * w, size_t{len} * w + 8);
     return kLeafLast;
   }
   probe::PrefetchSearchLevels(base, len, probe::kLevelsPerStep,

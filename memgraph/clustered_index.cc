@@ -1,7 +1,5 @@
 #include "memgraph/clustered_index.h"
 
-#include "memgraph/search_probe.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -254,8 +252,7 @@ class Builder {
     if (l != nullptr) {
       // The whole leaf is read below (searched, then copied): request all of its cache lines
       // now so that misses on a cold leaf overlap instead of queuing behind each search step.
-      const char* base = reinterpret_cast<const char*>(l);
-      for (size_t off = 64; off < l->bytes; off += 64) __builtin_prefetch(base + off);
+      coro::PrefetchRange(l, l->bytes);
     }
     std::vector<uint32_t>& pos = tls.pos;
     if (pos.size() < hi - lo) pos.resize(hi - lo);
@@ -685,7 +682,7 @@ enum ProbeStage : uint8_t { kAtNode, kInnerBody, kLeafU, kLeafSearch, kLeafLast 
 uint8_t PrefetchVSearch(const Leaf* l, uint32_t base, uint32_t len) {
   const uint64_t* v = l->v();
   if (len * sizeof(uint64_t) <= probe::kWholeRangeBytes) {
-    probe::PrefetchRange(v + base, len * sizeof(uint64_t));
+    coro::PrefetchRange(v + base, len * sizeof(uint64_t));
     return kLeafLast;
   }
   probe::PrefetchSearchLevels(base, len, probe::kLevelsPerStep, [v](uint32_t i) { return v + i; });
@@ -705,11 +702,11 @@ bool ClusteredIndex::ProbeStep(Probe* p, uint8_t u, uint64_t v) {
   switch (p->stage) {
     case kAtNode:
       if (n->level > 0) {  // separators and children: the whole node
-        probe::PrefetchRange(n, n->bytes);
+        coro::PrefetchRange(n, n->bytes);
         p->stage = kInnerBody;
       } else {
         const Leaf* l = static_cast<const Leaf*>(n);
-        probe::PrefetchRange(l->u(), l->count);
+        coro::PrefetchRange(l->u(), l->count);
         p->stage = kLeafU;
       }
       return true;

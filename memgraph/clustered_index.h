@@ -431,9 +431,7 @@ inline void ClusteredIndex::Seek(uint8_t u, RunAt* r) const {
 }
 
 inline void ClusteredIndex::PrefetchUColumn(const RunAt& r) {
-  if (r.leaf == nullptr) return;
-  const uintptr_t b = reinterpret_cast<uintptr_t>(r.leaf->u()), e = b + r.leaf->count;
-  for (uintptr_t l = b & ~uintptr_t{63}; l < e; l += 64) coro::Prefetch(reinterpret_cast<const void*>(l));
+  if (r.leaf != nullptr) coro::PrefetchRange(r.leaf->u(), r.leaf->count);
 }
 
 inline void ClusteredIndex::FindRun(uint8_t u, bool weights, RunAt* r) {

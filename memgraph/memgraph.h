@@ -45,7 +45,8 @@ struct MemGraphOptions {
 // and the lookup path of its first edge update) before their copy-on-write builds:
 //   kSequential  no prefetch; each item is built as it comes (the baseline of the ablation);
 //   kPipeline    a fixed software pipeline: later items' heads, headers and paths are
-//                prefetched a fixed number of items ahead of the build;
+//                prefetched a fixed number of items ahead of the build; a batch of at most 8
+//                items, shorter than the pipeline's distances, runs as kInterleave with group 8;
 //   kInterleave  one coroutine per item (util/coro.h), `group` at a time: each prefetches the
 //                next thing it reads and suspends; `prefetch` false suspends without the
 //                prefetches of the locate itself (ablation only: the CArt/ClusteredIndex probes
@@ -127,10 +128,8 @@ class MemGraph {
   void PrefetchHead(uint64_t s) const {
     const SubgraphSlot* slot = dir_.Get(s);
     if (slot == nullptr) return;
-    const char* v = reinterpret_cast<const char*>(slot->head.load(std::memory_order_acquire));
-    if (v == nullptr) return;
-    coro::Prefetch(v);
-    coro::Prefetch(v + 64);
+    const SubgraphVersion* v = slot->head.load(std::memory_order_acquire);
+    if (v != nullptr) coro::PrefetchRange(v, sizeof(SubgraphVersion));
   }
 
   const MemGraphOptions& options() const { return opt_; }

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "util/coro.h"
+
 namespace strata::mem::probe {
 
 // Runs up to `levels` levels of the search; less(i) is key(i) < x.
@@ -33,16 +35,9 @@ template <class Addr>
 inline void PrefetchSearchLevels(uint32_t base, uint32_t len, int levels, Addr addr) {
   if (levels == 0 || len <= 1) return;
   const uint32_t half = len / 2;
-  __builtin_prefetch(addr(base + half));
+  coro::Prefetch(addr(base + half));
   PrefetchSearchLevels(base, len - half, levels - 1, addr);
   PrefetchSearchLevels(base + half, len - half, levels - 1, addr);
-}
-
-// Prefetches every line of [p, p + bytes).
-inline void PrefetchRange(const void* p, uint64_t bytes) {
-  const uintptr_t b = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
-  const uintptr_t e = reinterpret_cast<uintptr_t>(p) + bytes;
-  for (uintptr_t a = b; a < e; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(a));
 }
 
 // A search range whose keys fit in this many bytes is prefetched whole instead of level by

@@ -187,6 +187,13 @@ inline void Prefetch(const void* p) {
 #endif
 }
 
+// Prefetches every cache line of [p, p + bytes) for reading.
+inline void PrefetchRange(const void* p, size_t bytes) {
+  const uintptr_t b = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
+  const uintptr_t e = reinterpret_cast<uintptr_t>(p) + bytes;
+  for (uintptr_t a = b; a < e; a += 64) Prefetch(reinterpret_cast<const void*>(a));
+}
+
 // Prefetches the cache line at p (for reading) and suspends; the scheduler resumes the other
 // items of the group before coming back, by which time the line is (ideally) in cache.
 struct PrefetchAndSuspend {
