@@ -130,6 +130,16 @@ std::map<Timestamp, WriteBatch> BatchesOf(const std::vector<ChangeRecord>& repla
   return out;
 }
 
+// A durable subscription named "keep" at `from`, released at once: its stored position keeps
+// every log after it, for a replay or a `strata watch` that reads them later.
+void KeepLogs(DB* db, Timestamp from = kFromNow) {
+  SubscribeOptions keep;
+  keep.name = "keep";
+  keep.from_ts = from;
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(keep, {}, &sub).ok());
+}
+
 class LiveFeed : public ::testing::TestWithParam<GraphKind> {};
 
 TEST_P(LiveFeed, RecordsMatchPerOpModelUnderTwoWriters) {
@@ -138,12 +148,7 @@ TEST_P(LiveFeed, RecordsMatchPerOpModelUnderTwoWriters) {
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
   // A durable subscription at 0 keeps every log, so the whole history can be replayed below.
-  SubscribeOptions keep;
-  keep.name = "keep";
-  keep.from_ts = 0;
-  std::unique_ptr<Subscription> keep_sub;
-  ASSERT_TRUE(db->Subscribe(keep, {}, &keep_sub).ok());
-  keep_sub.reset();
+  ASSERT_NO_FATAL_FAILURE(KeepLogs(db.get(), 0));
 
   Collector live;
   std::unique_ptr<Subscription> sub;
@@ -514,11 +519,7 @@ TEST(ChangeFeed, WatchFollowsAnIngestFromAnotherProcess) {
   ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
   ASSERT_TRUE(db->InsertEdge(0, 1).ok());  // ts 1: before --from
   // A durable position keeps the logs until watch is done (watch itself cannot hold them).
-  SubscribeOptions keep;
-  keep.name = "keep";
-  std::unique_ptr<Subscription> ks;
-  ASSERT_TRUE(db->Subscribe(keep, {}, &ks).ok());
-  ks.reset();
+  ASSERT_NO_FATAL_FAILURE(KeepLogs(db.get()));
   constexpr int kBatches = 3000;  // several seals and flushes: logs rotate and go
   testing::CliProcess watch({"watch", "--db", dir.path(), "--from", "1", "--count",
                              std::to_string(kBatches * 2), "--poll-ms", "5", "--idle-exit", "20"});
@@ -570,11 +571,7 @@ TEST(ChangeFeed, WatchWithViewPrintsOnlyTheViewsChanges) {
   def.weight_min = 10;
   def.weight_max = 100;
   ASSERT_TRUE(db->CreateView("even_light", def).ok());
-  SubscribeOptions keep;
-  keep.name = "keep";
-  std::unique_ptr<Subscription> ks;
-  ASSERT_TRUE(db->Subscribe(keep, {}, &ks).ok());
-  ks.reset();
+  ASSERT_NO_FATAL_FAILURE(KeepLogs(db.get()));
   Timestamp from = 0;
   {
     auto snap = db->GetSnapshot();
@@ -729,12 +726,7 @@ TEST(ChangeFeed, LiveFeedOrdersViewChangesWithBatches) {
   Options o = SmallOptions();
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
-  SubscribeOptions keep;
-  keep.name = "keep";
-  keep.from_ts = 0;
-  std::unique_ptr<Subscription> keep_sub;
-  ASSERT_TRUE(db->Subscribe(keep, {}, &keep_sub).ok());
-  keep_sub.reset();
+  ASSERT_NO_FATAL_FAILURE(KeepLogs(db.get(), 0));
   Collector live;
   std::unique_ptr<Subscription> sub;
   ASSERT_TRUE(db->Subscribe(SubscribeOptions(), live.handler(), &sub).ok());
@@ -1030,12 +1022,7 @@ TEST(ChangeFeed, WatchPrintsViewChanges) {
   Options o = SmallOptions();
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
-  SubscribeOptions keep;
-  keep.name = "keep";
-  keep.from_ts = 0;
-  std::unique_ptr<Subscription> ks;
-  ASSERT_TRUE(db->Subscribe(keep, {}, &ks).ok());
-  ks.reset();
+  ASSERT_NO_FATAL_FAILURE(KeepLogs(db.get(), 0));
   constexpr int kSteps = 300;
   std::vector<std::string> expect;
   for (int i = 0; i < kSteps; ++i) {
@@ -1118,11 +1105,7 @@ TEST(ChangeFeed, WatchFollowsStrataIngestWhileItRuns) {
     o.weighted = true;
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(o, db_dir, &db).ok());
-    SubscribeOptions keep;
-    keep.name = "keep";
-    std::unique_ptr<Subscription> ks;
-    ASSERT_TRUE(db->Subscribe(keep, {}, &ks).ok());
-    ks.reset();
+    ASSERT_NO_FATAL_FAILURE(KeepLogs(db.get()));
     t0 = db->GetSnapshot()->timestamp();
     ASSERT_TRUE(db->Close().ok());
   }
