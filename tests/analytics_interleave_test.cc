@@ -20,15 +20,10 @@
 #include "strata/analytics.h"
 #include "strata/db.h"
 #include "tests/util/analytics_verify.h"
+#include "tests/util/assert_ok.h"
 
 namespace strata::analytics {
 namespace {
-
-#define ASSERT_OK(expr)                          \
-  do {                                           \
-    const Status _s = (expr);                    \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
-  } while (0)
 
 // n vertices (a few deleted), m edges; skewed: an endpoint is drawn as n * x^3 for uniform x,
 // so low IDs are hubs with lists far longer than a piece.

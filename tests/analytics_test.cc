@@ -28,6 +28,7 @@
 #include "strata/analytics.h"
 #include "tests/util/analytics_verify.h"
 #include "tests/util/map_snapshot.h"
+#include "tests/util/assert_ok.h"
 
 #ifndef STRATA_TESTDATA_DIR
 #error "STRATA_TESTDATA_DIR must name tests/data"
@@ -35,12 +36,6 @@
 
 namespace strata::analytics {
 namespace {
-
-#define ASSERT_OK(expr)                                 \
-  do {                                                  \
-    const ::strata::Status _s = (expr);                 \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
-  } while (0)
 
 const char* KindName(GraphKind k) {
   switch (k) {

@@ -13,6 +13,7 @@
 #include "tests/util/analytics_verify.h"
 #include "bench/csr.h"
 #include "tests/util/map_snapshot.h"
+#include "tests/util/assert_ok.h"
 
 namespace strata::bench {
 namespace {
@@ -20,12 +21,6 @@ namespace {
 using analytics::kInfinity;
 using analytics::kNoLabel;
 using analytics::kUnreachable;
-
-#define ASSERT_OK(expr)                        \
-  do {                                         \
-    const ::strata::Status _s = (expr);        \
-    ASSERT_TRUE(_s.ok()) << _s.ToString();     \
-  } while (0)
 
 // A skewed random stream: a quarter of the edges leave one of `hubs` vertices, a few edges
 // repeat (the later weight wins in both), a few loops, and some edges are removed.

@@ -18,15 +18,10 @@
 #include "memgraph/memgraph.h"
 #include "memgraph/node_allocator.h"
 #include "strata/db.h"
+#include "tests/util/assert_ok.h"
 
 namespace strata {
 namespace {
-
-#define ASSERT_OK(expr)                                     \
-  do {                                                      \
-    const Status _s = (expr);                               \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
-  } while (0)
 
 constexpr size_t kDistances[] = {0, 1, 2, 3, 5, 8, 64};
 
