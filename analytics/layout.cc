@@ -118,6 +118,9 @@ namespace {
 Status LayoutPass(const Snapshot& snap, Layout* layout,
                   FunctionRef<Status(VertexId lo, VertexId hi)> fill) {
   Layout& L = *layout;
+  // Every kernel starts here: return what the kernel arena kept past its decay time (a no-op
+  // when jemalloc's background threads already did).
+  KernelReleaseExpired();
   L.kind = snap.kind();
   L.dangling = L.kind == GraphKind::kDirected;
   const VertexId bound = snap.VertexIdBound();

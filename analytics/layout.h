@@ -16,32 +16,10 @@
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 
+#include "analytics/kernel_memory.h"
 #include "strata/snapshot.h"
 
 namespace strata::analytics {
-
-// An allocator whose value-less construction leaves trivial elements uninitialized: a
-// per-vertex array sized with resize() is then first written by the parallel pass that fills
-// it, so its pages are faulted in by every thread instead of zeroed by one (a layout's
-// out_degree is 8 bytes per vertex ID).
-template <class T>
-struct DefaultInitAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
-  using std::allocator<T>::allocator;
-  // Only the value-less form: construction with arguments (assign, copies) falls back to
-  // std::allocator_traits' default, placement new with those arguments.
-  template <class U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-};
-// A vector whose resize() leaves new trivial elements uninitialized (DefaultInitAllocator).
-template <class T>
-using UninitVector = std::vector<T, DefaultInitAllocator<T>>;
-
 
 // Half-open interval of internal vertex IDs.
 struct VertexRange {

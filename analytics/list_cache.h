@@ -129,13 +129,13 @@ class ListCache {
     size_t next = 0;            // vertices before this one (in the block) have their offsets
     // List of vertex base + j: ids[off[j], off[j + 1]). 32 bits: a block holding more than
     // 2^32 - 1 entries (16 GiB of IDs and more) is dropped instead.
-    std::vector<uint32_t> off;
-    std::vector<uint32_t> ids32;
-    std::vector<VertexId> ids64;
-    std::vector<double> w;  // weights_ only: w[k] belongs to the k-th id
+    UninitVector<uint32_t> off;
+    UninitVector<uint32_t> ids32;
+    UninitVector<VertexId> ids64;
+    UninitVector<double> w;  // weights_ only: w[k] belongs to the k-th id
     // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
     // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
-    std::vector<uint64_t> skip;
+    UninitVector<uint64_t> skip;
     bool Skipped(size_t j) const { return !skip.empty() && (skip[j / 64] >> (j % 64) & 1); }
   };
   size_t Held(const Block& b) const;  // bytes a block holds (capacities)

@@ -45,9 +45,12 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   if (!s.ok()) return s;
   s = cache.Complete(snap, L);
   if (!s.ok()) return s;
-  std::vector<double>& pr = *rank;
-  pr.assign(L.bound, 0.0);
-  if (L.num_vertices == 0) return Finish(snap, s);
+  if (L.num_vertices == 0) {
+    rank->assign(L.bound, 0.0);
+    return Finish(snap, s);
+  }
+  // The ranks of the last iteration and the next: kernel scratch, copied to *rank at the end.
+  UninitVector<double> pr(L.bound, 0.0);
   const double n = static_cast<double>(L.num_vertices);
   const double d = params.damping;
   for (VertexId v = 0; v < L.bound; ++v) {
@@ -69,8 +72,8 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   // (as GAPBS keeps its scores): the gathers over it are the kernel's random accesses, and half
   // the bytes keep twice as much of it in cache. Sums are in double; each term's relative
   // error is at most 2^-24, so a rank's is too — far inside Graphalytics' 1e-4.
-  std::vector<float> contrib(L.bound, 0.0f);
-  std::vector<double> next(L.bound, 0.0);
+  UninitVector<float> contrib(L.bound, 0.0f);
+  UninitVector<double> next(L.bound, 0.0);
   // Push mode: partition p owns the sources of ranges [cut[p], cut[p+1]) and accumulates into
   // acc[p]; partitions are summed in index order, so no two tasks ever write the same double.
   std::vector<std::vector<double>> acc;
@@ -83,15 +86,13 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   }
 
   for (int it = 0; it < params.iterations && s.ok(); ++it) {
-    const double sink_sum = DeterministicSum(L, [&](VertexId v) {
-      return out_degree[v] == 0 ? pr[v] : 0.0;
+    // One pass: each vertex's contribution, and the sinks' rank summed per range.
+    const double sink_sum = DeterministicSum(L, [&](VertexId u) {
+      const uint64_t k = out_degree[u];
+      contrib[u] = k ? static_cast<float>(pr[u] / static_cast<double>(k)) : 0.0f;
+      return k == 0 ? pr[u] : 0.0;
     });
     const double base = (1.0 - d) / n + d * sink_sum / n;
-    ForEachVertex(L, [&](VertexId u) {
-      contrib[u] = out_degree[u] ? static_cast<float>(pr[u] / static_cast<double>(out_degree[u]))
-                                 : 0.0f;
-      return Status::OK();
-    });
     if (pull) {
       // Each range owns its vertices v: sums their in-neighbors' contributions in one stream.
       s = ForEachRange(L, [&](size_t, VertexRange r) {
@@ -145,6 +146,7 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
     }
     std::swap(pr, next);
   }
+  rank->assign(pr.begin(), pr.end());
   return Finish(snap, s);
 }
 

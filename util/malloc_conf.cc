@@ -6,8 +6,15 @@
 // it. Freed pages go back to the OS at once, without a "muzzy" stage: flushes, compactions and
 // vertex-index installs free large buffers in bursts, and resident memory must stay near what
 // Options::memory_budget allows. The memgraph arenas are the exception (they never purge; see
-// NodeAllocator), and hot paths keep large temporaries as per-thread scratch (util/scratch.h).
+// NodeAllocator), the kernels' arena keeps freed arrays for a few seconds for the next kernel
+// (analytics/kernel_memory.h), and hot paths keep large temporaries as per-thread scratch
+// (util/scratch.h). Background threads return those arenas' expired pages on time even when
+// the process allocates nothing more (they run only while some arena has pages to decay).
+// oversize_threshold:0 turns off jemalloc's dedicated arena for requests of 8 MiB and more,
+// whose pages are purged at once whatever arena was asked for: the kernel arena's per-vertex
+// arrays are that large from 2^20 vertices. The default arenas purge at once anyway.
 // The measurements behind this choice are in docs/benchmarks.md ("Allocator").
 extern "C" {
-const char* malloc_conf = "dirty_decay_ms:0,muzzy_decay_ms:0";
+const char* malloc_conf =
+    "dirty_decay_ms:0,muzzy_decay_ms:0,background_thread:true,oversize_threshold:0";
 }

@@ -1,0 +1,103 @@
+#include "analytics/kernel_memory.h"
+
+#ifndef STRATA_NO_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
+#include <climits>
+#include <cstdio>
+
+namespace strata::analytics {
+
+#ifdef STRATA_NO_JEMALLOC
+
+void* KernelAllocate(size_t bytes, size_t align) {
+  return ::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(align));
+}
+void KernelFree(void* p, size_t, size_t align) noexcept {
+  ::operator delete(p, std::align_val_t(align));
+}
+size_t KernelRetainedBytes() { return 0; }
+void KernelReleaseExpired() {}
+void KernelReleaseAll() {}
+
+#else
+
+namespace {
+
+constexpr unsigned kNoArena = UINT_MAX;
+
+// The kernel arena, made on first use; kNoArena if jemalloc refused (the default arenas then).
+unsigned KernelArena() {
+  static const unsigned arena = [] {
+    unsigned a = 0;
+    size_t sz = sizeof(a);
+    if (mallctl("arenas.create", &a, &sz, nullptr, 0) != 0) return kNoArena;
+    char name[64];
+    ssize_t dirty = kKernelDecayMs, muzzy = 0;
+    snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", a);
+    mallctl(name, nullptr, nullptr, &dirty, sizeof(dirty));
+    snprintf(name, sizeof(name), "arena.%u.muzzy_decay_ms", a);
+    mallctl(name, nullptr, nullptr, &muzzy, sizeof(muzzy));
+    return a;
+  }();
+  return arena;
+}
+
+int Flags(size_t bytes, size_t align) {
+  int flags = MALLOCX_ALIGN(align);
+  if (bytes >= kKernelArenaMinBytes) {
+    const unsigned a = KernelArena();
+    // Large sizes bypass the thread caches anyway; naming none keeps the arena's pages its own.
+    if (a != kNoArena) flags |= MALLOCX_ARENA(a) | MALLOCX_TCACHE_NONE;
+  }
+  return flags;
+}
+
+void ArenaCtl(const char* op) {
+  const unsigned a = KernelArena();
+  if (a == kNoArena) return;
+  char name[64];
+  snprintf(name, sizeof(name), "arena.%u.%s", a, op);
+  mallctl(name, nullptr, nullptr, nullptr, 0);
+}
+
+}  // namespace
+
+void* KernelAllocate(size_t bytes, size_t align) {
+  void* p = mallocx(bytes == 0 ? 1 : bytes, Flags(bytes, align));
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+void KernelFree(void* p, size_t bytes, size_t align) noexcept {
+  if (p == nullptr) return;
+  // The extent knows its arena; only the thread-cache choice must match the allocation's.
+  int flags = MALLOCX_ALIGN(align);
+  if (bytes >= kKernelArenaMinBytes && KernelArena() != kNoArena) flags |= MALLOCX_TCACHE_NONE;
+  sdallocx(p, bytes == 0 ? 1 : bytes, flags);
+}
+
+size_t KernelRetainedBytes() {
+  const unsigned a = KernelArena();
+  if (a == kNoArena) return 0;
+  uint64_t epoch = 1;
+  size_t sz = sizeof(epoch);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refresh jemalloc's statistics
+  char name[64];
+  snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", a);
+  size_t pages = 0;
+  sz = sizeof(pages);
+  if (mallctl(name, &pages, &sz, nullptr, 0) != 0) return 0;
+  size_t page = 0;
+  sz = sizeof(page);
+  if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
+  return pages * page;
+}
+
+void KernelReleaseExpired() { ArenaCtl("decay"); }
+void KernelReleaseAll() { ArenaCtl("purge"); }
+
+#endif
+
+}  // namespace strata::analytics

@@ -1,0 +1,96 @@
+// The kernels' scratch memory (analytics/kernel_memory.h): sized, aligned round trips, the
+// uninitialized-resize vector, and — where jemalloc is linked — that a large freed array stays
+// resident for the next kernel instead of being faulted in again.
+#include "analytics/kernel_memory.h"
+
+#include <sys/resource.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace strata::analytics {
+namespace {
+
+long ThreadMinorFaults() {
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_minflt;
+}
+
+// Allocates `bytes` of kernel memory, writes every page, frees it; returns this thread's minor
+// page faults meanwhile.
+long TouchAndFree(size_t bytes) {
+  const long before = ThreadMinorFaults();
+  auto* p = static_cast<unsigned char*>(KernelAllocate(bytes, 64));
+  for (size_t i = 0; i < bytes; i += 4096) p[i] = static_cast<unsigned char>(i >> 12);
+  const long faults = ThreadMinorFaults() - before;
+  KernelFree(p, bytes, 64);
+  return faults;
+}
+
+TEST(KernelMemory, SizedAlignedRoundTrips) {
+  for (size_t bytes : {size_t{0}, size_t{1}, size_t{24}, size_t{4096}, kKernelArenaMinBytes - 8,
+                       kKernelArenaMinBytes, size_t{3} << 20}) {
+    for (size_t align : {size_t{8}, size_t{16}, size_t{64}, size_t{4096}}) {
+      void* p = KernelAllocate(bytes, align);
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % align, 0u) << bytes << " bytes, align " << align;
+      if (bytes > 0) std::memset(p, 0xab, bytes);
+      KernelFree(p, bytes, align);
+    }
+  }
+}
+
+TEST(KernelMemory, UninitVectorKeepsValuesItIsGiven) {
+  UninitVector<uint64_t> v(100000, 7);  // above the arena threshold
+  for (uint64_t x : v) ASSERT_EQ(x, 7u);
+  v.resize(300000);  // new elements uninitialized; the old ones copied
+  for (size_t i = 0; i < 100000; ++i) ASSERT_EQ(v[i], 7u);
+  v.assign(5, 9);
+  EXPECT_EQ(v, (UninitVector<uint64_t>(5, 9)));
+  UninitVector<double> w;
+  w.insert(w.end(), 70000, 1.5);
+  EXPECT_EQ(w.back(), 1.5);
+}
+
+#ifndef STRATA_NO_JEMALLOC
+// A second kernel's arrays reuse the first one's pages: the freed pages are retained (within
+// the decay time) and the second pass faults a fraction of what the first did.
+TEST(KernelMemory, FreedArraysStayResidentForTheNextKernel) {
+  constexpr size_t kBytes = size_t{32} << 20;
+  KernelReleaseAll();
+  ASSERT_EQ(KernelRetainedBytes(), 0u);
+  const long first = TouchAndFree(kBytes);
+  EXPECT_GE(KernelRetainedBytes(), kBytes / 2) << "freed kernel pages were returned at once";
+  const long second = TouchAndFree(kBytes);
+  EXPECT_GT(first, 0);
+  EXPECT_LE(second * 4, first) << "first pass " << first << " faults, second " << second;
+  KernelReleaseExpired();  // within the decay time: keeps them
+  EXPECT_GE(KernelRetainedBytes(), kBytes / 2);
+  KernelReleaseAll();
+  EXPECT_EQ(KernelRetainedBytes(), 0u);
+  // Once released, the pages are faulted in again.
+  EXPECT_GT(TouchAndFree(kBytes) * 4, first);
+  KernelReleaseAll();
+}
+
+// Small arrays do not go to the kernel arena: it retains nothing for them.
+TEST(KernelMemory, SmallArraysUseTheDefaultArenas) {
+  KernelReleaseAll();
+  std::vector<void*> ps;
+  for (int i = 0; i < 256; ++i) ps.push_back(KernelAllocate(kKernelArenaMinBytes / 2, 16));
+  for (void* p : ps) KernelFree(p, kKernelArenaMinBytes / 2, 16);
+  EXPECT_EQ(KernelRetainedBytes(), 0u);
+}
+#else
+TEST(KernelMemory, RetainsNothingWithoutJemalloc) {
+  TouchAndFree(size_t{4} << 20);
+  EXPECT_EQ(KernelRetainedBytes(), 0u);
+}
+#endif
+
+}  // namespace
+}  // namespace strata::analytics
