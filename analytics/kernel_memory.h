@@ -24,7 +24,7 @@
 
 namespace strata::analytics {
 
-constexpr size_t kKernelArenaMinBytes = size_t{64} << 10;
+constexpr size_t kKernelArenaMinBytes = size_t{16} << 10;
 constexpr long kKernelDecayMs = 5000;
 
 void* KernelAllocate(size_t bytes, size_t align);

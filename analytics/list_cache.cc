@@ -9,7 +9,8 @@
 namespace strata::analytics {
 
 ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights)
-    : d_(d),
+    : snap_(&snap),
+      d_(d),
       bound_(snap.VertexIdBound()),
       narrow_(bound_ <= (VertexId{1} << 32)),
       weights_(keep_weights && snap.weighted()),
@@ -102,8 +103,26 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
       Drop(b);  // gives the head back
       return;
     }
-    if (!reserve_.empty()) {  // LimitDegree: the block's kept lists at once, no doubling slack
-      const size_t want = static_cast<size_t>(reserve_[static_cast<size_t>(u / kLayoutBlock)]);
+    // The block's lists at once, no doubling copies: LimitDegree's sum of kept bounds, else
+    // the snapshot's degree bounds of the block (exact without deletions or repeated runs).
+    // A short bound only means the vector grows; a reservation past max_bytes is not made.
+    const VertexId lo = u - j;
+    size_t want = 0;
+    if (!reserve_.empty()) {
+      want = static_cast<size_t>(reserve_[static_cast<size_t>(u / kLayoutBlock)]);
+    } else {
+      uint64_t sum = 0;
+      Status s = snap_->ScanDegreeBounds(lo, std::min<VertexId>(bound_, lo + kLayoutBlock), d_,
+                                         [&](VertexId, uint64_t bound) {
+                                           sum += bound;
+                                           return true;
+                                         });
+      const size_t per_edge = (narrow_ ? 4 : 8) + (weights_ ? 8 : 0);
+      if (s.ok() && used_.load(std::memory_order_relaxed) + sum * per_edge <= max_bytes_) {
+        want = static_cast<size_t>(sum);
+      }
+    }
+    if (want > 0) {
       const size_t before = Held(b);
       if (narrow_) {
         b.ids32.reserve(want);

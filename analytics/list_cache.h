@@ -142,6 +142,7 @@ class ListCache {
   void Drop(Block& b);
   void Close(Block& b, VertexId len);
 
+  const Snapshot* snap_;  // for the degree bounds a block reserves (Collect)
   Direction d_;
   VertexId bound_;
   bool narrow_;

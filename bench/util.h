@@ -14,6 +14,8 @@ namespace strata::bench {
 double NowSec();
 // CPU seconds (user + system) of the whole process so far.
 double ProcessCpuSec();
+// Minor page faults of the process so far (getrusage).
+uint64_t ProcessMinorFaults();
 // CPU seconds of the calling thread so far.
 double ThreadCpuSec();
 

@@ -516,7 +516,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   params.Int("threads", cfg.threads);
   if (algo == Algo::kPr) params.Int("iterations", cfg.pr_iterations);
   if (sys_name != "csr") params.Str("cache", cold ? "cold" : "warm");
-  std::vector<double> secs, cpus;
+  std::vector<double> secs, cpus, faults;
   std::string digest;
   std::unique_ptr<View> view = sys->NewView();
   if (!cold && !cfg.shared_warmup) {
@@ -536,11 +536,13 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
     }
     Digest d;
     const double c0 = ProcessCpuSec();
+    const uint64_t f0 = ProcessMinorFaults();
     Status s = RunAlgo(view.get(), algo, source, cfg.pr_iterations, &d);
     const double c1 = ProcessCpuSec();
     if (!s.ok()) Fail(sys_name, AlgoName(algo), s);
     secs.push_back(d.seconds);
     cpus.push_back(c1 - c0);
+    faults.push_back(static_cast<double>(ProcessMinorFaults() - f0));
     spent += d.seconds;
     if (!digest.empty() && d.text != digest) {
       Log(sys_name, "WARNING: %s digest changed between runs: %s vs %s", AlgoName(algo),
@@ -562,6 +564,9 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   std::string all = "[";
   for (size_t i = 0; i < secs.size(); ++i) all += (i ? ", " : "") + JsonNum(secs[i]);
   info.Raw("all_seconds", all + "]");
+  // Pages the run faulted in (the process's, so a concurrent thread's count too): what a
+  // kernel's freed arrays cost the next run (analytics/kernel_memory.h).
+  info.Num("minor_faults_median", Median(faults));
   Result a = R(AlgoName(algo), sys_name, "seconds", Median(secs), "s", params);
   a.info = info;
   sink->Add(a);

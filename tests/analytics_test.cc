@@ -14,6 +14,7 @@
 #include <memory>
 #include <ostream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -702,6 +703,32 @@ TEST(Analytics, ListCacheMatchesStreamedLists) {
       ASSERT_OK(Bfs(g, bp, &d));
       ASSERT_OK(CheckExact(dref, d, "BFS cache " + std::to_string(budget)));
     }
+  }
+}
+
+// Each block reserves its lists at once from the snapshot's degree bounds (exact here: no
+// deletions), so a cache holds its heads and entries and no growth slack; the in-lists of a
+// kDirectedWithInEdges store are read by Complete's own pass, the out-lists collected.
+TEST(Analytics, ListCacheBlocksHoldNoGrowthSlack) {
+  for (Direction dir : {Direction::kOut, Direction::kIn}) {
+    std::mt19937_64 rng(7);
+    MapSnapshot g(GraphKind::kDirectedWithInEdges, false);
+    FillUniform(&g, 20000, 150000, rng);  // 5 layout blocks
+    ListCache cache(g, dir, size_t{1} << 30);
+    Layout L;
+    ASSERT_OK(BuildLayout(g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+      if (dir == Direction::kOut) cache.Collect(u, c);
+    }));
+    ASSERT_OK(cache.Complete(g, L));
+    uint64_t entries = 0;
+    std::set<VertexId> blocks;
+    for (VertexId u = 0; u < L.bound; ++u) {
+      const uint64_t n = g.Degree(u, dir);
+      entries += n;
+      if (n > 0) blocks.insert(u / kLayoutBlock);
+    }
+    EXPECT_EQ(cache.bytes(), blocks.size() * (kLayoutBlock + 1) * 4 + entries * 4)
+        << "dir " << static_cast<int>(dir);
   }
 }
 
