@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "strata/function_ref.h"
 #include "strata/options.h"
 #include "strata/status.h"
 
@@ -87,6 +88,42 @@ class WritableFile {
   virtual const std::string& path() const = 0;
 };
 
+// Reads queued without waiting for them, completed by polling: a thread keeps reads of many
+// files in flight while it does other work (the frontier reads' coroutines, db/tier_reader.cc).
+//
+//   std::unique_ptr<ReadQueue> q = env->NewReadQueue();
+//   q->Queue(*file, &req, tag);                 // req.buf stays valid until req is reaped
+//   q->Reap(/*wait=*/true, [](void* tag) { ... });   // req.status is set by then
+//
+// Contracts:
+// - One thread: a queue is used by the thread that created it (io_uring: that thread's ring of
+//   the Env, shared with the thread's MultiRead and ring reads, which hand back the queue's
+//   completions they see instead of losing them).
+// - Every queued read is reported exactly once by Reap, through its tag, with its
+//   ReadRequest::status set: OK (all `len` bytes read: short reads are continued, EINTR and
+//   EAGAIN resubmitted) or an IOError "file <path> offset <n>: ..." (also "read past end of
+//   file"). A zero-length read completes at once.
+// - io_uring: at most the ring depth of the queue's reads are in flight; more wait in the queue
+//   and are submitted as earlier ones complete. posix (and a file of another Env, and a thread
+//   whose ring could not be set up under IoBackend::kAuto): the read is performed by Queue
+//   itself, and reported by the next Reap.
+// - The destructor waits for reads still in flight (the kernel may write their buffers until
+//   then); reads never submitted are dropped unreported.
+class ReadQueue {
+ public:
+  virtual ~ReadQueue() = default;
+  // Queues a read of req->len bytes at req->offset of f into req->buf.
+  virtual void Queue(const RandomAccessFile& f, ReadRequest* req, void* tag) = 0;
+  // Hands every queued read to the device (io_uring: one system call for all; posix: no-op).
+  virtual void Submit() = 0;
+  // Submits, then calls done(tag) for every read completed since the last Reap. With `wait`,
+  // blocks until at least one read completes if none has and some are outstanding. Returns the
+  // number of reads reported.
+  virtual size_t Reap(bool wait, FunctionRef<void(void* tag)> done) = 0;
+  // Reads queued and not yet reported by Reap.
+  virtual size_t outstanding() const = 0;
+};
+
 struct EnvOptions {
   IoBackend backend = IoBackend::kAuto;
   // Submission queue entries of each ring: the most reads one thread keeps in flight.
@@ -125,6 +162,9 @@ class Env {
   virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) = 0;
   virtual Status NewRandomAccessFile(const std::string& path,
                                      std::unique_ptr<RandomAccessFile>* out) = 0;
+  // A queue of reads for the calling thread (see ReadQueue). The base version performs each
+  // read at Queue (RandomAccessFile::Read); the io_uring back end queues on the thread's ring.
+  virtual std::unique_ptr<ReadQueue> NewReadQueue();
 
   // fsync of a directory: makes creations, renames and removals inside it durable.
   virtual Status SyncDir(const std::string& dir);
@@ -183,6 +223,18 @@ Status PosixWriteFull(int fd, const std::string& path, uint64_t offset, const ch
 Status PosixDataSync(int fd, const std::string& path);
 // open(2) with O_CLOEXEC; returns the fd or an IOError.
 Status OpenFd(const std::string& path, int flags, int* fd);
+
+// The synchronous ReadQueue: Queue performs the read at once (f.Read), Reap reports it.
+class SyncReadQueue final : public ReadQueue {
+ public:
+  void Queue(const RandomAccessFile& f, ReadRequest* req, void* tag) override;
+  void Submit() override {}
+  size_t Reap(bool wait, FunctionRef<void(void* tag)> done) override;
+  size_t outstanding() const override { return done_.size(); }
+
+ private:
+  std::vector<void*> done_;  // tags of completed reads not yet reported
+};
 
 std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options);
 // allow_fallback: a thread whose ring cannot be set up uses pread/pwrite instead of failing.

@@ -261,6 +261,24 @@ class PosixEnv final : public Env {
 
 }  // namespace
 
+void SyncReadQueue::Queue(const RandomAccessFile& f, ReadRequest* req, void* tag) {
+  req->status = req->len == 0 ? Status::OK() : f.Read(req->offset, req->len, req->buf);
+  done_.push_back(tag);
+}
+
+size_t SyncReadQueue::Reap(bool, FunctionRef<void(void* tag)> done) {
+  // Reported in queue order; a callback may queue more reads (reported by the next Reap).
+  std::vector<void*> ready;
+  ready.swap(done_);
+  for (void* tag : ready) done(tag);
+  const size_t n = ready.size();
+  if (done_.empty()) {  // keep the capacity
+    ready.clear();
+    done_.swap(ready);
+  }
+  return n;
+}
+
 std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options) {
   return std::make_unique<PosixEnv>(options);
 }
@@ -268,6 +286,8 @@ std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options) {
 }  // namespace detail
 
 // ---- Env: file-system operations (the same system calls for both back ends)
+
+std::unique_ptr<ReadQueue> Env::NewReadQueue() { return std::make_unique<detail::SyncReadQueue>(); }
 
 Status Env::SyncDir(const std::string& dir) {
   int fd;
