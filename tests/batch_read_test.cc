@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "analytics/frontier.h"
+#include "db/tier_reader.h"
 #include "index/vertex_index.h"
 #include "io/env.h"
 #include "strata/analytics.h"
@@ -117,10 +118,27 @@ std::string Show(const List& l) {
   return s + (l.size() > 12 ? "... (" + std::to_string(l.size()) + ")" : "");
 }
 
-// Batch vs one-at-a-time (and vs the model for out-lists) for the vertices `vs`.
+// The frontier reads' I/O settings the batch checks run under (db/tier_reader.h): the
+// sequential path (one item per file), every run its own item with 4 live (the most items),
+// and groups of 64 with small and default items.
+const FrontierReadConfig kFrontierConfigs[] = {
+    {1, size_t{32} << 10}, {4, 1}, {64, 512}, {64, size_t{32} << 10}};
+
+struct FrontierConfigScope {
+  FrontierReadConfig saved = GetFrontierReadConfig();
+  explicit FrontierConfigScope(const FrontierReadConfig& c) { SetFrontierReadConfig(c); }
+  ~FrontierConfigScope() { SetFrontierReadConfig(saved); }
+};
+
+// Batch vs one-at-a-time (and vs the model for out-lists) for the vertices `vs`, under every
+// frontier read setting.
 void CheckBatch(const Snapshot& s, const testing::ReferenceGraph* model,
-                const std::vector<VertexId>& vs, const std::string& what) {
+                const std::vector<VertexId>& vs, const std::string& what_in) {
+  for (const FrontierReadConfig& cfg : kFrontierConfigs)
   for (Direction d : {Direction::kOut, Direction::kIn}) {
+    FrontierConfigScope scope(cfg);
+    const std::string what = what_in + " (frontier group " + std::to_string(cfg.group) +
+                             ", item bytes " + std::to_string(cfg.item_bytes) + ")";
     for (bool weights : {true, false}) {
       std::vector<List> got;
       Status st;
@@ -486,6 +504,95 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{GraphKind::kDirectedWithInEdges, true, IoBackend::kPosix, false},
                       Param{GraphKind::kUndirected, false, IoBackend::kIoUring, false}),
     Name);
+
+// Frontier reads on a skewed (R-MAT / Graph500 Kronecker) graph across flushes and
+// compactions, both I/O back ends: every frontier read setting gives each vertex the list
+// ScanNeighbors gives (CheckBatch), and BFS and SSSP over the store give the same depths and
+// distances under every setting.
+class FrontierRmat : public ::testing::TestWithParam<IoBackend> {};
+
+TEST_P(FrontierRmat, EverySettingMatchesAcrossFlushAndCompaction) {
+  if (GetParam() == IoBackend::kIoUring && !io::Env::IoUringAvailable()) GTEST_SKIP();
+  testing::TempDir dir;
+  Param p{GraphKind::kUndirected, true, GetParam()};
+  Options o = SmallTiers(p);
+  o.memgraph_bytes = 64 << 10;  // flushes every few thousand entries
+  o.level1_bytes = 128 << 10;
+  o.target_file_bytes = 32 << 10;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
+  graphio::GeneratorOptions go;
+  go.scale = 11;
+  go.edge_factor = 8;
+  go.weighted = true;
+  std::unique_ptr<graphio::EdgeGenerator> gen;
+  ASSERT_TRUE(graphio::EdgeGenerator::New(go, &gen).ok());
+  {
+    WriteBatch b;
+    for (VertexId v = 0; v < gen->num_vertices(); ++v) b.AddVertex(v);
+    ASSERT_TRUE(db->Write(b).ok());
+  }
+  std::mt19937_64 rng(77 + static_cast<int>(GetParam()));
+  std::vector<graphio::Edge> batch;
+  int checks = 0;
+  auto check = [&](const std::string& at) {
+    auto snap = db->GetSnapshot();
+    const VertexId bound = snap->VertexIdBound();
+    std::vector<VertexId> all(bound);
+    for (VertexId v = 0; v < bound; ++v) all[v] = v;
+    CheckBatch(*snap, nullptr, all, at + ", every vertex");
+    std::vector<VertexId> some(700);
+    for (VertexId& v : some) v = rng() % bound;
+    CheckBatch(*snap, nullptr, some, at + ", random with duplicates");
+    std::sort(some.begin(), some.end());
+    CheckBatch(*snap, nullptr, some, at + ", random sorted");
+    // The kernels: BFS depths and SSSP distances equal under every setting.
+    std::vector<int64_t> depth0;
+    std::vector<double> dist0;
+    for (const FrontierReadConfig& cfg : kFrontierConfigs) {
+      FrontierConfigScope scope(cfg);
+      analytics::BfsParams bp;
+      bp.source = 0;
+      std::vector<int64_t> depth;
+      ASSERT_TRUE(analytics::Bfs(*snap, bp, &depth).ok());
+      analytics::SsspParams sp;
+      sp.source = 0;
+      std::vector<double> dist;
+      ASSERT_TRUE(analytics::Sssp(*snap, sp, &dist).ok());
+      if (depth0.empty()) {
+        depth0 = depth;
+        dist0 = dist;
+      }
+      ASSERT_EQ(depth, depth0) << at << ": BFS, frontier group " << cfg.group;
+      ASSERT_EQ(dist, dist0) << at << ": SSSP, frontier group " << cfg.group;
+    }
+    ++checks;
+  };
+  size_t written = 0;
+  while (gen->NextBatch(&batch, 2048)) {
+    WriteBatch b;
+    for (const graphio::Edge& e : batch) {
+      b.InsertEdge(e.src, e.dst, e.weight);
+      if (rng() % 16 == 0) b.DeleteEdge(e.src, rng() % gen->num_vertices());
+    }
+    ASSERT_TRUE(db->Write(b).ok());
+    written += batch.size();
+    if (written % 4096 == 0) check("after " + std::to_string(written) + " edges");
+  }
+  DBStats st = db->GetStats();
+  EXPECT_GT(st.flushes, 2u) << "the memgraph never filled";
+  EXPECT_GT(st.compactions, 0u) << "compaction never ran";
+  EXPECT_GT(st.level_files, 0u);
+  ASSERT_TRUE(db->CompactAll().ok());
+  check("compacted");
+  EXPECT_GT(checks, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, FrontierRmat,
+                         ::testing::Values(IoBackend::kPosix, IoBackend::kIoUring),
+                         [](const ::testing::TestParamInfo<IoBackend>& i) {
+                           return std::string(i.param == IoBackend::kPosix ? "Posix" : "IoUring");
+                         });
 
 // A run whose fields do not fit the multi-level index's packed entry (degree >= 2^20 - 1) is
 // kept there as "level only"; range scans then take the vertex's entry from its file. The
