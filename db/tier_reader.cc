@@ -1005,18 +1005,33 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
     if (runs[x].seg != runs[y].seg) return std::less<>()(runs[x].seg, runs[y].seg);
     return runs[x].ve.stream_offset < runs[y].ve.stream_offset;
   });
+  // An item's size is the blocks it reads: a run adds the blocks of its edge (and weight)
+  // stream range that the previous run of the item does not already read.
   const FrontierReadConfig cfg = GetFrontierReadConfig();
   std::vector<size_t> items;
-  uint64_t item_bytes = 0;
+  uint64_t item_bytes = 0, last_eb = 0, last_wb = 0;
   for (size_t g = 0; g < disk.size(); ++g) {
     const Run& r = runs[disk[g]];
-    const uint64_t bytes = r.ve.run_bytes + (w ? 8 * r.ve.degree : 0);
-    if (g == 0 || r.seg != runs[disk[g - 1]].seg ||
-        (cfg.group > 1 && item_bytes + bytes > cfg.item_bytes)) {
+    const bool new_file = g == 0 || r.seg != runs[disk[g - 1]].seg;
+    const uint64_t payload = r.seg->reader->header().payload_per_block();
+    const uint64_t block = payload + kBlockTrailerSize;
+    const uint64_t e0 = r.ve.stream_offset / payload,
+                   e1 = (r.ve.stream_offset + std::max<uint64_t>(r.ve.run_bytes, 1) - 1) / payload;
+    const uint64_t w0 = 8 * r.ve.first_edge / payload,
+                   w1 = (8 * (r.ve.first_edge + std::max<uint64_t>(r.ve.degree, 1)) - 1) / payload;
+    auto blocks = [&](bool fresh) {
+      uint64_t b = e1 - e0 + 1 - (!fresh && e0 == last_eb ? 1 : 0);
+      if (w) b += w1 - w0 + 1 - (!fresh && w0 == last_wb ? 1 : 0);
+      return b * block;
+    };
+    if (new_file || (cfg.group > 1 && item_bytes + blocks(false) > cfg.item_bytes)) {
       items.push_back(g);
-      item_bytes = 0;
+      item_bytes = blocks(true);
+    } else {
+      item_bytes += blocks(false);
     }
-    item_bytes += bytes;
+    last_eb = e1;
+    last_wb = w1;
   }
   items.push_back(disk.size());
   const size_t n_items = items.size() - 1;
