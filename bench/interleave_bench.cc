@@ -20,9 +20,10 @@
 // WCC's labels exactly, run with default parameters to check the shared read path). Prints per setting
 // the wall and CPU seconds (median, min, max) and the median per-round ratio to the first
 // setting. khop: analytics::KHop, k = 2, from the source (the set checked equal). frontier: the
-// out-lists of 1% of the vertices (every 100th, 4096 apart from the source's, sorted) read
-// with analytics::ForEachFrontierChunk as a top-down step does (BFS's default fetch batch),
-// the sum of the neighbor IDs checked equal. --turn: N processes (e.g. builds of two commits) that loaded their graphs take turns
+// out-lists of every S-th vertex (--frontier-stride S, default 1000: lists in different blocks,
+// random reads; 100: nearly every block of the edge stream), sorted, read with
+// analytics::ForEachFrontierChunk as a top-down step does (BFS's default fetch batch), the sum
+// of the neighbor IDs checked equal. --turn: N processes (e.g. builds of two commits) that loaded their graphs take turns
 // by rounds through FILE (it holds whose turn it is: process K runs a round of every kernel when
 // it reads K, then writes K + 1 mod N), so their runs alternate within the same minutes.
 //
@@ -115,6 +116,18 @@ double CpuSec() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
+// Bytes this process has caused to be read from storage (/proc/self/io read_bytes: device
+// reads, readahead included); 0 when unavailable.
+uint64_t StorageReadBytes() {
+  std::ifstream in("/proc/self/io");
+  std::string key;
+  uint64_t v = 0;
+  while (in >> key >> v) {
+    if (key == "read_bytes:") return v;
+  }
+  return 0;
+}
+
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -183,6 +196,7 @@ int RunInterleaveBench(int argc, char** argv) {
   int scale = 22, rounds = 3, threads = 0, sources = 1;
   uint64_t edge_factor = 16;
   bool directed = false, stats = false, cold = false;
+  uint64_t frontier_stride = 1000;
   std::string turn, db_dir, cold_method = "auto";
   int me = 0, of = 1;
   std::vector<std::string> kernels = {"bfs", "sssp"};
@@ -222,6 +236,8 @@ int RunInterleaveBench(int argc, char** argv) {
       stats = true;
     } else if (a == "--db") {
       db_dir = next();
+    } else if (a == "--frontier-stride") {
+      frontier_stride = std::max<uint64_t>(1, std::strtoull(next().c_str(), nullptr, 10));
     } else if (a == "--cold") {
       cold = true;
     } else if (a == "--cold-method") {
@@ -337,8 +353,10 @@ int RunInterleaveBench(int argc, char** argv) {
         SetWalkPrefetch(st.walk >= 0 ? static_cast<size_t>(st.walk) : kDefaultWalkPrefetch);
         SetFrontierReadConfig(st.frontier);
         double w = 0, c = 0;
+        uint64_t io_bytes = 0;
         for (VertexId src : srcs) {
           reopen();
+          const uint64_t io0 = StorageReadBytes();
           std::vector<int64_t> depth;
           std::vector<double> dist;
           std::vector<VertexId> label;
@@ -374,7 +392,9 @@ int RunInterleaveBench(int argc, char** argv) {
             s = analytics::KHop(*snap, p, &label);
           } else if (kernel == "frontier") {
             std::vector<VertexId> vs;
-            for (VertexId v = src % 100; v < snap->VertexIdBound(); v += 100) vs.push_back(v);
+            for (VertexId v = src % frontier_stride; v < snap->VertexIdBound(); v += frontier_stride) {
+              vs.push_back(v);
+            }
             std::atomic<uint64_t> sum{0};
             s = analytics::ForEachFrontierChunk(
                 *snap, vs.data(), vs.size(), Direction::kOut, /*weights=*/false,
@@ -393,6 +413,7 @@ int RunInterleaveBench(int argc, char** argv) {
           }
           w += Now() - w0;
           c += CpuSec() - c0;
+          io_bytes += StorageReadBytes() - io0;
           if (!s.ok()) Die(kernel.c_str(), s);
           if (srcs.size() == 1) {  // compare with the round's first run
             if (r == 0 && jj == 0) {  // a digest, to compare builds
@@ -424,8 +445,10 @@ int RunInterleaveBench(int argc, char** argv) {
         }
         wall[j].push_back(w);
         cpu[j].push_back(c);
-        std::printf("  %s round %d %-8s %.3f s (cpu %.3f s)%s%s\n", kernel.c_str(), r,
-                    st.name.c_str(), w, c, cold_done.empty() ? "" : " after ", cold_done.c_str());
+        std::printf("  %s round %d %-8s %.3f s (cpu %.3f s, %.1f MiB read from storage)%s%s\n",
+                    kernel.c_str(), r, st.name.c_str(), w, c,
+                    static_cast<double>(io_bytes) / (1 << 20), cold_done.empty() ? "" : " after ",
+                    cold_done.c_str());
         std::fflush(stdout);
       }
     }
