@@ -453,9 +453,10 @@ class UringReadQueue final : public ReadQueue {
   size_t Reap(bool wait, FunctionRef<void(void* tag)> done) override {
     if (ring_ != nullptr && !ring_->broken()) {
       Prepare();
-      // One system call that submits and runs the completion work (a ring set up with
-      // IORING_SETUP_DEFER_TASKRUN posts completions only when asked).
-      if (inflight_ != 0) Enter(/*wait=*/false);
+      // One system call that submits, runs the completion work (a ring set up with
+      // IORING_SETUP_DEFER_TASKRUN posts completions only when asked) and, when the caller
+      // waits and nothing is done yet, waits for one completion.
+      if (inflight_ != 0) Enter(/*wait=*/wait && done_.empty());
       Drain();
       while (wait && done_.empty() && !ring_->broken()) {
         Prepare();  // resubmissions (short reads, EINTR, EAGAIN) found by Drain
