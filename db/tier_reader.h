@@ -59,7 +59,7 @@ size_t GetWalkPrefetch();
 // read. Process-wide, for measurement (docs/benchmarks.md, "Issue 30: cold frontier reads").
 struct FrontierReadConfig {
   size_t group = 64;
-  size_t item_bytes = size_t{32} << 10;  // with group > 1
+  size_t item_bytes = size_t{8} << 10;  // with group > 1
 };
 inline constexpr size_t kMaxFrontierReadGroup = 1024;
 void SetFrontierReadConfig(const FrontierReadConfig& c);  // group clamped to [1, kMax...]
