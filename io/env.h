@@ -107,8 +107,8 @@ class WritableFile {
 //   and are submitted as earlier ones complete. posix (and a file of another Env, and a thread
 //   whose ring could not be set up under IoBackend::kAuto): the read is performed by Queue
 //   itself, and reported by the next Reap.
-// - The destructor waits for reads still in flight (the kernel may write their buffers until
-//   then); reads never submitted are dropped unreported.
+// - The destructor returns only when none of the queue's reads is in flight any more (the
+//   kernel may write their buffers until then); what is still unreported is dropped.
 class ReadQueue {
  public:
   virtual ~ReadQueue() = default;
