@@ -3,7 +3,7 @@
 // lists are spread over the active memgraph, level 0 and deeper levels, with edge tombstones and
 // vertex deletion marks: every graph kind, weighted or not, both I/O back ends. Also the call's
 // contract (chunks of one index consecutive, ascending destinations, early stop) and a damaged
-// block reported as Corruption naming the file.
+// block reported as Corruption naming the file, and a file cut short as an IOError naming it.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -705,17 +705,33 @@ TEST(BatchRead, DamagedBlockIsCorruptionNamingTheFile) {
     ::close(fd);
     std::vector<VertexId> all(64);
     for (VertexId v = 0; v < 64; ++v) all[v] = v;
-    Status s = snap->ScanNeighborsBatch(all.data(), all.size(), Direction::kOut,
-                                        [](size_t, const NeighborChunk&) { return true; });
-    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
-    EXPECT_NE(s.ToString().find(std::filesystem::path(seg).filename().string()), std::string::npos)
-        << s.ToString();
+    for (const FrontierReadConfig& cfg : kFrontierConfigs) {
+      FrontierConfigScope scope(cfg);
+      Status s = snap->ScanNeighborsBatch(all.data(), all.size(), Direction::kOut,
+                                          [](size_t, const NeighborChunk&) { return true; });
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_NE(s.ToString().find(std::filesystem::path(seg).filename().string()),
+                std::string::npos)
+          << s.ToString();
+    }
     bool single_failed = false;
     for (VertexId v : all) {
       std::vector<VertexId> dst;
       single_failed |= snap->GetNeighbors(v, &dst).IsCorruption();
     }
     EXPECT_TRUE(single_failed);
+    // The file cut short under the open store: the edge blocks past the cut are read past the
+    // end of the file, an IOError naming the file and the offset where its bytes ran out.
+    const uint64_t cut = std::filesystem::file_size(seg) / 4;
+    ASSERT_EQ(::truncate(seg.c_str(), static_cast<off_t>(cut)), 0);
+    for (const FrontierReadConfig& cfg : kFrontierConfigs) {
+      FrontierConfigScope scope(cfg);
+      Status s = snap->ScanNeighborsBatch(all.data(), all.size(), Direction::kOut,
+                                          [](size_t, const NeighborChunk&) { return true; });
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_NE(s.ToString().find("file " + seg + " offset "), std::string::npos) << s.ToString();
+      EXPECT_NE(s.ToString().find("read past end of file"), std::string::npos) << s.ToString();
+    }
   }
 }
 
