@@ -15,7 +15,8 @@
 // gN (interleave = N) optionally followed by pD (prefetch distance D; absent: the kernel's
 // default) and rW (the range walks' prefetch distance, SetWalkPrefetch(W), for every kernel;
 // absent: kDefaultWalkPrefetch) and fF (the frontier reads' I/O group, FrontierReadConfig::group
-// = F, db/tier_reader.h; optionally kK: items of K KiB; absent: the defaults). Each run's result is checked equal to the first setting's (BFS depths exactly,
+// = F, db/tier_reader.h; optionally kK: items of K KiB, and a: through the descriptor with
+// readahead, FrontierReadConfig::random_access false; absent: the defaults). Each run's result is checked equal to the first setting's (BFS depths exactly,
 // SSSP distances exactly: every setting relaxes to the same fixed point; PageRank's ranks and
 // WCC's labels exactly, run with default parameters to check the shared read path). Prints per setting
 // the wall and CPU seconds (median, min, max) and the median per-round ratio to the first
@@ -93,6 +94,10 @@ bool ParseSetting(const std::string& s, Setting* out) {
     const char* b = end + 1;
     out->frontier.item_bytes = std::strtoul(b, &end, 10) << 10;
     if (end == b || out->frontier.item_bytes == 0) return false;
+  }
+  if (*end == 'a') {  // the frontier reads keep the scans' readahead
+    out->frontier.random_access = false;
+    ++end;
   }
   return *end == '\0';
 }

@@ -431,6 +431,7 @@ class MemAhead {
 namespace {
 std::atomic<size_t> frontier_group{FrontierReadConfig{}.group};
 std::atomic<size_t> frontier_item_bytes{FrontierReadConfig{}.item_bytes};
+std::atomic<bool> frontier_random_access{FrontierReadConfig{}.random_access};
 
 // A frontier read item's buffers (its blocks) and the reads it waits for, reused across calls
 // on this thread (ScanSpares' reason: fresh buffers fault their pages in every call).
@@ -459,10 +460,12 @@ struct QueuePoller final : coro::IoPoller {
 void SetFrontierReadConfig(const FrontierReadConfig& c) {
   frontier_group.store(std::clamp<size_t>(c.group, 1, kMaxFrontierReadGroup));
   frontier_item_bytes.store(std::max<size_t>(c.item_bytes, 1));
+  frontier_random_access.store(c.random_access);
 }
 FrontierReadConfig GetFrontierReadConfig() {
   return FrontierReadConfig{frontier_group.load(std::memory_order_relaxed),
-                            frontier_item_bytes.load(std::memory_order_relaxed)};
+                            frontier_item_bytes.load(std::memory_order_relaxed),
+                            frontier_random_access.load(std::memory_order_relaxed)};
 }
 
 void SetWalkPrefetch(size_t d) { walk_prefetch.store(std::min<size_t>(d, kMaxWalkPrefetch)); }
@@ -1054,7 +1057,8 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
       }
       free_states.push_back(states.back().get());
     }
-    std::unique_ptr<io::ReadQueue> queue = runs[disk[0]].seg->reader->env()->NewReadQueue();
+    std::unique_ptr<io::ReadQueue> queue =
+        runs[disk[0]].seg->reader->env()->NewReadQueue(cfg.random_access);
     QueuePoller poller(queue.get());
 
     // Queues item k's reads (none once the call stopped); st->wait counts them.

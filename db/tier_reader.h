@@ -57,9 +57,14 @@ size_t GetWalkPrefetch();
 // for, then decoded, file after file (the sequential path: the reads and decoding of
 // SegmentReader::ReadNeighborsBatch per file). Changes what is in flight when, never what is
 // read. Process-wide, for measurement (docs/benchmarks.md, "Issue 30: cold frontier reads").
+// random_access: the items' reads go through each file's no-readahead descriptor
+// (io::RandomAccessFile::ReadRandom, io::Env::NewReadQueue); false: through the one the scans
+// and MultiRead use, whose readahead (8 MiB on this VM's disk) multiplied what a cold frontier
+// read fetched (docs/benchmarks.md).
 struct FrontierReadConfig {
   size_t group = 64;
   size_t item_bytes = size_t{8} << 10;  // with group > 1
+  bool random_access = true;
 };
 inline constexpr size_t kMaxFrontierReadGroup = 1024;
 void SetFrontierReadConfig(const FrontierReadConfig& c);  // group clamped to [1, kMax...]

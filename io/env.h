@@ -18,6 +18,7 @@
 // file it opened.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,6 +58,14 @@ class RandomAccessFile {
   // Performs every request, with many in flight at once (io_uring) or one after the other
   // (posix). Sets each request's status and returns the first failure (in request order), or OK.
   virtual Status MultiRead(ReadRequest* reqs, size_t n) const = 0;
+
+  // Read, for reads at scattered offsets: through a second descriptor of the file, opened on
+  // first use with POSIX_FADV_RANDOM, so the kernel does not read ahead of them (readahead
+  // serves the scans; on a disk with large readahead it multiplies what scattered reads
+  // fetch). Falls back to the first descriptor when the second cannot be opened.
+  virtual Status ReadRandom(uint64_t offset, size_t n, char* buf) const {
+    return Read(offset, n, buf);
+  }
 
   // Size of the file when it was opened.
   virtual uint64_t Size() const = 0;
@@ -103,6 +112,8 @@ class WritableFile {
 //   ReadRequest::status set: OK (all `len` bytes read: short reads are continued, EINTR and
 //   EAGAIN resubmitted) or an IOError "file <path> offset <n>: ..." (also "read past end of
 //   file"). A zero-length read completes at once.
+// - random_access (NewReadQueue's argument): reads go through the file's no-readahead
+//   descriptor (RandomAccessFile::ReadRandom); else through the one MultiRead uses.
 // - io_uring: at most the ring depth of the queue's reads are in flight; more wait in the queue
 //   and are submitted as earlier ones complete. posix (and a file of another Env, and a thread
 //   whose ring could not be set up under IoBackend::kAuto): the read is performed by Queue
@@ -164,7 +175,7 @@ class Env {
                                      std::unique_ptr<RandomAccessFile>* out) = 0;
   // A queue of reads for the calling thread (see ReadQueue). The base version performs each
   // read at Queue (RandomAccessFile::Read); the io_uring back end queues on the thread's ring.
-  virtual std::unique_ptr<ReadQueue> NewReadQueue();
+  virtual std::unique_ptr<ReadQueue> NewReadQueue(bool random_access = true);
 
   // fsync of a directory: makes creations, renames and removals inside it durable.
   virtual Status SyncDir(const std::string& dir);
@@ -227,14 +238,21 @@ Status OpenFd(const std::string& path, int flags, int* fd);
 // The synchronous ReadQueue: Queue performs the read at once (f.Read), Reap reports it.
 class SyncReadQueue final : public ReadQueue {
  public:
+  explicit SyncReadQueue(bool random_access) : random_access_(random_access) {}
   void Queue(const RandomAccessFile& f, ReadRequest* req, void* tag) override;
   void Submit() override {}
   size_t Reap(bool wait, FunctionRef<void(void* tag)> done) override;
   size_t outstanding() const override { return done_.size(); }
 
  private:
+  const bool random_access_;
   std::vector<void*> done_;  // tags of completed reads not yet reported
 };
+
+// The no-readahead descriptor of `path` (ReadRandom): *slot if set, else opened now with
+// POSIX_FADV_RANDOM and published in *slot (one wins a race; the loser closes its own).
+// `fallback` when it cannot be opened. The owner closes *slot when it is not -1.
+int RandomAccessFd(const std::string& path, int fallback, std::atomic<int>* slot);
 
 std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options);
 // allow_fallback: a thread whose ring cannot be set up uses pread/pwrite instead of failing.

@@ -263,7 +263,7 @@ class UringEnv final : public Env {
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override;
   Status NewRandomAccessFile(const std::string& path,
                              std::unique_ptr<RandomAccessFile>* out) override;
-  std::unique_ptr<ReadQueue> NewReadQueue() override;
+  std::unique_ptr<ReadQueue> NewReadQueue(bool random_access) override;
 
   // This thread's ring for this Env, created on first use. nullptr when it cannot be set up:
   // then *fallback tells whether the caller should use pread/pwrite (kAuto) or fail (kIoUring).
@@ -314,7 +314,15 @@ class UringRandomAccessFile final : public RandomAccessFile {
                         bool ring_single_reads)
       : env_(env), path_(std::move(path)), fd_(fd), size_(size),
         ring_single_reads_(ring_single_reads) {}
-  ~UringRandomAccessFile() override { ::close(fd_); }
+  ~UringRandomAccessFile() override {
+    ::close(fd_);
+    if (const int r = random_fd_.load(); r >= 0) ::close(r);
+  }
+
+  Status ReadRandom(uint64_t offset, size_t n, char* buf) const override {
+    return detail::PosixReadFull(random_fd(), path_, offset, n, buf);
+  }
+  int random_fd() const { return detail::RandomAccessFd(path_, fd_, &random_fd_); }
 
   Status Read(uint64_t offset, size_t n, char* buf) const override {
     if (n == 0) return Status::OK();
@@ -374,6 +382,7 @@ class UringRandomAccessFile final : public RandomAccessFile {
   const int fd_;
   const uint64_t size_;
   const bool ring_single_reads_;
+  mutable std::atomic<int> random_fd_{-1};  // ReadRandom's descriptor, opened on first use
 };
 
 class UringWritableFile final : public detail::BufferedWritableFile {
@@ -413,7 +422,7 @@ class UringWritableFile final : public detail::BufferedWritableFile {
 // A ReadQueue on the calling thread's ring (see io/env.h and the top of this file).
 class UringReadQueue final : public ReadQueue {
  public:
-  explicit UringReadQueue(UringEnv* env) : env_(env) {}
+  UringReadQueue(UringEnv* env, bool random_access) : env_(env), random_access_(random_access) {}
   ~UringReadQueue() override {
     // The kernel may still write the buffers of reads in flight: wait for them.
     while (inflight_ != 0 && !ring_->broken()) Reap(/*wait=*/true, [](void*) {});
@@ -426,9 +435,11 @@ class UringReadQueue final : public ReadQueue {
     if (ring == nullptr) {
       // Synchronous: nothing to read, a file of another Env, or no ring in this thread
       // (kAuto falls back to pread; kIoUring fails with the setup error).
-      if (req->len != 0) req->status = ring_error_.ok() || uf == nullptr || uf->env() != env_
-                                           ? f.Read(req->offset, req->len, req->buf)
-                                           : ring_error_;
+      if (req->len != 0) {
+        req->status = !ring_error_.ok() && uf != nullptr && uf->env() == env_ ? ring_error_
+                      : random_access_ ? f.ReadRandom(req->offset, req->len, req->buf)
+                                       : f.Read(req->offset, req->len, req->buf);
+      }
       done_.push_back(tag);
       return;
     }
@@ -439,7 +450,7 @@ class UringReadQueue final : public ReadQueue {
     } else {
       op = &pool_.emplace_back();
     }
-    *op = Op{req, tag, uf, this, 0, 0, false};
+    *op = Op{req, tag, uf, random_access_ ? uf->random_fd() : uf->fd(), this, 0, 0, false};
     waiting_.push_back(op);
     // The queue is as deep as the ring: submit what fits, the rest waits for completions.
     if (waiting_.size() >= ring_->depth()) Submit();
@@ -484,6 +495,7 @@ class UringReadQueue final : public ReadQueue {
     ReadRequest* req;
     void* tag;
     const UringRandomAccessFile* file;
+    int fd;  // the file's descriptor the read goes through
     const UringReadQueue* owner;
     size_t done;  // bytes read so far
     int retries;
@@ -516,7 +528,7 @@ class UringReadQueue final : public ReadQueue {
       }
       Op* op = waiting_[head_++];
       const size_t len = std::min(op->req->len - op->done, kMaxTransfer);
-      io_uring_prep_read(sqe, op->file->fd(), op->req->buf + op->done, static_cast<unsigned>(len),
+      io_uring_prep_read(sqe, op->fd, op->req->buf + op->done, static_cast<unsigned>(len),
                          op->req->offset + op->done);
       io_uring_sqe_set_data64(sqe, reinterpret_cast<uint64_t>(op) | Ring::kAsyncTag);
       op->inflight = true;
@@ -620,6 +632,7 @@ class UringReadQueue final : public ReadQueue {
   }
 
   UringEnv* const env_;
+  const bool random_access_;
   Ring* ring_ = nullptr;
   Status ring_error_;      // the ring could not be set up and kIoUring forbids pread
   bool fallback_ = false;  // the ring could not be set up: pread
@@ -631,8 +644,8 @@ class UringReadQueue final : public ReadQueue {
   std::vector<void*> done_;  // tags of completed reads not yet reported
 };
 
-std::unique_ptr<ReadQueue> UringEnv::NewReadQueue() {
-  return std::make_unique<UringReadQueue>(this);
+std::unique_ptr<ReadQueue> UringEnv::NewReadQueue(bool random_access) {
+  return std::make_unique<UringReadQueue>(this, random_access);
 }
 
 Status UringEnv::NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) {

@@ -122,9 +122,13 @@ std::string Show(const List& l) {
 
 // The frontier reads' I/O settings the batch checks run under (db/tier_reader.h): the
 // sequential path (one item per file), every run its own item with 4 live (the most items),
-// and groups of 64 with small and default items.
-const FrontierReadConfig kFrontierConfigs[] = {
-    {1, size_t{32} << 10}, {4, 1}, {64, 512}, {64, size_t{32} << 10}};
+// and groups of 64 with small and default items; reads through the no-readahead descriptor
+// (the default) or the scans' one.
+const FrontierReadConfig kFrontierConfigs[] = {{1, size_t{32} << 10, false},
+                                               {4, 1, true},
+                                               {64, 512, true},
+                                               {64, size_t{8} << 10, false},
+                                               {64, size_t{32} << 10, true}};
 
 struct FrontierConfigScope {
   FrontierReadConfig saved = GetFrontierReadConfig();

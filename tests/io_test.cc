@@ -409,6 +409,8 @@ TEST_P(IoTest, RingLifetimes) {
 // while the queue's reads are in flight (they reap the queue's completions and must hand them
 // back). Every read is reported exactly once, with the bytes MultiRead gives.
 TEST_P(IoTest, ReadQueueMatchesMultiRead) {
+  for (bool random_access : {true, false}) {
+  SCOPED_TRACE(random_access ? "random access" : "with readahead");
   TempDir dir;
   EnvOptions o;
   o.backend = GetParam();
@@ -441,7 +443,7 @@ TEST_P(IoTest, ReadQueueMatchesMultiRead) {
   }
   std::vector<int> reported(kReqs, 0);
   auto done = [&](void* tag) { ++reported[static_cast<ReadRequest*>(tag) - q.data()]; };
-  std::unique_ptr<ReadQueue> queue = env->NewReadQueue();
+  std::unique_ptr<ReadQueue> queue = env->NewReadQueue(random_access);
   size_t n_reported = 0;
   for (size_t i = 0; i < kReqs; ++i) {
     queue->Queue(*files[file[i]], &q[i], &q[i]);
@@ -474,6 +476,7 @@ TEST_P(IoTest, ReadQueueMatchesMultiRead) {
     ASSERT_TRUE(q[i].status.ok()) << i << ": " << q[i].status.ToString();
     ASSERT_EQ(qbuf[i], mbuf[i]) << "read " << i;
     ASSERT_EQ(qbuf[i], data[file[i]].substr(q[i].offset, q[i].len)) << "read " << i;
+  }
   }
 }
 
