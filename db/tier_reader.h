@@ -63,7 +63,7 @@ size_t GetWalkPrefetch();
 // read fetched (docs/benchmarks.md).
 struct FrontierReadConfig {
   size_t group = 64;
-  size_t item_bytes = size_t{8} << 10;  // with group > 1
+  size_t item_bytes = size_t{256} << 10;  // with group > 1
   bool random_access = true;
 };
 inline constexpr size_t kMaxFrontierReadGroup = 1024;
