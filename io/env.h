@@ -62,7 +62,10 @@ class RandomAccessFile {
   // Read, for reads at scattered offsets: through a second descriptor of the file, opened on
   // first use with POSIX_FADV_RANDOM, so the kernel does not read ahead of them (readahead
   // serves the scans; on a disk with large readahead it multiplies what scattered reads
-  // fetch). Falls back to the first descriptor when the second cannot be opened.
+  // fetch). The second descriptor is opened by path: callers must not replace the file under
+  // that path with another one while it is open (segment files never are: their numbers are
+  // not reused); a file removed since (a compacted-away segment an old snapshot still reads)
+  // cannot be opened, and then, as on any failure to open, the first descriptor is used.
   virtual Status ReadRandom(uint64_t offset, size_t n, char* buf) const {
     return Read(offset, n, buf);
   }
