@@ -434,13 +434,19 @@ std::atomic<size_t> frontier_item_bytes{FrontierReadConfig{}.item_bytes};
 std::atomic<bool> frontier_random_access{FrontierReadConfig{}.random_access};
 
 // A frontier read item's buffers (its blocks) and the reads it waits for, reused across calls
-// on this thread (ScanSpares' reason: fresh buffers fault their pages in every call).
+// on this thread (ScanSpares' reason: fresh buffers fault their pages in every call), at most
+// kMaxSpareItemBytes of buffers kept per thread.
 struct FrontierItemState {
   SegmentReader::BatchReads reads;
   std::vector<VertexEntry> entries;
   coro::IoWait wait;
+  size_t Bytes() const {
+    return reads.ebuf.capacity() + reads.wbuf.capacity() + reads.scratch.capacity() +
+           reads.wscratch.capacity();
+  }
 };
 constexpr size_t kMaxSpareItemStates = 128;
+constexpr size_t kMaxSpareItemBytes = size_t{16} << 20;
 std::vector<std::unique_ptr<FrontierItemState>>& SpareItemStates() {
   thread_local std::vector<std::unique_ptr<FrontierItemState>> spares;
   return spares;
@@ -1123,8 +1129,12 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
     s = sched.Run(n_items, [&](size_t k) { return item(k); }, &poller);
     assert(sched.arena().fallbacks() == 0 && "a frontier read item's frame left the arena");
     assert(queue->outstanding() == 0);
+    size_t kept = 0;
+    for (const std::unique_ptr<FrontierItemState>& st : spares) kept += st->Bytes();
     for (std::unique_ptr<FrontierItemState>& st : states) {
-      if (spares.size() < kMaxSpareItemStates) spares.push_back(std::move(st));
+      if (spares.size() >= kMaxSpareItemStates || kept + st->Bytes() > kMaxSpareItemBytes) continue;
+      kept += st->Bytes();
+      spares.push_back(std::move(st));
     }
     if (!s.ok()) return s;
   }

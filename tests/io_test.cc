@@ -480,6 +480,34 @@ TEST_P(IoTest, ReadQueueMatchesMultiRead) {
   }
 }
 
+// A file removed after it was opened (a compacted-away segment an old snapshot still reads):
+// the queue's no-readahead descriptor cannot be opened by path any more, and its reads go
+// through the first descriptor instead, with the right bytes.
+TEST_P(IoTest, ReadQueueOfRemovedFile) {
+  TempDir dir;
+  const std::string path = dir.File("gone");
+  const std::string data = RandomBytes(200000, 27);
+  WriteFile(path, data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(path, &f).ok());
+  ASSERT_TRUE(env_->RemoveFile(path).ok());
+  std::unique_ptr<ReadQueue> queue = env_->NewReadQueue(/*random_access=*/true);
+  std::vector<ReadRequest> q(50);
+  std::vector<std::string> b(q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    b[i].assign(1000 + i, '\0');
+    q[i] = ReadRequest{i * 3001, b[i].size(), b[i].data(), {}};
+    queue->Queue(*f, &q[i], &q[i]);
+  }
+  size_t got = 0;
+  while (queue->outstanding() != 0) got += queue->Reap(true, [](void*) {});
+  ASSERT_EQ(got, q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    ASSERT_TRUE(q[i].status.ok()) << q[i].status.ToString();
+    ASSERT_EQ(b[i], data.substr(q[i].offset, q[i].len));
+  }
+}
+
 // Reads past the end of a file, and of a file truncated after it was opened: IOErrors naming
 // the file and the offset where the bytes ran out, the same as MultiRead's; the other reads of
 // the queue are unaffected.
