@@ -2,9 +2,11 @@
 // their interleaving and prefetch parameters (issue 30; docs/benchmarks.md, "Issue 30: BFS/SSSP
 // interleaving over memgraph snapshots").
 //
-//   strata-bench interleave [--scale S] [--edge-factor F] [--kernels bfs,sssp,pagerank,wcc]
+//   strata-bench interleave [--scale S] [--edge-factor F]
+//                           [--kernels bfs,sssp,pagerank,wcc,khop,frontier]
 //                           [--settings g1p0,g1,g8,g16,g32,g1r0,g1r8] [--rounds R] [--threads N]
 //                           [--directed] [--sources K] [--stats] [--turn FILE --me K --of N]
+//                           [--db DIR [--cold [--cold-method drop|fadvise]]]
 //
 // Loads a Kronecker graph (Graph500 initiator, seed 1, weights in (0, 1]) into an in-memory
 // store (undirected unless --directed: then kDirectedWithInEdges), then runs every setting once
@@ -12,14 +14,30 @@
 // apart and their ratio cancels most of what other processes do to the machine. A setting is
 // gN (interleave = N) optionally followed by pD (prefetch distance D; absent: the kernel's
 // default) and rW (the range walks' prefetch distance, SetWalkPrefetch(W), for every kernel;
-// absent: kDefaultWalkPrefetch). Each run's result is checked equal to the first setting's (BFS depths exactly,
+// absent: kDefaultWalkPrefetch) and fF (the frontier reads' I/O group, FrontierReadConfig::group
+// = F, db/tier_reader.h; optionally kK: items of K KiB, and a: through the descriptor with
+// readahead, FrontierReadConfig::random_access false; absent: the defaults). Each run's result is checked equal to the first setting's (BFS depths exactly,
 // SSSP distances exactly: every setting relaxes to the same fixed point; PageRank's ranks and
 // WCC's labels exactly, run with default parameters to check the shared read path). Prints per setting
 // the wall and CPU seconds (median, min, max) and the median per-round ratio to the first
-// setting. --turn: N processes (e.g. builds of two commits) that loaded their graphs take turns
+// setting. khop: analytics::KHop, k = 2, from the source (the set checked equal). frontier: the
+// out-lists of every S-th vertex (--frontier-stride S, default 1000: lists in different blocks,
+// random reads; 100: nearly every block of the edge stream), sorted, read with
+// analytics::ForEachFrontierChunk as a top-down step does (BFS's default fetch batch), the sum
+// of the neighbor IDs checked equal. --turn: N processes (e.g. builds of two commits) that loaded their graphs take turns
 // by rounds through FILE (it holds whose turn it is: process K runs a round of every kernel when
 // it reads K, then writes K + 1 mod N), so their runs alternate within the same minutes.
+//
+// --db DIR: instead of loading a graph, open the persisted store DIR read-only (made with
+// `strata generate | strata ingest --undirected --weighted`, docs/cli.md); each measured run
+// opens it anew (not timed), so the store's own caches start empty every run. --cold: before
+// each open, the page cache is emptied of the store: `sync; echo 3 > /proc/sys/vm/drop_caches`
+// when this process may write it (root), else posix_fadvise(POSIX_FADV_DONTNEED) on every file
+// of DIR (clean pages only; says which it used). --cold-method picks one.
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <tbb/global_control.h>
 
@@ -33,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "analytics/frontier.h"
 #include "graphio/generator.h"
 #include "strata/analytics.h"
 #include "db/tier_reader.h"
@@ -47,6 +66,7 @@ struct Setting {
   size_t group = 1;
   long prefetch = -1;  // -1: the kernel's default
   long walk = -1;      // TierReader's walk prefetch distance (SetWalkPrefetch); -1: default
+  FrontierReadConfig frontier;  // the frontier reads' I/O (SetFrontierReadConfig)
 };
 
 bool ParseSetting(const std::string& s, Setting* out) {
@@ -64,6 +84,20 @@ bool ParseSetting(const std::string& s, Setting* out) {
     const char* b = end + 1;
     out->walk = std::strtol(b, &end, 10);
     if (end == b || out->walk < 0) return false;
+  }
+  if (*end == 'f') {
+    const char* b = end + 1;
+    out->frontier.group = std::strtoul(b, &end, 10);
+    if (end == b || out->frontier.group == 0) return false;
+  }
+  if (*end == 'k') {
+    const char* b = end + 1;
+    out->frontier.item_bytes = std::strtoul(b, &end, 10) << 10;
+    if (end == b || out->frontier.item_bytes == 0) return false;
+  }
+  if (*end == 'a') {  // the frontier reads keep the scans' readahead
+    out->frontier.random_access = false;
+    ++end;
   }
   return *end == '\0';
 }
@@ -85,6 +119,18 @@ double CpuSec() {
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+// Bytes this process has caused to be read from storage (/proc/self/io read_bytes: device
+// reads, readahead included); 0 when unavailable.
+uint64_t StorageReadBytes() {
+  std::ifstream in("/proc/self/io");
+  std::string key;
+  uint64_t v = 0;
+  while (in >> key >> v) {
+    if (key == "read_bytes:") return v;
+  }
+  return 0;
 }
 
 double Now() {
@@ -120,13 +166,43 @@ void PassTurn(const std::string& file, int me, int of) {
   std::rename(tmp.c_str(), file.c_str());
 }
 
+// Empties the page cache of the store's files before a cold run. "drop": the whole page cache
+// (root only); "fadvise": POSIX_FADV_DONTNEED on each file of dir. Returns what was done.
+std::string DropStoreCache(const std::string& dir, const std::string& method) {
+  if (method != "fadvise") {
+    ::sync();
+    FILE* f = std::fopen("/proc/sys/vm/drop_caches", "w");
+    if (f != nullptr) {
+      const bool ok = std::fputs("3\n", f) >= 0;
+      if (std::fclose(f) == 0 && ok) return "drop_caches";
+    }
+    if (method == "drop") {
+      std::fprintf(stderr, "interleave bench: cannot write /proc/sys/vm/drop_caches (not root?)\n");
+      std::exit(1);
+    }
+  }
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return "nothing (cannot list the store)";
+  while (dirent* e = ::readdir(d)) {
+    const std::string path = dir + "/" + e->d_name;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ::fdatasync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+  ::closedir(d);
+  return "posix_fadvise(DONTNEED)";
+}
+
 }  // namespace
 
 int RunInterleaveBench(int argc, char** argv) {
   int scale = 22, rounds = 3, threads = 0, sources = 1;
   uint64_t edge_factor = 16;
-  bool directed = false, stats = false;
-  std::string turn;
+  bool directed = false, stats = false, cold = false;
+  uint64_t frontier_stride = 1000;
+  std::string turn, db_dir, cold_method = "auto";
   int me = 0, of = 1;
   std::vector<std::string> kernels = {"bfs", "sssp"};
   std::vector<std::string> names = {"g1p0", "g1", "g8", "g16", "g32"};
@@ -163,6 +239,14 @@ int RunInterleaveBench(int argc, char** argv) {
       of = std::atoi(next().c_str());
     } else if (a == "--stats") {
       stats = true;
+    } else if (a == "--db") {
+      db_dir = next();
+    } else if (a == "--frontier-stride") {
+      frontier_stride = std::max<uint64_t>(1, std::strtoull(next().c_str(), nullptr, 10));
+    } else if (a == "--cold") {
+      cold = true;
+    } else if (a == "--cold-method") {
+      cold_method = next();
     } else {
       std::fprintf(stderr, "interleave bench: unknown option %s\n", a.c_str());
       return 2;
@@ -182,11 +266,29 @@ int RunInterleaveBench(int argc, char** argv) {
   }
 
   Options o;
+  std::unique_ptr<DB> db;
+  std::unique_ptr<Snapshot> snap;
+  uint64_t num_vertices = 0;
+  Status s;
+  if (!db_dir.empty()) {
+    // A persisted store, opened read-only; reopened before each measured run (OpenStore).
+    o.graph_kind = directed ? GraphKind::kDirectedWithInEdges : GraphKind::kUndirected;
+    o.weighted = true;
+    o.read_only = true;
+    o.create_if_missing = false;
+    s = DB::Open(o, db_dir, &db);
+    if (!s.ok()) Die("open", s);
+    snap = db->GetSnapshot();
+    num_vertices = snap->VertexIdBound();
+    std::printf("store %s: %llu vertices, %llu stored edges%s\n", db_dir.c_str(),
+                static_cast<unsigned long long>(num_vertices),
+                static_cast<unsigned long long>(snap->NumEdges()),
+                cold ? ", cold runs" : ", warm runs");
+  } else {
   o.in_memory = true;
   o.weighted = true;
   o.graph_kind = directed ? GraphKind::kDirectedWithInEdges : GraphKind::kUndirected;
-  std::unique_ptr<DB> db;
-  Status s = DB::Open(o, "interleave-bench", &db);
+  s = DB::Open(o, "interleave-bench", &db);
   if (!s.ok()) Die("open", s);
   graphio::GeneratorOptions go;
   go.scale = scale;
@@ -195,6 +297,7 @@ int RunInterleaveBench(int argc, char** argv) {
   std::unique_ptr<graphio::EdgeGenerator> gen;
   s = graphio::EdgeGenerator::New(go, &gen);
   if (!s.ok()) Die("generator", s);
+  num_vertices = gen->num_vertices();
   const double t0 = Now();
   {
     WriteBatch b;
@@ -209,16 +312,29 @@ int RunInterleaveBench(int argc, char** argv) {
     s = db->Write(b);
     if (!s.ok()) Die("write", s);
   }
-  std::unique_ptr<Snapshot> snap = db->GetSnapshot();
+  snap = db->GetSnapshot();
   std::printf("load: scale %d, edge factor %llu, %s, %.1f s, %llu stored edges, %.0f MiB of memgraph\n",
               scale, static_cast<unsigned long long>(edge_factor),
               directed ? "directed+in" : "undirected", Now() - t0,
               static_cast<unsigned long long>(snap->NumEdges()),
               static_cast<double>(db->GetStats(false).memgraph_bytes) / (1 << 20));
+  }
+  // A persisted store: opened anew before each run (not timed), after emptying the page cache
+  // of it with --cold, so every run starts with the same (empty) caches.
+  std::string cold_done;
+  auto reopen = [&]() {
+    if (db_dir.empty()) return;
+    snap.reset();
+    db.reset();
+    if (cold) cold_done = DropStoreCache(db_dir, cold_method);
+    s = DB::Open(o, db_dir, &db);
+    if (!s.ok()) Die("open", s);
+    snap = db->GetSnapshot();
+  };
   // Sources: vertices with out-edges, spread by a fixed stride.
   std::vector<VertexId> srcs;
-  for (VertexId v = 12345 % gen->num_vertices(); srcs.size() < static_cast<size_t>(sources);
-       v = (v + 7919 * 1031) % gen->num_vertices()) {
+  for (VertexId v = 12345 % num_vertices; srcs.size() < static_cast<size_t>(sources);
+       v = (v + 7919 * 1031) % num_vertices) {
     if (snap->Degree(v) > 0) srcs.push_back(v);
   }
   std::fflush(stdout);
@@ -240,8 +356,12 @@ int RunInterleaveBench(int argc, char** argv) {
         const size_t j = (jj + static_cast<size_t>(r)) % k;
         const Setting& st = settings[j];
         SetWalkPrefetch(st.walk >= 0 ? static_cast<size_t>(st.walk) : kDefaultWalkPrefetch);
+        SetFrontierReadConfig(st.frontier);
         double w = 0, c = 0;
+        uint64_t io_bytes = 0;
         for (VertexId src : srcs) {
+          reopen();
+          const uint64_t io0 = StorageReadBytes();
           std::vector<int64_t> depth;
           std::vector<double> dist;
           std::vector<VertexId> label;
@@ -271,12 +391,34 @@ int RunInterleaveBench(int argc, char** argv) {
             s = analytics::PageRank(*snap, analytics::PageRankParams{}, &dist);
           } else if (kernel == "wcc") {
             s = analytics::Wcc(*snap, analytics::WccParams{}, &label);
+          } else if (kernel == "khop") {
+            analytics::KHopParams p;
+            p.source = src;
+            s = analytics::KHop(*snap, p, &label);
+          } else if (kernel == "frontier") {
+            std::vector<VertexId> vs;
+            for (VertexId v = src % frontier_stride; v < snap->VertexIdBound(); v += frontier_stride) {
+              vs.push_back(v);
+            }
+            std::atomic<uint64_t> sum{0};
+            s = analytics::ForEachFrontierChunk(
+                *snap, vs.data(), vs.size(), Direction::kOut, /*weights=*/false,
+                analytics::BfsParams{}.fetch_batch, [&] {
+                  return [&sum](VertexId, const NeighborChunk& c) {
+                    uint64_t x = 0;
+                    for (size_t i = 0; i < c.size; ++i) x += c.dst[i];
+                    sum.fetch_add(x, std::memory_order_relaxed);
+                    return true;
+                  };
+                });
+            dist.assign(1, static_cast<double>(sum.load()));
           } else {
             std::fprintf(stderr, "interleave bench: unknown kernel %s\n", kernel.c_str());
             return 2;
           }
           w += Now() - w0;
           c += CpuSec() - c0;
+          io_bytes += StorageReadBytes() - io0;
           if (!s.ok()) Die(kernel.c_str(), s);
           if (srcs.size() == 1) {  // compare with the round's first run
             if (r == 0 && jj == 0) {  // a digest, to compare builds
@@ -308,7 +450,10 @@ int RunInterleaveBench(int argc, char** argv) {
         }
         wall[j].push_back(w);
         cpu[j].push_back(c);
-        std::printf("  %s round %d %-8s %.3f s (cpu %.3f s)\n", kernel.c_str(), r, st.name.c_str(), w, c);
+        std::printf("  %s round %d %-8s %.3f s (cpu %.3f s, %.1f MiB read from storage)%s%s\n",
+                    kernel.c_str(), r, st.name.c_str(), w, c,
+                    static_cast<double>(io_bytes) / (1 << 20), cold_done.empty() ? "" : " after ",
+                    cold_done.c_str());
         std::fflush(stdout);
       }
     }

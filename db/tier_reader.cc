@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "segment/segment_format.h"
+#include "util/coro.h"
 
 namespace strata {
 
@@ -426,6 +427,52 @@ class MemAhead {
 };
 
 }  // namespace
+
+namespace {
+std::atomic<size_t> frontier_group{FrontierReadConfig{}.group};
+std::atomic<size_t> frontier_item_bytes{FrontierReadConfig{}.item_bytes};
+std::atomic<bool> frontier_random_access{FrontierReadConfig{}.random_access};
+
+// A frontier read item's buffers (its blocks) and the reads it waits for, reused across calls
+// on this thread (ScanSpares' reason: fresh buffers fault their pages in every call), at most
+// kMaxSpareItemBytes of buffers kept per thread.
+struct FrontierItemState {
+  SegmentReader::BatchReads reads;
+  std::vector<VertexEntry> entries;
+  coro::IoWait wait;
+  size_t Bytes() const {
+    return reads.ebuf.capacity() + reads.wbuf.capacity() + reads.scratch.capacity() +
+           reads.wscratch.capacity();
+  }
+};
+constexpr size_t kMaxSpareItemStates = 128;
+constexpr size_t kMaxSpareItemBytes = size_t{16} << 20;
+std::vector<std::unique_ptr<FrontierItemState>>& SpareItemStates() {
+  thread_local std::vector<std::unique_ptr<FrontierItemState>> spares;
+  return spares;
+}
+
+// Completes the items' reads: the scheduler's IoPoller over one io::ReadQueue.
+struct QueuePoller final : coro::IoPoller {
+  io::ReadQueue* queue;
+  explicit QueuePoller(io::ReadQueue* q) : queue(q) {}
+  Status Poll(bool wait) override {
+    queue->Reap(wait, [](void* tag) { coro::IoWait::Done(tag); });
+    return Status::OK();  // failed reads carry their status into the item's decode
+  }
+};
+}  // namespace
+
+void SetFrontierReadConfig(const FrontierReadConfig& c) {
+  frontier_group.store(std::clamp<size_t>(c.group, 1, kMaxFrontierReadGroup));
+  frontier_item_bytes.store(std::max<size_t>(c.item_bytes, 1));
+  frontier_random_access.store(c.random_access);
+}
+FrontierReadConfig GetFrontierReadConfig() {
+  return FrontierReadConfig{frontier_group.load(std::memory_order_relaxed),
+                            frontier_item_bytes.load(std::memory_order_relaxed),
+                            frontier_random_access.load(std::memory_order_relaxed)};
+}
 
 void SetWalkPrefetch(size_t d) { walk_prefetch.store(std::min<size_t>(d, kMaxWalkPrefetch)); }
 size_t GetWalkPrefetch() { return walk_prefetch.load(std::memory_order_relaxed); }
@@ -960,51 +1007,136 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
   }
   if (!go) return Status::OK();
 
-  // One ReadNeighborsBatch per file, its runs in file order (ascending stream offsets; the
-  // ordinal is not set in entries that come from the vertex index).
+  // The disk runs in file order (ascending stream offsets; the ordinal is not set in entries
+  // that come from the vertex index), cut into items: disk[items[k], items[k + 1]) is item k,
+  // the runs of one file, read together (FrontierReadConfig).
   std::sort(disk.begin(), disk.end(), [&](size_t x, size_t y) {
     if (runs[x].seg != runs[y].seg) return std::less<>()(runs[x].seg, runs[y].seg);
     return runs[x].ve.stream_offset < runs[y].ve.stream_offset;
   });
+  // An item's size is the blocks it reads: a run adds the blocks of its edge (and weight)
+  // stream range that the previous run of the item does not already read.
+  const FrontierReadConfig cfg = GetFrontierReadConfig();
+  std::vector<size_t> items;
+  uint64_t item_bytes = 0, last_eb = 0, last_wb = 0;
+  for (size_t g = 0; g < disk.size(); ++g) {
+    const Run& r = runs[disk[g]];
+    const bool new_file = g == 0 || r.seg != runs[disk[g - 1]].seg;
+    const uint64_t payload = r.seg->reader->header().payload_per_block();
+    const uint64_t block = payload + kBlockTrailerSize;
+    const uint64_t e0 = r.ve.stream_offset / payload,
+                   e1 = (r.ve.stream_offset + std::max<uint64_t>(r.ve.run_bytes, 1) - 1) / payload;
+    const uint64_t w0 = 8 * r.ve.first_edge / payload,
+                   w1 = (8 * (r.ve.first_edge + std::max<uint64_t>(r.ve.degree, 1)) - 1) / payload;
+    auto blocks = [&](bool fresh) {
+      uint64_t b = e1 - e0 + 1 - (!fresh && e0 == last_eb ? 1 : 0);
+      if (w) b += w1 - w0 + 1 - (!fresh && w0 == last_wb ? 1 : 0);
+      return b * block;
+    };
+    if (new_file || (cfg.group > 1 && item_bytes + blocks(false) > cfg.item_bytes)) {
+      items.push_back(g);
+      item_bytes = blocks(true);
+    } else {
+      item_bytes += blocks(false);
+    }
+    last_eb = e1;
+    last_wb = w1;
+  }
+  items.push_back(disk.size());
+  const size_t n_items = items.size() - 1;
   std::vector<RunBuffer> mat(nmat, RunBuffer(w));
-  std::vector<VertexEntry> entries;
   ReadOptions ro;
   ro.weights = w;
-  for (size_t g = 0; g < disk.size() && go;) {
-    const SegmentHandle* seg = runs[disk[g]].seg;
-    size_t h = g;
-    entries.clear();
-    for (; h < disk.size() && runs[disk[h]].seg == seg; ++h) {
-      entries.push_back(runs[disk[h]].ve);
-      if (slot[disk[h]] != kDirect) mat[slot[disk[h]]].Reserve(runs[disk[h]].entries);
+
+  if (n_items != 0) {
+    // Item states: at most `group` live at once, from this thread's spares.
+    const size_t live = std::min(cfg.group, n_items);
+    std::vector<std::unique_ptr<FrontierItemState>>& spares = SpareItemStates();
+    std::vector<std::unique_ptr<FrontierItemState>> states;
+    std::vector<FrontierItemState*> free_states;
+    for (size_t k = 0; k < live; ++k) {
+      if (!spares.empty()) {
+        states.push_back(std::move(spares.back()));
+        spares.pop_back();
+      } else {
+        states.push_back(std::make_unique<FrontierItemState>());
+      }
+      free_states.push_back(states.back().get());
     }
-    size_t last = ~size_t{0};  // entry the emitter holds edges of
-    s = seg->reader->ReadNeighborsBatch(
-        entries.data(), entries.size(), ro, [&](size_t j, const EdgeBatch& batch) {
-          const size_t r = disk[g + j];
-          if (slot[r] != kDirect) {
-            AppendBatch(batch, &mat[slot[r]]);
+    std::unique_ptr<io::ReadQueue> queue =
+        runs[disk[0]].seg->reader->env()->NewReadQueue(cfg.random_access);
+    QueuePoller poller(queue.get());
+
+    // Queues item k's reads (none once the call stopped); st->wait counts them.
+    auto plan = [&](size_t k, FrontierItemState* st) {
+      st->entries.clear();
+      st->wait.pending = 0;
+      st->reads.reqs.clear();
+      if (!go) return;
+      const SegmentReader& reader = *runs[disk[items[k]]].seg->reader;
+      for (size_t g = items[k]; g < items[k + 1]; ++g) {
+        st->entries.push_back(runs[disk[g]].ve);
+        if (slot[disk[g]] != kDirect) mat[slot[disk[g]]].Reserve(runs[disk[g]].entries);
+      }
+      reader.PlanNeighborsBatch(st->entries.data(), st->entries.size(), ro, &st->reads);
+      st->wait.pending = st->reads.reqs.size();
+      for (io::ReadRequest& req : st->reads.reqs) queue->Queue(reader.file(), &req, &st->wait);
+    };
+    // Decodes item k's runs once its reads are done: direct runs to fn, the others into mat.
+    auto decode = [&](size_t k, FrontierItemState* st) -> Status {
+      if (!go) return Status::OK();
+      const size_t g = items[k];
+      size_t last = ~size_t{0};  // entry the emitter holds edges of
+      Status s = runs[disk[g]].seg->reader->DecodeNeighborsBatch(
+          st->entries.data(), st->entries.size(), ro, &st->reads,
+          [&](size_t j, const EdgeBatch& batch) {
+            const size_t r = disk[g + j];
+            if (slot[r] != kDirect) {
+              AppendBatch(batch, &mat[slot[r]]);
+              return true;
+            }
+            if (j != last) {
+              if (!out.Flush()) return false;
+              last = j;
+              cur = owner[r];
+            }
+            if (!batch.has_tombstones) {
+              if (!out.Flush()) return false;
+              NeighborChunk c{batch.dst, w ? batch.weight : nullptr, batch.size};
+              return go = fn(cur, c);
+            }
+            for (size_t q = 0; q < batch.size; ++q) {
+              if (batch.tombstone[q]) continue;
+              if (!out.Add(batch.dst[q], batch.weight ? batch.weight[q] : 1.0)) return false;
+            }
             return true;
-          }
-          if (j != last) {
-            if (!out.Flush()) return false;
-            last = j;
-            cur = owner[r];
-          }
-          if (!batch.has_tombstones) {
-            if (!out.Flush()) return false;
-            NeighborChunk c{batch.dst, w ? batch.weight : nullptr, batch.size};
-            return go = fn(cur, c);
-          }
-          for (size_t k = 0; k < batch.size; ++k) {
-            if (batch.tombstone[k]) continue;
-            if (!out.Add(batch.dst[k], batch.weight ? batch.weight[k] : 1.0)) return false;
-          }
-          return true;
-        });
+          });
+      if (s.ok() && go) out.Flush();
+      return s;
+    };
+    // One item: plan and queue, suspend until its reads are done, decode. Runs without
+    // suspending otherwise, so a vertex's chunks are emitted consecutively.
+    auto item = [&](size_t k) -> coro::Task<Status> {
+      FrontierItemState* st = free_states.back();
+      free_states.pop_back();
+      plan(k, st);
+      co_await coro::AwaitIo{&st->wait};
+      Status s = decode(k, st);
+      free_states.push_back(st);
+      co_return s;
+    };
+    coro::Scheduler sched(live, /*frame_bytes=*/512);
+    s = sched.Run(n_items, [&](size_t k) { return item(k); }, &poller);
+    assert(sched.arena().fallbacks() == 0 && "a frontier read item's frame left the arena");
+    assert(queue->outstanding() == 0);
+    size_t kept = 0;
+    for (const std::unique_ptr<FrontierItemState>& st : spares) kept += st->Bytes();
+    for (std::unique_ptr<FrontierItemState>& st : states) {
+      if (spares.size() >= kMaxSpareItemStates || kept + st->Bytes() > kMaxSpareItemBytes) continue;
+      kept += st->Bytes();
+      spares.push_back(std::move(st));
+    }
     if (!s.ok()) return s;
-    if (go) out.Flush();
-    g = h;
   }
   if (!go) return Status::OK();
 

@@ -48,6 +48,28 @@ inline constexpr size_t kMaxWalkPrefetch = 64;
 void SetWalkPrefetch(size_t d);  // clamped to kMaxWalkPrefetch
 size_t GetWalkPrefetch();
 
+// The frontier reads' I/O interleaving (issue 30, cold reads; docs/design.md, "Coroutine
+// interleaving"). ScanNeighborsBatch reads its disk runs as util/coro.h items, each the runs of
+// one file that lie together (at most item_bytes of runs, in file order): an item plans its
+// blocks, queues their reads on the thread's io::ReadQueue and suspends; `group` items are live
+// per thread, so reads of several files and vertex groups are in flight at once and an item
+// decodes while others' reads are outstanding. group 1: one item per file, its reads waited
+// for, then decoded, file after file (the sequential path: the reads and decoding of
+// SegmentReader::ReadNeighborsBatch per file). Changes what is in flight when, never what is
+// read. Process-wide, for measurement (docs/benchmarks.md, "Issue 30: cold frontier reads").
+// random_access: the items' reads go through each file's no-readahead descriptor
+// (io::RandomAccessFile::ReadRandom, io::Env::NewReadQueue); false: through the one the scans
+// and MultiRead use, whose readahead (8 MiB on this VM's disk) multiplied what a cold frontier
+// read fetched (docs/benchmarks.md).
+struct FrontierReadConfig {
+  size_t group = 64;
+  size_t item_bytes = size_t{256} << 10;  // with group > 1
+  bool random_access = true;
+};
+inline constexpr size_t kMaxFrontierReadGroup = 1024;
+void SetFrontierReadConfig(const FrontierReadConfig& c);  // group clamped to [1, kMax...]
+FrontierReadConfig GetFrontierReadConfig();
+
 class TierReader {
  public:
   // Reads tiers of `v` at timestamp ts, skipping the first `skip_memgraphs` memgraphs.
@@ -71,9 +93,9 @@ class TierReader {
                           FunctionRef<bool(VertexId, uint64_t)> fn) const;
   // Neighbors of vs[0..n): see Snapshot::ScanNeighborsBatch. Runs are located per vertex as
   // ScanNeighbors does (CollectRuns); then, per segment, the runs of every vertex that file
-  // holds are read with one SegmentReader::ReadNeighborsBatch (one MultiRead). A vertex with
-  // one run and no tombstones streams straight from the batch; the others are merged with
-  // ScanNeighbors' rules once all their runs are read.
+  // holds are read as FrontierReadConfig says (group 1: one SegmentReader::ReadNeighborsBatch
+  // per file). A vertex with one disk run streams straight from its item's blocks; the others
+  // are merged with ScanNeighbors' rules once all their runs are read.
   Status ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n, bool weights,
                             FunctionRef<bool(size_t, const NeighborChunk&)> fn) const;
   VertexId VertexIdBound() const;

@@ -18,6 +18,7 @@
 // file it opened.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "strata/function_ref.h"
 #include "strata/options.h"
 #include "strata/status.h"
 
@@ -57,6 +59,17 @@ class RandomAccessFile {
   // (posix). Sets each request's status and returns the first failure (in request order), or OK.
   virtual Status MultiRead(ReadRequest* reqs, size_t n) const = 0;
 
+  // Read, for reads at scattered offsets: through a second descriptor of the file, opened on
+  // first use with POSIX_FADV_RANDOM, so the kernel does not read ahead of them (readahead
+  // serves the scans; on a disk with large readahead it multiplies what scattered reads
+  // fetch). The second descriptor is opened by path: callers must not replace the file under
+  // that path with another one while it is open (segment files never are: their numbers are
+  // not reused); a file removed since (a compacted-away segment an old snapshot still reads)
+  // cannot be opened, and then, as on any failure to open, the first descriptor is used.
+  virtual Status ReadRandom(uint64_t offset, size_t n, char* buf) const {
+    return Read(offset, n, buf);
+  }
+
   // Size of the file when it was opened.
   virtual uint64_t Size() const = 0;
   virtual const std::string& path() const = 0;
@@ -85,6 +98,44 @@ class WritableFile {
   // Bytes appended so far (buffered or not): the offset of the next Append.
   virtual uint64_t Size() const = 0;
   virtual const std::string& path() const = 0;
+};
+
+// Reads queued without waiting for them, completed by polling: a thread keeps reads of many
+// files in flight while it does other work (the frontier reads' coroutines, db/tier_reader.cc).
+//
+//   std::unique_ptr<ReadQueue> q = env->NewReadQueue();
+//   q->Queue(*file, &req, tag);                 // req.buf stays valid until req is reaped
+//   q->Reap(/*wait=*/true, [](void* tag) { ... });   // req.status is set by then
+//
+// Contracts:
+// - One thread: a queue is used by the thread that created it (io_uring: that thread's ring of
+//   the Env, shared with the thread's MultiRead and ring reads, which hand back the queue's
+//   completions they see instead of losing them).
+// - Every queued read is reported exactly once by Reap, through its tag, with its
+//   ReadRequest::status set: OK (all `len` bytes read: short reads are continued, EINTR and
+//   EAGAIN resubmitted) or an IOError "file <path> offset <n>: ..." (also "read past end of
+//   file"). A zero-length read completes at once.
+// - random_access (NewReadQueue's argument): reads go through the file's no-readahead
+//   descriptor (RandomAccessFile::ReadRandom); else through the one MultiRead uses.
+// - io_uring: at most the ring depth of the queue's reads are in flight; more wait in the queue
+//   and are submitted as earlier ones complete. posix (and a file of another Env, and a thread
+//   whose ring could not be set up under IoBackend::kAuto): the read is performed by Queue
+//   itself, and reported by the next Reap.
+// - The destructor returns only when none of the queue's reads is in flight any more (the
+//   kernel may write their buffers until then); what is still unreported is dropped.
+class ReadQueue {
+ public:
+  virtual ~ReadQueue() = default;
+  // Queues a read of req->len bytes at req->offset of f into req->buf.
+  virtual void Queue(const RandomAccessFile& f, ReadRequest* req, void* tag) = 0;
+  // Hands every queued read to the device (io_uring: one system call for all; posix: no-op).
+  virtual void Submit() = 0;
+  // Submits, then calls done(tag) for every read completed since the last Reap. With `wait`,
+  // blocks until at least one read completes if none has and some are outstanding. Returns the
+  // number of reads reported.
+  virtual size_t Reap(bool wait, FunctionRef<void(void* tag)> done) = 0;
+  // Reads queued and not yet reported by Reap.
+  virtual size_t outstanding() const = 0;
 };
 
 struct EnvOptions {
@@ -125,6 +176,9 @@ class Env {
   virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) = 0;
   virtual Status NewRandomAccessFile(const std::string& path,
                                      std::unique_ptr<RandomAccessFile>* out) = 0;
+  // A queue of reads for the calling thread (see ReadQueue). The base version performs each
+  // read at Queue (RandomAccessFile::Read); the io_uring back end queues on the thread's ring.
+  virtual std::unique_ptr<ReadQueue> NewReadQueue(bool random_access = true);
 
   // fsync of a directory: makes creations, renames and removals inside it durable.
   virtual Status SyncDir(const std::string& dir);
@@ -183,6 +237,25 @@ Status PosixWriteFull(int fd, const std::string& path, uint64_t offset, const ch
 Status PosixDataSync(int fd, const std::string& path);
 // open(2) with O_CLOEXEC; returns the fd or an IOError.
 Status OpenFd(const std::string& path, int flags, int* fd);
+
+// The synchronous ReadQueue: Queue performs the read at once (f.Read), Reap reports it.
+class SyncReadQueue final : public ReadQueue {
+ public:
+  explicit SyncReadQueue(bool random_access) : random_access_(random_access) {}
+  void Queue(const RandomAccessFile& f, ReadRequest* req, void* tag) override;
+  void Submit() override {}
+  size_t Reap(bool wait, FunctionRef<void(void* tag)> done) override;
+  size_t outstanding() const override { return done_.size(); }
+
+ private:
+  const bool random_access_;
+  std::vector<void*> done_;  // tags of completed reads not yet reported
+};
+
+// The no-readahead descriptor of `path` (ReadRandom): *slot if set, else opened now with
+// POSIX_FADV_RANDOM and published in *slot (one wins a race; the loser closes its own).
+// `fallback` when it cannot be opened. The owner closes *slot when it is not -1.
+int RandomAccessFd(const std::string& path, int fallback, std::atomic<int>* slot);
 
 std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options);
 // allow_fallback: a thread whose ring cannot be set up uses pread/pwrite instead of failing.

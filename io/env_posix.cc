@@ -193,10 +193,16 @@ class PosixRandomAccessFile final : public RandomAccessFile {
  public:
   PosixRandomAccessFile(std::string path, int fd, uint64_t size)
       : path_(std::move(path)), fd_(fd), size_(size) {}
-  ~PosixRandomAccessFile() override { ::close(fd_); }
+  ~PosixRandomAccessFile() override {
+    ::close(fd_);
+    if (const int r = random_fd_.load(); r >= 0) ::close(r);
+  }
 
   Status Read(uint64_t offset, size_t n, char* buf) const override {
     return PosixReadFull(fd_, path_, offset, n, buf);
+  }
+  Status ReadRandom(uint64_t offset, size_t n, char* buf) const override {
+    return PosixReadFull(RandomAccessFd(path_, fd_, &random_fd_), path_, offset, n, buf);
   }
   Status MultiRead(ReadRequest* reqs, size_t n) const override {
     Status first;
@@ -213,6 +219,7 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   const std::string path_;
   const int fd_;
   const uint64_t size_;
+  mutable std::atomic<int> random_fd_{-1};  // ReadRandom's descriptor, opened on first use
 };
 
 class PosixWritableFile final : public BufferedWritableFile {
@@ -261,6 +268,40 @@ class PosixEnv final : public Env {
 
 }  // namespace
 
+int RandomAccessFd(const std::string& path, int fallback, std::atomic<int>* slot) {
+  int fd = slot->load(std::memory_order_acquire);
+  if (fd >= 0) return fd;
+  fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fallback;
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);  // a hint: failure changes nothing
+  int expected = -1;
+  if (!slot->compare_exchange_strong(expected, fd, std::memory_order_acq_rel)) {
+    ::close(fd);
+    return expected;
+  }
+  return fd;
+}
+
+void SyncReadQueue::Queue(const RandomAccessFile& f, ReadRequest* req, void* tag) {
+  req->status = req->len == 0 ? Status::OK()
+                : random_access_ ? f.ReadRandom(req->offset, req->len, req->buf)
+                                 : f.Read(req->offset, req->len, req->buf);
+  done_.push_back(tag);
+}
+
+size_t SyncReadQueue::Reap(bool, FunctionRef<void(void* tag)> done) {
+  // Reported in queue order; a callback may queue more reads (reported by the next Reap).
+  std::vector<void*> ready;
+  ready.swap(done_);
+  for (void* tag : ready) done(tag);
+  const size_t n = ready.size();
+  if (done_.empty()) {  // keep the capacity
+    ready.clear();
+    done_.swap(ready);
+  }
+  return n;
+}
+
 std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options) {
   return std::make_unique<PosixEnv>(options);
 }
@@ -268,6 +309,10 @@ std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options) {
 }  // namespace detail
 
 // ---- Env: file-system operations (the same system calls for both back ends)
+
+std::unique_ptr<ReadQueue> Env::NewReadQueue(bool random_access) {
+  return std::make_unique<detail::SyncReadQueue>(random_access);
+}
 
 Status Env::SyncDir(const std::string& dir) {
   int fd;

@@ -10,16 +10,23 @@
 // Every operation — a single read, a MultiRead, a write, an fsync — runs to completion before
 // the call returns: the ring keeps up to `ring_depth` operations in flight, reaps completions
 // in batches, resubmits the remainder of short transfers and the operations that failed with
-// EINTR or EAGAIN, and reports other failures per operation.
+// EINTR or EAGAIN, and reports other failures per operation. The exception is a ReadQueue
+// (UringReadQueue): its reads stay in flight across calls, on the same ring. Their user data
+// has the low bit set (an Op* | 1; Run's ops carry index << 1), so a Run that reaps one of
+// them hands it to the ring's `async_done` list, where the queue's next Reap finds it. At most
+// `ring_depth` reads of queues and `ring_depth` ops of a Run are in flight at once, within the
+// completion queue's 2 x depth entries.
 #include <fcntl.h>
 #include <liburing.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -87,7 +94,7 @@ class Ring {
         } else {
           i = next++;
         }
-        Prep(sqe, ops[i], i);
+        Prep(sqe, ops[i], i << 1);
         inflight++;
       }
       if (inflight == 0) return true;
@@ -106,12 +113,17 @@ class Ring {
       unsigned head, seen = 0;
       io_uring_for_each_cqe(&ring_, head, cqe) {
         seen++;
+        if (cqe->user_data & kAsyncTag) {  // a ReadQueue's read: kept for its next Reap
+          async_done.push_back({cqe->user_data, cqe->res});
+          continue;
+        }
         inflight--;
-        Op& op = ops[cqe->user_data];
+        const uint64_t index = cqe->user_data >> 1;
+        Op& op = ops[index];
         int res = cqe->res;
         if (res == -EINTR || res == -EAGAIN) {
           if (++op.retries < kMaxRetries) {
-            retry.push_back(cqe->user_data);
+            retry.push_back(index);
           } else {
             op.err = -res;
           }
@@ -123,13 +135,13 @@ class Ring {
           if (op.kind == OpKind::kRead) {
             op.eof = true;
           } else if (++op.retries < kMaxRetries) {
-            retry.push_back(cqe->user_data);
+            retry.push_back(index);
           } else {
             op.err = EIO;
           }
         } else {
           op.done += static_cast<size_t>(res);
-          if (op.done < op.len) retry.push_back(cqe->user_data);
+          if (op.done < op.len) retry.push_back(index);
         }
       }
       io_uring_cq_advance(&ring_, seen);
@@ -137,9 +149,21 @@ class Ring {
   }
 
   bool broken() const { return broken_; }
+  void set_broken() { broken_ = true; }
+  io_uring* raw() { return &ring_; }
+  unsigned depth() const { return depth_; }
+
+  // User data bit of a ReadQueue's reads.
+  static constexpr uint64_t kAsyncTag = 1;
+  struct AsyncCqe {
+    uint64_t user_data;
+    int res;
+  };
+  // Completions of ReadQueue reads reaped by Run, not yet taken by their queue.
+  std::vector<AsyncCqe> async_done;
 
  private:
-  static void Prep(io_uring_sqe* sqe, const Op& op, size_t index) {
+  static void Prep(io_uring_sqe* sqe, const Op& op, uint64_t user_data) {
     switch (op.kind) {
       case OpKind::kRead: {
         unsigned len = static_cast<unsigned>(std::min(op.len - op.done, kMaxTransfer));
@@ -155,7 +179,7 @@ class Ring {
         io_uring_prep_fsync(sqe, op.fd, IORING_FSYNC_DATASYNC);
         break;
     }
-    io_uring_sqe_set_data64(sqe, index);
+    io_uring_sqe_set_data64(sqe, user_data);
   }
 
   io_uring ring_{};
@@ -239,6 +263,7 @@ class UringEnv final : public Env {
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override;
   Status NewRandomAccessFile(const std::string& path,
                              std::unique_ptr<RandomAccessFile>* out) override;
+  std::unique_ptr<ReadQueue> NewReadQueue(bool random_access) override;
 
   // This thread's ring for this Env, created on first use. nullptr when it cannot be set up:
   // then *fallback tells whether the caller should use pread/pwrite (kAuto) or fail (kIoUring).
@@ -289,7 +314,15 @@ class UringRandomAccessFile final : public RandomAccessFile {
                         bool ring_single_reads)
       : env_(env), path_(std::move(path)), fd_(fd), size_(size),
         ring_single_reads_(ring_single_reads) {}
-  ~UringRandomAccessFile() override { ::close(fd_); }
+  ~UringRandomAccessFile() override {
+    ::close(fd_);
+    if (const int r = random_fd_.load(); r >= 0) ::close(r);
+  }
+
+  Status ReadRandom(uint64_t offset, size_t n, char* buf) const override {
+    return detail::PosixReadFull(random_fd(), path_, offset, n, buf);
+  }
+  int random_fd() const { return detail::RandomAccessFd(path_, fd_, &random_fd_); }
 
   Status Read(uint64_t offset, size_t n, char* buf) const override {
     if (n == 0) return Status::OK();
@@ -340,6 +373,8 @@ class UringRandomAccessFile final : public RandomAccessFile {
 
   uint64_t Size() const override { return size_; }
   const std::string& path() const override { return path_; }
+  int fd() const { return fd_; }
+  const UringEnv* env() const { return env_; }
 
  private:
   UringEnv* const env_;
@@ -347,6 +382,7 @@ class UringRandomAccessFile final : public RandomAccessFile {
   const int fd_;
   const uint64_t size_;
   const bool ring_single_reads_;
+  mutable std::atomic<int> random_fd_{-1};  // ReadRandom's descriptor, opened on first use
 };
 
 class UringWritableFile final : public detail::BufferedWritableFile {
@@ -382,6 +418,235 @@ class UringWritableFile final : public detail::BufferedWritableFile {
  private:
   UringEnv* const env_;
 };
+
+// A ReadQueue on the calling thread's ring (see io/env.h and the top of this file).
+class UringReadQueue final : public ReadQueue {
+ public:
+  UringReadQueue(UringEnv* env, bool random_access) : env_(env), random_access_(random_access) {}
+  ~UringReadQueue() override {
+    // The kernel may still write the buffers of reads in flight: wait for them.
+    while (inflight_ != 0 && !ring_->broken()) Reap(/*wait=*/true, [](void*) {});
+  }
+
+  void Queue(const RandomAccessFile& f, ReadRequest* req, void* tag) override {
+    req->status = Status::OK();
+    const auto* uf = dynamic_cast<const UringRandomAccessFile*>(&f);
+    Ring* ring = req->len == 0 || uf == nullptr || uf->env() != env_ ? nullptr : GetRing(f.path());
+    if (ring == nullptr) {
+      // Synchronous: nothing to read, a file of another Env, or no ring in this thread
+      // (kAuto falls back to pread; kIoUring fails with the setup error).
+      if (req->len != 0) {
+        req->status = !ring_error_.ok() && uf != nullptr && uf->env() == env_ ? ring_error_
+                      : random_access_ ? f.ReadRandom(req->offset, req->len, req->buf)
+                                       : f.Read(req->offset, req->len, req->buf);
+      }
+      done_.push_back(tag);
+      return;
+    }
+    Op* op;
+    if (!free_.empty()) {
+      op = free_.back();
+      free_.pop_back();
+    } else {
+      op = &pool_.emplace_back();
+    }
+    *op = Op{req, tag, uf, random_access_ ? uf->random_fd() : uf->fd(), this, 0, 0, false};
+    waiting_.push_back(op);
+    // The queue is as deep as the ring: submit what fits, the rest waits for completions.
+    if (waiting_.size() >= ring_->depth()) Submit();
+  }
+
+  void Submit() override {
+    if (ring_ == nullptr || waiting_.empty()) return;
+    if (Prepare() != 0) Enter(/*wait=*/false);
+  }
+
+  size_t Reap(bool wait, FunctionRef<void(void* tag)> done) override {
+    if (ring_ != nullptr && !ring_->broken()) {
+      Prepare();
+      // One system call that submits, runs the completion work (a ring set up with
+      // IORING_SETUP_DEFER_TASKRUN posts completions only when asked) and, when the caller
+      // waits and nothing is done yet, waits for one completion.
+      if (inflight_ != 0) Enter(/*wait=*/wait && done_.empty());
+      Drain();
+      while (wait && done_.empty() && !ring_->broken()) {
+        Prepare();  // resubmissions (short reads, EINTR, EAGAIN) found by Drain
+        if (inflight_ == 0) break;
+        Enter(/*wait=*/true);
+        Drain();
+      }
+      if (!ring_->broken() && Prepare() != 0) Enter(/*wait=*/false);  // the last resubmissions
+    }
+    std::vector<void*> ready;
+    ready.swap(done_);
+    for (void* tag : ready) done(tag);
+    const size_t n = ready.size();
+    if (done_.empty()) {  // keep the capacity
+      ready.clear();
+      done_.swap(ready);
+    }
+    return n;
+  }
+
+  size_t outstanding() const override { return waiting_.size() + inflight_ + done_.size(); }
+
+ private:
+  struct Op {
+    ReadRequest* req;
+    void* tag;
+    const UringRandomAccessFile* file;
+    int fd;  // the file's descriptor the read goes through
+    const UringReadQueue* owner;
+    size_t done;  // bytes read so far
+    int retries;
+    bool inflight;  // in a submission entry, not yet completed
+  };
+
+  Ring* GetRing(const std::string& path) {
+    if (ring_ != nullptr) return ring_->broken() ? nullptr : ring_;
+    if (!ring_error_.ok() || fallback_) return nullptr;
+    bool fallback = false;
+    Status err;
+    ring_ = env_->ThreadRing(path, &fallback, &err);
+    if (ring_ == nullptr) {
+      fallback_ = fallback;
+      ring_error_ = fallback ? Status::OK() : err;
+    }
+    return ring_;
+  }
+
+  // Moves waiting reads into submission entries while fewer than the ring's depth are in
+  // flight; a full submission queue is submitted first. Returns the entries prepared.
+  size_t Prepare() {
+    size_t prepared = 0;
+    while (head_ < waiting_.size() && inflight_ < ring_->depth() && !ring_->broken()) {
+      io_uring_sqe* sqe = io_uring_get_sqe(ring_->raw());
+      if (sqe == nullptr) {
+        Enter(/*wait=*/false);
+        sqe = io_uring_get_sqe(ring_->raw());
+        if (sqe == nullptr) break;  // the kernel took none (EBUSY): later
+      }
+      Op* op = waiting_[head_++];
+      const size_t len = std::min(op->req->len - op->done, kMaxTransfer);
+      io_uring_prep_read(sqe, op->fd, op->req->buf + op->done, static_cast<unsigned>(len),
+                         op->req->offset + op->done);
+      io_uring_sqe_set_data64(sqe, reinterpret_cast<uint64_t>(op) | Ring::kAsyncTag);
+      op->inflight = true;
+      ++inflight_;
+      ++prepared;
+    }
+    if (head_ == waiting_.size()) {
+      waiting_.clear();
+      head_ = 0;
+    }
+    return prepared;
+  }
+
+  // One io_uring_enter: submits what is prepared and, with wait, waits for one completion;
+  // without, runs pending completion work. An unexpected error breaks the ring: every read of
+  // this queue then completes with it.
+  void Enter(bool wait) {
+    int r = wait ? io_uring_submit_and_wait(ring_->raw(), 1)
+                 : io_uring_submit_and_get_events(ring_->raw());
+    if (r >= 0 || r == -EINTR || r == -EAGAIN || r == -EBUSY || r == -ETIME) return;
+    ring_->set_broken();
+    Drain();  // what did complete keeps its own status
+    for (size_t i = head_; i < waiting_.size(); ++i) Fail(waiting_[i], -r);
+    waiting_.clear();
+    head_ = 0;
+    // In flight: the kernel may still own their buffers; nothing better can be done than
+    // reporting them failed (Ring::Run does the same).
+    for (Op& op : pool_) {
+      if (op.inflight) {
+        op.inflight = false;
+        Fail(&op, -r);
+      }
+    }
+    inflight_ = 0;
+  }
+
+  // Takes this queue's completions: those a Run set aside, then the completion queue's.
+  void Drain() {
+    std::vector<Ring::AsyncCqe>& aside = ring_->async_done;
+    for (size_t i = 0; i < aside.size();) {
+      Op* op = reinterpret_cast<Op*>(aside[i].user_data & ~Ring::kAsyncTag);
+      if (op->owner == this) {
+        Complete(op, aside[i].res);
+        aside[i] = aside.back();
+        aside.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    io_uring_cqe* cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(ring_->raw(), head, cqe) {
+      seen++;
+      // Every entry outside a Run belongs to a queue: Run reaps its own before returning.
+      assert(cqe->user_data & Ring::kAsyncTag);
+      Op* op = reinterpret_cast<Op*>(cqe->user_data & ~Ring::kAsyncTag);
+      if (op->owner == this) {
+        Complete(op, cqe->res);
+      } else {  // another queue of this thread (alive: a queue waits for its reads)
+        aside.push_back({cqe->user_data, cqe->res});
+      }
+    }
+    io_uring_cq_advance(ring_->raw(), seen);
+  }
+
+  // One completion of op's read: res bytes or -errno.
+  void Complete(Op* op, int res) {
+    --inflight_;
+    op->inflight = false;
+    if (res == -EINTR || res == -EAGAIN) {
+      if (++op->retries < kMaxRetries) {
+        waiting_.push_back(op);
+      } else {
+        Fail(op, -res);
+      }
+    } else if (res < 0) {
+      Fail(op, -res);
+    } else if (res == 0) {
+      op->req->status =
+          IOErrorAt(op->file->path(), op->req->offset + op->done,
+                    "read past end of file (got " + std::to_string(op->done) + " of " +
+                        std::to_string(op->req->len) + " bytes)");
+      Finish(op);
+    } else {
+      op->done += static_cast<size_t>(res);
+      if (op->done < op->req->len) {
+        waiting_.push_back(op);  // a short read: the remainder
+      } else {
+        Finish(op);
+      }
+    }
+  }
+  void Fail(Op* op, int err) {
+    op->req->status = IOErrorAt(op->file->path(), op->req->offset + op->done,
+                                "read failed (io_uring): " + ErrnoText(err));
+    Finish(op);
+  }
+  void Finish(Op* op) {
+    done_.push_back(op->tag);
+    free_.push_back(op);
+  }
+
+  UringEnv* const env_;
+  const bool random_access_;
+  Ring* ring_ = nullptr;
+  Status ring_error_;      // the ring could not be set up and kIoUring forbids pread
+  bool fallback_ = false;  // the ring could not be set up: pread
+  std::deque<Op> pool_;    // every Op ever used (stable addresses: in-flight user data)
+  std::vector<Op*> free_;
+  std::vector<Op*> waiting_;  // queued or to resubmit, from waiting_[head_]
+  size_t head_ = 0;
+  size_t inflight_ = 0;    // prepared or submitted, not yet completed
+  std::vector<void*> done_;  // tags of completed reads not yet reported
+};
+
+std::unique_ptr<ReadQueue> UringEnv::NewReadQueue(bool random_access) {
+  return std::make_unique<UringReadQueue>(this, random_access);
+}
 
 Status UringEnv::NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) {
   int fd;

@@ -111,6 +111,27 @@ class SegmentReader {
   Status ReadNeighborsBatch(const VertexEntry* vs, size_t n, const ReadOptions& o,
                             FunctionRef<bool(size_t, const EdgeBatch&)> fn,
                             uint64_t big_run = uint64_t{256} << 10) const;
+
+  // ReadNeighborsBatch in two halves around its reads, for callers that perform the reads
+  // themselves (an io::ReadQueue: the frontier reads' coroutines, db/tier_reader.cc):
+  // PlanNeighborsBatch fills b->reqs (reads of this file, buffers inside *b); once every one
+  // has completed (its status set), DecodeNeighborsBatch checks them and the blocks' checksums
+  // and calls fn as ReadNeighborsBatch does. vs, n, o and big_run must be the same in both;
+  // *b is reusable across calls (its buffers keep their capacity).
+  struct BatchReads {
+    std::vector<uint64_t> eb, wb;    // blocks of the edge and weight streams, ascending
+    std::string ebuf, wbuf;          // their bytes
+    std::vector<uint64_t> eat, wat;  // payload offset of each block in ebuf / wbuf
+    std::vector<io::ReadRequest> reqs;
+    std::string scratch, wscratch;   // runs that cross blocks, copied
+  };
+  void PlanNeighborsBatch(const VertexEntry* vs, size_t n, const ReadOptions& o, BatchReads* b,
+                          uint64_t big_run = uint64_t{256} << 10) const;
+  Status DecodeNeighborsBatch(const VertexEntry* vs, size_t n, const ReadOptions& o,
+                              BatchReads* b, FunctionRef<bool(size_t, const EdgeBatch&)> fn,
+                              uint64_t big_run = uint64_t{256} << 10) const;
+  const io::RandomAccessFile& file() const { return *file_; }
+  io::Env* env() const { return env_; }
   std::unique_ptr<SegmentScanner> NewScanner(const ScanOptions& o) const;
 
   // Reads every byte: every block's checksum, the layout (each byte belongs to exactly one
@@ -154,10 +175,14 @@ class SegmentReader {
   uint64_t BlockPhysicalSize(const Stream& s, uint64_t block) const;
   uint64_t StreamFileOffset(const Stream& s, uint64_t pos) const;  // for error messages
   Status StreamCorruption(const Stream& s, uint64_t pos, const std::string& what) const;
-  // Reads the given blocks (sorted, unique) of a stream with one MultiRead, verifies them, and
-  // returns where each block's payload is in *buf (each followed by its 8-byte checksum).
-  Status LoadStreamBlocks(const Stream& s, const std::vector<uint64_t>& blocks, std::string* buf,
-                          std::vector<uint64_t>* payload_at) const;
+  // The reads of the given blocks (sorted, unique) of a stream into *buf (sized here; adjacent
+  // blocks of an extent merged into one read), appended to *reqs, and where each block's
+  // payload is in *buf (each followed by its 8-byte checksum). CheckStreamBlocks verifies them
+  // once read.
+  void PlanStreamBlocks(const Stream& s, const std::vector<uint64_t>& blocks, std::string* buf,
+                        std::vector<uint64_t>* payload_at, std::vector<io::ReadRequest>* reqs) const;
+  Status CheckStreamBlocks(const Stream& s, const std::vector<uint64_t>& blocks,
+                           const std::string& buf, const std::vector<uint64_t>& payload_at) const;
   Status VerifyLayout() const;
 
   io::Env* env_;

@@ -3,7 +3,7 @@
 // lists are spread over the active memgraph, level 0 and deeper levels, with edge tombstones and
 // vertex deletion marks: every graph kind, weighted or not, both I/O back ends. Also the call's
 // contract (chunks of one index consecutive, ascending destinations, early stop) and a damaged
-// block reported as Corruption naming the file.
+// block reported as Corruption naming the file, and a file cut short as an IOError naming it.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -21,7 +21,10 @@
 #include <string>
 #include <vector>
 
+#include <tbb/global_control.h>
+
 #include "analytics/frontier.h"
+#include "db/tier_reader.h"
 #include "index/vertex_index.h"
 #include "io/env.h"
 #include "strata/analytics.h"
@@ -117,10 +120,31 @@ std::string Show(const List& l) {
   return s + (l.size() > 12 ? "... (" + std::to_string(l.size()) + ")" : "");
 }
 
-// Batch vs one-at-a-time (and vs the model for out-lists) for the vertices `vs`.
+// The frontier reads' I/O settings the batch checks run under (db/tier_reader.h): the
+// sequential path (one item per file), every run its own item with 4 live (the most items),
+// and groups of 64 with small and default items; reads through the no-readahead descriptor
+// (the default) or the scans' one.
+const FrontierReadConfig kFrontierConfigs[] = {{1, size_t{32} << 10, false},
+                                               {4, 1, true},
+                                               {64, 512, true},
+                                               {64, size_t{8} << 10, false},
+                                               {64, size_t{32} << 10, true}};
+
+struct FrontierConfigScope {
+  FrontierReadConfig saved = GetFrontierReadConfig();
+  explicit FrontierConfigScope(const FrontierReadConfig& c) { SetFrontierReadConfig(c); }
+  ~FrontierConfigScope() { SetFrontierReadConfig(saved); }
+};
+
+// Batch vs one-at-a-time (and vs the model for out-lists) for the vertices `vs`, under every
+// frontier read setting.
 void CheckBatch(const Snapshot& s, const testing::ReferenceGraph* model,
-                const std::vector<VertexId>& vs, const std::string& what) {
+                const std::vector<VertexId>& vs, const std::string& what_in) {
+  for (const FrontierReadConfig& cfg : kFrontierConfigs)
   for (Direction d : {Direction::kOut, Direction::kIn}) {
+    FrontierConfigScope scope(cfg);
+    const std::string what = what_in + " (frontier group " + std::to_string(cfg.group) +
+                             ", item bytes " + std::to_string(cfg.item_bytes) + ")";
     for (bool weights : {true, false}) {
       std::vector<List> got;
       Status st;
@@ -487,6 +511,99 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{GraphKind::kUndirected, false, IoBackend::kIoUring, false}),
     Name);
 
+// Frontier reads on a skewed (R-MAT / Graph500 Kronecker) graph across flushes and
+// compactions, both I/O back ends: every frontier read setting gives each vertex the list
+// ScanNeighbors gives (CheckBatch), and BFS and SSSP over the store give the same depths and
+// distances under every setting.
+class FrontierRmat : public ::testing::TestWithParam<IoBackend> {};
+
+TEST_P(FrontierRmat, EverySettingMatchesAcrossFlushAndCompaction) {
+  if (GetParam() == IoBackend::kIoUring && !io::Env::IoUringAvailable()) GTEST_SKIP();
+  testing::TempDir dir;
+  Param p{GraphKind::kUndirected, true, GetParam()};
+  Options o = SmallTiers(p);
+  o.memgraph_bytes = 64 << 10;  // flushes every few thousand entries
+  o.level1_bytes = 128 << 10;
+  o.target_file_bytes = 32 << 10;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
+  graphio::GeneratorOptions go;
+  go.scale = 11;
+  go.edge_factor = 8;
+  go.weighted = true;
+  std::unique_ptr<graphio::EdgeGenerator> gen;
+  ASSERT_TRUE(graphio::EdgeGenerator::New(go, &gen).ok());
+  {
+    WriteBatch b;
+    for (VertexId v = 0; v < gen->num_vertices(); ++v) b.AddVertex(v);
+    ASSERT_TRUE(db->Write(b).ok());
+  }
+  std::mt19937_64 rng(77 + static_cast<int>(GetParam()));
+  std::vector<graphio::Edge> batch;
+  int checks = 0;
+  auto check = [&](const std::string& at) {
+    auto snap = db->GetSnapshot();
+    const VertexId bound = snap->VertexIdBound();
+    std::vector<VertexId> all(bound);
+    for (VertexId v = 0; v < bound; ++v) all[v] = v;
+    CheckBatch(*snap, nullptr, all, at + ", every vertex");
+    std::vector<VertexId> some(700);
+    for (VertexId& v : some) v = rng() % bound;
+    CheckBatch(*snap, nullptr, some, at + ", random with duplicates");
+    std::sort(some.begin(), some.end());
+    CheckBatch(*snap, nullptr, some, at + ", random sorted");
+    // The kernels: BFS depths and SSSP distances equal under every setting. Under TSan on one
+    // thread: Debian's libtbb is not instrumented (CMakeLists.txt, the "tbb" label).
+#if defined(__SANITIZE_THREAD__)
+    tbb::global_control one_thread(tbb::global_control::max_allowed_parallelism, 1);
+#endif
+    std::vector<int64_t> depth0;
+    std::vector<double> dist0;
+    for (const FrontierReadConfig& cfg : kFrontierConfigs) {
+      FrontierConfigScope scope(cfg);
+      analytics::BfsParams bp;
+      bp.source = 0;
+      std::vector<int64_t> depth;
+      ASSERT_TRUE(analytics::Bfs(*snap, bp, &depth).ok());
+      analytics::SsspParams sp;
+      sp.source = 0;
+      std::vector<double> dist;
+      ASSERT_TRUE(analytics::Sssp(*snap, sp, &dist).ok());
+      if (depth0.empty()) {
+        depth0 = depth;
+        dist0 = dist;
+      }
+      ASSERT_EQ(depth, depth0) << at << ": BFS, frontier group " << cfg.group;
+      ASSERT_EQ(dist, dist0) << at << ": SSSP, frontier group " << cfg.group;
+    }
+    ++checks;
+  };
+  size_t written = 0;
+  while (gen->NextBatch(&batch, 2048)) {
+    WriteBatch b;
+    for (const graphio::Edge& e : batch) {
+      b.InsertEdge(e.src, e.dst, e.weight);
+      if (rng() % 16 == 0) b.DeleteEdge(e.src, rng() % gen->num_vertices());
+    }
+    ASSERT_TRUE(db->Write(b).ok());
+    written += batch.size();
+    if (written % 4096 == 0) check("after " + std::to_string(written) + " edges");
+  }
+  DBStats st = db->GetStats();
+  EXPECT_GT(st.flushes, 2u) << "the memgraph never filled";
+  EXPECT_GT(st.compactions, 0u) << "compaction never ran";
+  EXPECT_GT(st.level_files, 0u);
+  ASSERT_TRUE(db->CompactAll().ok());
+  check("compacted");
+  EXPECT_GT(checks, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, FrontierRmat,
+                         ::testing::Values(IoBackend::kPosix, IoBackend::kIoUring),
+                         [](const ::testing::TestParamInfo<IoBackend>& i) {
+                           return std::string(i.param == IoBackend::kPosix ? "Posix" : "IoUring");
+                         });
+
 // A run whose fields do not fit the multi-level index's packed entry (degree >= 2^20 - 1) is
 // kept there as "level only"; range scans then take the vertex's entry from its file. The
 // hub's list, on the bottom level and (after more writes) on level 0 too, comes back whole
@@ -592,17 +709,33 @@ TEST(BatchRead, DamagedBlockIsCorruptionNamingTheFile) {
     ::close(fd);
     std::vector<VertexId> all(64);
     for (VertexId v = 0; v < 64; ++v) all[v] = v;
-    Status s = snap->ScanNeighborsBatch(all.data(), all.size(), Direction::kOut,
-                                        [](size_t, const NeighborChunk&) { return true; });
-    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
-    EXPECT_NE(s.ToString().find(std::filesystem::path(seg).filename().string()), std::string::npos)
-        << s.ToString();
+    for (const FrontierReadConfig& cfg : kFrontierConfigs) {
+      FrontierConfigScope scope(cfg);
+      Status s = snap->ScanNeighborsBatch(all.data(), all.size(), Direction::kOut,
+                                          [](size_t, const NeighborChunk&) { return true; });
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_NE(s.ToString().find(std::filesystem::path(seg).filename().string()),
+                std::string::npos)
+          << s.ToString();
+    }
     bool single_failed = false;
     for (VertexId v : all) {
       std::vector<VertexId> dst;
       single_failed |= snap->GetNeighbors(v, &dst).IsCorruption();
     }
     EXPECT_TRUE(single_failed);
+    // The file cut short under the open store: the edge blocks past the cut are read past the
+    // end of the file, an IOError naming the file and the offset where its bytes ran out.
+    const uint64_t cut = std::filesystem::file_size(seg) / 4;
+    ASSERT_EQ(::truncate(seg.c_str(), static_cast<off_t>(cut)), 0);
+    for (const FrontierReadConfig& cfg : kFrontierConfigs) {
+      FrontierConfigScope scope(cfg);
+      Status s = snap->ScanNeighborsBatch(all.data(), all.size(), Direction::kOut,
+                                          [](size_t, const NeighborChunk&) { return true; });
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_NE(s.ToString().find("file " + seg + " offset "), std::string::npos) << s.ToString();
+      EXPECT_NE(s.ToString().find("read past end of file"), std::string::npos) << s.ToString();
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <new>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -190,6 +191,141 @@ TEST(CoroTest, OversizedFrameFallsBackToHeap) {
   EXPECT_EQ(g_news.load() - before, got.size());  // the counter sees frame allocations
   EXPECT_EQ(sched.arena().fallbacks(), got.size());
   for (uint64_t g : got) EXPECT_EQ(g, 12u);
+}
+
+// A fake device for AwaitIo: a queued read copies `value` to `*dst` when it completes. Reads
+// complete in a pseudo-random order: Poll(false) completes a random share of them (maybe none),
+// Poll(true) at least one. Storage is reserved up front, so polling allocates nothing.
+class FakeIo final : public IoPoller {
+ public:
+  explicit FakeIo(uint64_t seed) : rng_(seed) { q_.reserve(4096); }
+  void Queue(IoWait* w, uint64_t* dst, uint64_t value) { q_.push_back({w, dst, value}); }
+  Status Poll(bool wait) override {
+    ++polls_;
+    if (wait) {
+      ++waits_;
+      // The scheduler blocks only when some item waits on a read that is outstanding.
+      EXPECT_FALSE(q_.empty()) << "Poll(true) with nothing outstanding: it would never return";
+    }
+    size_t n = q_.empty() ? 0 : rng_() % (q_.size() + 1);
+    if (wait && n == 0 && !q_.empty()) n = 1;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t at = rng_() % q_.size();
+      Read r = q_[at];
+      q_[at] = q_.back();
+      q_.pop_back();
+      *r.dst = r.value;
+      IoWait::Done(r.wait);
+    }
+    if (fail_next_) {  // fail: complete everything (as IoPoller promises), report an error
+      fail_next_ = false;
+      while (!q_.empty()) {
+        *q_.back().dst = q_.back().value;
+        IoWait::Done(q_.back().wait);
+        q_.pop_back();
+      }
+      return Status::IOError("device gone");
+    }
+    return Status::OK();
+  }
+  size_t outstanding() const { return q_.size(); }
+  size_t polls_ = 0, waits_ = 0;
+  bool fail_next_ = false;
+
+ private:
+  struct Read {
+    IoWait* wait;
+    uint64_t* dst;
+    uint64_t value;
+  };
+  std::mt19937_64 rng_;
+  std::vector<Read> q_;
+};
+
+uint64_t ReadValue(size_t i, int round, int k) { return (i * 1315423911u) ^ (round * 977 + k); }
+
+// Item i: `rounds` rounds of (i % 4) reads each, awaited together; some items do no I/O at all.
+// The sum of what it read, in *out; a read not completed when the item resumes leaves a zero
+// in the sum's inputs and is reported through *early.
+Task<Status> Reader(FakeIo* io, size_t i, int rounds, uint64_t* out, size_t* early) {
+  IoWait wait;
+  uint64_t buf[4];
+  uint64_t sum = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const int reads = static_cast<int>(i % 4);
+    wait.pending = static_cast<size_t>(reads);
+    for (int k = 0; k < reads; ++k) {
+      buf[k] = 0;
+      io->Queue(&wait, &buf[k], ReadValue(i, round, k));
+    }
+    co_await AwaitIo{&wait};
+    for (int k = 0; k < reads; ++k) {
+      if (buf[k] != ReadValue(i, round, k)) ++*early;
+      sum += buf[k];
+    }
+    co_await Suspend{};  // plain interleaving between the rounds
+  }
+  *out = sum;
+  co_return Status::OK();
+}
+
+TEST(CoroTest, AwaitIoMatchesSequential) {
+  const size_t n = 500;
+  std::vector<uint64_t> want(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    for (int round = 0; round < 3; ++round) {
+      for (int k = 0; k < static_cast<int>(i % 4); ++k) want[i] += ReadValue(i, round, k);
+    }
+  }
+  for (size_t group = 1; group <= 64; ++group) {
+    FakeIo io(group);
+    std::vector<uint64_t> got(n, ~uint64_t{0});
+    size_t early = 0;
+    Scheduler sched(group);
+    // Warm-up run, then a run that must allocate nothing.
+    ASSERT_TRUE(sched.Run(n, [&](size_t i) { return Reader(&io, i, 3, &got[i], &early); }, &io).ok());
+    std::fill(got.begin(), got.end(), ~uint64_t{0});
+    const size_t before = g_news.load();
+    Status st = sched.Run(n, [&](size_t i) { return Reader(&io, i, 3, &got[i], &early); }, &io);
+    const size_t allocated = g_news.load() - before;
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(allocated, 0u) << "group " << group;
+    EXPECT_EQ(early, 0u) << "group " << group << ": an item resumed before its reads completed";
+    EXPECT_EQ(io.outstanding(), 0u);
+    ASSERT_EQ(got, want) << "group " << group;
+    EXPECT_EQ(sched.arena().fallbacks(), 0u);
+    if (group == 1) EXPECT_GT(io.waits_, 0u) << "the scheduler never blocked on I/O";
+  }
+}
+
+// Items that do no I/O are scheduled exactly as without a poller (the round-robin contract).
+TEST(CoroTest, PollerDoesNotChangeOrderWithoutIo) {
+  for (size_t group : {1, 3, 16}) {
+    std::vector<std::pair<size_t, int>> a, b;
+    FakeIo io(1);
+    Scheduler s1(group), s2(group);
+    ASSERT_TRUE(s1.Run(50, [&](size_t i) { return Stepper(i, static_cast<int>(i % 5), &a); }).ok());
+    ASSERT_TRUE(
+        s2.Run(50, [&](size_t i) { return Stepper(i, static_cast<int>(i % 5), &b); }, &io).ok());
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(io.polls_, 0u);
+  }
+}
+
+// A failed Poll is Run's status; the items still finish (the poller completed their reads).
+TEST(CoroTest, PollErrorIsReturned) {
+  for (size_t group : {1, 8, 64}) {
+    FakeIo io(3);
+    io.fail_next_ = true;
+    std::vector<uint64_t> got(100, 0);
+    size_t early = 0;
+    Scheduler sched(group);
+    Status st = sched.Run(got.size(), [&](size_t i) { return Reader(&io, i, 2, &got[i], &early); }, &io);
+    ASSERT_TRUE(st.IsIOError()) << st.ToString();
+    EXPECT_NE(st.ToString().find("device gone"), std::string::npos);
+    EXPECT_EQ(io.outstanding(), 0u);
+    EXPECT_EQ(early, 0u);
+  }
 }
 
 TEST(CoroTest, TaskDestroyedUnrunFreesItsFrame) {

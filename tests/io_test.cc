@@ -403,6 +403,155 @@ TEST_P(IoTest, RingLifetimes) {
   }
 }
 
+// ReadQueue (queued reads, completions by polling) against MultiRead: random reads over three
+// files, more than the ring's depth queued at once, zero-length reads, Reap calls with and
+// without waiting between the Queue calls, and MultiReads and ring reads of the same thread
+// while the queue's reads are in flight (they reap the queue's completions and must hand them
+// back). Every read is reported exactly once, with the bytes MultiRead gives.
+TEST_P(IoTest, ReadQueueMatchesMultiRead) {
+  for (bool random_access : {true, false}) {
+  SCOPED_TRACE(random_access ? "random access" : "with readahead");
+  TempDir dir;
+  EnvOptions o;
+  o.backend = GetParam();
+  o.ring_depth = 8;
+  o.ring_single_reads = true;  // io_uring: Read goes through the ring too
+  std::unique_ptr<Env> env;
+  ASSERT_TRUE(Env::Open(o, &env).ok());
+  std::vector<std::string> data;
+  std::vector<std::unique_ptr<RandomAccessFile>> files;
+  for (int k = 0; k < 3; ++k) {
+    data.push_back(RandomBytes((size_t{1} << 20) + 777 * k, 20 + k));
+    WriteFile(dir.File("q" + std::to_string(k)), data.back());
+    files.emplace_back();
+    ASSERT_TRUE(env->NewRandomAccessFile(dir.File("q" + std::to_string(k)), &files.back()).ok());
+  }
+  std::mt19937_64 rng(21);
+  const size_t kReqs = 600;
+  std::vector<ReadRequest> q(kReqs), m(kReqs);
+  std::vector<std::string> qbuf(kReqs), mbuf(kReqs);
+  std::vector<int> file(kReqs);
+  for (size_t i = 0; i < kReqs; ++i) {
+    file[i] = static_cast<int>(rng() % 3);
+    const std::string& d = data[file[i]];
+    const uint64_t off = rng() % d.size();
+    const size_t n = i % 37 == 0 ? 0 : std::min<size_t>(d.size() - off, 1 + rng() % 20000);
+    qbuf[i].assign(n, 'x');
+    mbuf[i].assign(n, 'y');
+    q[i] = ReadRequest{off, n, qbuf[i].data(), Status::Corruption("unset")};
+    m[i] = ReadRequest{off, n, mbuf[i].data(), Status()};
+  }
+  std::vector<int> reported(kReqs, 0);
+  auto done = [&](void* tag) { ++reported[static_cast<ReadRequest*>(tag) - q.data()]; };
+  std::unique_ptr<ReadQueue> queue = env->NewReadQueue(random_access);
+  size_t n_reported = 0;
+  for (size_t i = 0; i < kReqs; ++i) {
+    queue->Queue(*files[file[i]], &q[i], &q[i]);
+    if (i % 50 == 49) n_reported += queue->Reap(/*wait=*/false, done);
+    if (i % 100 == 99) n_reported += queue->Reap(/*wait=*/true, done);
+    if (i % 64 == 10) {
+      // A MultiRead and a single read on this thread while queued reads are in flight.
+      ReadRequest r[2] = {{1000, 5000, mbuf[0].data(), {}}, {0, 10, mbuf[0].data(), {}}};
+      std::string keep = mbuf[0];
+      mbuf[0].assign(std::max<size_t>(mbuf[0].size(), 5000), '\0');
+      r[0].buf = r[1].buf = mbuf[0].data();
+      ASSERT_TRUE(files[1]->MultiRead(r, 2).ok());
+      ASSERT_EQ(std::string(mbuf[0].data(), 10), data[1].substr(0, 10));
+      ASSERT_TRUE(files[2]->Read(77, 100, mbuf[0].data()).ok());
+      ASSERT_EQ(std::string(mbuf[0].data(), 100), data[2].substr(77, 100));
+      mbuf[0] = keep;
+      m[0].buf = mbuf[0].data();
+    }
+  }
+  while (queue->outstanding() != 0) {
+    const size_t got = queue->Reap(/*wait=*/true, done);
+    ASSERT_GT(got, 0u) << "Reap(wait) returned nothing with reads outstanding";
+    n_reported += got;
+  }
+  EXPECT_EQ(queue->Reap(/*wait=*/true, done), 0u);  // nothing outstanding: returns at once
+  EXPECT_EQ(n_reported, kReqs);
+  for (size_t i = 0; i < kReqs; ++i) {
+    ASSERT_TRUE(files[file[i]]->MultiRead(&m[i], 1).ok());
+    ASSERT_EQ(reported[i], 1) << "read " << i << " reported " << reported[i] << " times";
+    ASSERT_TRUE(q[i].status.ok()) << i << ": " << q[i].status.ToString();
+    ASSERT_EQ(qbuf[i], mbuf[i]) << "read " << i;
+    ASSERT_EQ(qbuf[i], data[file[i]].substr(q[i].offset, q[i].len)) << "read " << i;
+  }
+  }
+}
+
+// A file removed after it was opened (a compacted-away segment an old snapshot still reads):
+// the queue's no-readahead descriptor cannot be opened by path any more, and its reads go
+// through the first descriptor instead, with the right bytes.
+TEST_P(IoTest, ReadQueueOfRemovedFile) {
+  TempDir dir;
+  const std::string path = dir.File("gone");
+  const std::string data = RandomBytes(200000, 27);
+  WriteFile(path, data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(path, &f).ok());
+  ASSERT_TRUE(env_->RemoveFile(path).ok());
+  std::unique_ptr<ReadQueue> queue = env_->NewReadQueue(/*random_access=*/true);
+  std::vector<ReadRequest> q(50);
+  std::vector<std::string> b(q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    b[i].assign(1000 + i, '\0');
+    q[i] = ReadRequest{i * 3001, b[i].size(), b[i].data(), {}};
+    queue->Queue(*f, &q[i], &q[i]);
+  }
+  size_t got = 0;
+  while (queue->outstanding() != 0) got += queue->Reap(true, [](void*) {});
+  ASSERT_EQ(got, q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    ASSERT_TRUE(q[i].status.ok()) << q[i].status.ToString();
+    ASSERT_EQ(b[i], data.substr(q[i].offset, q[i].len));
+  }
+}
+
+// Reads past the end of a file, and of a file truncated after it was opened: IOErrors naming
+// the file and the offset where the bytes ran out, the same as MultiRead's; the other reads of
+// the queue are unaffected.
+TEST_P(IoTest, ReadQueuePastEndAndTruncatedFile) {
+  TempDir dir;
+  const std::string path = dir.File("trunc");
+  const std::string data = RandomBytes(10000, 26);
+  WriteFile(path, data);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(path, &f).ok());
+  std::unique_ptr<ReadQueue> queue = env_->NewReadQueue();
+  auto check = [&](std::vector<std::pair<uint64_t, size_t>> reads,
+                   std::vector<std::string> errors) {
+    std::vector<ReadRequest> q(reads.size()), m(reads.size());
+    std::vector<std::string> qb(reads.size()), mb(reads.size());
+    for (size_t i = 0; i < reads.size(); ++i) {
+      qb[i].assign(reads[i].second, '\0');
+      mb[i].assign(reads[i].second, '\0');
+      q[i] = ReadRequest{reads[i].first, reads[i].second, qb[i].data(), {}};
+      m[i] = ReadRequest{reads[i].first, reads[i].second, mb[i].data(), {}};
+      queue->Queue(*f, &q[i], &q[i]);
+    }
+    (void)f->MultiRead(m.data(), m.size());
+    size_t got = 0;
+    while (queue->outstanding() != 0) got += queue->Reap(true, [](void*) {});
+    ASSERT_EQ(got, reads.size());
+    for (size_t i = 0; i < reads.size(); ++i) {
+      if (errors[i].empty()) {
+        ASSERT_TRUE(q[i].status.ok()) << i << ": " << q[i].status.ToString();
+        ASSERT_EQ(qb[i], mb[i]);
+        continue;
+      }
+      ASSERT_TRUE(q[i].status.IsIOError()) << i << ": " << q[i].status.ToString();
+      EXPECT_NE(q[i].status.message().find("file " + path + " offset " + errors[i]),
+                std::string::npos)
+          << q[i].status.ToString();
+      EXPECT_EQ(q[i].status.ToString(), m[i].status.ToString());
+    }
+  };
+  check({{0, 100}, {9900, 200}, {500, 100}, {10000, 1}}, {"", "10000", "", "10000"});
+  ASSERT_EQ(::truncate(path.c_str(), 5000), 0);
+  check({{4000, 2000}, {100, 100}, {6000, 100}}, {"5000", "", "6000"});
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, IoTest,
                          ::testing::Values(IoBackend::kPosix, IoBackend::kIoUring,
                                            IoBackend::kAuto),

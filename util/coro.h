@@ -28,6 +28,15 @@
 //   been destroyed.
 // - A Scheduler is single-threaded and not reentrant; use one per thread (e.g. thread_local or
 //   one per parallel task).
+//
+// I/O (cold frontier reads, docs/design.md "Coroutine interleaving"): an item queues reads on
+// a queue whose completions decrement an IoWait (tag = &wait, IoWait::Done), then
+// `co_await AwaitIo{&wait}`: it suspends unless every read already completed. Such an item is
+// skipped by the round-robin until wait.pending is 0. After each pass over the slots in which
+// some item waits, the scheduler calls its IoPoller (the third argument of Run): Poll(false)
+// (submit, reap what is done) while other items can run, Poll(true) (submit, block until a read
+// completes) when every live item waits. Items that never await I/O are scheduled exactly as
+// without a poller.
 #pragma once
 
 #include <cassert>
@@ -210,19 +219,59 @@ struct Suspend {
   void await_resume() const noexcept {}
 };
 
+// Reads an item waits for. The item sets `pending` to the number of reads it queued (before
+// they can complete); each completion calls Done(tag) with tag == this.
+struct IoWait {
+  size_t pending = 0;
+  static void Done(void* tag) {
+    IoWait* w = static_cast<IoWait*>(tag);
+    assert(w->pending > 0);
+    --w->pending;
+  }
+};
+
+// Completes the reads items wait for (see Scheduler::Run). Poll(wait) submits queued reads and
+// calls IoWait::Done for each completed one. With wait, it returns only after at least one
+// completion, or with an error after completing every outstanding read (with error statuses):
+// the scheduler never waits on a read that cannot finish.
+class IoPoller {
+ public:
+  virtual ~IoPoller() = default;
+  virtual Status Poll(bool wait) = 0;
+};
+
+namespace detail {
+// The IoWait of the coroutine that just suspended in AwaitIo (read and cleared by the
+// scheduler right after each resume, so nested schedulers on one thread do not mix them up).
+inline IoWait*& SuspendedOnIo() {
+  thread_local IoWait* w = nullptr;
+  return w;
+}
+}  // namespace detail
+
+// Suspends the item until its IoWait's reads are done (not at all if they already are).
+struct AwaitIo {
+  IoWait* wait;
+  bool await_ready() const noexcept { return wait->pending == 0; }
+  void await_suspend(std::coroutine_handle<>) const noexcept { detail::SuspendedOnIo() = wait; }
+  void await_resume() const noexcept {}
+};
+
 class Scheduler {
  public:
   // group: items live at once (>= 1). frame_bytes: the largest frame served from the arena.
   explicit Scheduler(size_t group, size_t frame_bytes = 512)
-      : group_(group == 0 ? 1 : group), arena_(frame_bytes, group_), slots_(group_) {}
+      : group_(group == 0 ? 1 : group), arena_(frame_bytes, group_), slots_(group_),
+        waits_(group_, nullptr) {}
 
   size_t group() const { return group_; }
   const FrameArena& arena() const { return arena_; }
 
   // Runs make(i) for i in [0, n) interleaved, `group` at a time (see the contracts above).
-  // make(i) returns Task<void> or Task<Status>.
+  // make(i) returns Task<void> or Task<Status>. io: completes the reads of items that await
+  // I/O (required if any does); a failed Poll is returned like an item's status (first error).
   template <typename Make>
-  Status Run(size_t n, Make&& make) {
+  Status Run(size_t n, Make&& make, IoPoller* io = nullptr) {
     using TaskT = decltype(make(size_t{0}));
     using Handle = typename TaskT::Handle;
     assert(slots_.size() == group_);
@@ -244,11 +293,23 @@ class Scheduler {
       if (!start(s)) break;
     }
     while (live != 0) {
+      size_t waiting = 0;  // live items waiting on I/O after this pass
       for (size_t s = 0; s < group_; ++s) {
         if (slots_[s] == nullptr) continue;
+        if (waits_[s] != nullptr) {
+          if (waits_[s]->pending != 0) {
+            ++waiting;
+            continue;
+          }
+          waits_[s] = nullptr;
+        }
         Handle h = Handle::from_address(slots_[s]);
+        detail::SuspendedOnIo() = nullptr;
         h.resume();
-        if (!h.done()) continue;
+        if (!h.done()) {
+          if ((waits_[s] = std::exchange(detail::SuspendedOnIo(), nullptr)) != nullptr) ++waiting;
+          continue;
+        }
         auto& p = h.promise();
         if (p.error) {
           if (!error) error = p.error;
@@ -261,6 +322,13 @@ class Scheduler {
         --live;
         start(s);
       }
+      if (waiting != 0) {
+        // Every live item waits: block until a read completes; else only collect what is done.
+        assert(io != nullptr && "an item awaited I/O but Run has no IoPoller");
+        if (io == nullptr) std::terminate();
+        Status ps = io->Poll(/*wait=*/waiting == live);
+        if (!ps.ok() && first.ok()) first = std::move(ps);
+      }
     }
     if (error) std::rethrow_exception(error);
     return first;
@@ -270,6 +338,7 @@ class Scheduler {
   size_t group_;
   FrameArena arena_;
   std::vector<void*> slots_;  // live coroutine handles' addresses, null when free
+  std::vector<IoWait*> waits_;  // the IoWait slot s's item suspended on, until it is resumed
 };
 
 }  // namespace strata::coro
