@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <chrono>
@@ -51,7 +52,6 @@
 #include <string>
 #include <vector>
 
-#include "analytics/frontier.h"
 #include "graphio/generator.h"
 #include "strata/analytics.h"
 #include "db/tier_reader.h"
@@ -400,17 +400,29 @@ int RunInterleaveBench(int argc, char** argv) {
             for (VertexId v = src % frontier_stride; v < snap->VertexIdBound(); v += frontier_stride) {
               vs.push_back(v);
             }
+            // Chunks of BFS's fetch batch, in parallel, through the public batch read (what
+            // the frontier kernels' ForEachFrontierChunk does inside analytics/).
             std::atomic<uint64_t> sum{0};
-            s = analytics::ForEachFrontierChunk(
-                *snap, vs.data(), vs.size(), Direction::kOut, /*weights=*/false,
-                analytics::BfsParams{}.fetch_batch, [&] {
-                  return [&sum](VertexId, const NeighborChunk& c) {
-                    uint64_t x = 0;
-                    for (size_t i = 0; i < c.size; ++i) x += c.dst[i];
-                    sum.fetch_add(x, std::memory_order_relaxed);
-                    return true;
-                  };
-                });
+            const size_t batch = analytics::BfsParams{}.fetch_batch;
+            const size_t chunks = (vs.size() + batch - 1) / batch;
+            std::mutex mu;
+            Status first;
+            tbb::parallel_for(size_t{0}, chunks, [&](size_t k) {
+              const size_t b0 = k * batch, n = std::min(batch, vs.size() - b0);
+              uint64_t x = 0;
+              Status st = snap->ScanNeighborsBatch(vs.data() + b0, n, Direction::kOut,
+                                                   /*weights=*/false,
+                                                   [&x](size_t, const NeighborChunk& c) {
+                for (size_t i = 0; i < c.size; ++i) x += c.dst[i];
+                return true;
+              });
+              sum.fetch_add(x, std::memory_order_relaxed);
+              if (!st.ok()) {
+                std::lock_guard<std::mutex> lock(mu);
+                if (first.ok()) first = st;
+              }
+            });
+            s = first;
             dist.assign(1, static_cast<double>(sum.load()));
           } else {
             std::fprintf(stderr, "interleave bench: unknown kernel %s\n", kernel.c_str());
