@@ -51,15 +51,11 @@ struct KernelAllocator {
     return static_cast<T*>(KernelAllocate(n * sizeof(T), alignof(T)));
   }
   void deallocate(T* p, size_t n) noexcept { KernelFree(p, n * sizeof(T), alignof(T)); }
-  // Only the value-less form: construction with arguments (assign, copies) falls back to
+  // Only the value-less form: construction with arguments (assign, copies) is
   // std::allocator_traits' default, placement new with those arguments.
   template <class U>
   void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
     ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   template <class U>
   bool operator==(const KernelAllocator<U>&) const noexcept { return true; }

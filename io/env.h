@@ -136,6 +136,21 @@ class ReadQueue {
   virtual size_t Reap(bool wait, FunctionRef<void(void* tag)> done) = 0;
   // Reads queued and not yet reported by Reap.
   virtual size_t outstanding() const = 0;
+
+ protected:
+  // Reports the tags in *done (their reads completed) and empties it, keeping its capacity;
+  // a callback may add tags (reads it queued that completed at once), reported next time.
+  static size_t ReportDone(std::vector<void*>* done, FunctionRef<void(void* tag)> fn) {
+    std::vector<void*> ready;
+    ready.swap(*done);
+    for (void* tag : ready) fn(tag);
+    const size_t n = ready.size();
+    if (done->empty()) {
+      ready.clear();
+      done->swap(ready);
+    }
+    return n;
+  }
 };
 
 struct EnvOptions {

@@ -291,15 +291,7 @@ void SyncReadQueue::Queue(const RandomAccessFile& f, ReadRequest* req, void* tag
 
 size_t SyncReadQueue::Reap(bool, FunctionRef<void(void* tag)> done) {
   // Reported in queue order; a callback may queue more reads (reported by the next Reap).
-  std::vector<void*> ready;
-  ready.swap(done_);
-  for (void* tag : ready) done(tag);
-  const size_t n = ready.size();
-  if (done_.empty()) {  // keep the capacity
-    ready.clear();
-    done_.swap(ready);
-  }
-  return n;
+  return ReportDone(&done_, done);
 }
 
 std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options) {

@@ -477,15 +477,7 @@ class UringReadQueue final : public ReadQueue {
       }
       if (!ring_->broken() && Prepare() != 0) Enter(/*wait=*/false);  // the last resubmissions
     }
-    std::vector<void*> ready;
-    ready.swap(done_);
-    for (void* tag : ready) done(tag);
-    const size_t n = ready.size();
-    if (done_.empty()) {  // keep the capacity
-      ready.clear();
-      done_.swap(ready);
-    }
-    return n;
+    return ReportDone(&done_, done);
   }
 
   size_t outstanding() const override { return waiting_.size() + inflight_ + done_.size(); }
