@@ -1028,6 +1028,8 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     };
     const bool peak_reset = ResetPeakRss();
     const uint64_t rss_before_mixed = CurrentRssBytes();
+    const HeapBreakdown heap_before_mixed = ReadHeapBreakdown();
+    const SystemStats stats_before_mixed = sys->Stats();
     // Readers alone.
     std::vector<float> alone;
     const double ta = NowSec();
@@ -1063,8 +1065,17 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       p.Int("writers", writers);
       Result pk = R("mixed", system, "peak_rss_bytes", static_cast<double>(PeakRssBytes()), "B", p);
       pk.info.Int("rss_before", static_cast<int64_t>(rss_before_mixed));
+      pk.info.Int("jemalloc_resident_before", static_cast<int64_t>(heap_before_mixed.jemalloc_resident));
+      pk.info.Int("jemalloc_allocated_before", static_cast<int64_t>(heap_before_mixed.jemalloc_allocated));
+      pk.info.Int("memory_bytes_before", static_cast<int64_t>(stats_before_mixed.memory_bytes));
       pk.info.Str("source", "VmHWM over the mixed workload (reset before it via /proc/self/clear_refs)");
       sink->Add(pk);
+      const double mib = 1.0 / 1048576.0;
+      Log(system,
+          "mixed peak RSS %.1f MiB; before it: RSS %.1f MiB, jemalloc %.1f MiB resident / %.1f MiB "
+          "allocated, store %.1f MiB",
+          PeakRssBytes() * mib, rss_before_mixed * mib, heap_before_mixed.jemalloc_resident * mib,
+          heap_before_mixed.jemalloc_allocated * mib, stats_before_mixed.memory_bytes * mib);
     }
     // Control: the same writers beside a PageRank that does not read the store (the CSR kernel
     // on a copy of the loaded graph, same threads and iterations). What the writers lose here
