@@ -16,7 +16,8 @@
 // default) and rW (the range walks' prefetch distance, SetWalkPrefetch(W), for every kernel;
 // absent: kDefaultWalkPrefetch) and fF (the frontier reads' I/O group, FrontierReadConfig::group
 // = F, db/tier_reader.h; optionally kK: items of K KiB, and a: through the descriptor with
-// readahead, FrontierReadConfig::random_access false; absent: the defaults). Each run's result is checked equal to the first setting's (BFS depths exactly,
+// readahead, FrontierReadConfig::random_access false; absent: the defaults) and hH (the streamed
+// scans' hints, H windows ahead, SetStreamHintWindows(H); absent: kDefaultStreamHintWindows). Each run's result is checked equal to the first setting's (BFS depths exactly,
 // SSSP distances exactly: every setting relaxes to the same fixed point; PageRank's ranks and
 // WCC's labels exactly, run with default parameters to check the shared read path). Prints per setting
 // the wall and CPU seconds (median, min, max) and the median per-round ratio to the first
@@ -57,6 +58,7 @@
 #include "graphio/generator.h"
 #include "strata/analytics.h"
 #include "db/tier_reader.h"
+#include "segment/stream_window.h"
 #include "strata/db.h"
 
 namespace strata::bench {
@@ -69,6 +71,7 @@ struct Setting {
   long prefetch = -1;  // -1: the kernel's default
   long walk = -1;      // TierReader's walk prefetch distance (SetWalkPrefetch); -1: default
   FrontierReadConfig frontier;  // the frontier reads' I/O (SetFrontierReadConfig)
+  long hint = -1;      // streamed scans' hint windows (SetStreamHintWindows); -1: default
 };
 
 bool ParseSetting(const std::string& s, Setting* out) {
@@ -100,6 +103,11 @@ bool ParseSetting(const std::string& s, Setting* out) {
   if (*end == 'a') {  // the frontier reads keep the scans' readahead
     out->frontier.random_access = false;
     ++end;
+  }
+  if (*end == 'h') {
+    const char* b = end + 1;
+    out->hint = std::strtol(b, &end, 10);
+    if (end == b || out->hint < 0) return false;
   }
   return *end == '\0';
 }
@@ -359,6 +367,7 @@ int RunInterleaveBench(int argc, char** argv) {
         const Setting& st = settings[j];
         SetWalkPrefetch(st.walk >= 0 ? static_cast<size_t>(st.walk) : kDefaultWalkPrefetch);
         SetFrontierReadConfig(st.frontier);
+        SetStreamHintWindows(st.hint >= 0 ? static_cast<uint64_t>(st.hint) : kDefaultStreamHintWindows);
         double w = 0, c = 0;
         uint64_t io_bytes = 0;
         for (VertexId src : srcs) {

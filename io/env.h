@@ -70,6 +70,15 @@ class RandomAccessFile {
     return Read(offset, n, buf);
   }
 
+  // Asks the OS to start reading [offset, offset + n) into its page cache and returns without
+  // waiting (posix_fadvise POSIX_FADV_WILLNEED). A hint: errors are ignored and a backend
+  // without one does nothing. A streamed scan names the window after the one it reads, so the
+  // device reads it while the scan decodes.
+  virtual void WillNeed(uint64_t offset, uint64_t n) const {
+    (void)offset;
+    (void)n;
+  }
+
   // Size of the file when it was opened.
   virtual uint64_t Size() const = 0;
   virtual const std::string& path() const = 0;

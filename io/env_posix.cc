@@ -204,6 +204,9 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   Status ReadRandom(uint64_t offset, size_t n, char* buf) const override {
     return PosixReadFull(RandomAccessFd(path_, fd_, &random_fd_), path_, offset, n, buf);
   }
+  void WillNeed(uint64_t offset, uint64_t n) const override {
+    (void)::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(n), POSIX_FADV_WILLNEED);
+  }
   Status MultiRead(ReadRequest* reqs, size_t n) const override {
     Status first;
     for (size_t i = 0; i < n; i++) {

@@ -323,6 +323,9 @@ class UringRandomAccessFile final : public RandomAccessFile {
     return detail::PosixReadFull(random_fd(), path_, offset, n, buf);
   }
   int random_fd() const { return detail::RandomAccessFd(path_, fd_, &random_fd_); }
+  void WillNeed(uint64_t offset, uint64_t n) const override {
+    (void)::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(n), POSIX_FADV_WILLNEED);
+  }
 
   Status Read(uint64_t offset, size_t n, char* buf) const override {
     if (n == 0) return Status::OK();

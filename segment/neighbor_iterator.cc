@@ -104,7 +104,8 @@ Status NeighborIterator::DecodeChunk(size_t at, uint32_t limit, uint32_t* n_out,
   const uint32_t n = h.has_timestamps() ? total - done : std::min(limit, total - done);
   const uint64_t avail = std::min<uint64_t>(kMaxChunkBytes, chunks_end_ - pos_);
   const uint64_t limit_off = own_windows_ ? run_end_ : std::min(r_->edge_stream_.len, edge_limit_);
-  Status s = edges_->Ensure(pos_, avail, std::min(sparse_ ? run_end_ : limit_off, pos_ + window_goal_));
+  Status s = edges_->Ensure(pos_, avail, std::min(sparse_ ? run_end_ : limit_off, pos_ + window_goal_),
+                            own_windows_ || sparse_ ? 0 : limit_off);
   if (!s.ok()) return s;
   const char* const start = edges_->At(pos_);
   const char* p = start;
@@ -234,7 +235,8 @@ bool NeighborIterator::Next(EdgeBatch* b) {
     const uint64_t pos = 8 * (v_.first_edge + first);
     const uint64_t limit = own_windows_ || sparse_ ? 8 * (v_.first_edge + v_.degree)
                                                    : std::min(r_->weight_stream_.len, weight_limit_);
-    Status s = weights_->Ensure(pos, 8 * count, std::min(limit, pos + window_goal_));
+    Status s = weights_->Ensure(pos, 8 * count, std::min(limit, pos + window_goal_),
+                                own_windows_ || sparse_ ? 0 : limit);
     if (!s.ok()) return Fail(s);
     std::memcpy(weight_, weights_->At(pos), 8 * count);
   }

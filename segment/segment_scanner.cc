@@ -95,6 +95,16 @@ Status SegmentScanner::LoadVertexBatch(bool one_block) {
   }
   Status s = r_->LoadBlocks(true, j0, j1, &raw_, &raw_off_);
   if (!s.ok()) return s;
+  // Name the vertex blocks the next batch will read to the OS (StreamWindow's hints do the same
+  // for the edge and weight streams).
+  if (const uint64_t windows = GetStreamHintWindows(); windows > 0 && !one_block && j1 + 1 < jmax) {
+    const uint64_t a = std::max(j1 + 1, hinted_block_);
+    const uint64_t b = std::min(jmax - 1, j1 + windows * (j1 - j0 + 1));
+    if (a <= b && index[b].offset >= index[a].offset) {
+      r_->file_->WillNeed(index[a].offset, index[b].offset + index[b].size - index[a].offset);
+      hinted_block_ = b + 1;
+    }
+  }
   for (uint64_t j = j0; j <= j1; j++) {
     s = r_->DecodeVertexBlock(j, raw_.data() + raw_off_[j - j0], index[j].size, &batch_, 0,
                               nullptr, nullptr);

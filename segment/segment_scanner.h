@@ -79,6 +79,7 @@ class SegmentScanner {
   // With has_current_: batch_[batch_pos_ - 1], or the entry SetVertex gave.
   const VertexEntry* current_ = nullptr;
   uint64_t next_block_ = 0;  // next vertex block to load
+  uint64_t hinted_block_ = 0;  // vertex blocks before this one were named to the OS already
   bool done_ = false;
 };
 

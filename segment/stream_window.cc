@@ -1,13 +1,21 @@
 #include "segment/stream_window.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "util/crc.h"
 
 namespace strata {
 
-Status StreamWindow::Load(uint64_t pos, uint64_t n, uint64_t goal) {
+namespace {
+std::atomic<uint64_t> hint_windows{kDefaultStreamHintWindows};
+}  // namespace
+
+void SetStreamHintWindows(uint64_t w) { hint_windows.store(std::min(w, kMaxStreamHintWindows)); }
+uint64_t GetStreamHintWindows() { return hint_windows.load(std::memory_order_relaxed); }
+
+Status StreamWindow::Load(uint64_t pos, uint64_t n, uint64_t goal, uint64_t ahead) {
   if (ext_ != nullptr) {
     ext_ = nullptr;
     begin_ = end_ = 0;
@@ -49,6 +57,17 @@ Status StreamWindow::Load(uint64_t pos, uint64_t n, uint64_t goal) {
   Status st = reqs_.size() == 1 ? r_->file_->Read(reqs_[0].offset, reqs_[0].len, reqs_[0].buf)
                                 : r_->file_->MultiRead(reqs_.data(), reqs_.size());
   if (!st.ok()) return Reset(st);
+  ahead = std::min(ahead, s_->len);
+  const uint64_t windows = GetStreamHintWindows();
+  if (windows > 0 && ahead > (last + 1) * payload_) {
+    // Each block is named once: the hints start where the previous ones ended.
+    const uint64_t from = std::max(last + 1, hinted_);
+    const uint64_t to = std::min(last + windows * (last - first + 1), (ahead - 1) / payload_);
+    if (from <= to) {
+      Hint(from, to);
+      hinted_ = to + 1;
+    }
+  }
 
   // Verify each block and squeeze out the checksums.
   char* rp = buf_.get() + keep;
@@ -68,6 +87,17 @@ Status StreamWindow::Load(uint64_t pos, uint64_t n, uint64_t goal) {
   std::memset(wp, 0, kWindowSlack);
   end_ = begin_ + static_cast<uint64_t>(wp - buf_.get());
   return Status::OK();
+}
+
+void StreamWindow::Hint(uint64_t first, uint64_t last) const {
+  const uint64_t per_extent = r_->header_.blocks_per_extent;
+  for (uint64_t k = first; k <= last;) {
+    const uint64_t group_end = std::min(last + 1, (k / per_extent + 1) * per_extent);
+    uint64_t len = 0;
+    for (uint64_t b = k; b < group_end; b++) len += r_->BlockPhysicalSize(*s_, b);
+    r_->file_->WillNeed(r_->BlockOffset(*s_, k), len);
+    k = group_end;
+  }
 }
 
 void StreamWindow::Reserve(size_t keep, size_t need) {

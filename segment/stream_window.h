@@ -51,6 +51,15 @@ inline const char* DecodeVarintWindow(const char* p, const char* end, uint64_t* 
   return DecodeVarint64(p, end, v);
 }
 
+// How many windows ahead of a streamed scan's read its hints reach (Ensure's `ahead`), as a
+// multiple of the read. Process-wide, for measurement (strata-bench interleave's hH setting;
+// docs/benchmarks.md, "Issue 30: hints ahead of streamed scans"); 0 turns the hints off. The
+// default is what measured best on cold BFS.
+inline constexpr uint64_t kDefaultStreamHintWindows = 4;
+inline constexpr uint64_t kMaxStreamHintWindows = 16;
+void SetStreamHintWindows(uint64_t w);  // clamped to kMaxStreamHintWindows
+uint64_t GetStreamHintWindows();
+
 class StreamWindow {
  public:
   // The buffer comes from this thread's ScanSpares and goes back to them.
@@ -72,9 +81,12 @@ class StreamWindow {
 
   // Makes [pos, pos + n) available, reading up to `goal` (clamped to [pos + n, stream end]).
   // Corruption past the stream's end or on a checksum mismatch (the window is then empty).
-  Status Ensure(uint64_t pos, uint64_t n, uint64_t goal) {
+  // A streamed scan passes `ahead`, the stream offset it will read up to: when a read happens,
+  // the blocks after it, as many as it read but none at or past `ahead`, are named to the OS
+  // to read meanwhile (RandomAccessFile::WillNeed). 0: no hint.
+  Status Ensure(uint64_t pos, uint64_t n, uint64_t goal, uint64_t ahead = 0) {
     if (pos >= begin_ && pos + n <= end_) return Status::OK();
-    return Load(pos, n, goal);
+    return Load(pos, n, goal, ahead);
   }
 
   // The byte at stream offset pos, which an Ensure since the last read made available.
@@ -85,7 +97,9 @@ class StreamWindow {
  private:
   // Ensure when [pos, pos + n) is not in the window: keeps what it has of the range, reads the
   // rest (one read per run of blocks inside one extent) and squeezes out the checksums.
-  Status Load(uint64_t pos, uint64_t n, uint64_t goal);
+  Status Load(uint64_t pos, uint64_t n, uint64_t goal, uint64_t ahead);
+  // Names blocks [first, last] of the stream to the OS (one hint per extent run).
+  void Hint(uint64_t first, uint64_t last) const;
 
   Status Reset(Status s) {
     begin_ = end_ = 0;
@@ -102,6 +116,7 @@ class StreamWindow {
   const char* ext_ = nullptr;  // adopted memory, when not null
   uint64_t begin_ = 0;
   uint64_t end_ = 0;
+  uint64_t hinted_ = 0;  // blocks before this one were named to the OS already (or are behind)
   std::vector<io::ReadRequest> reqs_;
 };
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -28,6 +29,7 @@
 #include "segment/segment_format.h"
 #include "segment/segment_reader.h"
 #include "segment/segment_writer.h"
+#include "segment/stream_window.h"
 #include "util/coding.h"
 #include "util/crc.h"
 
@@ -1348,6 +1350,177 @@ TEST_P(SegmentTest, SpaceOnKroneckerGraph) {
     ASSERT_TRUE(sc->status().ok());
     ASSERT_EQ(seen, edges.size());
     std::printf("  scan: %.1f M edges/s (warm page cache)\n", seen / secs / 1e6);
+  }
+}
+
+// ---- Hints ahead of streamed scans (StreamWindow, SegmentScanner; RandomAccessFile::WillNeed).
+
+// An Env whose files record what they are asked to read and to prefetch.
+struct IoLog {
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, uint64_t>> reads, hints;  // [begin, end) byte ranges
+};
+
+class RecordingFile final : public io::RandomAccessFile {
+ public:
+  RecordingFile(std::unique_ptr<io::RandomAccessFile> f, IoLog* log) : f_(std::move(f)), log_(log) {}
+  Status Read(uint64_t offset, size_t n, char* buf) const override {
+    Note(&IoLog::reads, offset, n);
+    return f_->Read(offset, n, buf);
+  }
+  Status MultiRead(io::ReadRequest* reqs, size_t n) const override {
+    for (size_t i = 0; i < n; i++) Note(&IoLog::reads, reqs[i].offset, reqs[i].len);
+    return f_->MultiRead(reqs, n);
+  }
+  Status ReadRandom(uint64_t offset, size_t n, char* buf) const override {
+    Note(&IoLog::reads, offset, n);
+    return f_->ReadRandom(offset, n, buf);
+  }
+  void WillNeed(uint64_t offset, uint64_t n) const override {
+    Note(&IoLog::hints, offset, n);
+    f_->WillNeed(offset, n);
+  }
+  uint64_t Size() const override { return f_->Size(); }
+  const std::string& path() const override { return f_->path(); }
+
+ private:
+  void Note(std::vector<std::pair<uint64_t, uint64_t>> IoLog::*v, uint64_t offset, uint64_t n) const {
+    std::lock_guard<std::mutex> g(log_->mu);
+    (log_->*v).emplace_back(offset, offset + n);
+  }
+  std::unique_ptr<io::RandomAccessFile> f_;
+  IoLog* log_;
+};
+
+class RecordingEnv final : public io::Env {
+ public:
+  RecordingEnv(io::Env* base, IoLog* log) : base_(base), log_(log) {}
+  IoBackend backend() const override { return base_->backend(); }
+  Status NewWritableFile(const std::string& path, std::unique_ptr<io::WritableFile>* out) override {
+    return base_->NewWritableFile(path, out);
+  }
+  Status NewRandomAccessFile(const std::string& path,
+                             std::unique_ptr<io::RandomAccessFile>* out) override {
+    std::unique_ptr<io::RandomAccessFile> f;
+    Status s = base_->NewRandomAccessFile(path, &f);
+    if (s.ok()) *out = std::make_unique<RecordingFile>(std::move(f), log_);
+    return s;
+  }
+
+ private:
+  io::Env* base_;
+  IoLog* log_;
+};
+
+// Sorted, merged copy of a list of ranges.
+std::vector<std::pair<uint64_t, uint64_t>> Merged(std::vector<std::pair<uint64_t, uint64_t>> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const auto& r : v) {
+    if (!out.empty() && r.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, r.second);
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+struct HintWindowsGuard {
+  uint64_t saved = GetStreamHintWindows();
+  ~HintWindowsGuard() { SetStreamHintWindows(saved); }
+};
+
+// A full scan with hints on names each block ahead of it once, names only bytes the scan then
+// reads, and answers as without hints; with hints off it names nothing. A range scan names
+// nothing past the range's vertex blocks and streams.
+TEST_P(SegmentTest, ScanHintsNameWhatTheScanReadsNext) {
+  HintWindowsGuard guard;
+  TempDir dir;
+  const std::string path = dir.File("hints.seg");
+  Opts o;
+  o.weighted = true;
+  const Graph g = RandomGraph(41, 4000, 60);
+  ASSERT_TRUE(WriteGraph(env_.get(), path, g, o).ok());
+  uint64_t model = 0;
+  for (const Vertex& v : g) {
+    for (const Edge& e : v.edges) model += v.src * 31 + e.dst + static_cast<uint64_t>(e.weight * 8);
+  }
+
+  for (uint64_t windows : {uint64_t{0}, uint64_t{1}, uint64_t{4}}) {
+    SCOPED_TRACE("hint windows " + std::to_string(windows));
+    SetStreamHintWindows(windows);
+    IoLog log;
+    RecordingEnv env(env_.get(), &log);
+    SegmentReaderOptions ro;
+    ro.pin_vertex_blocks = false;  // vertex blocks are read (and hinted) by the scan
+    ro.scan_window = 16384;
+    std::unique_ptr<SegmentReader> r;
+    ASSERT_TRUE(SegmentReader::Open(&env, path, ro, &r).ok());
+    {
+      std::lock_guard<std::mutex> l(log.mu);
+      log.reads.clear();  // what Open read
+      log.hints.clear();
+    }
+    ScanOptions so;
+    so.read.weights = true;
+    auto sc = r->NewScanner(so);
+    VertexEntry v;
+    EdgeBatch b;
+    uint64_t sum = 0;
+    while (sc->NextVertex(&v)) {
+      while (sc->NextEdges(&b)) {
+        for (size_t j = 0; j < b.size; j++) {
+          sum += v.src * 31 + b.dst[j] + static_cast<uint64_t>(b.weight[j] * 8);
+        }
+      }
+    }
+    ASSERT_TRUE(sc->status().ok()) << sc->status().ToString();
+    EXPECT_EQ(sum, model);
+    if (windows == 0) {
+      EXPECT_TRUE(log.hints.empty());
+      continue;
+    }
+    ASSERT_GT(log.hints.size(), 10u);  // the file spans many windows
+    // Each byte named at most once.
+    std::vector<std::pair<uint64_t, uint64_t>> hints = log.hints;
+    std::sort(hints.begin(), hints.end());
+    for (size_t i = 1; i < hints.size(); i++) EXPECT_LE(hints[i - 1].second, hints[i].first);
+    // Every named byte is read by the scan afterwards, none past the file's end.
+    const auto reads = Merged(log.reads);
+    for (const auto& h : hints) {
+      EXPECT_LE(h.second, r->file_size());
+      auto it = std::upper_bound(reads.begin(), reads.end(), std::make_pair(h.first, ~uint64_t{0}));
+      ASSERT_NE(it, reads.begin()) << h.first;
+      --it;
+      EXPECT_LE(h.second, it->second) << "hint [" << h.first << ", " << h.second << ") not read";
+    }
+
+    // A range scan of the first quarter: its hints stay inside what a full scan of the range
+    // reads, so none reaches the streams' bytes of the last half of the vertices.
+    {
+      std::lock_guard<std::mutex> l(log.mu);
+      log.reads.clear();
+      log.hints.clear();
+    }
+    ScanOptions half;
+    half.max_src = g[g.size() / 4].src;
+    auto sc2 = r->NewScanner(half);
+    uint64_t n = 0;
+    while (sc2->NextVertex(&v)) {
+      while (sc2->NextEdges(&b)) n += b.size;
+    }
+    ASSERT_TRUE(sc2->status().ok());
+    uint64_t want = 0;
+    for (size_t i = 0; i <= g.size() / 4; i++) want += g[i].edges.size();
+    EXPECT_EQ(n, want);
+    const auto reads2 = Merged(log.reads);
+    uint64_t hinted = 0, read = 0;
+    for (const auto& h : log.hints) hinted += h.second - h.first;
+    for (const auto& x : reads2) read += x.second - x.first;
+    EXPECT_GT(hinted, 0u);
+    EXPECT_LT(hinted, read + 4 * ro.scan_window) << "a quarter's scan named " << hinted << " bytes";
+    EXPECT_LT(read + hinted, r->file_size() / 2);
   }
 }
 
