@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
@@ -550,6 +551,57 @@ TEST_P(IoTest, ReadQueuePastEndAndTruncatedFile) {
   check({{0, 100}, {9900, 200}, {500, 100}, {10000, 1}}, {"", "10000", "", "10000"});
   ASSERT_EQ(::truncate(path.c_str(), 5000), 0);
   check({{4000, 2000}, {100, 100}, {6000, 100}}, {"5000", "", "6000"});
+}
+
+// Pages of [offset, offset + n) of the file at `path` present in the page cache (mincore).
+size_t ResidentPages(const std::string& path, size_t offset, size_t n) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  void* m = ::mmap(nullptr, offset + n, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) return 0;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec((offset + n + page - 1) / page);
+  size_t resident = 0;
+  if (::mincore(m, offset + n, vec.data()) == 0) {
+    for (size_t i = offset / page; i < vec.size(); ++i) resident += vec[i] & 1;
+  }
+  ::munmap(m, offset + n);
+  return resident;
+}
+
+// WillNeed brings the named range into the page cache (where the file system lets pages be
+// dropped at all: not on tmpfs) and nothing before it, and is harmless past the end.
+TEST_P(IoTest, WillNeedReadsTheRangeAhead) {
+  TempDir dir;
+  const std::string path = dir.File("hint");
+  const size_t kBytes = 8 << 20;
+  WriteFile(path, std::string(kBytes, 'h'));
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ::fdatasync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  if (ResidentPages(path, 0, kBytes) > kBytes / page / 4) {
+    GTEST_SKIP() << "this file system keeps the file's pages in memory (tmpfs?)";
+  }
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(path, &f).ok());
+  f->WillNeed(4 << 20, 2 << 20);
+  f->WillNeed(kBytes - 4096, 1 << 20);  // past the end: ignored
+  // The hint starts the reads; they finish on the device's time.
+  size_t in = 0;
+  for (int i = 0; i < 200 && (in = ResidentPages(path, 4 << 20, 2 << 20)) < (2 << 20) / page; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(in, (2u << 20) / page);
+  EXPECT_LT(ResidentPages(path, 0, 2 << 20), (2u << 20) / page / 2) << "named bytes only";
+  std::string buf(4096, '\0');
+  ASSERT_TRUE(f->Read(5 << 20, buf.size(), buf.data()).ok());
+  EXPECT_EQ(buf, std::string(4096, 'h'));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, IoTest,
