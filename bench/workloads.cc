@@ -985,9 +985,10 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       }
       return std::make_pair(std::move(ts), t0);
     };
-    auto add_reader = [&](int w, std::vector<float>& lat) {
+    auto add_reader = [&](int w, std::vector<float>& lat, const char* reader_kind = nullptr) {
       JsonObject p;
       p.Str("role", "reader");
+      if (reader_kind != nullptr) p.Str("reader", reader_kind);
       p.Int("readers", readers);
       p.Int("writers", w);
       p.Int("iterations", cfg.mixed_pr_iterations);
@@ -1078,8 +1079,9 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
           heap_before_mixed.jemalloc_allocated * mib, stats_before_mixed.memory_bytes * mib);
     }
     // Control: the same writers beside a PageRank that does not read the store (the CSR kernel
-    // on a copy of the loaded graph, same threads and iterations). What the writers lose here
-    // is the machine's share (cores, shared cache, memory bandwidth), not the store's.
+    // on a copy of the loaded graph, same threads and iterations), timed alone first. What the
+    // writers lose here, and what the CSR reader loses to them, is the machine's share (cores,
+    // shared cache, memory bandwidth), not the store's.
     if (writers > 0 && sys->dynamic() && system != "rocksdb") {
       CsrGraph csr;
       {
@@ -1090,18 +1092,28 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
         Status s = BuildCsr(list, &csr);
         if (!s.ok()) Fail(system, "mixed control CSR", s);
       }
-      auto [ts, t0] = writers_for(0, nullptr, nullptr);
-      std::thread reader([&] {
+      auto csr_runs = [&](std::vector<float>* lat) {
         tbb::task_arena arena(reader_threads);
         std::vector<double> rank;
         for (int k = 0; k < pr_runs * readers; ++k) {
+          const double r0 = NowSec();
           arena.execute([&] { CsrPageRank(csr, cfg.mixed_pr_iterations, &rank); });
+          lat->push_back(static_cast<float>(NowSec() - r0));
         }
-      });
+      };
+      std::vector<float> csr_alone, csr_with;
+      csr_runs(&csr_alone);
+      add_reader(0, csr_alone, "csr");
+      auto [ts, t0] = writers_for(0, nullptr, nullptr);
+      std::thread reader([&] { csr_runs(&csr_with); });
       reader.join();
       stop = true;
       for (auto& t : ts) t.join();
       add_writer(readers, NowSec() - t0, "csr");
+      add_reader(writers, csr_with, "csr");
+      Log(system, "mixed control: CSR PageRank median %.3f s alone, %.3f s beside %d writers",
+          Median(std::vector<double>(csr_alone.begin(), csr_alone.end())),
+          Median(std::vector<double>(csr_with.begin(), csr_with.end())), writers);
     }
   }
 
