@@ -124,6 +124,13 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
+// Minor page faults of this process so far (getrusage ru_minflt).
+uint64_t MinorFaults() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_minflt);
+}
+
 double CpuSec() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -369,13 +376,14 @@ int RunInterleaveBench(int argc, char** argv) {
         SetFrontierReadConfig(st.frontier);
         SetStreamHintWindows(st.hint >= 0 ? static_cast<uint64_t>(st.hint) : kDefaultStreamHintWindows);
         double w = 0, c = 0;
-        uint64_t io_bytes = 0;
+        uint64_t io_bytes = 0, faults = 0;
         for (VertexId src : srcs) {
           reopen();
           const uint64_t io0 = StorageReadBytes();
           std::vector<int64_t> depth;
           std::vector<double> dist;
           std::vector<VertexId> label;
+          const uint64_t f0 = MinorFaults();
           const double c0 = CpuSec(), w0 = Now();
           if (kernel == "bfs") {
             analytics::BfsParams p;
@@ -442,6 +450,7 @@ int RunInterleaveBench(int argc, char** argv) {
           w += Now() - w0;
           c += CpuSec() - c0;
           io_bytes += StorageReadBytes() - io0;
+          faults += MinorFaults() - f0;
           if (!s.ok()) Die(kernel.c_str(), s);
           if (srcs.size() == 1) {  // compare with the round's first run
             if (r == 0 && jj == 0) {  // a digest, to compare builds
@@ -473,9 +482,11 @@ int RunInterleaveBench(int argc, char** argv) {
         }
         wall[j].push_back(w);
         cpu[j].push_back(c);
-        std::printf("  %s round %d %-8s %.3f s (cpu %.3f s, %.1f MiB read from storage)%s%s\n",
+        std::printf("  %s round %d %-8s %.3f s (cpu %.3f s, %.1f MiB read from storage, %llu minor "
+                    "faults)%s%s\n",
                     kernel.c_str(), r, st.name.c_str(), w, c,
-                    static_cast<double>(io_bytes) / (1 << 20), cold_done.empty() ? "" : " after ",
+                    static_cast<double>(io_bytes) / (1 << 20), static_cast<unsigned long long>(faults),
+                    cold_done.empty() ? "" : " after ",
                     cold_done.c_str());
         std::fflush(stdout);
       }
