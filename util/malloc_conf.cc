@@ -13,8 +13,14 @@
 // oversize_threshold:0 turns off jemalloc's dedicated arena for requests of 8 MiB and more,
 // whose pages are purged at once whatever arena was asked for: the kernel arena's per-vertex
 // arrays are that large from 2^20 vertices. The default arenas purge at once anyway.
+// lg_extent_max_active_fit:20 lets a request split a kept (dirty) extent of any size: the
+// arenas that keep pages coalesce a kernel's freed blocks into extents of tens of MiB, and
+// under the default limit (64x the request) the next kernel's blocks took fresh pages beside
+// them (SSSP's list cache faulted in every run: docs/benchmarks.md, "what SSSP over a memgraph
+// snapshot still pays").
 // The measurements behind this choice are in docs/benchmarks.md ("Allocator").
 extern "C" {
 const char* malloc_conf =
-    "dirty_decay_ms:0,muzzy_decay_ms:0,background_thread:true,oversize_threshold:0";
+    "dirty_decay_ms:0,muzzy_decay_ms:0,background_thread:true,oversize_threshold:0,"
+    "lg_extent_max_active_fit:20";
 }
