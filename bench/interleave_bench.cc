@@ -57,6 +57,7 @@
 
 #include "graphio/generator.h"
 #include "strata/analytics.h"
+#include "bench/util.h"
 #include "db/tier_reader.h"
 #include "segment/stream_window.h"
 #include "strata/db.h"
@@ -122,13 +123,6 @@ std::vector<std::string> SplitList(const std::string& s) {
     b = e + 1;
   }
   return out;
-}
-
-// Minor page faults of this process so far (getrusage ru_minflt).
-uint64_t MinorFaults() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<uint64_t>(ru.ru_minflt);
 }
 
 double CpuSec() {
@@ -383,7 +377,7 @@ int RunInterleaveBench(int argc, char** argv) {
           std::vector<int64_t> depth;
           std::vector<double> dist;
           std::vector<VertexId> label;
-          const uint64_t f0 = MinorFaults();
+          const uint64_t f0 = ProcessMinorFaults();
           const double c0 = CpuSec(), w0 = Now();
           if (kernel == "bfs") {
             analytics::BfsParams p;
@@ -450,7 +444,7 @@ int RunInterleaveBench(int argc, char** argv) {
           w += Now() - w0;
           c += CpuSec() - c0;
           io_bytes += StorageReadBytes() - io0;
-          faults += MinorFaults() - f0;
+          faults += ProcessMinorFaults() - f0;
           if (!s.ok()) Die(kernel.c_str(), s);
           if (srcs.size() == 1) {  // compare with the round's first run
             if (r == 0 && jj == 0) {  // a digest, to compare builds

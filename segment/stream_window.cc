@@ -43,17 +43,12 @@ Status StreamWindow::Load(uint64_t pos, uint64_t n, uint64_t goal, uint64_t ahea
   Reserve(keep, keep + phys + kWindowSlack);
 
   // One read per run of blocks inside one extent (contiguous on disk).
-  const uint64_t per_extent = r_->header_.blocks_per_extent;
   reqs_.clear();
   char* dst = buf_.get() + keep;
-  for (uint64_t k = first; k <= last;) {
-    uint64_t group_end = std::min(last + 1, (k / per_extent + 1) * per_extent);
-    uint64_t len = 0;
-    for (uint64_t b = k; b < group_end; b++) len += r_->BlockPhysicalSize(*s_, b);
-    reqs_.push_back(io::ReadRequest{r_->BlockOffset(*s_, k), static_cast<size_t>(len), dst, {}});
+  ForEachExtentRun(first, last, [&](uint64_t offset, uint64_t len) {
+    reqs_.push_back(io::ReadRequest{offset, static_cast<size_t>(len), dst, {}});
     dst += len;
-    k = group_end;
-  }
+  });
   Status st = reqs_.size() == 1 ? r_->file_->Read(reqs_[0].offset, reqs_[0].len, reqs_[0].buf)
                                 : r_->file_->MultiRead(reqs_.data(), reqs_.size());
   if (!st.ok()) return Reset(st);
@@ -64,7 +59,7 @@ Status StreamWindow::Load(uint64_t pos, uint64_t n, uint64_t goal, uint64_t ahea
     const uint64_t from = std::max(last + 1, hinted_);
     const uint64_t to = std::min(last + windows * (last - first + 1), (ahead - 1) / payload_);
     if (from <= to) {
-      Hint(from, to);
+      ForEachExtentRun(from, to, [&](uint64_t offset, uint64_t len) { r_->file_->WillNeed(offset, len); });
       hinted_ = to + 1;
     }
   }
@@ -89,14 +84,15 @@ Status StreamWindow::Load(uint64_t pos, uint64_t n, uint64_t goal, uint64_t ahea
   return Status::OK();
 }
 
-void StreamWindow::Hint(uint64_t first, uint64_t last) const {
+template <class F>
+void StreamWindow::ForEachExtentRun(uint64_t first, uint64_t last, F&& fn) const {
   const uint64_t per_extent = r_->header_.blocks_per_extent;
   for (uint64_t k = first; k <= last;) {
-    const uint64_t group_end = std::min(last + 1, (k / per_extent + 1) * per_extent);
-    uint64_t len = 0;
-    for (uint64_t b = k; b < group_end; b++) len += r_->BlockPhysicalSize(*s_, b);
-    r_->file_->WillNeed(r_->BlockOffset(*s_, k), len);
-    k = group_end;
+    const uint64_t end = std::min(last + 1, (k / per_extent + 1) * per_extent);
+    // Blocks of one extent are contiguous; only the stream's last block may be short.
+    const uint64_t begin = r_->BlockOffset(*s_, k);
+    fn(begin, r_->BlockOffset(*s_, end - 1) + r_->BlockPhysicalSize(*s_, end - 1) - begin);
+    k = end;
   }
 }
 

@@ -98,8 +98,10 @@ class StreamWindow {
   // Ensure when [pos, pos + n) is not in the window: keeps what it has of the range, reads the
   // rest (one read per run of blocks inside one extent) and squeezes out the checksums.
   Status Load(uint64_t pos, uint64_t n, uint64_t goal, uint64_t ahead);
-  // Names blocks [first, last] of the stream to the OS (one hint per extent run).
-  void Hint(uint64_t first, uint64_t last) const;
+  // fn(file offset, bytes) for each run of blocks [first, last] inside one extent (contiguous
+  // on disk): what a read or a hint of those blocks covers.
+  template <class F>
+  void ForEachExtentRun(uint64_t first, uint64_t last, F&& fn) const;
 
   Status Reset(Status s) {
     begin_ = end_ = 0;
