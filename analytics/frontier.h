@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include <tbb/blocked_range.h>
+#include <tbb/parallel_sort.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
@@ -61,6 +63,38 @@ Status ForEachFrontierNeighbor(const Snapshot& snap, const VertexId* vs, size_t 
   if (!s.ok()) return s;
   if (bad.load()) return Status::Corruption("analytics: neighbor ID >= VertexIdBound()");
   return Status::OK();
+}
+
+// Sorts *vs ascending and removes duplicates and the vertices keep(v) rejects. A frontier at
+// least 1/kDenseFrontierShare of its ID span is marked in `marks` (bit v of a bitmap of
+// VertexIdBound() bits, all zero on entry and again on return) and read back in ID order, one
+// pass each way, instead of being sorted: SSSP's buckets are that dense, and their sort was 5% of
+// the kernel. Sparser ones are filtered and then sorted (in parallel).
+inline constexpr uint64_t kDenseFrontierShare = 512;
+template <typename Keep>
+void SortUniqueFrontier(std::vector<VertexId>* vs, std::vector<uint64_t>* marks, Keep&& keep) {
+  std::vector<VertexId>& v = *vs;
+  if (v.empty()) return;
+  VertexId lo = v[0], hi = v[0];
+  for (VertexId u : v) {
+    lo = std::min(lo, u);
+    hi = std::max(hi, u);
+  }
+  if ((hi - lo) / kDenseFrontierShare > v.size()) {
+    std::erase_if(v, [&](VertexId u) { return !keep(u); });
+    tbb::parallel_sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return;
+  }
+  uint64_t* m = marks->data();
+  for (VertexId u : v) {
+    if (keep(u)) m[u >> 6] |= uint64_t{1} << (u & 63);
+  }
+  v.clear();
+  for (uint64_t w = lo >> 6; w <= hi >> 6; ++w) {
+    for (uint64_t x = m[w]; x != 0; x &= x - 1) v.push_back(w * 64 + std::countr_zero(x));
+    m[w] = 0;
+  }
 }
 
 // How a frontier kernel reads the lists of vs[0..n) (sorted): per layout range, by lookups

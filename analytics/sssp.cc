@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_sort.h>
 
 #include "analytics/frontier.h"
 #include "analytics/layout.h"
@@ -243,6 +242,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   std::vector<VertexId> frontier{src};
   std::vector<VertexId> settled;
   std::vector<VertexId> unkept;  // split: a phase's vertices without light edges in memory
+  std::vector<uint64_t> marks(L.bound / 64 + 1, 0);  // SortUniqueFrontier's bitmap
   size_t bin = 0;
   FirstError err;
   std::atomic<bool> bad_weight{false};
@@ -529,9 +529,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   };
   while (!err.failed()) {
     // Drop stale entries (u settled from an earlier bin) and duplicates; sorted for batching.
-    std::erase_if(frontier, [&](VertexId u) { return BinOf(dist[u], delta) < bin; });
-    tbb::parallel_sort(frontier.begin(), frontier.end());
-    frontier.erase(std::unique(frontier.begin(), frontier.end()), frontier.end());
+    SortUniqueFrontier(&frontier, &marks, [&](VertexId u) { return BinOf(dist[u], delta) >= bin; });
     if (!split) {
       relax_lists(frontier, Edges::kAll);
     } else {
@@ -547,8 +545,7 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
     size_t next = next_bin();
     if (split && next != bin && !settled.empty()) {
       // The bucket is empty, its vertices' distances final: their heavy edges, once each.
-      tbb::parallel_sort(settled.begin(), settled.end());
-      settled.erase(std::unique(settled.begin(), settled.end()), settled.end());
+      SortUniqueFrontier(&settled, &marks, [](VertexId) { return true; });
       relax_lists(settled, Edges::kHeavy);
       settled.clear();
       if (bad_weight.load()) err.Set(Status::InvalidArgument("SSSP: negative or NaN weight"));

@@ -604,6 +604,41 @@ INSTANTIATE_TEST_SUITE_P(Backends, FrontierRmat,
                            return std::string(i.param == IoBackend::kPosix ? "Posix" : "IoUring");
                          });
 
+// SortUniqueFrontier (SSSP's buckets): the same vertices as filter + sort + unique, for
+// frontiers dense enough for the bitmap pass (n >= span / kDenseFrontierShare) and sparser ones,
+// with duplicates and a filter; the bitmap is all zero again afterwards.
+TEST(Frontier, SortUniqueMatchesSortAndUnique) {
+  const VertexId bound = 1 << 20;
+  std::vector<uint64_t> marks(bound / 64 + 1, 0);
+  std::mt19937_64 rng(7);
+  struct Case {
+    size_t n;
+    VertexId span;
+  };
+  // Dense: 20000 over 2^20 and 3000 over 10000 (bitmap); sparse: 50 over 2^20 (sort); 1; 0.
+  for (const Case c : {Case{20000, bound}, Case{3000, 10000}, Case{50, bound}, Case{1, 5},
+                       Case{0, 5}}) {
+    for (int filter = 0; filter < 2; ++filter) {
+      std::vector<VertexId> vs;
+      const VertexId base = c.span < bound ? 123456 : 0;
+      for (size_t i = 0; i < c.n; ++i) {
+        vs.push_back(base + rng() % c.span);
+        if (i % 7 == 0) vs.push_back(vs.back());  // duplicates
+      }
+      auto keep = [&](VertexId v) { return filter == 0 || v % 3 != 0; };
+      std::vector<VertexId> want;
+      for (VertexId v : vs) {
+        if (keep(v)) want.push_back(v);
+      }
+      std::sort(want.begin(), want.end());
+      want.erase(std::unique(want.begin(), want.end()), want.end());
+      analytics::SortUniqueFrontier(&vs, &marks, keep);
+      EXPECT_EQ(vs, want) << "n " << c.n << " span " << c.span << " filter " << filter;
+      EXPECT_TRUE(std::all_of(marks.begin(), marks.end(), [](uint64_t w) { return w == 0; }));
+    }
+  }
+}
+
 // A run whose fields do not fit the multi-level index's packed entry (degree >= 2^20 - 1) is
 // kept there as "level only"; range scans then take the vertex's entry from its file. The
 // hub's list, on the bottom level and (after more writes) on level 0 too, comes back whole
