@@ -2,6 +2,7 @@
 
 #ifndef STRATA_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
+#include <sys/mman.h>
 #endif
 
 #include <cstdio>
@@ -50,13 +51,51 @@ struct CacheEntry {
 constexpr int kThreadCaches = 4;
 thread_local CacheEntry thread_caches[kThreadCaches];
 
+// The memgraph arenas' extent hooks: jemalloc's own, except that the address space an arena
+// takes from the OS is marked for transparent huge pages (madvise(MADV_HUGEPAGE); the system
+// default "madvise" mode gives huge pages only to such ranges). The tier's nodes are reached
+// by dependent random loads over hundreds of MiB, a TLB miss each with 4 KiB pages; the arena
+// never purges (below), so its huge pages are never split by a partial purge. Measured in
+// docs/benchmarks.md, "Issue 28: huge pages for the memgraph arenas".
+extent_hooks_t* DefaultHooks() {
+  static extent_hooks_t* const hooks = [] {
+    extent_hooks_t* h = nullptr;
+    size_t sz = sizeof(h);
+    return mallctl("arena.0.extent_hooks", &h, &sz, nullptr, 0) == 0 ? h : nullptr;
+  }();
+  return hooks;
+}
+
+void* HugePageAlloc(extent_hooks_t*, void* new_addr, size_t size, size_t alignment, bool* zero,
+                    bool* commit, unsigned arena_ind) {
+  extent_hooks_t* d = DefaultHooks();
+  void* p = d->alloc(d, new_addr, size, alignment, zero, commit, arena_ind);
+  if (p != nullptr) ::madvise(p, size, MADV_HUGEPAGE);  // advice: failure changes nothing
+  return p;
+}
+
+// Null if jemalloc would not give its default hooks.
+extent_hooks_t* HugePageHooks() {
+  static extent_hooks_t hooks;
+  static extent_hooks_t* const made = []() -> extent_hooks_t* {
+    extent_hooks_t* d = DefaultHooks();
+    if (d == nullptr || d->alloc == nullptr) return nullptr;
+    hooks = *d;
+    hooks.alloc = &HugePageAlloc;
+    return &hooks;
+  }();
+  return made;
+}
+
 }  // namespace
 
 NodeAllocator::NodeAllocator() : generation_(next_generation.fetch_add(1)) {
   size_t sz = sizeof(arena_);
-  // A private arena per memgraph; if jemalloc refuses (e.g. under a sanitizer), fall back to
-  // its default arenas.
-  use_arena_ = mallctl("arenas.create", &arena_, &sz, nullptr, 0) == 0;
+  // A private arena per memgraph, its address space marked for huge pages; if jemalloc
+  // refuses (e.g. under a sanitizer), fall back to its default arenas.
+  extent_hooks_t* hooks = HugePageHooks();
+  use_arena_ = mallctl("arenas.create", &arena_, &sz, hooks != nullptr ? &hooks : nullptr,
+                       hooks != nullptr ? sizeof(hooks) : 0) == 0;
   if (use_arena_) {
     // The arena keeps its freed pages until it is destroyed (no decay, no madvise): version GC
     // frees nodes at the rate writers allocate them, and purging each emptied slab at once

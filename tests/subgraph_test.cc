@@ -1,6 +1,10 @@
 // Unit tests of memgraph/subgraph.{h,cc}: packed per-vertex counts and version allocation.
+#include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -52,6 +56,40 @@ TEST(SubgraphTest, FreeVersionsFreesEveryVersion) {
     FreeVersions(&alloc, vs.data(), vs.data() + vs.size());
     EXPECT_EQ(alloc.bytes(), 0u) << n << " versions";
   }
+}
+
+// The memgraph arena's address space is advised for transparent huge pages (NodeAllocator's
+// extent hooks): the mapping that holds its nodes carries the "hg" flag in /proc/self/smaps.
+TEST(NodeAllocatorTest, ArenaMemoryIsAdvisedForHugePages) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "built without jemalloc: no private arena";
+#else
+  if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) {
+    GTEST_SKIP() << "kernel without transparent huge pages";
+  }
+  NodeAllocator alloc;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 1024; ++i) blocks.push_back(alloc.Allocate(4096));
+  const uintptr_t p = reinterpret_cast<uintptr_t>(blocks[512]);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line, flags;
+  bool in = false, found = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t b = 0, e = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (line.find(':') > line.find(' ') && (head >> std::hex >> b >> dash >> e) && dash == '-') {
+      in = b <= p && p < e;  // a mapping's first line: "start-end perms ..."
+      found = found || in;
+    } else if (in && line.rfind("VmFlags:", 0) == 0) {
+      flags = line;
+    }
+  }
+  ASSERT_TRUE(found) << "no mapping holds the arena's block";
+  EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;
+  for (void* b : blocks) alloc.Free(b, 4096);
+  EXPECT_EQ(alloc.bytes(), 0u);
+#endif
 }
 
 }  // namespace
