@@ -16,6 +16,7 @@
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
+#include "analytics/bitmap.h"
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
 #include "strata/snapshot.h"
@@ -66,34 +67,31 @@ Status ForEachFrontierNeighbor(const Snapshot& snap, const VertexId* vs, size_t 
 }
 
 // Sorts *vs ascending and removes duplicates and the vertices keep(v) rejects. A frontier at
-// least 1/kDenseFrontierShare of its ID span is marked in `marks` (bit v of a bitmap of
-// VertexIdBound() bits, all zero on entry and again on return) and read back in ID order, one
-// pass each way, instead of being sorted: SSSP's buckets are that dense, and their sort was 5% of
+// least 1/kDenseFrontierShare of its ID span is marked in `marks` (sized for every vertex of
+// vs, empty on entry and again on return) and taken back word by word in ID order, one pass
+// each way, instead of being sorted: SSSP's buckets are that dense, and their sort was 5% of
 // the kernel. Sparser ones are filtered and then sorted (in parallel).
 inline constexpr uint64_t kDenseFrontierShare = 512;
 template <typename Keep>
-void SortUniqueFrontier(std::vector<VertexId>* vs, std::vector<uint64_t>* marks, Keep&& keep) {
+void SortUniqueFrontier(std::vector<VertexId>* vs, Bitmap* marks, Keep&& keep) {
   std::vector<VertexId>& v = *vs;
   if (v.empty()) return;
-  VertexId lo = v[0], hi = v[0];
-  for (VertexId u : v) {
-    lo = std::min(lo, u);
-    hi = std::max(hi, u);
-  }
-  if ((hi - lo) / kDenseFrontierShare > v.size()) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  const VertexId first = *lo, last = *hi;
+  if ((last - first) / kDenseFrontierShare > v.size()) {
     std::erase_if(v, [&](VertexId u) { return !keep(u); });
     tbb::parallel_sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
     return;
   }
-  uint64_t* m = marks->data();
   for (VertexId u : v) {
-    if (keep(u)) m[u >> 6] |= uint64_t{1} << (u & 63);
+    if (keep(u)) marks->Set(u);
   }
   v.clear();
-  for (uint64_t w = lo >> 6; w <= hi >> 6; ++w) {
-    for (uint64_t x = m[w]; x != 0; x &= x - 1) v.push_back(w * 64 + std::countr_zero(x));
-    m[w] = 0;
+  for (size_t w = first >> 6; w <= last >> 6; ++w) {
+    for (uint64_t x = marks->TakeWord(w); x != 0; x &= x - 1) {
+      v.push_back(w * 64 + static_cast<VertexId>(std::countr_zero(x)));
+    }
   }
 }
 

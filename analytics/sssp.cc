@@ -242,7 +242,8 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   std::vector<VertexId> frontier{src};
   std::vector<VertexId> settled;
   std::vector<VertexId> unkept;  // split: a phase's vertices without light edges in memory
-  std::vector<uint64_t> marks(L.bound / 64 + 1, 0);  // SortUniqueFrontier's bitmap
+  Bitmap marks;  // SortUniqueFrontier's
+  marks.Resize(L.bound);
   size_t bin = 0;
   FirstError err;
   std::atomic<bool> bad_weight{false};
