@@ -54,13 +54,13 @@ thread_local CacheEntry thread_caches[kThreadCaches];
 // The memgraph arenas' extent hooks: jemalloc's own, except that the address space an arena
 // takes from the OS is marked for transparent huge pages (madvise(MADV_HUGEPAGE); the system
 // default "madvise" mode gives huge pages only to such ranges). The tier's nodes are reached
-// by dependent random loads over hundreds of MiB, a TLB miss each with 4 KiB pages; the arena
-// never purges (below), so its huge pages are never split by a partial purge. An arena grows
-// its address space geometrically (2, 2.5, 3, ... MiB); only mappings of kHugePageMinExtent or
-// more are advised, so a memgraph that stays under ~30 MiB (the disk tier's memgraphs, sealed
-// at Options::memgraph_bytes) keeps 4 KiB pages and its resident size: a half-used 2 MiB
-// page of each small arena cost the scale-18 ingest 5 MiB of peak RSS. Measured in
-// docs/benchmarks.md, "Issue 28: huge pages for the memgraph arenas".
+// by dependent random loads over hundreds of MiB, far past the TLB's reach in 4 KiB pages;
+// the arena never purges (below), so its huge pages are never split by a partial purge. An
+// arena grows its address space geometrically (2, 2.5, 3, ... MiB); only mappings of
+// kHugePageMinExtent or more are advised, so a memgraph that stays under ~33 MiB (the disk
+// tier's memgraphs, sealed at Options::memgraph_bytes) keeps 4 KiB pages and its resident
+// size: a half-used 2 MiB page of each small arena cost the scale-18 ingest 5 MiB of peak RSS
+// (one run). Measured in docs/benchmarks.md, "Issue 28: huge pages for the memgraph arenas".
 constexpr size_t kHugePageMinExtent = size_t{8} << 20;
 extent_hooks_t* DefaultHooks() {
   static extent_hooks_t* const hooks = [] {
