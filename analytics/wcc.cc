@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "analytics/bitmap.h"
 #include "analytics/frontier.h"
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
@@ -160,7 +161,7 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
     return true;
   };
   Layout L;
-  std::vector<uint64_t> has_out;  // without a cache: bit v = v has an out-entry (phase 1)
+  Bitmap has_out;  // without a cache: v has an out-entry (phase 1)
   Status s = keep ? BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t offset) {
     cache.Collect(u, c);
     if (!can_skip || offset >= static_cast<uint64_t>(rounds)) return;
@@ -177,7 +178,7 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
     // where the layout's degrees are bounds (a view's are its base's), so phase 2 does not look
     // up the lists of vertices without edges. Ranges start at multiples of 64: a task writes
     // only its own words.
-    has_out.assign(static_cast<size_t>((bound + 63) / 64), 0);
+    has_out.Resize(bound);
     s = ForEachRange(L, [&](size_t, VertexRange r) {
       constexpr size_t kLinkBatch = 256;
       std::vector<std::pair<VertexId, VertexId>> edges;  // sampled, not yet linked
@@ -186,7 +187,7 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
                                      [&](VertexId u) { return L.exists[u] != 0; },
                                      [&](VertexId u, const NeighborChunk& c) {
         if (c.size == 0) return ScanStep::kMore;
-        if (u < bound) has_out[u >> 6] |= uint64_t{1} << (u & 63);
+        if (u < bound) has_out.Set(u);
         if (!sample(u, c.dst, std::min<size_t>(c.size, static_cast<size_t>(rounds)),
                     [&](VertexId a, VertexId b) { edges.emplace_back(a, b); })) {
           return ScanStep::kStop;
@@ -220,7 +221,7 @@ Status Wcc(const Snapshot& snap, const WccParams& params, std::vector<VertexId>*
       // No edges (undirected: no out-entry). The layout's degrees are exact with a cache;
       // without one phase 1 saw every list's start.
       if (L.kind == GraphKind::kUndirected &&
-          (keep ? L.out_degree[v] == 0 : ((has_out[v >> 6] >> (v & 63)) & 1) == 0)) {
+          (keep ? L.out_degree[v] == 0 : !has_out.Get(v))) {
         continue;
       }
       rest.push_back(v);

@@ -951,6 +951,41 @@ TEST(Analytics, SsspRejectsNegativeWeights) {
   EXPECT_TRUE(Sssp(g, {0}, &dist).IsInvalidArgument());
 }
 
+// WCC's second phase links the lists of the vertices outside the largest sampled component
+// and skips those without edges. Two 4-cliques here are joined by one edge that neither end
+// samples (each has two smaller neighbors, and the rounds take the first two), beside a giant
+// component with most of the edges and an isolated vertex: only the second phase links the
+// cliques, from lists read from the store (no cache) or kept (cache).
+TEST(Analytics, WccSecondPhaseLinksWhatSamplingMissed) {
+  MapSnapshot g(GraphKind::kUndirected);
+  for (VertexId v = 100; v < 2100; ++v) {  // giant: a ring with chords
+    for (VertexId step : {1, 7, 31, 127}) g.PutEdge(v, 100 + (v - 100 + step) % 2000);
+  }
+  for (const std::vector<VertexId>& clique : {std::vector<VertexId>{0, 1, 2, 10},
+                                              std::vector<VertexId>{3, 4, 5, 11}}) {
+    for (VertexId a : clique) {
+      for (VertexId b : clique) {
+        if (a < b) g.PutEdge(a, b);
+      }
+    }
+  }
+  g.PutEdge(10, 11);  // 10's list: 0 1 2 11; 11's: 3 4 5 10
+  g.AddVertex(50);
+  std::vector<uint64_t> want;
+  ASSERT_OK(ReferenceWcc(g, &want));
+  ASSERT_EQ(want[0], want[11]);
+  for (size_t cache : {size_t{0}, size_t{1} << 30}) {
+    SCOPED_TRACE("cache " + std::to_string(cache));
+    WccParams p;
+    p.cache_bytes = cache;
+    std::vector<uint64_t> got;
+    ASSERT_OK(Wcc(g, p, &got));
+    ASSERT_OK(CheckEquivalent(want, got, "WCC"));
+    EXPECT_EQ(0u, got[3]);
+    EXPECT_EQ(50u, got[50]);
+  }
+}
+
 TEST(Analytics, TriangleCountSmall) {
   // K4 plus a pendant vertex: 4 triangles, whatever the kind and the edge directions.
   for (GraphKind k : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
