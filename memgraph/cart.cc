@@ -479,6 +479,113 @@ size_t MergeLeaf(Ctx& c, const Leaf* l, const Update* u, size_t n, bool* changed
   return o.n;
 }
 
+// What SpliceLeaf did.
+enum class Splice { kNotApplicable, kUnchanged, kSpliced };
+
+thread_local uint64_t tls_splices = 0;
+std::atomic<bool> splice_enabled{true};
+
+// The common update of a full tier, puts that land inside an array leaf, done without decoding
+// and re-encoding the leaf: the new leaf is l's key (and weight) column with the new entries'
+// suffixes spliced in, byte for byte the leaf MergeLeaf + Pack would build. Applies when l has
+// no tombstones, every update is a put with a key in [first, last] of l (so its depth, LCP
+// and run are unchanged), and the result keeps l's shape: at most B entries, an array leaf
+// (depth 7: under kMinBitmapCount), and, when `dense_rule` (Pack will cut l's entries at byte
+// 6), no byte-6 group of kDenseGroup entries. Otherwise kNotApplicable, with nothing done.
+Splice SpliceLeaf(Ctx& c, const Leaf* l, const Update* u, size_t n, bool dense_rule,
+                  Leaf** out) {
+  if (!splice_enabled.load(std::memory_order_relaxed) || l->h.kind != kArrayLeaf || l->ntomb != 0 || n == 0 || n > kB) {
+    return Splice::kNotApplicable;
+  }
+  for (size_t j = 0; j < n; ++j) {
+    if (u[j].op != UpdateOp::kPut) return Splice::kNotApplicable;
+  }
+  const size_t cnt = l->h.count;
+  const int width = l->width;
+  const unsigned char* p = LeafKeys(l);
+  const uint64_t mask = PrefixMask(l->h.depth);
+  if (u[0].key < (l->lcp | LoadSuffix(p, 0, width)) ||
+      u[n - 1].key > (l->lcp | LoadSuffix(p, cnt - 1, width))) {
+    return Splice::kNotApplicable;
+  }
+  // pos[j]: where u[j]'s key is or goes in l; found[j]: whether it is there.
+  uint16_t pos[kB];
+  bool found[kB];
+  const double* lw = LeafWeights(l);
+  size_t fresh = 0;
+  bool changed = false;
+  WithWidth(width, [&](auto wc) {
+    constexpr int W = decltype(wc)::value;
+    size_t from = 0;
+    for (size_t j = 0; j < n; ++j) {
+      const uint64_t sfx = u[j].key & ~mask;
+      from += LowerBound<W>(p + W * from, cnt - from, sfx);
+      pos[j] = static_cast<uint16_t>(from);
+      found[j] = from < cnt && Load<W>(p, from) == sfx;
+      fresh += !found[j];
+      changed |= !found[j] || (c.weighted && !SameWeight(lw[from], u[j].weight));
+    }
+  });
+  const size_t m = cnt + fresh;
+  if (m > kB || (l->h.depth == 7 && m >= static_cast<size_t>(kMinBitmapCount))) {
+    return Splice::kNotApplicable;
+  }
+  if (dense_rule && fresh != 0) {
+    // Byte-6 groups of the new entries, each with the entries l already has there.
+    for (size_t j = 0; j < n;) {
+      const uint64_t g = (u[j].key & ~mask) >> 8;
+      size_t add = 0;
+      for (; j < n && ((u[j].key & ~mask) >> 8) == g; ++j) add += !found[j];
+      const size_t have = WithWidth(width, [&](auto wc) {
+        constexpr int W = decltype(wc)::value;
+        return LowerBound<W>(p, cnt, (g + 1) << 8) - LowerBound<W>(p, cnt, g << 8);
+      });
+      if (have + add >= static_cast<size_t>(kDenseGroup)) return Splice::kNotApplicable;
+    }
+  }
+  for (size_t j = 0; j < n; ++j) {
+    c.SetPrev(&u[j], found[j] ? PrevState::kLive : PrevState::kAbsent);
+  }
+  if (!changed) return Splice::kUnchanged;
+  c.dsize += static_cast<int64_t>(fresh);
+  c.dlive += static_cast<int64_t>(fresh);
+
+  const size_t kbytes = KeyColumnBytes(m, width);
+  const size_t bytes = sizeof(Leaf) + kbytes + (c.weighted ? 8 * m : 0);
+  Leaf* nl = new (c.alloc->Allocate(bytes)) Leaf();
+  nl->h.refs.store(1, std::memory_order_relaxed);
+  nl->h.kind = kArrayLeaf;
+  nl->h.depth = l->h.depth;
+  nl->h.count = static_cast<uint16_t>(m);
+  nl->width = l->width;
+  nl->weighted = l->weighted;
+  nl->ntomb = 0;
+  nl->bytes = static_cast<uint32_t>(bytes);
+  nl->lcp = l->lcp;
+  unsigned char* q = reinterpret_cast<unsigned char*>(nl + 1);
+  double* nw = c.weighted ? reinterpret_cast<double*>(q + kbytes) : nullptr;
+  // Copies l's entries [from, to) to the new leaf's entries from `at` on.
+  auto copy = [&](size_t from, size_t to, size_t at) {
+    std::memcpy(q + width * at, p + width * from, width * (to - from));
+    if (nw != nullptr) std::memcpy(nw + at, lw + from, 8 * (to - from));
+  };
+  size_t src = 0, dst = 0;
+  for (size_t j = 0; j < n; ++j) {
+    copy(src, pos[j], dst);
+    dst += pos[j] - src;
+    src = pos[j];
+    std::memcpy(q + width * dst, &u[j].key, width);  // little-endian: the low bytes are the suffix
+    if (nw != nullptr) nw[dst] = u[j].weight;
+    ++dst;
+    src += found[j];
+  }
+  copy(src, cnt, dst);
+  std::memset(q + width * m, 0, kbytes - width * m);
+  ++tls_splices;
+  *out = nl;
+  return Splice::kSpliced;
+}
+
 // Appends l's entries to o.
 void AppendLeaf(const Leaf* l, Out& o) {
   const size_t n = DecodeKeys(l, o.k + o.n);
@@ -596,6 +703,18 @@ Node* InnerApply(Ctx& c, const View& v, const Update* u, size_t n) {
       continue;
     }
     if (IsLeaf(ch)) {
+      Leaf* spliced = nullptr;
+      const Splice sp = SpliceLeaf(c, AsLeaf(ch), u + rb[g], re[g] - rb[g],
+                                   d == 6 && ch->depth == 6, &spliced);
+      if (sp == Splice::kUnchanged) {
+        runs[nr++] = keep;
+        continue;
+      }
+      if (sp == Splice::kSpliced) {
+        changed = true;
+        runs[nr++] = Run{&spliced->h, v.lo[g], v.hi[g], true, false};
+        continue;
+      }
       bool leaf_changed = false;
       const size_t m = MergeLeaf(c, AsLeaf(ch), u + rb[g], re[g] - rb[g], &leaf_changed);
       if (!leaf_changed) {
@@ -661,6 +780,17 @@ Node* ApplyTo(Ctx& c, Node* old, const Update* u, size_t n) {
     return m == 0 ? nullptr : BuildSubtree(c, c.scratch->src(), 0, m, false);
   }
   if (IsLeaf(old)) {  // only a root leaf gets here; inner nodes handle their leaves
+    Leaf* spliced = nullptr;
+    // BuildSubtree packs a depth-6 leaf's entries at byte 6.
+    switch (SpliceLeaf(c, AsLeaf(old), u, n, old->depth == 6, &spliced)) {
+      case Splice::kUnchanged:
+        Ref(old);
+        return old;
+      case Splice::kSpliced:
+        return &spliced->h;
+      case Splice::kNotApplicable:
+        break;
+    }
     bool changed = false;
     const size_t m = MergeLeaf(c, AsLeaf(old), u, n, &changed);
     if (!changed) {
@@ -705,6 +835,13 @@ Node* ApplyTo(Ctx& c, Node* old, const Update* u, size_t n) {
   for (const Update* x = me; x != u + n; ++x) c.SetPrev(x, PrevState::kAbsent);
   return InnerApply(c, v, mb, static_cast<size_t>(me - mb));
 }
+
+}  // namespace
+
+uint64_t cart_detail::LeafSplicesForTesting() { return tls_splices; }
+void cart_detail::SetLeafSpliceForTesting(bool on) { splice_enabled.store(on, std::memory_order_relaxed); }
+
+namespace {
 
 // ---- checking ----
 

@@ -152,6 +152,12 @@ inline uint64_t LoadSuffix(const unsigned char* p, size_t i, int w) {
 // Drops one reference; at zero frees the node and drops its children's references.
 void Unref(NodeAllocator* alloc, Node* n);
 
+// For tests: the leaf splices (an update's put spliced into a copy of an array leaf instead of
+// the leaf decoded, merged and packed again; cart.cc, SpliceLeaf) this thread has done, and a
+// process-wide switch that turns them off, to compare the two paths.
+uint64_t LeafSplicesForTesting();
+void SetLeafSpliceForTesting(bool on);
+
 }  // namespace cart_detail
 
 class CArt {
