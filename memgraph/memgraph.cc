@@ -769,16 +769,13 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
   fresh->exists_mask = exists;
   fresh->deleted_mask = deleted;
 
-  // The new version's per-vertex counts, dense while it is built; packed at the end.
-  VertexCounts counts[2];
-  for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
-    GetCounts(dir == 0 ? fresh->out : *fresh->in, &counts[dir]);
-  }
+  // The new version's per-vertex counts, edited while it is built; written back at the end.
+  CountEdits counts[2] = {CountEdits(&fresh->out), CountEdits(with_in ? fresh->in : &fresh->out)};
 
   // 2. Clear deleted vertices' lists (and their appended updates).
   for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
-    VertexCounts& c = counts[dir];
+    CountEdits& c = counts[dir];
     // A vertex whose view is empty may still have container entries its appended erases hide.
     const uint64_t appended_cleared = a->appended != nullptr ? a->appended->mask & cleared : 0;
     if (appended_cleared != 0) {
@@ -793,11 +790,11 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     uint64_t drop_art = a->art_mask & cleared;
     for (uint64_t m = cleared & ~a->art_mask; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-      if (c.entries[i] != 0 || ((appended_cleared >> i) & 1) != 0) {
+      if (c.entries(i) != 0 || ((appended_cleared >> i) & 1) != 0) {
         size_t removed = 0;
         a->ci = a->ci.EraseVertex(static_cast<uint8_t>(i), &removed);
       }
-      c.live[i] = c.entries[i] = 0;
+      c.live_ref(i) = c.entries_ref(i) = 0;
     }
     if (drop_art != 0) {
       std::vector<CArt> keep;
@@ -808,7 +805,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
       SetArts(&alloc_, a, mask, keep.data(), static_cast<uint32_t>(keep.size()));
       for (uint64_t m = drop_art; m != 0; m &= m - 1) {
         uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-        c.live[i] = c.entries[i] = 0;
+        c.live_ref(i) = c.entries_ref(i) = 0;
       }
     }
   }
@@ -838,7 +835,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     }
     st.resize(out);
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
-    VertexCounts& c = counts[dir];
+    CountEdits& c = counts[dir];
 
     uint64_t touched = 0;
     auto make = [&](const EdgeStage& e) {
@@ -856,14 +853,14 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     };
     auto account = [&](uint32_t i, const Update& u, PrevState p) {
       if (u.op == UpdateOp::kPut) {
-        if (p != PrevState::kLive) ++c.live[i];
-        if (p == PrevState::kAbsent) ++c.entries[i];
+        if (p != PrevState::kLive) ++c.live_ref(i);
+        if (p == PrevState::kAbsent) ++c.entries_ref(i);
       } else if (u.op == UpdateOp::kTombstone) {
-        if (p == PrevState::kLive) --c.live[i];
-        if (p == PrevState::kAbsent) ++c.entries[i];
+        if (p == PrevState::kLive) --c.live_ref(i);
+        if (p == PrevState::kAbsent) ++c.entries_ref(i);
       } else {
-        if (p == PrevState::kLive) --c.live[i];
-        if (p != PrevState::kAbsent) --c.entries[i];
+        if (p == PrevState::kLive) --c.live_ref(i);
+        if (p != PrevState::kAbsent) --c.entries_ref(i);
       }
     };
     // The updates laid over the appended ones: each takes its prior state from the view, and
@@ -926,8 +923,8 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     uint64_t to_art = 0, to_ci = 0;
     for (uint64_t m = touched; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-      if (!a->InArt(i) && c.entries[i] > opt_.cart_threshold) to_art |= uint64_t{1} << i;
-      if (a->InArt(i) && c.entries[i] < opt_.cart_threshold / 2) to_ci |= uint64_t{1} << i;
+      if (!a->InArt(i) && c.entries(i) > opt_.cart_threshold) to_art |= uint64_t{1} << i;
+      if (a->InArt(i) && c.entries(i) < opt_.cart_threshold / 2) to_ci |= uint64_t{1} << i;
     }
     if ((to_art | to_ci) != 0) {
       FlushAppended(&alloc_, a);  // a vertex moves with its whole list
@@ -972,7 +969,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     }
   }
   for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
-    SetCounts(&alloc_, dir == 0 ? &fresh->out : fresh->in, counts[dir]);
+    counts[dir].Commit(&alloc_, dir == 0 ? &fresh->out : fresh->in);
   }
   return Status::OK();
 }

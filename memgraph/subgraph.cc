@@ -177,4 +177,29 @@ void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c) {
   }
 }
 
+void CountEdits::Commit(NodeAllocator* alloc, Adjacency* a) const {
+  uint64_t present = 0;  // edited vertices with entries after the edits
+  for (uint64_t m = edited_; m != 0; m &= m - 1) {
+    const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+    present |= static_cast<uint64_t>(entries_[i] != 0) << i;
+  }
+  if (present == (a->count_mask & edited_)) {  // same mask: patch the array in place
+    for (uint64_t m = present; m != 0; m &= m - 1) {
+      const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+      uint32_t* c = a->counts + 2 * __builtin_popcountll(a->count_mask & ((uint64_t{1} << i) - 1));
+      c[0] = entries_[i];
+      c[1] = live_[i];
+    }
+    return;
+  }
+  VertexCounts all;
+  GetCounts(*a, &all);
+  for (uint64_t m = edited_; m != 0; m &= m - 1) {
+    const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+    all.entries[i] = entries_[i];
+    all.live[i] = live_[i];
+  }
+  SetCounts(alloc, a, all);
+}
+
 }  // namespace strata::mem

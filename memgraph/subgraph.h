@@ -116,4 +116,34 @@ CArt& MutableArt(NodeAllocator* alloc, Adjacency* a, uint32_t i);
 void GetCounts(const Adjacency& a, VertexCounts* c);
 void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c);
 
+// The per-vertex counts of an Adjacency of an unpublished version, while its build changes
+// them: a vertex's counts are read from the adjacency until first written, and Commit stores
+// back only the written ones. A build touches a few of the 64 vertices, so this costs what it
+// touches; the packed array is rebuilt (GetCounts + SetCounts) only when a vertex gains its
+// first entry or loses its last, which changes the array's mask.
+class CountEdits {
+ public:
+  explicit CountEdits(const Adjacency* a) : a_(a) {}
+  uint32_t entries(uint32_t i) const { return Has(i) ? entries_[i] : a_->Entries(i); }
+  uint32_t live(uint32_t i) const { return Has(i) ? live_[i] : a_->Live(i); }
+  uint32_t& entries_ref(uint32_t i) { return Touch(i), entries_[i]; }
+  uint32_t& live_ref(uint32_t i) { return Touch(i), live_[i]; }
+  // Writes the edits to `a` (the adjacency given at construction).
+  void Commit(NodeAllocator* alloc, Adjacency* a) const;
+
+ private:
+  bool Has(uint32_t i) const { return ((edited_ >> i) & 1) != 0; }
+  void Touch(uint32_t i) {
+    if (Has(i)) return;
+    entries_[i] = a_->Entries(i);
+    live_[i] = a_->Live(i);
+    edited_ |= uint64_t{1} << i;
+  }
+
+  const Adjacency* a_;
+  uint64_t edited_ = 0;
+  uint32_t entries_[kSubgraphSize];  // valid where edited_ has a bit
+  uint32_t live_[kSubgraphSize];
+};
+
 }  // namespace strata::mem
