@@ -41,6 +41,49 @@ TEST(SubgraphTest, CountsRoundTrip) {
   EXPECT_EQ(alloc.bytes(), 0u);
 }
 
+// CountEdits against the dense counts edited directly: random edits of a few vertices, some
+// giving a vertex its first entry or taking its last (the array is rebuilt), most not (patched
+// in place); reads see the edits before Commit and the adjacency only after it.
+TEST(SubgraphTest, CountEditsMatchDenseCounts) {
+  NodeAllocator alloc;
+  SubgraphVersion* v = NewVersion(&alloc, false, false);
+  std::mt19937_64 rng(11);
+  VertexCounts want;
+  std::memset(&want, 0, sizeof(want));
+  int rebuilt = 0, patched = 0;
+  for (int round = 0; round < 2000; ++round) {
+    const uint64_t mask_before = v->out.count_mask;
+    const VertexCounts before = want;
+    CountEdits e(&v->out);
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < edits; ++k) {
+      const uint32_t i = static_cast<uint32_t>(rng() % kSubgraphSize);
+      ASSERT_EQ(e.entries(i), want.entries[i]);
+      ASSERT_EQ(e.live(i), want.live[i]);
+      const uint32_t x = rng() % 8 == 0 ? 0 : 1 + static_cast<uint32_t>(rng() % 50);
+      e.entries_ref(i) = x;
+      e.live_ref(i) = x / 2;
+      want.entries[i] = x;
+      want.live[i] = x / 2;
+      ASSERT_EQ(e.entries(i), x);
+      ASSERT_EQ(e.live(i), x / 2);
+      ASSERT_EQ(v->out.Entries(i), before.entries[i]);  // the adjacency is not written yet
+    }
+    e.Commit(&alloc, &v->out);
+    (v->out.count_mask == mask_before ? patched : rebuilt)++;
+    VertexCounts back;
+    GetCounts(v->out, &back);
+    ASSERT_EQ(std::memcmp(&back, &want, sizeof(want)), 0) << "round " << round;
+    for (uint32_t i = 0; i < kSubgraphSize; ++i) {
+      ASSERT_EQ((v->out.count_mask >> i) & 1, want.entries[i] != 0 ? 1u : 0u) << i;
+    }
+  }
+  EXPECT_GT(patched, 1000);
+  EXPECT_GT(rebuilt, 50);
+  FreeVersion(&alloc, v);
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
 TEST(SubgraphTest, FreeVersionsFreesEveryVersion) {
   NodeAllocator alloc;
   for (size_t n : {0, 1, 3, 4, 5, 9, 100}) {
