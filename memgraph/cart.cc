@@ -504,7 +504,8 @@ std::atomic<bool> splice_enabled{true};
 // 6), no byte-6 group of kDenseGroup entries. Otherwise kNotApplicable, with nothing done.
 Splice SpliceLeaf(Ctx& c, const Leaf* l, const Update* u, size_t n, bool dense_rule,
                   Leaf** out) {
-  if (!splice_enabled.load(std::memory_order_relaxed) || l->h.kind != kArrayLeaf || l->ntomb != 0 || n == 0 || n > kB) {
+  if (!splice_enabled.load(std::memory_order_relaxed) || l->h.kind != kArrayLeaf ||
+      l->ntomb != 0 || n == 0 || n > kB) {
     return Splice::kNotApplicable;
   }
   for (size_t j = 0; j < n; ++j) {
@@ -859,7 +860,9 @@ Node* ApplyTo(Ctx& c, Node* old, const Update* u, size_t n) {
 }  // namespace
 
 uint64_t cart_detail::LeafSplicesForTesting() { return tls_splices; }
-void cart_detail::SetLeafSpliceForTesting(bool on) { splice_enabled.store(on, std::memory_order_relaxed); }
+void cart_detail::SetLeafSpliceForTesting(bool on) {
+  splice_enabled.store(on, std::memory_order_relaxed);
+}
 
 namespace {
 
