@@ -258,6 +258,20 @@ struct Param {
   bool weighted;
 };
 
+// Every key distribution, weighted and not.
+std::vector<Param> AllParams() {
+  std::vector<Param> all;
+  for (Dist d : {Dist::kDense, Dist::kRange, Dist::kSparse, Dist::kClustered, Dist::kExtremes,
+                 Dist::kBytes}) {
+    all.push_back(Param{d, false});
+    all.push_back(Param{d, true});
+  }
+  return all;
+}
+std::string ParamName(const testing::TestParamInfo<Param>& i) {
+  return std::string(DistName(i.param.dist)) + (i.param.weighted ? "Weighted" : "");
+}
+
 class CArtRandomTest : public testing::TestWithParam<Param> {};
 
 TEST_P(CArtRandomTest, MatchesModelThroughGrowthAndShrink) {
@@ -310,15 +324,7 @@ TEST_P(CArtRandomTest, MatchesModelThroughGrowthAndShrink) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, CArtRandomTest,
-    testing::Values(Param{Dist::kDense, false}, Param{Dist::kDense, true},
-                    Param{Dist::kRange, false}, Param{Dist::kRange, true},
-                    Param{Dist::kSparse, false}, Param{Dist::kSparse, true},
-                    Param{Dist::kClustered, false}, Param{Dist::kClustered, true},
-                    Param{Dist::kExtremes, false}, Param{Dist::kExtremes, true},
-                    Param{Dist::kBytes, false}, Param{Dist::kBytes, true}),
-    [](const testing::TestParamInfo<Param>& i) {
-      return std::string(DistName(i.param.dist)) + (i.param.weighted ? "Weighted" : "");
-    });
+    testing::ValuesIn(AllParams()), ParamName);
 
 // ---- leaf splices: puts into an array leaf without decoding and packing it again ----
 
@@ -417,15 +423,7 @@ TEST_P(CArtSpliceTest, SameTreesAsDecodeMergePack) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, CArtSpliceTest,
-    testing::Values(Param{Dist::kDense, false}, Param{Dist::kDense, true},
-                    Param{Dist::kRange, false}, Param{Dist::kRange, true},
-                    Param{Dist::kSparse, false}, Param{Dist::kSparse, true},
-                    Param{Dist::kClustered, false}, Param{Dist::kClustered, true},
-                    Param{Dist::kExtremes, false}, Param{Dist::kExtremes, true},
-                    Param{Dist::kBytes, false}, Param{Dist::kBytes, true}),
-    [](const testing::TestParamInfo<Param>& i) {
-      return std::string(DistName(i.param.dist)) + (i.param.weighted ? "Weighted" : "");
-    });
+    testing::ValuesIn(AllParams()), ParamName);
 
 // A larger tree with multi-level structure: bulk load, then big and small batches.
 TEST(CArtTest, LargeMixedWorkload) {
