@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "memgraph/search_probe.h"
+#include "util/coro.h"
 
 namespace strata::mem {
 
@@ -249,6 +250,25 @@ struct Run {
   bool shrunk;  // a leaf that lost entries in this update: may merge with a neighbor
 };
 
+// A new leaf of n entries with its header set: key column `width` bytes per entry (0: bitmap),
+// then weights if the tree is weighted, then the tombstone bitmap if ntomb > 0. The columns are
+// left for the caller to fill.
+Leaf* NewLeaf(const Ctx& c, int depth, int width, size_t n, size_t ntomb, uint64_t lcp) {
+  const size_t bytes = sizeof(Leaf) + KeyColumnBytes(n, width) + (c.weighted ? 8 * n : 0) +
+                       (ntomb != 0 ? 8 * ((n + 63) / 64) : 0);
+  Leaf* l = new (c.alloc->Allocate(bytes)) Leaf();
+  l->h.refs.store(1, std::memory_order_relaxed);
+  l->h.kind = width == 0 ? kBitmapLeaf : kArrayLeaf;
+  l->h.depth = static_cast<uint8_t>(depth);
+  l->h.count = static_cast<uint16_t>(n);
+  l->width = static_cast<uint8_t>(width);
+  l->weighted = c.weighted ? 1 : 0;
+  l->ntomb = static_cast<uint16_t>(ntomb);
+  l->bytes = static_cast<uint32_t>(bytes);
+  l->lcp = lcp;
+  return l;
+}
+
 Leaf* MakeLeaf(const Ctx& c, const Src& s, size_t b, size_t e) {
   const size_t n = e - b;
   assert(n >= 1 && n <= kB);
@@ -261,18 +281,7 @@ Leaf* MakeLeaf(const Ctx& c, const Src& s, size_t b, size_t e) {
   const bool bitmap = depth == 7 && n >= static_cast<size_t>(kMinBitmapCount);
   const int width = bitmap ? 0 : 8 - depth;
   const size_t kbytes = KeyColumnBytes(n, width);
-  const size_t bytes = sizeof(Leaf) + kbytes + (c.weighted ? 8 * n : 0) +
-                       (ntomb != 0 ? 8 * ((n + 63) / 64) : 0);
-  Leaf* l = new (c.alloc->Allocate(bytes)) Leaf();
-  l->h.refs.store(1, std::memory_order_relaxed);
-  l->h.kind = bitmap ? kBitmapLeaf : kArrayLeaf;
-  l->h.depth = static_cast<uint8_t>(depth);
-  l->h.count = static_cast<uint16_t>(n);
-  l->width = static_cast<uint8_t>(width);
-  l->weighted = c.weighted ? 1 : 0;
-  l->ntomb = static_cast<uint16_t>(ntomb);
-  l->bytes = static_cast<uint32_t>(bytes);
-  l->lcp = k[0] & PrefixMask(depth);
+  Leaf* l = NewLeaf(c, depth, width, n, ntomb, k[0] & PrefixMask(depth));
   unsigned char* p = reinterpret_cast<unsigned char*>(l + 1);
   std::memset(p, 0, kbytes);
   if (bitmap) {
@@ -479,16 +488,6 @@ size_t MergeLeaf(Ctx& c, const Leaf* l, const Update* u, size_t n, bool* changed
   return o.n;
 }
 
-// Prefetches the lines of l after its first (which the caller has read).
-inline void PrefetchLeafBody(const Leaf* l) {
-  const char* p = reinterpret_cast<const char*>(l);
-  const char* end = p + l->bytes;
-  for (p = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}) + 64;
-       p < end; p += 64) {
-    __builtin_prefetch(p);
-  }
-}
-
 // What SpliceLeaf did.
 enum class Splice { kNotApplicable, kUnchanged, kSpliced };
 
@@ -562,17 +561,7 @@ Splice SpliceLeaf(Ctx& c, const Leaf* l, const Update* u, size_t n, bool dense_r
   c.dlive += static_cast<int64_t>(fresh);
 
   const size_t kbytes = KeyColumnBytes(m, width);
-  const size_t bytes = sizeof(Leaf) + kbytes + (c.weighted ? 8 * m : 0);
-  Leaf* nl = new (c.alloc->Allocate(bytes)) Leaf();
-  nl->h.refs.store(1, std::memory_order_relaxed);
-  nl->h.kind = kArrayLeaf;
-  nl->h.depth = l->h.depth;
-  nl->h.count = static_cast<uint16_t>(m);
-  nl->width = l->width;
-  nl->weighted = l->weighted;
-  nl->ntomb = 0;
-  nl->bytes = static_cast<uint32_t>(bytes);
-  nl->lcp = l->lcp;
+  Leaf* nl = NewLeaf(c, l->h.depth, width, m, /*ntomb=*/0, l->lcp);
   unsigned char* q = reinterpret_cast<unsigned char*>(nl + 1);
   double* nw = c.weighted ? reinterpret_cast<double*>(q + kbytes) : nullptr;
   // Copies l's entries [from, to) to the new leaf's entries from `at` on.
@@ -701,7 +690,9 @@ Node* InnerApply(Ctx& c, const View& v, const Update* u, size_t n) {
     if (rb[g] != re[g]) __builtin_prefetch(v.child[g]);
   }
   for (int g = 0; g < K; ++g) {
-    if (rb[g] != re[g] && IsLeaf(v.child[g])) PrefetchLeafBody(AsLeaf(v.child[g]));
+    if (rb[g] != re[g] && IsLeaf(v.child[g])) {
+      coro::PrefetchRange(v.child[g], AsLeaf(v.child[g])->bytes);
+    }
   }
 
   Run runs[256];
@@ -800,7 +791,7 @@ Node* ApplyTo(Ctx& c, Node* old, const Update* u, size_t n) {
     return m == 0 ? nullptr : BuildSubtree(c, c.scratch->src(), 0, m, false);
   }
   if (IsLeaf(old)) {  // only a root leaf gets here; inner nodes handle their leaves
-    PrefetchLeafBody(AsLeaf(old));
+    coro::PrefetchRange(old, AsLeaf(old)->bytes);
     Leaf* spliced = nullptr;
     // BuildSubtree packs a depth-6 leaf's entries at byte 6.
     switch (SpliceLeaf(c, AsLeaf(old), u, n, old->depth == 6, &spliced)) {
