@@ -1238,7 +1238,7 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
         if (!kDegrees || g + 1 > last_group) continue;
         if (const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(g + 1, ts_)) {
           const mem::Adjacency* a = Adj(sv, 0);
-          coro::PrefetchRange(a->counts, 8 * static_cast<size_t>(std::popcount(a->count_mask)));
+          coro::PrefetchRange(a->counts, a->CountBytes());
         }
       }
     }

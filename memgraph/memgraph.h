@@ -224,7 +224,7 @@ inline void VertexAtStart(const Adjacency& a, uint32_t i, VertexAt* at) {
     coro::Prefetch(a.ci.root_node());
   }
   if (a.appended != nullptr) coro::Prefetch(a.appended);
-  coro::Prefetch(a.counts + 2 * __builtin_popcountll(a.count_mask & ((uint64_t{1} << i) - 1)));
+  coro::Prefetch(a.CountAddress(i));
   at->stage = VertexAt::kStarted;
 }
 inline void VertexAtDescend(const Adjacency& a, uint32_t i, VertexAt* at) {

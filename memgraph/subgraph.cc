@@ -22,9 +22,32 @@ ArtArray* NewArtArray(NodeAllocator* alloc, uint32_t n) {
   return arr;
 }
 
-uint32_t* NewCounts(NodeAllocator* alloc, size_t words) {
-  if (words == 0) return nullptr;
-  return static_cast<uint32_t*>(alloc->Allocate(words * sizeof(uint32_t)));
+void* NewCounts(NodeAllocator* alloc, size_t bytes) {
+  return bytes == 0 ? nullptr : alloc->Allocate(bytes);
+}
+
+// Whether a vertex's {entries, live} fits a record of format f (live <= entries).
+bool Fits(CountFormat f, uint32_t entries, uint32_t live) {
+  switch (f) {
+    case kCounts16: return entries <= UINT16_MAX && live == entries;
+    case kCountPairs16: return entries <= UINT16_MAX && live <= UINT16_MAX;
+    default: return true;
+  }
+}
+
+void WriteRecord(void* counts, CountFormat f, size_t k, uint32_t entries, uint32_t live) {
+  switch (f) {
+    case kCounts16:
+      static_cast<uint16_t*>(counts)[k] = static_cast<uint16_t>(entries);
+      break;
+    case kCountPairs16:
+      static_cast<uint16_t*>(counts)[2 * k] = static_cast<uint16_t>(entries);
+      static_cast<uint16_t*>(counts)[2 * k + 1] = static_cast<uint16_t>(live);
+      break;
+    default:
+      static_cast<uint32_t*>(counts)[2 * k] = entries;
+      static_cast<uint32_t*>(counts)[2 * k + 1] = live;
+  }
 }
 
 // Drops a's reference on its art array; the last one destroys the trees and frees it.
@@ -44,17 +67,18 @@ void CopyAdjacency(NodeAllocator* alloc, const Adjacency& from, Adjacency* to) {
   if (to->arts != nullptr) to->arts->refs.fetch_add(1, std::memory_order_relaxed);
   to->appended = from.appended;
   RefAppendArea(to->appended);
-  const size_t words = 2 * static_cast<size_t>(__builtin_popcountll(from.count_mask));
+  const size_t bytes = from.CountBytes();
   to->count_mask = from.count_mask;
-  to->counts = NewCounts(alloc, words);
-  if (words != 0) std::memcpy(to->counts, from.counts, words * sizeof(uint32_t));
+  to->count_format = from.count_format;
+  to->counts = NewCounts(alloc, bytes);
+  if (bytes != 0) std::memcpy(to->counts, from.counts, bytes);
 }
 
 void FreeCounts(NodeAllocator* alloc, Adjacency* a) {
-  const size_t words = 2 * static_cast<size_t>(__builtin_popcountll(a->count_mask));
-  if (a->counts != nullptr) alloc->Free(a->counts, words * sizeof(uint32_t));
+  if (a->counts != nullptr) alloc->Free(a->counts, a->CountBytes());
   a->counts = nullptr;
   a->count_mask = 0;
+  a->count_format = kCounts16;
 }
 
 }  // namespace
@@ -141,10 +165,20 @@ CArt& MutableArt(NodeAllocator* alloc, Adjacency* a, uint32_t i) {
 void GetCounts(const Adjacency& a, VertexCounts* c) {
   std::memset(c, 0, sizeof(*c));
   size_t k = 0;
-  for (uint64_t m = a.count_mask; m != 0; m &= m - 1, k += 2) {
+  for (uint64_t m = a.count_mask; m != 0; m &= m - 1, ++k) {
     const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-    c->entries[i] = a.counts[k];
-    c->live[i] = a.counts[k + 1];
+    switch (a.count_format) {
+      case kCounts16:
+        c->entries[i] = c->live[i] = static_cast<const uint16_t*>(a.counts)[k];
+        break;
+      case kCountPairs16:
+        c->entries[i] = static_cast<const uint16_t*>(a.counts)[2 * k];
+        c->live[i] = static_cast<const uint16_t*>(a.counts)[2 * k + 1];
+        break;
+      default:
+        c->entries[i] = static_cast<const uint32_t*>(a.counts)[2 * k];
+        c->live[i] = static_cast<const uint32_t*>(a.counts)[2 * k + 1];
+    }
   }
 }
 
@@ -164,31 +198,41 @@ void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c) {
     mask |= static_cast<uint64_t>(c.entries[i] != 0) << i;
   }
 #endif
-  if (__builtin_popcountll(mask) != __builtin_popcountll(a->count_mask)) {
+  // The narrowest format: the widest count and whether any vertex has tombstones decide it.
+  uint32_t widest = 0;
+  bool tombs = false;
+  for (uint64_t m = mask; m != 0; m &= m - 1) {
+    const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+    widest = std::max({widest, c.entries[i], c.live[i]});
+    tombs |= c.live[i] != c.entries[i];
+  }
+  const CountFormat f = widest > UINT16_MAX ? kCountPairs32 : tombs ? kCountPairs16 : kCounts16;
+  const size_t bytes = kCountRecordBytes[f] * static_cast<size_t>(__builtin_popcountll(mask));
+  if (bytes != a->CountBytes()) {
     FreeCounts(alloc, a);
-    a->counts = NewCounts(alloc, 2 * static_cast<size_t>(__builtin_popcountll(mask)));
+    a->counts = NewCounts(alloc, bytes);
   }
   a->count_mask = mask;
+  a->count_format = f;
   size_t k = 0;
-  for (uint64_t m = mask; m != 0; m &= m - 1, k += 2) {
+  for (uint64_t m = mask; m != 0; m &= m - 1, ++k) {
     const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-    a->counts[k] = c.entries[i];
-    a->counts[k + 1] = c.live[i];
+    WriteRecord(a->counts, f, k, c.entries[i], c.live[i]);
   }
 }
 
 void CountEdits::Commit(NodeAllocator* alloc, Adjacency* a) const {
   uint64_t present = 0;  // edited vertices with entries after the edits
+  bool fit = true;       // every edited record fits a's format
   for (uint64_t m = edited_; m != 0; m &= m - 1) {
     const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
     present |= static_cast<uint64_t>(entries_[i] != 0) << i;
+    fit &= Fits(a->count_format, entries_[i], live_[i]);
   }
-  if (present == (a->count_mask & edited_)) {  // same mask: patch the array in place
+  if (fit && present == (a->count_mask & edited_)) {  // same mask and format: patch in place
     for (uint64_t m = present; m != 0; m &= m - 1) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-      uint32_t* c = a->counts + 2 * __builtin_popcountll(a->count_mask & ((uint64_t{1} << i) - 1));
-      c[0] = entries_[i];
-      c[1] = live_[i];
+      WriteRecord(a->counts, a->count_format, a->CountRecord(i), entries_[i], live_[i]);
     }
     return;
   }

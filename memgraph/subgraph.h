@@ -51,33 +51,67 @@ static_assert(sizeof(ArtArray) % alignof(CArt) == 0);
 // own C-ART, stored at arts->trees()[popcount(art_mask & ((1 << i) - 1))].
 //
 // Entry counts are sparse: bit i of count_mask is set iff vertex i has at least one entry here,
-// and counts[2k], counts[2k + 1] are {entries, live} of the k-th set bit. A shuffled stream
-// touches every subgraph with a few edges each, so a dense 64-vertex array (512 bytes per
-// version) would cost more than the edges themselves (docs/benchmarks.md, "Measurements behind
-// design choices"). `counts` is owned by this Adjacency.
+// and the k-th set bit's counts are the k-th record of `counts`, in the narrowest of three
+// formats that holds every record (SetCounts picks it; a patch in place keeps it while the new
+// values fit):
+//   kCounts16      uint16 entries; live == entries (no tombstones here): 2 bytes a vertex;
+//   kCountPairs16  uint16 {entries, live}: 4 bytes;
+//   kCountPairs32  uint32 {entries, live}: 8 bytes.
+// A shuffled stream touches every subgraph with a few edges each, so a dense 64-vertex array
+// (512 bytes per version) would cost more than the edges themselves (docs/benchmarks.md,
+// "Measurements behind design choices"), and every version copies its counts: a full
+// subgraph's 64 vertices cost 128 bytes (two cache lines) in the first format against 512 in
+// the last (docs/benchmarks.md, "Issue 28: counts of two bytes"). `counts` is owned by this
+// Adjacency.
+enum CountFormat : uint8_t { kCounts16 = 0, kCountPairs16 = 1, kCountPairs32 = 2 };
+inline constexpr size_t kCountRecordBytes[3] = {2, 4, 8};
+
 struct Adjacency {
   ClusteredIndex ci;
   uint64_t art_mask = 0;
   ArtArray* arts = nullptr;     // popcount(art_mask) trees, from the memgraph pool; shared
   uint64_t count_mask = 0;
-  uint32_t* counts = nullptr;   // 2 * popcount(count_mask) words from the memgraph pool
+  void* counts = nullptr;       // popcount(count_mask) records of count_format, memgraph pool
   // Updates laid over ci and arts (append_area.h); null when there are none. Shared.
   AppendArea* appended = nullptr;
+  CountFormat count_format = kCounts16;
 
   bool InArt(uint32_t i) const { return (art_mask >> i) & 1; }
   const CArt& Art(uint32_t i) const {
     return arts->trees()[__builtin_popcountll(art_mask & ((uint64_t{1} << i) - 1))];
   }
+  // Index of vertex i's record (bit i of count_mask set).
+  size_t CountRecord(uint32_t i) const {
+    return static_cast<size_t>(__builtin_popcountll(count_mask & ((uint64_t{1} << i) - 1)));
+  }
+  // Bytes of the counts array.
+  size_t CountBytes() const {
+    return kCountRecordBytes[count_format] * static_cast<size_t>(__builtin_popcountll(count_mask));
+  }
+  // Where vertex i's record would be (for prefetching).
+  const void* CountAddress(uint32_t i) const {
+    return static_cast<const char*>(counts) + kCountRecordBytes[count_format] * CountRecord(i);
+  }
   // Entries (tombstones included) of vertex i in the view (containers + appended); 0 iff
   // vertex i has no entry here.
   uint32_t Entries(uint32_t i) const {
     if (((count_mask >> i) & 1) == 0) return 0;
-    return counts[2 * __builtin_popcountll(count_mask & ((uint64_t{1} << i) - 1))];
+    const size_t k = CountRecord(i);
+    switch (count_format) {
+      case kCounts16: return static_cast<const uint16_t*>(counts)[k];
+      case kCountPairs16: return static_cast<const uint16_t*>(counts)[2 * k];
+      default: return static_cast<const uint32_t*>(counts)[2 * k];
+    }
   }
   // Live (non-tombstone) entries of vertex i here.
   uint32_t Live(uint32_t i) const {
     if (((count_mask >> i) & 1) == 0) return 0;
-    return counts[2 * __builtin_popcountll(count_mask & ((uint64_t{1} << i) - 1)) + 1];
+    const size_t k = CountRecord(i);
+    switch (count_format) {
+      case kCounts16: return static_cast<const uint16_t*>(counts)[k];
+      case kCountPairs16: return static_cast<const uint16_t*>(counts)[2 * k + 1];
+      default: return static_cast<const uint32_t*>(counts)[2 * k + 1];
+    }
   }
 };
 
@@ -112,7 +146,8 @@ void SetArts(NodeAllocator* alloc, Adjacency* a, uint64_t mask, CArt* trees, uin
 // Vertex i's tree (InArt(i)) for changing in place: a's array is copied first if it is shared.
 // Only for an Adjacency of an unpublished version.
 CArt& MutableArt(NodeAllocator* alloc, Adjacency* a, uint32_t i);
-// The dense counts of `a`, and back: SetCounts replaces a's sparse counts with `c`.
+// The dense counts of `a`, and back: SetCounts replaces a's sparse counts with `c`, in the
+// narrowest format that holds them.
 void GetCounts(const Adjacency& a, VertexCounts* c);
 void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c);
 
@@ -120,7 +155,8 @@ void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c);
 // them: a vertex's counts are read from the adjacency until first written, and Commit stores
 // back only the written ones. A build touches a few of the 64 vertices, so this costs what it
 // touches; the packed array is rebuilt (GetCounts + SetCounts) only when a vertex gains its
-// first entry or loses its last, which changes the array's mask.
+// first entry or loses its last, which changes the array's mask, or when an edited record does
+// not fit the array's format (a count reaching 65536, or a first tombstone under kCounts16).
 class CountEdits {
  public:
   explicit CountEdits(const Adjacency* a) : a_(a) {}

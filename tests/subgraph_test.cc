@@ -84,6 +84,106 @@ TEST(SubgraphTest, CountEditsMatchDenseCounts) {
   EXPECT_EQ(alloc.bytes(), 0u);
 }
 
+// The narrowest count format that holds the counts: two bytes when no vertex has tombstones
+// and none has 65536 entries, pairs of two bytes with tombstones, pairs of four bytes past
+// 65535. Each round's counts come back through GetCounts, Entries and Live, and the array's
+// size is the format's.
+TEST(SubgraphTest, CountsTakeTheNarrowestFormat) {
+  NodeAllocator alloc;
+  SubgraphVersion* v = NewVersion(&alloc, false, false);
+  std::mt19937_64 rng(5);
+  int seen[3] = {0, 0, 0};
+  for (int round = 0; round < 600; ++round) {
+    const bool tombs = rng() % 3 == 0;
+    const bool wide = rng() % 3 == 0;
+    VertexCounts c;
+    std::memset(&c, 0, sizeof(c));
+    uint32_t n = 0, at = 0;  // at: the last vertex with entries
+    for (uint32_t i = 0; i < kSubgraphSize; ++i) {
+      if (rng() % 2 == 0) continue;
+      c.entries[i] = 1 + static_cast<uint32_t>(rng() % 65535);  // up to 65535
+      c.live[i] = c.entries[i];
+      ++n;
+      at = i;
+    }
+    if (n == 0) continue;
+    if (tombs) c.live[at] = c.entries[at] - 1;
+    if (wide) {
+      c.entries[at] = 65536 + static_cast<uint32_t>(rng() % 1000000);
+      c.live[at] = c.entries[at] - (tombs ? 1 : 0);
+    }
+    const CountFormat want = wide ? kCountPairs32 : tombs ? kCountPairs16 : kCounts16;
+    SetCounts(&alloc, &v->out, c);
+    ASSERT_EQ(v->out.count_format, want) << "round " << round;
+    ASSERT_EQ(v->out.CountBytes(), n * kCountRecordBytes[want]);
+    ++seen[want];
+    VertexCounts back;
+    GetCounts(v->out, &back);
+    ASSERT_EQ(std::memcmp(&back, &c, sizeof(c)), 0) << "round " << round;
+    for (uint32_t i = 0; i < kSubgraphSize; ++i) {
+      ASSERT_EQ(v->out.Entries(i), c.entries[i]) << i;
+      ASSERT_EQ(v->out.Live(i), c.live[i]) << i;
+    }
+  }
+  EXPECT_GT(seen[kCounts16], 50);
+  EXPECT_GT(seen[kCountPairs16], 50);
+  EXPECT_GT(seen[kCountPairs32], 50);
+  FreeVersion(&alloc, v);
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+// CountEdits across the formats: edits that give a vertex its first tombstone or its 65536th
+// entry do not fit the array's format, so Commit rebuilds it wider, and a rebuild without them
+// narrows it again; every state agrees with the dense counts.
+TEST(SubgraphTest, CountEditsWidenAndNarrowTheFormat) {
+  NodeAllocator alloc;
+  SubgraphVersion* v = NewVersion(&alloc, false, false);
+  std::mt19937_64 rng(13);
+  VertexCounts want;
+  std::memset(&want, 0, sizeof(want));
+  int seen[3] = {0, 0, 0};
+  for (int round = 0; round < 3000; ++round) {
+    CountEdits e(&v->out);
+    const int edits = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < edits; ++k) {
+      const uint32_t i = static_cast<uint32_t>(rng() % kSubgraphSize);
+      ASSERT_EQ(e.entries(i), want.entries[i]);
+      ASSERT_EQ(e.live(i), want.live[i]);
+      uint32_t x = rng() % 8 == 0 ? 0 : 1 + static_cast<uint32_t>(rng() % 40);
+      if (rng() % 50 == 0) x = 65530 + static_cast<uint32_t>(rng() % 12);  // around 65536
+      const uint32_t live = x != 0 && rng() % 40 == 0 ? x - 1 : x;       // a tombstone
+      e.entries_ref(i) = x;
+      e.live_ref(i) = live;
+      want.entries[i] = x;
+      want.live[i] = live;
+    }
+    e.Commit(&alloc, &v->out);
+    ++seen[v->out.count_format];
+    VertexCounts back;
+    GetCounts(v->out, &back);
+    ASSERT_EQ(std::memcmp(&back, &want, sizeof(want)), 0) << "round " << round;
+    for (uint32_t i = 0; i < kSubgraphSize; ++i) {
+      ASSERT_EQ(v->out.Entries(i), want.entries[i]) << i;
+      ASSERT_EQ(v->out.Live(i), want.live[i]) << i;
+    }
+    // Now and then the whole array is rebuilt from the dense counts: the narrowest format.
+    if (round % 97 == 0) {
+      bool tombs = false, wide = false;
+      for (uint32_t i = 0; i < kSubgraphSize; ++i) {
+        tombs |= want.live[i] != want.entries[i];
+        wide |= want.entries[i] > UINT16_MAX;
+      }
+      SetCounts(&alloc, &v->out, want);
+      ASSERT_EQ(v->out.count_format, wide ? kCountPairs32 : tombs ? kCountPairs16 : kCounts16);
+    }
+  }
+  EXPECT_GT(seen[kCounts16], 100);
+  EXPECT_GT(seen[kCountPairs16], 100);
+  EXPECT_GT(seen[kCountPairs32], 100);
+  FreeVersion(&alloc, v);
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
 TEST(SubgraphTest, FreeVersionsFreesEveryVersion) {
   NodeAllocator alloc;
   for (size_t n : {0, 1, 3, 4, 5, 9, 100}) {
