@@ -14,6 +14,18 @@
 namespace strata::mem {
 namespace {
 
+// The adjacency's counts, read back every way (GetCounts, Entries, Live, the mask), equal `want`.
+void ExpectCounts(const Adjacency& a, const VertexCounts& want, int round) {
+  VertexCounts back;
+  GetCounts(a, &back);
+  ASSERT_EQ(std::memcmp(&back, &want, sizeof(want)), 0) << "round " << round;
+  for (uint32_t i = 0; i < kSubgraphSize; ++i) {
+    ASSERT_EQ(a.Entries(i), want.entries[i]) << "round " << round << ", vertex " << i;
+    ASSERT_EQ(a.Live(i), want.live[i]) << "round " << round << ", vertex " << i;
+    ASSERT_EQ((a.count_mask >> i) & 1, want.entries[i] != 0 ? 1u : 0u) << "vertex " << i;
+  }
+}
+
 TEST(SubgraphTest, CountsRoundTrip) {
   NodeAllocator alloc;
   SubgraphVersion* v = NewVersion(&alloc, false, false);
@@ -33,9 +45,7 @@ TEST(SubgraphTest, CountsRoundTrip) {
     }
     SetCounts(&alloc, &v->out, c);
     ASSERT_EQ(v->out.count_mask, want) << "round " << round;
-    VertexCounts back;
-    GetCounts(v->out, &back);
-    ASSERT_EQ(std::memcmp(&back, &c, sizeof(c)), 0) << "round " << round;
+    ASSERT_NO_FATAL_FAILURE(ExpectCounts(v->out, c, round));
   }
   FreeVersion(&alloc, v);
   EXPECT_EQ(alloc.bytes(), 0u);
@@ -71,12 +81,7 @@ TEST(SubgraphTest, CountEditsMatchDenseCounts) {
     }
     e.Commit(&alloc, &v->out);
     (v->out.count_mask == mask_before ? patched : rebuilt)++;
-    VertexCounts back;
-    GetCounts(v->out, &back);
-    ASSERT_EQ(std::memcmp(&back, &want, sizeof(want)), 0) << "round " << round;
-    for (uint32_t i = 0; i < kSubgraphSize; ++i) {
-      ASSERT_EQ((v->out.count_mask >> i) & 1, want.entries[i] != 0 ? 1u : 0u) << i;
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectCounts(v->out, want, round));
   }
   EXPECT_GT(patched, 1000);
   EXPECT_GT(rebuilt, 50);
@@ -117,13 +122,7 @@ TEST(SubgraphTest, CountsTakeTheNarrowestFormat) {
     ASSERT_EQ(v->out.count_format, want) << "round " << round;
     ASSERT_EQ(v->out.CountBytes(), n * kCountRecordBytes[want]);
     ++seen[want];
-    VertexCounts back;
-    GetCounts(v->out, &back);
-    ASSERT_EQ(std::memcmp(&back, &c, sizeof(c)), 0) << "round " << round;
-    for (uint32_t i = 0; i < kSubgraphSize; ++i) {
-      ASSERT_EQ(v->out.Entries(i), c.entries[i]) << i;
-      ASSERT_EQ(v->out.Live(i), c.live[i]) << i;
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectCounts(v->out, c, round));
   }
   EXPECT_GT(seen[kCounts16], 50);
   EXPECT_GT(seen[kCountPairs16], 50);
@@ -159,13 +158,7 @@ TEST(SubgraphTest, CountEditsWidenAndNarrowTheFormat) {
     }
     e.Commit(&alloc, &v->out);
     ++seen[v->out.count_format];
-    VertexCounts back;
-    GetCounts(v->out, &back);
-    ASSERT_EQ(std::memcmp(&back, &want, sizeof(want)), 0) << "round " << round;
-    for (uint32_t i = 0; i < kSubgraphSize; ++i) {
-      ASSERT_EQ(v->out.Entries(i), want.entries[i]) << i;
-      ASSERT_EQ(v->out.Live(i), want.live[i]) << i;
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectCounts(v->out, want, round));
     // Now and then the whole array is rebuilt from the dense counts: the narrowest format.
     if (round % 97 == 0) {
       bool tombs = false, wide = false;
