@@ -164,21 +164,10 @@ CArt& MutableArt(NodeAllocator* alloc, Adjacency* a, uint32_t i) {
 
 void GetCounts(const Adjacency& a, VertexCounts* c) {
   std::memset(c, 0, sizeof(*c));
-  size_t k = 0;
-  for (uint64_t m = a.count_mask; m != 0; m &= m - 1, ++k) {
+  for (uint64_t m = a.count_mask; m != 0; m &= m - 1) {
     const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-    switch (a.count_format) {
-      case kCounts16:
-        c->entries[i] = c->live[i] = static_cast<const uint16_t*>(a.counts)[k];
-        break;
-      case kCountPairs16:
-        c->entries[i] = static_cast<const uint16_t*>(a.counts)[2 * k];
-        c->live[i] = static_cast<const uint16_t*>(a.counts)[2 * k + 1];
-        break;
-      default:
-        c->entries[i] = static_cast<const uint32_t*>(a.counts)[2 * k];
-        c->live[i] = static_cast<const uint32_t*>(a.counts)[2 * k + 1];
-    }
+    c->entries[i] = a.Entries(i);
+    c->live[i] = a.Live(i);
   }
 }
 
