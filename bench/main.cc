@@ -36,6 +36,7 @@
 namespace strata::bench {
 int RunFeedBench(int argc, char** argv);        // feed_bench.cc
 int RunInterleaveBench(int argc, char** argv);  // interleave_bench.cc
+int RunFillBench(int argc, char** argv);        // fill_bench.cc
 
 namespace {
 
@@ -65,6 +66,9 @@ void Usage() {
           "       strata-bench interleave [--scale S] [--kernels bfs,sssp] [--settings gN[pD],...]\n"
           "         [--rounds R] [--threads N] [--directed]: BFS/SSSP over a memgraph snapshot by\n"
           "         interleave group N and prefetch distance D (bench/interleave_bench.cc)\n"
+          "       strata-bench fill [--scale S] [--fraction F] [--batch B] [--weighted] [--verify]\n"
+          "         [--perf-ctl FIFO [--perf-ack FIFO] --perf-tenth K]: one writer loads a stream\n"
+          "         into strata-mem, the rate of each tenth (bench/fill_bench.cc)\n"
           "workloads: insert update search_edge scan_nbr bfs pr sssp wcc tc mixed ingest_large\n"
           "           durability (WAL grid and recovery; runs only when named in --only)\n"
           "systems:   strata strata-mem rocksdb csr\n"
@@ -220,6 +224,7 @@ bool RunChild(const Job& job, const SuiteConfig& cfg, double timeout, std::vecto
 int Main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "feed") return RunFeedBench(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "interleave") return RunInterleaveBench(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "fill") return RunFillBench(argc, argv);
   SuiteConfig cfg;
   std::string json_path;
   int scale = 0, threads = 0;

@@ -1,0 +1,208 @@
+// strata-bench fill: how the in-memory tier's load rate changes as it fills (issue 28;
+// docs/benchmarks.md, "Issue 28: counts of two bytes"). One writer loads the first `fraction`
+// of a Kronecker stream (Graph500 initiator, seed 1, shuffled, undirected, unweighted unless
+// --weighted) into an Options::in_memory store in batches of `batch`, and prints each tenth's
+// rate and CPU seconds and the last tenth's rate over the first's. Each tenth's batches are
+// generated before its clock starts, so the rates are the store's alone.
+//
+//   strata-bench fill [--scale S] [--fraction F] [--batch B] [--weighted] [--verify]
+//                     [--perf-ctl FIFO [--perf-ack FIFO] --perf-tenth K]
+//
+// --verify (small scales: it keeps every loaded edge in an ordered set): afterwards the store
+// holds exactly the loaded edges, both directions of each, with the last weight written.
+//
+// --perf-ctl: `perf record --control fifo:CTL,ACK -D -1 ...` is told "enable" before tenth K
+// (0-based) and "disable" after it, so a profile holds that tenth only (with --perf-ack, each
+// command waits for perf's acknowledgement).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/util.h"
+#include "graphio/generator.h"
+#include "strata/db.h"
+#include "strata/write_batch.h"
+
+namespace strata::bench {
+
+namespace {
+
+// Sends `command` to perf's control FIFO and, when an acknowledgement FIFO is given, waits for
+// perf's reply. False (with a message) when a FIFO cannot be opened.
+bool PerfControl(const std::string& ctl, const std::string& ack, const char* command) {
+  std::ofstream out(ctl);
+  if (!out) {
+    std::fprintf(stderr, "fill bench: cannot open perf control FIFO %s\n", ctl.c_str());
+    return false;
+  }
+  out << command << '\n';
+  out.close();
+  if (ack.empty()) return true;
+  std::ifstream in(ack);
+  std::string reply;
+  if (!in || !std::getline(in, reply)) {
+    std::fprintf(stderr, "fill bench: no acknowledgement on %s\n", ack.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int RunFillBench(int argc, char** argv) {
+  int scale = 21;
+  double fraction = 0.8;
+  uint64_t batch = 1024;
+  bool weighted = false, verify = false;
+  std::string perf_ctl, perf_ack;
+  int perf_tenth = -1;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "fill bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--scale") {
+      scale = std::atoi(next().c_str());
+    } else if (a == "--fraction") {
+      fraction = std::atof(next().c_str());
+    } else if (a == "--batch") {
+      batch = std::strtoull(next().c_str(), nullptr, 10);
+    } else if (a == "--weighted") {
+      weighted = true;
+    } else if (a == "--verify") {
+      verify = true;
+    } else if (a == "--perf-ctl") {
+      perf_ctl = next();
+    } else if (a == "--perf-ack") {
+      perf_ack = next();
+    } else if (a == "--perf-tenth") {
+      perf_tenth = std::atoi(next().c_str());
+    } else {
+      std::fprintf(stderr, "fill bench: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (scale < 1 || scale > 30) {
+    std::fprintf(stderr, "fill bench: --scale %d is outside [1, 30]\n", scale);
+    return 2;
+  }
+  if (!(fraction > 0 && fraction <= 1)) {
+    std::fprintf(stderr, "fill bench: --fraction %g is outside (0, 1]\n", fraction);
+    return 2;
+  }
+  if (batch == 0) {
+    std::fprintf(stderr, "fill bench: --batch must be at least 1\n");
+    return 2;
+  }
+  if (!perf_ctl.empty() && (perf_tenth < 0 || perf_tenth > 9)) {
+    std::fprintf(stderr, "fill bench: --perf-ctl needs --perf-tenth in [0, 9]\n");
+    return 2;
+  }
+
+  graphio::GeneratorOptions g;
+  g.scale = scale;
+  g.weighted = weighted;
+  std::unique_ptr<graphio::EdgeGenerator> gen;
+  Status s = graphio::EdgeGenerator::New(g, &gen);
+  if (!s.ok()) {
+    std::fprintf(stderr, "fill bench: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  Options o;
+  o.graph_kind = GraphKind::kUndirected;
+  o.weighted = weighted;
+  o.in_memory = true;
+  std::unique_ptr<DB> db;
+  s = DB::Open(o, "strata-mem", &db);
+  if (!s.ok()) {
+    std::fprintf(stderr, "fill bench: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  const uint64_t total = static_cast<uint64_t>(static_cast<double>(gen->num_edges()) * fraction);
+  const uint64_t tenth = total / 10;
+  if (tenth == 0) {
+    std::fprintf(stderr, "fill bench: %g of a scale-%d stream is fewer than 10 edges\n",
+                 fraction, scale);
+    return 2;
+  }
+  std::printf("fill: scale %d, %llu edges (%.0f%% of the stream) in batches of %llu, 1 writer\n",
+              scale, static_cast<unsigned long long>(10 * tenth), 100 * fraction,
+              static_cast<unsigned long long>(batch));
+  std::map<std::pair<VertexId, VertexId>, double> want;  // --verify: directed entries
+  double seconds = 0, first = 0, last = 0;
+  for (int t = 0; t < 10; ++t) {
+    std::vector<WriteBatch> batches;
+    const uint64_t end = (t + 1) * tenth;
+    for (uint64_t p = t * tenth; p < end; p += batch) {
+      WriteBatch b;
+      for (uint64_t q = p; q < std::min(p + batch, end); ++q) {
+        const graphio::Edge e = gen->EdgeAtPosition(q);
+        b.InsertEdge(e.src, e.dst, e.weight);
+        if (verify) want[{e.src, e.dst}] = want[{e.dst, e.src}] = e.weight;
+      }
+      batches.push_back(std::move(b));
+    }
+    if (t == perf_tenth && !PerfControl(perf_ctl, perf_ack, "enable")) return 1;
+    const double cpu0 = ProcessCpuSec();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const WriteBatch& b : batches) {
+      s = db->Write(b);
+      if (!s.ok()) {
+        std::fprintf(stderr, "fill bench: tenth %d: %s\n", t, s.ToString().c_str());
+        return 1;
+      }
+    }
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = ProcessCpuSec() - cpu0;
+    if (t == perf_tenth && !PerfControl(perf_ctl, perf_ack, "disable")) return 1;
+    const double rate = static_cast<double>(tenth) / sec;
+    if (t == 0) first = rate;
+    if (t == 9) last = rate;
+    seconds += sec;
+    std::printf("  tenth %d: %7.0f K edges/s (%.2f s, cpu %.2f s)\n", t, rate / 1e3, sec, cpu);
+    std::fflush(stdout);
+  }
+  const DBStats st = db->GetStats(/*count_graph=*/true);
+  if (!st.count_status.ok()) {
+    std::fprintf(stderr, "fill bench: counting the graph: %s\n", st.count_status.ToString().c_str());
+    return 1;
+  }
+  if (verify) {
+    // The reference model: the store holds exactly `want`.
+    if (st.num_edges != want.size()) {
+      std::fprintf(stderr, "fill bench: verify: %llu stored directed entries, %zu expected\n",
+                   static_cast<unsigned long long>(st.num_edges), want.size());
+      return 1;
+    }
+    std::unique_ptr<Snapshot> snap = db->GetSnapshot();
+    for (const auto& [edge, w] : want) {
+      double got = 0;
+      s = snap->GetEdge(edge.first, edge.second, &got);
+      if (!s.ok() || got != w) {
+        std::fprintf(stderr, "fill bench: verify: edge (%llu, %llu): %s, weight %g, expected %g\n",
+                     static_cast<unsigned long long>(edge.first),
+                     static_cast<unsigned long long>(edge.second), s.ToString().c_str(), got, w);
+        return 1;
+      }
+    }
+    std::printf("fill: verified %zu directed entries against the loaded stream\n", want.size());
+  }
+  std::printf("fill: %.0f K edges/s overall, last / first tenth %.2f, %.1f MiB of memgraph, "
+              "%llu stored directed entries\n",
+              static_cast<double>(10 * tenth) / seconds / 1e3, last / first,
+              static_cast<double>(st.memgraph_bytes) / (1 << 20),
+              static_cast<unsigned long long>(st.num_edges));
+  return 0;
+}
+
+}  // namespace strata::bench
