@@ -94,23 +94,18 @@ struct Adjacency {
   }
   // Entries (tombstones included) of vertex i in the view (containers + appended); 0 iff
   // vertex i has no entry here.
-  uint32_t Entries(uint32_t i) const {
-    if (((count_mask >> i) & 1) == 0) return 0;
-    const size_t k = CountRecord(i);
-    switch (count_format) {
-      case kCounts16: return static_cast<const uint16_t*>(counts)[k];
-      case kCountPairs16: return static_cast<const uint16_t*>(counts)[2 * k];
-      default: return static_cast<const uint32_t*>(counts)[2 * k];
-    }
-  }
+  uint32_t Entries(uint32_t i) const { return CountField(i, 0); }
   // Live (non-tombstone) entries of vertex i here.
-  uint32_t Live(uint32_t i) const {
+  uint32_t Live(uint32_t i) const { return CountField(i, 1); }
+  // Field f (0: entries, 1: live) of vertex i's record; 0 when i has none. kCounts16 keeps one
+  // field, which is both.
+  uint32_t CountField(uint32_t i, size_t f) const {
     if (((count_mask >> i) & 1) == 0) return 0;
     const size_t k = CountRecord(i);
     switch (count_format) {
       case kCounts16: return static_cast<const uint16_t*>(counts)[k];
-      case kCountPairs16: return static_cast<const uint16_t*>(counts)[2 * k + 1];
-      default: return static_cast<const uint32_t*>(counts)[2 * k + 1];
+      case kCountPairs16: return static_cast<const uint16_t*>(counts)[2 * k + f];
+      default: return static_cast<const uint32_t*>(counts)[2 * k + f];
     }
   }
 };
