@@ -26,34 +26,56 @@ void ExpectCounts(const Adjacency& a, const VertexCounts& want, int round) {
   }
 }
 
+// The narrowest format a set of counts fits: 2 bytes without tombstones and under 65536, 2+2
+// with tombstones, 4+4 past 65535.
+CountFormat NarrowestFormat(const VertexCounts& c) {
+  bool tombs = false, wide = false;
+  for (uint32_t i = 0; i < kSubgraphSize; ++i) {
+    tombs |= c.live[i] != c.entries[i];
+    wide |= c.entries[i] > UINT16_MAX;
+  }
+  return wide ? kCountPairs32 : tombs ? kCountPairs16 : kCounts16;
+}
+
+// SetCounts and back, at every density (empty to full, the edge vertices 0 and 63) and in each
+// format: the array takes the narrowest format and exactly its size.
 TEST(SubgraphTest, CountsRoundTrip) {
   NodeAllocator alloc;
   SubgraphVersion* v = NewVersion(&alloc, false, false);
   std::mt19937_64 rng(7);
-  for (int round = 0; round < 500; ++round) {
-    // Densities from empty to full, and the edge vertices 0 and 63.
+  int seen[3] = {0, 0, 0};
+  for (int round = 0; round < 900; ++round) {
+    const unsigned density = static_cast<unsigned>(rng() % 66);  // 65: every vertex
+    const unsigned shape = static_cast<unsigned>(rng() % 3);     // 0 narrow, 1 tombs, 2 wide
     VertexCounts c;
     std::memset(&c, 0, sizeof(c));
-    const unsigned density = static_cast<unsigned>(rng() % 66);  // 65: every vertex
     uint64_t want = 0;
     for (uint32_t i = 0; i < kSubgraphSize; ++i) {
-      if (density == 65 || rng() % 64 < density) {
-        c.entries[i] = 1 + static_cast<uint32_t>(rng() % 1000);
-        c.live[i] = static_cast<uint32_t>(rng() % (c.entries[i] + 1));
-        want |= uint64_t{1} << i;
-      }
+      if (density != 65 && rng() % 64 >= density) continue;
+      c.entries[i] = 1 + static_cast<uint32_t>(rng() % (shape == 2 ? 200000 : 65535));
+      c.live[i] = shape == 0 ? c.entries[i] : static_cast<uint32_t>(rng() % (c.entries[i] + 1));
+      want |= uint64_t{1} << i;
     }
     SetCounts(&alloc, &v->out, c);
     ASSERT_EQ(v->out.count_mask, want) << "round " << round;
+    ASSERT_EQ(v->out.count_format, NarrowestFormat(c)) << "round " << round;
+    ASSERT_EQ(v->out.CountBytes(),
+              kCountRecordBytes[v->out.count_format] * static_cast<size_t>(__builtin_popcountll(want)));
+    if (want != 0) ++seen[v->out.count_format];
     ASSERT_NO_FATAL_FAILURE(ExpectCounts(v->out, c, round));
   }
+  EXPECT_GT(seen[kCounts16], 100);
+  EXPECT_GT(seen[kCountPairs16], 100);
+  EXPECT_GT(seen[kCountPairs32], 100);
   FreeVersion(&alloc, v);
   EXPECT_EQ(alloc.bytes(), 0u);
 }
 
-// CountEdits against the dense counts edited directly: random edits of a few vertices, some
-// giving a vertex its first entry or taking its last (the array is rebuilt), most not (patched
-// in place); reads see the edits before Commit and the adjacency only after it.
+// CountEdits against the dense counts edited directly: random edits of a few vertices, reads
+// seeing the edits before Commit and the adjacency only after it. Some edits give a vertex its
+// first entry or take its last, its first tombstone or its 65536th entry (the array is rebuilt,
+// wider when a record outgrew the format); most are patched in place. Now and then the array
+// is rebuilt whole from the dense counts, which narrows it again.
 TEST(SubgraphTest, CountEditsMatchDenseCounts) {
   NodeAllocator alloc;
   SubgraphVersion* v = NewVersion(&alloc, false, false);
@@ -61,87 +83,11 @@ TEST(SubgraphTest, CountEditsMatchDenseCounts) {
   VertexCounts want;
   std::memset(&want, 0, sizeof(want));
   int rebuilt = 0, patched = 0;
-  for (int round = 0; round < 2000; ++round) {
-    const uint64_t mask_before = v->out.count_mask;
-    const VertexCounts before = want;
-    CountEdits e(&v->out);
-    const int edits = 1 + static_cast<int>(rng() % 4);
-    for (int k = 0; k < edits; ++k) {
-      const uint32_t i = static_cast<uint32_t>(rng() % kSubgraphSize);
-      ASSERT_EQ(e.entries(i), want.entries[i]);
-      ASSERT_EQ(e.live(i), want.live[i]);
-      const uint32_t x = rng() % 8 == 0 ? 0 : 1 + static_cast<uint32_t>(rng() % 50);
-      e.entries_ref(i) = x;
-      e.live_ref(i) = x / 2;
-      want.entries[i] = x;
-      want.live[i] = x / 2;
-      ASSERT_EQ(e.entries(i), x);
-      ASSERT_EQ(e.live(i), x / 2);
-      ASSERT_EQ(v->out.Entries(i), before.entries[i]);  // the adjacency is not written yet
-    }
-    e.Commit(&alloc, &v->out);
-    (v->out.count_mask == mask_before ? patched : rebuilt)++;
-    ASSERT_NO_FATAL_FAILURE(ExpectCounts(v->out, want, round));
-  }
-  EXPECT_GT(patched, 1000);
-  EXPECT_GT(rebuilt, 50);
-  FreeVersion(&alloc, v);
-  EXPECT_EQ(alloc.bytes(), 0u);
-}
-
-// The narrowest count format that holds the counts: two bytes when no vertex has tombstones
-// and none has 65536 entries, pairs of two bytes with tombstones, pairs of four bytes past
-// 65535. Each round's counts come back through GetCounts, Entries and Live, and the array's
-// size is the format's.
-TEST(SubgraphTest, CountsTakeTheNarrowestFormat) {
-  NodeAllocator alloc;
-  SubgraphVersion* v = NewVersion(&alloc, false, false);
-  std::mt19937_64 rng(5);
-  int seen[3] = {0, 0, 0};
-  for (int round = 0; round < 600; ++round) {
-    const bool tombs = rng() % 3 == 0;
-    const bool wide = rng() % 3 == 0;
-    VertexCounts c;
-    std::memset(&c, 0, sizeof(c));
-    uint32_t n = 0, at = 0;  // at: the last vertex with entries
-    for (uint32_t i = 0; i < kSubgraphSize; ++i) {
-      if (rng() % 2 == 0) continue;
-      c.entries[i] = 1 + static_cast<uint32_t>(rng() % 65535);  // up to 65535
-      c.live[i] = c.entries[i];
-      ++n;
-      at = i;
-    }
-    if (n == 0) continue;
-    if (tombs) c.live[at] = c.entries[at] - 1;
-    if (wide) {
-      c.entries[at] = 65536 + static_cast<uint32_t>(rng() % 1000000);
-      c.live[at] = c.entries[at] - (tombs ? 1 : 0);
-    }
-    const CountFormat want = wide ? kCountPairs32 : tombs ? kCountPairs16 : kCounts16;
-    SetCounts(&alloc, &v->out, c);
-    ASSERT_EQ(v->out.count_format, want) << "round " << round;
-    ASSERT_EQ(v->out.CountBytes(), n * kCountRecordBytes[want]);
-    ++seen[want];
-    ASSERT_NO_FATAL_FAILURE(ExpectCounts(v->out, c, round));
-  }
-  EXPECT_GT(seen[kCounts16], 50);
-  EXPECT_GT(seen[kCountPairs16], 50);
-  EXPECT_GT(seen[kCountPairs32], 50);
-  FreeVersion(&alloc, v);
-  EXPECT_EQ(alloc.bytes(), 0u);
-}
-
-// CountEdits across the formats: edits that give a vertex its first tombstone or its 65536th
-// entry do not fit the array's format, so Commit rebuilds it wider, and a rebuild without them
-// narrows it again; every state agrees with the dense counts.
-TEST(SubgraphTest, CountEditsWidenAndNarrowTheFormat) {
-  NodeAllocator alloc;
-  SubgraphVersion* v = NewVersion(&alloc, false, false);
-  std::mt19937_64 rng(13);
-  VertexCounts want;
-  std::memset(&want, 0, sizeof(want));
   int seen[3] = {0, 0, 0};
   for (int round = 0; round < 3000; ++round) {
+    const uint64_t mask_before = v->out.count_mask;
+    const CountFormat format_before = v->out.count_format;
+    const VertexCounts before = want;
     CountEdits e(&v->out);
     const int edits = 1 + static_cast<int>(rng() % 3);
     for (int k = 0; k < edits; ++k) {
@@ -155,21 +101,23 @@ TEST(SubgraphTest, CountEditsWidenAndNarrowTheFormat) {
       e.live_ref(i) = live;
       want.entries[i] = x;
       want.live[i] = live;
+      ASSERT_EQ(e.entries(i), x);
+      ASSERT_EQ(e.live(i), live);
+      ASSERT_EQ(v->out.Entries(i), before.entries[i]);  // the adjacency is not written yet
+      ASSERT_EQ(v->out.Live(i), before.live[i]);
     }
     e.Commit(&alloc, &v->out);
+    const bool same = v->out.count_mask == mask_before && v->out.count_format == format_before;
+    (same ? patched : rebuilt)++;
     ++seen[v->out.count_format];
     ASSERT_NO_FATAL_FAILURE(ExpectCounts(v->out, want, round));
-    // Now and then the whole array is rebuilt from the dense counts: the narrowest format.
     if (round % 97 == 0) {
-      bool tombs = false, wide = false;
-      for (uint32_t i = 0; i < kSubgraphSize; ++i) {
-        tombs |= want.live[i] != want.entries[i];
-        wide |= want.entries[i] > UINT16_MAX;
-      }
       SetCounts(&alloc, &v->out, want);
-      ASSERT_EQ(v->out.count_format, wide ? kCountPairs32 : tombs ? kCountPairs16 : kCounts16);
+      ASSERT_EQ(v->out.count_format, NarrowestFormat(want)) << "round " << round;
     }
   }
+  EXPECT_GT(patched, 1000);
+  EXPECT_GT(rebuilt, 50);
   EXPECT_GT(seen[kCounts16], 100);
   EXPECT_GT(seen[kCountPairs16], 100);
   EXPECT_GT(seen[kCountPairs32], 100);
