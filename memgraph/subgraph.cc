@@ -136,7 +136,23 @@ void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersi
       const SubgraphVersion* v = b[i + kAhead];
       __builtin_prefetch(v->out.ci.root_node(), 1);
       if (v->out.arts != nullptr) __builtin_prefetch(v->out.arts, 1);
+      if (v->out.appended != nullptr) __builtin_prefetch(v->out.appended, 1);
       if (v->in != nullptr) __builtin_prefetch(v->in, 1);
+    }
+    if (i + kAhead / 2 < n) {
+      // An art array this version holds the last reference to is destroyed with its trees:
+      // their roots' reference counts are the next misses. (A shared one is only decremented.)
+      const SubgraphVersion* v = b[i + kAhead / 2];
+      for (const Adjacency* a : {&v->out, static_cast<const Adjacency*>(v->in)}) {
+        if (a == nullptr) continue;
+        if (a != &v->out) {
+          __builtin_prefetch(a->ci.root_node(), 1);
+          if (a->appended != nullptr) __builtin_prefetch(a->appended, 1);
+        }
+        const ArtArray* arr = a->arts;
+        if (arr == nullptr || arr->refs.load(std::memory_order_relaxed) != 1) continue;
+        for (uint32_t k = 0; k < arr->n; ++k) __builtin_prefetch(arr->trees()[k].root_node(), 1);
+      }
     }
     FreeVersion(alloc, b[i]);
   }
