@@ -29,9 +29,6 @@
 namespace strata::mem {
 
 inline constexpr size_t kAppendCapacity = 32;
-// The most entries an area sealed from a full one holds (Adjacency::sealed, subgraph.h): a
-// full area plus the updates of the build that overflowed it, when they are few.
-inline constexpr size_t kSealedCapacity = 2 * kAppendCapacity;
 
 enum AppendKind : uint8_t { kAppendLive = 0, kAppendTomb = 1, kAppendErased = 2 };
 

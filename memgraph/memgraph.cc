@@ -70,7 +70,6 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
       coro::Prefetch(a->ci.root_node());
       coro::Prefetch(a->counts);
       if (a->appended != nullptr) coro::Prefetch(a->appended);
-      if (a->sealed != nullptr) coro::Prefetch(a->sealed);
       if (a->arts != nullptr) coro::Prefetch(a->arts);
     }
     co_await coro::Suspend{};
@@ -243,7 +242,6 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
       __builtin_prefetch(a->ci.root_node());
       __builtin_prefetch(a->counts);
       if (a->appended != nullptr) __builtin_prefetch(a->appended);
-      if (a->sealed != nullptr) __builtin_prefetch(a->sealed);
       if (a->arts != nullptr) __builtin_prefetch(a->arts);
     }
   };
@@ -648,7 +646,6 @@ struct EdgeStage {
 struct BuildScratch {
   std::vector<EdgeStage> st;
   std::vector<AppendEntry> merged;
-  std::vector<AppendEntry> flush;  // both areas' entries on their way to the containers
   std::vector<ClusteredUpdate> ci_ups;
   std::vector<Update> art_ups;
   std::vector<PrevState> prev;
@@ -660,29 +657,6 @@ void AreaEntries(const AppendArea& area, std::vector<AppendEntry>* out) {
   for (size_t k = 0; k < area.n; ++k) {
     out->push_back({area.u()[k], area.kind()[k], area.v()[k],
                     area.w() != nullptr ? area.w()[k] : 1.0});
-  }
-}
-
-// *out = the entries of `older` (nullable) with those of `newer` (sorted by (u, v), unique)
-// laid over them: sorted, unique, newer's entry kept where both have one.
-void MergeUnder(const AppendArea* older, const AppendEntry* newer, size_t n,
-                std::vector<AppendEntry>* out) {
-  out->clear();
-  const size_t on = older != nullptr ? older->n : 0;
-  size_t p = 0;
-  for (size_t k = 0; k < n; ++k) {
-    const AppendEntry& x = newer[k];
-    while (p < on && (older->u()[p] < x.u || (older->u()[p] == x.u && older->v()[p] < x.v))) {
-      out->push_back({older->u()[p], older->kind()[p], older->v()[p],
-                      older->w() != nullptr ? older->w()[p] : 1.0});
-      ++p;
-    }
-    if (p < on && older->u()[p] == x.u && older->v()[p] == x.v) ++p;
-    out->push_back(x);
-  }
-  for (; p < on; ++p) {
-    out->push_back({older->u()[p], older->kind()[p], older->v()[p],
-                    older->w() != nullptr ? older->w()[p] : 1.0});
   }
 }
 
@@ -720,19 +694,14 @@ void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<App
   if (!ci_ups.empty()) a->ci = a->ci.Apply(ci_ups.data(), ci_ups.size(), nullptr);
 }
 
-// Moves a's appended updates (both areas) into its containers.
+// Moves a's appended updates into its containers.
 void FlushAppended(NodeAllocator* alloc, Adjacency* a) {
-  if (a->appended == nullptr && a->sealed == nullptr) return;
-  std::vector<AppendEntry>& top = build_scratch.merged;
-  top.clear();
-  if (a->appended != nullptr) AreaEntries(*a->appended, &top);
-  std::vector<AppendEntry>& e = build_scratch.flush;
-  MergeUnder(a->sealed, top.data(), top.size(), &e);
+  if (a->appended == nullptr) return;
+  std::vector<AppendEntry>& e = build_scratch.merged;
+  AreaEntries(*a->appended, &e);
   ApplyToContainers(alloc, a, e);
   UnrefAppendArea(alloc, a->appended);
   a->appended = nullptr;
-  UnrefAppendArea(alloc, a->sealed);
-  a->sealed = nullptr;
 }
 
 inline PrevState ViewState(const Adjacency& a, uint32_t i, uint64_t v) {
@@ -808,17 +777,15 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
     CountEdits& c = counts[dir];
     // A vertex whose view is empty may still have container entries its appended erases hide.
-    uint64_t appended_cleared = 0;
-    for (AppendArea** area : {&a->sealed, &a->appended}) {
-      if (*area == nullptr || ((*area)->mask & cleared) == 0) continue;
-      appended_cleared |= (*area)->mask & cleared;
+    const uint64_t appended_cleared = a->appended != nullptr ? a->appended->mask & cleared : 0;
+    if (appended_cleared != 0) {
       std::vector<AppendEntry>& e = build_scratch.merged;
-      AreaEntries(**area, &e);
+      AreaEntries(*a->appended, &e);
       e.erase(std::remove_if(e.begin(), e.end(),
                              [&](const AppendEntry& x) { return ((cleared >> x.u) & 1) != 0; }),
               e.end());
-      UnrefAppendArea(&alloc_, *area);
-      *area = e.empty() ? nullptr : NewAppendArea(&alloc_, opt_.weighted, e.data(), e.size());
+      UnrefAppendArea(&alloc_, a->appended);
+      a->appended = e.empty() ? nullptr : NewAppendArea(&alloc_, opt_.weighted, e.data(), e.size());
     }
     uint64_t drop_art = a->art_mask & cleared;
     for (uint64_t m = cleared & ~a->art_mask; m != 0; m &= m - 1) {
@@ -947,16 +914,8 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
         if (!merged.empty()) {
           a->appended = NewAppendArea(&alloc_, opt_.weighted, merged.data(), merged.size());
         }
-      } else if (a->sealed == nullptr && merged.size() <= kSealedCapacity) {
-        // The full area is sealed as it is; later versions share it.
-        a->sealed = NewAppendArea(&alloc_, opt_.weighted, merged.data(), merged.size());
       } else {
-        // Both areas to the containers, in one batch.
-        std::vector<AppendEntry>& all = sc.flush;
-        MergeUnder(a->sealed, merged.data(), merged.size(), &all);
-        UnrefAppendArea(&alloc_, a->sealed);
-        a->sealed = nullptr;
-        ApplyToContainers(&alloc_, a, all);
+        ApplyToContainers(&alloc_, a, merged);
       }
     }
 

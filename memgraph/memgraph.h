@@ -224,7 +224,6 @@ inline void VertexAtStart(const Adjacency& a, uint32_t i, VertexAt* at) {
     coro::Prefetch(a.ci.root_node());
   }
   if (a.appended != nullptr) coro::Prefetch(a.appended);
-  if (a.sealed != nullptr) coro::Prefetch(a.sealed);
   coro::Prefetch(a.CountAddress(i));
   at->stage = VertexAt::kStarted;
 }
@@ -268,23 +267,13 @@ void ScanVertex(const Adjacency& a, uint32_t i, VertexAt* at, F&& fn) {
       a.ci.ForEachInVertex(static_cast<uint8_t>(i), chunk);
     }
   };
-  // The containers with the sealed area laid over them, as chunks.
-  auto sealed_view = [&](auto&& chunk) {
-    if (a.sealed == nullptr || !a.sealed->Has(i)) {
-      containers(chunk);
-      return;
-    }
-    size_t b, e;
-    a.sealed->Run(i, &b, &e);
-    ScanWithAppended(*a.sealed, b, e, containers, chunk);
-  };
   if (a.appended == nullptr || !a.appended->Has(i)) {
-    sealed_view(fn);
+    containers(fn);
     return;
   }
   size_t b, e;
   a.appended->Run(i, &b, &e);
-  ScanWithAppended(*a.appended, b, e, sealed_view, fn);
+  ScanWithAppended(*a.appended, b, e, containers, fn);
 }
 template <class F>
 void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
@@ -292,13 +281,12 @@ void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
 }
 inline bool FindEdge(const Adjacency& a, uint32_t i, uint64_t v, double* w, bool* tomb) {
   if (a.Entries(i) == 0) return false;
-  for (const AppendArea* area : {a.appended, a.sealed}) {  // newest first
-    if (area == nullptr) continue;
-    const ptrdiff_t p = area->Find(i, v);
+  if (a.appended != nullptr) {
+    const ptrdiff_t p = a.appended->Find(i, v);
     if (p >= 0) {
-      const uint8_t k = area->kind()[p];
+      const uint8_t k = a.appended->kind()[p];
       if (k == kAppendErased) return false;
-      if (w != nullptr) *w = area->w() != nullptr ? area->w()[p] : 1.0;
+      if (w != nullptr) *w = a.appended->w() != nullptr ? a.appended->w()[p] : 1.0;
       if (tomb != nullptr) *tomb = k == kAppendTomb;
       return true;
     }

@@ -67,8 +67,6 @@ void CopyAdjacency(NodeAllocator* alloc, const Adjacency& from, Adjacency* to) {
   if (to->arts != nullptr) to->arts->refs.fetch_add(1, std::memory_order_relaxed);
   to->appended = from.appended;
   RefAppendArea(to->appended);
-  to->sealed = from.sealed;
-  RefAppendArea(to->sealed);
   const size_t bytes = from.CountBytes();
   to->count_mask = from.count_mask;
   to->count_format = from.count_format;
@@ -115,8 +113,6 @@ void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v) {
     FreeCounts(alloc, a);
     UnrefAppendArea(alloc, a->appended);
     a->appended = nullptr;
-    UnrefAppendArea(alloc, a->sealed);
-    a->sealed = nullptr;
   }
 }
 
@@ -141,7 +137,6 @@ void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersi
       __builtin_prefetch(v->out.ci.root_node(), 1);
       if (v->out.arts != nullptr) __builtin_prefetch(v->out.arts, 1);
       if (v->out.appended != nullptr) __builtin_prefetch(v->out.appended, 1);
-      if (v->out.sealed != nullptr) __builtin_prefetch(v->out.sealed, 1);
       if (v->in != nullptr) __builtin_prefetch(v->in, 1);
     }
     if (i + kAhead / 2 < n) {
@@ -153,7 +148,6 @@ void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersi
         if (a != &v->out) {
           __builtin_prefetch(a->ci.root_node(), 1);
           if (a->appended != nullptr) __builtin_prefetch(a->appended, 1);
-          if (a->sealed != nullptr) __builtin_prefetch(a->sealed, 1);
         }
         const ArtArray* arr = a->arts;
         if (arr == nullptr || arr->refs.load(std::memory_order_relaxed) != 1) continue;

@@ -72,16 +72,7 @@ struct Adjacency {
   ArtArray* arts = nullptr;     // popcount(art_mask) trees, from the memgraph pool; shared
   uint64_t count_mask = 0;
   void* counts = nullptr;       // popcount(count_mask) records of count_format, memgraph pool
-  // Updates laid over ci and arts (append_area.h), in two areas: the view is the containers,
-  // with `sealed` laid over them and `appended` laid over that (an entry of `appended`
-  // overrides one of `sealed` for the same (u, v)). Each is null when empty; either may be
-  // null while the other is not. New updates go to `appended`; when one overflows it (and
-  // `sealed` is null), its entries and the overflowing updates become `sealed`, which every
-  // later version shares until the next flush; when `appended` overflows again, both are
-  // applied to the containers in one batch. So a version copies at most kAppendCapacity
-  // entries, while the containers are rewritten once per about 2 * kAppendCapacity updates.
-  // Both shared, reference-counted.
-  AppendArea* sealed = nullptr;
+  // Updates laid over ci and arts (append_area.h); null when there are none. Shared.
   AppendArea* appended = nullptr;
   CountFormat count_format = kCounts16;
 
