@@ -129,6 +129,13 @@ void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
 void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersion* const* e) {
   constexpr ptrdiff_t kAhead = 4;
   const ptrdiff_t n = e - b;
+  // An art array held only by the version being freed is destroyed with its trees:
+  // their roots' reference counts are the next misses (a shared array is only decremented).
+  auto prefetch_roots = [](const Adjacency* a) {
+    const ArtArray* arr = a->arts;
+    if (arr == nullptr || arr->refs.load(std::memory_order_relaxed) != 1) return;
+    for (uint32_t k = 0; k < arr->n; ++k) __builtin_prefetch(arr->trees()[k].root_node(), 1);
+  };
   for (ptrdiff_t i = 0; i < std::min(n, 2 * kAhead); ++i) __builtin_prefetch(b[i], 1);
   for (ptrdiff_t i = 0; i < n; ++i) {
     if (i + 2 * kAhead < n) __builtin_prefetch(b[i + 2 * kAhead], 1);
@@ -140,20 +147,15 @@ void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersi
       if (v->in != nullptr) __builtin_prefetch(v->in, 1);
     }
     if (i + kAhead / 2 < n) {
-      // An art array this version holds the last reference to is destroyed with its trees:
-      // their roots' reference counts are the next misses. (A shared one is only decremented.)
       const SubgraphVersion* v = b[i + kAhead / 2];
-      for (const Adjacency* a : {&v->out, static_cast<const Adjacency*>(v->in)}) {
-        if (a == nullptr) continue;
-        if (a != &v->out) {
-          __builtin_prefetch(a->ci.root_node(), 1);
-          if (a->appended != nullptr) __builtin_prefetch(a->appended, 1);
-        }
-        const ArtArray* arr = a->arts;
-        if (arr == nullptr || arr->refs.load(std::memory_order_relaxed) != 1) continue;
-        for (uint32_t k = 0; k < arr->n; ++k) __builtin_prefetch(arr->trees()[k].root_node(), 1);
+      prefetch_roots(&v->out);
+      if (const Adjacency* in = v->in; in != nullptr) {
+        __builtin_prefetch(in->ci.root_node(), 1);
+        if (in->arts != nullptr) __builtin_prefetch(in->arts, 1);
+        if (in->appended != nullptr) __builtin_prefetch(in->appended, 1);
       }
     }
+    if (i + 1 < n && b[i + 1]->in != nullptr) prefetch_roots(b[i + 1]->in);
     FreeVersion(alloc, b[i]);
   }
 }
