@@ -14,11 +14,14 @@
 // --perf-ctl: `perf record --control fifo:CTL,ACK -D -1 ...` is told "enable" before tenth K
 // (0-based) and "disable" after it, so a profile holds that tenth only (with --perf-ack, each
 // command waits for perf's acknowledgement).
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -62,51 +65,29 @@ int RunFillBench(int argc, char** argv) {
   bool weighted = false, verify = false;
   std::string perf_ctl, perf_ack;
   int perf_tenth = -1;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "fill bench: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--scale") {
-      scale = std::atoi(next().c_str());
-    } else if (a == "--fraction") {
-      fraction = std::atof(next().c_str());
-    } else if (a == "--batch") {
-      batch = std::strtoull(next().c_str(), nullptr, 10);
-    } else if (a == "--weighted") {
-      weighted = true;
-    } else if (a == "--verify") {
-      verify = true;
-    } else if (a == "--perf-ctl") {
-      perf_ctl = next();
-    } else if (a == "--perf-ack") {
-      perf_ack = next();
-    } else if (a == "--perf-tenth") {
-      perf_tenth = std::atoi(next().c_str());
-    } else {
-      std::fprintf(stderr, "fill bench: unknown option %s\n", a.c_str());
-      return 2;
-    }
-  }
-  if (scale < 1 || scale > 30) {
-    std::fprintf(stderr, "fill bench: --scale %d is outside [1, 30]\n", scale);
-    return 2;
-  }
-  if (!(fraction > 0 && fraction <= 1)) {
-    std::fprintf(stderr, "fill bench: --fraction %g is outside (0, 1]\n", fraction);
-    return 2;
-  }
-  if (batch == 0) {
-    std::fprintf(stderr, "fill bench: --batch must be at least 1\n");
-    return 2;
-  }
-  if (!perf_ctl.empty() && (perf_tenth < 0 || perf_tenth > 9)) {
-    std::fprintf(stderr, "fill bench: --perf-ctl needs --perf-tenth in [0, 9]\n");
-    return 2;
+  CLI::App app("One writer loads a stream into strata-mem; the rate of each tenth.",
+               "strata-bench fill");
+  app.add_option("--scale", scale, "Kronecker scale (2^S vertices)")
+      ->check(CLI::Range(1, 30))
+      ->capture_default_str();
+  app.add_option("--fraction", fraction, "part of the stream loaded, in (0, 1]")
+      ->check(CLI::Range(std::nextafter(0.0, 1.0), 1.0))
+      ->capture_default_str();
+  app.add_option("--batch", batch, "edges per write batch")
+      ->check(CLI::Range(uint64_t{1}, std::numeric_limits<uint64_t>::max()))
+      ->capture_default_str();
+  app.add_flag("--weighted", weighted, "random weights");
+  app.add_flag("--verify", verify, "check the store against the loaded stream (small scales)");
+  CLI::Option* ctl = app.add_option("--perf-ctl", perf_ctl, "perf's control FIFO");
+  app.add_option("--perf-ack", perf_ack, "perf's acknowledgement FIFO")->needs(ctl);
+  CLI::Option* tenth_opt = app.add_option("--perf-tenth", perf_tenth, "the tenth to profile")
+                               ->check(CLI::Range(0, 9));
+  ctl->needs(tenth_opt);
+  tenth_opt->needs(ctl);
+  try {
+    app.parse(argc - 1, argv + 1);  // argv[1] is "fill"
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help; or a usage error, 2 as in every subcommand
   }
 
   graphio::GeneratorOptions g;
