@@ -1,6 +1,7 @@
 #include "memgraph/subgraph.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstring>
 #include <new>
@@ -26,11 +27,13 @@ void* NewCounts(NodeAllocator* alloc, size_t bytes) {
   return bytes == 0 ? nullptr : alloc->Allocate(bytes);
 }
 
-// Whether a vertex's {entries, live} fits a record of format f (live <= entries).
+// Whether a vertex's {entries, live} fits a record of format f (live <= entries, so a format
+// that holds entries holds live).
 bool Fits(CountFormat f, uint32_t entries, uint32_t live) {
+  assert(live <= entries);
   switch (f) {
     case kCounts16: return entries <= UINT16_MAX && live == entries;
-    case kCountPairs16: return entries <= UINT16_MAX && live <= UINT16_MAX;
+    case kCountPairs16: return entries <= UINT16_MAX;
     default: return true;
   }
 }
@@ -184,8 +187,9 @@ void GetCounts(const Adjacency& a, VertexCounts* c) {
   std::memset(c, 0, sizeof(*c));
   for (uint64_t m = a.count_mask; m != 0; m &= m - 1) {
     const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-    c->entries[i] = a.Entries(i);
-    c->live[i] = a.Live(i);
+    const Adjacency::CountPair r = a.Counts(i);
+    c->entries[i] = r.entries;
+    c->live[i] = r.live;
   }
 }
 
@@ -210,7 +214,8 @@ void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c) {
   bool tombs = false;
   for (uint64_t m = mask; m != 0; m &= m - 1) {
     const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-    widest = std::max({widest, c.entries[i], c.live[i]});
+    assert(c.live[i] <= c.entries[i]);
+    widest = std::max(widest, c.entries[i]);
     tombs |= c.live[i] != c.entries[i];
   }
   const CountFormat f = widest > UINT16_MAX ? kCountPairs32 : tombs ? kCountPairs16 : kCounts16;

@@ -94,18 +94,31 @@ struct Adjacency {
   }
   // Entries (tombstones included) of vertex i in the view (containers + appended); 0 iff
   // vertex i has no entry here.
-  uint32_t Entries(uint32_t i) const { return CountField(i, 0); }
+  uint32_t Entries(uint32_t i) const { return Counts(i).entries; }
   // Live (non-tombstone) entries of vertex i here.
-  uint32_t Live(uint32_t i) const { return CountField(i, 1); }
-  // Field f (0: entries, 1: live) of vertex i's record; 0 when i has none. kCounts16 keeps one
+  uint32_t Live(uint32_t i) const { return Counts(i).live; }
+  // Vertex i's record, both fields in one decode; {0, 0} when i has none. kCounts16 keeps one
   // field, which is both.
-  uint32_t CountField(uint32_t i, size_t f) const {
-    if (((count_mask >> i) & 1) == 0) return 0;
+  struct CountPair {
+    uint32_t entries;
+    uint32_t live;
+  };
+  CountPair Counts(uint32_t i) const {
+    if (((count_mask >> i) & 1) == 0) return {0, 0};
     const size_t k = CountRecord(i);
     switch (count_format) {
-      case kCounts16: return static_cast<const uint16_t*>(counts)[k];
-      case kCountPairs16: return static_cast<const uint16_t*>(counts)[2 * k + f];
-      default: return static_cast<const uint32_t*>(counts)[2 * k + f];
+      case kCounts16: {
+        const uint32_t n = static_cast<const uint16_t*>(counts)[k];
+        return {n, n};
+      }
+      case kCountPairs16: {
+        const uint16_t* r = static_cast<const uint16_t*>(counts) + 2 * k;
+        return {r[0], r[1]};
+      }
+      default: {
+        const uint32_t* r = static_cast<const uint32_t*>(counts) + 2 * k;
+        return {r[0], r[1]};
+      }
     }
   }
 };
@@ -166,8 +179,9 @@ class CountEdits {
   bool Has(uint32_t i) const { return ((edited_ >> i) & 1) != 0; }
   void Touch(uint32_t i) {
     if (Has(i)) return;
-    entries_[i] = a_->Entries(i);
-    live_[i] = a_->Live(i);
+    const Adjacency::CountPair c = a_->Counts(i);
+    entries_[i] = c.entries;
+    live_[i] = c.live;
     edited_ |= uint64_t{1} << i;
   }
 
