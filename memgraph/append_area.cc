@@ -1,80 +1,135 @@
 #include "memgraph/append_area.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <new>
+
+#include "util/small_sort.h"
 
 namespace strata::mem {
 
 namespace {
 
-size_t Bytes(size_t n, bool weighted) {
-  const size_t b = sizeof(AppendArea) + n * (sizeof(uint64_t) + (weighted ? sizeof(double) : 0) + 2);
-  return (b + 7) & ~size_t{7};
+size_t Bytes(size_t cap, bool weighted) {
+  return sizeof(AppendArea) + cap * (2 + sizeof(uint64_t) + (weighted ? sizeof(double) : 0));
+}
+
+// The capacity of a new area that holds n entries: room for a few appends before the next
+// copy, without a full-size area for every subgraph a stream touched once.
+size_t CapacityFor(size_t n) {
+  return n < 8 ? 8 : n < 16 ? 16 : kAppendCapacity;
+}
+
+AppendArea* Allocate(NodeAllocator* alloc, bool weighted, size_t n) {
+  assert(n >= 1 && n <= kAppendCapacity);
+  const size_t cap = CapacityFor(n);
+  auto* a = new (alloc->Allocate(Bytes(cap, weighted))) AppendArea;
+  a->refs.store(1, std::memory_order_relaxed);
+  a->cap = static_cast<uint8_t>(cap);
+  a->weighted = weighted ? 1 : 0;
+  a->claimed.store(static_cast<uint8_t>(n), std::memory_order_relaxed);
+  a->reserved = 0;
+  a->mask.store(0, std::memory_order_relaxed);
+  return a;
+}
+
+void Set(AppendArea* a, size_t i, uint8_t u, uint8_t kind, uint64_t v, double w) {
+  const_cast<uint8_t*>(a->u())[i] = u;
+  const_cast<uint8_t*>(a->kind())[i] = kind;
+  const_cast<uint64_t*>(a->v())[i] = v;
+  if (a->weighted) const_cast<double*>(a->w())[i] = w;
 }
 
 }  // namespace
 
-AppendArea* NewAppendArea(NodeAllocator* alloc, bool weighted, const AppendEntry* e, size_t n) {
-  assert(n >= 1 && n <= UINT16_MAX);
-  auto* a = new (alloc->Allocate(Bytes(n, weighted))) AppendArea;
-  a->refs.store(1, std::memory_order_relaxed);
-  a->n = static_cast<uint16_t>(n);
-  a->weighted = weighted ? 1 : 0;
-  a->reserved = 0;
-  a->mask = 0;
-  auto* v = const_cast<uint64_t*>(a->v());
-  auto* w = const_cast<double*>(a->w());
-  auto* u = const_cast<uint8_t*>(a->u());
-  auto* k = const_cast<uint8_t*>(a->kind());
-  for (size_t i = 0; i < n; ++i) {
-    assert(i == 0 || e[i - 1].u < e[i].u || (e[i - 1].u == e[i].u && e[i - 1].v < e[i].v));
-    v[i] = e[i].v;
-    if (w != nullptr) w[i] = e[i].w;
-    u[i] = e[i].u;
-    k[i] = e[i].kind;
-    a->mask |= uint64_t{1} << e[i].u;
+size_t AppendArea::Run(size_t n, uint32_t x, uint8_t* idx) const {
+  if (!MayHave(x)) return 0;
+  const uint8_t* uu = u();
+  const uint64_t* vv = v();
+  size_t m = 0;
+  // Latest first, so the first entry seen of a key is the one that counts.
+  for (size_t i = n; i-- > 0;) {
+    if (uu[i] != x) continue;
+    bool older = false;
+    for (size_t j = 0; j < m; ++j) older |= vv[idx[j]] == vv[i];
+    if (!older) idx[m++] = static_cast<uint8_t>(i);
   }
+  StableSmallSort(idx, idx + m, [vv](uint8_t a, uint8_t b) { return vv[a] < vv[b]; });
+  return m;
+}
+
+uint64_t AppendArea::PrefixMask(size_t n) const {
+  uint64_t m = 0;
+  const uint8_t* uu = u();
+  for (size_t i = 0; i < n; ++i) m |= uint64_t{1} << uu[i];
+  return m;
+}
+
+AppendArea* NewAppendArea(NodeAllocator* alloc, bool weighted, const AppendEntry* e, size_t n) {
+  AppendArea* a = Allocate(alloc, weighted, n);
+  uint64_t mask = 0;
+  for (size_t i = 0; i < n; ++i) {
+    Set(a, i, e[i].u, e[i].kind, e[i].v, e[i].w);
+    mask |= uint64_t{1} << e[i].u;
+  }
+  a->mask.store(mask, std::memory_order_relaxed);
   return a;
 }
 
-AppendArea* AreaWith(NodeAllocator* alloc, bool weighted, const AppendArea* old, uint8_t u,
-                     uint8_t kind, uint64_t v, double w) {
-  const size_t on = old != nullptr ? old->n : 0;
-  // pos: the first old entry not below (u, v); `same`: it is (u, v) and is replaced.
-  size_t pos = 0;
-  if (old != nullptr) {
-    const uint8_t* ou = old->u();
-    const uint64_t* ov = old->v();
-    while (pos < on && (ou[pos] < u || (ou[pos] == u && ov[pos] < v))) ++pos;
+bool TryAppend(AppendArea* a, size_t n, uint8_t u, uint8_t kind, uint64_t v, double w) {
+  if (n >= a->cap) return false;
+  uint8_t expect = static_cast<uint8_t>(n);
+  // Relaxed suffices: slot n is published only through the new version's head, whose release
+  // store orders these writes before any reader's acquire of it.
+  if (!a->claimed.compare_exchange_strong(expect, static_cast<uint8_t>(n + 1),
+                                          std::memory_order_relaxed)) {
+    return false;
   }
-  const bool same = pos < on && old->u()[pos] == u && old->v()[pos] == v;
-  const size_t n = on + (same ? 0 : 1);
-  assert(n <= kAppendCapacity);
-  const size_t rest = on - pos - (same ? 1 : 0);  // old entries after (u, v)
-  auto* a = new (alloc->Allocate(Bytes(n, weighted))) AppendArea;
-  a->refs.store(1, std::memory_order_relaxed);
-  a->n = static_cast<uint16_t>(n);
-  a->weighted = weighted ? 1 : 0;
-  a->reserved = 0;
-  a->mask = (old != nullptr ? old->mask : 0) | uint64_t{1} << u;
-  // Each column: old[0, pos), the new entry, old[on - rest, on).
-  auto column = [&](auto* dst, const auto* src, auto value) {
-    if (pos != 0) std::memcpy(dst, src, pos * sizeof(*dst));
-    dst[pos] = value;
-    if (rest != 0) std::memcpy(dst + pos + 1, src + (on - rest), rest * sizeof(*dst));
-  };
-  const AppendArea* o = old;
-  column(const_cast<uint64_t*>(a->v()), o != nullptr ? o->v() : nullptr, v);
-  if (weighted) column(const_cast<double*>(a->w()), o != nullptr ? o->w() : nullptr, w);
-  column(const_cast<uint8_t*>(a->u()), o != nullptr ? o->u() : nullptr, u);
-  column(const_cast<uint8_t*>(a->kind()), o != nullptr ? o->kind() : nullptr, kind);
+  Set(a, n, u, kind, v, w);
+  a->mask.fetch_or(uint64_t{1} << u, std::memory_order_relaxed);
+  return true;
+}
+
+AppendArea* AreaWith(NodeAllocator* alloc, bool weighted, const AppendArea* old, size_t n,
+                     uint8_t u, uint8_t kind, uint64_t v, double w) {
+  assert(n < kAppendCapacity && (old != nullptr || n == 0));
+  AppendArea* a = Allocate(alloc, weighted, n + 1);
+  if (n != 0) {
+    std::memcpy(const_cast<uint8_t*>(a->u()), old->u(), n);
+    std::memcpy(const_cast<uint8_t*>(a->kind()), old->kind(), n);
+    std::memcpy(const_cast<uint64_t*>(a->v()), old->v(), n * sizeof(uint64_t));
+    if (weighted) std::memcpy(const_cast<double*>(a->w()), old->w(), n * sizeof(double));
+  }
+  Set(a, n, u, kind, v, w);
+  a->mask.store(a->PrefixMask(n + 1), std::memory_order_relaxed);
   return a;
+}
+
+void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out) {
+  out->clear();
+  if (n == 0) return;
+  const uint8_t* u = old->u();
+  const uint8_t* k = old->kind();
+  const uint64_t* v = old->v();
+  const double* w = old->w();
+  for (size_t i = 0; i < n; ++i) out->push_back({u[i], k[i], v[i], w != nullptr ? w[i] : 1.0});
+  // Stable, so equal keys stay in log order and the last of each run is the latest.
+  StableSmallSort(out->begin(), out->end(), [](const AppendEntry& a, const AppendEntry& b) {
+    return a.u != b.u ? a.u < b.u : a.v < b.v;
+  });
+  size_t m = 0;
+  for (size_t i = 0; i < out->size(); ++i) {
+    const AppendEntry& e = (*out)[i];
+    if (i + 1 < out->size() && (*out)[i + 1].u == e.u && (*out)[i + 1].v == e.v) continue;
+    (*out)[m++] = e;
+  }
+  out->resize(m);
 }
 
 void UnrefAppendArea(NodeAllocator* alloc, AppendArea* a) {
   if (a == nullptr || a->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  const size_t bytes = Bytes(a->n, a->weighted);
+  const size_t bytes = Bytes(a->cap, a->weighted);
   a->~AppendArea();
   alloc->Free(a, bytes);
 }

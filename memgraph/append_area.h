@@ -4,24 +4,37 @@
 // Why. A shuffled stream gives each subgraph about one update per batch, so without it every
 // update copies a whole container leaf (up to 512 entries of the clustered index, a re-encoded
 // C-ART leaf plus the wide inner nodes above it): the cost of an update grows with how full the
-// tier is. With it, an update copies the area (at most kAppendCapacity small entries) and a full
-// area is applied to the containers in one batched Apply, which copies each touched leaf once
-// for many updates.
+// tier is. With it, an update adds one entry to the area, and a full area is applied to the
+// containers in one batched Apply, which copies each touched leaf once for many updates.
 //
-// Semantics. An entry (u, v) overrides whatever the containers hold for (u, v): kLive is an
-// entry with weight w, kTomb a delete marker with weight w, kErased "no entry" (hides the
-// containers' one). The view of an Adjacency is its containers with its area laid over them;
-// readers go through ScanVertex / FindEdge (memgraph.h), which merge the two.
+// A log shared by versions. The area is an append-only log of entries; a version's Adjacency
+// holds the area and `appended_n`, the length of the prefix it sees. A writer building a new
+// version on top of a version that sees n entries appends in place when it claims slot n
+// (TryAppend: `claimed` goes n -> n+1 by compare-and-swap), so the new version shares the
+// area and costs no copy; when another build claimed slot n first, or the area is at its
+// capacity, it copies the prefix into a larger area (AreaWith). Entry n is written only by
+// the build that claimed it, before that build's version is published; a version never reads
+// past its own prefix, so the prefix a published version sees never changes.
 //
-// Invariants: entries strictly increase in (u, v); 1 <= n <= kAppendCapacity once published
-// (an empty area is a null pointer); bit u of `mask` is set iff some entry has vertex u; the
-// w column exists iff weighted. Immutable once built except `refs`, which counts the
-// Adjacencies (of any version) holding it; the last reference frees it.
+// Semantics. Within a prefix, a later entry for (u, v) overrides an earlier one, and the
+// latest entry overrides whatever the containers hold for (u, v): kLive is an entry with
+// weight w, kTomb a delete marker with weight w, kErased "no entry" (hides the containers'
+// one). The view of an Adjacency is its containers with its prefix laid over them; readers go
+// through ScanVertex / FindEdge (memgraph.h), which merge the two.
+//
+// Invariants: 1 <= appended_n <= claimed <= cap <= kAppendCapacity for a published version
+// (an empty view is a null pointer); bit u of `mask` is set if some claimed entry has vertex u
+// (a superset for any prefix: a filter, never an answer); the w column exists iff weighted.
+// Columns are laid out by `cap`: uint8_t u[cap]; uint8_t kind[cap]; uint64_t v[cap];
+// double w[cap] iff weighted (u and kind first, so the header's line holds a small area's
+// vertex column). `refs` counts the Adjacencies (of any version) holding the area; the last
+// reference frees it.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "memgraph/node_allocator.h"
 #include "memgraph/update.h"
@@ -42,52 +55,49 @@ struct AppendEntry {
 
 struct AppendArea {
   std::atomic<uint32_t> refs;
-  uint16_t n;
+  uint8_t cap;                    // entries the columns have room for: 8, 16 or 32
   uint8_t weighted;
+  std::atomic<uint8_t> claimed;   // entries written or being written: the next free slot
   uint8_t reserved;
-  uint64_t mask;
-  // Columns follow: uint64_t v[n]; double w[n] iff weighted; uint8_t u[n]; uint8_t kind[n].
+  std::atomic<uint64_t> mask;     // grows as entries are claimed
 
-  const uint64_t* v() const { return reinterpret_cast<const uint64_t*>(this + 1); }
-  const double* w() const { return weighted ? reinterpret_cast<const double*>(v() + n) : nullptr; }
-  const uint8_t* u() const {
-    return reinterpret_cast<const uint8_t*>(v() + (weighted ? 2 * size_t{n} : n));
-  }
-  const uint8_t* kind() const { return u() + n; }
-  bool Has(uint32_t x) const { return (mask >> x) & 1; }
-  // Entries of vertex x: [*b, *e).
-  void Run(uint32_t x, size_t* b, size_t* e) const {
+  const uint8_t* u() const { return reinterpret_cast<const uint8_t*>(this + 1); }
+  const uint8_t* kind() const { return u() + cap; }
+  const uint64_t* v() const { return reinterpret_cast<const uint64_t*>(u() + 2 * size_t{cap}); }
+  const double* w() const { return weighted ? reinterpret_cast<const double*>(v() + cap) : nullptr; }
+  // False only if no entry (of any prefix) has vertex x.
+  bool MayHave(uint32_t x) const { return (mask.load(std::memory_order_relaxed) >> x) & 1; }
+  // Index of the latest entry (x, key) among the first n, or -1.
+  ptrdiff_t Find(size_t n, uint32_t x, uint64_t key) const {
+    if (!MayHave(x)) return -1;
     const uint8_t* uu = u();
-    size_t i = 0;
-    while (i < n && uu[i] < x) ++i;
-    size_t j = i;
-    while (j < n && uu[j] == x) ++j;
-    *b = i;
-    *e = j;
-  }
-  // Index of (x, key) among the entries, or -1.
-  ptrdiff_t Find(uint32_t x, uint64_t key) const {
-    if (!Has(x)) return -1;
-    size_t b, e;
-    Run(x, &b, &e);
     const uint64_t* vv = v();
-    for (size_t i = b; i < e; ++i) {
-      if (vv[i] == key) return static_cast<ptrdiff_t>(i);
-      if (vv[i] > key) break;
+    for (size_t i = n; i-- > 0;) {
+      if (uu[i] == x && vv[i] == key) return static_cast<ptrdiff_t>(i);
     }
     return -1;
   }
+  // The entries of vertex x among the first n that no later one overrides, in key order:
+  // their indices go to idx[0, return value) (idx has room for kAppendCapacity).
+  size_t Run(size_t n, uint32_t x, uint8_t* idx) const;
+  // Bits of the vertices that have an entry among the first n (exact, unlike `mask`).
+  uint64_t PrefixMask(size_t n) const;
 };
 static_assert(sizeof(AppendArea) == 16);
 
-// A new area holding e[0, n) (sorted by (u, v), unique, 1 <= n), with one reference.
+// A new area holding e[0, n) (in this order; 1 <= n <= kAppendCapacity), with one reference
+// and room for later appends.
 AppendArea* NewAppendArea(NodeAllocator* alloc, bool weighted, const AppendEntry* e, size_t n);
-// A new area holding old's entries (old may be null) with entry (u, v) set to (kind, w): added
-// in order, or replacing old's entry of (u, v). One reference. The caller makes sure the result
-// fits kAppendCapacity (old->n < kAppendCapacity always does). The single-update form of
-// NewAppendArea: the columns are copied in two runs each, without a merge buffer.
-AppendArea* AreaWith(NodeAllocator* alloc, bool weighted, const AppendArea* old, uint8_t u,
-                     uint8_t kind, uint64_t v, double w);
+// Appends (u, v) := (kind, w) in place as entry n, for a new version built on one that sees
+// the first n entries of `a`. Fails (changes nothing) when slot n is taken or beyond the
+// capacity; then AreaWith copies.
+bool TryAppend(AppendArea* a, size_t n, uint8_t u, uint8_t kind, uint64_t v, double w);
+// A new area holding old's first n entries (old may be null when n == 0) and (u, v) := (kind,
+// w) as entry n, with one reference. n < kAppendCapacity.
+AppendArea* AreaWith(NodeAllocator* alloc, bool weighted, const AppendArea* old, size_t n,
+                     uint8_t u, uint8_t kind, uint64_t v, double w);
+// The view of old's first n entries: sorted by (u, v), one per key (the latest), into *out.
+void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out);
 inline void RefAppendArea(AppendArea* a) {
   if (a != nullptr) a->refs.fetch_add(1, std::memory_order_relaxed);
 }
@@ -95,22 +105,24 @@ void UnrefAppendArea(NodeAllocator* alloc, AppendArea* a);
 
 // Calls fn(keys, w, tomb, n) -> bool|void over vertex x's view: the chunks that
 // scan_container(chunk_fn) hands chunk_fn (x's container entries in key order, chunk_fn
-// returning false to stop), merged with the area's entries [b, e) of x. Container entries an
-// area entry overrides are skipped; kErased entries give nothing. Chunks stay in key order.
+// returning false to stop), merged with the area entries idx[0, m) of x (Run's result, in
+// key order). Container entries an area entry overrides are skipped; kErased entries give
+// nothing. Chunks stay in key order.
 template <class ScanContainer, class F>
-void ScanWithAppended(const AppendArea& a, size_t b, size_t e, ScanContainer&& scan_container,
-                      F& fn) {
+void ScanWithAppended(const AppendArea& a, const uint8_t* idx, size_t m,
+                      ScanContainer&& scan_container, F& fn) {
   const uint64_t* av = a.v();
   const double* aw = a.w();
   const uint8_t* ak = a.kind();
-  size_t p = b;  // next area entry
+  size_t p = 0;  // next of idx
   bool go = true;
   // The area's next entries: those with key < bound, or all that are left.
   auto emit_area_below = [&](uint64_t bound, bool all) {
-    while (go && p < e && (all || av[p] < bound)) {
-      if (ak[p] != kAppendErased) {
-        go = InvokeScan(fn, av + p, aw != nullptr ? aw + p : nullptr,
-                         ak[p] == kAppendTomb ? ak + p : nullptr, 1);
+    while (go && p < m && (all || av[idx[p]] < bound)) {
+      const size_t q = idx[p];
+      if (ak[q] != kAppendErased) {
+        go = InvokeScan(fn, av + q, aw != nullptr ? aw + q : nullptr,
+                         ak[q] == kAppendTomb ? ak + q : nullptr, 1);
       }
       ++p;
     }
@@ -118,15 +130,15 @@ void ScanWithAppended(const AppendArea& a, size_t b, size_t e, ScanContainer&& s
   scan_container([&](const uint64_t* k, const double* w, const uint8_t* t, size_t n) {
     size_t j = 0;
     while (go && j < n) {
-      if (p >= e) {
+      if (p >= m) {
         go = InvokeScan(fn, k + j, w != nullptr ? w + j : nullptr, t != nullptr ? t + j : nullptr,
                          n - j);
         return go;
       }
       emit_area_below(k[j], false);
-      if (!go || p >= e) continue;
+      if (!go || p >= m) continue;
       // Container entries before the next area key, then skip the one it overrides.
-      const uint64_t next = av[p];
+      const uint64_t next = av[idx[p]];
       size_t q = j;
       while (q < n && k[q] < next) ++q;
       if (q > j) {

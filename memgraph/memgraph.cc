@@ -9,6 +9,7 @@
 #include "util/coro.h"
 #include "util/radix_sort.h"
 #include "util/scratch.h"
+#include "util/small_sort.h"
 
 namespace strata::mem {
 
@@ -646,19 +647,12 @@ struct EdgeStage {
 struct BuildScratch {
   std::vector<EdgeStage> st;
   std::vector<AppendEntry> merged;
+  std::vector<AppendEntry> prior;
   std::vector<ClusteredUpdate> ci_ups;
   std::vector<Update> art_ups;
   std::vector<PrevState> prev;
 };
 thread_local BuildScratch build_scratch;
-
-void AreaEntries(const AppendArea& area, std::vector<AppendEntry>* out) {
-  out->clear();
-  for (size_t k = 0; k < area.n; ++k) {
-    out->push_back({area.u()[k], area.kind()[k], area.v()[k],
-                    area.w() != nullptr ? area.w()[k] : 1.0});
-  }
-}
 
 inline Update ToUpdate(const AppendEntry& e) {
   Update u;
@@ -698,10 +692,11 @@ void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<App
 void FlushAppended(NodeAllocator* alloc, Adjacency* a) {
   if (a->appended == nullptr) return;
   std::vector<AppendEntry>& e = build_scratch.merged;
-  AreaEntries(*a->appended, &e);
+  AreaEntries(a->appended, a->appended_n, &e);
   ApplyToContainers(alloc, a, e);
   UnrefAppendArea(alloc, a->appended);
   a->appended = nullptr;
+  a->appended_n = 0;
 }
 
 inline PrevState ViewState(const Adjacency& a, uint32_t i, uint64_t v) {
@@ -777,15 +772,18 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
     CountEdits& c = counts[dir];
     // A vertex whose view is empty may still have container entries its appended erases hide.
-    const uint64_t appended_cleared = a->appended != nullptr ? a->appended->mask & cleared : 0;
+    const uint64_t appended_cleared =
+        a->appended != nullptr && cleared != 0 ? a->appended->PrefixMask(a->appended_n) & cleared
+                                               : 0;
     if (appended_cleared != 0) {
       std::vector<AppendEntry>& e = build_scratch.merged;
-      AreaEntries(*a->appended, &e);
+      AreaEntries(a->appended, a->appended_n, &e);
       e.erase(std::remove_if(e.begin(), e.end(),
                              [&](const AppendEntry& x) { return ((cleared >> x.u) & 1) != 0; }),
               e.end());
       UnrefAppendArea(&alloc_, a->appended);
       a->appended = e.empty() ? nullptr : NewAppendArea(&alloc_, opt_.weighted, e.data(), e.size());
+      a->appended_n = static_cast<uint8_t>(e.size());
     }
     uint64_t drop_art = a->art_mask & cleared;
     for (uint64_t m = cleared & ~a->art_mask; m != 0; m &= m - 1) {
@@ -823,7 +821,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
       }
     }
     if (st.empty()) continue;
-    std::stable_sort(st.begin(), st.end(), [](const EdgeStage& a, const EdgeStage& b) {
+    StableSmallSort(st.begin(), st.end(), [](const EdgeStage& a, const EdgeStage& b) {
       return a.i != b.i ? a.i < b.i : a.v < b.v;
     });
     size_t out = 0;
@@ -870,32 +868,35 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
              : u.op == UpdateOp::kTombstone ? kAppendTomb
                                             : kAppendErased;
     };
-    const AppendArea* old = a->appended;
-    const size_t old_n = old != nullptr ? old->n : 0;
+    AppendArea* const old = a->appended;
+    const size_t old_n = a->appended_n;
     if (st.size() == 1 && old_n < kAppendCapacity) {
       // One update (the common case: a shuffled stream gives a subgraph about one per batch)
-      // into an area with room: the new area is the old one with one entry set.
+      // into an area with room: appended in place when this build claims the next slot of the
+      // area the base version shares, else onto a copy of the base's prefix.
       const EdgeStage& e = st[0];
       touched |= uint64_t{1} << e.i;
       const Update u = make(e);
       const PrevState p = ViewState(*a, e.i, e.v);
       account(e.i, u, p);
       if (!(u.op == UpdateOp::kErase && p == PrevState::kAbsent)) {
-        a->appended = AreaWith(&alloc_, opt_.weighted, old, static_cast<uint8_t>(e.i),
-                               kind_of(u), e.v, e.w);
-        UnrefAppendArea(&alloc_, const_cast<AppendArea*>(old));
+        if (old == nullptr ||
+            !TryAppend(old, old_n, static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w)) {
+          a->appended = AreaWith(&alloc_, opt_.weighted, old, old_n, static_cast<uint8_t>(e.i),
+                                 kind_of(u), e.v, e.w);
+          UnrefAppendArea(&alloc_, old);
+        }
+        a->appended_n = static_cast<uint8_t>(old_n + 1);
       }
     } else {
+      // The base's view of the area, then this build's updates merged over it in key order.
       std::vector<AppendEntry>& merged = sc.merged;
+      std::vector<AppendEntry>& prior = sc.prior;
+      AreaEntries(old, old_n, &prior);
       merged.clear();
       size_t op = 0;
       auto old_before = [&](uint8_t i, uint64_t v) {
-        return op < old_n && (old->u()[op] < i || (old->u()[op] == i && old->v()[op] < v));
-      };
-      auto take_old = [&] {
-        merged.push_back({old->u()[op], old->kind()[op], old->v()[op],
-                          old->w() != nullptr ? old->w()[op] : 1.0});
-        ++op;
+        return op < prior.size() && (prior[op].u < i || (prior[op].u == i && prior[op].v < v));
       };
       for (const EdgeStage& e : st) {
         touched |= uint64_t{1} << e.i;
@@ -903,16 +904,18 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
         const PrevState p = ViewState(*a, e.i, e.v);
         account(e.i, u, p);
         if (u.op == UpdateOp::kErase && p == PrevState::kAbsent) continue;
-        while (old_before(static_cast<uint8_t>(e.i), e.v)) take_old();
-        if (op < old_n && old->u()[op] == e.i && old->v()[op] == e.v) ++op;
+        while (old_before(static_cast<uint8_t>(e.i), e.v)) merged.push_back(prior[op++]);
+        if (op < prior.size() && prior[op].u == e.i && prior[op].v == e.v) ++op;
         merged.push_back({static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w});
       }
-      while (op < old_n) take_old();
+      while (op < prior.size()) merged.push_back(prior[op++]);
       UnrefAppendArea(&alloc_, a->appended);
       a->appended = nullptr;
+      a->appended_n = 0;
       if (merged.size() <= kAppendCapacity) {
         if (!merged.empty()) {
           a->appended = NewAppendArea(&alloc_, opt_.weighted, merged.data(), merged.size());
+          a->appended_n = static_cast<uint8_t>(merged.size());
         }
       } else {
         ApplyToContainers(&alloc_, a, merged);

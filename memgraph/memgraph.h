@@ -267,13 +267,15 @@ void ScanVertex(const Adjacency& a, uint32_t i, VertexAt* at, F&& fn) {
       a.ci.ForEachInVertex(static_cast<uint8_t>(i), chunk);
     }
   };
-  if (a.appended == nullptr || !a.appended->Has(i)) {
+  uint8_t idx[kAppendCapacity];
+  const size_t m = a.appended != nullptr && a.appended->MayHave(i)
+                       ? a.appended->Run(a.appended_n, i, idx)
+                       : 0;
+  if (m == 0) {
     containers(fn);
     return;
   }
-  size_t b, e;
-  a.appended->Run(i, &b, &e);
-  ScanWithAppended(*a.appended, b, e, containers, fn);
+  ScanWithAppended(*a.appended, idx, m, containers, fn);
 }
 template <class F>
 void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
@@ -282,7 +284,7 @@ void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
 inline bool FindEdge(const Adjacency& a, uint32_t i, uint64_t v, double* w, bool* tomb) {
   if (a.Entries(i) == 0) return false;
   if (a.appended != nullptr) {
-    const ptrdiff_t p = a.appended->Find(i, v);
+    const ptrdiff_t p = a.appended->Find(a.appended_n, i, v);
     if (p >= 0) {
       const uint8_t k = a.appended->kind()[p];
       if (k == kAppendErased) return false;

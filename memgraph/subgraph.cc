@@ -69,6 +69,7 @@ void CopyAdjacency(NodeAllocator* alloc, const Adjacency& from, Adjacency* to) {
   to->arts = from.arts;
   if (to->arts != nullptr) to->arts->refs.fetch_add(1, std::memory_order_relaxed);
   to->appended = from.appended;
+  to->appended_n = from.appended_n;
   RefAppendArea(to->appended);
   const size_t bytes = from.CountBytes();
   to->count_mask = from.count_mask;
@@ -116,6 +117,7 @@ void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v) {
     FreeCounts(alloc, a);
     UnrefAppendArea(alloc, a->appended);
     a->appended = nullptr;
+    a->appended_n = 0;
   }
 }
 

@@ -72,9 +72,11 @@ struct Adjacency {
   ArtArray* arts = nullptr;     // popcount(art_mask) trees, from the memgraph pool; shared
   uint64_t count_mask = 0;
   void* counts = nullptr;       // popcount(count_mask) records of count_format, memgraph pool
-  // Updates laid over ci and arts (append_area.h); null when there are none. Shared.
+  // Updates laid over ci and arts: the first appended_n entries of `appended` (append_area.h);
+  // null (and 0) when there are none. Shared with the versions before and after this one.
   AppendArea* appended = nullptr;
   CountFormat count_format = kCounts16;
+  uint8_t appended_n = 0;
 
   bool InArt(uint32_t i) const { return (art_mask >> i) & 1; }
   const CArt& Art(uint32_t i) const {

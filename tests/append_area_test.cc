@@ -1,11 +1,14 @@
-// AppendArea: NewAppendArea and its single-update form AreaWith against an ordered map of
-// entries, with every invariant of append_area.h checked on each area built.
+// AppendArea: a log shared by versions. Versions built on one another (and on stale bases, as
+// concurrent builds are) by TryAppend and AreaWith, checked after every step against an ordered
+// map per version: each version's view must stay what it was when it was built, whatever is
+// appended to the area it shares afterwards.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <random>
-#include <tuple>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -18,65 +21,156 @@ namespace {
 using Key = std::pair<uint8_t, uint64_t>;
 using Model = std::map<Key, std::pair<uint8_t, double>>;  // (u, v) -> (kind, w)
 
-void ExpectArea(const AppendArea* a, const Model& m, bool weighted) {
+struct Version {
+  AppendArea* a;
+  size_t n;
+  Model m;
+};
+
+// Every way of reading a version's view agrees with its model.
+void ExpectView(const Version& ver, bool weighted) {
+  const AppendArea* a = ver.a;
   ASSERT_NE(a, nullptr);
-  ASSERT_EQ(a->n, m.size());
   ASSERT_EQ(a->w() != nullptr, weighted);
+  ASSERT_LE(ver.n, a->claimed.load());
+  ASSERT_LE(a->claimed.load(), a->cap);
+  std::vector<AppendEntry> e;
+  AreaEntries(a, ver.n, &e);
+  ASSERT_EQ(e.size(), ver.m.size());
   uint64_t mask = 0;
   size_t i = 0;
-  for (const auto& [k, val] : m) {
-    EXPECT_EQ(a->u()[i], k.first) << "entry " << i;
-    EXPECT_EQ(a->v()[i], k.second) << "entry " << i;
-    EXPECT_EQ(a->kind()[i], val.first) << "entry " << i;
-    if (weighted) EXPECT_EQ(a->w()[i], val.second) << "entry " << i;
+  for (const auto& [k, val] : ver.m) {
+    EXPECT_EQ(e[i].u, k.first) << "entry " << i;
+    EXPECT_EQ(e[i].v, k.second) << "entry " << i;
+    EXPECT_EQ(e[i].kind, val.first) << "entry " << i;
+    if (weighted) EXPECT_EQ(e[i].w, val.second) << "entry " << i;
     mask |= uint64_t{1} << k.first;
     ++i;
+    const ptrdiff_t p = a->Find(ver.n, k.first, k.second);
+    ASSERT_GE(p, 0);
+    EXPECT_LT(static_cast<size_t>(p), ver.n);
+    EXPECT_EQ(a->kind()[p], val.first);
+    EXPECT_EQ(a->v()[p], k.second);
+    if (!ver.m.count({k.first, k.second + 1})) EXPECT_EQ(a->Find(ver.n, k.first, k.second + 1), -1);
   }
-  EXPECT_EQ(a->mask, mask);
-  for (const auto& [k, val] : m) {
-    EXPECT_EQ(a->Find(k.first, k.second), std::distance(m.begin(), m.find(k)));
-    EXPECT_EQ(a->Find(k.first, k.second + 1), m.count({k.first, k.second + 1}) != 0
-                                                  ? std::distance(m.begin(), m.find({k.first, k.second + 1}))
-                                                  : -1);
+  EXPECT_EQ(a->PrefixMask(ver.n), mask);
+  EXPECT_EQ(a->mask.load() & mask, mask);  // a superset of every prefix's
+  for (uint32_t x = 0; x < 64; ++x) {
+    uint8_t idx[kAppendCapacity];
+    const size_t r = a->Run(ver.n, x, idx);
+    auto it = ver.m.lower_bound({static_cast<uint8_t>(x), 0});
+    for (size_t j = 0; j < r; ++j, ++it) {
+      ASSERT_TRUE(it != ver.m.end() && it->first.first == x) << "vertex " << x;
+      EXPECT_EQ(a->v()[idx[j]], it->first.second);
+      EXPECT_EQ(a->kind()[idx[j]], it->second.first);
+    }
+    EXPECT_TRUE(it == ver.m.end() || it->first.first != x) << "vertex " << x << " run short";
   }
 }
 
 class AppendAreaTest : public ::testing::TestWithParam<bool> {};
 
-// Areas grown one entry at a time by AreaWith (new keys before, between and after the old
-// ones, and replacements of old keys) hold what the model holds, like the areas NewAppendArea
-// builds from the model's entries; the old area is unchanged by each step.
-TEST_P(AppendAreaTest, AreaWithMatchesAModel) {
+// Random builds on random live versions (the newest, or a stale one as a concurrent build
+// sees): in place when the base's slot is free, copied when not. Few vertices and keys, so
+// overrides of earlier entries and same-vertex runs are common.
+TEST_P(AppendAreaTest, VersionsSharingAnAreaKeepTheirViews) {
   const bool weighted = GetParam();
   NodeAllocator alloc;
   std::mt19937_64 rng(7);
-  for (int round = 0; round < 200; ++round) {
-    Model m;
-    AppendArea* a = nullptr;
-    while (m.size() < kAppendCapacity) {
-      // Few vertices and keys, so replacements and same-vertex runs are common.
+  size_t in_place = 0, copied = 0;
+  for (int round = 0; round < 100; ++round) {
+    std::vector<Version> live;
+    for (int step = 0; step < 120; ++step) {
       const uint8_t u = static_cast<uint8_t>(rng() % (round % 2 ? 3 : 64));
       const uint64_t v = rng() % 40;
       const uint8_t kind = static_cast<uint8_t>(rng() % 3);
       const double w = static_cast<double>(rng() % 1000) / 4;
-      const Model before = m;
-      m[{u, v}] = {kind, weighted ? w : 1.0};
-      AppendArea* next = AreaWith(&alloc, weighted, a, u, kind, v, w);
-      ASSERT_NO_FATAL_FAILURE(ExpectArea(next, m, weighted));
-      if (a != nullptr) {
-        ASSERT_NO_FATAL_FAILURE(ExpectArea(a, before, weighted));
-        UnrefAppendArea(&alloc, a);
+      Version next;
+      // Base: none (a fresh area), the newest, or any live one.
+      const size_t pick = live.empty() || rng() % 8 == 0 ? live.size()
+                          : rng() % 2 ? live.size() - 1
+                                      : rng() % live.size();
+      if (pick == live.size()) {
+        const AppendEntry e{u, kind, v, w};
+        next = {NewAppendArea(&alloc, weighted, &e, 1), 1, {}};
+      } else {
+        const Version& base = live[pick];
+        if (base.n == kAppendCapacity) continue;  // full: the memgraph applies it instead
+        next.m = base.m;
+        next.n = base.n + 1;
+        if (TryAppend(base.a, base.n, u, kind, v, w)) {
+          RefAppendArea(base.a);
+          next.a = base.a;
+          ++in_place;
+        } else {
+          next.a = AreaWith(&alloc, weighted, base.a, base.n, u, kind, v, w);
+          ++copied;
+        }
       }
-      a = next;
+      next.m[{u, v}] = {kind, weighted ? w : 1.0};
+      live.push_back(std::move(next));
+      for (const Version& ver : live) ASSERT_NO_FATAL_FAILURE(ExpectView(ver, weighted));
+      if (live.size() > 6) {
+        const size_t drop = rng() % live.size();
+        UnrefAppendArea(&alloc, live[drop].a);
+        live.erase(live.begin() + static_cast<ptrdiff_t>(drop));
+      }
+    }
+    for (Version& ver : live) UnrefAppendArea(&alloc, ver.a);
+  }
+  EXPECT_GT(in_place, 1000u);
+  EXPECT_GT(copied, 1000u);
+  EXPECT_EQ(alloc.bytes(), 0u);  // every area freed, at the size it was allocated with
+}
+
+// A sorted, unique entry list as NewAppendArea takes it from a merge reads back unchanged.
+TEST_P(AppendAreaTest, NewAreaFromSortedEntries) {
+  const bool weighted = GetParam();
+  NodeAllocator alloc;
+  std::mt19937_64 rng(11);
+  for (size_t n = 1; n <= kAppendCapacity; ++n) {
+    Model m;
+    while (m.size() < n) {
+      m[{static_cast<uint8_t>(rng() % 64), rng() % 1000}] = {static_cast<uint8_t>(rng() % 3),
+                                                            weighted ? double(rng() % 50) : 1.0};
     }
     std::vector<AppendEntry> e;
     for (const auto& [k, val] : m) e.push_back({k.first, val.first, k.second, val.second});
-    AppendArea* whole = NewAppendArea(&alloc, weighted, e.data(), e.size());
-    ASSERT_NO_FATAL_FAILURE(ExpectArea(whole, m, weighted));
-    UnrefAppendArea(&alloc, whole);
+    Version ver{NewAppendArea(&alloc, weighted, e.data(), e.size()), n, m};
+    ASSERT_NO_FATAL_FAILURE(ExpectView(ver, weighted));
+    EXPECT_GE(ver.a->cap, n);
+    UnrefAppendArea(&alloc, ver.a);
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+// Two builds on the same base racing for its next slot: exactly one gets it, and the entry
+// there is the winner's.
+TEST(AppendAreaRace, OneBuildClaimsASlot) {
+  NodeAllocator alloc;
+  for (int round = 0; round < 200; ++round) {
+    const AppendEntry first{0, kAppendLive, 1, 1.0};
+    AppendArea* a = NewAppendArea(&alloc, false, &first, 1);
+    std::atomic<int> go{0};
+    bool won[2] = {false, false};
+    std::thread t[2];
+    for (int k = 0; k < 2; ++k) {
+      t[k] = std::thread([&, k] {
+        go.fetch_add(1);
+        while (go.load() < 2) {
+        }
+        won[k] = TryAppend(a, 1, static_cast<uint8_t>(k + 1), kAppendLive, 100 + k, 1.0);
+      });
+    }
+    for (auto& th : t) th.join();
+    ASSERT_NE(won[0], won[1]);
+    const int k = won[0] ? 0 : 1;
+    EXPECT_EQ(a->u()[1], k + 1);
+    EXPECT_EQ(a->v()[1], static_cast<uint64_t>(100 + k));
+    EXPECT_EQ(a->claimed.load(), 2);
     UnrefAppendArea(&alloc, a);
   }
-  EXPECT_EQ(alloc.bytes(), 0u);  // every area freed, at the size it was allocated with
+  EXPECT_EQ(alloc.bytes(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Weights, AppendAreaTest, ::testing::Bool());

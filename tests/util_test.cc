@@ -11,6 +11,7 @@
 #include "util/crc.h"
 #include "util/radix_sort.h"
 #include "util/scratch.h"
+#include "util/small_sort.h"
 
 namespace strata {
 namespace {
@@ -131,6 +132,23 @@ TEST(RadixSortTest, ReleaseKeepsSmallBuffers) {
   sc.Release();
   EXPECT_TRUE(sc.a.empty());
   EXPECT_GE(sc.a.capacity(), 2u);  // kept for the next call
+}
+
+// StableSmallSort against std::stable_sort, on both sides of kSmallSortMax, with many ties
+// (the second field records the input order, so a tie moved past another is a mismatch).
+TEST(SmallSortTest, MatchesStdStableSort) {
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 400; ++round) {
+    const size_t n = round < 100 ? static_cast<size_t>(round % 4)
+                                 : rng() % (2 * static_cast<size_t>(kSmallSortMax) + 2);
+    std::vector<std::pair<uint32_t, uint32_t>> v(n);
+    for (uint32_t i = 0; i < n; ++i) v[i] = {static_cast<uint32_t>(rng() % (round % 2 ? 4 : 1000)), i};
+    auto want = v;
+    auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+    std::stable_sort(want.begin(), want.end(), by_key);
+    StableSmallSort(v.begin(), v.end(), by_key);
+    ASSERT_EQ(v, want) << "size " << n;
+  }
 }
 
 }  // namespace
