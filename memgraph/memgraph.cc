@@ -69,7 +69,7 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
     for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
       if (a == nullptr || !prefetch) continue;
       coro::Prefetch(a->ci.root_node());
-      coro::Prefetch(a->counts);
+      coro::PrefetchRange(a->counts, a->CountBytes());
       if (a->appended != nullptr) coro::Prefetch(a->appended);
       if (a->arts != nullptr) coro::Prefetch(a->arts);
     }
@@ -209,10 +209,12 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 // acquire: the optimistic build holds no lock). A shuffled stream touches each subgraph with about
 // one edge per batch, so the build is bound by cache misses on versions, their containers and
 // the lookup of each update's prior state (BuildVersion's ViewState). The items are software-
-// pipelined: item k + 24's slot is fetched, k + 20's head, k + 16's version header, counts,
-// append area and container roots; from k + 14 on the lookup of its first edge update takes a
-// probe step every two items (ClusteredIndex::Probe, CArt::Probe: a tree level, or a few levels
-// of the leaf's search, each prefetched two items before it is read); item k is built with its
+// pipelined: item k + 24's slot is fetched, k + 20's head (both lines of the version header),
+// k + 16's counts (every line: CopyVersion copies them), append area and container roots; k +
+// 14's append area slot an in-place append writes; from k + 14 on the lookup of its first edge
+// update takes a probe step every two items (ClusteredIndex::Probe, CArt::Probe: a tree level,
+// or a few levels of the leaf's search, each prefetched two items before it is read); item k
+// is built with its
 // path in cache. The stages only read (heads a registered or locking writer keeps allocated)
 // and prefetch; a probe that turns out wrong costs a wasted prefetch.
 Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* older) {
@@ -232,7 +234,9 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     if (pending(k)) __builtin_prefetch(work[k].slot);
   };
   auto prefetch_head = [&](size_t k) {
-    if (pending(k)) __builtin_prefetch(work[k].slot->head.load(std::memory_order_acquire));
+    if (!pending(k)) return;
+    const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
+    if (h != nullptr) coro::PrefetchRange(h, sizeof(SubgraphVersion));  // two lines
   };
   auto prefetch_base = [&](size_t k) {
     if (!pending(k)) return;
@@ -241,7 +245,7 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
       if (a == nullptr) continue;
       __builtin_prefetch(a->ci.root_node());
-      __builtin_prefetch(a->counts);
+      coro::PrefetchRange(a->counts, a->CountBytes());  // copied whole by CopyVersion
       if (a->appended != nullptr) __builtin_prefetch(a->appended);
       if (a->arts != nullptr) __builtin_prefetch(a->arts);
     }
@@ -262,6 +266,11 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     if (op == end) return;
     const Adjacency* a = op->dir == 0 ? &h->out : h->in;
     if (a == nullptr) return;
+    // The append area's next slot, where an in-place append writes its key (the header,
+    // prefetched two items ago, says where).
+    if (a->appended != nullptr && a->appended_n < a->appended->cap) {
+      __builtin_prefetch(a->appended->v() + a->appended_n, 1);
+    }
     const uint32_t i = LocalOf(op->u);
     p.u = static_cast<uint8_t>(i);
     p.v = op->v;
