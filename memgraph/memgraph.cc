@@ -830,17 +830,22 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
       }
     }
     if (st.empty()) continue;
-    StableSmallSort(st.begin(), st.end(), [](const EdgeStage& a, const EdgeStage& b) {
-      return a.i != b.i ? a.i < b.i : a.v < b.v;
-    });
-    size_t out = 0;
-    for (size_t k = 0; k < st.size(); ++k) {
-      if (k + 1 < st.size() && st[k + 1].i == st[k].i && st[k + 1].v == st[k].v) continue;
-      const EdgeStage& e = st[k];
-      if (((cleared >> e.i) & 1) && e.seq < clear_seq[e.i]) continue;
-      st[out++] = e;
+    if (st.size() > 1) {
+      StableSmallSort(st.begin(), st.end(), [](const EdgeStage& a, const EdgeStage& b) {
+        return a.i != b.i ? a.i < b.i : a.v < b.v;
+      });
     }
-    st.resize(out);
+    if (st.size() > 1 || cleared != 0) {
+      size_t out = 0;
+      for (size_t k = 0; k < st.size(); ++k) {
+        if (k + 1 < st.size() && st[k + 1].i == st[k].i && st[k + 1].v == st[k].v) continue;
+        const EdgeStage& e = st[k];
+        if (((cleared >> e.i) & 1) && e.seq < clear_seq[e.i]) continue;
+        st[out++] = e;
+      }
+      st.resize(out);
+      if (st.empty()) continue;
+    }
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
     CountEdits& c = counts[dir];
 
