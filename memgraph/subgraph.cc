@@ -23,8 +23,25 @@ ArtArray* NewArtArray(NodeAllocator* alloc, uint32_t n) {
   return arr;
 }
 
-void* NewCounts(NodeAllocator* alloc, size_t bytes) {
-  return bytes == 0 ? nullptr : alloc->Allocate(bytes);
+// Room for a's counts of `bytes`: inline when they fit, else a block of their own.
+void* NewCounts(NodeAllocator* alloc, Adjacency* a, size_t bytes) {
+  if (bytes == 0) return nullptr;
+  return bytes <= a->inline_cap ? a->InlineCounts() : alloc->Allocate(bytes);
+}
+
+// The inline room of a block that holds `header` bytes and then the counts of `a` (a copy's
+// base): the block is rounded up to whole cache lines (the allocator's classes of 192, 256,
+// 320 ... bytes keep such blocks line-aligned), with room for one more record while some
+// vertex has none.
+uint16_t InlineCap(size_t header, const Adjacency* a) {
+  constexpr size_t kLine = 64;
+  size_t bytes = 2;
+  if (a != nullptr) {
+    bytes = a->CountBytes();
+    if (a->count_mask != ~uint64_t{0}) bytes += kCountRecordBytes[a->count_format];
+  }
+  const size_t total = (header + bytes + kLine - 1) / kLine * kLine;
+  return static_cast<uint16_t>(total - header);
 }
 
 // Whether a vertex's {entries, live} fits a record of format f (live <= entries, so a format
@@ -74,12 +91,12 @@ void CopyAdjacency(NodeAllocator* alloc, const Adjacency& from, Adjacency* to) {
   const size_t bytes = from.CountBytes();
   to->count_mask = from.count_mask;
   to->count_format = from.count_format;
-  to->counts = NewCounts(alloc, bytes);
+  to->counts = NewCounts(alloc, to, bytes);
   if (bytes != 0) std::memcpy(to->counts, from.counts, bytes);
 }
 
 void FreeCounts(NodeAllocator* alloc, Adjacency* a) {
-  if (a->counts != nullptr) alloc->Free(a->counts, a->CountBytes());
+  if (a->counts != nullptr && !a->CountsInline()) alloc->Free(a->counts, a->CountBytes());
   a->counts = nullptr;
   a->count_mask = 0;
   a->count_format = kCounts16;
@@ -87,23 +104,48 @@ void FreeCounts(NodeAllocator* alloc, Adjacency* a) {
 
 }  // namespace
 
+namespace {
+
+// A version block with inline room for `out_bytes` of counts (and a few records more).
+SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out) {
+  const uint16_t cap = InlineCap(sizeof(SubgraphVersion), base_out);
+  auto* v = new (alloc->Allocate(sizeof(SubgraphVersion) + cap)) SubgraphVersion();
+  v->out.inline_cap = cap;
+  return v;
+}
+
+Adjacency* AllocateAdjacency(NodeAllocator* alloc, const Adjacency* base) {
+  const uint16_t cap = InlineCap(sizeof(Adjacency), base);
+  auto* a = new (alloc->Allocate(sizeof(Adjacency) + cap)) Adjacency();
+  a->inline_cap = cap;
+  return a;
+}
+
+void FreeAdjacency(NodeAllocator* alloc, Adjacency* a) {
+  const size_t bytes = sizeof(Adjacency) + a->inline_cap;
+  a->~Adjacency();
+  alloc->Free(a, bytes);
+}
+
+}  // namespace
+
 SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in, bool weighted) {
-  auto* v = new (alloc->Allocate(sizeof(SubgraphVersion))) SubgraphVersion();
+  SubgraphVersion* v = AllocateVersion(alloc, nullptr);
   v->out.ci = ClusteredIndex(alloc, weighted);
   if (with_in) {
-    v->in = new (alloc->Allocate(sizeof(Adjacency))) Adjacency();
+    v->in = AllocateAdjacency(alloc, nullptr);
     v->in->ci = ClusteredIndex(alloc, weighted);
   }
   return v;
 }
 
 SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base) {
-  auto* v = new (alloc->Allocate(sizeof(SubgraphVersion))) SubgraphVersion();
+  SubgraphVersion* v = AllocateVersion(alloc, &base.out);
   v->exists_mask = base.exists_mask;
   v->deleted_mask = base.deleted_mask;
   CopyAdjacency(alloc, base.out, &v->out);
   if (base.in != nullptr) {
-    v->in = new (alloc->Allocate(sizeof(Adjacency))) Adjacency();
+    v->in = AllocateAdjacency(alloc, base.in);
     CopyAdjacency(alloc, *base.in, v->in);
   }
   return v;
@@ -123,12 +165,10 @@ void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v) {
 
 void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
   HollowVersion(alloc, v);
-  if (v->in != nullptr) {
-    v->in->~Adjacency();
-    alloc->Free(v->in, sizeof(Adjacency));
-  }
+  if (v->in != nullptr) FreeAdjacency(alloc, v->in);
+  const size_t bytes = sizeof(SubgraphVersion) + v->out.inline_cap;
   v->~SubgraphVersion();
-  alloc->Free(v, sizeof(SubgraphVersion));
+  alloc->Free(v, bytes);
 }
 
 void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersion* const* e) {
@@ -224,7 +264,7 @@ void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c) {
   const size_t bytes = kCountRecordBytes[f] * static_cast<size_t>(__builtin_popcountll(mask));
   if (bytes != a->CountBytes()) {
     FreeCounts(alloc, a);
-    a->counts = NewCounts(alloc, bytes);
+    a->counts = NewCounts(alloc, a, bytes);
   }
   a->count_mask = mask;
   a->count_format = f;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "memgraph/append_area.h"
@@ -77,6 +78,14 @@ struct Adjacency {
   AppendArea* appended = nullptr;
   CountFormat count_format = kCounts16;
   uint8_t appended_n = 0;
+  // Bytes of room for `counts` right after this object, in the same allocation (the version's
+  // block for `out`, the in-adjacency's own block for `in`): counts that fit live there, so a
+  // version is one block of header and counts (one allocation, adjacent lines) instead of two.
+  // Fixed when the block is allocated; counts == InlineCounts() iff they live there.
+  uint16_t inline_cap = 0;
+
+  void* InlineCounts() { return this + 1; }
+  bool CountsInline() const { return inline_cap != 0 && counts == static_cast<const void*>(this + 1); }
 
   bool InArt(uint32_t i) const { return (art_mask >> i) & 1; }
   const CArt& Art(uint32_t i) const {
@@ -130,9 +139,11 @@ struct SubgraphVersion {
   std::atomic<SubgraphVersion*> older{nullptr};   // next older version, cut by GC
   uint64_t exists_mask = 0;
   uint64_t deleted_mask = 0;
-  Adjacency out;
   Adjacency* in = nullptr;  // only for GraphKind::kDirectedWithInEdges
+  Adjacency out;            // last: its inline counts follow it in the version's block
 };
+static_assert(offsetof(SubgraphVersion, out) + sizeof(Adjacency) == sizeof(SubgraphVersion),
+              "out's inline counts must start where the version header ends");
 
 // Allocation helpers: versions and their art arrays live in the memgraph's pool so the tier's
 // byte count includes them.

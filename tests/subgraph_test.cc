@@ -128,6 +128,72 @@ TEST(SubgraphTest, CountEditsMatchDenseCounts) {
   EXPECT_EQ(alloc.bytes(), 0u);
 }
 
+// Counts live in the version's own block when they fit (Adjacency::inline_cap): a chain of
+// copies, each edited (vertices gaining a first entry, losing their last, tombstones, counts
+// past 65535), out and in. Every version keeps its own counts — editing a copy never changes
+// its base — counts that fit the room are inline, a copy of a version makes room for its base's
+// counts and one record more, and freeing the chain returns every byte.
+TEST(SubgraphTest, CopiesKeepTheirOwnInlineCounts) {
+  NodeAllocator alloc;
+  std::mt19937_64 rng(23);
+  struct Kept {
+    SubgraphVersion* v;
+    VertexCounts out, in;
+  };
+  std::vector<Kept> chain;
+  Kept first{NewVersion(&alloc, /*with_in=*/true, /*weighted=*/false), {}, {}};
+  std::memset(&first.out, 0, sizeof(first.out));
+  std::memset(&first.in, 0, sizeof(first.in));
+  chain.push_back(first);
+  int inline_seen = 0, outside_seen = 0;
+  for (int round = 0; round < 2000; ++round) {
+    const Kept& base = chain[rng() % 4 == 0 ? rng() % chain.size() : chain.size() - 1];
+    Kept next{CopyVersion(&alloc, *base.v), base.out, base.in};
+    for (Adjacency* a : {&next.v->out, next.v->in}) {
+      // Room for the base's counts and one record more, unless every vertex has one already.
+      const Adjacency& from = a == next.v->in ? *base.v->in : base.v->out;
+      ASSERT_GE(a->inline_cap, from.CountBytes() + (from.count_mask == ~uint64_t{0}
+                                                        ? 0
+                                                        : kCountRecordBytes[from.count_format]));
+      ASSERT_EQ(a->CountsInline(), from.CountBytes() != 0) << "round " << round;
+      VertexCounts& want = a == next.v->in ? next.in : next.out;
+      CountEdits e(a);
+      const int edits = static_cast<int>(rng() % 4);
+      for (int k = 0; k < edits; ++k) {
+        const uint32_t i = static_cast<uint32_t>(rng() % kSubgraphSize);
+        uint32_t x = rng() % 6 == 0 ? 0 : 1 + static_cast<uint32_t>(rng() % 50);
+        if (rng() % 200 == 0) x = 65536 + static_cast<uint32_t>(rng() % 8);
+        const uint32_t live = x != 0 && rng() % 30 == 0 ? x - 1 : x;
+        e.entries_ref(i) = want.entries[i] = x;
+        e.live_ref(i) = want.live[i] = live;
+      }
+      e.Commit(&alloc, a);
+      if (rng() % 50 == 0) SetCounts(&alloc, a, want);  // rebuilt whole: narrowed again
+      ASSERT_NO_FATAL_FAILURE(ExpectCounts(*a, want, round));
+      ASSERT_EQ(a->CountsInline(), a->CountBytes() != 0 && a->CountBytes() <= a->inline_cap)
+          << "round " << round;
+      (a->CountsInline() ? inline_seen : outside_seen)++;
+    }
+    chain.push_back(next);
+    // Every version kept so far still reads its own counts.
+    if (round % 50 == 0) {
+      for (const Kept& k : chain) {
+        ASSERT_NO_FATAL_FAILURE(ExpectCounts(k.v->out, k.out, round));
+        ASSERT_NO_FATAL_FAILURE(ExpectCounts(*k.v->in, k.in, round));
+      }
+    }
+    if (chain.size() > 64) {  // free a random old version, as GC frees from the middle
+      const size_t j = rng() % (chain.size() - 1);
+      FreeVersion(&alloc, chain[j].v);
+      chain.erase(chain.begin() + static_cast<ptrdiff_t>(j));
+    }
+  }
+  EXPECT_GT(inline_seen, 1000);
+  EXPECT_GT(outside_seen, 50);
+  for (const Kept& k : chain) FreeVersion(&alloc, k.v);
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
 TEST(SubgraphTest, FreeVersionsFreesEveryVersion) {
   NodeAllocator alloc;
   for (size_t n : {0, 1, 3, 4, 5, 9, 100}) {
