@@ -20,11 +20,25 @@ int NodeAllocator::Stripe() {
   return stripe;
 }
 
+// A thread's free lists for one allocator (jemalloc builds only; see the header).
+struct NodeAllocator::Pool {
+  static constexpr size_t kClasses = kPoolMaxBytes / 16;
+  struct Block {
+    Block* next;
+  };
+  Block* head[kClasses] = {};
+  uint32_t count[kClasses] = {};
+  int tcache_flag = 0;  // MALLOCX_TCACHE flags of the thread's jemalloc cache
+  // Bytes on the lists; written by the owning thread only, read by RetainedBytes.
+  std::atomic<size_t> held{0};
+};
+
 #ifdef STRATA_NO_JEMALLOC
 // Sanitizer builds: plain aligned new/delete so the sanitizer sees every allocation.
 NodeAllocator::NodeAllocator() = default;
 NodeAllocator::~NodeAllocator() = default;
 size_t NodeAllocator::RetainedBytes() const { return 0; }
+size_t NodeAllocator::ListedBytes() const { return 0; }
 void* NodeAllocator::Allocate(size_t size) {
   void* p = ::operator new(size == 0 ? 1 : size, std::align_val_t(16));
   bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
@@ -46,7 +60,7 @@ std::atomic<uint64_t> next_generation{1};
 // stays registered with its allocator and is destroyed with it.
 struct CacheEntry {
   uint64_t generation = 0;
-  unsigned tcache = 0;
+  void* pool = nullptr;  // NodeAllocator::Pool of that allocator for this thread
 };
 constexpr int kThreadCaches = 4;
 thread_local CacheEntry thread_caches[kThreadCaches];
@@ -116,6 +130,8 @@ NodeAllocator::NodeAllocator() : generation_(next_generation.fetch_add(1)) {
 }
 
 NodeAllocator::~NodeAllocator() {
+  // The free lists' blocks belong to the arena, destroyed below (nothing is pooled without a
+  // private arena).
   for (unsigned tc : caches_) mallctl("tcache.destroy", nullptr, nullptr, &tc, sizeof(tc));
   if (use_arena_) {
     char name[64];
@@ -137,28 +153,63 @@ size_t NodeAllocator::RetainedBytes() const {
   size_t page = 0;
   sz = sizeof(page);
   if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
-  return pages * page;
+  return pages * page + ListedBytes();
 }
 
-int NodeAllocator::ThreadCacheFlag() {
+size_t NodeAllocator::ListedBytes() const {
+  size_t listed = 0;
+  std::lock_guard<std::mutex> g(caches_mu_);
+  for (const auto& p : pools_) listed += p->held.load(std::memory_order_relaxed);
+  return listed;
+}
+
+NodeAllocator::Pool* NodeAllocator::ThreadPool() {
   for (int k = 0; k < kThreadCaches; ++k) {
-    if (thread_caches[k].generation == generation_) return MALLOCX_TCACHE(thread_caches[k].tcache);
+    if (thread_caches[k].generation == generation_) return static_cast<Pool*>(thread_caches[k].pool);
   }
+  auto pool = std::make_unique<Pool>();
   unsigned tc = 0;
   size_t sz = sizeof(tc);
-  if (mallctl("tcache.create", &tc, &sz, nullptr, 0) != 0) return MALLOCX_TCACHE_NONE;
+  const bool made = mallctl("tcache.create", &tc, &sz, nullptr, 0) == 0;
+  pool->tcache_flag = made ? MALLOCX_TCACHE(tc) : MALLOCX_TCACHE_NONE;
+  Pool* p = pool.get();
   {
     std::lock_guard<std::mutex> g(caches_mu_);
-    caches_.push_back(tc);
+    if (made) caches_.push_back(tc);
+    pools_.push_back(std::move(pool));
   }
   for (int k = kThreadCaches - 1; k > 0; --k) thread_caches[k] = thread_caches[k - 1];
-  thread_caches[0] = {generation_, tc};
-  return MALLOCX_TCACHE(tc);
+  thread_caches[0] = {generation_, p};
+  return p;
 }
 
+namespace {
+// The class of a pooled size (1..kPoolMaxBytes): class c holds blocks of 16 * (c + 1) bytes.
+inline size_t PoolClass(size_t size) { return (size + 15) / 16 - 1; }
+}  // namespace
+
 void* NodeAllocator::Allocate(size_t size) {
-  int flags = MALLOCX_ALIGN(16) | (use_arena_ ? MALLOCX_ARENA(arena_) | ThreadCacheFlag() : 0);
-  void* p = mallocx(size == 0 ? 1 : size, flags);
+  const size_t asked = size == 0 ? 1 : size;
+  void* p;
+  if (!use_arena_) {
+    p = mallocx(asked, MALLOCX_ALIGN(16));
+  } else {
+    Pool* pool = ThreadPool();
+    size_t block = asked;
+    if (asked <= kPoolMaxBytes) {
+      const size_t c = PoolClass(asked);
+      if (Pool::Block* b = pool->head[c]) {
+        pool->head[c] = b->next;
+        --pool->count[c];
+        pool->held.store(pool->held.load(std::memory_order_relaxed) - 16 * (c + 1),
+                         std::memory_order_relaxed);
+        bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+        return b;
+      }
+      block = 16 * (c + 1);  // allocated (and given back) at its class's size
+    }
+    p = mallocx(block, MALLOCX_ALIGN(16) | MALLOCX_ARENA(arena_) | pool->tcache_flag);
+  }
   if (p == nullptr) throw std::bad_alloc();
   bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   return p;
@@ -166,11 +217,37 @@ void* NodeAllocator::Allocate(size_t size) {
 
 void NodeAllocator::Free(void* p, size_t size) {
   if (p == nullptr) return;
+  bytes_[Stripe()].v.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
+  const size_t asked = size == 0 ? 1 : size;
   // The alignment flag too: it is part of the size class (an 8-byte block aligned to 16 is a
   // 16-byte one), and a free into the wrong class corrupts a thread cache.
-  int flags = MALLOCX_ALIGN(16) | (use_arena_ ? ThreadCacheFlag() : 0);
-  sdallocx(p, size == 0 ? 1 : size, flags);
-  bytes_[Stripe()].v.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
+  if (!use_arena_) {
+    sdallocx(p, asked, MALLOCX_ALIGN(16));
+    return;
+  }
+  Pool* pool = ThreadPool();
+  if (asked > kPoolMaxBytes) {
+    sdallocx(p, asked, MALLOCX_ALIGN(16) | pool->tcache_flag);
+    return;
+  }
+  const size_t c = PoolClass(asked);
+  const size_t block = 16 * (c + 1);
+  size_t held = pool->held.load(std::memory_order_relaxed);
+  if (static_cast<size_t>(pool->count[c]) * block >= kPoolClassBytes) {
+    // Full: the newest half goes back to jemalloc.
+    for (uint32_t n = pool->count[c] / 2; n > 0; --n) {
+      Pool::Block* b = pool->head[c];
+      pool->head[c] = b->next;
+      --pool->count[c];
+      held -= block;
+      sdallocx(b, block, MALLOCX_ALIGN(16) | pool->tcache_flag);
+    }
+  }
+  auto* b = static_cast<Pool::Block*>(p);
+  b->next = pool->head[c];
+  pool->head[c] = b;
+  ++pool->count[c];
+  pool->held.store(held + block, std::memory_order_relaxed);
 }
 
 #endif  // STRATA_NO_JEMALLOC

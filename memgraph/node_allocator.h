@@ -11,11 +11,21 @@
 // found through a small thread-local table keyed by the allocator's unique generation number;
 // the allocator records every cache made for it and destroys them (flushing their objects back
 // to the arena) before it destroys the arena. A cache is used only by the thread that made it.
+//
+// Free lists. In front of that cache, each thread keeps its own LIFO free lists of small
+// blocks (up to kPoolMaxBytes, in 16-byte classes) per allocator: a full tier's build frees
+// about as many versions, areas and nodes per batch as it allocates, and jemalloc's general
+// mallocx/sdallocx path with explicit arena, cache and alignment flags cost ~15% of a full
+// tier's load (docs/benchmarks.md, "Issue 28: a version in one block; free lists"). A list
+// holds blocks jemalloc allocated at the class's size; past kPoolClassBytes a list gives half
+// of its blocks back to jemalloc, so what the lists keep is bounded per thread. A list is
+// used only by its thread; a block freed by another thread joins that thread's list.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -39,13 +49,21 @@ class NodeAllocator {
     return sum < 0 ? 0 : static_cast<size_t>(sum);  // < 0 only transiently, mid-update
   }
 
-  // Freed pages the private arena keeps for reuse instead of returning them to the OS (it
-  // never purges; see the constructor); 0 without a private arena. Not counted in bytes().
+  // Freed memory kept for reuse instead of returned to the OS: the private arena's dirty
+  // pages (it never purges; see the constructor) and the blocks on the threads' free lists;
+  // 0 without a private arena. Not counted in bytes().
   size_t RetainedBytes() const;
 
+  // Bytes of the blocks on the threads' free lists (part of RetainedBytes).
+  size_t ListedBytes() const;
+
+  static constexpr size_t kPoolMaxBytes = 512;
+  static constexpr size_t kPoolClassBytes = 512 << 10;
+
  private:
-  // MALLOCX_TCACHE flags of this thread's cache for this allocator (made on first use).
-  int ThreadCacheFlag();
+  struct Pool;
+  // This thread's free lists and jemalloc cache for this allocator (made on first use).
+  Pool* ThreadPool();
 
   unsigned arena_ = 0;
   bool use_arena_ = false;
@@ -58,8 +76,9 @@ class NodeAllocator {
   static constexpr int kStripes = 8;
   static int Stripe();
   Counter bytes_[kStripes];
-  std::mutex caches_mu_;
+  mutable std::mutex caches_mu_;
   std::vector<unsigned> caches_;  // every thread cache made for this allocator
+  std::vector<std::unique_ptr<Pool>> pools_;  // every thread's free lists for this allocator
 };
 
 }  // namespace strata::mem

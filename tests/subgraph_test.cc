@@ -1,10 +1,12 @@
 // Unit tests of memgraph/subgraph.{h,cc}: packed per-vertex counts and version allocation.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -209,6 +211,65 @@ TEST(SubgraphTest, FreeVersionsFreesEveryVersion) {
     FreeVersions(&alloc, vs.data(), vs.data() + vs.size());
     EXPECT_EQ(alloc.bytes(), 0u) << n << " versions";
   }
+}
+
+// Small blocks go back to the freeing thread's free list and come out again newest first, at
+// their 16-byte class (a 200-byte block serves a 208-byte request); the byte count stays exact.
+TEST(NodeAllocatorTest, FreedSmallBlocksAreReusedNewestFirst) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
+#endif
+  NodeAllocator alloc;
+  std::vector<void*> ps;
+  for (int i = 0; i < 100; ++i) ps.push_back(alloc.Allocate(200));
+  EXPECT_EQ(alloc.bytes(), 100u * 200);
+  EXPECT_EQ(alloc.ListedBytes(), 0u);
+  for (void* p : ps) alloc.Free(p, 200);
+  EXPECT_EQ(alloc.bytes(), 0u);
+  EXPECT_EQ(alloc.ListedBytes(), 100u * 208);
+  for (int i = 99; i >= 0; --i) {
+    void* p = alloc.Allocate(i % 2 == 0 ? 208 : 193);  // all in the 208-byte class
+    EXPECT_EQ(p, ps[static_cast<size_t>(i)]) << i;
+    std::memset(p, 0xab, i % 2 == 0 ? 208 : 193);
+  }
+  EXPECT_EQ(alloc.ListedBytes(), 0u);
+  EXPECT_EQ(alloc.bytes(), 50u * 208 + 50u * 193);
+  // Another class does not take them; a block past the pooled sizes is not listed.
+  for (int i = 0; i < 100; ++i) alloc.Free(ps[static_cast<size_t>(i)], i % 2 == 0 ? 208 : 193);
+  void* other = alloc.Allocate(64);
+  EXPECT_EQ(std::find(ps.begin(), ps.end(), other), ps.end());
+  void* big = alloc.Allocate(NodeAllocator::kPoolMaxBytes + 16);
+  const size_t listed = alloc.ListedBytes();
+  alloc.Free(big, NodeAllocator::kPoolMaxBytes + 16);
+  EXPECT_EQ(alloc.ListedBytes(), listed);
+  alloc.Free(other, 64);
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+// A thread's list of one class holds at most about kPoolClassBytes: past it, half goes back to
+// jemalloc. Blocks freed by another thread join that thread's lists, not the allocating one's.
+TEST(NodeAllocatorTest, FreeListsAreBoundedAndPerThread) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
+#endif
+  NodeAllocator alloc;
+  constexpr size_t kBlock = 256;
+  const size_t n = 4 * NodeAllocator::kPoolClassBytes / kBlock;
+  std::vector<void*> ps;
+  for (size_t i = 0; i < n; ++i) ps.push_back(alloc.Allocate(kBlock));
+  std::thread other([&] {
+    for (void* p : ps) alloc.Free(p, kBlock);
+  });
+  other.join();
+  EXPECT_EQ(alloc.bytes(), 0u);
+  EXPECT_LE(alloc.ListedBytes(), NodeAllocator::kPoolClassBytes + kBlock);
+  EXPECT_GE(alloc.ListedBytes(), NodeAllocator::kPoolClassBytes / 2);
+  // This thread's list of the class is empty: its next block is not one the other thread freed
+  // last (that one heads the other thread's list).
+  void* mine = alloc.Allocate(kBlock);
+  EXPECT_NE(mine, ps.back());
+  alloc.Free(mine, kBlock);
+  EXPECT_EQ(alloc.bytes(), 0u);
 }
 
 // VmFlags of the mapping holding address p in /proc/self/smaps; "" when none does.
