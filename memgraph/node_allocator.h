@@ -16,10 +16,11 @@
 // blocks (up to kPoolMaxBytes, in 16-byte classes) per allocator: a full tier's build frees
 // about as many versions, areas and nodes per batch as it allocates, and jemalloc's general
 // mallocx/sdallocx path with explicit arena, cache and alignment flags cost ~15% of a full
-// tier's load (docs/benchmarks.md, "Issue 28: a version in one block; free lists"). A list
-// holds blocks jemalloc allocated at the class's size; past kPoolClassBytes a list gives half
-// of its blocks back to jemalloc, so what the lists keep is bounded per thread. A list is
-// used only by its thread; a block freed by another thread joins that thread's list.
+// tier's load (docs/benchmarks.md, "Issue 28: a version in one block; free lists in front of
+// jemalloc"). A list holds blocks jemalloc allocated at the class's size; past
+// kPoolClassBytes a list gives half of its blocks back to jemalloc, so what the lists keep is
+// bounded per thread. A list is used only by its thread; a block freed by another thread
+// joins that thread's list.
 #pragma once
 
 #include <atomic>
