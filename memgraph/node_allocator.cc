@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <unordered_map>
 
 namespace strata::mem {
 
@@ -39,6 +40,7 @@ NodeAllocator::NodeAllocator() = default;
 NodeAllocator::~NodeAllocator() = default;
 size_t NodeAllocator::RetainedBytes() const { return 0; }
 size_t NodeAllocator::ListedBytes() const { return 0; }
+void NodeAllocator::DrainIfLive(uint64_t, void*) {}
 void* NodeAllocator::Allocate(size_t size) {
   void* p = ::operator new(size == 0 ? 1 : size, std::align_val_t(16));
   bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
@@ -55,15 +57,35 @@ namespace {
 
 std::atomic<uint64_t> next_generation{1};
 
+// The live allocators with a private arena, by generation: a thread that leaves a pool (it
+// exits, or evicts the pool's entry) gives the pool's blocks back to jemalloc if the allocator
+// still lives. Held while draining, so an allocator is not destroyed under a drain. Never
+// destroyed (threads may exit during static destruction).
+std::mutex& LiveMutex() {
+  static std::mutex* const mu = new std::mutex;
+  return *mu;
+}
+std::unordered_map<uint64_t, NodeAllocator*>& Live() {
+  static auto* const live = new std::unordered_map<uint64_t, NodeAllocator*>;
+  return *live;
+}
+
 // This thread's caches, most recently made first. A thread touches few memgraphs at a time
-// (the active one, and sealed ones a flush or reader frees into); an evicted entry's cache
-// stays registered with its allocator and is destroyed with it.
+// (the active one, and sealed ones a flush or reader frees into); an evicted entry's jemalloc
+// cache stays registered with its allocator and is destroyed with it, and its free lists are
+// drained.
 struct CacheEntry {
   uint64_t generation = 0;
   void* pool = nullptr;  // NodeAllocator::Pool of that allocator for this thread
 };
 constexpr int kThreadCaches = 4;
-thread_local CacheEntry thread_caches[kThreadCaches];
+struct ThreadCaches {
+  CacheEntry e[kThreadCaches];
+  ~ThreadCaches() {
+    for (CacheEntry& c : e) NodeAllocator::DrainIfLive(c.generation, c.pool);
+  }
+};
+thread_local ThreadCaches thread_caches;
 
 // The memgraph arenas' extent hooks: jemalloc's own, except that the address space an arena
 // takes from the OS is marked for transparent huge pages (madvise(MADV_HUGEPAGE); the system
@@ -126,12 +148,33 @@ NodeAllocator::NodeAllocator() : generation_(next_generation.fetch_add(1)) {
     snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", arena_);
     ssize_t never = -1;
     mallctl(name, nullptr, nullptr, &never, sizeof(never));
+    std::lock_guard<std::mutex> g(LiveMutex());
+    Live().emplace(generation_, this);
   }
+}
+
+void NodeAllocator::DrainIfLive(uint64_t generation, void* pool_ptr) {
+  if (generation == 0 || pool_ptr == nullptr) return;
+  std::lock_guard<std::mutex> g(LiveMutex());
+  if (Live().find(generation) == Live().end()) return;  // its arena took the blocks with it
+  auto* pool = static_cast<Pool*>(pool_ptr);
+  for (size_t c = 0; c < Pool::kClasses; ++c) {
+    while (Pool::Block* b = pool->head[c]) {
+      pool->head[c] = b->next;
+      sdallocx(b, 16 * (c + 1), MALLOCX_ALIGN(16) | pool->tcache_flag);
+    }
+    pool->count[c] = 0;
+  }
+  pool->held.store(0, std::memory_order_relaxed);
 }
 
 NodeAllocator::~NodeAllocator() {
   // The free lists' blocks belong to the arena, destroyed below (nothing is pooled without a
-  // private arena).
+  // private arena); no thread drains into it from here on.
+  if (use_arena_) {
+    std::lock_guard<std::mutex> g(LiveMutex());
+    Live().erase(generation_);
+  }
   for (unsigned tc : caches_) mallctl("tcache.destroy", nullptr, nullptr, &tc, sizeof(tc));
   if (use_arena_) {
     char name[64];
@@ -164,8 +207,9 @@ size_t NodeAllocator::ListedBytes() const {
 }
 
 NodeAllocator::Pool* NodeAllocator::ThreadPool() {
+  CacheEntry* const e = thread_caches.e;
   for (int k = 0; k < kThreadCaches; ++k) {
-    if (thread_caches[k].generation == generation_) return static_cast<Pool*>(thread_caches[k].pool);
+    if (e[k].generation == generation_) return static_cast<Pool*>(e[k].pool);
   }
   auto pool = std::make_unique<Pool>();
   unsigned tc = 0;
@@ -178,8 +222,10 @@ NodeAllocator::Pool* NodeAllocator::ThreadPool() {
     if (made) caches_.push_back(tc);
     pools_.push_back(std::move(pool));
   }
-  for (int k = kThreadCaches - 1; k > 0; --k) thread_caches[k] = thread_caches[k - 1];
-  thread_caches[0] = {generation_, p};
+  const CacheEntry evicted = e[kThreadCaches - 1];
+  for (int k = kThreadCaches - 1; k > 0; --k) e[k] = e[k - 1];
+  e[0] = {generation_, p};
+  DrainIfLive(evicted.generation, evicted.pool);
   return p;
 }
 
@@ -234,7 +280,8 @@ void NodeAllocator::Free(void* p, size_t size) {
   const size_t block = 16 * (c + 1);
   size_t held = pool->held.load(std::memory_order_relaxed);
   if (static_cast<size_t>(pool->count[c]) * block >= kPoolClassBytes) {
-    // Full: the newest half goes back to jemalloc.
+    // Full: the newest half of this class's list goes back to jemalloc. (One bound for all
+    // classes together was measured slower: a class freed in bulk crowded the versions out.)
     for (uint32_t n = pool->count[c] / 2; n > 0; --n) {
       Pool::Block* b = pool->head[c];
       pool->head[c] = b->next;

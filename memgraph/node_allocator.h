@@ -17,9 +17,10 @@
 // about as many versions, areas and nodes per batch as it allocates, and jemalloc's general
 // mallocx/sdallocx path with explicit arena, cache and alignment flags cost ~15% of a full
 // tier's load (docs/benchmarks.md, "Issue 28: a version in one block; free lists in front of
-// jemalloc"). A list holds blocks jemalloc allocated at the class's size; past
-// kPoolClassBytes a list gives half of its blocks back to jemalloc, so what the lists keep is
-// bounded per thread. A list is used only by its thread; a block freed by another thread
+// jemalloc"). A list holds blocks jemalloc allocated at the class's size, at most
+// kPoolClassBytes of them: a free past it gives half of the list back to jemalloc. A thread
+// that exits, or drops the allocator from its table of recent ones, gives its lists' blocks
+// back (DrainIfLive). A list is used only by its thread; a block freed by another thread
 // joins that thread's list.
 #pragma once
 
@@ -57,6 +58,11 @@ class NodeAllocator {
 
   // Bytes of the blocks on the threads' free lists (part of RetainedBytes).
   size_t ListedBytes() const;
+
+  // Gives the blocks on `pool` (a thread's free lists of the allocator of `generation`, which
+  // that thread stops using) back to jemalloc, if that allocator still lives. Called by the
+  // owning thread only.
+  static void DrainIfLive(uint64_t generation, void* pool);
 
   static constexpr size_t kPoolMaxBytes = 512;
   static constexpr size_t kPoolClassBytes = 512 << 10;

@@ -107,15 +107,17 @@ void FreeCounts(NodeAllocator* alloc, Adjacency* a) {
 namespace {
 
 // A version block with inline room for `out_bytes` of counts (and a few records more).
-SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out) {
-  const uint16_t cap = InlineCap(sizeof(SubgraphVersion), base_out);
+SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out,
+                                 bool inline_counts = true) {
+  const uint16_t cap = inline_counts ? InlineCap(sizeof(SubgraphVersion), base_out) : 0;
   auto* v = new (alloc->Allocate(sizeof(SubgraphVersion) + cap)) SubgraphVersion();
   v->out.inline_cap = cap;
   return v;
 }
 
-Adjacency* AllocateAdjacency(NodeAllocator* alloc, const Adjacency* base) {
-  const uint16_t cap = InlineCap(sizeof(Adjacency), base);
+Adjacency* AllocateAdjacency(NodeAllocator* alloc, const Adjacency* base,
+                             bool inline_counts = true) {
+  const uint16_t cap = inline_counts ? InlineCap(sizeof(Adjacency), base) : 0;
   auto* a = new (alloc->Allocate(sizeof(Adjacency) + cap)) Adjacency();
   a->inline_cap = cap;
   return a;
@@ -139,13 +141,14 @@ SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in, bool weighted) {
   return v;
 }
 
-SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base) {
-  SubgraphVersion* v = AllocateVersion(alloc, &base.out);
+SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base,
+                             bool inline_counts) {
+  SubgraphVersion* v = AllocateVersion(alloc, &base.out, inline_counts);
   v->exists_mask = base.exists_mask;
   v->deleted_mask = base.deleted_mask;
   CopyAdjacency(alloc, base.out, &v->out);
   if (base.in != nullptr) {
-    v->in = AllocateAdjacency(alloc, base.in);
+    v->in = AllocateAdjacency(alloc, base.in, inline_counts);
     CopyAdjacency(alloc, *base.in, v->in);
   }
   return v;
