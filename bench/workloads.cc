@@ -670,7 +670,8 @@ void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink*
         params.Int("threads", threads);
         params.Str("wal", wal ? "on" : "off");
         std::vector<WriteRun> runs;
-        for (int r = 0; r < cfg.insert_runs; ++r) {
+        const int nruns = wal ? cfg.insert_wal_runs : cfg.insert_runs;
+        for (int r = 0; r < nruns; ++r) {
           const std::string sub = "insert";
           std::unique_ptr<System> sys = OpenSystem(system, MakeSystemConfig(cfg, sub, false, wal));
           runs.push_back(RunWriters(sys.get(), streams, batch, 0.25, "insert"));
@@ -682,7 +683,7 @@ void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink*
                   [](const WriteRun& a, const WriteRun& b) { return a.seconds < b.seconds; });
         WriteRun& med = runs[runs.size() / 2];
         JsonObject info;
-        info.Int("runs", cfg.insert_runs);
+        info.Int("runs", nruns);
         info.Int("scale", cfg.scale);
         Log(system, "insert batch=%zu threads=%d wal=%s: %.0f edges/s (%llu edges)", batch, threads,
             wal ? "on" : "off", med.ops / med.seconds, static_cast<unsigned long long>(n));

@@ -42,7 +42,8 @@ struct SuiteConfig {
   // transactions with a synced WAL (one fsync each).
   uint64_t insert_edges = uint64_t{1} << 20;
   uint64_t insert_sync_edges = 20000;
-  int insert_runs = 1;  // fresh store per run; median reported
+  int insert_runs = 1;      // fresh store per run; median reported
+  int insert_wal_runs = 1;  // the same with the WAL on (fsync-bound runs: few suffice)
   // Analytics: timed runs after one warm-up run (median reported); RocksDB's iterator-based
   // kernels are slow, so they may run fewer times.
   int analytics_runs = 3;
