@@ -27,11 +27,22 @@ struct NodeAllocator::Pool {
   struct Block {
     Block* next;
   };
+  // Class c holds blocks of ClassBytes(c); PoolClass(size) is the class of 1..kPoolMaxBytes.
+  static size_t ClassBytes(size_t c) { return 16 * (c + 1); }
+  static size_t PoolClass(size_t size) { return (size + 15) / 16 - 1; }
+
   Block* head[kClasses] = {};
   uint32_t count[kClasses] = {};
   int tcache_flag = 0;  // MALLOCX_TCACHE flags of the thread's jemalloc cache
   // Bytes on the lists; written by the owning thread only, read by RetainedBytes.
   std::atomic<size_t> held{0};
+
+  void AddHeld(ptrdiff_t d) {
+    held.store(held.load(std::memory_order_relaxed) + static_cast<size_t>(d),
+               std::memory_order_relaxed);
+  }
+  // The newest n blocks of class c's list back to jemalloc (jemalloc builds only).
+  void GiveBack(size_t c, uint32_t n);
 };
 
 #ifdef STRATA_NO_JEMALLOC
@@ -158,14 +169,7 @@ void NodeAllocator::DrainIfLive(uint64_t generation, void* pool_ptr) {
   std::lock_guard<std::mutex> g(LiveMutex());
   if (Live().find(generation) == Live().end()) return;  // its arena took the blocks with it
   auto* pool = static_cast<Pool*>(pool_ptr);
-  for (size_t c = 0; c < Pool::kClasses; ++c) {
-    while (Pool::Block* b = pool->head[c]) {
-      pool->head[c] = b->next;
-      sdallocx(b, 16 * (c + 1), MALLOCX_ALIGN(16) | pool->tcache_flag);
-    }
-    pool->count[c] = 0;
-  }
-  pool->held.store(0, std::memory_order_relaxed);
+  for (size_t c = 0; c < Pool::kClasses; ++c) pool->GiveBack(c, pool->count[c]);
 }
 
 NodeAllocator::~NodeAllocator() {
@@ -229,32 +233,37 @@ NodeAllocator::Pool* NodeAllocator::ThreadPool() {
   return p;
 }
 
-namespace {
-// The class of a pooled size (1..kPoolMaxBytes): class c holds blocks of 16 * (c + 1) bytes.
-inline size_t PoolClass(size_t size) { return (size + 15) / 16 - 1; }
-}  // namespace
+void NodeAllocator::Pool::GiveBack(size_t c, uint32_t n) {
+  for (; n > 0 && head[c] != nullptr; --n) {
+    Block* b = head[c];
+    head[c] = b->next;
+    --count[c];
+    AddHeld(-static_cast<ptrdiff_t>(ClassBytes(c)));
+    sdallocx(b, ClassBytes(c), MALLOCX_ALIGN(16) | tcache_flag);
+  }
+}
 
 void* NodeAllocator::Allocate(size_t size) {
   const size_t asked = size == 0 ? 1 : size;
-  void* p;
+  void* p = nullptr;
   if (!use_arena_) {
     p = mallocx(asked, MALLOCX_ALIGN(16));
   } else {
     Pool* pool = ThreadPool();
     size_t block = asked;
     if (asked <= kPoolMaxBytes) {
-      const size_t c = PoolClass(asked);
+      const size_t c = Pool::PoolClass(asked);
+      block = Pool::ClassBytes(c);  // allocated (and given back) at its class's size
       if (Pool::Block* b = pool->head[c]) {
         pool->head[c] = b->next;
         --pool->count[c];
-        pool->held.store(pool->held.load(std::memory_order_relaxed) - 16 * (c + 1),
-                         std::memory_order_relaxed);
-        bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
-        return b;
+        pool->AddHeld(-static_cast<ptrdiff_t>(block));
+        p = b;
       }
-      block = 16 * (c + 1);  // allocated (and given back) at its class's size
     }
-    p = mallocx(block, MALLOCX_ALIGN(16) | MALLOCX_ARENA(arena_) | pool->tcache_flag);
+    if (p == nullptr) {
+      p = mallocx(block, MALLOCX_ALIGN(16) | MALLOCX_ARENA(arena_) | pool->tcache_flag);
+    }
   }
   if (p == nullptr) throw std::bad_alloc();
   bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
@@ -276,25 +285,17 @@ void NodeAllocator::Free(void* p, size_t size) {
     sdallocx(p, asked, MALLOCX_ALIGN(16) | pool->tcache_flag);
     return;
   }
-  const size_t c = PoolClass(asked);
-  const size_t block = 16 * (c + 1);
-  size_t held = pool->held.load(std::memory_order_relaxed);
-  if (static_cast<size_t>(pool->count[c]) * block >= kPoolClassBytes) {
-    // Full: the newest half of this class's list goes back to jemalloc. (One bound for all
-    // classes together was measured slower: a class freed in bulk crowded the versions out.)
-    for (uint32_t n = pool->count[c] / 2; n > 0; --n) {
-      Pool::Block* b = pool->head[c];
-      pool->head[c] = b->next;
-      --pool->count[c];
-      held -= block;
-      sdallocx(b, block, MALLOCX_ALIGN(16) | pool->tcache_flag);
-    }
+  const size_t c = Pool::PoolClass(asked);
+  // Full: the newest half of this class's list goes back to jemalloc. (One bound for all
+  // classes together was measured slower: a class freed in bulk crowded the versions out.)
+  if (pool->count[c] * Pool::ClassBytes(c) >= kPoolClassBytes) {
+    pool->GiveBack(c, pool->count[c] / 2);
   }
   auto* b = static_cast<Pool::Block*>(p);
   b->next = pool->head[c];
   pool->head[c] = b;
   ++pool->count[c];
-  pool->held.store(held + block, std::memory_order_relaxed);
+  pool->AddHeld(static_cast<ptrdiff_t>(Pool::ClassBytes(c)));
 }
 
 #endif  // STRATA_NO_JEMALLOC

@@ -276,13 +276,9 @@ TEST(NodeAllocatorTest, FreeListsAreBoundedAndPerThread) {
   });
   other.join();
   EXPECT_EQ(alloc.bytes(), 0u);
-  EXPECT_EQ(alloc.ListedBytes(), 0u) << "an exited thread's lists were not given back";
-  // This thread's list of the class is empty: its next block is not one the other thread freed
-  // last (that one heads the other thread's list).
-  void* mine = alloc.Allocate(kBlock);
-  EXPECT_NE(mine, ps.back());
-  alloc.Free(mine, kBlock);
-  EXPECT_EQ(alloc.bytes(), 0u);
+  // Nothing listed: the other thread's lists went back when it exited, and none of its frees
+  // joined this thread's lists (which would still hold them).
+  EXPECT_EQ(alloc.ListedBytes(), 0u) << "freed blocks stayed listed after their thread exited";
 }
 
 // VmFlags of the mapping holding address p in /proc/self/smaps; "" when none does.
