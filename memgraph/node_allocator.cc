@@ -245,7 +245,7 @@ void NodeAllocator::Pool::GiveBack(size_t c, uint32_t n) {
 
 void* NodeAllocator::Allocate(size_t size) {
   const size_t asked = size == 0 ? 1 : size;
-  void* p = nullptr;
+  void* p;
   if (!use_arena_) {
     p = mallocx(asked, MALLOCX_ALIGN(16));
   } else {
@@ -253,17 +253,16 @@ void* NodeAllocator::Allocate(size_t size) {
     size_t block = asked;
     if (asked <= kPoolMaxBytes) {
       const size_t c = Pool::PoolClass(asked);
-      block = Pool::ClassBytes(c);  // allocated (and given back) at its class's size
       if (Pool::Block* b = pool->head[c]) {
         pool->head[c] = b->next;
         --pool->count[c];
-        pool->AddHeld(-static_cast<ptrdiff_t>(block));
-        p = b;
+        pool->AddHeld(-static_cast<ptrdiff_t>(Pool::ClassBytes(c)));
+        bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+        return b;
       }
+      block = Pool::ClassBytes(c);  // allocated (and given back) at its class's size
     }
-    if (p == nullptr) {
-      p = mallocx(block, MALLOCX_ALIGN(16) | MALLOCX_ARENA(arena_) | pool->tcache_flag);
-    }
+    p = mallocx(block, MALLOCX_ALIGN(16) | MALLOCX_ARENA(arena_) | pool->tcache_flag);
   }
   if (p == nullptr) throw std::bad_alloc();
   bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
