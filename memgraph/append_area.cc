@@ -44,7 +44,6 @@ void Set(AppendArea* a, size_t i, uint8_t u, uint8_t kind, uint64_t v, double w)
 }  // namespace
 
 size_t AppendArea::Run(size_t n, uint32_t x, uint8_t* idx) const {
-  if (!MayHave(x)) return 0;
   const uint8_t* uu = u();
   const uint64_t* vv = v();
   size_t m = 0;

@@ -78,7 +78,8 @@ struct AppendArea {
     return -1;
   }
   // The entries of vertex x among the first n that no later one overrides, in key order:
-  // their indices go to idx[0, return value) (idx has room for kAppendCapacity).
+  // their indices go to idx[0, return value) (idx has room for kAppendCapacity). Scans the
+  // prefix: callers test MayHave(x) first (ScanVertex does, inline, per vertex).
   size_t Run(size_t n, uint32_t x, uint8_t* idx) const;
   // Bits of the vertices that have an entry among the first n (exact, unlike `mask`).
   uint64_t PrefixMask(size_t n) const;

@@ -102,11 +102,8 @@ void FreeCounts(NodeAllocator* alloc, Adjacency* a) {
   a->count_format = kCounts16;
 }
 
-}  // namespace
-
-namespace {
-
-// A version block with inline room for `out_bytes` of counts (and a few records more).
+// A version block with inline room for the counts of `base_out` and a record more (none when
+// !inline_counts; see InlineCap).
 SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out,
                                  bool inline_counts = true) {
   const uint16_t cap = inline_counts ? InlineCap(sizeof(SubgraphVersion), base_out) : 0;
