@@ -14,8 +14,8 @@
 //
 // Free lists. In front of that cache, each thread keeps its own LIFO free lists of small
 // blocks (up to kPoolMaxBytes, in 16-byte classes) per allocator: a full tier's build frees
-// about as many versions, areas and nodes per batch as it allocates, and jemalloc's general
-// mallocx/sdallocx path with explicit arena, cache and alignment flags cost ~15% of a full
+// about as many versions, areas and nodes per batch as it allocates, and jemalloc's
+// mallocx/sdallocx with explicit arena, cache and alignment flags took ~15% of a full
 // tier's load (docs/benchmarks.md, "Issue 28: a version in one block; free lists in front of
 // jemalloc"). A list holds blocks jemalloc allocated at the class's size, at most
 // kPoolClassBytes of them: a free past it gives half of the list back to jemalloc. A thread
