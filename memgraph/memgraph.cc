@@ -520,13 +520,17 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
 // `dead` and `middle` were unlinked by commit t. A writer registered at t_r >= t read its heads
 // after they were replaced (see ReaderTracer's protocol), so once the writers' minimum reaches t
 // no writer can read them: `dead` versions are freed then, `middle` ones hollowed (their
-// headers wait in hollow_ until the readers' minimum reaches t: until then a reader may walk
-// past them). Until the writers are past t both wait in limbo. Limbo and hollow entries that
+// headers wait in hollow_ until a walk that may step through them has ended: a grace period
+// over VersionAt's walks started after the unlink has passed, or the readers' minimum has
+// reached t). Until the writers are past t both wait in limbo. Limbo and hollow entries that
 // are due are handled too. *dead and *middle are left empty (their buffers kept for reuse).
 void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVersion*>* dead,
                       std::vector<SubgraphVersion*>* middle) {
   constexpr size_t kSpareLists = 8;
   constexpr size_t kHollowFreesPerCommit = 4096;
+  // Hollow headers a grace period waits to gather: 64 KiB of headers, a few milliseconds of
+  // single-edge commits beside a reader.
+  constexpr size_t kGraceBatch = 512;
   const Timestamp min_writer = writers_.MinActive(*clock_);
   const bool free_now = min_writer >= t;
   thread_local std::vector<std::vector<SubgraphVersion*>> drained;  // lists freed outside the lock
@@ -559,6 +563,7 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
       if (l.middle) {
         for (SubgraphVersion* v : l.versions) HollowVersion(&alloc_, v);
         hollowed_now += l.versions.size();
+        uncovered_headers_ += l.versions.size();
         hollow_.push_back(std::move(l));
         hollow_entries_.fetch_add(1, std::memory_order_relaxed);
       } else {
@@ -567,16 +572,35 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
       limbo_.pop_front();
       limbo_entries_.fetch_sub(1, std::memory_order_relaxed);
     }
-    // Headers are freed a bounded number per commit: when a long reader ends, the headers
-    // of everything written during its run become due at once, and one commit must not pay
+    // Every hollow entry was unlinked before it reached hollow_, so a grace period started
+    // now covers all of them. One at a time, once kGraceBatch headers wait: the barrier is a
+    // system call.
+    if (grace_covered_ == 0 && uncovered_headers_ >= kGraceBatch && !grace_failed_) {
+      if (grace_.Start()) {
+        grace_covered_ = hollow_.size();
+        uncovered_headers_ = 0;
+      } else {
+        grace_failed_ = true;
+      }
+    }
+    const bool grace_passed = grace_covered_ != 0 && grace_.Passed();
+    // Headers are freed a bounded number per commit: when a long reader ends, or a walk that
+    // held a grace period back does, many become due at once, and one commit must not pay
     // for all of them.
-    while (!hollow_.empty() && hollow_.front().retired_at <= min_reader &&
-           headers_freed < kHollowFreesPerCommit) {
-      headers_freed += hollow_.front().versions.size();
+    while (!hollow_.empty() && headers_freed < kHollowFreesPerCommit &&
+           ((grace_passed && grace_covered_ != 0) || hollow_.front().retired_at <= min_reader)) {
+      const size_t n = hollow_.front().versions.size();
+      if (grace_covered_ != 0) {
+        --grace_covered_;
+      } else {
+        uncovered_headers_ -= n;
+      }
+      headers_freed += n;
       drained.push_back(std::move(hollow_.front().versions));
       hollow_.pop_front();
       hollow_entries_.fetch_sub(1, std::memory_order_relaxed);
     }
+    if (grace_covered_ == 0 && grace_.started()) grace_.Reset();
   }
   size_t freed = 0;
   for (std::vector<SubgraphVersion*>& list : drained) {

@@ -29,6 +29,7 @@
 #include "strata/types.h"
 #include "mvcc/commit_clock.h"
 #include "mvcc/reader_tracer.h"
+#include "mvcc/walk_registry.h"
 #include "util/coro.h"
 
 namespace strata::mem {
@@ -114,12 +115,15 @@ class MemGraph {
   Status Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* ts,
                FunctionRef<Status(Timestamp)>* before_publish = nullptr);
 
-  // The newest version of subgraph s with timestamp <= ts, or null.
+  // The newest version of subgraph s with timestamp <= ts, or null. The walk down the chain is
+  // announced (mvcc/walk_registry.h): the unlinked versions it may step through stay allocated
+  // until it ends, whatever the reader's timestamp.
   const SubgraphVersion* VersionAt(uint64_t s, Timestamp ts) const {
     const SubgraphSlot* slot = dir_.Get(s);
     if (slot == nullptr) return nullptr;
-    const SubgraphVersion* v = slot->head.load(std::memory_order_acquire);
-    while (v != nullptr && v->ts > ts) v = v->older.load(std::memory_order_acquire);
+    mvcc::WalkRegistry::Walk walk;
+    const SubgraphVersion* v = slot->head.load(std::memory_order_seq_cst);
+    while (v != nullptr && v->ts > ts) v = v->older.load(std::memory_order_seq_cst);
     return v;
   }
   uint64_t subgraph_bound() const { return dir_.bound(); }
@@ -192,11 +196,19 @@ class MemGraph {
   };
   std::mutex limbo_mu_;
   std::deque<Limbo> limbo_;
-  // Hollow headers of middle versions (HollowVersion) that a reader registered before
-  // retired_at may be walking past; freed once the readers' minimum reaches retired_at. Guarded
-  // by limbo_mu_.
+  // Hollow headers of middle versions (HollowVersion), which a walk in VersionAt that loaded a
+  // link before their unlink may still step through. Freed when a grace period over the walks
+  // (grace_) started after their unlink has passed, or else once the readers' minimum reaches
+  // retired_at (no reader can walk past them then). Guarded by limbo_mu_, as are the grace
+  // fields.
   std::deque<Limbo> hollow_;
   std::atomic<size_t> hollow_entries_{0};
+  // The grace period in progress covers the first grace_covered_ entries of hollow_ (0: none
+  // in progress); one starts when the headers past them reach kGraceBatch (MemGraph.cc).
+  mvcc::WalkRegistry::Grace grace_;
+  size_t grace_covered_ = 0;
+  size_t uncovered_headers_ = 0;  // headers in hollow_ past the covered entries
+  bool grace_failed_ = false;     // the writer's barrier was refused: the reader rule only
   // Emptied limbo lists, reused for the next ones (a list of a batch's replaced versions is
   // ~16 KiB: allocating one per batch went back to the OS on every free).
   std::vector<std::vector<SubgraphVersion*>> spare_lists_;
