@@ -122,8 +122,8 @@ class MemGraph {
     const SubgraphSlot* slot = dir_.Get(s);
     if (slot == nullptr) return nullptr;
     mvcc::WalkRegistry::Walk walk;
-    const SubgraphVersion* v = slot->head.load(std::memory_order_seq_cst);
-    while (v != nullptr && v->ts > ts) v = v->older.load(std::memory_order_seq_cst);
+    const SubgraphVersion* v = slot->head.load(std::memory_order_acquire);
+    while (v != nullptr && v->ts > ts) v = v->older.load(std::memory_order_acquire);
     return v;
   }
   uint64_t subgraph_bound() const { return dir_.bound(); }

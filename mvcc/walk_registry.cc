@@ -53,7 +53,19 @@ bool RegisterMembarrier() {
 
 }  // namespace
 
+// Once per process, before the first walk or grace period: with the barrier registered, walks
+// use plain stores from the start instead of a fence each.
+bool WalkRegistry::UseMembarrier() {
+  static const bool registered = [] {
+    const bool ok = RegisterMembarrier();
+    if (ok) asymmetric_.store(true, std::memory_order_relaxed);
+    return ok;
+  }();
+  return registered;
+}
+
 WalkRegistry::Slot* WalkRegistry::AcquireSlot() {
+  UseMembarrier();
   for (Block* b = First();;) {
     for (Slot& s : b->slots) {
       bool expected = false;
@@ -83,6 +95,15 @@ void WalkRegistry::ForEachSlot(void (*fn)(const Slot*, void*), void* arg) {
   }
 }
 
+void WalkRegistry::Announce(Slot* slot, uint64_t odd) {
+#if defined(__SANITIZE_THREAD__)
+  slot->seq.exchange(odd, std::memory_order_seq_cst);  // ThreadSanitizer models no fences
+#else
+  slot->seq.store(odd, std::memory_order_release);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
 size_t WalkRegistry::SlotCount() {
   size_t n = 0;
   ForEachSlot([](const Slot*, void* arg) { ++*static_cast<size_t*>(arg); }, &n);
@@ -90,13 +111,10 @@ size_t WalkRegistry::SlotCount() {
 }
 
 bool WalkRegistry::Grace::Start() {
-  static const bool membarrier = RegisterMembarrier();
   busy_.clear();
   started_ = true;
   ok_ = false;
-  if (membarrier) {
-    // Walks that read `true` use plain stores from here on; the barrier below covers them.
-    asymmetric_.store(true, std::memory_order_relaxed);
+  if (UseMembarrier()) {
     if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) return false;
   } else {
 #if defined(__SANITIZE_THREAD__)
