@@ -23,15 +23,6 @@ Block* First() {
   return first;
 }
 
-// Gives the thread's slot back when the thread exits (no walk is in progress then).
-struct SlotOwner {
-  WalkRegistry::Slot* slot = nullptr;
-  ~SlotOwner() {
-    if (slot != nullptr) slot->taken.store(false, std::memory_order_release);
-  }
-};
-thread_local SlotOwner slot_owner;
-
 #if defined(__SANITIZE_THREAD__)
 constexpr bool kMayUseMembarrier = false;  // ThreadSanitizer does not see its barriers
 #elif defined(__has_feature)
@@ -51,6 +42,20 @@ bool RegisterMembarrier() {
   return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
+}  // namespace
+
+// No walk is in progress when its thread exits. A walk after this (from a later thread-exit
+// destructor) takes a slot of its own again rather than one another thread may now hold.
+struct WalkRegistry::Owner {
+  Slot* slot = nullptr;
+  ~Owner() {
+    if (slot == nullptr) return;
+    tls_slot_ = nullptr;
+    slot->taken.store(false, std::memory_order_release);
+  }
+};
+namespace {
+thread_local WalkRegistry::Owner slot_owner;
 }  // namespace
 
 // Once per process, before the first walk or grace period: with the barrier registered, walks

@@ -102,6 +102,7 @@ class WalkRegistry {
     Slot* s = tls_slot_;
     return s != nullptr ? s : AcquireSlot();
   }
+  struct Owner;  // gives the thread's slot back when the thread exits
   static Slot* AcquireSlot();
   static void Announce(Slot* slot, uint64_t odd);  // the symmetric mode's store and B_r
   static bool UseMembarrier();
