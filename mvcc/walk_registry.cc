@@ -54,9 +54,7 @@ struct WalkRegistry::Owner {
     slot->taken.store(false, std::memory_order_release);
   }
 };
-namespace {
-thread_local WalkRegistry::Owner slot_owner;
-}  // namespace
+thread_local WalkRegistry::Owner WalkRegistry::owner_;
 
 // Once per process, before the first walk or grace period: with the barrier registered, walks
 // use plain stores from the start instead of a fence each.
@@ -77,7 +75,7 @@ WalkRegistry::Slot* WalkRegistry::AcquireSlot() {
       if (!s.taken.load(std::memory_order_relaxed) &&
           s.taken.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
         tls_slot_ = &s;
-        slot_owner.slot = &s;
+        owner_.slot = &s;
         return &s;
       }
     }

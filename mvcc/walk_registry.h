@@ -103,6 +103,7 @@ class WalkRegistry {
     return s != nullptr ? s : AcquireSlot();
   }
   struct Owner;  // gives the thread's slot back when the thread exits
+  static thread_local Owner owner_;
   static Slot* AcquireSlot();
   static void Announce(Slot* slot, uint64_t odd);  // the symmetric mode's store and B_r
   static bool UseMembarrier();
