@@ -398,10 +398,20 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   // until then, this writer keeps every head it read allocated (a replaced head waits in limbo
   // while a writer registered before its replacement runs), so an unchanged head pointer means
   // an unchanged head (no ABA).
-  // Batches that delete vertices take the locks first (their lock set depends on the heads).
+  // Batches that delete vertices take the locks first (their lock set depends on the heads),
+  // and so do batches of at most kLockFirstSubgraphs subgraphs (a single-edge transaction):
+  // holding one or two locks through a build of one or two versions blocks little, and a
+  // writer that reads its heads under their locks need not register in writers_, so the
+  // versions it replaces are freed at once instead of through limbo and its mutex (two
+  // single-edge writers did both on every commit).
   // Either way the touched subgraphs are locked in ascending order, and afterwards `work`
   // holds exactly the locked slots, in that order.
-  const bool optimistic = !has_vertex_delete;
+  constexpr size_t kLockFirstSubgraphs = 2;
+  size_t subgraphs = 0;
+  for (size_t i = 0; i < ops->size() && subgraphs <= kLockFirstSubgraphs; ++i) {
+    if (i == 0 || SubgraphOf((*ops)[i].u) != SubgraphOf((*ops)[i - 1].u)) ++subgraphs;
+  }
+  const bool optimistic = !has_vertex_delete && subgraphs > kLockFirstSubgraphs;
   mvcc::ReaderTracer::Slot writer;
   if (optimistic) {
     group();
@@ -409,6 +419,9 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     if (!BuildPending(&work, older).ok()) {
       free_fresh();  // e.g. a failed kPutIfExists: decided again under the locks
     }
+    for (SubgraphWork& w : work) w.slot->mu.lock();
+  } else if (!has_vertex_delete) {
+    group();
     for (SubgraphWork& w : work) w.slot->mu.lock();
   } else {
     std::vector<uint64_t> lockset;

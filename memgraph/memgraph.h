@@ -4,7 +4,8 @@
 // Writers call Apply with primitive operations (the DB expands WriteBatch ops into these).
 // Apply builds new versions copy-on-write from the current heads without locks (registered in
 // the memgraph's writer tracer meanwhile), locks the touched subgraphs in ascending order,
-// rebuilds the few whose head moved, takes t = ++t_w, links the versions with timestamp t,
+// rebuilds the few whose head moved (a batch of one or two subgraphs locks first and builds
+// under the locks, unregistered), takes t = ++t_w, links the versions with timestamp t,
 // advances t_r in commit order, then unlinks versions no registered reader can see, and
 // unlocks. An unlinked version is freed at once unless a writer registered before t may have
 // read it as a head; then it waits in limbo until every such writer has finished. Batches that
