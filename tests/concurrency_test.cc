@@ -13,6 +13,7 @@
 
 #include "strata/db.h"
 #include "mvcc/walk_registry.h"
+#include "tests/util/open_walk.h"
 #include "tests/util/temp_dir.h"
 
 namespace strata {
@@ -324,30 +325,6 @@ TEST(Concurrency, VersionsBetweenReadersAreReclaimed) {
   }
 }
 
-// A thread inside a chain walk (MemGraph::VersionAt) from another thread, until released.
-class HeldWalk {
- public:
-  HeldWalk()
-      : t_([this] {
-          mvcc::WalkRegistry::Walk walk;
-          entered_.set_value();
-          release_.get_future().wait();
-        }) {
-    entered_.get_future().wait();
-  }
-  ~HeldWalk() { Release(); }
-  void Release() {
-    if (t_.joinable()) {
-      release_.set_value();
-      t_.join();
-    }
-  }
-
- private:
-  std::promise<void> entered_, release_;
-  std::thread t_;
-};
-
 // A hollow header waits for the walks that may step through it, not for the snapshots: while
 // an old snapshot is held its headers are freed a grace period at a time, and a walk that was
 // in progress when a grace period started holds every header that period covers until it ends.
@@ -361,7 +338,7 @@ TEST(Concurrency, HollowHeadersWaitForWalksNotSnapshots) {
   for (int k = 0; k < 3000; ++k) ASSERT_TRUE(db->InsertEdge(0, 2 + k % 50).ok());
   EXPECT_LT(db->GetStats(false).hollow_versions, 600u) << "headers held for the snapshot";
   {
-    HeldWalk walk;
+    testing::OpenWalk walk;
     for (int k = 0; k < 3000; ++k) ASSERT_TRUE(db->InsertEdge(0, 2 + k % 50).ok());
     EXPECT_GT(db->GetStats(false).hollow_versions, 2900u) << "freed under a walk in progress";
     walk.Release();
@@ -383,7 +360,7 @@ TEST(Concurrency, HollowHeadersAreFreedAFewThousandPerCommit) {
   ASSERT_TRUE(DB::Open(o, "drain", &db).ok());
   ASSERT_TRUE(db->InsertEdge(0, 1).ok());
   auto old_snap = db->GetSnapshot();
-  HeldWalk walk;  // holds the grace periods: the headers wait for the snapshot
+  testing::OpenWalk walk;  // holds the grace periods: the headers wait for the snapshot
   for (int k = 0; k < 10000; ++k) ASSERT_TRUE(db->InsertEdge(0, 2 + k % 50).ok());
   const uint64_t before = db->GetStats(false).hollow_versions;
   ASSERT_GT(before, 9000u);

@@ -9,32 +9,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/util/open_walk.h"
+
 namespace strata::mvcc {
 namespace {
 
-// A walk held open on its own thread until Release.
-class OpenWalk {
- public:
-  OpenWalk()
-      : t_([this] {
-          WalkRegistry::Walk walk;
-          entered_.set_value();
-          release_.get_future().wait();
-        }) {
-    entered_.get_future().wait();
-  }
-  ~OpenWalk() { Release(); }
-  void Release() {
-    if (t_.joinable()) {
-      release_.set_value();
-      t_.join();
-    }
-  }
-
- private:
-  std::promise<void> entered_, release_;
-  std::thread t_;
-};
+using testing::OpenWalk;
 
 TEST(WalkRegistryTest, PassesAtOnceWithNoWalkInProgress) {
   { WalkRegistry::Walk w; }  // a finished walk of this thread does not count
