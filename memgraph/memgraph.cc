@@ -407,21 +407,16 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   // Either way the touched subgraphs are locked in ascending order, and afterwards `work`
   // holds exactly the locked slots, in that order.
   constexpr size_t kLockFirstSubgraphs = 2;
-  size_t subgraphs = 0;
-  for (size_t i = 0; i < ops->size() && subgraphs <= kLockFirstSubgraphs; ++i) {
-    if (i == 0 || SubgraphOf((*ops)[i].u) != SubgraphOf((*ops)[i - 1].u)) ++subgraphs;
-  }
-  const bool optimistic = !has_vertex_delete && subgraphs > kLockFirstSubgraphs;
+  if (!has_vertex_delete) group();
+  const bool optimistic = !has_vertex_delete && work.size() > kLockFirstSubgraphs;
   mvcc::ReaderTracer::Slot writer;
-  if (optimistic) {
-    group();
-    writer = writers_.Register(*clock_);
-    if (!BuildPending(&work, older).ok()) {
-      free_fresh();  // e.g. a failed kPutIfExists: decided again under the locks
+  if (!has_vertex_delete) {
+    if (optimistic) {
+      writer = writers_.Register(*clock_);
+      if (!BuildPending(&work, older).ok()) {
+        free_fresh();  // e.g. a failed kPutIfExists: decided again under the locks
+      }
     }
-    for (SubgraphWork& w : work) w.slot->mu.lock();
-  } else if (!has_vertex_delete) {
-    group();
     for (SubgraphWork& w : work) w.slot->mu.lock();
   } else {
     std::vector<uint64_t> lockset;
