@@ -608,7 +608,6 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
       hollow_.pop_front();
       hollow_entries_.fetch_sub(1, std::memory_order_relaxed);
     }
-    if (grace_covered_ == 0 && grace_.started()) grace_.Reset();
   }
   size_t freed = 0;
   for (std::vector<SubgraphVersion*>& list : drained) {

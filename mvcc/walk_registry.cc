@@ -115,7 +115,6 @@ size_t WalkRegistry::SlotCount() {
 
 bool WalkRegistry::Grace::Start() {
   busy_.clear();
-  started_ = true;
   ok_ = false;
   if (UseMembarrier()) {
     if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) return false;

@@ -75,23 +75,15 @@ class WalkRegistry {
     // Takes the writer's barrier and records the walks in progress. Returns false if the
     // barrier could not be taken (then Passed stays false: nothing may be freed by it).
     bool Start();
-    // True once every walk in progress at Start has ended. Not thread-safe: one owner.
+    // True once every walk in progress at the last successful Start has ended; false before
+    // any. Not thread-safe: one owner.
     bool Passed();
-    bool started() const { return started_; }
-    void Reset() {
-      started_ = false;
-      ok_ = false;
-      busy_.clear();
-    }
 
    private:
     std::vector<std::pair<const Slot*, uint64_t>> busy_;
-    bool started_ = false;
     bool ok_ = false;
   };
 
-  // Whether walks announce themselves with plain stores (membarrier available).
-  static bool asymmetric() { return asymmetric_.load(std::memory_order_relaxed); }
   // Slots made so far (taken or free): bounded by the most threads alive at once, rounded up.
   static size_t SlotCount();
   // Walks the calling thread has made while holding its slot (for tests).
