@@ -507,9 +507,6 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   // Unlink what no snapshot can select, and unlock, in one pass.
   std::vector<Timestamp>& readers = apply_scratch.readers;
   tracer_->ActiveTimestamps(*clock_, &readers);
-  if (readers_seen_.load(std::memory_order_relaxed) != (readers.size() > 1)) {
-    readers_seen_.store(readers.size() > 1, std::memory_order_relaxed);
-  }
   std::vector<SubgraphVersion*>& dead = apply_scratch.dead;
   std::vector<SubgraphVersion*>& middle = apply_scratch.middle;
   dead.clear();
@@ -803,8 +800,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
   }
 
   SubgraphVersion* fresh =
-      base ? CopyVersion(&alloc_, *base, !readers_seen_.load(std::memory_order_relaxed))
-           : NewVersion(&alloc_, with_in, opt_.weighted);
+      base ? CopyVersion(&alloc_, *base) : NewVersion(&alloc_, with_in, opt_.weighted);
   w->fresh = fresh;
   fresh->exists_mask = exists;
   fresh->deleted_mask = deleted;

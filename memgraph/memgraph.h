@@ -171,10 +171,6 @@ class MemGraph {
   mutable NodeAllocator alloc_;
   SubgraphDirectory dir_;
   std::atomic<uint64_t> live_versions_{0};
-  // Whether the last commit saw a registered reader. While one runs, versions a later commit
-  // replaces become hollow headers that wait for it, so new versions keep their counts in a
-  // block of their own (freed when hollowed) instead of inline in the header (CopyVersion).
-  std::atomic<bool> readers_seen_{false};
   std::atomic<uint64_t> reclaimed_{0};
   std::atomic<uint64_t> hollow_versions_{0};
   std::atomic<uint64_t> rebuilt_{0};

@@ -102,19 +102,17 @@ void FreeCounts(NodeAllocator* alloc, Adjacency* a) {
   a->count_format = kCounts16;
 }
 
-// A version block with inline room for the counts of `base_out` and a record more (none when
-// !inline_counts; see InlineCap).
-SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out,
-                                 bool inline_counts = true) {
-  const uint16_t cap = inline_counts ? InlineCap(sizeof(SubgraphVersion), base_out) : 0;
+// A version block with inline room for the counts of `base_out` and a record more (see
+// InlineCap).
+SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out) {
+  const uint16_t cap = InlineCap(sizeof(SubgraphVersion), base_out);
   auto* v = new (alloc->Allocate(sizeof(SubgraphVersion) + cap)) SubgraphVersion();
   v->out.inline_cap = cap;
   return v;
 }
 
-Adjacency* AllocateAdjacency(NodeAllocator* alloc, const Adjacency* base,
-                             bool inline_counts = true) {
-  const uint16_t cap = inline_counts ? InlineCap(sizeof(Adjacency), base) : 0;
+Adjacency* AllocateAdjacency(NodeAllocator* alloc, const Adjacency* base) {
+  const uint16_t cap = InlineCap(sizeof(Adjacency), base);
   auto* a = new (alloc->Allocate(sizeof(Adjacency) + cap)) Adjacency();
   a->inline_cap = cap;
   return a;
@@ -138,14 +136,13 @@ SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in, bool weighted) {
   return v;
 }
 
-SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base,
-                             bool inline_counts) {
-  SubgraphVersion* v = AllocateVersion(alloc, &base.out, inline_counts);
+SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base) {
+  SubgraphVersion* v = AllocateVersion(alloc, &base.out);
   v->exists_mask = base.exists_mask;
   v->deleted_mask = base.deleted_mask;
   CopyAdjacency(alloc, base.out, &v->out);
   if (base.in != nullptr) {
-    v->in = AllocateAdjacency(alloc, base.in, inline_counts);
+    v->in = AllocateAdjacency(alloc, base.in);
     CopyAdjacency(alloc, *base.in, v->in);
   }
   return v;

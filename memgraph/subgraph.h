@@ -150,11 +150,8 @@ static_assert(offsetof(SubgraphVersion, out) + sizeof(Adjacency) == sizeof(Subgr
 // An empty version whose containers allocate from `alloc`.
 SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in, bool weighted);
 // A new unpublished version sharing every container of `base` (ts and older left unset).
-// inline_counts: its block has room for the base's counts and a record more (Adjacency::
-// inline_cap); false: none, so its counts take a block of their own (which HollowVersion
-// frees, where inline counts would wait with the header).
-SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base,
-                             bool inline_counts = true);
+// Its block has room for the base's counts and a record more (Adjacency::inline_cap).
+SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base);
 void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v);
 // Releases v's containers (its neighbor sets, C-ART array and counts), leaving a header whose
 // ts and older link still read as before: for a version unlinked from the middle of a chain,
