@@ -155,6 +155,25 @@ MemGraph::~MemGraph() {
   }
 }
 
+uint64_t MemGraph::FirstBadTailForTesting() const {
+  for (uint64_t s = 0; s < dir_.bound(); ++s) {
+    SubgraphSlot* slot = dir_.Get(s);
+    if (slot == nullptr) continue;
+    std::lock_guard<std::mutex> g(slot->mu);
+    const SubgraphVersion* v = slot->head.load(std::memory_order_relaxed);
+    if (v == nullptr) {
+      if (slot->tail != nullptr) return s;
+      continue;
+    }
+    while (v != slot->tail && v != nullptr) v = v->older.load(std::memory_order_relaxed);
+    if (v == nullptr || v->older.load(std::memory_order_relaxed) != nullptr ||
+        v->ts != slot->tail_ts) {
+      return s;
+    }
+  }
+  return UINT64_MAX;
+}
+
 // For each kDeleteVertex(u), derives the deletes of u's edges stored in other lists: (x,u) in
 // x's out-list for undirected graphs, and the mirror entries for kDirectedWithInEdges. Reads
 // u's subgraph head, which the caller holds locked.
@@ -497,6 +516,10 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     w.fresh->ts = t;
     w.fresh->older.store(w.base, std::memory_order_relaxed);
     w.slot->head.store(w.fresh, std::memory_order_release);
+    if (w.base == nullptr) {
+      w.slot->tail = w.fresh;
+      w.slot->tail_ts = t;
+    }
   }
   live_versions_.fetch_add(work.size(), std::memory_order_relaxed);
   Timestamp prev_max = max_ts_.load(std::memory_order_relaxed);
@@ -644,32 +667,43 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
 // they were, so a reader that already stepped into it still walks on to what it selects.
 // Everything older than the oldest kept version goes onto *dead. Hence at most
 // readers.size() versions per chain survive a commit (RapidStore's bound).
+// The slot's tail stands in for the tail's header (its ts; its older link is null): beside a
+// snapshot that pins the tail, a commit's chain is head -> base -> tail, and the tail's header
+// is not touched at all (it is cold by then: one miss per commit and subgraph otherwise).
 void MemGraph::Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
                       std::vector<SubgraphVersion*>* dead, std::vector<SubgraphVersion*>* middle) {
   SubgraphVersion* kept = slot->head.load(std::memory_order_relaxed);
   if (kept == nullptr) return;
+  SubgraphVersion* const tail = slot->tail;
+  auto ts_of = [&](const SubgraphVersion* v) { return v == tail ? slot->tail_ts : v->ts; };
   // readers[0, idx) are not served yet: each is below the ts of every version kept so far.
   size_t idx = readers.size();
-  while (idx > 0 && readers[idx - 1] >= kept->ts) --idx;
+  const Timestamp head_ts = ts_of(kept);
+  while (idx > 0 && readers[idx - 1] >= head_ts) --idx;
   size_t run = 0;  // unselected versions since `kept`, pushed onto *middle
-  for (SubgraphVersion* v = kept->older.load(std::memory_order_relaxed); v != nullptr && idx > 0;
-       v = v->older.load(std::memory_order_relaxed)) {
-    if (readers[idx - 1] < v->ts) {
+  for (SubgraphVersion* v = kept == tail ? nullptr : kept->older.load(std::memory_order_relaxed);
+       v != nullptr && idx > 0;) {
+    const Timestamp vts = ts_of(v);
+    if (readers[idx - 1] < vts) {
       middle->push_back(v);
       ++run;
-      continue;
+    } else {
+      if (run != 0) kept->older.store(v, std::memory_order_release);
+      kept = v;
+      run = 0;
+      while (idx > 0 && readers[idx - 1] >= vts) --idx;
     }
-    if (run != 0) kept->older.store(v, std::memory_order_release);
-    kept = v;
-    run = 0;
-    while (idx > 0 && readers[idx - 1] >= v->ts) --idx;
+    v = v == tail ? nullptr : v->older.load(std::memory_order_relaxed);
   }
   // A run that reaches the tail is part of the tail: it stays linked and is cut with it.
   middle->resize(middle->size() - run);
+  if (kept == tail) return;
   for (SubgraphVersion* d = kept->older.exchange(nullptr, std::memory_order_acq_rel); d != nullptr;
        d = d->older.load(std::memory_order_relaxed)) {
     dead->push_back(d);
   }
+  slot->tail = kept;
+  slot->tail_ts = kept->ts;
 }
 
 namespace {

@@ -144,6 +144,10 @@ class MemGraph {
   uint64_t reclaimed_versions() const { return reclaimed_.load(std::memory_order_relaxed); }
   // Hollow headers of reclaimed middle versions, waiting until no reader can walk past them.
   uint64_t hollow_versions() const { return hollow_versions_.load(std::memory_order_relaxed); }
+  // Checks every chain against its slot's tail (taking each slot's lock): the tail is on the
+  // chain, its older link is null and its ts is the slot's tail_ts. The first subgraph where
+  // that fails, or UINT64_MAX. For tests.
+  uint64_t FirstBadTailForTesting() const;
   // Versions built before the locks were taken and built again because another writer had
   // changed their subgraph meanwhile (see Apply).
   uint64_t rebuilt_versions() const { return rebuilt_.load(std::memory_order_relaxed); }

@@ -19,6 +19,13 @@ namespace strata::mem {
 struct SubgraphSlot {
   std::atomic<SubgraphVersion*> head{nullptr};
   std::mutex mu;  // MV2PL writer lock; taken in ascending subgraph order
+  // The chain's oldest version and its ts, read and written only under mu (readers never look).
+  // Invariant: tail is null iff head is; else tail is on the chain from head and
+  // tail->older == null, tail->ts == tail_ts. With them GC decides about the version a
+  // long-running snapshot pins (usually the tail) without loading its header, which is cold
+  // by then (MemGraph::Unlink).
+  SubgraphVersion* tail = nullptr;
+  Timestamp tail_ts = 0;
 };
 
 class SubgraphDirectory {
