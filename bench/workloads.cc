@@ -952,7 +952,13 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // Each reader's kernel gets its share of the cores left to readers, with or without
     // writers running, so both measurements use the same reader threads.
     const int reader_threads = std::max(1, (T - std::max(1, T - readers)) / readers);
-    auto readers_run = [&](std::vector<float>* lat_s) {
+    auto writer_ops = [&] {
+      uint64_t ops = 0;
+      for (const Counter& c : wdone) ops += c.v.load(std::memory_order_relaxed);
+      return ops;
+    };
+    // run_rates (nullable): the writers' rate during each of reader 0's runs.
+    auto readers_run = [&](std::vector<float>* lat_s, std::vector<double>* run_rates = nullptr) {
       std::vector<std::thread> ts;
       std::vector<std::vector<float>> per(readers);
       for (int r = 0; r < readers; ++r) {
@@ -960,13 +966,16 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
           tbb::task_arena arena(reader_threads);
           for (int k = 0; k < pr_runs; ++k) {
             const double t0 = NowSec();
+            const uint64_t ops0 = writer_ops();
             std::unique_ptr<View> v = sys->NewView();
             v->SetThreads(reader_threads);
             Digest d;
             Status s;
             arena.execute([&] { s = v->PageRank(cfg.mixed_pr_iterations, &d); });
             if (!s.ok()) Fail(system, "mixed reader", s);
-            per[r].push_back(static_cast<float>(NowSec() - t0));
+            const double t1 = NowSec();
+            per[r].push_back(static_cast<float>(t1 - t0));
+            if (r == 0 && run_rates != nullptr) run_rates->push_back((writer_ops() - ops0) / (t1 - t0));
           }
         });
       }
@@ -1004,7 +1013,8 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       sink->Add(a);
       sink->Add(R("mixed", system, "max_us", *std::max_element(d.begin(), d.end()) * 1e6, "us", p));
     };
-    auto add_writer = [&](int r, double seconds, const char* reader_kind = nullptr) {
+    auto add_writer = [&](int r, double seconds, const char* reader_kind = nullptr,
+                          const std::vector<double>* run_rates = nullptr) {
       uint64_t ops = 0;
       std::vector<float> lat;
       for (int w = 0; w < writers; ++w) {
@@ -1022,6 +1032,12 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       a.info.Int("ops", static_cast<int64_t>(ops));
       a.info.Num("seconds", seconds);
       a.info.Raw("latency_cdf_us", CdfJson(l));
+      if (run_rates != nullptr && !run_rates->empty()) {
+        std::string all = "[";
+        for (size_t i = 0; i < run_rates->size(); ++i) all += (i ? ", " : "") + JsonNum((*run_rates)[i]);
+        a.info.Raw("ops_per_s_by_reader_run", all + "]");
+        a.info.Str("by_reader_run", "the writers' rate during each of the first reader's runs, in order");
+      }
       sink->Add(a);
       sink->Add(R("mixed", system, "p50_us", l.p50, "us", p));
       sink->Add(R("mixed", system, "p99_us", l.p99, "us", p));
@@ -1058,12 +1074,16 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       {
         auto [ts, t0] = writers_for(0, nullptr, nullptr);
         std::vector<float> with;
-        readers_run(&with);
+        std::vector<double> run_rates;
+        readers_run(&with, &run_rates);
         stop = true;
         for (auto& t : ts) t.join();
         const double span = NowSec() - t0;
         add_reader(writers, with);
-        add_writer(readers, span);
+        add_writer(readers, span, nullptr, &run_rates);
+        std::string rates;
+        for (double x : run_rates) rates += (rates.empty() ? "" : " ") + std::to_string(static_cast<int64_t>(x / 1000)) + "K";
+        Log(system, "mixed writers during each reader run: %s ops/s", rates.c_str());
         Log(system, "mixed readers with %d writers: PR median %.3f s", writers,
             Median(std::vector<double>(with.begin(), with.end())));
       }
