@@ -1057,6 +1057,8 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     const double tw = NowSec();
     readers_run(&warm);
     const double reader_span = NowSec() - tw;
+    // VmHWM with the readers alone on the loaded graph: what the readers' kernels add.
+    const uint64_t peak_readers_alone = peak_reset ? PeakRssBytes() : 0;
     auto median_of = [](const std::vector<float>& v) { return Median(std::vector<double>(v.begin(), v.end())); };
     // The writers grow the graph (a single-edge insert adds two directed entries: at scale 22
     // the phases below add ~35%), and a PageRank's time grows with its snapshot's edges. So the
@@ -1074,6 +1076,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     }
     readers_run(&alone);
     const double alone_before = median_of(alone);
+    uint64_t memory_after_together = 0;  // the store's memory when the writers stop beside the readers
     if (writers > 0) {
       // Together.
       auto [ts, t0] = writers_for(0, nullptr, nullptr);
@@ -1083,6 +1086,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       stop = true;
       for (auto& t : ts) t.join();
       const double span = NowSec() - t0;
+      memory_after_together = sys->Stats().memory_bytes;
       add_reader(writers, with);
       add_writer(readers, span, nullptr, &run_rates);
       std::string rates;
@@ -1110,14 +1114,21 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       pk.info.Int("jemalloc_resident_before", static_cast<int64_t>(heap_before_mixed.jemalloc_resident));
       pk.info.Int("jemalloc_allocated_before", static_cast<int64_t>(heap_before_mixed.jemalloc_allocated));
       pk.info.Int("memory_bytes_before", static_cast<int64_t>(stats_before_mixed.memory_bytes));
+      // The writers keep adding edges (at scale 20, +40% of the store's memory by the end of
+      // the runs beside the readers): the graph at the peak is the one they leave.
+      if (memory_after_together != 0) {
+        pk.info.Int("memory_bytes_after", static_cast<int64_t>(memory_after_together));
+      }
+      pk.info.Int("peak_rss_readers_alone", static_cast<int64_t>(peak_readers_alone));
       pk.info.Str("source", "VmHWM over the mixed workload (reset before it via /proc/self/clear_refs)");
       sink->Add(pk);
       const double mib = 1.0 / 1048576.0;
       Log(system,
           "mixed peak RSS %.1f MiB; before it: RSS %.1f MiB, jemalloc %.1f MiB resident / %.1f MiB "
-          "allocated, store %.1f MiB",
+          "allocated, store %.1f MiB; readers alone peaked at %.1f MiB; store after the writers %.1f MiB",
           PeakRssBytes() * mib, rss_before_mixed * mib, heap_before_mixed.jemalloc_resident * mib,
-          heap_before_mixed.jemalloc_allocated * mib, stats_before_mixed.memory_bytes * mib);
+          heap_before_mixed.jemalloc_allocated * mib, stats_before_mixed.memory_bytes * mib,
+          peak_readers_alone * mib, memory_after_together * mib);
     }
     // Control: the same writers beside a PageRank that does not read the store (the CSR kernel
     // on a copy of the loaded graph, same threads and iterations), timed alone first. What the

@@ -225,6 +225,14 @@ def targets(results):
     line("strata-mem mixed: peak RSS / loaded graph memory", "<= 2x",
          derived(peak["value"] / graph_bytes if peak and graph_bytes else None),
          lambda v: v <= 2.0, "peak RSS is the process's VmHWM over the workload")
+    pinfo = peak["params"].get("info", {}) if peak else {}
+    after = pinfo.get("memory_bytes_after")
+    line("context: strata-mem mixed peak RSS / the store's memory when the writers stop", "(none)",
+         derived(peak["value"] / after if peak and after else None), None,
+         "the writers add edges throughout (the loaded graph is the one before them); "
+         "the readers alone peaked at %s" % (
+             "%.0f MiB" % (pinfo["peak_rss_readers_alone"] / 1048576.0)
+             if pinfo.get("peak_rss_readers_alone") else "?"))
     for batch in (1, 1024):
         one = get(results, "insert", "strata-mem", "edges_per_s", batch=batch, threads=1, wal="off")
         two = get(results, "insert", "strata-mem", "edges_per_s", batch=batch, threads=2, wal="off")
