@@ -1076,7 +1076,10 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     }
     readers_run(&alone);
     const double alone_before = median_of(alone);
-    uint64_t memory_after_together = 0;  // the store's memory when the writers stop beside the readers
+    // When the writers stop beside the readers: the store's memory (which still holds the
+    // versions the last reader pinned, until commits on their subgraphs reclaim them) and its
+    // directed entries.
+    SystemStats after_together;
     if (writers > 0) {
       // Together.
       auto [ts, t0] = writers_for(0, nullptr, nullptr);
@@ -1086,7 +1089,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       stop = true;
       for (auto& t : ts) t.join();
       const double span = NowSec() - t0;
-      memory_after_together = sys->Stats().memory_bytes;
+      after_together = sys->Stats();
       add_reader(writers, with);
       add_writer(readers, span, nullptr, &run_rates);
       std::string rates;
@@ -1114,10 +1117,14 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       pk.info.Int("jemalloc_resident_before", static_cast<int64_t>(heap_before_mixed.jemalloc_resident));
       pk.info.Int("jemalloc_allocated_before", static_cast<int64_t>(heap_before_mixed.jemalloc_allocated));
       pk.info.Int("memory_bytes_before", static_cast<int64_t>(stats_before_mixed.memory_bytes));
-      // The writers keep adding edges (at scale 20, +40% of the store's memory by the end of
-      // the runs beside the readers): the graph at the peak is the one they leave.
-      if (memory_after_together != 0) {
-        pk.info.Int("memory_bytes_after", static_cast<int64_t>(memory_after_together));
+      // The writers keep adding edges (at scale 22, ~+27% by the end of the runs beside the
+      // readers): the graph at the peak is the one they leave. Its size is estimated as the
+      // loaded graph's bytes per entry times the entries then (memory_bytes_after still holds
+      // the versions the last reader pinned).
+      pk.info.Int("stored_edges_before", static_cast<int64_t>(stats_before_mixed.stored_edges));
+      if (after_together.stored_edges != 0) {
+        pk.info.Int("stored_edges_after", static_cast<int64_t>(after_together.stored_edges));
+        pk.info.Int("memory_bytes_after", static_cast<int64_t>(after_together.memory_bytes));
       }
       pk.info.Int("peak_rss_readers_alone", static_cast<int64_t>(peak_readers_alone));
       pk.info.Str("source", "VmHWM over the mixed workload (reset before it via /proc/self/clear_refs)");
@@ -1125,10 +1132,12 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       const double mib = 1.0 / 1048576.0;
       Log(system,
           "mixed peak RSS %.1f MiB; before it: RSS %.1f MiB, jemalloc %.1f MiB resident / %.1f MiB "
-          "allocated, store %.1f MiB; readers alone peaked at %.1f MiB; store after the writers %.1f MiB",
+          "allocated, store %.1f MiB of %.1f M entries; readers alone peaked at %.1f MiB; when the writers "
+          "stop: %.1f M entries, store %.1f MiB with the last reader's versions",
           PeakRssBytes() * mib, rss_before_mixed * mib, heap_before_mixed.jemalloc_resident * mib,
           heap_before_mixed.jemalloc_allocated * mib, stats_before_mixed.memory_bytes * mib,
-          peak_readers_alone * mib, memory_after_together * mib);
+          stats_before_mixed.stored_edges / 1e6, peak_readers_alone * mib, after_together.stored_edges / 1e6,
+          after_together.memory_bytes * mib);
     }
     // Control: the same writers beside a PageRank that does not read the store (the CSR kernel
     // on a copy of the loaded graph, same threads and iterations), timed alone first. What the

@@ -226,11 +226,13 @@ def targets(results):
          derived(peak["value"] / graph_bytes if peak and graph_bytes else None),
          lambda v: v <= 2.0, "peak RSS is the process's VmHWM over the workload")
     pinfo = peak["params"].get("info", {}) if peak else {}
-    after = pinfo.get("memory_bytes_after")
-    line("context: strata-mem mixed peak RSS / the store's memory when the writers stop", "(none)",
-         derived(peak["value"] / after if peak and after else None), None,
-         "the writers add edges throughout (the loaded graph is the one before them); "
-         "the readers alone peaked at %s" % (
+    e0, e1 = pinfo.get("stored_edges_before"), pinfo.get("stored_edges_after")
+    grown = graph_bytes * e1 / e0 if graph_bytes and e0 and e1 else None
+    line("context: strata-mem mixed peak RSS / the graph when the writers stop", "(none)",
+         derived(peak["value"] / grown if peak and grown else None), None,
+         "the writers add edges throughout: the loaded graph's bytes per entry times the entries "
+         "then (%s); the readers alone peaked at %s" % (
+             "x%.2f" % (e1 / e0) if e0 and e1 else "?",
              "%.0f MiB" % (pinfo["peak_rss_readers_alone"] / 1048576.0)
              if pinfo.get("peak_rss_readers_alone") else "?"))
     for batch in (1, 1024):
