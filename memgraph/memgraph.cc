@@ -559,14 +559,17 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
   // Hollow headers a grace period waits to gather: 64 KiB of headers, a few milliseconds of
   // single-edge commits beside a reader.
   constexpr size_t kGraceBatch = 512;
+  // Headers per hollow entry that commits join (one list per ~128 headers, not per commit).
+  constexpr size_t kHollowEntryMax = 128;
   const Timestamp min_writer = writers_.MinActive(*clock_);
   const bool free_now = min_writer >= t;
   thread_local std::vector<std::vector<SubgraphVersion*>> drained;  // lists freed outside the lock
   drained.clear();
   size_t hollowed_now = 0, headers_freed = 0;  // middle versions hollowed; hollow headers freed
   const bool queue_dead = !free_now && !dead->empty();
-  // Middle versions always pass through limbo: when the writers are past t already, the drain
-  // below hollows them in this call.
+  // Middle versions pass through limbo unless the writers are past t already and limbo is
+  // empty: then they are hollowed here and join the newest hollow entry when no grace period
+  // covers it yet (so a commit beside a reader allocates no list of its own).
   const bool queue_middle = !middle->empty();
   if (queue_dead || queue_middle ||
       limbo_entries_.load(std::memory_order_relaxed) != 0 ||
@@ -581,7 +584,28 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
       }
       limbo_entries_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (queue_middle) {
+    if (queue_middle && free_now && limbo_.empty()) {
+      for (SubgraphVersion* v : *middle) HollowVersion(&alloc_, v);
+      hollowed_now += middle->size();
+      uncovered_headers_ += middle->size();
+      // Joining an entry delays its earlier headers to t under the reader rule, which is safe;
+      // an entry a grace period covers takes nothing unlinked after that period started.
+      if (hollow_.size() > grace_covered_ && hollow_.back().versions.size() < kHollowEntryMax) {
+        Limbo& last = hollow_.back();
+        last.versions.insert(last.versions.end(), middle->begin(), middle->end());
+        last.retired_at = std::max(last.retired_at, t);
+      } else {
+        Limbo e{t, {}, true};
+        if (!spare_lists_.empty()) {
+          e.versions.swap(spare_lists_.back());
+          spare_lists_.pop_back();
+        }
+        e.versions.assign(middle->begin(), middle->end());
+        hollow_.push_back(std::move(e));
+        hollow_entries_.fetch_add(1, std::memory_order_relaxed);
+      }
+      middle->clear();
+    } else if (queue_middle) {
       limbo_.push_back(Limbo{t, std::move(*middle), true});
       middle->clear();
       limbo_entries_.fetch_add(1, std::memory_order_relaxed);
