@@ -559,8 +559,6 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
   // Hollow headers a grace period waits to gather: 64 KiB of headers, a few milliseconds of
   // single-edge commits beside a reader.
   constexpr size_t kGraceBatch = 512;
-  // Headers per hollow entry that commits join (one list per ~128 headers, not per commit).
-  constexpr size_t kHollowEntryMax = 128;
   const Timestamp min_writer = writers_.MinActive(*clock_);
   const bool free_now = min_writer >= t;
   thread_local std::vector<std::vector<SubgraphVersion*>> drained;  // lists freed outside the lock
@@ -568,8 +566,7 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
   size_t hollowed_now = 0, headers_freed = 0;  // middle versions hollowed; hollow headers freed
   const bool queue_dead = !free_now && !dead->empty();
   // Middle versions pass through limbo unless the writers are past t already and limbo is
-  // empty: then they are hollowed here and join the newest hollow entry when no grace period
-  // covers it yet (so a commit beside a reader allocates no list of its own).
+  // empty: then they are hollowed here.
   const bool queue_middle = !middle->empty();
   if (queue_dead || queue_middle ||
       limbo_entries_.load(std::memory_order_relaxed) != 0 ||
@@ -585,26 +582,8 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
       limbo_entries_.fetch_add(1, std::memory_order_relaxed);
     }
     if (queue_middle && free_now && limbo_.empty()) {
-      for (SubgraphVersion* v : *middle) HollowVersion(&alloc_, v);
       hollowed_now += middle->size();
-      uncovered_headers_ += middle->size();
-      // Joining an entry delays its earlier headers to t under the reader rule, which is safe;
-      // an entry a grace period covers takes nothing unlinked after that period started.
-      if (hollow_.size() > grace_covered_ && hollow_.back().versions.size() < kHollowEntryMax) {
-        Limbo& last = hollow_.back();
-        last.versions.insert(last.versions.end(), middle->begin(), middle->end());
-        last.retired_at = std::max(last.retired_at, t);
-      } else {
-        Limbo e{t, {}, true};
-        if (!spare_lists_.empty()) {
-          e.versions.swap(spare_lists_.back());
-          spare_lists_.pop_back();
-        }
-        e.versions.assign(middle->begin(), middle->end());
-        hollow_.push_back(std::move(e));
-        hollow_entries_.fetch_add(1, std::memory_order_relaxed);
-      }
-      middle->clear();
+      QueueHollow(t, middle);
     } else if (queue_middle) {
       limbo_.push_back(Limbo{t, std::move(*middle), true});
       middle->clear();
@@ -613,11 +592,12 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
     while (!limbo_.empty() && limbo_.front().retired_at <= min_writer) {
       Limbo& l = limbo_.front();
       if (l.middle) {
-        for (SubgraphVersion* v : l.versions) HollowVersion(&alloc_, v);
         hollowed_now += l.versions.size();
-        uncovered_headers_ += l.versions.size();
-        hollow_.push_back(std::move(l));
-        hollow_entries_.fetch_add(1, std::memory_order_relaxed);
+        QueueHollow(l.retired_at, &l.versions);
+        if (spare_lists_.size() < kSpareLists &&
+            l.versions.capacity() * sizeof(SubgraphVersion*) <= kScratchKeepBytes) {
+          spare_lists_.push_back(std::move(l.versions));
+        }
       } else {
         drained.push_back(std::move(l.versions));
       }
@@ -682,6 +662,33 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
   }
   if (hollowed_now != 0) hollow_versions_.fetch_add(hollowed_now, std::memory_order_relaxed);
   if (headers_freed != 0) hollow_versions_.fetch_sub(headers_freed, std::memory_order_relaxed);
+}
+
+// Caller holds limbo_mu_; no writer can read *vs (unlinked by commit t). Hollows them and
+// queues their headers in hollow_: joined to the newest entry when no grace period covers it
+// (a period takes nothing unlinked after it started) and it holds fewer than 128 headers, else
+// as a new entry on a spare list. Joining moves the entry's retired_at up to t, which only
+// delays its earlier headers under the reader rule. So a commit beside a reader adds no list
+// of its own. *vs is left empty, its storage with the caller.
+void MemGraph::QueueHollow(Timestamp t, std::vector<SubgraphVersion*>* vs) {
+  constexpr size_t kHollowEntryMax = 128;
+  for (SubgraphVersion* v : *vs) HollowVersion(&alloc_, v);
+  uncovered_headers_ += vs->size();
+  if (hollow_.size() > grace_covered_ && hollow_.back().versions.size() < kHollowEntryMax) {
+    Limbo& last = hollow_.back();
+    last.versions.insert(last.versions.end(), vs->begin(), vs->end());
+    last.retired_at = std::max(last.retired_at, t);
+  } else {
+    Limbo e{t, {}, true};
+    if (!spare_lists_.empty()) {
+      e.versions.swap(spare_lists_.back());
+      spare_lists_.pop_back();
+    }
+    e.versions.assign(vs->begin(), vs->end());
+    hollow_.push_back(std::move(e));
+    hollow_entries_.fetch_add(1, std::memory_order_relaxed);
+  }
+  vs->clear();
 }
 
 // Keeps every version some timestamp in `readers` (ascending; the last one is t_r, which the

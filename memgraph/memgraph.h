@@ -166,6 +166,7 @@ class MemGraph {
   void ApplyToAdjacency(SubgraphWork* w, uint8_t dir, Adjacency* a);
   void Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
               std::vector<SubgraphVersion*>* dead, std::vector<SubgraphVersion*>* middle);
+  void QueueHollow(Timestamp t, std::vector<SubgraphVersion*>* vs);
   void Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVersion*>* dead,
               std::vector<SubgraphVersion*>* middle);
 
