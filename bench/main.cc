@@ -318,7 +318,7 @@ int Main(int argc, char** argv) {
     cfg.rocksdb_analytics_runs = 1;
     // Five PageRank runs of 3 iterations (~1.7 s at scale 20): with one run the writer's rate
     // beside the reader came from a 0.4-s window that opens with the snapshot's first copy of
-    // every subgraph, against 2 s alone (docs/benchmarks.md, "the quick mixed window").
+    // every subgraph, against 2 s alone (docs/benchmarks.md, "the mixed workload's windows").
     cfg.mixed_runs = 5;
     cfg.rocksdb_mixed_runs = 1;
     cfg.mixed_pr_iterations = 3;

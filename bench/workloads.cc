@@ -312,6 +312,12 @@ std::string SeriesJson(const std::vector<std::pair<double, uint64_t>>& s) {
   return out + "]";
 }
 
+std::string NumbersJson(const std::vector<double>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + JsonNum(v[i]);
+  return out + "]";
+}
+
 std::string CdfJson(const LatencySummary& l) {
   std::string out = "[";
   for (size_t i = 0; i < l.cdf.size(); ++i) {
@@ -561,9 +567,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   info.Int("scale", graph_scale);
   info.Bool("weighted", weighted);
   if (algo == Algo::kBfs || algo == Algo::kSssp) info.Int("source", static_cast<int64_t>(source));
-  std::string all = "[";
-  for (size_t i = 0; i < secs.size(); ++i) all += (i ? ", " : "") + JsonNum(secs[i]);
-  info.Raw("all_seconds", all + "]");
+  info.Raw("all_seconds", NumbersJson(secs));
   // Pages the run faulted in (the process's, so a concurrent thread's count too): what a
   // kernel's freed arrays cost the next run (analytics/kernel_memory.h).
   info.Num("minor_faults_median", Median(faults));
@@ -1007,9 +1011,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       std::vector<double> d(lat.begin(), lat.end());
       Result a = R("mixed", system, "seconds", Median(d), "s", p);
       a.info.Int("pr_runs", static_cast<int64_t>(lat.size()));
-      std::string all = "[";
-      for (size_t i = 0; i < d.size(); ++i) all += (i ? ", " : "") + JsonNum(d[i]);
-      a.info.Raw("all_seconds", all + "]");
+      a.info.Raw("all_seconds", NumbersJson(d));
       a.info.Str("latency", "one PageRank run on a fresh snapshot, per reader");
       if (graph_note != nullptr) a.info.Str("graph", graph_note);
       sink->Add(a);
@@ -1035,9 +1037,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       a.info.Num("seconds", seconds);
       a.info.Raw("latency_cdf_us", CdfJson(l));
       if (run_rates != nullptr && !run_rates->empty()) {
-        std::string all = "[";
-        for (size_t i = 0; i < run_rates->size(); ++i) all += (i ? ", " : "") + JsonNum((*run_rates)[i]);
-        a.info.Raw("ops_per_s_by_reader_run", all + "]");
+        a.info.Raw("ops_per_s_by_reader_run", NumbersJson(*run_rates));
         a.info.Str("by_reader_run", "the writers' rate during each of the first reader's runs, in order");
       }
       sink->Add(a);
@@ -1060,12 +1060,12 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // VmHWM with the readers alone on the loaded graph: what the readers' kernels add.
     const uint64_t peak_readers_alone = peak_reset ? PeakRssBytes() : 0;
     auto median_of = [](const std::vector<float>& v) { return Median(std::vector<double>(v.begin(), v.end())); };
-    // The writers grow the graph (a single-edge insert adds two directed entries: at scale 22
-    // the phases below add ~35%), and a PageRank's time grows with its snapshot's edges. So the
-    // readers alone run twice, on the graph the runs beside the writers start from and on the
-    // one they end with, and their time alone is the median of both sets (until this change
-    // they ran once, before the writers alone, on a graph 17-26% smaller than the ones beside
-    // the writers: docs/benchmarks.md, "the readers' graph grew").
+    // The writers grow the graph (at scale 22 the phases below add ~20% of directed entries),
+    // and a PageRank's time grows with its snapshot's edges. So the readers alone run twice, on
+    // the graph the runs beside the writers start from and on the one they end with, and their
+    // time alone is the median of both sets (they used to run once, before the writers alone,
+    // on a smaller graph than the ones beside the writers: docs/benchmarks.md, "The readers'
+    // graph grew").
     std::vector<float> alone;
     if (writers > 0) {
       // Writers alone, as long as the readers take.
@@ -1117,8 +1117,8 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       pk.info.Int("jemalloc_resident_before", static_cast<int64_t>(heap_before_mixed.jemalloc_resident));
       pk.info.Int("jemalloc_allocated_before", static_cast<int64_t>(heap_before_mixed.jemalloc_allocated));
       pk.info.Int("memory_bytes_before", static_cast<int64_t>(stats_before_mixed.memory_bytes));
-      // The writers keep adding edges (at scale 22, ~+27% by the end of the runs beside the
-      // readers): the graph at the peak is the one they leave. Its size is estimated as the
+      // The writers keep adding edges (at scale 22, ~+20% of entries by the end of the runs
+      // beside the readers): the graph at the peak is the one they leave. Its size is estimated as the
       // loaded graph's bytes per entry times the entries then (memory_bytes_after still holds
       // the versions the last reader pinned).
       pk.info.Int("stored_edges_before", static_cast<int64_t>(stats_before_mixed.stored_edges));
