@@ -696,8 +696,11 @@ void MemGraph::QueueHollow(Timestamp t, std::vector<SubgraphVersion*>* vs) {
 // v.ts <= r < u.ts. A run of unselected versions between two kept ones is unlinked onto
 // *middle by pointing the newer kept version past it; the run's own older links are left as
 // they were, so a reader that already stepped into it still walks on to what it selects.
-// Everything older than the oldest kept version goes onto *dead. Hence at most
-// readers.size() versions per chain survive a commit (RapidStore's bound).
+// When every reader is served, everything older than the oldest kept version goes onto *dead:
+// each reader stops at its version and never reads past it. A reader older than every version
+// selects none and walks the whole chain, so an unselected run at the chain's end is cut onto
+// *middle instead. Hence at most readers.size() versions per chain survive a commit
+// (RapidStore's bound).
 // The slot's tail stands in for the tail's header (its ts; its older link is null): beside a
 // snapshot that pins the tail, a commit's chain is head -> base -> tail, and the tail's header
 // is not touched at all (it is cold by then: one miss per commit and subgraph otherwise).
@@ -726,8 +729,17 @@ void MemGraph::Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
     }
     v = v == tail ? nullptr : v->older.load(std::memory_order_relaxed);
   }
-  // A run that reaches the tail is part of the tail: it stays linked and is cut with it.
-  middle->resize(middle->size() - run);
+  if (run != 0) {
+    // The chain ended with readers unserved (idx > 0): they are older than every version, so
+    // they select none and walk the whole chain to its null end. The run they walk through
+    // is cut from `kept` as middle versions, whose headers stay readable until those walks
+    // have ended; freeing it as dead would free what they are reading.
+    assert(idx > 0 && kept != tail);
+    kept->older.store(nullptr, std::memory_order_release);
+    slot->tail = kept;
+    slot->tail_ts = ts_of(kept);
+    return;
+  }
   if (kept == tail) return;
   for (SubgraphVersion* d = kept->older.exchange(nullptr, std::memory_order_acq_rel); d != nullptr;
        d = d->older.load(std::memory_order_relaxed)) {

@@ -389,6 +389,38 @@ TEST(Concurrency, HeadersUnlinkedDuringAGracePeriodWaitForALaterOne) {
   }
 }
 
+// A snapshot older than a subgraph's first version selects none of its versions: its walk
+// reads every header down to the chain's null end. When a commit cuts that unselected run, the
+// headers must wait for such walks like any middle run; freeing them as dead would free what
+// the walk is reading (ThreadSanitizer saw it in ReadersOfManyAgesKeepTheirSnapshots).
+TEST(Concurrency, ARunNoReaderSelectsAtTheChainsEndWaitsForWalks) {
+  Options o;
+  o.in_memory = true;
+  o.graph_kind = GraphKind::kDirected;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "older", &db).ok());
+  ASSERT_TRUE(db->InsertEdge(0, 1).ok());
+  auto old_snap = db->GetSnapshot();  // before subgraph 1 exists
+  const uint64_t hollow0 = db->GetStats(false).hollow_versions;
+  ASSERT_TRUE(db->InsertEdge(64, 65).ok());
+  {
+    // old_snap's reader inside VersionAt(1, its ts), stepping through the version of (64, 65).
+    testing::OpenWalk walk;
+    ASSERT_TRUE(db->InsertEdge(64, 66).ok());  // cuts that version: no reader selects it
+    EXPECT_EQ(db->GetStats(false).hollow_versions, hollow0 + 1)
+        << "the version old_snap walks through was freed under its walk";
+    ASSERT_TRUE(db->InsertEdge(64, 67).ok());
+    EXPECT_EQ(db->GetStats(false).hollow_versions, hollow0 + 2);
+    EXPECT_EQ(Neighbors(*old_snap, 64), std::set<VertexId>{});
+    EXPECT_EQ(Neighbors(*db->GetSnapshot(), 64), (std::set<VertexId>{65, 66, 67}));
+  }
+  old_snap.reset();
+  for (int k = 0; k < 2 && db->GetStats(false).hollow_versions != 0; ++k) {
+    ASSERT_TRUE(db->InsertEdge(64, 100 + k).ok());
+  }
+  EXPECT_EQ(db->GetStats(false).hollow_versions, 0u) << "the headers outlived the snapshot";
+}
+
 // When a walk that held many hollow headers ends, or a long reader does, the headers become due
 // at once; each commit frees a bounded number of them (4096), so no single commit pays for all.
 TEST(Concurrency, HollowHeadersAreFreedAFewThousandPerCommit) {
