@@ -158,6 +158,77 @@ LatencySummary Summarize(std::vector<float>* us) {
   return s;
 }
 
+LatencyHistogram::LatencyHistogram() : n_(kBuckets, 0) {}
+
+// Values below 2^(kSubBits+1) are their own bucket; a value with its highest bit at e > kSubBits
+// keeps its top kSubBits + 1 bits: bucket (e - kSubBits) * 2^kSubBits + (v >> (e - kSubBits)),
+// which continues the exact buckets without a gap.
+size_t LatencyHistogram::BucketOf(uint64_t ns) {
+  if (ns < (uint64_t{2} << kSubBits)) return static_cast<size_t>(ns);
+  const int e = 63 - __builtin_clzll(ns);
+  const int shift = e - kSubBits;
+  return (static_cast<size_t>(shift) << kSubBits) + static_cast<size_t>(ns >> shift);
+}
+
+double LatencyHistogram::MiddleOf(size_t b) {
+  if (b < (size_t{2} << kSubBits)) return static_cast<double>(b);
+  const int shift = static_cast<int>(b >> kSubBits) - 1;
+  const uint64_t lo = static_cast<uint64_t>(b - (static_cast<size_t>(shift) << kSubBits)) << shift;
+  return static_cast<double>(lo) + static_cast<double>((uint64_t{1} << shift) - 1) / 2.0;
+}
+
+void LatencyHistogram::Record(double seconds) {
+  const double x = seconds * 1e9;
+  const uint64_t ns = x <= 0 ? 0 : x >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(x + 0.5);
+  ++n_[BucketOf(ns)];
+  ++count_;
+  sum_ns_ += static_cast<double>(ns);
+  max_ns_ = std::max(max_ns_, ns);
+}
+
+void LatencyHistogram::Merge(const LatencyHistogram& o) {
+  for (size_t b = 0; b < kBuckets; ++b) n_[b] += o.n_[b];
+  count_ += o.count_;
+  sum_ns_ += o.sum_ns_;
+  max_ns_ = std::max(max_ns_, o.max_ns_);
+}
+
+void LatencyHistogram::Clear() {
+  std::fill(n_.begin(), n_.end(), 0);
+  count_ = 0;
+  sum_ns_ = 0;
+  max_ns_ = 0;
+}
+
+LatencySummary Summarize(const LatencyHistogram& h) {
+  LatencySummary s;
+  s.count = h.count_;
+  if (h.count_ == 0) return s;
+  s.mean = h.sum_ns_ / static_cast<double>(h.count_) / 1e3;
+  s.max = static_cast<double>(h.max_ns_) / 1e3;
+  // The sample of rank i (0-based, ascending) as Summarize(vector) picks it.
+  auto q = [&](double p) {
+    const uint64_t i = std::min<uint64_t>(
+        static_cast<uint64_t>(std::floor(p * static_cast<double>(h.count_ - 1) + 0.5)), h.count_ - 1);
+    uint64_t seen = 0;
+    for (size_t b = 0; b < LatencyHistogram::kBuckets; ++b) {
+      seen += h.n_[b];
+      if (seen > i) return std::min(LatencyHistogram::MiddleOf(b) / 1e3, s.max);
+    }
+    return s.max;
+  };
+  s.p50 = q(0.5);
+  s.p90 = q(0.9);
+  s.p99 = q(0.99);
+  s.p999 = q(0.999);
+  for (int i = 0; i <= 9; ++i) s.cdf.emplace_back(i / 10.0, q(i / 10.0));
+  for (double t : {0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999}) {
+    if (static_cast<double>(h.count_) * (1 - t) >= 1) s.cdf.emplace_back(t, q(t));
+  }
+  s.cdf.emplace_back(1.0, s.max);
+  return s;
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

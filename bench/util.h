@@ -65,6 +65,34 @@ struct LatencySummary {
 };
 LatencySummary Summarize(std::vector<float>* us);
 
+// Latencies counted in log-linear buckets, for runs too long to keep every sample: a writer
+// of the mixed workload records tens of millions, whose sample arrays (4 bytes each, copied
+// once more to be sorted) were counted in the workload's peak RSS. Nanoseconds below 256 are
+// exact; above, each power of two is split into 128 buckets, so a bucket's middle is within
+// 0.4% of every value in it. 58 KiB whatever the count; Record never allocates.
+class LatencyHistogram {
+ public:
+  LatencyHistogram();
+  void Record(double seconds);
+  void Merge(const LatencyHistogram& o);
+  void Clear();
+  uint64_t count() const { return count_; }
+
+ private:
+  friend LatencySummary Summarize(const LatencyHistogram& h);
+  static constexpr int kSubBits = 7;
+  static constexpr size_t kBuckets = (65 - kSubBits) << kSubBits;  // through 2^64 - 1
+  static size_t BucketOf(uint64_t ns);
+  static double MiddleOf(size_t bucket);  // in nanoseconds
+  std::vector<uint64_t> n_;
+  uint64_t count_ = 0;
+  double sum_ns_ = 0;
+  uint64_t max_ns_ = 0;
+};
+// The summary Summarize(vector) gives, from buckets: every quantile is the middle of the
+// bucket holding its sample (the same nearest-rank rule), the max exact.
+LatencySummary Summarize(const LatencyHistogram& h);
+
 // Median of a non-empty set of values (copies).
 double Median(std::vector<double> v);
 
