@@ -729,21 +729,16 @@ void MemGraph::Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
     }
     v = v == tail ? nullptr : v->older.load(std::memory_order_relaxed);
   }
-  if (run != 0) {
-    // The chain ended with readers unserved (idx > 0): they are older than every version, so
-    // they select none and walk the whole chain to its null end. The run they walk through
-    // is cut from `kept` as middle versions, whose headers stay readable until those walks
-    // have ended; freeing it as dead would free what they are reading.
-    assert(idx > 0 && kept != tail);
-    kept->older.store(nullptr, std::memory_order_release);
-    slot->tail = kept;
-    slot->tail_ts = ts_of(kept);
-    return;
-  }
   if (kept == tail) return;
-  for (SubgraphVersion* d = kept->older.exchange(nullptr, std::memory_order_acq_rel); d != nullptr;
-       d = d->older.load(std::memory_order_relaxed)) {
-    dead->push_back(d);
+  // Cut below the oldest kept version. A run left over (run != 0) means the chain ended with
+  // readers unserved: they are older than every version and walk the whole chain to its null
+  // end, so the run, already on *middle, keeps its headers for those walks. Otherwise no reader
+  // reads past its version and what hangs below is dead.
+  SubgraphVersion* below = kept->older.exchange(nullptr, std::memory_order_acq_rel);
+  if (run == 0) {
+    for (SubgraphVersion* d = below; d != nullptr; d = d->older.load(std::memory_order_relaxed)) {
+      dead->push_back(d);
+    }
   }
   slot->tail = kept;
   slot->tail_ts = kept->ts;
