@@ -131,6 +131,30 @@ bool DropPageCache() {
   return ok;
 }
 
+namespace {
+
+// The quantiles and CDF points of a summary from q(p), the sample of nearest rank
+// floor(p * (count - 1) + 0.5): 0..0.9 linearly, then 1 - 10^-k for the tail, then the max.
+template <typename Q>
+void FillQuantiles(LatencySummary* s, Q q) {
+  s->p50 = q(0.5);
+  s->p90 = q(0.9);
+  s->p99 = q(0.99);
+  s->p999 = q(0.999);
+  for (int i = 0; i <= 9; ++i) s->cdf.emplace_back(i / 10.0, q(i / 10.0));
+  for (double t : {0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999}) {
+    if (static_cast<double>(s->count) * (1 - t) >= 1) s->cdf.emplace_back(t, q(t));
+  }
+  s->cdf.emplace_back(1.0, s->max);
+}
+
+uint64_t NearestRank(double p, uint64_t count) {
+  return std::min<uint64_t>(static_cast<uint64_t>(std::floor(p * static_cast<double>(count - 1) + 0.5)),
+                            count - 1);
+}
+
+}  // namespace
+
 LatencySummary Summarize(std::vector<float>* us) {
   LatencySummary s;
   std::vector<float>& v = *us;
@@ -140,21 +164,8 @@ LatencySummary Summarize(std::vector<float>* us) {
   double sum = 0;
   for (float x : v) sum += x;
   s.mean = sum / static_cast<double>(v.size());
-  auto q = [&](double p) {
-    size_t i = static_cast<size_t>(std::floor(p * static_cast<double>(v.size() - 1) + 0.5));
-    return static_cast<double>(v[std::min(i, v.size() - 1)]);
-  };
-  s.p50 = q(0.5);
-  s.p90 = q(0.9);
-  s.p99 = q(0.99);
-  s.p999 = q(0.999);
   s.max = v.back();
-  // 0..0.9 linearly, then 1 - 10^-k for the tail, then the max.
-  for (int i = 0; i <= 9; ++i) s.cdf.emplace_back(i / 10.0, q(i / 10.0));
-  for (double t : {0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999}) {
-    if (static_cast<double>(v.size()) * (1 - t) >= 1) s.cdf.emplace_back(t, q(t));
-  }
-  s.cdf.emplace_back(1.0, s.max);
+  FillQuantiles(&s, [&](double p) { return static_cast<double>(v[NearestRank(p, v.size())]); });
   return s;
 }
 
@@ -206,26 +217,15 @@ LatencySummary Summarize(const LatencyHistogram& h) {
   if (h.count_ == 0) return s;
   s.mean = h.sum_ns_ / static_cast<double>(h.count_) / 1e3;
   s.max = static_cast<double>(h.max_ns_) / 1e3;
-  // The sample of rank i (0-based, ascending) as Summarize(vector) picks it.
-  auto q = [&](double p) {
-    const uint64_t i = std::min<uint64_t>(
-        static_cast<uint64_t>(std::floor(p * static_cast<double>(h.count_ - 1) + 0.5)), h.count_ - 1);
+  FillQuantiles(&s, [&](double p) {
+    const uint64_t i = NearestRank(p, h.count_);
     uint64_t seen = 0;
     for (size_t b = 0; b < LatencyHistogram::kBuckets; ++b) {
       seen += h.n_[b];
       if (seen > i) return std::min(LatencyHistogram::MiddleOf(b) / 1e3, s.max);
     }
     return s.max;
-  };
-  s.p50 = q(0.5);
-  s.p90 = q(0.9);
-  s.p99 = q(0.99);
-  s.p999 = q(0.999);
-  for (int i = 0; i <= 9; ++i) s.cdf.emplace_back(i / 10.0, q(i / 10.0));
-  for (double t : {0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999}) {
-    if (static_cast<double>(h.count_) * (1 - t) >= 1) s.cdf.emplace_back(t, q(t));
-  }
-  s.cdf.emplace_back(1.0, s.max);
+  });
   return s;
 }
 

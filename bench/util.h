@@ -76,7 +76,6 @@ class LatencyHistogram {
   void Record(double seconds);
   void Merge(const LatencyHistogram& o);
   void Clear();
-  uint64_t count() const { return count_; }
 
  private:
   friend LatencySummary Summarize(const LatencyHistogram& h);

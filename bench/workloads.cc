@@ -988,7 +988,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       for (auto& t : ts) t.join();
       for (auto& p : per) lat_s->insert(lat_s->end(), p.begin(), p.end());
     };
-    auto writers_for = [&](double seconds, std::vector<float>* lat_us, double* ops_per_s) {
+    auto writers_for = [&](double seconds) {
       stop = false;
       for (auto& c : wdone) c.v = 0;
       for (auto& l : wlat) l.Clear();
@@ -1073,7 +1073,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     if (writers > 0) {
       // Writers alone, as long as the readers take.
       const double span = std::max(2.0, reader_span);
-      auto [ts, t0] = writers_for(span, nullptr, nullptr);
+      auto [ts, t0] = writers_for(span);
       for (auto& t : ts) t.join();
       add_writer(0, NowSec() - t0);
     }
@@ -1085,7 +1085,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     SystemStats after_together;
     if (writers > 0) {
       // Together.
-      auto [ts, t0] = writers_for(0, nullptr, nullptr);
+      auto [ts, t0] = writers_for(0);
       std::vector<float> with;
       std::vector<double> run_rates;
       readers_run(&with, &run_rates);
@@ -1168,7 +1168,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       std::vector<float> csr_alone, csr_with;
       csr_runs(&csr_alone);
       add_reader(0, csr_alone, "csr");
-      auto [ts, t0] = writers_for(0, nullptr, nullptr);
+      auto [ts, t0] = writers_for(0);
       std::thread reader([&] { csr_runs(&csr_with); });
       reader.join();
       stop = true;
