@@ -51,8 +51,8 @@ tsan: deps
 # The in-memory tier's concurrency suites alone under TSan (a few minutes; CI runs it after
 # `make test`). The reader-age test runs 50 more times: the race it once hid showed in about
 # one run in 40 (docs/benchmarks.md, "a snapshot older than a subgraph").
-# Without address randomization where the system allows it: GCC 12's TSan cannot map its
-# shadow memory under kernels with vm.mmap_rnd_bits above 28.
+# Without address randomization where the system allows it: GCC 12's TSan is known to fail to
+# map its shadow memory under kernels with vm.mmap_rnd_bits above 28 (this machine has 28).
 NO_ASLR := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
 TSAN_CORE := concurrency_test version_chain_test append_area_test walk_registry_test memgraph_differential_test
 tsan-core: deps
