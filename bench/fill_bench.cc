@@ -6,7 +6,14 @@
 // generated before its clock starts, so the rates are the store's alone.
 //
 //   strata-bench fill [--scale S] [--fraction F] [--batch B] [--weighted] [--verify]
+//                     [--cart-threshold T] [--order shuffled|source] [--directed]
 //                     [--perf-ctl FIFO [--perf-ack FIFO] --perf-tenth K]
+//
+// --order source: the loaded part sorted by (source, destination) first, as an edge list sorted
+// by source is read (a batch then holds a few vertices' whole lists and touches few subgraphs;
+// the reverse entries of an undirected graph still scatter). --directed: GraphKind::kDirected
+// (out-lists only). Both show what batching buys when a batch has locality, against the
+// shuffled stream where a batch of 1024 touches about one entry per subgraph.
 //
 // --verify (small scales: it keeps every loaded edge in an ordered set): afterwards the store
 // holds exactly the loaded edges, both directions of each, with the last weight written.
@@ -62,7 +69,9 @@ int RunFillBench(int argc, char** argv) {
   int scale = 21;
   double fraction = 0.8;
   uint64_t batch = 1024;
-  bool weighted = false, verify = false;
+  uint32_t cart_threshold = Options().cart_threshold;
+  std::string order = "shuffled";
+  bool weighted = false, verify = false, directed = false;
   std::string perf_ctl, perf_ack;
   int perf_tenth = -1;
   CLI::App app("One writer loads a stream into strata-mem; the rate of each tenth.",
@@ -77,6 +86,13 @@ int RunFillBench(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{1}, std::numeric_limits<uint64_t>::max()))
       ->capture_default_str();
   app.add_flag("--weighted", weighted, "random weights");
+  app.add_option("--cart-threshold", cart_threshold, "Options::cart_threshold")
+      ->check(CLI::Range(uint32_t{2}, std::numeric_limits<uint32_t>::max()))
+      ->capture_default_str();
+  app.add_option("--order", order, "stream order")
+      ->check(CLI::IsMember({"shuffled", "source"}))
+      ->capture_default_str();
+  app.add_flag("--directed", directed, "a directed graph (out-lists only)");
   app.add_flag("--verify", verify, "check the store against the loaded stream (small scales)");
   CLI::Option* ctl = app.add_option("--perf-ctl", perf_ctl, "perf's control FIFO");
   app.add_option("--perf-ack", perf_ack, "perf's acknowledgement FIFO")->needs(ctl);
@@ -100,9 +116,10 @@ int RunFillBench(int argc, char** argv) {
     return 1;
   }
   Options o;
-  o.graph_kind = GraphKind::kUndirected;
+  o.graph_kind = directed ? GraphKind::kDirected : GraphKind::kUndirected;
   o.weighted = weighted;
   o.in_memory = true;
+  o.cart_threshold = cart_threshold;
   std::unique_ptr<DB> db;
   s = DB::Open(o, "strata-mem", &db);
   if (!s.ok()) {
@@ -116,9 +133,20 @@ int RunFillBench(int argc, char** argv) {
                  fraction, scale);
     return 2;
   }
-  std::printf("fill: scale %d, %llu edges (%.0f%% of the stream) in batches of %llu, 1 writer\n",
-              scale, static_cast<unsigned long long>(10 * tenth), 100 * fraction,
+  std::printf("fill: scale %d, %s, %llu edges (%.0f%% of the stream, %s order) in batches of "
+              "%llu, 1 writer\n",
+              scale, directed ? "directed" : "undirected",
+              static_cast<unsigned long long>(10 * tenth), 100 * fraction, order.c_str(),
               static_cast<unsigned long long>(batch));
+  // --order source: the loaded part, sorted (its tenths are then slices of the sorted list).
+  std::vector<graphio::Edge> sorted;
+  if (order == "source") {
+    sorted.reserve(10 * tenth);
+    for (uint64_t q = 0; q < 10 * tenth; ++q) sorted.push_back(gen->EdgeAtPosition(q));
+    std::sort(sorted.begin(), sorted.end(), [](const graphio::Edge& a, const graphio::Edge& b) {
+      return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+    });
+  }
   std::map<std::pair<VertexId, VertexId>, double> want;  // --verify: directed entries
   double seconds = 0, first = 0, last = 0;
   for (int t = 0; t < 10; ++t) {
@@ -127,9 +155,12 @@ int RunFillBench(int argc, char** argv) {
     for (uint64_t p = t * tenth; p < end; p += batch) {
       WriteBatch b;
       for (uint64_t q = p; q < std::min(p + batch, end); ++q) {
-        const graphio::Edge e = gen->EdgeAtPosition(q);
+        const graphio::Edge e = sorted.empty() ? gen->EdgeAtPosition(q) : sorted[q];
         b.InsertEdge(e.src, e.dst, e.weight);
-        if (verify) want[{e.src, e.dst}] = want[{e.dst, e.src}] = e.weight;
+        if (verify) {
+          want[{e.src, e.dst}] = e.weight;
+          if (!directed) want[{e.dst, e.src}] = e.weight;
+        }
       }
       batches.push_back(std::move(b));
     }

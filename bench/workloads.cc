@@ -664,35 +664,52 @@ void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink*
     RemoveTree(cfg.dir + "/insert-warmup");
   }
   for (bool wal : wals) {
+    struct Config {
+      size_t batch;
+      int threads;
+      uint64_t n;
+      std::vector<WriteRun> runs;
+    };
+    std::vector<Config> configs;
     for (size_t batch : {size_t{1}, size_t{1024}}) {
       for (int threads : thread_counts) {
         const uint64_t n = wal && batch == 1 ? std::min<uint64_t>(k, cfg.insert_sync_edges) : k;
-        std::vector<PackedEdge> part(all.begin(), all.begin() + n);
-        std::vector<OpStream> streams = Partition(part, {}, {}, threads);
-        JsonObject params;
-        params.Int("batch", static_cast<int64_t>(batch));
-        params.Int("threads", threads);
-        params.Str("wal", wal ? "on" : "off");
-        std::vector<WriteRun> runs;
-        const int nruns = wal ? cfg.insert_wal_runs : cfg.insert_runs;
-        for (int r = 0; r < nruns; ++r) {
-          const std::string sub = "insert";
-          std::unique_ptr<System> sys = OpenSystem(system, MakeSystemConfig(cfg, sub, false, wal));
-          runs.push_back(RunWriters(sys.get(), streams, batch, 0.25, "insert"));
-          sys->Close();
-          RemoveTree(cfg.dir + "/" + sub);
-        }
-        // The median run by throughput.
-        std::sort(runs.begin(), runs.end(),
-                  [](const WriteRun& a, const WriteRun& b) { return a.seconds < b.seconds; });
-        WriteRun& med = runs[runs.size() / 2];
-        JsonObject info;
-        info.Int("runs", nruns);
-        info.Int("scale", cfg.scale);
-        Log(system, "insert batch=%zu threads=%d wal=%s: %.0f edges/s (%llu edges)", batch, threads,
-            wal ? "on" : "off", med.ops / med.seconds, static_cast<unsigned long long>(n));
-        AddWriteResults(sink, "insert", system, params, med, false, info);
+        configs.push_back(Config{batch, threads, n, {}});
       }
+    }
+    // Rounds of every configuration once, in the same order: a stretch of time in which the
+    // machine runs slower then slows one run of each configuration, not all runs of one, and
+    // the ratios between configurations (2 writers / 1, batch / single: issue 28's targets)
+    // compare runs made moments apart.
+    const int nruns = wal ? cfg.insert_wal_runs : cfg.insert_runs;
+    for (int r = 0; r < nruns; ++r) {
+      for (Config& c : configs) {
+        std::vector<PackedEdge> part(all.begin(), all.begin() + c.n);
+        std::vector<OpStream> streams = Partition(part, {}, {}, c.threads);
+        const std::string sub = "insert";
+        std::unique_ptr<System> sys = OpenSystem(system, MakeSystemConfig(cfg, sub, false, wal));
+        c.runs.push_back(RunWriters(sys.get(), streams, c.batch, 0.25, "insert"));
+        sys->Close();
+        RemoveTree(cfg.dir + "/" + sub);
+      }
+    }
+    for (Config& c : configs) {
+      // The median run by throughput.
+      std::sort(c.runs.begin(), c.runs.end(),
+                [](const WriteRun& a, const WriteRun& b) { return a.seconds < b.seconds; });
+      WriteRun& med = c.runs[c.runs.size() / 2];
+      JsonObject params;
+      params.Int("batch", static_cast<int64_t>(c.batch));
+      params.Int("threads", c.threads);
+      params.Str("wal", wal ? "on" : "off");
+      JsonObject info;
+      info.Int("runs", nruns);
+      info.Str("run_order", "rounds");  // every configuration once per round
+      info.Int("scale", cfg.scale);
+      Log(system, "insert batch=%zu threads=%d wal=%s: %.0f edges/s (%llu edges, median of %d)",
+          c.batch, c.threads, wal ? "on" : "off", med.ops / med.seconds,
+          static_cast<unsigned long long>(c.n), nruns);
+      AddWriteResults(sink, "insert", system, params, med, false, info);
     }
   }
 }
@@ -958,30 +975,22 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // Each reader's kernel gets its share of the cores left to readers, with or without
     // writers running, so both measurements use the same reader threads.
     const int reader_threads = std::max(1, (T - std::max(1, T - readers)) / readers);
-    auto writer_ops = [&] {
-      uint64_t ops = 0;
-      for (const Counter& c : wdone) ops += c.v.load(std::memory_order_relaxed);
-      return ops;
-    };
-    // run_rates (nullable): the writers' rate during each of reader 0's runs.
-    auto readers_run = [&](std::vector<float>* lat_s, std::vector<double>* run_rates = nullptr) {
+    // Each reader makes `runs` PageRank runs, each on a fresh snapshot; their times go to *lat_s.
+    auto readers_run = [&](std::vector<float>* lat_s, int runs) {
       std::vector<std::thread> ts;
       std::vector<std::vector<float>> per(readers);
       for (int r = 0; r < readers; ++r) {
         ts.emplace_back([&, r] {
           tbb::task_arena arena(reader_threads);
-          for (int k = 0; k < pr_runs; ++k) {
+          for (int k = 0; k < runs; ++k) {
             const double t0 = NowSec();
-            const uint64_t ops0 = writer_ops();
             std::unique_ptr<View> v = sys->NewView();
             v->SetThreads(reader_threads);
             Digest d;
             Status s;
             arena.execute([&] { s = v->PageRank(cfg.mixed_pr_iterations, &d); });
             if (!s.ok()) Fail(system, "mixed reader", s);
-            const double t1 = NowSec();
-            per[r].push_back(static_cast<float>(t1 - t0));
-            if (r == 0 && run_rates != nullptr) run_rates->push_back((writer_ops() - ops0) / (t1 - t0));
+            per[r].push_back(static_cast<float>(NowSec() - t0));
           }
         });
       }
@@ -1015,39 +1024,55 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       a.info.Int("pr_runs", static_cast<int64_t>(lat.size()));
       a.info.Raw("all_seconds", NumbersJson(d));
       a.info.Str("latency", "one PageRank run on a fresh snapshot, per reader");
-      if (graph_note != nullptr) a.info.Str("graph", graph_note);
+      if (graph_note != nullptr) a.info.Str("runs", graph_note);
       sink->Add(a);
       sink->Add(R("mixed", system, "max_us", *std::max_element(d.begin(), d.end()) * 1e6, "us", p));
     };
-    auto add_writer = [&](int r, double seconds, const char* reader_kind = nullptr,
-                          const std::vector<double>* run_rates = nullptr) {
+    // The writers' side of a phase made of rounds: their ops, time and latencies summed over
+    // the rounds, and their rate in each round.
+    struct WriterSide {
       uint64_t ops = 0;
+      double seconds = 0;
       LatencyHistogram lat;
+      std::vector<double> rates;
+    };
+    // Adds the round the writers just finished (their counters since writers_for) to *side.
+    auto collect = [&](WriterSide* side, double seconds) {
+      uint64_t ops = 0;
       for (int w = 0; w < writers; ++w) {
         ops += wdone[w].v.load();
-        lat.Merge(wlat[w]);
+        side->lat.Merge(wlat[w]);
       }
-      LatencySummary l = Summarize(lat);
+      side->ops += ops;
+      side->seconds += seconds;
+      side->rates.push_back(ops / seconds);
+    };
+    // The writers' rate is the median of their rounds' rates.
+    auto add_writer = [&](int r, const WriterSide& side, const char* reader_kind = nullptr) {
+      LatencySummary l = Summarize(side.lat);
       JsonObject p;
       p.Str("role", "writer");
       p.Int("readers", r);
       p.Int("writers", writers);
       p.Int("batch", 1);
       if (reader_kind != nullptr) p.Str("reader", reader_kind);
-      Result a = R("mixed", system, "ops_per_s", ops / seconds, "ops/s", p);
-      a.info.Int("ops", static_cast<int64_t>(ops));
-      a.info.Num("seconds", seconds);
+      const double rate = Median(side.rates);
+      Result a = R("mixed", system, "ops_per_s", rate, "ops/s", p);
+      a.info.Int("ops", static_cast<int64_t>(side.ops));
+      a.info.Num("seconds", side.seconds);
       a.info.Raw("latency_cdf_us", CdfJson(l));
       a.info.Str("latency", "per transaction, every one timed, counted in log-linear buckets (quantiles within 0.4%)");
-      if (run_rates != nullptr && !run_rates->empty()) {
-        a.info.Raw("ops_per_s_by_reader_run", NumbersJson(*run_rates));
-        a.info.Str("by_reader_run", "the writers' rate during each of the first reader's runs, in order");
-      }
+      a.info.Raw("ops_per_s_by_round", NumbersJson(side.rates));
+      a.info.Str("rounds", "the writers' rate in each round, in order; the value is their median");
       sink->Add(a);
       sink->Add(R("mixed", system, "p50_us", l.p50, "us", p));
       sink->Add(R("mixed", system, "p99_us", l.p99, "us", p));
       sink->Add(R("mixed", system, "max_us", l.max, "us", p));
-      Log(system, "mixed writers (readers=%d): %.0f ops/s, p99 %.1f us", r, ops / seconds, l.p99);
+      std::string rates;
+      for (double x : side.rates) rates += (rates.empty() ? "" : " ") + std::to_string(static_cast<int64_t>(x / 1000)) + "K";
+      Log(system, "mixed writers (readers=%d%s%s): %.0f ops/s (median; rounds %s), p99 %.1f us", r,
+          reader_kind != nullptr ? ", " : "", reader_kind != nullptr ? reader_kind : "", rate,
+          rates.c_str(), l.p99);
     };
     const bool peak_reset = ResetPeakRss();
     const uint64_t rss_before_mixed = CurrentRssBytes();
@@ -1057,59 +1082,56 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // scratch (analytics/kernel_memory.h), which later runs reuse; without them the readers'
     // time alone would carry those faults and the time beside the writers would not.
     std::vector<float> warm;
-    const double tw = NowSec();
-    readers_run(&warm);
-    const double reader_span = NowSec() - tw;
+    readers_run(&warm, pr_runs);
     // VmHWM with the readers alone on the loaded graph: what the readers' kernels add.
     const uint64_t peak_readers_alone = peak_reset ? PeakRssBytes() : 0;
     auto median_of = [](const std::vector<float>& v) { return Median(std::vector<double>(v.begin(), v.end())); };
-    // The writers grow the graph (at scale 22 the phases below add ~20% of directed entries),
-    // and a PageRank's time grows with its snapshot's edges. So the readers alone run twice, on
-    // the graph the runs beside the writers start from and on the one they end with, and their
-    // time alone is the median of both sets (they used to run once, before the writers alone,
-    // on a smaller graph than the ones beside the writers: docs/benchmarks.md, "The readers'
-    // graph grew").
-    std::vector<float> alone;
-    if (writers > 0) {
-      // Writers alone, as long as the readers take.
-      const double span = std::max(2.0, reader_span);
-      auto [ts, t0] = writers_for(span);
-      for (auto& t : ts) t.join();
-      add_writer(0, NowSec() - t0);
-    }
-    readers_run(&alone);
-    const double alone_before = median_of(alone);
+    // Rounds, each: the writers alone for as long as the readers' last run took, the readers
+    // alone (one run each), then both together (one run each, the writers running throughout).
+    // Alone and together alternate, so both sides of each ratio see the same machine and nearly
+    // the same graph: the writers grow it (at scale 22 by ~20% of directed entries over the
+    // workload) and a PageRank's time grows with its snapshot's edges; a stretch in which the
+    // machine runs slower slows a round of each, not one side (docs/benchmarks.md, "Issue 28:
+    // the mixed workload in rounds"). Before, each side ran as one phase: the writers alone,
+    // the readers alone, together, the readers alone again.
+    std::vector<float> alone, with;
+    WriterSide writers_alone, writers_with;
+    double last_run = *std::max_element(warm.begin(), warm.end());
     // When the writers stop beside the readers: the store's memory (which still holds the
     // versions the last reader pinned, until commits on their subgraphs reclaim them) and its
     // directed entries.
     SystemStats after_together;
+    for (int k = 0; k < pr_runs; ++k) {
+      if (writers > 0) {
+        auto [ts, t0] = writers_for(std::max(0.5, last_run));
+        for (auto& t : ts) t.join();
+        collect(&writers_alone, NowSec() - t0);
+      }
+      std::vector<float> a;
+      readers_run(&a, 1);
+      last_run = *std::max_element(a.begin(), a.end());
+      alone.insert(alone.end(), a.begin(), a.end());
+      if (writers > 0) {
+        auto [ts, t0] = writers_for(0);
+        readers_run(&with, 1);
+        stop = true;
+        for (auto& t : ts) t.join();
+        collect(&writers_with, NowSec() - t0);
+        after_together = sys->Stats();
+      }
+    }
+    add_reader(0, alone, nullptr,
+               writers > 0 ? "one run per round, between the writers alone and the round together "
+                             "(all_seconds in round order)"
+                           : nullptr);
     if (writers > 0) {
-      // Together.
-      auto [ts, t0] = writers_for(0);
-      std::vector<float> with;
-      std::vector<double> run_rates;
-      readers_run(&with, &run_rates);
-      stop = true;
-      for (auto& t : ts) t.join();
-      const double span = NowSec() - t0;
-      after_together = sys->Stats();
+      add_writer(0, writers_alone);
       add_reader(writers, with);
-      add_writer(readers, span, nullptr, &run_rates);
-      std::string rates;
-      for (double x : run_rates) rates += (rates.empty() ? "" : " ") + std::to_string(static_cast<int64_t>(x / 1000)) + "K";
-      Log(system, "mixed writers during each reader run: %s ops/s", rates.c_str());
-      Log(system, "mixed readers with %d writers: PR median %.3f s", writers, median_of(with));
-      std::vector<float> after;
-      readers_run(&after);
-      Log(system, "mixed readers alone: PR median %.3f s before the writers' runs beside them, %.3f s after",
-          alone_before, median_of(after));
-      alone.insert(alone.end(), after.begin(), after.end());
-      add_reader(0, alone, nullptr,
-                 "the runs alone are half on the graph the runs beside the writers start from, half on the one "
-                 "they end with (all_seconds in that order)");
+      add_writer(readers, writers_with);
+      Log(system, "mixed readers: PR median %.3f s alone, %.3f s with %d writers (one run each per round)",
+          median_of(alone), median_of(with), writers);
     } else {
-      add_reader(0, alone);
-      Log(system, "mixed readers alone: PR median %.3f s", alone_before);
+      Log(system, "mixed readers alone: PR median %.3f s", median_of(alone));
     }
     if (peak_reset) {
       JsonObject p;
@@ -1173,7 +1195,9 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       reader.join();
       stop = true;
       for (auto& t : ts) t.join();
-      add_writer(readers, NowSec() - t0, "csr");
+      WriterSide beside_csr;  // one round
+      collect(&beside_csr, NowSec() - t0);
+      add_writer(readers, beside_csr, "csr");
       add_reader(writers, csr_with, "csr");
       Log(system, "mixed control: CSR PageRank median %.3f s alone, %.3f s beside %d writers",
           Median(std::vector<double>(csr_alone.begin(), csr_alone.end())),

@@ -555,10 +555,6 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
 void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVersion*>* dead,
                       std::vector<SubgraphVersion*>* middle) {
   constexpr size_t kSpareLists = 8;
-  constexpr size_t kHollowFreesPerCommit = 4096;
-  // Hollow headers a grace period waits to gather: 64 KiB of headers, a few milliseconds of
-  // single-edge commits beside a reader.
-  constexpr size_t kGraceBatch = 512;
   const Timestamp min_writer = writers_.MinActive(*clock_);
   const bool free_now = min_writer >= t;
   thread_local std::vector<std::vector<SubgraphVersion*>> drained;  // lists freed outside the lock

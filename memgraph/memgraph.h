@@ -100,6 +100,17 @@ struct ApplyStats {
 
 class MemGraph {
  public:
+  // Hollow headers that wait before a grace period over the walks starts (Retire): 4096 headers
+  // (about 1 MiB with their counts) are ~7 ms of single-edge commits beside a reader. Each
+  // period's barrier is a membarrier(2) call that interrupts every running thread of the
+  // process; at 512 a writer beside a PageRank reader made ~1000 of them a second, ~45 us each
+  // on this project's VMs (docs/benchmarks.md, "Issue 28: the mixed workload in rounds").
+  static constexpr size_t kGraceBatch = 4096;
+  // Hollow headers one commit frees at most: when a long reader ends, or a walk that held a
+  // grace period back does, many become due at once, and one commit must not pay for all of
+  // them. A period's headers and a partly filled entry after them fit.
+  static constexpr size_t kHollowFreesPerCommit = 2 * kGraceBatch;
+
   MemGraph(const MemGraphOptions& options, mvcc::CommitClock* clock,
            mvcc::ReaderTracer* tracer);
   ~MemGraph();
@@ -206,7 +217,7 @@ class MemGraph {
   std::deque<Limbo> hollow_;
   std::atomic<size_t> hollow_entries_{0};
   // The grace period in progress covers the first grace_covered_ entries of hollow_ (0: none
-  // in progress); one starts when the headers past them reach kGraceBatch (MemGraph.cc).
+  // in progress); one starts when the headers past them reach kGraceBatch.
   mvcc::WalkRegistry::Grace grace_;
   size_t grace_covered_ = 0;
   size_t uncovered_headers_ = 0;  // headers in hollow_ past the covered entries

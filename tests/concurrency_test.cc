@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "strata/db.h"
+#include "memgraph/memgraph.h"
 #include "mvcc/walk_registry.h"
 #include "tests/util/open_walk.h"
 #include "tests/util/temp_dir.h"
@@ -291,23 +292,25 @@ TEST(Concurrency, VersionsBetweenReadersAreReclaimed) {
         model.insert(v);
       }
     };
+    // Enough commits between the snapshots for two grace periods' worth of hollow headers.
+    const int n = static_cast<int>(mem::MemGraph::kGraceBatch);
     int k = 0;
     for (; k < 20; ++k) step(k);
     auto old_snap = db->GetSnapshot();
     const std::set<VertexId> old_model = model;
-    for (; k < 520; ++k) step(k);
+    for (; k < 20 + n; ++k) step(k);
     auto mid_snap = db->GetSnapshot();
     const std::set<VertexId> mid_model = model;
-    for (; k < 1020; ++k) step(k);
+    for (; k < 20 + 2 * n; ++k) step(k);
 
     DBStats st = db->GetStats(false);
     // The head, mid_snap's version and old_snap's version; the old rule (free only below the
-    // oldest reader) kept all ~1000.
+    // oldest reader) kept all 2n.
     EXPECT_LE(st.memgraph_versions, 3u);
-    EXPECT_GE(st.versions_reclaimed, 1000u - 3u);
-    // The ~1000 hollow headers are freed by grace periods over the walks (512 at a time), not
-    // held until the snapshots end.
-    EXPECT_LT(st.hollow_versions, 600u);
+    EXPECT_GE(st.versions_reclaimed, 2u * n - 3u);
+    // The 2n hollow headers are freed by grace periods over the walks (kGraceBatch at a
+    // time), not held until the snapshots end.
+    EXPECT_LT(st.hollow_versions, n + n / 8u);
     EXPECT_EQ(Neighbors(*old_snap, 0), old_model);
     EXPECT_EQ(Neighbors(*mid_snap, 0), mid_model);
     EXPECT_EQ(Neighbors(*db->GetSnapshot(), 0), model);
@@ -318,7 +321,9 @@ TEST(Concurrency, VersionsBetweenReadersAreReclaimed) {
     st = db->GetStats(false);
     EXPECT_LE(st.memgraph_versions, 2u);
     mid_snap.reset();
-    step(k++);
+    // Once no reader is left every hollow header is due; a commit frees two grace periods'
+    // worth of them.
+    for (int i = 0; i < 2; ++i) step(k++);
     st = db->GetStats(false);
     EXPECT_EQ(st.memgraph_versions, 1u);
     EXPECT_EQ(st.hollow_versions, 0u);
@@ -335,15 +340,19 @@ TEST(Concurrency, HollowHeadersWaitForWalksNotSnapshots) {
   ASSERT_TRUE(DB::Open(o, "walks", &db).ok());
   ASSERT_TRUE(db->InsertEdge(0, 1).ok());
   auto old_snap = db->GetSnapshot();
-  for (int k = 0; k < 3000; ++k) ASSERT_TRUE(db->InsertEdge(0, 2 + k % 50).ok());
-  EXPECT_LT(db->GetStats(false).hollow_versions, 600u) << "headers held for the snapshot";
+  // Six grace periods' worth of commits, each hollowing one header.
+  const int n = static_cast<int>(mem::MemGraph::kGraceBatch);
+  for (int k = 0; k < 6 * n; ++k) ASSERT_TRUE(db->InsertEdge(0, 2 + k % 50).ok());
+  EXPECT_LT(db->GetStats(false).hollow_versions, n + n / 8u) << "headers held for the snapshot";
   {
     testing::OpenWalk walk;
-    for (int k = 0; k < 3000; ++k) ASSERT_TRUE(db->InsertEdge(0, 2 + k % 50).ok());
-    EXPECT_GT(db->GetStats(false).hollow_versions, 2900u) << "freed under a walk in progress";
+    for (int k = 0; k < 6 * n; ++k) ASSERT_TRUE(db->InsertEdge(0, 2 + k % 50).ok());
+    EXPECT_GT(db->GetStats(false).hollow_versions, 6u * n - n / 32u) << "freed under a walk in progress";
     walk.Release();
-    for (int k = 0; k < 2; ++k) ASSERT_TRUE(db->InsertEdge(0, 100 + k).ok());
-    EXPECT_LT(db->GetStats(false).hollow_versions, 600u);
+    // The period the walk held passes, the next covers the rest: a commit frees two
+    // periods' worth.
+    for (int k = 0; k < 8; ++k) ASSERT_TRUE(db->InsertEdge(0, 100 + k).ok());
+    EXPECT_LT(db->GetStats(false).hollow_versions, n + n / 8u);
   }
   // A snapshot's read of the chain is such a walk.
   const uint64_t walks = mvcc::WalkRegistry::WalksOfThisThread();
@@ -375,9 +384,9 @@ TEST(Concurrency, HeadersUnlinkedDuringAGracePeriodWaitForALaterOne) {
     auto old_snap = db->GetSnapshot();  // middle versions are hollowed, their headers kept
     auto walk_a = std::make_unique<testing::OpenWalk>();
     uint64_t h0 = 0;
-    // The first commit that leaves 512 headers waiting starts a period covering all of them;
-    // walk A, in progress at its start, holds it.
-    while ((h0 = db->GetStats(false).hollow_versions) < 512) commit();
+    // The first commit that leaves kGraceBatch headers waiting starts a period covering all
+    // of them; walk A, in progress at its start, holds it.
+    while ((h0 = db->GetStats(false).hollow_versions) < mem::MemGraph::kGraceBatch) commit();
     testing::OpenWalk walk_b;  // began after the period started
     for (int i = 0; i < 30; ++i) commit();
     ASSERT_EQ(db->GetStats(false).hollow_versions, h0 + 30u * width) << "freed under walk A";
@@ -437,15 +446,16 @@ TEST(Concurrency, HollowHeadersAreFreedAFewThousandPerCommit) {
   ASSERT_TRUE(db->InsertEdge(0, 1).ok());
   auto old_snap = db->GetSnapshot();
   testing::OpenWalk walk;  // holds the grace periods: the headers wait for the snapshot
-  for (int k = 0; k < 10000; ++k) ASSERT_TRUE(db->InsertEdge(0, 2 + k % 50).ok());
+  const int n = static_cast<int>(mem::MemGraph::kHollowFreesPerCommit);
+  for (int k = 0; k < 2 * n + n / 2; ++k) ASSERT_TRUE(db->InsertEdge(0, 2 + k % 50).ok());
   const uint64_t before = db->GetStats(false).hollow_versions;
-  ASSERT_GT(before, 9000u);
+  ASSERT_GT(before, 2u * n);
   walk.Release();
   old_snap.reset();
   ASSERT_TRUE(db->InsertEdge(0, 1000).ok());
   const uint64_t after_one = db->GetStats(false).hollow_versions;
   EXPECT_GT(after_one, 0u) << "one commit freed them all";
-  EXPECT_LE(before - after_one, 4096u + 64u);
+  EXPECT_LE(before - after_one, n + 128u);  // whole entries of at most 128 headers
   for (int k = 0; k < 4 && db->GetStats(false).hollow_versions != 0; ++k) {
     ASSERT_TRUE(db->InsertEdge(0, 1001 + k).ok());
   }
