@@ -249,8 +249,12 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
   };
   Probe probes[kRing];
   auto pending = [&](size_t k) { return k < work.size() && work[k].fresh == nullptr; };
+  // coro::Prefetch, not __builtin_prefetch: GCC deleted that one (the loop before the main one
+  // holds nothing else, and in the main loop it went too), so each item's head load waited
+  // for its slot's line (a third of this function's samples; docs/benchmarks.md, "Issue 28:
+  // the slot prefetch GCC deleted").
   auto prefetch_slot = [&](size_t k) {
-    if (pending(k)) __builtin_prefetch(work[k].slot);
+    if (pending(k)) coro::Prefetch(work[k].slot);
   };
   auto prefetch_head = [&](size_t k) {
     if (!pending(k)) return;
