@@ -1011,7 +1011,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       return std::make_pair(std::move(ts), t0);
     };
     auto add_reader = [&](int w, std::vector<float>& lat, const char* reader_kind = nullptr,
-                          const char* graph_note = nullptr) {
+                          const char* runs_note = nullptr) {
       JsonObject p;
       p.Str("role", "reader");
       if (reader_kind != nullptr) p.Str("reader", reader_kind);
@@ -1024,7 +1024,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       a.info.Int("pr_runs", static_cast<int64_t>(lat.size()));
       a.info.Raw("all_seconds", NumbersJson(d));
       a.info.Str("latency", "one PageRank run on a fresh snapshot, per reader");
-      if (graph_note != nullptr) a.info.Str("runs", graph_note);
+      if (runs_note != nullptr) a.info.Str("runs", runs_note);
       sink->Add(a);
       sink->Add(R("mixed", system, "max_us", *std::max_element(d.begin(), d.end()) * 1e6, "us", p));
     };
