@@ -65,7 +65,13 @@ class NodeAllocator {
   static void DrainIfLive(uint64_t generation, void* pool);
 
   static constexpr size_t kPoolMaxBytes = 512;
-  static constexpr size_t kPoolClassBytes = 512 << 10;
+  // 8 MiB (512 KiB before): beside a reader, every commit allocates a version block while the
+  // blocks it replaced wait for the reader or a grace period (4096 headers at a time), then
+  // come back in bulk; with 512 KiB the version class ran dry and overflowed in turns, and
+  // jemalloc's arena took 14.5% of the writer's samples (3% with 8 MiB; docs/benchmarks.md,
+  // "Issue 28: free lists of 8 MiB per class"). What the lists hold is freed blocks of this
+  // allocator, so a memgraph's allocated and listed bytes together stay near its peak.
+  static constexpr size_t kPoolClassBytes = 8 << 20;
 
  private:
   struct Pool;
