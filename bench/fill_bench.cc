@@ -87,7 +87,7 @@ int RunFillBench(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--weighted", weighted, "random weights");
   app.add_option("--cart-threshold", cart_threshold, "Options::cart_threshold")
-      ->check(CLI::Range(uint32_t{2}, std::numeric_limits<uint32_t>::max()))
+      ->check(CLI::Range(uint32_t{4}, std::numeric_limits<uint32_t>::max()))  // as DB::Open
       ->capture_default_str();
   app.add_option("--order", order, "stream order")
       ->check(CLI::IsMember({"shuffled", "source"}))

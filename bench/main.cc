@@ -313,8 +313,8 @@ int Main(int argc, char** argv) {
     cfg.insert_sync_edges = 5000;
     // The median of five with the WAL off (the issue 28 targets' rows), the configurations
     // alternated by rounds: one run of a third of a second moved 2 writers / 1 by 0.4x between
-    // two runs, and a median of three taken configuration after configuration by 1.1x
-    // (docs/benchmarks.md).
+    // two runs, and medians of three taken configuration after configuration gave 2.18x in
+    // one suite and 1.10x in another for the same engine (docs/benchmarks.md).
     cfg.insert_runs = 5;
     cfg.insert_wal_runs = 1;
     cfg.analytics_runs = 3;

@@ -666,12 +666,12 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
 
 // Caller holds limbo_mu_; no writer can read *vs (unlinked by commit t). Hollows them and
 // queues their headers in hollow_: joined to the newest entry when no grace period covers it
-// (a period takes nothing unlinked after it started) and it holds fewer than 128 headers, else
+// (a period takes nothing unlinked after it started) and it holds fewer than kHollowEntryMax
+// headers, else
 // as a new entry on a spare list. Joining moves the entry's retired_at up to t, which only
 // delays its earlier headers under the reader rule. So a commit beside a reader adds no list
 // of its own. *vs is left empty, its storage with the caller.
 void MemGraph::QueueHollow(Timestamp t, std::vector<SubgraphVersion*>* vs) {
-  constexpr size_t kHollowEntryMax = 128;
   for (SubgraphVersion* v : *vs) HollowVersion(&alloc_, v);
   uncovered_headers_ += vs->size();
   if (hollow_.size() > grace_covered_ && hollow_.back().versions.size() < kHollowEntryMax) {

@@ -100,15 +100,18 @@ struct ApplyStats {
 
 class MemGraph {
  public:
-  // Hollow headers that wait before a grace period over the walks starts (Retire): 4096 headers
-  // (about 1 MiB with their counts) are ~7 ms of single-edge commits beside a reader. Each
+  // Hollow headers that wait before a grace period over the walks starts (Retire): by
+  // arithmetic ~1 MiB with their counts, ~7 ms of single-edge commits beside a reader. Each
   // period's barrier is a membarrier(2) call that interrupts every running thread of the
-  // process; at 512 a writer beside a PageRank reader made ~1000 of them a second, ~45 us each
-  // on this project's VMs (docs/benchmarks.md, "Issue 28: the mixed workload in rounds").
+  // process; at 512 a writer beside a PageRank reader made 700-1,000 of them a second, ~45 us
+  // each on this project's VMs (docs/benchmarks.md, "Issue 28: the mixed workload in rounds").
   static constexpr size_t kGraceBatch = 4096;
-  // Hollow headers one commit frees at most: when a long reader ends, or a walk that held a
-  // grace period back does, many become due at once, and one commit must not pay for all of
-  // them. A period's headers and a partly filled entry after them fit.
+  // Headers per hollow entry that commits join (one list per this many, not per commit).
+  static constexpr size_t kHollowEntryMax = 128;
+  // Hollow headers one commit frees at most (whole entries: the last one freed may pass it):
+  // when a long reader ends, or a walk that held a grace period back does, many become due at
+  // once, and one commit must not pay for all of them. A period's headers and a partly filled
+  // entry after them fit.
   static constexpr size_t kHollowFreesPerCommit = 2 * kGraceBatch;
 
   MemGraph(const MemGraphOptions& options, mvcc::CommitClock* clock,
