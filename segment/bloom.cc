@@ -1,5 +1,10 @@
 #include "segment/bloom.h"
 
+// The header's inline XXH3: EdgeKeyHash runs once per edge written (flush and every
+// compaction). Through the shared library it was 3.2% of an ingest_large profile, inline 1.3%
+// (docs/benchmarks.md). Same function, same values as libxxhash's XXH3_64bits
+// (tests/segment_test.cc checks).
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 #include "segment/segment_writer.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstring>
 
@@ -193,7 +194,6 @@ Status SegmentWriter::Open(const std::string& path, const SegmentWriterOptions& 
   vertex_blocks_ = std::make_unique<VarBlocks>(this, extent_bytes);
   bloom_blocks_ = std::make_unique<VarBlocks>(this, extent_bytes);
   if (o.bloom_bits_per_key > 0) bloom_hashes_.reserve(o.bloom_keys_per_partition);
-  scratch_.reserve(kMaxChunkBytes);
 
   std::string page(kDataStart, '\0');
   EncodePreamble(o.block_size, header_.flags, page.data());
@@ -283,8 +283,6 @@ Status SegmentWriter::AddEdge(VertexId dst, double weight, bool tombstone, Times
 // Encodes the pending chunk (chunk_n_ > 0) into the edge stream and its weights into the weight
 // stream. `multi`: the run has more than one chunk (flags byte, skip table entry).
 Status SegmentWriter::EmitChunk(bool multi) {
-  std::string& e = scratch_;
-  e.clear();
   const uint32_t n = chunk_n_;
   if (multi && chunks_emitted_ > 0) {
     // Skip entry for this chunk: the destination before it and its offset within the run.
@@ -293,32 +291,33 @@ Status SegmentWriter::EmitChunk(bool multi) {
     EncodeFixed64(entry + 8, edges_->size() - cur_run_start_);
     skip_.insert(skip_.end(), entry, entry + kSkipEntrySize);
   }
-  if (multi) e.push_back(static_cast<char>(chunk_has_tomb_ ? kChunkHasTombstones : 0));
+  // Encoded straight into chunk_buf_, which holds the largest chunk (kMaxChunkBytes).
+  char* const begin = chunk_buf_;
+  char* p = begin;
+  if (multi) *p++ = static_cast<char>(chunk_has_tomb_ ? kChunkHasTombstones : 0);
   if (chunk_has_tomb_) {
-    size_t base = e.size();
-    e.resize(base + (n + 7) / 8, '\0');
+    std::memset(p, 0, (n + 7) / 8);
     for (uint32_t i = 0; i < n; i++) {
-      if (chunk_tomb_[i]) e[base + i / 8] = static_cast<char>(e[base + i / 8] | (1 << (i % 8)));
+      if (chunk_tomb_[i]) p[i / 8] = static_cast<char>(p[i / 8] | (1 << (i % 8)));
     }
+    p += (n + 7) / 8;
   }
-  char buf[kMaxVarint64Bytes];
   uint32_t i = 0;
   VertexId prev = prev_encoded_;
   if (chunks_emitted_ == 0) {
-    e.append(buf, EncodeVarint64(buf, ZigZagEncode(chunk_dst_[0] - cur_src_)) - buf);
+    p = EncodeVarint64(p, ZigZagEncode(chunk_dst_[0] - cur_src_));
     prev = chunk_dst_[0];
     i = 1;
   }
   for (; i < n; i++) {
-    e.append(buf, EncodeVarint64(buf, chunk_dst_[i] - prev - 1) - buf);
+    p = EncodeVarint64(p, chunk_dst_[i] - prev - 1);
     prev = chunk_dst_[i];
   }
   if (options_.keep_timestamps) {
-    for (i = 0; i < n; i++) {
-      e.append(buf, EncodeVarint64(buf, ZigZagEncode(chunk_ts_[i] - options_.timestamp)) - buf);
-    }
+    for (i = 0; i < n; i++) p = EncodeVarint64(p, ZigZagEncode(chunk_ts_[i] - options_.timestamp));
   }
-  Status s = edges_->Append(e.data(), e.size());
+  assert(static_cast<size_t>(p - begin) <= kMaxChunkBytes);
+  Status s = edges_->Append(begin, static_cast<size_t>(p - begin));
   if (!s.ok()) return Fail(s);
   if (weights_ != nullptr) {
     // Doubles in host order, which is little-endian (util/coding.h asserts it).

@@ -145,7 +145,7 @@ class SegmentWriter {
   double chunk_weight_[kChunkEdges];
   bool chunk_tomb_[kChunkEdges];
   bool chunk_has_tomb_ = false;
-  std::string scratch_;
+  char chunk_buf_[kMaxChunkBytes];  // the pending chunk's encoding (segment_format.h's bound)
 
   // Vertex block being built.
   std::string vblock_;

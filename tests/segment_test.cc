@@ -21,6 +21,7 @@
 #include <atomic>
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include "segment/block_cache.h"
 #include "segment/bloom.h"
@@ -772,6 +773,51 @@ TEST_P(SegmentTest, BloomHasNoFalseNegatives) {
   std::string f;
   BuildBloomFilter(hashes.data(), hashes.size(), 10, BloomProbesFor(10), &f);
   for (uint64_t h : hashes) ASSERT_TRUE(BloomMayContain(f.data(), f.size(), BloomProbesFor(10), h));
+}
+
+// The filter's bits are part of the file format: the builder must set exactly the bits of the
+// format's definition (docs/file-format.md): line from the hash's high 32 bits, probe i's bit
+// the top 9 bits of low32 * 0x9E3779B9^i, as the reader tests them. The reference here is the
+// definition written as the running product.
+TEST(BloomFormat, BuilderSetsTheDefinedBits) {
+  std::mt19937_64 rng(7);
+  for (int bits_per_key : {1, 4, 10, 16, 20, 64}) {
+    const int probes = BloomProbesFor(bits_per_key);
+    for (size_t n : {size_t{1}, size_t{7}, size_t{300}, size_t{4096}}) {
+      std::vector<uint64_t> hashes(n);
+      for (uint64_t& h : hashes) h = rng();
+      std::string built;
+      BuildBloomFilter(hashes.data(), n, bits_per_key, probes, &built);
+      const size_t lines = BloomLinesFor(n, bits_per_key);
+      ASSERT_EQ(built.size(), lines * kBloomLineBytes);
+      std::string want(lines * kBloomLineBytes, '\0');
+      for (uint64_t hash : hashes) {
+        const size_t line = static_cast<size_t>(((hash >> 32) * lines) >> 32);
+        uint32_t h = static_cast<uint32_t>(hash);
+        for (int p = 0; p < probes; p++) {
+          const uint32_t bit = h >> 23;
+          want[line * kBloomLineBytes + bit / 8] |= static_cast<char>(1u << (bit % 8));
+          h *= 0x9E3779B9u;
+        }
+      }
+      ASSERT_EQ(built, want) << "bits_per_key " << bits_per_key << ", n " << n;
+      for (uint64_t h : hashes) ASSERT_TRUE(BloomMayContain(built.data(), built.size(), probes, h));
+    }
+  }
+}
+
+// EdgeKeyHash is the format's key hash: XXH3_64bits of src and dst as little-endian 64-bit
+// words. bloom.cc compiles xxHash inline; the reference is the shared library's function.
+TEST(BloomFormat, EdgeKeyHashIsTheLibrarysXxh3) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 1000; i++) {
+    const VertexId src = i < 4 ? static_cast<VertexId>(i) : rng();
+    const VertexId dst = i < 4 ? ~VertexId{0} - static_cast<VertexId>(i) : rng();
+    char key[16];
+    EncodeFixed64(key, src);
+    EncodeFixed64(key + 8, dst);
+    ASSERT_EQ(EdgeKeyHash(src, dst), XXH3_64bits(key, sizeof(key))) << src << " " << dst;
+  }
 }
 
 TEST_P(SegmentTest, WriterRejectsBadInput) {
