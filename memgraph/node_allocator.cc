@@ -255,6 +255,11 @@ void* NodeAllocator::Allocate(size_t size) {
       const size_t c = Pool::PoolClass(asked);
       if (Pool::Block* b = pool->head[c]) {
         pool->head[c] = b->next;
+        // Blocks come back to the lists in bulk (a grace period's or a reader's versions) and
+        // cold: reading the popped block's link was ~90% of this function's samples beside a
+        // reader. The new head is the next pop of this class: its line is fetched now (for
+        // writing: the caller fills the block), while the caller builds.
+        __builtin_prefetch(b->next, 1, 3);
         --pool->count[c];
         pool->AddHeld(-static_cast<ptrdiff_t>(Pool::ClassBytes(c)));
         bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
