@@ -81,7 +81,7 @@ class OutputSet {
     wo.timestamp = o_.max_ts;
     wo.user_tag = o_.tag;
     wo.store_id = o_.store_id;
-    wo.drop_page_cache = true;  // outputs are read back through the store's bounded caches
+    wo.drop_page_cache = o_.drop_page_cache;
     w_ = std::make_unique<SegmentWriter>(env_);
     return w_->Open(o_.dir + "/" + SegmentFileName(meta_.number), wo);
   }

@@ -42,6 +42,7 @@ struct CompactionOptions {
   size_t read_window_bytes = 0;
   size_t extent_bytes = size_t{1} << 20;  // outputs' SegmentWriterOptions::extent_bytes
   uint64_t store_id = 0;                  // outputs' SegmentWriterOptions::store_id
+  bool drop_page_cache = false;           // outputs' SegmentWriterOptions::drop_page_cache
   // Unset: anything older may hold anything (unless bottom). See the rules above.
   std::function<bool(VertexId src)> older_may_hold_vertex;
 };

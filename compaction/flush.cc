@@ -20,7 +20,7 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
   wo.timestamp = o.seal_ts;
   wo.user_tag = dir;
   wo.store_id = o.store_id;
-  wo.drop_page_cache = true;  // read back through the store's bounded caches
+  wo.drop_page_cache = o.drop_page_cache;
   Status s = w.Open(path, wo);
   if (!s.ok()) return s;
   meta->number = number;

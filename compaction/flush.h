@@ -22,6 +22,7 @@ struct FlushOptions {
   uint32_t block_size = 4096;
   size_t extent_bytes = size_t{1} << 20;  // SegmentWriterOptions::extent_bytes
   uint64_t store_id = 0;                  // SegmentWriterOptions::store_id
+  bool drop_page_cache = false;           // SegmentWriterOptions::drop_page_cache
 };
 
 struct FlushResult {

@@ -351,6 +351,7 @@ Status DBImpl::FlushOldest() {
   fo.extent_bytes = WriterExtent(options_);
   fo.seal_ts = seal_ts;
   fo.store_id = store_id_;
+  fo.drop_page_cache = options_.drop_written_pages;
   compaction::FlushResult r;
   uint64_t first_number = next_file_.fetch_add(2);
   uint64_t number = first_number;
@@ -534,6 +535,7 @@ Status DBImpl::RunJob(const CompactionJob& job) {
   co.extent_bytes = WriterExtent(options_);
   co.read_window_bytes = CompactionWindow(options_, job.inputs.size());
   co.store_id = store_id_;
+  co.drop_page_cache = options_.drop_written_pages;
   if (!job.bottom) {
     // What is older than the inputs is on the levels below the output, which only this thread
     // changes (compactions are serialized; flushes add L0 files and move min_l0 only): the

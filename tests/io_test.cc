@@ -26,9 +26,12 @@
 #include <gtest/gtest.h>
 
 #include "io/env.h"
+#include "tests/util/file_util.h"
 
 namespace strata::io {
 namespace {
+
+using strata::testing::ResidentPages;
 
 class TempDir {
  public:
@@ -138,23 +141,6 @@ TEST_P(IoTest, WriteReadRoundTrip) {
   ASSERT_TRUE(f->Read(data.size(), 0, nullptr).ok());
 }
 
-// Pages of `path` in the kernel page cache (mincore over a read-only mapping).
-size_t ResidentPages(const std::string& path, size_t size) {
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return 0;
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (p == MAP_FAILED) return 0;
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> vec((size + page - 1) / page);
-  size_t n = 0;
-  if (::mincore(p, size, vec.data()) == 0) {
-    for (unsigned char c : vec) n += c & 1;
-  }
-  ::munmap(p, size);
-  return n;
-}
-
 // DropCache after Sync takes a written file's pages out of the page cache (the store's
 // segment writers do this so flushes and compactions do not fill memory with written data).
 TEST_P(IoTest, DropCacheAfterSyncReleasesWrittenPages) {
@@ -173,7 +159,7 @@ TEST_P(IoTest, DropCacheAfterSyncReleasesWrittenPages) {
     ASSERT_TRUE(f->Sync().ok());
     if (drop) f->DropCache();
     ASSERT_TRUE(f->Close().ok());
-    const size_t resident = ResidentPages(path, size);
+    const size_t resident = ResidentPages(path, 0, size);
     const size_t pages = size / static_cast<size_t>(sysconf(_SC_PAGESIZE));
     std::printf("%s: %zu of %zu pages resident\n", path.c_str(), resident, pages);
     if (drop) {
@@ -551,23 +537,6 @@ TEST_P(IoTest, ReadQueuePastEndAndTruncatedFile) {
   check({{0, 100}, {9900, 200}, {500, 100}, {10000, 1}}, {"", "10000", "", "10000"});
   ASSERT_EQ(::truncate(path.c_str(), 5000), 0);
   check({{4000, 2000}, {100, 100}, {6000, 100}}, {"5000", "", "6000"});
-}
-
-// Pages of [offset, offset + n) of the file at `path` present in the page cache (mincore).
-size_t ResidentPages(const std::string& path, size_t offset, size_t n) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  void* m = ::mmap(nullptr, offset + n, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (m == MAP_FAILED) return 0;
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> vec((offset + n + page - 1) / page);
-  size_t resident = 0;
-  if (::mincore(m, offset + n, vec.data()) == 0) {
-    for (size_t i = offset / page; i < vec.size(); ++i) resident += vec[i] & 1;
-  }
-  ::munmap(m, offset + n);
-  return resident;
 }
 
 // WillNeed brings the named range into the page cache (where the file system lets pages be

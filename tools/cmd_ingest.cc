@@ -53,6 +53,7 @@ struct IngestArgs {
   std::string wal = "group";
   uint64_t batch = 16384;
   bool skip_bad_lines = false;
+  bool drop_written_pages = false;
   std::string ids;
   std::string progress = "auto";
   bool quiet = false;
@@ -732,6 +733,7 @@ int Ingester::Run() {
   o.memory_budget = budget_;
   o.memgraph_bytes = memgraph_;
   o.max_sealed_memgraphs = a_.max_sealed;
+  o.drop_written_pages = a_.drop_written_pages;
   o.wal = wal_;
   Status s;
   if (creating_) {
@@ -816,6 +818,9 @@ void RegisterIngest(CLI::App* app, CommandList* commands) {
                 "writers stall")
       ->check(SignedIn(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
+  c->add_flag("--drop-written-pages", a->drop_written_pages,
+              "take flushed and compacted files out of the OS page cache after their fsync "
+              "(compactions then read them back from the device)");
   c->add_option("--wal", a->wal, "write-ahead log: off, group or sync")
       ->check(CLI::IsMember({"off", "group", "sync"}))
       ->capture_default_str();

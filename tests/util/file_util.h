@@ -1,9 +1,15 @@
 // Whole-file reads and writes for tests that inspect or damage a store's files.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 namespace strata::testing {
 
@@ -17,6 +23,30 @@ inline std::string ReadAll(const std::string& path) {
 inline void WriteAll(const std::string& path, const std::string& data) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(data.data(), static_cast<std::streamsize>(data.size()));
+}
+
+// Pages of [offset, offset + n) of the file at `path` present in the kernel page cache
+// (mincore over a read-only mapping); 0 when the file cannot be mapped.
+inline size_t ResidentPages(const std::string& path, size_t offset, size_t n) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  void* m = ::mmap(nullptr, offset + n, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) return 0;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec((offset + n + page - 1) / page);
+  size_t resident = 0;
+  if (::mincore(m, offset + n, vec.data()) == 0) {
+    for (size_t i = offset / page; i < vec.size(); ++i) resident += vec[i] & 1;
+  }
+  ::munmap(m, offset + n);
+  return resident;
+}
+
+// True on tmpfs, whose pages are the files themselves: nothing can be dropped there.
+inline bool OnTmpfs(const std::string& dir) {
+  struct statfs fs;
+  return ::statfs(dir.c_str(), &fs) == 0 && fs.f_type == 0x01021994;  // TMPFS_MAGIC
 }
 
 }  // namespace strata::testing
