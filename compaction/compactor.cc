@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <system_error>
+#include <thread>
+#include <utility>
 
 #include "compaction/flush.h"
 #include "segment/segment_format.h"
@@ -131,6 +134,8 @@ Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
   ScanOptions so;
   so.read.weights = o.weighted;
   so.window = o.read_window_bytes;
+  so.min_src = o.min_src;
+  so.max_src = o.max_src;
   for (size_t i = 0; i < inputs.size(); ++i) {
     in[i].scan = inputs[i]->NewScanner(so);
     in[i].valid = in[i].scan->NextVertex(&in[i].v);
@@ -255,6 +260,90 @@ Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
   if (s.ok()) s = env->SyncDir(o.dir);
   if (!s.ok()) out.Abandon();
   return s;
+}
+
+namespace {
+std::atomic<uint64_t> min_part_edges{kMinPartEdges};
+}  // namespace
+
+uint64_t MinPartEdges() { return min_part_edges.load(std::memory_order_relaxed); }
+void SetMinPartEdges(uint64_t n) { min_part_edges.store(n, std::memory_order_relaxed); }
+
+std::vector<VertexId> PartCuts(const std::vector<const SegmentReader*>& inputs, int max_parts,
+                               uint64_t min_part_edges) {
+  std::vector<std::pair<VertexId, uint64_t>> spread;
+  for (const SegmentReader* r : inputs) r->EdgeSpread(&spread);
+  std::sort(spread.begin(), spread.end());
+  uint64_t total = 0;
+  for (const auto& b : spread) total += b.second;
+  const uint64_t by_size = total / std::max<uint64_t>(min_part_edges, 1);
+  const uint64_t parts = std::min<uint64_t>(static_cast<uint64_t>(std::max(max_parts, 1)), by_size);
+  std::vector<VertexId> cuts;
+  if (parts <= 1) return cuts;
+  // Part k starts at the first block boundary where the records before it reach k/parts of
+  // the total; a block's records count as lying at its first source.
+  uint64_t before = 0;
+  for (const auto& [src, edges] : spread) {
+    const uint64_t k = cuts.size() + 1;
+    if (k >= parts) break;
+    if (before >= total / parts * k && src > 0 && (cuts.empty() || src > cuts.back())) {
+      cuts.push_back(src);
+    }
+    before += edges;
+  }
+  return cuts;
+}
+
+Status RunCompactionParts(const std::vector<const SegmentReader*>& inputs,
+                          const CompactionOptions& o, int max_parts, io::Env* env,
+                          std::atomic<uint64_t>* next_file_number, CompactionResult* result,
+                          uint64_t min_part_edges) {
+  std::vector<VertexId> cuts = PartCuts(inputs, max_parts, min_part_edges);
+  cuts.erase(std::remove_if(cuts.begin(), cuts.end(),
+                            [&](VertexId c) { return c <= o.min_src || c > o.max_src; }),
+             cuts.end());
+  if (cuts.empty()) return RunCompaction(inputs, o, env, next_file_number, result);
+  const size_t n = cuts.size() + 1;
+  std::vector<CompactionOptions> po(n, o);
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) po[i].min_src = cuts[i - 1];
+    if (i + 1 < n) po[i].max_src = cuts[i] - 1;
+  }
+  std::vector<CompactionResult> pr(n);
+  std::vector<Status> ps(n);
+  auto run = [&](size_t i) { ps[i] = RunCompaction(inputs, po[i], env, next_file_number, &pr[i]); };
+  std::vector<std::thread> threads;
+  std::vector<size_t> inline_parts;  // parts no thread could be made for: run here
+  for (size_t i = 1; i < n; ++i) {
+    try {
+      threads.emplace_back(run, i);
+    } catch (const std::system_error&) {
+      inline_parts.push_back(i);
+    }
+  }
+  run(0);
+  for (size_t i : inline_parts) run(i);
+  for (std::thread& t : threads) t.join();
+  *result = CompactionResult();
+  Status first;
+  for (size_t i = 0; i < n && first.ok(); ++i) first = ps[i];
+  if (!first.ok()) {
+    // A failed part removed its own outputs; the finished parts' are removed here.
+    for (size_t i = 0; i < n; ++i) {
+      if (!ps[i].ok()) continue;
+      for (const FileMeta& f : pr[i].outputs) env->RemoveFile(o.dir + "/" + SegmentFileName(f.number));
+    }
+    return first;
+  }
+  result->bytes_read = pr[0].bytes_read;
+  result->entries_in = pr[0].entries_in;
+  result->parts = static_cast<int>(n);
+  for (CompactionResult& r : pr) {
+    result->outputs.insert(result->outputs.end(), r.outputs.begin(), r.outputs.end());
+    result->bytes_written += r.bytes_written;
+    result->entries_out += r.entries_out;
+  }
+  return Status::OK();
 }
 
 }  // namespace strata::compaction

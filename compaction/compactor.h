@@ -43,21 +43,49 @@ struct CompactionOptions {
   size_t extent_bytes = size_t{1} << 20;  // outputs' SegmentWriterOptions::extent_bytes
   uint64_t store_id = 0;                  // outputs' SegmentWriterOptions::store_id
   bool drop_page_cache = false;           // outputs' SegmentWriterOptions::drop_page_cache
-  // Unset: anything older may hold anything (unless bottom). See the rules above.
+  // Unset: anything older may hold anything (unless bottom). See the rules above. Called
+  // from every part's thread at once by RunCompactionParts.
   std::function<bool(VertexId src)> older_may_hold_vertex;
+  // Only sources in [min_src, max_src] are merged (one part of a compaction; see
+  // RunCompactionParts). What the inputs hold outside is left to other parts.
+  VertexId min_src = 0;
+  VertexId max_src = ~VertexId{0};
 };
 
 struct CompactionResult {
-  std::vector<FileMeta> outputs;
-  uint64_t bytes_read = 0;
+  std::vector<FileMeta> outputs;  // ascending, disjoint source ranges
+  uint64_t bytes_read = 0;        // the inputs' sizes (whole files, whatever the range)
   uint64_t bytes_written = 0;
-  uint64_t entries_in = 0;
+  uint64_t entries_in = 0;        // the inputs' edge records (whole files)
   uint64_t entries_out = 0;
+  int parts = 1;                  // threads that merged it (RunCompactionParts)
 };
 
 // `inputs` newest first. New file numbers come from *next_file_number.
 Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
                      const CompactionOptions& options, io::Env* env,
                      std::atomic<uint64_t>* next_file_number, CompactionResult* result);
+
+// Where a compaction of `inputs` splits into at most `max_parts` parts of about equal work:
+// the first source of each part after the first, ascending (empty: one part). Cut at the
+// inputs' vertex-block boundaries by their edge records (SegmentReader::EdgeSpread); no part
+// gets fewer than min_part_edges records (a small merge is not worth a thread).
+std::vector<VertexId> PartCuts(const std::vector<const SegmentReader*>& inputs, int max_parts,
+                               uint64_t min_part_edges);
+
+// RocksDB's subcompactions: RunCompaction over the source ranges PartCuts gives, within
+// [options.min_src, options.max_src], each part on its own thread (the caller's runs the
+// first), each with its own outputs; the result is what one RunCompaction would give (same
+// records; outputs ascending and disjoint, cut at part boundaries too). A failed part fails
+// the whole, and every part's outputs are removed.
+inline constexpr uint64_t kMinPartEdges = uint64_t{1} << 18;
+// The least records per part the store's compactions ask for: kMinPartEdges unless a test set
+// it lower (SetMinPartEdges), to cut its small stores' compactions into parts.
+uint64_t MinPartEdges();
+void SetMinPartEdges(uint64_t n);
+Status RunCompactionParts(const std::vector<const SegmentReader*>& inputs,
+                          const CompactionOptions& options, int max_parts, io::Env* env,
+                          std::atomic<uint64_t>* next_file_number, CompactionResult* result,
+                          uint64_t min_part_edges = kMinPartEdges);
 
 }  // namespace strata::compaction

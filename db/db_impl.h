@@ -200,7 +200,8 @@ class DBImpl final : public DB {
 
   // Compaction (compaction/compactor.h): picker_ chooses, RunJob merges and installs. One at a
   // time, serialized by compact_mu_.
-  Status RunJob(const CompactionJob& job);
+  // `parts`: threads the merge may use (RunCompactionParts); see CompactLoop for when.
+  Status RunJob(const CompactionJob& job, int parts);
   void CompactLoop();
 
   // Creates and opens feed_ (after the store is open: it needs the store ID).
@@ -286,6 +287,7 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> last_flush_stall_log_{0};
   std::atomic<uint64_t> flush_bytes_{0};
   std::atomic<uint64_t> compactions_{0};
+  std::atomic<uint64_t> compaction_parts_{0};
   std::atomic<uint64_t> compaction_bytes_{0};
 };
 

@@ -12,6 +12,11 @@ size_t WriterExtent(const Options& o) {
   return std::clamp<size_t>(IoReserve(o) / 16, size_t{64} << 10, size_t{1} << 20);
 }
 
+size_t CompactionExtent(const Options& o) {
+  return std::clamp<size_t>(IoReserve(o) / 16 / static_cast<size_t>(std::max(o.max_subcompactions, 1)),
+                            size_t{64} << 10, size_t{1} << 20);
+}
+
 size_t CompactionWindow(const Options& o, size_t inputs) {
   return std::clamp<size_t>(IoReserve(o) / 3 / (3 * std::max<size_t>(1, inputs)),
                             size_t{64} << 10, size_t{1} << 20);

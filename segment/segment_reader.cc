@@ -481,6 +481,15 @@ size_t SegmentReader::MemoryUsage() const {
 // ---------------------------------------------------------------------------------------------
 // Point reads
 
+void SegmentReader::EdgeSpread(std::vector<std::pair<VertexId, uint64_t>>* out) const {
+  for (size_t j = 0; j < vertex_index_.size(); ++j) {
+    const uint64_t end =
+        j + 1 < vertex_index_.size() ? vertex_index_[j + 1].edge_base : header_.num_edges;
+    const uint64_t base = vertex_index_[j].edge_base;
+    out->emplace_back(vertex_index_[j].first_src, end > base ? end - base : 0);
+  }
+}
+
 Status SegmentReader::FindVertex(VertexId src, VertexEntry* v) const {
   if (vertex_index_.empty() || src < header_.min_src || src > header_.max_src) {
     return Status::NotFound("vertex not in segment");

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/env.h"
@@ -141,6 +142,11 @@ class SegmentReader {
 
   // Bytes in memory for this reader (indexes and pinned blocks).
   size_t MemoryUsage() const;
+
+  // How the edge records spread over the source range: appends, per vertex block in order,
+  // the block's first source and the records of its vertices' runs. From the resident vertex
+  // index (no read): for cutting a scan into parts of about equal work.
+  void EdgeSpread(std::vector<std::pair<VertexId, uint64_t>>* out) const;
 
  private:
   friend class NeighborIterator;

@@ -15,6 +15,7 @@
 #include <set>
 #include <random>
 
+#include "compaction/compactor.h"
 #include "db/db_impl.h"
 #include "io/env.h"
 #include "segment/segment_reader.h"
@@ -40,9 +41,16 @@ struct Param {
 
 class DiskDifferential : public ::testing::TestWithParam<Param> {};
 
+// Compactions of more than 2 x 64 records run in parts (max_subcompactions), smaller ones whole.
+struct SmallPartsGuard {
+  SmallPartsGuard() { compaction::SetMinPartEdges(64); }
+  ~SmallPartsGuard() { compaction::SetMinPartEdges(compaction::kMinPartEdges); }
+};
+
 TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
   const Param p = GetParam();
   if (p.io == IoBackend::kIoUring && !io::Env::IoUringAvailable()) GTEST_SKIP() << "no io_uring";
+  SmallPartsGuard small_parts;
   testing::TempDir dir;
   Options o;
   o.graph_kind = p.kind;
@@ -70,7 +78,7 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
     testing::ReferenceGraph model;
   };
   std::vector<Held> held;
-  uint64_t flushes = 0, compactions = 0;
+  uint64_t flushes = 0, compactions = 0, parts = 0;
   const int kBatches = 1500;
   for (int i = 0; i < kBatches; ++i) {
     WriteBatch b = RandomBatch(rng, limit, p.weighted);
@@ -97,6 +105,7 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
       DBStats st = db->GetStats();
       flushes += st.flushes;
       compactions += st.compactions;
+      parts += st.compaction_parts;
       std::string report;
       Status v = db->Verify(&report);
       ASSERT_TRUE(v.ok()) << v.ToString() << "\n" << report;
@@ -112,6 +121,7 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
   for (auto& h : held) ASSERT_EQ(h.model.Compare(*h.snap, limit), "");
   EXPECT_GT(flushes, 5u) << "the memgraph never filled: the test would not cross flushes";
   EXPECT_GT(compactions, 5u) << "compaction never ran";
+  EXPECT_GT(parts, compactions) << "no compaction was cut into parts";
 }
 
 std::string Name(const ::testing::TestParamInfo<Param>& i) {

@@ -75,6 +75,12 @@ struct Options {
   int max_levels = 6;
   // Compaction outputs are cut at the first vertex boundary past this size.
   uint64_t target_file_bytes = uint64_t{64} << 20;
+  // Threads one compaction may use: its merge is cut by source range into up to this many
+  // parts of at least 256 K edge records each, merged at once and installed together
+  // (RocksDB's subcompactions). Used where the merge takes no core from a writer: DB::WaitIdle
+  // and DB::CompactAll (`strata compact`), an idle store's merge, and a level 0 that stalls
+  // writers; a compaction beside running writers keeps one thread. 1: always one.
+  int max_subcompactions = 2;
   // Run compactions in the background (tests may turn this off to place them by hand).
   bool background_compaction = true;
   // When no batch has been written for this long, no flush is pending and level 0 holds
