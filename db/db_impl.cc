@@ -535,7 +535,7 @@ Status DBImpl::RunJob(const CompactionJob& job, int parts) {
   co.bottom = job.bottom;
   co.weighted = options_.weighted;
   co.target_file_bytes = options_.target_file_bytes;
-  co.extent_bytes = CompactionExtent(options_);
+  co.extent_bytes = CompactionExtent(options_, parts);
   // Every part reads every input: the I/O reserve's share is split among them all.
   co.read_window_bytes =
       CompactionWindow(options_, job.inputs.size() * static_cast<size_t>(std::max(parts, 1)));

@@ -38,7 +38,7 @@ size_t IoReserve(const Options& o);
 // All are clamped to [64 KiB, 1 MiB] (extents of at least 64 KiB keep reads large; at 1 GiB
 // and more the reserve is not the limit).
 size_t WriterExtent(const Options& o);
-size_t CompactionExtent(const Options& o);
+size_t CompactionExtent(const Options& o, int parts);
 size_t CompactionWindow(const Options& o, size_t inputs);
 
 // Memory the segment readers of v keep resident (their small block indexes).
