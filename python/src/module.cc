@@ -528,6 +528,7 @@ pb::dict StatsDict(const DBStats& x) {
   STRATA_STAT(sealed_memgraphs);
   STRATA_STAT(flushes);
   STRATA_STAT(compactions);
+  STRATA_STAT(compaction_parts);
   STRATA_STAT(stall_micros);
   STRATA_STAT(stall_l0_micros);
   STRATA_STAT(stall_flush_micros);
