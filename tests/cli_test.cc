@@ -22,6 +22,7 @@
 
 #include "strata/db.h"
 #include "tests/util/cli_run.h"
+#include "tests/util/file_util.h"
 #include "tests/util/temp_dir.h"
 #include "graphio/graphalytics_io.h"
 
@@ -106,6 +107,38 @@ TEST(CliTest, HelpAndUsage) {
   EXPECT_NE(r.out.find("ingest"), std::string::npos);
   Fails(2, {}, {"subcommand"});
   Fails(2, {"frobnicate"}, {"unknown command"});
+}
+
+// ingest --drop-written-pages reaches the store: its segments leave the page cache after their
+// fsync (but for what the store reads back), without the flag they stay.
+TEST(CliTest, IngestDropWrittenPages) {
+  TempDir tmp;
+  if (testing::OnTmpfs(tmp.path())) GTEST_SKIP() << "tmpfs pages cannot be dropped";
+  const std::string g = tmp.path() + "/g.el";
+  Ok({"generate", "--kind", "kron", "--scale", "14", "--edge-factor", "16", "--seed", "3",
+      "--format", "el", "--out", g, "-q"});
+  double share[2] = {0, 0};
+  for (int drop = 0; drop < 2; ++drop) {
+    const std::string db = tmp.path() + (drop ? "/dropped" : "/kept");
+    std::vector<std::string> args = {"ingest", "--db", db, "--input", g, "--format", "el",
+                                     "--memory-budget", "8M", "--memgraph-bytes", "1M",
+                                     "--wal", "off", "-q"};
+    if (drop) args.push_back("--drop-written-pages");
+    Ok(args);
+    size_t resident = 0, pages = 0;
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    for (const auto& e : std::filesystem::directory_iterator(db)) {
+      if (e.path().extension() != ".seg") continue;
+      const size_t size = static_cast<size_t>(e.file_size());
+      pages += (size + page - 1) / page;
+      resident += testing::ResidentPages(e.path().string(), 0, size);
+    }
+    ASSERT_GT(pages, 64u);
+    share[drop] = static_cast<double>(resident) / static_cast<double>(pages);
+    std::printf("%s: %zu of %zu segment pages resident\n", db.c_str(), resident, pages);
+  }
+  if (share[0] < 0.9) GTEST_SKIP() << "written pages do not stay cached on this file system";
+  EXPECT_LT(share[1], share[0] / 2);
 }
 
 TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
