@@ -46,6 +46,15 @@ TEST(DBApi, RejectsBadOptionsNamingTheField) {
   s = DB::Open(l0, "x", &db);
   EXPECT_NE(s.message().find("l0_compaction_trigger: must be at least 1"), std::string::npos)
       << s.ToString();
+  for (int parts : {0, -1, 65}) {
+    Options sc;
+    sc.in_memory = true;
+    sc.max_subcompactions = parts;
+    s = DB::Open(sc, "x", &db);
+    EXPECT_TRUE(s.IsInvalidArgument()) << parts;
+    EXPECT_NE(s.message().find("max_subcompactions: must be in [1, 64]"), std::string::npos)
+        << s.ToString();
+  }
 }
 
 TEST(DBApi, RejectsVertexIdsBeyondLimitAndAppliesNothing) {
