@@ -73,19 +73,20 @@ Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
 std::vector<VertexId> PartCuts(const std::vector<const SegmentReader*>& inputs, int max_parts,
                                uint64_t min_part_edges);
 
+// The least records per part the store's compactions ask for: kMinPartEdges unless a test set
+// it lower (SetMinPartEdges), to cut its small stores' compactions into parts.
+inline constexpr uint64_t kMinPartEdges = uint64_t{1} << 18;
+uint64_t MinPartEdges();
+void SetMinPartEdges(uint64_t n);
+
 // RocksDB's subcompactions: RunCompaction over the source ranges PartCuts gives, within
 // [options.min_src, options.max_src], each part on its own thread (the caller's runs the
 // first), each with its own outputs; the result is what one RunCompaction would give (same
 // records; outputs ascending and disjoint, cut at part boundaries too). A failed part fails
 // the whole, and every part's outputs are removed.
-inline constexpr uint64_t kMinPartEdges = uint64_t{1} << 18;
-// The least records per part the store's compactions ask for: kMinPartEdges unless a test set
-// it lower (SetMinPartEdges), to cut its small stores' compactions into parts.
-uint64_t MinPartEdges();
-void SetMinPartEdges(uint64_t n);
 Status RunCompactionParts(const std::vector<const SegmentReader*>& inputs,
                           const CompactionOptions& options, int max_parts, io::Env* env,
                           std::atomic<uint64_t>* next_file_number, CompactionResult* result,
-                          uint64_t min_part_edges = kMinPartEdges);
+                          uint64_t min_part_edges);
 
 }  // namespace strata::compaction

@@ -8,12 +8,8 @@ size_t IoReserve(const Options& o) {
   return std::clamp<size_t>(o.memory_budget / 16, size_t{64} << 10, size_t{32} << 20);
 }
 
-size_t WriterExtent(const Options& o) {
-  return std::clamp<size_t>(IoReserve(o) / 16, size_t{64} << 10, size_t{1} << 20);
-}
-
-size_t CompactionExtent(const Options& o, int parts) {
-  return std::clamp<size_t>(IoReserve(o) / 16 / static_cast<size_t>(std::max(parts, 1)),
+size_t WriterExtent(const Options& o, int writers) {
+  return std::clamp<size_t>(IoReserve(o) / 16 / static_cast<size_t>(std::max(writers, 1)),
                             size_t{64} << 10, size_t{1} << 20);
 }
 

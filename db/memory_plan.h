@@ -32,13 +32,13 @@ inline constexpr size_t kMinBlockCache = size_t{64} << 10;
 size_t IoReserve(const Options& o);
 // The reserve holds one flush and one compaction. A segment writer buffers about five extents
 // (edges, weights, vertex and bloom blocks, the file's tail): the flush's writer and the
-// compaction's (one per part, each with CompactionExtent: together one WriterExtent's worth)
+// compaction's (one per part, each with WriterExtent(o, parts): together one writer's worth)
 // take ~10/16 of the reserve. A compaction input holds about three read windows (edges,
 // weights, vertex blocks) per part: CompactionWindow(o, inputs x parts) shares a third of it.
 // All are clamped to [64 KiB, 1 MiB] (extents of at least 64 KiB keep reads large; at 1 GiB
 // and more the reserve is not the limit).
-size_t WriterExtent(const Options& o);
-size_t CompactionExtent(const Options& o, int parts);
+// The extent of each of `writers` segment writers sharing one writer's part of the reserve.
+size_t WriterExtent(const Options& o, int writers = 1);
 size_t CompactionWindow(const Options& o, size_t inputs);
 
 // Memory the segment readers of v keep resident (their small block indexes).

@@ -41,7 +41,8 @@ struct Param {
 
 class DiskDifferential : public ::testing::TestWithParam<Param> {};
 
-// Compactions of more than 2 x 64 records run in parts (max_subcompactions), smaller ones whole.
+// A compaction allowed parts (here CompactAll's) runs in max_subcompactions parts once it holds
+// more than 2 x 64 records; smaller ones, and those beside running writers, run whole.
 struct SmallPartsGuard {
   SmallPartsGuard() { compaction::SetMinPartEdges(64); }
   ~SmallPartsGuard() { compaction::SetMinPartEdges(compaction::kMinPartEdges); }
