@@ -125,14 +125,7 @@ TEST(CliTest, IngestDropWrittenPages) {
                                      "--wal", "off", "-q"};
     if (drop) args.push_back("--drop-written-pages");
     Ok(args);
-    size_t resident = 0, pages = 0;
-    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    for (const auto& e : std::filesystem::directory_iterator(db)) {
-      if (e.path().extension() != ".seg") continue;
-      const size_t size = static_cast<size_t>(e.file_size());
-      pages += (size + page - 1) / page;
-      resident += testing::ResidentPages(e.path().string(), 0, size);
-    }
+    const auto [resident, pages] = testing::SegmentPages(db);
     ASSERT_GT(pages, 64u);
     share[drop] = static_cast<double>(resident) / static_cast<double>(pages);
     std::printf("%s: %zu of %zu segment pages resident\n", db.c_str(), resident, pages);

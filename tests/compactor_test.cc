@@ -107,6 +107,17 @@ class CompactorTest : public ::testing::Test {
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
 
+  // Writes each of `in` as a segment; *inputs points at the readers, newest first as `in`.
+  void WriteInputs(const std::vector<Seg>& in, bool weighted,
+                   std::vector<std::unique_ptr<SegmentReader>>* readers,
+                   std::vector<const SegmentReader*>* inputs) {
+    readers->resize(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      Write(in[i], weighted, &(*readers)[i]);
+      inputs->push_back((*readers)[i].get());
+    }
+  }
+
   // Reads every output back, checking that outputs hold disjoint ascending vertex ranges.
   void ReadOutputs(const CompactionResult& res, bool weighted, Seg* got) {
     VertexId prev_max = 0;
@@ -149,12 +160,10 @@ class CompactorTest : public ::testing::Test {
   void Check(const std::vector<Seg>& in, bool bottom, bool weighted, size_t window,
              uint64_t target_file_bytes, const Older& older = {}, int parts = 1,
              int* parts_used = nullptr) {
-    std::vector<std::unique_ptr<SegmentReader>> readers(in.size());
+    std::vector<std::unique_ptr<SegmentReader>> readers;
     std::vector<const SegmentReader*> inputs;
-    for (size_t i = 0; i < in.size(); ++i) {
-      Write(in[i], weighted, &readers[i]);
-      inputs.push_back(readers[i].get());
-    }
+    WriteInputs(in, weighted, &readers, &inputs);
+    ASSERT_FALSE(HasFatalFailure());
     CompactionOptions o;
     o.dir = dir_;
     o.bottom = bottom;
@@ -362,12 +371,10 @@ TEST_F(CompactorTest, AFailedPartLeavesNoOutputs) {
   std::mt19937_64 rng(99);
   std::vector<Seg> in;
   for (int i = 0; i < 3; ++i) in.push_back(RandomSeg(rng, 1500, 4000, 40, false));
-  std::vector<std::unique_ptr<SegmentReader>> readers(in.size());
+  std::vector<std::unique_ptr<SegmentReader>> readers;
   std::vector<const SegmentReader*> inputs;
-  for (size_t i = 0; i < in.size(); ++i) {
-    Write(in[i], false, &readers[i]);
-    inputs.push_back(readers[i].get());
-  }
+  WriteInputs(in, false, &readers, &inputs);
+  ASSERT_FALSE(HasFatalFailure());
   auto segs = [&] {
     size_t n = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir_)) n += e.path().extension() == ".seg";

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "strata/db.h"
 #include "mvcc/reader_tracer.h"
@@ -203,14 +202,7 @@ TEST(DBApi, DropWrittenPagesTakesFlushOutputsOutOfThePageCache) {
     }
     ASSERT_TRUE(db->Write(b).ok());
     ASSERT_TRUE(db->Flush().ok());
-    size_t resident = 0, pages = 0;
-    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    for (const auto& e : std::filesystem::directory_iterator(path)) {
-      if (e.path().extension() != ".seg") continue;
-      const size_t size = static_cast<size_t>(e.file_size());
-      pages += (size + page - 1) / page;
-      resident += testing::ResidentPages(e.path().string(), 0, size);
-    }
+    const auto [resident, pages] = testing::SegmentPages(path);
     ASSERT_GT(pages, 64u) << "the flush wrote no segment of size";
     std::printf("drop_written_pages %d: %zu of %zu segment pages resident\n", drop, resident,
                 pages);

@@ -6,6 +6,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -41,6 +42,24 @@ inline size_t ResidentPages(const std::string& path, size_t offset, size_t n) {
   }
   ::munmap(m, offset + n);
   return resident;
+}
+
+// Pages of the store's segment files (*.seg in `dir`) and how many of them are in the page
+// cache.
+struct PageCount {
+  size_t resident = 0;
+  size_t pages = 0;
+};
+inline PageCount SegmentPages(const std::string& dir) {
+  PageCount c;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".seg") continue;
+    const size_t size = static_cast<size_t>(e.file_size());
+    c.pages += (size + page - 1) / page;
+    c.resident += ResidentPages(e.path().string(), 0, size);
+  }
+  return c;
 }
 
 // True on tmpfs, whose pages are the files themselves: nothing can be dropped there.
