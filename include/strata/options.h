@@ -104,8 +104,8 @@ struct Options {
   // Flush and compaction outputs leave the OS page cache after their fsync
   // (posix_fadvise(DONTNEED)), so the store's writes do not grow the page cache — for a
   // container whose memory limit counts it. The cost: the next compaction reads its inputs,
-  // just written, back from the device (ingest_large at scale 18: -10% ingest rate,
-  // docs/benchmarks.md). False leaves written pages to the kernel, which reclaims them as any
+  // just written, back from the device (ingest_large at scale 18: 6-10% slower by the medians
+  // of alternated runs, docs/benchmarks.md). False leaves written pages to the kernel, which reclaims them as any
   // clean file page; the store's own memory (memory_budget) is the same either way.
   bool drop_written_pages = false;
 
