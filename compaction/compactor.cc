@@ -271,14 +271,15 @@ void SetMinPartEdges(uint64_t n) { min_part_edges.store(n, std::memory_order_rel
 
 std::vector<VertexId> PartCuts(const std::vector<const SegmentReader*>& inputs, int max_parts,
                                uint64_t min_part_edges) {
+  std::vector<VertexId> cuts;
+  if (max_parts <= 1) return cuts;  // the store's usual case: no spread gathered and sorted
   std::vector<std::pair<VertexId, uint64_t>> spread;
   for (const SegmentReader* r : inputs) r->EdgeSpread(&spread);
   std::sort(spread.begin(), spread.end());
   uint64_t total = 0;
   for (const auto& b : spread) total += b.second;
   const uint64_t by_size = total / std::max<uint64_t>(min_part_edges, 1);
-  const uint64_t parts = std::min<uint64_t>(static_cast<uint64_t>(std::max(max_parts, 1)), by_size);
-  std::vector<VertexId> cuts;
+  const uint64_t parts = std::min<uint64_t>(static_cast<uint64_t>(max_parts), by_size);
   if (parts <= 1) return cuts;
   // Part k starts at the first block boundary where the records before it reach k/parts of
   // the total; a block's records count as lying at its first source.
