@@ -1,6 +1,7 @@
 #include "compaction/compactor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <system_error>
 #include <thread>
@@ -296,10 +297,10 @@ std::vector<VertexId> PartCuts(const std::vector<const SegmentReader*>& inputs, 
 }
 
 Status RunCompactionParts(const std::vector<const SegmentReader*>& inputs,
-                          const CompactionOptions& o, int max_parts, io::Env* env,
+                          const CompactionOptions& o, const PartPlan& plan, io::Env* env,
                           std::atomic<uint64_t>* next_file_number, CompactionResult* result,
                           uint64_t min_part_edges) {
-  std::vector<VertexId> cuts = PartCuts(inputs, max_parts, min_part_edges);
+  std::vector<VertexId> cuts = PartCuts(inputs, plan.parts, min_part_edges);
   cuts.erase(std::remove_if(cuts.begin(), cuts.end(),
                             [&](VertexId c) { return c <= o.min_src || c > o.max_src; }),
              cuts.end());
@@ -312,18 +313,37 @@ Status RunCompactionParts(const std::vector<const SegmentReader*>& inputs,
   }
   std::vector<CompactionResult> pr(n);
   std::vector<Status> ps(n);
-  auto run = [&](size_t i) { ps[i] = RunCompaction(inputs, po[i], env, next_file_number, &pr[i]); };
-  std::vector<std::thread> threads;
-  std::vector<size_t> inline_parts;  // parts no thread could be made for: run here
-  for (size_t i = 1; i < n; ++i) {
-    try {
-      threads.emplace_back(run, i);
-    } catch (const std::system_error&) {
-      inline_parts.push_back(i);
+  // Parts are taken in index order; after a failure none starts.
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < n;) {
+      ps[i] = RunCompaction(inputs, po[i], env, next_file_number, &pr[i]);
+      if (!ps[i].ok()) failed.store(true, std::memory_order_relaxed);
     }
+  };
+  auto untaken = [&] { return next.load() < n && !failed.load(std::memory_order_relaxed); };
+  std::atomic<bool> joined{false};
+  std::vector<std::thread> threads;
+  const size_t from_start = std::min(n, static_cast<size_t>(std::max(plan.threads, 1)));
+  try {
+    for (size_t t = 1; t < from_start; ++t) threads.emplace_back(work);
+    if (plan.join_when && from_start < n) {
+      threads.emplace_back([&] {
+        while (untaken()) {
+          if (plan.join_when()) {
+            joined.store(true);
+            work();
+            return;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(kJoinPollMs));
+        }
+      });
+    }
+  } catch (const std::system_error&) {
+    // No more threads to be had: the ones made and this one take every part.
   }
-  run(0);
-  for (size_t i : inline_parts) run(i);
+  work();
   for (std::thread& t : threads) t.join();
   *result = CompactionResult();
   Status first;
@@ -339,6 +359,7 @@ Status RunCompactionParts(const std::vector<const SegmentReader*>& inputs,
   result->bytes_read = pr[0].bytes_read;
   result->entries_in = pr[0].entries_in;
   result->parts = static_cast<int>(n);
+  result->threads = static_cast<int>(std::min(n, from_start + (joined.load() ? 1 : 0)));
   for (CompactionResult& r : pr) {
     result->outputs.insert(result->outputs.end(), r.outputs.begin(), r.outputs.end());
     result->bytes_written += r.bytes_written;

@@ -18,6 +18,7 @@
 // disjoint, ascending vertex range. Each output is complete and fsynced before Run returns.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -58,7 +59,8 @@ struct CompactionResult {
   uint64_t bytes_written = 0;
   uint64_t entries_in = 0;        // the inputs' edge records (whole files)
   uint64_t entries_out = 0;
-  int parts = 1;                  // threads that merged it (RunCompactionParts)
+  int parts = 1;                  // parts it was cut into (RunCompactionParts)
+  int threads = 1;                // threads that merged them (a joining one counted)
 };
 
 // `inputs` newest first. New file numbers come from *next_file_number.
@@ -79,14 +81,37 @@ inline constexpr uint64_t kMinPartEdges = uint64_t{1} << 18;
 uint64_t MinPartEdges();
 void SetMinPartEdges(uint64_t n);
 
+// How RunCompactionParts runs a merge's parts.
+struct PartPlan {
+  int parts = 1;    // at most this many parts (PartCuts)
+  int threads = 1;  // threads merging from the start, the caller's among them (<= parts)
+  // When set: one more thread takes parts not yet started once this returns true (polled
+  // every kJoinPollMs while such parts remain, from that thread; must be thread-safe). The
+  // store sets it to "writers wait on level 0": a merge that began beside running writers
+  // then takes the core they leave idle.
+  std::function<bool()> join_when;
+  // Threads that may merge at once (what the memory reserve must hold).
+  int MaxThreads() const { return std::min(parts, threads + (join_when ? 1 : 0)); }
+};
+inline constexpr int kJoinPollMs = 5;
+
 // RocksDB's subcompactions: RunCompaction over the source ranges PartCuts gives, within
-// [options.min_src, options.max_src], each part on its own thread (the caller's runs the
-// first), each with its own outputs; the result is what one RunCompaction would give (same
-// records; outputs ascending and disjoint, cut at part boundaries too). A failed part fails
-// the whole, and every part's outputs are removed.
+// [options.min_src, options.max_src], each part with its own outputs; the result is what one
+// RunCompaction would give (same records; outputs ascending and disjoint, cut at part
+// boundaries too). Parts are taken in order by plan.threads threads (and the joining one), one
+// part at a time. A failed part fails the whole: no part starts after it, and every part's
+// outputs are removed.
 Status RunCompactionParts(const std::vector<const SegmentReader*>& inputs,
-                          const CompactionOptions& options, int max_parts, io::Env* env,
+                          const CompactionOptions& options, const PartPlan& plan, io::Env* env,
                           std::atomic<uint64_t>* next_file_number, CompactionResult* result,
                           uint64_t min_part_edges);
+// Every part on its own thread from the start: plan {max_parts, max_parts}.
+inline Status RunCompactionParts(const std::vector<const SegmentReader*>& inputs,
+                                 const CompactionOptions& options, int max_parts, io::Env* env,
+                                 std::atomic<uint64_t>* next_file_number,
+                                 CompactionResult* result, uint64_t min_part_edges) {
+  return RunCompactionParts(inputs, options, PartPlan{max_parts, max_parts, {}}, env,
+                            next_file_number, result, min_part_edges);
+}
 
 }  // namespace strata::compaction

@@ -246,7 +246,9 @@ Status DBImpl::MakeRoom() {
                                         "): writers wait for a compaction");
       compact_pending_ = true;
       compact_cv_.notify_all();
+      l0_waiters_.fetch_add(1, std::memory_order_relaxed);
       room_cv_.wait_for(g, std::chrono::milliseconds(100));
+      l0_waiters_.fetch_sub(1, std::memory_order_relaxed);
       stall_l0_micros_.fetch_add(NowMicros() - t0, std::memory_order_relaxed);
       continue;
     }
@@ -525,7 +527,8 @@ void DBImpl::ReleaseLock() {
   }
 }
 
-Status DBImpl::RunJob(const CompactionJob& job, int parts) {
+Status DBImpl::RunJob(const CompactionJob& job, const compaction::PartPlan& plan) {
+  const int parts = plan.MaxThreads();  // writers and read windows at once
   const uint64_t t0 = NowMicros();
   std::vector<const SegmentReader*> readers;
   compaction::CompactionOptions co;
@@ -564,7 +567,7 @@ Status DBImpl::RunJob(const CompactionJob& job, int parts) {
     co.max_ts = std::max(co.max_ts, h->meta.max_ts);
   }
   compaction::CompactionResult r;
-  Status s = compaction::RunCompactionParts(readers, co, parts, env_.get(), &next_file_, &r,
+  Status s = compaction::RunCompactionParts(readers, co, plan, env_.get(), &next_file_, &r,
                                            compaction::MinPartEdges());
   if (!s.ok()) return s;
   std::vector<std::shared_ptr<SegmentHandle>> outs;
@@ -592,17 +595,29 @@ Status DBImpl::RunJob(const CompactionJob& job, int parts) {
   for (const auto& h : job.inputs) h->obsolete = true;
   compactions_.fetch_add(1, std::memory_order_relaxed);
   compaction_parts_.fetch_add(static_cast<uint64_t>(r.parts), std::memory_order_relaxed);
+  if (r.threads > plan.threads) compactions_joined_.fetch_add(1, std::memory_order_relaxed);
   compaction_bytes_.fetch_add(r.bytes_written, std::memory_order_relaxed);
   Log("compaction (" + job.why + "): " + std::to_string(job.inputs.size()) + " files, " +
       std::to_string(r.entries_in) + " entries, " + std::to_string(r.bytes_read) + " bytes -> L" +
       std::to_string(job.output_level) + " " + std::to_string(r.outputs.size()) + " files, " +
       std::to_string(r.entries_out) + " entries, " + std::to_string(r.bytes_written) +
       " bytes" + (job.bottom ? " (bottom)" : "") + ", " +
-      (r.parts > 1 ? std::to_string(r.parts) + " parts, " : "") +
+      (r.parts > 1 ? std::to_string(r.parts) + " parts on " + std::to_string(r.threads) +
+                         (r.threads > plan.threads ? " threads (one joined for stalled writers), "
+                                                   : " threads, ")
+                   : "") +
       std::to_string((NowMicros() - t0) / 1000) + " ms (vertex index " +
       std::to_string(index_micros / 1000) + " ms)");
   room_cv_.notify_all();
   return Status::OK();
+}
+
+compaction::PartPlan DBImpl::BesideWriters(const CompactionJob& job) const {
+  // Only a merge of level 0 is what stalled writers wait for; the deeper ones stay one part
+  // (parts cut outputs at their boundaries: more, smaller files).
+  if (options_.max_subcompactions <= 1 || job.output_level != 1) return {1, 1, {}};
+  return {2 * options_.max_subcompactions, 1,
+          [this] { return l0_waiters_.load(std::memory_order_relaxed) > 0; }};
 }
 
 void DBImpl::CompactLoop() {
@@ -632,11 +647,12 @@ void DBImpl::CompactLoop() {
     for (;;) {
       CompactionJob job;
       bool have = picker_.Pick(*current(), &job);
-      // Parts (more than one thread) only where the merge takes no core from a writer: the
-      // store is settling (WaitIdle) or idle, or writers are stalled on level 0 anyway. While
-      // writers run, a second merging thread took as much from them as it gave the merge
-      // (ingest_large quick: the last merges 0.84-0.92 -> 0.32-0.40 s, the ingest before them
-      // 4.5-4.8 -> 4.9-5.0 s).
+      // Parts on more than one thread from the start only where the merge takes no core from
+      // a writer: the store is settling (WaitIdle) or idle, or writers are stalled on level 0
+      // anyway. While writers run, a second merging thread took as much from them as it gave
+      // the merge (ingest_large quick: the last merges 0.84-0.92 -> 0.32-0.40 s, the ingest
+      // before them 4.5-4.8 -> 4.9-5.0 s); such a merge gets its second thread only if
+      // writers come to wait on level 0 while it runs (BesideWriters).
       bool alone = settling || (have && current()->l0[job.dir].size() >=
                                             static_cast<size_t>(options_.l0_stall_trigger));
       if (!have && options_.idle_compaction_ms > 0) {
@@ -656,7 +672,9 @@ void DBImpl::CompactLoop() {
         }
       }
       if (!have) break;
-      s = RunJob(job, alone ? options_.max_subcompactions : 1);
+      s = RunJob(job, alone ? compaction::PartPlan{options_.max_subcompactions,
+                                                   options_.max_subcompactions, {}}
+                            : BesideWriters(job));
       std::lock_guard<std::mutex> g(bg_mu_);
       if (!s.ok()) {
         if (bg_error_.ok()) bg_error_ = s;
@@ -705,7 +723,7 @@ Status DBImpl::CompactAll() {
   for (int dir = 0; dir < dirs; ++dir) {
     CompactionJob job;
     if (!picker_.PickFull(*v, dir, &job)) continue;
-    s = RunJob(job, options_.max_subcompactions);
+    s = RunJob(job, {options_.max_subcompactions, options_.max_subcompactions, {}});
     if (!s.ok()) return s;
   }
   return Status::OK();

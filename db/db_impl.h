@@ -66,6 +66,7 @@
 #include <string>
 #include <thread>
 
+#include "compaction/compactor.h"
 #include "db/change_feed.h"
 #include "db/manifest.h"
 #include "db/memory_plan.h"
@@ -200,8 +201,14 @@ class DBImpl final : public DB {
 
   // Compaction (compaction/compactor.h): picker_ chooses, RunJob merges and installs. One at a
   // time, serialized by compact_mu_.
-  // `parts`: threads the merge may use (RunCompactionParts); see CompactLoop for when.
-  Status RunJob(const CompactionJob& job, int parts);
+  // `plan`: how the merge is cut and how many threads take its parts (RunCompactionParts);
+  // see CompactLoop for when.
+  Status RunJob(const CompactionJob& job, const compaction::PartPlan& plan);
+  // The plan of a merge that begins beside running writers: for a level-0 merge, one thread,
+  // and one more once writers wait on level 0 (they leave a core idle until the merge
+  // installs), cut into 2 x max_subcompactions parts so the joining thread finds parts not yet
+  // started; any other merge, one part.
+  compaction::PartPlan BesideWriters(const CompactionJob& job) const;
   void CompactLoop();
 
   // Creates and opens feed_ (after the store is open: it needs the store ID).
@@ -288,6 +295,8 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> flush_bytes_{0};
   std::atomic<uint64_t> compactions_{0};
   std::atomic<uint64_t> compaction_parts_{0};
+  std::atomic<uint64_t> compactions_joined_{0};  // merges a thread joined for stalled writers
+  std::atomic<int> l0_waiters_{0};               // writers in MakeRoom's level-0 stall now
   std::atomic<uint64_t> compaction_bytes_{0};
 };
 

@@ -6,12 +6,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -155,11 +159,11 @@ class CompactorTest : public ::testing::Test {
     }
   }
 
-  // parts > 1: RunCompactionParts into up to that many parts (no minimum part size); the
-  // parts it used go to *parts_used.
+  // plan.parts > 1: RunCompactionParts with that plan (no minimum part size); its result
+  // goes to *res_out.
   void Check(const std::vector<Seg>& in, bool bottom, bool weighted, size_t window,
-             uint64_t target_file_bytes, const Older& older = {}, int parts = 1,
-             int* parts_used = nullptr) {
+             uint64_t target_file_bytes, const Older& older = {}, const PartPlan& plan = {},
+             CompactionResult* res_out = nullptr) {
     std::vector<std::unique_ptr<SegmentReader>> readers;
     std::vector<const SegmentReader*> inputs;
     WriteInputs(in, weighted, &readers, &inputs);
@@ -172,11 +176,12 @@ class CompactorTest : public ::testing::Test {
     o.target_file_bytes = target_file_bytes;
     o.older_may_hold_vertex = older.vertex;
     CompactionResult res;
-    Status st = parts > 1 ? RunCompactionParts(inputs, o, parts, env_.get(), &next_, &res, 1)
-                          : RunCompaction(inputs, o, env_.get(), &next_, &res);
+    Status st = plan.parts > 1 ? RunCompactionParts(inputs, o, plan, env_.get(), &next_, &res, 1)
+                               : RunCompaction(inputs, o, env_.get(), &next_, &res);
     ASSERT_TRUE(st.ok()) << st.ToString();
-    ASSERT_LE(res.parts, std::max(parts, 1));
-    if (parts_used != nullptr) *parts_used = res.parts;
+    ASSERT_LE(res.parts, std::max(plan.parts, 1));
+    ASSERT_LE(res.threads, std::max(plan.MaxThreads(), 1));
+    if (res_out != nullptr) *res_out = res;
     Seg got;
     ReadOutputs(res, weighted, &got);
     const Seg want = Expected(in, bottom, older);
@@ -309,12 +314,58 @@ TEST_F(CompactorTest, PartsMatchTheModel) {
                  std::to_string(parts) + " parts");
     Older older;
     if (round % 4 == 3) older.vertex = [](VertexId u) { return u % 5 != 0; };
-    int used = 0;
-    Check(in, bottom, weighted, 64 << 10, round % 4 == 1 ? 16384 : 64 << 20, older, parts, &used);
+    CompactionResult res;
+    Check(in, bottom, weighted, 64 << 10, round % 4 == 1 ? 16384 : 64 << 20, older,
+          PartPlan{parts, parts, {}}, &res);
     if (HasFatalFailure()) return;
-    split += used > 1;
+    split += res.parts > 1;
   }
   EXPECT_GE(split, 14) << "the random inputs are large enough to be cut";
+}
+
+// A merge begun on one thread (a compaction beside running writers) is cut into parts that
+// thread takes in order; once join_when holds, a second thread takes the parts not yet
+// started. Either way the outputs are the model's.
+TEST_F(CompactorTest, AJoiningThreadTakesPartsNotYetStarted) {
+  std::mt19937_64 rng(20261128);
+  std::vector<Seg> in;
+  for (int i = 0; i < 3; ++i) in.push_back(RandomSeg(rng, 2000, 4000, 40, false));
+  // Never joined: one thread merges all eight parts.
+  CompactionResult res;
+  std::atomic<int> asked{0};
+  Check(in, /*bottom=*/true, false, 64 << 10, 64 << 20, {},
+        PartPlan{8, 1, [&] { return ++asked, false; }}, &res);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(res.parts, 8);
+  EXPECT_EQ(res.threads, 1);
+  // Joined at once. The first part's thread waits at its first vertex (older_may_hold_vertex,
+  // called per vertex above the bottom) until another thread merges a vertex, so the joiner
+  // is known to find parts not yet started; a joiner that never comes fails on the count
+  // below after the wait's 20 s.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::thread::id first;
+  bool other = false;
+  Older older;
+  older.vertex = [&](VertexId u) {
+    std::unique_lock<std::mutex> g(mu);
+    const std::thread::id me = std::this_thread::get_id();
+    if (first == std::thread::id()) first = me;
+    if (me != first) {
+      other = true;
+      cv.notify_all();
+    } else if (!other) {
+      cv.wait_for(g, std::chrono::seconds(20), [&] { return other; });
+    }
+    return u % 5 != 0;
+  };
+  asked = 0;
+  Check(in, /*bottom=*/false, false, 64 << 10, 64 << 20, older,
+        PartPlan{8, 1, [&] { return ++asked, true; }}, &res);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(res.parts, 8);
+  EXPECT_EQ(res.threads, 2) << "the joining thread never merged a part";
+  EXPECT_GE(asked.load(), 1);
 }
 
 // PartCuts: ascending cuts at block boundaries that split the records about evenly, none
@@ -382,14 +433,17 @@ TEST_F(CompactorTest, AFailedPartLeavesNoOutputs) {
   };
   ASSERT_EQ(segs(), in.size());
   for (int fail_at : {1, 3, 6}) {
-    FailingEnv env(env_.get(), fail_at);
     CompactionOptions o;
     o.dir = dir_;
     o.target_file_bytes = 16384;  // several outputs per part
-    CompactionResult res;
-    Status st = RunCompactionParts(inputs, o, 3, &env, &next_, &res, 1);
-    EXPECT_TRUE(st.IsIOError()) << "fail at " << fail_at << ": " << st.ToString();
-    EXPECT_EQ(segs(), in.size()) << "fail at " << fail_at << ": outputs left behind";
+    // Every part on its own thread, and one thread joined by another at once.
+    for (const PartPlan& plan : {PartPlan{3, 3, {}}, PartPlan{3, 1, [] { return true; }}}) {
+      FailingEnv env(env_.get(), fail_at);
+      CompactionResult res;
+      Status st = RunCompactionParts(inputs, o, plan, &env, &next_, &res, 1);
+      EXPECT_TRUE(st.IsIOError()) << "fail at " << fail_at << ": " << st.ToString();
+      EXPECT_EQ(segs(), in.size()) << "fail at " << fail_at << ": outputs left behind";
+    }
   }
 }
 

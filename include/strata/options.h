@@ -66,9 +66,14 @@ struct Options {
   VertexId max_vertex_id = VertexId{1} << 36;
 
   // --- Disk levels (LSMGraph multi-level CSR).
-  // Level-0 files that trigger an L0 -> L1 compaction, and that stall writers.
-  int l0_compaction_trigger = 4;
-  int l0_stall_trigger = 12;
+  // Level-0 files that trigger an L0 -> L1 compaction, and that stall writers. Every L0 -> L1
+  // merge rewrites the level-1 files its inputs overlap (all of them for random edges), so
+  // the trigger sets how much new data each rewrite of level 1 carries: 8 against 4 cut
+  // ingest_large's write amplification 7.8 -> 6.8 at scale 23 and its L0 stalls from 34 s to
+  // none (docs/benchmarks.md, "Issue 28: level 0 at 8 files"); between ingests the idle merge
+  // (idle_compaction_ms) empties level 0 for readers.
+  int l0_compaction_trigger = 8;
+  int l0_stall_trigger = 20;
   // Target size of level 1; level i+1 targets level_fanout times level i.
   uint64_t level1_bytes = uint64_t{256} << 20;
   int level_fanout = 10;
@@ -79,7 +84,9 @@ struct Options {
   // parts of at least 256 K edge records each, merged at once and installed together
   // (RocksDB's subcompactions). Used where the merge takes no core from a writer: DB::WaitIdle
   // and DB::CompactAll (`strata compact`), an idle store's merge, and a level 0 that stalls
-  // writers; a compaction beside running writers keeps one thread. 1: always one.
+  // writers. A compaction that begins beside running writers is cut into twice this many
+  // parts and merged by one thread, which a second joins (taking parts not yet started) if
+  // writers come to wait on level 0 before it ends (DBStats::compactions_joined). 1: always one.
   int max_subcompactions = 2;
   // Run compactions in the background (tests may turn this off to place them by hand).
   bool background_compaction = true;

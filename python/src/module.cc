@@ -529,6 +529,7 @@ pb::dict StatsDict(const DBStats& x) {
   STRATA_STAT(flushes);
   STRATA_STAT(compactions);
   STRATA_STAT(compaction_parts);
+  STRATA_STAT(compactions_joined);
   STRATA_STAT(stall_micros);
   STRATA_STAT(stall_l0_micros);
   STRATA_STAT(stall_flush_micros);
