@@ -105,13 +105,5 @@ Status RunCompactionParts(const std::vector<const SegmentReader*>& inputs,
                           const CompactionOptions& options, const PartPlan& plan, io::Env* env,
                           std::atomic<uint64_t>* next_file_number, CompactionResult* result,
                           uint64_t min_part_edges);
-// Every part on its own thread from the start: plan {max_parts, max_parts}.
-inline Status RunCompactionParts(const std::vector<const SegmentReader*>& inputs,
-                                 const CompactionOptions& options, int max_parts, io::Env* env,
-                                 std::atomic<uint64_t>* next_file_number,
-                                 CompactionResult* result, uint64_t min_part_edges) {
-  return RunCompactionParts(inputs, options, PartPlan{max_parts, max_parts, {}}, env,
-                            next_file_number, result, min_part_edges);
-}
 
 }  // namespace strata::compaction
