@@ -69,7 +69,7 @@ struct Options {
   // Level-0 files that trigger an L0 -> L1 compaction, and that stall writers. Every L0 -> L1
   // merge rewrites the level-1 files its inputs overlap (all of them for random edges), so
   // the trigger sets how much new data each rewrite of level 1 carries: 8 against 4 cut
-  // ingest_large's write amplification 7.8 -> 6.8 at scale 23 and its L0 stalls from 34 s to
+  // ingest_large's write amplification 7.8 -> 7.0 at scale 23 and its L0 stalls (25-34 s) to
   // none (docs/benchmarks.md, "Issue 28: level 0 at 8 files"); between ingests the idle merge
   // (idle_compaction_ms) empties level 0 for readers.
   int l0_compaction_trigger = 8;
