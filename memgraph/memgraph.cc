@@ -123,7 +123,9 @@ struct MemGraph::SubgraphWork {
 
 MemGraph::MemGraph(const MemGraphOptions& options, mvcc::CommitClock* clock,
                    mvcc::ReaderTracer* tracer)
-    : opt_(options), clock_(clock), tracer_(tracer) {}
+    : opt_(options), clock_(clock), tracer_(tracer) {
+  alloc_.set_list_limit(options.free_list_class_bytes);
+}
 
 MemGraph::~MemGraph() {
   // Every chain, a chunk of versions at a time: read their older links (fetched ahead), then

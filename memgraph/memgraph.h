@@ -41,6 +41,8 @@ struct MemGraphOptions {
   // Record delete markers for edges deleted here (needed when older tiers exist).
   bool tombstones = false;
   uint32_t cart_threshold = 256;
+  // Bound of each writer thread's free list per block size (NodeAllocator::set_list_limit).
+  size_t free_list_class_bytes = NodeAllocator::kPoolClassBytes;
 };
 
 // How Apply locates a batch's work items (each subgraph's head version, its container roots

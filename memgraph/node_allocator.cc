@@ -292,7 +292,7 @@ void NodeAllocator::Free(void* p, size_t size) {
   const size_t c = Pool::PoolClass(asked);
   // Full: the newest half of this class's list goes back to jemalloc. (One bound for all
   // classes together was measured slower: a class freed in bulk crowded the versions out.)
-  if (pool->count[c] * Pool::ClassBytes(c) >= kPoolClassBytes) {
+  if (pool->count[c] * Pool::ClassBytes(c) >= list_limit_) {
     pool->GiveBack(c, pool->count[c] / 2);
   }
   auto* b = static_cast<Pool::Block*>(p);

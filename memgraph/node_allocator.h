@@ -18,7 +18,7 @@
 // mallocx/sdallocx with explicit arena, cache and alignment flags took ~15% of a full
 // tier's load (docs/benchmarks.md, "Issue 28: a version in one block; free lists in front of
 // jemalloc"). A list holds blocks jemalloc allocated at the class's size, at most
-// kPoolClassBytes of them: a free past it gives half of the list back to jemalloc. A thread
+// list_limit() bytes of them: a free past it gives half of the list back to jemalloc. A thread
 // that exits, or drops the allocator from its table of recent ones, gives its lists' blocks
 // back (DrainIfLive). A list is used only by its thread; a block freed by another thread
 // joins that thread's list.
@@ -72,12 +72,19 @@ class NodeAllocator {
   // "Issue 28: free lists of 8 MiB per class"). What the lists hold is freed blocks of this
   // allocator, so a memgraph's allocated and listed bytes together stay near its peak.
   static constexpr size_t kPoolClassBytes = 8 << 20;
+  // The bound of each thread's list of each class, in bytes (kPoolClassBytes unless set).
+  // Set before the allocator is used. A store's memgraph lives within the memory budget's
+  // plan, which counts its bytes() only: the store bounds the lists by the memgraph's capacity
+  // (DBImpl::NewMemGraph).
+  void set_list_limit(size_t bytes) { list_limit_ = bytes; }
+  size_t list_limit() const { return list_limit_; }
 
  private:
   struct Pool;
   // This thread's free lists and jemalloc cache for this allocator (made on first use).
   Pool* ThreadPool();
 
+  size_t list_limit_ = kPoolClassBytes;
   unsigned arena_ = 0;
   bool use_arena_ = false;
   uint64_t generation_ = 0;  // unique per allocator, never reused

@@ -246,6 +246,24 @@ TEST(NodeAllocatorTest, FreedSmallBlocksAreReusedNewestFirst) {
   EXPECT_EQ(alloc.bytes(), 0u);
 }
 
+// set_list_limit bounds each list by the bytes given instead (a store's memgraph: a
+// sixty-fourth of its capacity).
+TEST(NodeAllocatorTest, ListLimitBoundsEachList) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
+#endif
+  NodeAllocator alloc;
+  constexpr size_t kLimit = 64 << 10, kBlock = 128;
+  alloc.set_list_limit(kLimit);
+  EXPECT_EQ(alloc.list_limit(), kLimit);
+  std::vector<void*> ps;
+  for (size_t i = 0; i < 8 * kLimit / kBlock; ++i) ps.push_back(alloc.Allocate(kBlock));
+  for (void* p : ps) alloc.Free(p, kBlock);
+  EXPECT_LE(alloc.ListedBytes(), kLimit + kBlock);
+  EXPECT_GE(alloc.ListedBytes(), kLimit / 2);
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
 // A thread's list of one class holds at most about kPoolClassBytes: past it, half goes back to
 // jemalloc. Blocks freed by another thread join that thread's lists, not the allocating one's,
 // and go back to jemalloc when that thread exits.
