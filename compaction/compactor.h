@@ -92,6 +92,8 @@ struct PartPlan {
   std::function<bool()> join_when;
   // Threads that may merge at once (what the memory reserve must hold).
   int MaxThreads() const { return std::min(parts, threads + (join_when ? 1 : 0)); }
+  // Up to n parts, each on its own thread from the start.
+  static PartPlan AllAtOnce(int n) { return {n, n, {}}; }
 };
 inline constexpr int kJoinPollMs = 5;
 

@@ -536,7 +536,7 @@ void DBImpl::ReleaseLock() {
 }
 
 Status DBImpl::RunJob(const CompactionJob& job, const compaction::PartPlan& plan) {
-  const int parts = plan.MaxThreads();  // writers and read windows at once
+  const int threads = plan.MaxThreads();  // segment writers and read windows at once
   const uint64_t t0 = NowMicros();
   std::vector<const SegmentReader*> readers;
   compaction::CompactionOptions co;
@@ -546,10 +546,11 @@ Status DBImpl::RunJob(const CompactionJob& job, const compaction::PartPlan& plan
   co.bottom = job.bottom;
   co.weighted = options_.weighted;
   co.target_file_bytes = options_.target_file_bytes;
-  co.extent_bytes = WriterExtent(options_, parts);
-  // Every part reads every input: the I/O reserve's share is split among them all.
+  co.extent_bytes = WriterExtent(options_, threads);
+  // Every part reads every input: the I/O reserve's share is split among the parts merging
+  // at once.
   co.read_window_bytes =
-      CompactionWindow(options_, job.inputs.size() * static_cast<size_t>(std::max(parts, 1)));
+      CompactionWindow(options_, job.inputs.size() * static_cast<size_t>(std::max(threads, 1)));
   co.store_id = store_id_;
   co.drop_page_cache = options_.drop_written_pages;
   if (!job.bottom) {
@@ -680,8 +681,7 @@ void DBImpl::CompactLoop() {
         }
       }
       if (!have) break;
-      s = RunJob(job, alone ? compaction::PartPlan{options_.max_subcompactions,
-                                                   options_.max_subcompactions, {}}
+      s = RunJob(job, alone ? compaction::PartPlan::AllAtOnce(options_.max_subcompactions)
                             : BesideWriters(job));
       std::lock_guard<std::mutex> g(bg_mu_);
       if (!s.ok()) {
@@ -731,7 +731,7 @@ Status DBImpl::CompactAll() {
   for (int dir = 0; dir < dirs; ++dir) {
     CompactionJob job;
     if (!picker_.PickFull(*v, dir, &job)) continue;
-    s = RunJob(job, {options_.max_subcompactions, options_.max_subcompactions, {}});
+    s = RunJob(job, compaction::PartPlan::AllAtOnce(options_.max_subcompactions));
     if (!s.ok()) return s;
   }
   return Status::OK();

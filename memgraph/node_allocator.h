@@ -18,7 +18,7 @@
 // mallocx/sdallocx with explicit arena, cache and alignment flags took ~15% of a full
 // tier's load (docs/benchmarks.md, "Issue 28: a version in one block; free lists in front of
 // jemalloc"). A list holds blocks jemalloc allocated at the class's size, at most
-// list_limit() bytes of them: a free past it gives half of the list back to jemalloc. A thread
+// the set_list_limit bytes of them: a free past it gives half of the list back to jemalloc. A thread
 // that exits, or drops the allocator from its table of recent ones, gives its lists' blocks
 // back (DrainIfLive). A list is used only by its thread; a block freed by another thread
 // joins that thread's list.
@@ -77,7 +77,6 @@ class NodeAllocator {
   // plan, which counts its bytes() only: the store bounds the lists by the memgraph's capacity
   // (DBImpl::NewMemGraph).
   void set_list_limit(size_t bytes) { list_limit_ = bytes; }
-  size_t list_limit() const { return list_limit_; }
 
  private:
   struct Pool;

@@ -316,7 +316,7 @@ TEST_F(CompactorTest, PartsMatchTheModel) {
     if (round % 4 == 3) older.vertex = [](VertexId u) { return u % 5 != 0; };
     CompactionResult res;
     Check(in, bottom, weighted, 64 << 10, round % 4 == 1 ? 16384 : 64 << 20, older,
-          PartPlan{parts, parts, {}}, &res);
+          PartPlan::AllAtOnce(parts), &res);
     if (HasFatalFailure()) return;
     split += res.parts > 1;
   }
@@ -437,7 +437,7 @@ TEST_F(CompactorTest, AFailedPartLeavesNoOutputs) {
     o.dir = dir_;
     o.target_file_bytes = 16384;  // several outputs per part
     // Every part on its own thread, and one thread joined by another at once.
-    for (const PartPlan& plan : {PartPlan{3, 3, {}}, PartPlan{3, 1, [] { return true; }}}) {
+    for (const PartPlan& plan : {PartPlan::AllAtOnce(3), PartPlan{3, 1, [] { return true; }}}) {
       FailingEnv env(env_.get(), fail_at);
       CompactionResult res;
       Status st = RunCompactionParts(inputs, o, plan, &env, &next_, &res, 1);
