@@ -145,6 +145,10 @@ Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
     if (!s.ok()) return s;
     s = CheckSegment(*h->reader, h->path, f);
     if (!s.ok()) return s;
+    if (f.level == 0 && options_.vertex_index_reads) {
+      s = index::L0Presence::Build(*h->reader, &h->presence);
+      if (!s.ok()) return s;
+    }
     out->push_back(std::move(h));
   }
   return Status::OK();

@@ -69,11 +69,11 @@ Status MeasureVertexIndex(const std::string& dir, const StoreState& st, VertexIn
     std::vector<std::unique_ptr<SegmentReader>> readers;
     std::vector<index::IndexedFile> files;
     for (const auto& [num, f] : st.files) {
-      if (f.tag != tag) continue;
+      if (f.tag != tag || f.level == 0) continue;  // level-0 files: not in the index
       std::unique_ptr<SegmentReader> r;
       s = SegmentReader::Open(env.get(), SegmentFilePath(dir, num), SegmentReaderOptions(), &r);
       if (!s.ok()) return s;
-      files.push_back({r.get(), num, f.level});
+      files.push_back({r.get(), f.level});
       readers.push_back(std::move(r));
     }
     index::VertexIndex idx;

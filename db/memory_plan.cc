@@ -21,7 +21,10 @@ size_t CompactionWindow(const Options& o, size_t inputs) {
 size_t FileIndexBytes(const Version& v) {
   size_t bytes = 0;
   for (int dir = 0; dir < 2; ++dir) {
-    for (const SegmentHandle* h : v.AllFiles(dir)) bytes += h->reader->MemoryUsage();
+    for (const SegmentHandle* h : v.AllFiles(dir)) {
+      bytes += h->reader->MemoryUsage();
+      if (h->presence != nullptr) bytes += h->presence->bytes();
+    }
   }
   return bytes;
 }

@@ -111,10 +111,11 @@ class TierReader {
 
   // Locates u on disk in direction dir with the Version's multi-level index and calls
   // fn(segment, entry) for each file that may hold u, newest first: the L0 files (newest
-  // first) numbered at or above u's min L0 number whose range holds u, with entry == nullptr
-  // (the caller asks the file: FindVertex may say NotFound); then, for each level the index
-  // places u on, that level's file with u's entry (nullptr when the index keeps the level
-  // only). Files and levels the index excludes are not touched. Stops when fn returns false.
+  // first) whose presence holds u (or, without one, whose range holds u), with entry ==
+  // nullptr (the caller asks the file: FindVertex may say NotFound); then, for each level the
+  // index places u on, that level's file with u's entry (nullptr when the index keeps the
+  // level only). Files and levels the index excludes are not touched. Stops when fn returns
+  // false.
   template <class F>
   void ForEachDiskFile(uint8_t dir, VertexId u, F&& fn) const {
     if (!v_->index_reads) {  // without the index: every file whose range holds u
@@ -128,12 +129,13 @@ class TierReader {
       }
       return;
     }
-    index::VertexIndex::Located loc;
-    if (!v_->index[dir].Find(u, &loc)) return;  // no disk file holds u
     for (const auto& h : v_->l0[dir]) {
-      if (h->meta.number < loc.min_l0 || u < h->meta.min_src || u > h->meta.max_src) continue;
+      if (u < h->meta.min_src || u > h->meta.max_src) continue;
+      if (h->presence != nullptr && !h->presence->Holds(u)) continue;
       if (!fn(h.get(), static_cast<const VertexEntry*>(nullptr))) return;
     }
+    index::VertexIndex::Located loc;
+    if (!v_->index[dir].Find(u, &loc)) return;  // no level file holds u
     VertexEntry e;
     for (uint32_t i = 0; i < loc.size(); ++i) {
       const index::Pos& p = loc[i];

@@ -40,46 +40,25 @@ uint64_t Version::DiskBytes() const {
 
 size_t Version::FileCount() const { return AllFiles(0).size() + AllFiles(1).size(); }
 
-Status IndexAfterFlush(const Version& base, int dir,
-                       const std::vector<std::shared_ptr<SegmentHandle>>& added,
-                       index::VertexIndex* out) {
-  std::vector<index::FileChange> changes;
-  for (const auto& h : added) {
-    if (static_cast<int>(h->meta.tag) != dir) continue;
-    changes.push_back({h->reader.get(), h->meta.number, 0, true});
-  }
-  return index::ApplyFileChanges(base.index[dir], changes, {}, out);
-}
-
 Status IndexAfterCompaction(const Version& base, int dir,
                             const std::vector<std::shared_ptr<SegmentHandle>>& inputs,
                             const std::vector<std::shared_ptr<SegmentHandle>>& outputs,
                             uint32_t output_level, index::VertexIndex* out) {
-  auto is_input = [&](const std::shared_ptr<SegmentHandle>& h) {
-    return std::find(inputs.begin(), inputs.end(), h) != inputs.end();
-  };
-  std::vector<std::pair<uint64_t, const SegmentReader*>> remaining_l0;
-  for (const auto& h : base.l0[dir]) {
-    if (!is_input(h)) remaining_l0.emplace_back(h->meta.number, h->reader.get());
-  }
   std::vector<index::FileChange> changes;
-  for (const auto& h : inputs) {
-    if (static_cast<int>(h->meta.tag) != dir) continue;
-    changes.push_back({h->reader.get(), h->meta.number, h->meta.level, false});
+  for (const auto& h : inputs) {  // level-0 inputs are not in the index
+    if (static_cast<int>(h->meta.tag) != dir || h->meta.level == 0) continue;
+    changes.push_back({h->reader.get(), h->meta.level, false});
   }
-  for (const auto& h : outputs) {
-    changes.push_back({h->reader.get(), h->meta.number, output_level, true});
-  }
-  return index::ApplyFileChanges(base.index[dir], changes, remaining_l0, out);
+  for (const auto& h : outputs) changes.push_back({h->reader.get(), output_level, true});
+  return index::ApplyFileChanges(base.index[dir], changes, out);
 }
 
 Status RebuildIndex(Version* v) {
   for (int dir = 0; dir < 2; ++dir) {
     std::vector<index::IndexedFile> files;
-    for (const auto& h : v->l0[dir]) files.push_back({h->reader.get(), h->meta.number, 0});
     for (size_t k = 0; k < v->levels[dir].size(); ++k) {
       for (const auto& h : v->levels[dir][k]) {
-        files.push_back({h->reader.get(), h->meta.number, static_cast<uint32_t>(k + 1)});
+        files.push_back({h->reader.get(), static_cast<uint32_t>(k + 1)});
       }
     }
     Status s = index::Build(files, &v->index[dir]);

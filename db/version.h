@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "index/l0_presence.h"
 #include "index/vertex_index.h"
 #include "segment/block_cache.h"
 #include "db/manifest.h"
@@ -33,6 +34,9 @@ struct SegmentHandle {
   FileMeta meta;
   std::string path;
   std::unique_ptr<SegmentReader> reader;
+  // A level-0 file's vertices (index/l0_presence.h), when the store reads through the vertex
+  // index and the file's IDs are dense enough; null: ask the file's vertex table.
+  std::unique_ptr<const index::L0Presence> presence;
   std::atomic<bool> obsolete{false};
   ~SegmentHandle();
 };
@@ -46,9 +50,11 @@ struct Version {
   std::vector<std::vector<std::shared_ptr<SegmentHandle>>> levels[2];
 
   // The multi-level vertex index of each direction (index/vertex_index.h): always equal to the
-  // files above (min L0 number and per-level entries of every vertex they hold). Installed
-  // with them in the same Version, so a reader sees the index of its own file set; an install
-  // copies only the index pages its files touch and shares the rest with the previous Version.
+  // level files above (the per-level entries of every vertex they hold; level-0 files are in
+  // `l0` with their own presence, not in the index). Installed with them in the same Version,
+  // so a reader sees the index of its own file set; a compaction's install copies only the
+  // index pages its files touch and shares the rest with the previous Version; a flush's
+  // shares all of them.
   index::VertexIndex index[2];
   // Point reads and vertex walks use `index` (Options::vertex_index_reads); false: point reads
   // search by file range and walks stream every file's vertex table.
@@ -62,17 +68,13 @@ struct Version {
   size_t FileCount() const;
 };
 
-// The index of direction `dir` once a flush adds the L0 files `added` to `base`.
-Status IndexAfterFlush(const Version& base, int dir,
-                       const std::vector<std::shared_ptr<SegmentHandle>>& added,
-                       index::VertexIndex* out);
 // The index of direction `dir` once a compaction replaces `inputs` (files of `base`, any
 // levels) with `outputs` on level `output_level`.
 Status IndexAfterCompaction(const Version& base, int dir,
                             const std::vector<std::shared_ptr<SegmentHandle>>& inputs,
                             const std::vector<std::shared_ptr<SegmentHandle>>& outputs,
                             uint32_t output_level, index::VertexIndex* out);
-// Builds both directions' indexes of v from its files (open).
+// Builds both directions' indexes of v from its level files (open).
 Status RebuildIndex(Version* v);
 
 }  // namespace strata

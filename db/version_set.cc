@@ -46,20 +46,15 @@ Status VersionSet::LogAndApply(Manifest* manifest, const ManifestEdit& edit,
                                const VersionChange& change, uint64_t* index_micros) {
   std::lock_guard<std::mutex> install(install_mu_);
   // Under install_mu_ no other install changes the files, so the index computed from
-  // current() is the one the new Version must hold.
-  index::VertexIndex new_index[2];
+  // current() is the one the new Version must hold. A flush adds level-0 files only, which
+  // the index does not hold: the new Version shares the old index whole.
+  index::VertexIndex new_index;
   const uint64_t index_t0 = NowMicros();
   Status s;
-  {
+  if (change.kind != VersionChange::kFlush) {
     std::shared_ptr<const Version> base = current();
-    if (change.kind == VersionChange::kFlush) {
-      for (int d = 0; d < 2 && s.ok(); ++d) {
-        s = IndexAfterFlush(*base, d, change.added, &new_index[d]);
-      }
-    } else {
-      s = IndexAfterCompaction(*base, change.dir, change.removed, change.added, change.level,
-                               &new_index[change.dir]);
-    }
+    s = IndexAfterCompaction(*base, change.dir, change.removed, change.added, change.level,
+                             &new_index);
   }
   *index_micros = NowMicros() - index_t0;
   if (!s.ok()) return s;
@@ -74,10 +69,9 @@ Status VersionSet::LogAndApply(Manifest* manifest, const ManifestEdit& edit,
     retired_reclaimed_ += mg->reclaimed_versions();  // sealed: its counts are final
     retired_rebuilt_ += mg->rebuilt_versions();
     for (const auto& h : change.added) nv->l0[h->meta.tag].insert(nv->l0[h->meta.tag].begin(), h);
-    for (int d = 0; d < 2; ++d) nv->index[d] = std::move(new_index[d]);
   } else {
     const int dir = change.dir;
-    nv->index[dir] = std::move(new_index[dir]);
+    nv->index[dir] = std::move(new_index);
     auto gone = [&](const std::shared_ptr<SegmentHandle>& h) {
       return std::find(change.removed.begin(), change.removed.end(), h) != change.removed.end();
     };

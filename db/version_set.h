@@ -62,8 +62,8 @@ class VersionSet {
   // Seal: `active` becomes memgraphs[0], above the memgraph just sealed.
   void PushActiveMemGraph(std::shared_ptr<mem::MemGraph> active);
 
-  // Under install_mu_: computes the new vertex index of the directions the change touches from
-  // the current Version, logs `edit` to `manifest` (`precheck` first, see
+  // Under install_mu_: computes the new vertex index of the direction a compaction changes
+  // from the current Version (a flush's level-0 files leave the index as it is), logs `edit` to `manifest` (`precheck` first, see
   // Manifest::LogAndApply), then installs the current Version with `change` applied. On failure
   // nothing is installed and the caller owns the new files. *index_micros: time spent on the
   // index.

@@ -60,43 +60,37 @@ class Cursor {
 
 }  // namespace
 
-Status ApplyFileChanges(
-    const VertexIndex& base, const std::vector<FileChange>& changes,
-    const std::vector<std::pair<uint64_t, const SegmentReader*>>& remaining_l0,
-    VertexIndex* out, uint64_t chunk_vertices) {
+Status ApplyFileChanges(const VertexIndex& base, const std::vector<FileChange>& changes,
+                        VertexIndex* out, uint64_t chunk_vertices) {
   if (chunk_vertices < kRangeSize || (chunk_vertices & (chunk_vertices - 1)) != 0) {
     return Status::InvalidArgument("vertex index: step of " + std::to_string(chunk_vertices) +
                                    " vertices is not a power of two >= " +
                                    std::to_string(kRangeSize));
   }
-  // Edit order within a vertex: level removals, L0 removals, level additions, L0 additions.
-  enum Group { kLevelRemoved, kL0Removed, kLevelAdded, kL0Added, kGroups };
+  // Edit order within a vertex: removals, then additions.
   struct Source {
     const FileChange* change;
     Cursor cursor;
   };
-  std::vector<Source> sources[kGroups];
+  std::vector<Source> removed, added;
   for (const FileChange& c : changes) {
-    const Group g = c.level == 0 ? (c.added ? kL0Added : kL0Removed)
-                                 : (c.added ? kLevelAdded : kLevelRemoved);
-    sources[g].push_back({&c, Cursor(c.reader)});
-  }
-  std::vector<std::pair<uint64_t, Cursor>> rest;
-  if (!sources[kL0Removed].empty()) {
-    for (const auto& [number, r] : remaining_l0) rest.emplace_back(number, Cursor(r));
+    if (c.level == 0 || c.level > kMaxIndexedLevel) {
+      return Status::InvalidArgument("vertex index: a file of level " + std::to_string(c.level) +
+                                     " is not indexed per vertex (levels 1.." +
+                                     std::to_string(kMaxIndexedLevel) + ")");
+    }
+    (c.added ? added : removed).push_back({&c, Cursor(c.reader)});
   }
 
   VertexIndex cur = base;
   std::vector<Edit> edits;
-  std::vector<VertexId> vs;      // vertices of removed L0 files in the step, ascending
-  std::vector<uint64_t> min_l0;  // their new min_l0
   VertexEntry e;
   while (true) {
     // The step: the aligned block of chunk_vertices IDs holding the smallest pending vertex.
     bool any = false;
     VertexId lo = ~VertexId{0};
-    for (auto& group : sources) {
-      for (Source& src : group) {
+    for (auto* group : {&removed, &added}) {
+      for (Source& src : *group) {
         VertexId u;
         if (src.cursor.Peek(&u)) {
           any = true;
@@ -107,48 +101,20 @@ Status ApplyFileChanges(
     if (!any) break;
     const VertexId hi = lo | (chunk_vertices - 1);
     edits.clear();
-    for (Source& src : sources[kLevelRemoved]) {
+    for (Source& src : removed) {
       while (src.cursor.NextUpTo(hi, &e)) {
-        edits.push_back({e.src, Edit::kLevelErase, 0, Pos::LevelOnly(src.change->level)});
+        edits.push_back({e.src, Edit::kLevelErase, Pos::LevelOnly(src.change->level)});
       }
     }
-    vs.clear();
-    for (Source& src : sources[kL0Removed]) {
-      const size_t before = vs.size();
-      while (src.cursor.NextUpTo(hi, &e)) vs.push_back(e.src);
-      std::inplace_merge(vs.begin(), vs.begin() + static_cast<ptrdiff_t>(before), vs.end());
-    }
-    vs.erase(std::unique(vs.begin(), vs.end()), vs.end());
-    min_l0.assign(vs.size(), kNoL0);
-    if (!vs.empty()) {
-      for (auto& [number, cursor] : rest) {
-        size_t i = 0;
-        while (cursor.NextUpTo(hi, &e)) {
-          while (i < vs.size() && vs[i] < e.src) ++i;
-          if (i < vs.size() && vs[i] == e.src) min_l0[i] = std::min(min_l0[i], number);
-        }
-      }
-    }
-    for (size_t i = 0; i < vs.size(); ++i) {
-      edits.push_back({vs[i], Edit::kL0Set, min_l0[i], Pos()});
-    }
-    for (Source& src : sources[kLevelAdded]) {
+    for (Source& src : added) {
       while (src.cursor.NextUpTo(hi, &e)) {
-        edits.push_back({e.src, Edit::kLevelSet, 0, Pos::Make(src.change->level, e)});
+        edits.push_back({e.src, Edit::kLevelSet, Pos::Make(src.change->level, e)});
       }
     }
-    for (Source& src : sources[kL0Added]) {
-      while (src.cursor.NextUpTo(hi, &e)) {
-        edits.push_back({e.src, Edit::kL0Min, src.change->number, Pos()});
-      }
-    }
-    for (auto& group : sources) {
-      for (Source& src : group) {
+    for (auto* group : {&removed, &added}) {
+      for (Source& src : *group) {
         if (!src.cursor.status().ok()) return src.cursor.status();
       }
-    }
-    for (const auto& r : rest) {
-      if (!r.second.status().ok()) return r.second.status();
     }
     if (!edits.empty()) {
       VertexIndex next;
@@ -165,8 +131,8 @@ Status ApplyFileChanges(
 Status Build(const std::vector<IndexedFile>& files, VertexIndex* out, uint64_t chunk_vertices) {
   std::vector<FileChange> changes;
   changes.reserve(files.size());
-  for (const IndexedFile& f : files) changes.push_back({f.reader, f.number, f.level, true});
-  return ApplyFileChanges(VertexIndex(), changes, {}, out, chunk_vertices);
+  for (const IndexedFile& f : files) changes.push_back({f.reader, f.level, true});
+  return ApplyFileChanges(VertexIndex(), changes, out, chunk_vertices);
 }
 
 }  // namespace strata::index

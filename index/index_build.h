@@ -2,14 +2,13 @@
 // whole-index build used on open. Each function reads only vertex entries (the pinned vertex
 // blocks of a segment), never edges.
 //
-// Invariant kept for one stored direction, exactly (so an index maintained through flushes and
-// compactions equals one rebuilt from the same files):
-//   min_l0(u) = the smallest number among the version's L0 files holding u, or kNoL0;
+// Invariant kept for one stored direction, exactly (so an index maintained through compactions
+// equals one rebuilt from the same files):
 //   u has a Pos at level k  <=>  the level-k file whose range holds u has an entry for u.
+// Level-0 files are not entered (index/l0_presence.h): a flush leaves the index as it is.
 #pragma once
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "index/vertex_index.h"
@@ -23,19 +22,14 @@ using Edit = VertexIndex::Edit;
 // per vertex of the step) are all that is held besides the index itself.
 inline constexpr uint64_t kChunkVertices = uint64_t{1} << 14;
 
-// A file entering or leaving the version (one direction).
+// A level file entering or leaving the version (one direction).
 struct FileChange {
   const SegmentReader* reader = nullptr;
-  uint64_t number = 0;
-  uint32_t level = 0;  // 0: L0
+  uint32_t level = 1;  // 1..kMaxIndexedLevel
   bool added = true;
 };
 
 // *out = base with `changes` applied, keeping the invariant above:
-//   - an L0 file added: min_l0 = min(min_l0, number) for each of its vertices;
-//   - an L0 file removed: for each of its vertices, min_l0 = the smallest number among
-//     `remaining_l0` (the L0 files of the new version, as (number, reader); files `changes`
-//     adds may be listed or not) holding it, or kNoL0;
 //   - a level file removed: its vertices leave that level;
 //   - a level file added: a Pos for each of its vertices (applied after the removals, so a
 //     compaction may rewrite a level into itself).
@@ -43,20 +37,17 @@ struct FileChange {
 // scanner per file over its vertex entries (opened when the steps reach its range), the edits
 // of one step applied before the next. Memory besides the indexes: O(files x chunk_vertices).
 // Reads only vertex entries, never edges. Requires base to satisfy the invariant for the old
-// file set.
-Status ApplyFileChanges(
-    const VertexIndex& base, const std::vector<FileChange>& changes,
-    const std::vector<std::pair<uint64_t, const SegmentReader*>>& remaining_l0,
-    VertexIndex* out, uint64_t chunk_vertices = kChunkVertices);
+// file set. A change of level 0 (or above kMaxIndexedLevel) is InvalidArgument.
+Status ApplyFileChanges(const VertexIndex& base, const std::vector<FileChange>& changes,
+                        VertexIndex* out, uint64_t chunk_vertices = kChunkVertices);
 
-// One file of a version, for Build.
+// One level file of a version, for Build.
 struct IndexedFile {
   const SegmentReader* reader = nullptr;
-  uint64_t number = 0;
-  uint32_t level = 0;  // 0: L0
+  uint32_t level = 1;  // 1..kMaxIndexedLevel
 };
 
-// The index of a set of files (one direction) from scratch, in steps as ApplyFileChanges.
+// The index of a set of level files (one direction) from scratch, in steps as ApplyFileChanges.
 Status Build(const std::vector<IndexedFile>& files, VertexIndex* out,
              uint64_t chunk_vertices = kChunkVertices);
 

@@ -58,7 +58,6 @@ void Pos::ToEntry(VertexId u, VertexEntry* e) const {
 // w1 = kRefLevel | count << 8 | offset << 32, w0 = overflow page index; the vertex's Pos after
 // the first are there.
 struct Entry {
-  uint64_t min_l0 = kNoL0;
   Pos slot[2];
 };
 
@@ -67,26 +66,18 @@ struct OverflowPage {
   std::vector<Pos> pos;     // the overflow Pos of the range's vertices in [lo, hi), by vertex
 };
 
-// Variable-size entries: vertex i (the i-th present one) has min_l0 in l0[i] (or l0_wide[i])
-// and its inline slots slots[start[i], start[i + 1]): none, one Pos, two Pos, or its first Pos
-// and a reference to an overflow page. A vertex on one level plus L0 costs 4 + 2 + 16 bytes.
+// Variable-size entries: vertex i (the i-th present one) has its inline slots
+// slots[start[i], start[i + 1]): one Pos, two Pos, or its first Pos and a reference to an
+// overflow page. A vertex on one level costs 2 + 16 bytes.
 struct RangePage {
   uint64_t bits[kRangeSize / 64] = {};
   uint16_t rank[kRangeSize / 64] = {};  // vertices before word w
   uint32_t n = 0;                       // vertices present
-  // min_l0 narrow (kNarrowNone: none) unless some value does not fit: then all are in l0_wide.
-  std::vector<uint32_t> l0;
-  std::vector<uint64_t> l0_wide;
   std::vector<uint16_t> start;          // n + 1 offsets into slots (at most 2 slots a vertex)
   std::vector<Pos> slots;
   std::vector<std::shared_ptr<const OverflowPage>> overflow;  // partition [0, kRangeSize)
   uint64_t bytes = 0;                   // this page with its overflow pages
 
-  static constexpr uint32_t kNarrowNone = ~uint32_t{0};
-  uint64_t MinL0(uint32_t i) const {
-    if (!l0_wide.empty()) return l0_wide[i];
-    return l0[i] == kNarrowNone ? kNoL0 : l0[i];
-  }
   uint32_t Slots(uint32_t i) const { return start[i + 1] - start[i]; }
 };
 
@@ -118,7 +109,6 @@ Pos MakeRef(uint64_t page, uint64_t offset, uint64_t count) {
 
 // Vertex i of page p.
 void Locate(const RangePage& p, uint32_t i, VertexIndex::Located* out) {
-  out->min_l0 = p.MinL0(i);
   const uint32_t s = p.start[i];
   out->a = p.slots.data() + s;
   out->na = p.Slots(i);
@@ -136,7 +126,6 @@ void Locate(const RangePage& p, uint32_t i, VertexIndex::Located* out) {
 void Decode(const RangePage& p, uint32_t i, VertexInfo* info) {
   VertexIndex::Located l;
   Locate(p, i, &l);
-  info->min_l0 = l.min_l0;
   info->pos.clear();
   for (uint32_t k = 0; k < l.size(); ++k) info->pos.push_back(l[k]);
 }
@@ -158,12 +147,6 @@ void ApplyOne(const VertexIndex::Edit& ed, VertexInfo* info) {
                              [](const Pos& p, uint32_t l) { return p.level() < l; });
   const bool here = at != info->pos.end() && at->level() == ed.pos.level();
   switch (ed.kind) {
-    case VertexIndex::Edit::kL0Min:
-      info->min_l0 = std::min(info->min_l0, ed.value);
-      break;
-    case VertexIndex::Edit::kL0Set:
-      info->min_l0 = ed.value;
-      break;
     case VertexIndex::Edit::kLevelErase:
       if (here) info->pos.erase(at);
       break;
@@ -247,7 +230,6 @@ std::shared_ptr<const RangePage> RebuildPage(const RangePage* old, uint64_t rang
     if (ooff < eoff) {  // untouched (a reference slot is rewritten below)
       const uint32_t i = olds[oi].second;
       Entry e;
-      e.min_l0 = old->MinL0(i);
       for (uint32_t k = 0; k < old->Slots(i); ++k) e.slot[k] = old->slots[old->start[i] + k];
       VertexIndex::Located l;
       Locate(*old, i, &l);
@@ -268,7 +250,6 @@ std::shared_ptr<const RangePage> RebuildPage(const RangePage* old, uint64_t rang
     if (had_overflow || info.pos.size() > 2) dirty[eoff >> 6] |= uint64_t{1} << (eoff & 63);
     if (info.empty()) continue;
     Entry e;
-    e.min_l0 = info.min_l0;
     if (!info.pos.empty()) e.slot[0] = info.pos[0];
     if (info.pos.size() == 2) e.slot[1] = info.pos[1];
     emit(eoff, e, info.pos.size() > 2 ? info.pos.data() + 1 : nullptr,
@@ -369,24 +350,10 @@ std::shared_ptr<const RangePage> RebuildPage(const RangePage* old, uint64_t rang
       page->overflow.push_back(std::move(op));
     }
   }
-  // Encode: narrow min_l0 unless one does not fit in 32 bits.
+  // Encode.
   page->n = static_cast<uint32_t>(entries.size());
-  bool wide = false;
   uint32_t nslots = 0;
-  for (const Entry& e : entries) {
-    wide |= e.min_l0 != kNoL0 && e.min_l0 >= RangePage::kNarrowNone;
-    nslots += (e.slot[0].level() != 0) + (e.slot[1].level() != 0);
-  }
-  if (wide) {
-    page->l0_wide.reserve(entries.size());
-    for (const Entry& e : entries) page->l0_wide.push_back(e.min_l0);
-  } else {
-    page->l0.reserve(entries.size());
-    for (const Entry& e : entries) {
-      page->l0.push_back(e.min_l0 == kNoL0 ? RangePage::kNarrowNone
-                                           : static_cast<uint32_t>(e.min_l0));
-    }
-  }
+  for (const Entry& e : entries) nslots += (e.slot[0].level() != 0) + (e.slot[1].level() != 0);
   page->start.reserve(entries.size() + 1);
   page->slots.reserve(nslots);
   for (const Entry& e : entries) {
@@ -396,9 +363,7 @@ std::shared_ptr<const RangePage> RebuildPage(const RangePage* old, uint64_t rang
     }
   }
   page->start.push_back(static_cast<uint16_t>(page->slots.size()));
-  page->bytes = sizeof(RangePage) + kControlBlock + page->l0.capacity() * sizeof(uint32_t) +
-                page->l0_wide.capacity() * sizeof(uint64_t) +
-                page->start.capacity() * sizeof(uint16_t) + page->slots.capacity() * sizeof(Pos) +
+  page->bytes = sizeof(RangePage) + kControlBlock + page->start.capacity() * sizeof(uint16_t) + page->slots.capacity() * sizeof(Pos) +
                 page->overflow.capacity() * sizeof(page->overflow[0]);
   for (const auto& op : page->overflow) page->bytes += OverflowBytes(*op);
   (void)range;
@@ -629,8 +594,7 @@ bool VertexIndex::SameContents(const VertexIndex& o, std::string* first_differen
       auto show = [&](const std::vector<std::pair<VertexId, VertexInfo>>& v) {
         if (i >= v.size()) return std::string("(end)");
         std::ostringstream t;
-        t << "vertex " << v[i].first << " min_l0=";
-        if (v[i].second.min_l0 == kNoL0) t << "none"; else t << v[i].second.min_l0;
+        t << "vertex " << v[i].first;
         for (const Pos& p : v[i].second.pos) {
           VertexEntry e;
           p.ToEntry(v[i].first, &e);
@@ -686,8 +650,7 @@ std::string VertexIndex::Dump(size_t max_vertices) const {
       s << "...\n";
       return false;
     }
-    s << u << ": min_l0=";
-    if (info.min_l0 == kNoL0) s << "none"; else s << info.min_l0;
+    s << u << ":";
     for (const Pos& p : info.pos) {
       VertexEntry e;
       p.ToEntry(u, &e);
@@ -726,22 +689,12 @@ Status VertexIndex::CheckInvariants() const {
       bytes += p->bytes;
       verts += p->n;
       if (p->n == 0) return fail(range, "empty page");
-      // Entry arrays: one min_l0 array of n (wide only when a value needs it), n + 1 slot
-      // offsets from 0 to slots.size(), at most two slots a vertex.
-      const bool wide = !p->l0_wide.empty();
-      if ((wide ? p->l0_wide.size() : p->l0.size()) != p->n || (wide && !p->l0.empty())) {
-        return fail(range, "min_l0 array size");
-      }
-      if (wide && std::none_of(p->l0_wide.begin(), p->l0_wide.end(), [](uint64_t v) {
-            return v != kNoL0 && v >= RangePage::kNarrowNone;
-          })) {
-        return fail(range, "wide min_l0 array without a wide value");
-      }
+      // Entry arrays: n + 1 slot offsets from 0 to slots.size(), one or two slots a vertex.
       if (p->start.size() != p->n + 1 || p->start[0] != 0 || p->start[p->n] != p->slots.size()) {
         return fail(range, "slot offsets");
       }
       for (uint32_t i = 0; i < p->n; ++i) {
-        if (p->start[i + 1] < p->start[i] || p->Slots(i) > 2) return fail(range, "slot count");
+        if (p->start[i + 1] <= p->start[i] || p->Slots(i) > 2) return fail(range, "slot count");
       }
       uint32_t r = 0;
       for (uint32_t w = 0; w < kRangeSize / 64; ++w) {
@@ -772,7 +725,6 @@ Status VertexIndex::CheckInvariants() const {
           if (sl[k].level() == 0) return ok = fail(range, "empty slot");
           if (sl[k].level() == kRefLevel && k != 1) return ok = fail(range, "misplaced reference");
         }
-        if (ns == 0 && p->MinL0(vi) == kNoL0) return ok = fail(range, "empty vertex");
         if (ns == 2 && sl[1].level() == kRefLevel) {
           const uint64_t pi = sl[1].w0;
           if (pi >= p->overflow.size()) return ok = fail(range, "bad overflow reference");

@@ -1,19 +1,17 @@
 // VertexIndex: the multi-level vertex index of one stored direction (LSMGraph §4.2;
 // docs/design.md, "Multi-level vertex index").
 //
-// For every vertex that some disk file of the direction holds, it records
-//   - min_l0: the smallest number among the level-0 files holding the vertex (kNoL0: none).
-//     L0 files are numbered in flush order, so a reader walking L0 newest first stops at the
-//     first file numbered below min_l0;
-//   - for each level L1..Ln whose file holds the vertex, a Pos: the level and the fields of the
-//     file's VertexEntry, so the edge run opens without the file's own vertex lookup.
-// A vertex no file holds is absent: nothing is stored for it, whatever the ID space.
+// For every vertex that some file of levels L1..Ln of the direction holds, it records, for each
+// level whose file holds the vertex, a Pos: the level and the fields of the file's VertexEntry,
+// so the edge run opens without the file's own vertex lookup. A vertex no level file holds is
+// absent: nothing is stored for it, whatever the ID space. Level-0 files are not entered per
+// vertex (a flush would rewrite a page of nearly every range): each has its own presence
+// bitmap (index/l0_presence.h), and the Version's L0 list is the set a reader may read.
 //
 // Layout. Vertex IDs are cut into ranges of 1024 (kRangeBits). A RangePage holds the vertices
 // present in its range: a 1024-bit presence bitmap with per-word ranks, and per present vertex
-// a variable-size entry: min_l0 in 32 bits (all of the page's min_l0 in 64 bits when one does
-// not fit), a 16-bit offset into the page's slot array, and 0..2 inline 16-byte slots. A vertex
-// only in L0 files costs 6 bytes, one on a level 22, one on two levels 38. A vertex on three or
+// a variable-size entry: a 16-bit offset into the page's slot array and 1..2 inline 16-byte
+// slots. A vertex on one level costs 18 bytes, one on two levels 34. A vertex on three or
 // more levels keeps its first Pos inline, a reference in its second slot, and the rest in one
 // of the range's overflow pages (at most kOverflowCapacity Pos = 4 KiB each), which partition
 // the range into vertex sub-ranges: a page that overflows is split at the middle of its
@@ -44,7 +42,6 @@
 
 namespace strata::index {
 
-inline constexpr uint64_t kNoL0 = ~uint64_t{0};
 inline constexpr unsigned kRangeBits = 10;
 inline constexpr uint32_t kRangeSize = 1u << kRangeBits;
 inline constexpr size_t kOverflowCapacity = 256;  // Pos per overflow page: 4 KiB
@@ -80,10 +77,9 @@ struct Pos {
 
 // What the index holds for one vertex (a decoded, owning form for edits, tests and dumps).
 struct VertexInfo {
-  uint64_t min_l0 = kNoL0;
   std::vector<Pos> pos;  // ascending level, one per level
-  bool empty() const { return min_l0 == kNoL0 && pos.empty(); }
-  bool operator==(const VertexInfo& o) const { return min_l0 == o.min_l0 && pos == o.pos; }
+  bool empty() const { return pos.empty(); }
+  bool operator==(const VertexInfo& o) const { return pos == o.pos; }
 };
 
 struct RangePage;
@@ -93,7 +89,6 @@ class VertexIndex {
  public:
   // A vertex as found: views into the index, valid while the index (or a copy) lives.
   struct Located {
-    uint64_t min_l0 = kNoL0;
     const Pos* a = nullptr;  // inline positions
     uint32_t na = 0;
     const Pos* b = nullptr;  // positions in an overflow page, after a's
@@ -106,20 +101,17 @@ class VertexIndex {
   // order given.
   struct Edit {
     enum Kind : uint8_t {
-      kL0Min,       // min_l0 = min(min_l0, value): a new L0 file numbered `value` holds u
-      kL0Set,       // min_l0 = value (kNoL0: no L0 file holds u)
       kLevelErase,  // u leaves level pos.level()
       kLevelSet,    // u is at pos.level() as pos says
     };
     VertexId u = 0;
-    Kind kind = kL0Min;
-    uint64_t value = 0;
+    Kind kind = kLevelSet;
     Pos pos;
   };
 
   VertexIndex();
 
-  // False when no file holds u.
+  // False when no level file holds u.
   bool Find(VertexId u, Located* out) const;
 
   // *out = this index with `edits` applied (this index is unchanged). `edits` is reordered.

@@ -47,12 +47,6 @@ void ApplyToModel(const Edit& e, Model* m) {
                          [&](const Pos& p) { return p.level() >= e.pos.level(); });
   const bool here = at != info.pos.end() && at->level() == e.pos.level();
   switch (e.kind) {
-    case Edit::kL0Min:
-      info.min_l0 = std::min(info.min_l0, e.value);
-      break;
-    case Edit::kL0Set:
-      info.min_l0 = e.value;
-      break;
     case Edit::kLevelErase:
       if (here) info.pos.erase(at);
       break;
@@ -85,7 +79,6 @@ void ExpectMatches(const VertexIndex& idx, const Model& m, std::mt19937_64& rng,
     auto mi = m.find(u);
     ASSERT_EQ(found, mi != m.end()) << "vertex " << u;
     if (!found) continue;
-    ASSERT_EQ(l.min_l0, mi->second.min_l0);
     ASSERT_EQ(l.size(), mi->second.pos.size());
     for (uint32_t i = 0; i < l.size(); ++i) ASSERT_TRUE(l[i] == mi->second.pos[i]);
   }
@@ -100,7 +93,6 @@ void ExpectMatches(const VertexIndex& idx, const Model& m, std::mt19937_64& rng,
     std::vector<std::pair<VertexId, VertexInfo>> got, want;
     idx.ForEachIn(begin, end, [&](VertexId v, const VertexIndex::Located& l) {
       VertexInfo info;
-      info.min_l0 = l.min_l0;
       for (uint32_t i = 0; i < l.size(); ++i) info.pos.push_back(l[i]);
       got.emplace_back(v, info);
       return true;
@@ -125,7 +117,6 @@ void ExpectMatches(const VertexIndex& idx, const Model& m, std::mt19937_64& rng,
       std::vector<std::pair<VertexId, VertexInfo>> got, want;
       for (size_t k = 0; k < n; ++k) {
         VertexInfo info;
-        info.min_l0 = locs[k].min_l0;
         for (uint32_t i = 0; i < locs[k].size(); ++i) info.pos.push_back(locs[k][i]);
         got.emplace_back(us[k], info);
       }
@@ -191,20 +182,7 @@ TEST(VertexIndex, RandomEditsMatchMapAndOldIndexesStay) {
       Edit e;
       e.u = vertex();
       const uint64_t r = rng() % 100;
-      // L0 numbers: mostly small; some at and past 2^32 - 1 (the page then stores them wide).
-      auto l0_number = [&]() -> uint64_t {
-        if (rng() % 40 != 0) return 1 + rng() % 1000;
-        const uint64_t wide[] = {(uint64_t{1} << 32) - 2, (uint64_t{1} << 32) - 1,
-                                 uint64_t{1} << 32, index::kNoL0 - 1};
-        return wide[rng() % 4];
-      };
-      if (r < 20) {
-        e.kind = Edit::kL0Min;
-        e.value = l0_number();
-      } else if (r < 30) {
-        e.kind = Edit::kL0Set;
-        e.value = rng() % 3 == 0 ? index::kNoL0 : l0_number();
-      } else if (r < 55) {
+      if (r < 40) {
         e.kind = Edit::kLevelErase;
         e.pos = Pos::LevelOnly(1 + static_cast<uint32_t>(rng() % 6));
       } else {
@@ -253,7 +231,7 @@ TEST(VertexIndex, OverflowPagesSplitAndMerge) {
   // 300 vertices of range 2 on five levels: 4 overflow Pos each = 1200 > 4 pages of 256.
   std::vector<Edit> edits;
   for (VertexId u = 2048; u < 2048 + 300; ++u) {
-    for (uint32_t l = 1; l <= 5; ++l) edits.push_back({u, Edit::kLevelSet, 0, RandomPos(rng, l)});
+    for (uint32_t l = 1; l <= 5; ++l) edits.push_back({u, Edit::kLevelSet, RandomPos(rng, l)});
   }
   apply(edits);
   ASSERT_EQ(idx.range_pages(), 1u);
@@ -265,28 +243,28 @@ TEST(VertexIndex, OverflowPagesSplitAndMerge) {
   // A vertex in the middle of a full page grows to more levels: the page splits.
   edits.clear();
   for (VertexId u = 2048 + 100; u < 2048 + 140; ++u) {
-    for (uint32_t l = 6; l <= 9; ++l) edits.push_back({u, Edit::kLevelSet, 0, RandomPos(rng, l)});
+    for (uint32_t l = 6; l <= 9; ++l) edits.push_back({u, Edit::kLevelSet, RandomPos(rng, l)});
   }
   apply(edits);
   EXPECT_GT(idx.overflow_pages(), many);
   // Vertices drop to two levels, most of them: neighbours merge.
   edits.clear();
   for (VertexId u = 2048; u < 2048 + 290; ++u) {
-    for (uint32_t l = 3; l <= 9; ++l) edits.push_back({u, Edit::kLevelErase, 0, Pos::LevelOnly(l)});
+    for (uint32_t l = 3; l <= 9; ++l) edits.push_back({u, Edit::kLevelErase, Pos::LevelOnly(l)});
   }
   apply(edits);
   EXPECT_EQ(idx.overflow_pages(), 1u);
   // All on two levels: no overflow page at all.
   edits.clear();
   for (VertexId u = 2048 + 290; u < 2048 + 300; ++u) {
-    for (uint32_t l = 3; l <= 9; ++l) edits.push_back({u, Edit::kLevelErase, 0, Pos::LevelOnly(l)});
+    for (uint32_t l = 3; l <= 9; ++l) edits.push_back({u, Edit::kLevelErase, Pos::LevelOnly(l)});
   }
   apply(edits);
   EXPECT_EQ(idx.overflow_pages(), 0u);
   // Everything leaves: the index is empty.
   edits.clear();
   for (VertexId u = 2048; u < 2048 + 300; ++u) {
-    for (uint32_t l = 1; l <= 2; ++l) edits.push_back({u, Edit::kLevelErase, 0, Pos::LevelOnly(l)});
+    for (uint32_t l = 1; l <= 2; ++l) edits.push_back({u, Edit::kLevelErase, Pos::LevelOnly(l)});
   }
   apply(edits);
   EXPECT_EQ(idx.vertices(), 0u);
@@ -301,7 +279,7 @@ TEST(VertexIndex, SparseIdsAndCopyOnWriteSharing) {
   std::vector<VertexId> ids = {0, 1023, 1024, uint64_t{1} << 32, uint64_t{1} << 63,
                                ~VertexId{0} - 1024, ~VertexId{0} - 1, ~VertexId{0}};
   for (int i = 0; i < 100; ++i) ids.push_back((rng() >> 3) << 10);  // 100 scattered ranges
-  for (VertexId u : ids) edits.push_back({u, Edit::kLevelSet, 0, RandomPos(rng, 2)});
+  for (VertexId u : ids) edits.push_back({u, Edit::kLevelSet, RandomPos(rng, 2)});
   for (const Edit& e : edits) ApplyToModel(e, &model);
   ASSERT_TRUE(VertexIndex().Apply(&edits, &idx).ok());
   ExpectMatches(idx, model, rng, ids);
@@ -309,7 +287,7 @@ TEST(VertexIndex, SparseIdsAndCopyOnWriteSharing) {
   EXPECT_LT(idx.bytes(), 2000 * idx.vertices());
   const uint64_t pages = idx.range_pages();
   // One edit: one range page copied, every other page shared.
-  std::vector<Edit> one = {{~VertexId{0}, Edit::kL0Min, 5, Pos()}};
+  std::vector<Edit> one = {{~VertexId{0}, Edit::kLevelSet, RandomPos(rng, 4)}};
   VertexIndex next;
   ASSERT_TRUE(idx.Apply(&one, &next).ok());
   EXPECT_EQ(next.SharedRangePages(idx), pages - 1);
@@ -317,12 +295,13 @@ TEST(VertexIndex, SparseIdsAndCopyOnWriteSharing) {
   ExpectMatches(next, model, rng, ids);
   VertexIndex::Located l;
   ASSERT_TRUE(idx.Find(~VertexId{0}, &l));
-  EXPECT_EQ(l.min_l0, index::kNoL0);  // the old index does not see the edit
+  EXPECT_EQ(l.size(), 1u);  // the old index does not see the edit
   ASSERT_TRUE(next.Find(~VertexId{0}, &l));
-  EXPECT_EQ(l.min_l0, 5u);
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[1].level(), 4u);
   EXPECT_FALSE(next.Find(~VertexId{0} - 2, &l));
   // Levels outside [1, kMaxIndexedLevel] are refused with the vertex named.
-  std::vector<Edit> bad = {{7, Edit::kLevelSet, 0, Pos::LevelOnly(0)}};
+  std::vector<Edit> bad = {{7, Edit::kLevelSet, Pos::LevelOnly(0)}};
   Status s = idx.Apply(&bad, &next);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.ToString().find("vertex 7"), std::string::npos) << s.ToString();
@@ -448,12 +427,18 @@ TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
   const uint64_t steps[] = {1024, 2048, 4096, 1u << 14, uint64_t{1} << 20};
   for (int d = 0; d < 2; ++d) {
     std::vector<index::IndexedFile> files;
-    for (const auto& h : v->l0[d]) files.push_back({h->reader.get(), h->meta.number, 0});
     for (size_t k = 0; k < v->levels[d].size(); ++k) {
       for (const auto& h : v->levels[d][k]) {
-        files.push_back({h->reader.get(), h->meta.number, static_cast<uint32_t>(k + 1)});
+        files.push_back({h->reader.get(), static_cast<uint32_t>(k + 1)});
       }
     }
+    // Level-0 files are not indexed per vertex: refused, with the level named.
+    VertexIndex refused;
+    Status s0 = index::Build({{v->l0[d][0]->reader.get(), 0}}, &refused);
+    EXPECT_TRUE(s0.IsInvalidArgument());
+    EXPECT_NE(s0.ToString().find("level 0"), std::string::npos) << s0.ToString();
+    s0 = index::ApplyFileChanges(v->index[d], {{v->l0[d][0]->reader.get(), 0, false}}, &refused);
+    EXPECT_TRUE(s0.IsInvalidArgument()) << s0.ToString();
     for (uint64_t step : steps) {
       VertexIndex built;
       ASSERT_TRUE(index::Build(files, &built, step).ok());
@@ -464,21 +449,18 @@ TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
     for (int trial = 0; trial < 30; ++trial) {
       std::vector<index::IndexedFile> before, after;
       std::vector<index::FileChange> changes;
-      std::vector<std::pair<uint64_t, const SegmentReader*>> remaining_l0;
       for (const index::IndexedFile& f : files) {
         const uint64_t r = rng() % 4;  // 0, 1: kept; 2: removed; 3: added
         if (r <= 2) before.push_back(f);
         if (r != 2) after.push_back(f);
-        if (r >= 2) changes.push_back({f.reader, f.number, f.level, r == 3});
-        if (r <= 1 && f.level == 0) remaining_l0.emplace_back(f.number, f.reader);
-        if (r == 3 && f.level == 0 && rng() % 2 == 0) remaining_l0.emplace_back(f.number, f.reader);
+        if (r >= 2) changes.push_back({f.reader, f.level, r == 3});
       }
       std::shuffle(changes.begin(), changes.end(), rng);
       const uint64_t step = steps[rng() % 5];
       VertexIndex base, want, got;
       ASSERT_TRUE(index::Build(before, &base, steps[rng() % 5]).ok());
       ASSERT_TRUE(index::Build(after, &want, steps[rng() % 5]).ok());
-      ASSERT_TRUE(index::ApplyFileChanges(base, changes, remaining_l0, &got, step).ok());
+      ASSERT_TRUE(index::ApplyFileChanges(base, changes, &got, step).ok());
       ASSERT_TRUE(got.CheckInvariants().ok()) << got.CheckInvariants().ToString();
       std::string diff;
       ASSERT_TRUE(got.SameContents(want, &diff))

@@ -64,8 +64,9 @@ struct DBStats {
   std::string level_shape;          // "L0 3 files 12.1 MiB, L1 8 files 250.3 MiB, ..." (out-lists)
   uint64_t flush_bytes = 0;         // bytes written by flushes
   uint64_t compaction_bytes = 0;    // bytes written by compactions
-  // Multi-level vertex index (index/), in memory: its bytes and the vertices it holds, summed
-  // over the stored directions (a vertex with in- and out-lists counts twice).
+  // Multi-level vertex index (index/), in memory: its bytes and the vertices it holds on levels
+  // 1..n, summed over the stored directions (a vertex with in- and out-lists counts twice).
+  // Level-0 files are not in it: their presence bitmaps are in resident_index_bytes.
   uint64_t vertex_index_bytes = 0;
   uint64_t vertex_index_entries = 0;
   double vertex_index_bytes_per_vertex() const {
@@ -79,7 +80,8 @@ struct DBStats {
   // exceeded; LOG says when either happens.
   uint64_t memory_budget = 0;
   uint64_t memgraph_capacity = 0;     // size at which the active memgraph is sealed now
-  uint64_t resident_index_bytes = 0;  // per-segment indexes always in memory (current files)
+  // Per-segment indexes always in memory (current files), level-0 presence bitmaps included.
+  uint64_t resident_index_bytes = 0;
   uint64_t block_cache_capacity = 0;
   uint64_t block_cache_bytes = 0;     // vertex blocks and bloom partitions cached
   uint64_t block_cache_hits = 0;

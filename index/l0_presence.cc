@@ -1,0 +1,35 @@
+#include "index/l0_presence.h"
+
+#include <string>
+
+namespace strata::index {
+
+Status L0Presence::Build(const SegmentReader& r, std::unique_ptr<const L0Presence>* out) {
+  out->reset();
+  const SegmentHeader& h = r.header();
+  const uint64_t n = r.num_vertices();
+  if (n == 0 || h.max_src < h.min_src) return Status::OK();
+  const uint64_t span = h.max_src - h.min_src;  // IDs in the range, minus one
+  if (span / kMaxBitsPerVertex >= n) return Status::OK();  // span + 1 > kMaxBitsPerVertex * n
+  std::unique_ptr<L0Presence> p(new L0Presence());
+  p->lo_ = h.min_src;
+  p->hi_ = h.max_src;
+  p->bits_.assign(span / 64 + 1, 0);
+  std::unique_ptr<SegmentScanner> sc = r.NewScanner(ScanOptions());
+  VertexEntry e;
+  while (sc->NextVertex(&e)) {
+    if (e.src < p->lo_ || e.src > p->hi_) {
+      return Status::Corruption("file " + r.path() + ": vertex " + std::to_string(e.src) +
+                                " lies outside the header's range [" +
+                                std::to_string(p->lo_) + ", " + std::to_string(p->hi_) + "]");
+    }
+    const uint64_t i = e.src - p->lo_;
+    p->bits_[i >> 6] |= uint64_t{1} << (i & 63);
+    ++p->vertices_;
+  }
+  if (!sc->status().ok()) return sc->status();
+  *out = std::move(p);
+  return Status::OK();
+}
+
+}  // namespace strata::index
