@@ -1333,14 +1333,22 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   // hashes to (as the other loads partition their streams), in batches of `chunk`: all
   // operations on one edge reach one writer in stream order, so the final graph (and every
   // weight) is the same in every system whatever the interleaving. Each writer only applies,
-  // so T writers pay for one stream, not T. A writer's queue holds at most kDepth batches.
+  // so T writers pay for one stream, not T. A writer's queue holds at most kDepth batches: the
+  // producer waits on the one writer whose queue is full while the others' queues drain, so
+  // the depth is the slack one writer has while another is held up (a seal, a scheduling
+  // delay); at 8 batches the writers of `strata` waited ~0.5 s each on an empty queue in a
+  // 5 s run (docs/benchmarks.md, "the ingest_large producer").
   struct Queue {
     std::mutex mu;
     std::condition_variable cv;
     std::deque<std::vector<EdgeOp>> batches;
+    // Applied batches' vectors, handed back for the producer to fill again: a fresh 32 KiB
+    // vector per batch was freed and purged at once (jemalloc decay 0) and faulted in again,
+    // the harness's largest source of page faults.
+    std::vector<std::vector<EdgeOp>> spare;
     bool closed = false;
   };
-  constexpr size_t kDepth = 8;
+  constexpr size_t kDepth = 64;  // 2 MiB of operations per writer
   std::vector<Queue> queues(T);
   std::thread producer([&] {
     std::vector<std::vector<EdgeOp>> buf(T);
@@ -1349,9 +1357,14 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
       std::unique_lock<std::mutex> lk(q.mu);
       q.cv.wait(lk, [&] { return q.batches.size() < kDepth; });
       q.batches.push_back(std::move(buf[t]));
-      q.cv.notify_all();
-      buf[t] = std::vector<EdgeOp>();
-      buf[t].reserve(chunk);
+      if (q.batches.size() == 1) q.cv.notify_all();  // the writer waits only on an empty queue
+      if (!q.spare.empty()) {
+        buf[t] = std::move(q.spare.back());
+        q.spare.pop_back();
+      } else {
+        buf[t] = std::vector<EdgeOp>();
+        buf[t].reserve(chunk);
+      }
     };
     for (auto& b : buf) b.reserve(chunk);
     for (uint64_t p = 0; p < g.m; ++p) {
@@ -1378,14 +1391,17 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
           q.cv.wait(lk, [&] { return !q.batches.empty() || q.closed; });
           if (q.batches.empty()) break;
           batch = std::move(q.batches.front());
+          if (q.batches.size() == kDepth) q.cv.notify_all();  // the producer waits on a full one
           q.batches.pop_front();
-          q.cv.notify_all();
         }
         const double a = NowSec();
         Status s = sys->Apply(batch.data(), batch.size());
         if (!s.ok()) Fail(system, "ingest_large", s);
         lat[t].push_back(static_cast<float>((NowSec() - a) * 1e6));
         done[t].v.fetch_add(batch.size(), std::memory_order_relaxed);
+        batch.clear();
+        std::lock_guard<std::mutex> lk(q.mu);
+        q.spare.push_back(std::move(batch));
       }
     });
   }
