@@ -183,27 +183,35 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   feed_->WaitForRoom();
   // Records are staged in the commit hook (under the batch's locks, in commit order) only
   // while a subscription exists; the dispatcher is woken once the batch is applied.
+  // No Version is copied unless the batch needs one (VersionSet::active(), OlderTierView): a
+  // copy took version_mu_ and the Version's reference count, which every writer shared.
   bool staged = false;
-  auto stage = [&](Timestamp t, const Version* v) {
+  std::shared_ptr<const Version> pinned;  // for the change feed, when a subscription exists
+  auto stage = [&](Timestamp t) {
     if (feed_->active()) {
-      StageChanges(t, batch, v);
+      if (pinned == nullptr) pinned = current();  // its active memgraph is the one written
+      StageChanges(t, batch, pinned.get());
       staged = true;
     }
   };
   if (options_.in_memory) {
-    std::shared_ptr<const Version> v = current();
+    mem::MemGraph* active = versions_.active();  // an in-memory store never seals
     auto hook = [&](Timestamp t) -> Status {
-      stage(t, v.get());
+      stage(t);
       return Status::OK();
     };
     FunctionRef<Status(Timestamp)> hook_ref(hook);
-    s = v->memgraphs[0]->Apply(&ops, nullptr, &ts, &hook_ref);
+    s = active->Apply(&ops, nullptr, &ts, &hook_ref);
   } else {
-    s = MakeRoom();
-    if (!s.ok()) return s;
     std::shared_lock<std::shared_mutex> sl(seal_mu_);
-    std::shared_ptr<const Version> v = current();
-    OlderTierView older(v.get(), options_.weighted);
+    while (!HasRoom()) {
+      sl.unlock();
+      s = MakeRoom();
+      if (!s.ok()) return s;
+      sl.lock();
+    }
+    mem::MemGraph* active = versions_.active();  // no seal while sl is held
+    OlderTierView older(&versions_, options_.weighted);
     std::string rec;
     WriteAheadLog* log = wal_.get();
     auto hook = [&](Timestamp t) -> Status {
@@ -213,11 +221,11 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
         Status a = log->Append(rec);
         if (!a.ok()) return a;
       }
-      stage(t, v.get());
+      stage(t);
       return Status::OK();
     };
     FunctionRef<Status(Timestamp)> hook_ref(hook);
-    s = v->memgraphs[0]->Apply(&ops, &older, &ts, &hook_ref);
+    s = active->Apply(&ops, &older, &ts, &hook_ref);
     if (s.ok()) s = older.status();
   }
   if (!s.ok()) return s;
@@ -237,6 +245,15 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
     }
   }
   return Status::OK();
+}
+
+bool DBImpl::HasRoom() const {
+  if (options_.background_compaction &&
+      versions_.l0_files() >= static_cast<size_t>(options_.l0_stall_trigger)) {
+    return false;
+  }
+  const mem::MemGraph* active = versions_.active();
+  return active->bytes() < memgraph_capacity() || active->max_ts() == 0;
 }
 
 Status DBImpl::MakeRoom() {

@@ -61,6 +61,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -92,19 +93,40 @@ struct DBCore {
 // The tiers under the active memgraph, as the write path and log replay need them.
 class OlderTierView : public mem::OlderTiers {
  public:
-  OlderTierView(const Version* v, bool weighted) : r_(v, kMaxTimestamp, weighted, 1) {}
-  bool HasEdge(uint8_t dir, VertexId u, VertexId v) override { return r_.GetEdge(dir, u, v, nullptr); }
+  // The tiers of v (log replay).
+  OlderTierView(const Version* v, bool weighted) { r_.emplace(v, kMaxTimestamp, weighted, 1); }
+  // The tiers of the Version current at the first question, pinned then: most batches ask
+  // none (plain inserts and deletes), and a writer that copies no Version shares no lock or
+  // reference count with the others. The caller holds DBImpl::seal_mu_ shared, so every
+  // Version it could take has its active memgraph and the same data under it (a flush or a
+  // compaction replaces tiers by equal ones).
+  OlderTierView(const VersionSet* versions, bool weighted)
+      : versions_(versions), weighted_(weighted) {}
+  bool HasEdge(uint8_t dir, VertexId u, VertexId v) override {
+    return Reader().GetEdge(dir, u, v, nullptr);
+  }
   void Neighbors(uint8_t dir, VertexId u, std::vector<VertexId>* out) override {
-    Status s = r_.ScanNeighbors(dir, u, [&](const NeighborChunk& c) {
+    Status s = Reader().ScanNeighbors(dir, u, [&](const NeighborChunk& c) {
       out->insert(out->end(), c.dst, c.dst + c.size);
       return true;
     });
     (void)s;  // recorded in status()
   }
-  Status status() const { return r_.status(); }
+  Status status() const { return r_ ? r_->status() : Status::OK(); }
 
  private:
-  TierReader r_;
+  TierReader& Reader() {
+    if (!r_) {
+      pinned_ = versions_->current();
+      r_.emplace(pinned_.get(), kMaxTimestamp, weighted_, 1);
+    }
+    return *r_;
+  }
+
+  const VersionSet* versions_ = nullptr;
+  bool weighted_ = false;
+  std::shared_ptr<const Version> pinned_;
+  std::optional<TierReader> r_;
 };
 
 class DBImpl final : public DB {
@@ -193,6 +215,9 @@ class DBImpl final : public DB {
 
   // Waits until the active memgraph has room, sealing it or stalling as needed.
   Status MakeRoom();
+  // What MakeRoom waits for, checked without copying the Version: level 0 under
+  // l0_stall_trigger and room in the active memgraph. Requires seal_mu_ (shared).
+  bool HasRoom() const;
   // Seals the active memgraph if `force` or it is full, and a sealed slot is free.
   // Returns true when it sealed.
   bool Seal(bool force);

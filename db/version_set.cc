@@ -29,16 +29,22 @@ std::shared_ptr<const Version> VersionSet::CurrentWithRetired(uint64_t* reclaime
   return current_;
 }
 
+void VersionSet::SetCurrent(std::shared_ptr<const Version> v) {
+  active_.store(v->memgraphs.empty() ? nullptr : v->memgraphs[0].get(), std::memory_order_release);
+  l0_files_.store(v->l0[0].size(), std::memory_order_relaxed);
+  current_ = std::move(v);
+}
+
 void VersionSet::Reset(std::shared_ptr<const Version> v) {
   std::lock_guard<std::mutex> g(version_mu_);
-  current_ = std::move(v);
+  SetCurrent(std::move(v));
 }
 
 void VersionSet::PushActiveMemGraph(std::shared_ptr<mem::MemGraph> active) {
   std::lock_guard<std::mutex> g(version_mu_);
   auto nv = std::make_shared<Version>(*current_);
   nv->memgraphs.insert(nv->memgraphs.begin(), std::move(active));
-  current_ = std::move(nv);
+  SetCurrent(std::move(nv));
 }
 
 Status VersionSet::LogAndApply(Manifest* manifest, const ManifestEdit& edit,
@@ -86,7 +92,7 @@ Status VersionSet::LogAndApply(Manifest* manifest, const ManifestEdit& edit,
       return a->meta.min_src < b->meta.min_src;
     });
   }
-  current_ = std::move(nv);
+  SetCurrent(std::move(nv));
   return Status::OK();
 }
 

@@ -8,6 +8,7 @@
 // current Version agree. Seals change no file: they replace the Version under version_mu_ only.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,6 +54,14 @@ class VersionSet {
     std::lock_guard<std::mutex> g(version_mu_);
     return fn(current_);
   }
+  // The current Version's active memgraph (memgraphs[0]) without copying the Version: no lock
+  // and no reference count, so writers share no cache line through it. Valid while no seal
+  // can replace it: the caller holds DBImpl::seal_mu_ shared, or the store is in memory (it
+  // never seals). A seal changes it under version_mu_ with the Version.
+  mem::MemGraph* active() const { return active_.load(std::memory_order_acquire); }
+  // Level-0 files of stored direction 0 in the current Version (writers' stall check, read
+  // without the lock; exact at each install).
+  size_t l0_files() const { return l0_files_.load(std::memory_order_relaxed); }
   // The current Version and the GC and rebuild counts of the memgraphs flushed out of the
   // Versions so far, read together (so each memgraph's counts are added exactly once).
   std::shared_ptr<const Version> CurrentWithRetired(uint64_t* reclaimed, uint64_t* rebuilt) const;
@@ -79,7 +88,12 @@ class VersionSet {
   // Held across "compute the index, log the edit, install the Version". Before version_mu_.
   std::mutex install_mu_;
   mutable std::mutex version_mu_;
+  // Under version_mu_: current_ = v, and the two lock-free views of it.
+  void SetCurrent(std::shared_ptr<const Version> v);
+
   std::shared_ptr<const Version> current_;  // under version_mu_
+  std::atomic<mem::MemGraph*> active_{nullptr};  // current_->memgraphs[0]
+  std::atomic<size_t> l0_files_{0};              // current_->l0[0].size()
   uint64_t retired_reclaimed_ = 0;          // under version_mu_
   uint64_t retired_rebuilt_ = 0;            // under version_mu_
 };
