@@ -230,8 +230,8 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   }
   if (!s.ok()) return s;
   if (staged) feed_->Notify();
-  batches_.fetch_add(1, std::memory_order_relaxed);
-  ops_.fetch_add(batch.Count(), std::memory_order_relaxed);
+  batches_.Add(1);
+  ops_.Add(static_cast<int64_t>(batch.Count()));
   bool deletes = false;
   for (const WriteBatch::Op& op : batch.ops()) deletes |= op.type == WriteBatch::OpType::kDeleteVertex;
   const VertexId top = batch.VertexIdLimit();
@@ -657,7 +657,7 @@ void DBImpl::CompactLoop() {
       std::chrono::seconds(1),
       options_.idle_compaction_ms > 0 ? idle_after / 4 + std::chrono::milliseconds(1)
                                       : Clock::duration(std::chrono::seconds(1)));
-  uint64_t seen_batches = batches_.load(std::memory_order_relaxed);
+  int64_t seen_batches = batches_.Sum();
   Clock::time_point last_write = Clock::now();
   for (;;) {
     uint64_t ticket = 0;
@@ -685,7 +685,7 @@ void DBImpl::CompactLoop() {
       bool alone = settling || (have && current()->l0[job.dir].size() >=
                                             static_cast<size_t>(options_.l0_stall_trigger));
       if (!have && options_.idle_compaction_ms > 0) {
-        const uint64_t b = batches_.load(std::memory_order_relaxed);
+        const int64_t b = batches_.Sum();
         if (b != seen_batches) {
           seen_batches = b;
           last_write = Clock::now();

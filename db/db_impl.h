@@ -80,6 +80,7 @@
 #include "mvcc/commit_clock.h"
 #include "mvcc/reader_tracer.h"
 #include "strata/db.h"
+#include "util/striped_counter.h"
 
 namespace strata {
 
@@ -310,8 +311,10 @@ class DBImpl final : public DB {
 
   std::atomic<VertexId> next_id_{0};  // above every ID ever written
   std::atomic<bool> closed_{false};
-  std::atomic<uint64_t> batches_{0};
-  std::atomic<uint64_t> ops_{0};
+  // Per-batch counts, striped: two shared counters added to by every batch were two cache
+  // lines bouncing between writers.
+  StripedCounter batches_;
+  StripedCounter ops_;
   std::atomic<uint64_t> flushes_{0};
   std::atomic<uint64_t> stall_l0_micros_{0};
   std::atomic<uint64_t> stall_flush_micros_{0};

@@ -12,15 +12,6 @@
 
 namespace strata::mem {
 
-namespace {
-std::atomic<int> next_stripe{0};
-}  // namespace
-
-int NodeAllocator::Stripe() {
-  thread_local const int stripe = next_stripe.fetch_add(1, std::memory_order_relaxed) % kStripes;
-  return stripe;
-}
-
 // A thread's free lists for one allocator (jemalloc builds only; see the header).
 struct NodeAllocator::Pool {
   static constexpr size_t kClasses = kPoolMaxBytes / 16;
@@ -54,13 +45,13 @@ size_t NodeAllocator::ListedBytes() const { return 0; }
 void NodeAllocator::DrainIfLive(uint64_t, void*) {}
 void* NodeAllocator::Allocate(size_t size) {
   void* p = ::operator new(size == 0 ? 1 : size, std::align_val_t(16));
-  bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  bytes_.Add(static_cast<int64_t>(size));
   return p;
 }
 void NodeAllocator::Free(void* p, size_t size) {
   if (p == nullptr) return;
   ::operator delete(p, std::align_val_t(16));
-  bytes_[Stripe()].v.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
+  bytes_.Add(-static_cast<int64_t>(size));
 }
 #else
 
@@ -262,7 +253,7 @@ void* NodeAllocator::Allocate(size_t size) {
         __builtin_prefetch(b->next, 1, 3);
         --pool->count[c];
         pool->AddHeld(-static_cast<ptrdiff_t>(Pool::ClassBytes(c)));
-        bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+        bytes_.Add(static_cast<int64_t>(size));
         return b;
       }
       block = Pool::ClassBytes(c);  // allocated (and given back) at its class's size
@@ -270,13 +261,13 @@ void* NodeAllocator::Allocate(size_t size) {
     p = mallocx(block, MALLOCX_ALIGN(16) | MALLOCX_ARENA(arena_) | pool->tcache_flag);
   }
   if (p == nullptr) throw std::bad_alloc();
-  bytes_[Stripe()].v.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  bytes_.Add(static_cast<int64_t>(size));
   return p;
 }
 
 void NodeAllocator::Free(void* p, size_t size) {
   if (p == nullptr) return;
-  bytes_[Stripe()].v.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
+  bytes_.Add(-static_cast<int64_t>(size));
   const size_t asked = size == 0 ? 1 : size;
   // The alignment flag too: it is part of the size class (an 8-byte block aligned to 16 is a
   // 16-byte one), and a free into the wrong class corrupts a thread cache.

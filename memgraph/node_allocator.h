@@ -31,6 +31,8 @@
 #include <mutex>
 #include <vector>
 
+#include "util/striped_counter.h"
+
 namespace strata::mem {
 
 class NodeAllocator {
@@ -46,8 +48,7 @@ class NodeAllocator {
   void Free(void* p, size_t size);
 
   size_t bytes() const {
-    int64_t sum = 0;
-    for (const Counter& c : bytes_) sum += c.v.load(std::memory_order_relaxed);
+    const int64_t sum = bytes_.Sum();
     return sum < 0 ? 0 : static_cast<size_t>(sum);  // < 0 only transiently, mid-update
   }
 
@@ -87,14 +88,9 @@ class NodeAllocator {
   unsigned arena_ = 0;
   bool use_arena_ = false;
   uint64_t generation_ = 0;  // unique per allocator, never reused
-  // The byte count, striped by thread (each thread adds to its own line: two writers updating
-  // one shared counter several times per edge bounced its cache line between cores).
-  struct alignas(64) Counter {
-    std::atomic<int64_t> v{0};
-  };
-  static constexpr int kStripes = 8;
-  static int Stripe();
-  Counter bytes_[kStripes];
+  // The byte count, striped by thread (two writers updating one shared counter several times
+  // per edge bounced its cache line between cores).
+  StripedCounter bytes_;
   mutable std::mutex caches_mu_;
   std::vector<unsigned> caches_;  // every thread cache made for this allocator
   std::vector<std::unique_ptr<Pool>> pools_;  // every thread's free lists for this allocator

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "util/radix_sort.h"
 #include "util/scratch.h"
 #include "util/small_sort.h"
+#include "util/striped_counter.h"
 
 namespace strata {
 namespace {
@@ -84,6 +86,27 @@ void CheckSort(std::vector<Item> v, RadixSortScratch<Item>* sc) {
                    [](const Item& a, const Item& b) { return a.key < b.key; });
   StableRadixSort(&v, KeyOf, sc);
   ASSERT_EQ(v, want);
+}
+
+// More threads than stripes add and subtract at once: the sum is exact once they stop.
+TEST(StripedCounterTest, ConcurrentAddsSumExactly) {
+  StripedCounter c;
+  constexpr int kThreads = StripedCounter::kStripes + 3;
+  constexpr int kAdds = 20000;
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&c, t] {
+      for (int i = 0; i < kAdds; ++i) c.Add(i % 3 == 0 ? -t : t + 1);
+    });
+  }
+  for (auto& t : ts) t.join();
+  int64_t want = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kAdds; ++i) want += i % 3 == 0 ? -t : t + 1;
+  }
+  EXPECT_EQ(c.Sum(), want);
+  c.Add(-want);
+  EXPECT_EQ(c.Sum(), 0);
 }
 
 TEST(RadixSortTest, MatchesStdStableSort) {
