@@ -252,20 +252,22 @@ bool DBImpl::HasRoom() const {
       versions_.l0_files() >= static_cast<size_t>(options_.l0_stall_trigger)) {
     return false;
   }
+  // An empty memgraph takes the write whatever its size says (a capacity the plan shrank
+  // below an empty memgraph's own bytes must not stall writers for good).
   const mem::MemGraph* active = versions_.active();
   return active->bytes() < memgraph_capacity() || active->max_ts() == 0;
 }
 
 Status DBImpl::MakeRoom() {
   for (;;) {
-    std::shared_ptr<const Version> v = current();
+    const size_t l0_files = versions_.l0_files();
     if (options_.background_compaction &&
-        v->l0[0].size() >= static_cast<size_t>(options_.l0_stall_trigger)) {
+        l0_files >= static_cast<size_t>(options_.l0_stall_trigger)) {
       // Level 0 piles up faster than compaction drains it: wait for a compaction.
       std::unique_lock<std::mutex> g(bg_mu_);
       if (!bg_error_.ok()) return bg_error_;
       const uint64_t t0 = NowMicros();
-      LogStall(&last_l0_stall_log_, "level 0 has " + std::to_string(v->l0[0].size()) +
+      LogStall(&last_l0_stall_log_, "level 0 has " + std::to_string(l0_files) +
                                         " files (l0_stall_trigger " +
                                         std::to_string(options_.l0_stall_trigger) +
                                         "): writers wait for a compaction");
@@ -277,10 +279,9 @@ Status DBImpl::MakeRoom() {
       stall_l0_micros_.fetch_add(NowMicros() - t0, std::memory_order_relaxed);
       continue;
     }
-    // An empty memgraph takes the write whatever its size says (a capacity the plan shrank
-    // below an empty memgraph's own bytes must not stall writers for good).
-    if (v->memgraphs[0]->bytes() < memgraph_capacity() || v->memgraphs[0]->max_ts() == 0) {
-      return Status::OK();
+    {
+      std::shared_lock<std::shared_mutex> sl(seal_mu_);
+      if (HasRoom()) return Status::OK();
     }
     {
       std::lock_guard<std::mutex> g(bg_mu_);
@@ -402,10 +403,8 @@ Status DBImpl::FlushOldest() {
   change.kind = VersionChange::kFlush;
   change.flushed = mg;
   change.added = handles;
-  uint64_t index_micros = 0;  // a flush leaves the vertex index as it is
   // On failure the new files are unnamed: removed as leftovers on the next open.
-  s = versions_.LogAndApply(manifest_.get(), edit, [this] { return CheckLock(); }, change,
-                            &index_micros);
+  s = versions_.LogAndApply(manifest_.get(), edit, [this] { return CheckLock(); }, change);
   if (!s.ok()) return s;
   UpdateMemoryPlan();
   Sealed info;

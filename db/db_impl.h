@@ -311,6 +311,9 @@ class DBImpl final : public DB {
 
   std::atomic<VertexId> next_id_{0};  // above every ID ever written
   std::atomic<bool> closed_{false};
+  // Reads go through the vertex index and L0 files get a presence (Options::vertex_index_reads
+  // and STRATA_VERTEX_INDEX_READS, decided once at open).
+  bool index_reads_ = true;
   // Per-batch counts, striped: two shared counters added to by every batch were two cache
   // lines bouncing between writers.
   StripedCounter batches_;

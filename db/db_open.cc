@@ -145,7 +145,7 @@ Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
     if (!s.ok()) return s;
     s = CheckSegment(*h->reader, h->path, f);
     if (!s.ok()) return s;
-    if (f.level == 0 && options_.vertex_index_reads) {
+    if (f.level == 0 && index_reads_) {  // the presence serves reads through the index
       s = index::L0Presence::Build(*h->reader, &h->presence);
       if (!s.ok()) return s;
     }
@@ -160,6 +160,9 @@ Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
 }
 
 Status DBImpl::OpenDisk() {
+  const char* reads_env = std::getenv("STRATA_VERTEX_INDEX_READS");
+  index_reads_ = options_.vertex_index_reads &&
+                 !(reads_env != nullptr && std::string(reads_env) == "0");
   std::unique_ptr<io::Env> env;
   Status s = io::Env::Open(options_.io_backend, &env);
   if (!s.ok()) return s;
@@ -276,9 +279,7 @@ Status DBImpl::OpenDisk() {
   // Recovery order: manifest -> segments -> multi-level index -> WAL replay.
   s = RebuildIndex(v.get());
   if (!s.ok()) return s;
-  const char* reads_env = std::getenv("STRATA_VERTEX_INDEX_READS");
-  v->index_reads = options_.vertex_index_reads &&
-                   !(reads_env != nullptr && std::string(reads_env) == "0");
+  v->index_reads = index_reads_;
   versions_.Reset(v);
   core_->clock.ResetTo(st.last_flushed_ts);
   next_id_ = st.next_vertex_id;

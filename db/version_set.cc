@@ -62,7 +62,7 @@ Status VersionSet::LogAndApply(Manifest* manifest, const ManifestEdit& edit,
     s = IndexAfterCompaction(*base, change.dir, change.removed, change.added, change.level,
                              &new_index);
   }
-  *index_micros = NowMicros() - index_t0;
+  if (index_micros != nullptr) *index_micros = NowMicros() - index_t0;
   if (!s.ok()) return s;
   s = manifest->LogAndApply(edit, precheck);
   if (!s.ok()) return s;

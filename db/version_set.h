@@ -74,11 +74,11 @@ class VersionSet {
   // Under install_mu_: computes the new vertex index of the direction a compaction changes
   // from the current Version (a flush's level-0 files leave the index as it is), logs `edit` to `manifest` (`precheck` first, see
   // Manifest::LogAndApply), then installs the current Version with `change` applied. On failure
-  // nothing is installed and the caller owns the new files. *index_micros: time spent on the
-  // index.
+  // nothing is installed and the caller owns the new files. *index_micros (if not null): time
+  // spent on the index.
   Status LogAndApply(Manifest* manifest, const ManifestEdit& edit,
                      const std::function<Status()>& precheck, const VersionChange& change,
-                     uint64_t* index_micros);
+                     uint64_t* index_micros = nullptr);
 
   // Holds off every LogAndApply while the lock is held: the manifest on disk and current()
   // agree (Verify).
