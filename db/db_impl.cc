@@ -255,7 +255,7 @@ bool DBImpl::HasRoom() const {
   // An empty memgraph takes the write whatever its size says (a capacity the plan shrank
   // below an empty memgraph's own bytes must not stall writers for good).
   const mem::MemGraph* active = versions_.active();
-  return active->bytes() < memgraph_capacity() || active->max_ts() == 0;
+  return active->bytes() < memgraph_capacity() || !active->HasCommits();
 }
 
 Status DBImpl::MakeRoom() {
@@ -311,7 +311,7 @@ bool DBImpl::Seal(bool force) {
   std::unique_lock<std::shared_mutex> ex(seal_mu_);  // no writer in flight from here on
   std::shared_ptr<const Version> v = current();
   const std::shared_ptr<mem::MemGraph>& active = v->memgraphs[0];
-  if (active->max_ts() == 0) return false;  // nothing to seal
+  if (!active->HasCommits()) return false;  // nothing to seal
   if (!force && active->bytes() < memgraph_capacity()) return false;
   {
     std::lock_guard<std::mutex> g(bg_mu_);
@@ -443,7 +443,7 @@ Status DBImpl::FlushAll() {
       std::lock_guard<std::mutex> g(bg_mu_);
       if (!bg_error_.ok()) return bg_error_;
     }
-    if (current()->memgraphs[0]->max_ts() == 0) break;
+    if (!current()->memgraphs[0]->HasCommits()) break;
     if (Seal(true)) break;
     std::unique_lock<std::mutex> g(bg_mu_);
     room_cv_.wait_for(g, std::chrono::milliseconds(50));
@@ -523,7 +523,7 @@ Status DBImpl::Close() {
     // After a clean flush the active memgraph is empty: its log holds no batch to replay,
     // but maybe view changes committed since the flush, which a durable subscription may
     // still need: retired like a flushed log (RetireLog), not deleted outright.
-    if (s.ok() && c.ok() && current()->memgraphs[0]->max_ts() == 0) {
+    if (s.ok() && c.ok() && !current()->memgraphs[0]->HasCommits()) {
       RetireLog(p, core_->clock.read_ts());
     }
     wal_.reset();

@@ -500,7 +500,7 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     }
   }
   if (optimistic) writers_.Unregister(writer);
-  if (stale != 0) rebuilt_.fetch_add(stale, std::memory_order_relaxed);
+  if (stale != 0) rebuilt_.Add(static_cast<int64_t>(stale));
   Status st = BuildPending(&work, older);
   if (!st.ok()) {
     free_fresh();
@@ -527,10 +527,8 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
       w.slot->tail_ts = t;
     }
   }
-  live_versions_.fetch_add(work.size(), std::memory_order_relaxed);
-  Timestamp prev_max = max_ts_.load(std::memory_order_relaxed);
-  while (prev_max < t && !max_ts_.compare_exchange_weak(prev_max, t)) {
-  }
+  live_versions_.Add(static_cast<int64_t>(work.size()));
+  if (!has_commits_.load(std::memory_order_relaxed)) has_commits_.store(true, std::memory_order_release);
   clock_->Publish(t);
 
   // Unlink what no snapshot can select, and unlock, in one pass.
@@ -659,11 +657,11 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
   // A version counts as reclaimed once its containers are gone: freed whole, or hollowed.
   const size_t reclaimed = freed - headers_freed + hollowed_now;
   if (reclaimed != 0) {
-    live_versions_.fetch_sub(reclaimed, std::memory_order_relaxed);
-    reclaimed_.fetch_add(reclaimed, std::memory_order_relaxed);
+    live_versions_.Add(-static_cast<int64_t>(reclaimed));
+    reclaimed_.Add(static_cast<int64_t>(reclaimed));
   }
-  if (hollowed_now != 0) hollow_versions_.fetch_add(hollowed_now, std::memory_order_relaxed);
-  if (headers_freed != 0) hollow_versions_.fetch_sub(headers_freed, std::memory_order_relaxed);
+  if (hollowed_now != 0) hollow_versions_.Add(static_cast<int64_t>(hollowed_now));
+  if (headers_freed != 0) hollow_versions_.Add(-static_cast<int64_t>(headers_freed));
 }
 
 // Caller holds limbo_mu_; no writer can read *vs (unlinked by commit t). Hollows them and
