@@ -247,11 +247,13 @@ Status DBImpl::Write(const WriteOptions& wo, const WriteBatch& batch) {
   return Status::OK();
 }
 
+bool DBImpl::L0Stalls(size_t l0_files) const {
+  return options_.background_compaction &&
+         l0_files >= static_cast<size_t>(options_.l0_stall_trigger);
+}
+
 bool DBImpl::HasRoom() const {
-  if (options_.background_compaction &&
-      versions_.l0_files() >= static_cast<size_t>(options_.l0_stall_trigger)) {
-    return false;
-  }
+  if (L0Stalls(versions_.l0_files())) return false;
   // An empty memgraph takes the write whatever its size says (a capacity the plan shrank
   // below an empty memgraph's own bytes must not stall writers for good).
   const mem::MemGraph* active = versions_.active();
@@ -261,8 +263,7 @@ bool DBImpl::HasRoom() const {
 Status DBImpl::MakeRoom() {
   for (;;) {
     const size_t l0_files = versions_.l0_files();
-    if (options_.background_compaction &&
-        l0_files >= static_cast<size_t>(options_.l0_stall_trigger)) {
+    if (L0Stalls(l0_files)) {
       // Level 0 piles up faster than compaction drains it: wait for a compaction.
       std::unique_lock<std::mutex> g(bg_mu_);
       if (!bg_error_.ok()) return bg_error_;
@@ -681,8 +682,7 @@ void DBImpl::CompactLoop() {
       // the merge (ingest_large quick: the last merges 0.84-0.92 -> 0.32-0.40 s, the ingest
       // before them 4.5-4.8 -> 4.9-5.0 s); such a merge gets its second thread only if
       // writers come to wait on level 0 while it runs (BesideWriters).
-      bool alone = settling || (have && current()->l0[job.dir].size() >=
-                                            static_cast<size_t>(options_.l0_stall_trigger));
+      bool alone = settling || (have && L0Stalls(current()->l0[job.dir].size()));
       if (!have && options_.idle_compaction_ms > 0) {
         const int64_t b = batches_.Sum();
         if (b != seen_batches) {

@@ -219,6 +219,8 @@ class DBImpl final : public DB {
   // What MakeRoom waits for, checked without copying the Version: level 0 under
   // l0_stall_trigger and room in the active memgraph. Requires seal_mu_ (shared).
   bool HasRoom() const;
+  // Whether writers wait for a compaction with this many level-0 files.
+  bool L0Stalls(size_t l0_files) const;
   // Seals the active memgraph if `force` or it is full, and a sealed slot is free.
   // Returns true when it sealed.
   bool Seal(bool force);

@@ -17,8 +17,8 @@ DBStats DBImpl::GetStats(bool count_graph) {
     st.count_status = snap->status();
   }
   snap.reset();
-  st.batches_committed = static_cast<uint64_t>(batches_.Sum());
-  st.ops_applied = static_cast<uint64_t>(ops_.Sum());
+  st.batches_committed = batches_.Count();
+  st.ops_applied = ops_.Count();
   std::shared_ptr<const Version> v =
       versions_.CurrentWithRetired(&st.versions_reclaimed, &st.versions_rebuilt);
   for (const auto& m : v->memgraphs) {

@@ -158,18 +158,18 @@ class MemGraph {
   size_t bytes() const { return alloc_.bytes(); }
   // The version counts below are striped (util/striped_counter.h): every commit changes two of
   // them, and one shared line bounced between the writers' cores. Exact once writers stop.
-  uint64_t live_versions() const { return Count(live_versions_); }
+  uint64_t live_versions() const { return live_versions_.Count(); }
   // Versions whose containers were freed: whole, or hollowed (see HollowVersion).
-  uint64_t reclaimed_versions() const { return Count(reclaimed_); }
+  uint64_t reclaimed_versions() const { return reclaimed_.Count(); }
   // Hollow headers of reclaimed middle versions, waiting until no reader can walk past them.
-  uint64_t hollow_versions() const { return Count(hollow_versions_); }
+  uint64_t hollow_versions() const { return hollow_versions_.Count(); }
   // Checks every chain against its slot's tail (taking each slot's lock): the tail is on the
   // chain, its older link is null and its ts is the slot's tail_ts. The first subgraph where
   // that fails, or UINT64_MAX. For tests.
   uint64_t FirstBadTailForTesting() const;
   // Versions built before the locks were taken and built again because another writer had
   // changed their subgraph meanwhile (see Apply).
-  uint64_t rebuilt_versions() const { return Count(rebuilt_); }
+  uint64_t rebuilt_versions() const { return rebuilt_.Count(); }
   // Whether a commit was applied here (set by the first; a flag, not the newest timestamp, so
   // that commits write no line shared between writers).
   bool HasCommits() const { return has_commits_.load(std::memory_order_acquire); }
@@ -195,11 +195,6 @@ class MemGraph {
   mvcc::ReaderTracer* const tracer_;
   mutable NodeAllocator alloc_;
   SubgraphDirectory dir_;
-  // A sum read while writers run may see a decrement before its increment: clamped at 0.
-  static uint64_t Count(const StripedCounter& c) {
-    const int64_t n = c.Sum();
-    return n > 0 ? static_cast<uint64_t>(n) : 0;
-  }
   StripedCounter live_versions_;
   StripedCounter reclaimed_;
   StripedCounter hollow_versions_;

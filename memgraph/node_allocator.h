@@ -47,10 +47,7 @@ class NodeAllocator {
   // `size` must be the size passed to Allocate.
   void Free(void* p, size_t size);
 
-  size_t bytes() const {
-    const int64_t sum = bytes_.Sum();
-    return sum < 0 ? 0 : static_cast<size_t>(sum);  // < 0 only transiently, mid-update
-  }
+  size_t bytes() const { return static_cast<size_t>(bytes_.Count()); }
 
   // Freed memory kept for reuse instead of returned to the OS: the private arena's dirty
   // pages (it never purges; see the constructor) and the blocks on the threads' free lists;

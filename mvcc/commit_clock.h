@@ -27,8 +27,9 @@ class CommitClock {
   // (well under a microsecond), and a yield is a system call; only a committer that was
   // descheduled inside that window is worth giving the core up for.
   void Publish(Timestamp t) {
-    for (int spins = 0; tr_.load(std::memory_order_acquire) != t - 1; ++spins) {
+    for (int spins = 0; tr_.load(std::memory_order_acquire) != t - 1;) {
       if (spins < kSpins) {
+        ++spins;
         SpinHint();
       } else {
         std::this_thread::yield();

@@ -107,6 +107,12 @@ TEST(StripedCounterTest, ConcurrentAddsSumExactly) {
   EXPECT_EQ(c.Sum(), want);
   c.Add(-want);
   EXPECT_EQ(c.Sum(), 0);
+  // Count() is the sum clamped at 0 (a decrement seen before its increment reads as 0).
+  c.Add(5);
+  EXPECT_EQ(c.Count(), 5u);
+  std::thread([&c] { c.Add(-7); }).join();
+  EXPECT_EQ(c.Sum(), -2);
+  EXPECT_EQ(c.Count(), 0u);
 }
 
 TEST(RadixSortTest, MatchesStdStableSort) {

@@ -3,8 +3,8 @@
 // Each thread adds to its own cache line (one of kStripes, chosen once per thread), so threads
 // adding at once do not bounce one line between cores; Sum() reads every stripe (relaxed: a
 // sum taken while threads add is some interleaving of their additions, exact once they stop).
-// Measured where it is used: the memgraph allocator's byte count (two writers updating one
-// counter several times per edge) and the store's per-batch counts.
+// Used for counts every writer changes: the memgraph allocator's bytes, the memgraph's version
+// counts, the store's per-batch counts (docs/benchmarks.md has what each measured).
 #pragma once
 
 #include <atomic>
@@ -21,6 +21,12 @@ class StripedCounter {
     int64_t s = 0;
     for (const Line& l : stripes_) s += l.v.load(std::memory_order_relaxed);
     return s;
+  }
+  // Sum() clamped at 0, for a count that goes up and down: read while threads add, a decrement
+  // on one stripe can be seen without the increment it followed on another.
+  uint64_t Count() const {
+    const int64_t s = Sum();
+    return s > 0 ? static_cast<uint64_t>(s) : 0;
   }
 
  private:
