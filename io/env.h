@@ -247,7 +247,10 @@ class BufferedWritableFile : public WritableFile {
  private:
   Status WriteThrough(const char* data, size_t n);
 
-  std::string buf_;        // bytes appended but not yet written; capacity buffer_size_
+  // Appends that grow the buffer to this size take a pooled buffer of buffer_size_.
+  static constexpr size_t kPooledFrom = size_t{64} << 10;
+
+  std::string buf_;        // bytes appended but not yet written; at most buffer_size_
   size_t buffer_size_;
   uint64_t written_ = 0;   // bytes handed to the kernel: the file offset of buf_[0]
   uint64_t size_ = 0;      // written_ + buf_.size()

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "io/env.h"
+#include "util/buffer_pool.h"
 
 namespace strata::io {
 
@@ -117,6 +118,7 @@ BufferedWritableFile::BufferedWritableFile(std::string path, int fd, size_t buff
 BufferedWritableFile::~BufferedWritableFile() {
   // Subclasses flush in their own destructor if they want; here only the fd is released.
   if (fd_ >= 0) ::close(fd_);
+  ReturnBuffer(&buf_);
 }
 
 Status BufferedWritableFile::WriteThrough(const char* data, size_t n) {
@@ -147,6 +149,13 @@ Status BufferedWritableFile::Append(std::string_view data) {
     buf_.clear();
     if (!s.ok()) return s;
   }
+  if (buf_.size() + data.size() > buf_.capacity() && buf_.size() + data.size() >= kPooledFrom) {
+    // A file written in pieces this large (a segment's partial extents) takes a whole buffer,
+    // kept from an earlier file if one is free, instead of growing a string by doubling.
+    std::string b = TakeBuffer(buffer_size_);
+    b.append(buf_);
+    buf_.swap(b);
+  }
   buf_.append(data);
   return Status::OK();
 }
@@ -176,6 +185,7 @@ Status BufferedWritableFile::Close() {
   if (closed_) return error_.ok() ? Status::OK() : error_;
   Status s = Flush();
   closed_ = true;
+  ReturnBuffer(&buf_);
   if (fd_ >= 0) {
     if (::close(fd_) < 0 && s.ok()) {
       s = IOErrorAt(path_, size_, "close failed: " + ErrnoText(errno));

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <new>
 #include <unordered_map>
+#include <vector>
 
 namespace strata::mem {
 
@@ -42,6 +43,7 @@ NodeAllocator::NodeAllocator() = default;
 NodeAllocator::~NodeAllocator() = default;
 size_t NodeAllocator::RetainedBytes() const { return 0; }
 size_t NodeAllocator::ListedBytes() const { return 0; }
+bool NodeAllocator::RecyclesArenas() { return false; }
 void NodeAllocator::DrainIfLive(uint64_t, void*) {}
 void* NodeAllocator::Allocate(size_t size) {
   void* p = ::operator new(size == 0 ? 1 : size, std::align_val_t(16));
@@ -131,25 +133,110 @@ extent_hooks_t* HugePageHooks() {
   return made;
 }
 
+
+void SetDecay(unsigned arena, ssize_t ms) {
+  char name[64];
+  snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", arena);
+  mallctl(name, nullptr, nullptr, &ms, sizeof(ms));
+}
+
+size_t DirtyBytes(unsigned arena) {
+  uint64_t epoch = 1;
+  size_t sz = sizeof(epoch);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refresh jemalloc's statistics
+  char name[64];
+  snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", arena);
+  size_t pages = 0, page = 0;
+  sz = sizeof(pages);
+  if (mallctl(name, &pages, &sz, nullptr, 0) != 0) return 0;
+  sz = sizeof(page);
+  if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
+  return pages * page;
+}
+
+// Spare arenas: those of destroyed allocators, reset (every allocation in them discarded) but
+// holding their freed pages, for the next allocator. A store seals a memgraph and starts the
+// next one every Options::memgraph_bytes of updates; a fresh arena faulted in every page again
+// and its destruction purged them all (an madvise and a TLB shootdown per extent): the
+// scale-18 ingest took 104 K of its 185 K page faults in the writers' first touches of new
+// memgraphs (docs/benchmarks.md, "Issue 28: spare memgraph arenas"). At most kSpareArenas are
+// kept, each holding at most kSpareMaxBytes of pages (a larger one, e.g. a closed in-memory
+// store's, is destroyed), and a spare's pages decay back to the OS over kSpareDecayMs if no
+// allocator takes it (with jemalloc's background threads on, as in the tools; without them,
+// when the arena is next used).
+constexpr size_t kSpareArenas = 1;
+constexpr size_t kSpareMaxBytes = size_t{256} << 20;
+constexpr ssize_t kSpareDecayMs = 10000;
+
+std::mutex& SpareMutex() {
+  static std::mutex* const mu = new std::mutex;
+  return *mu;
+}
+std::vector<unsigned>& Spares() {
+  static auto* const spares = new std::vector<unsigned>;
+  return *spares;
+}
+
+bool TakeSpareArena(unsigned* arena) {
+  std::lock_guard<std::mutex> g(SpareMutex());
+  if (Spares().empty()) return false;
+  *arena = Spares().back();
+  Spares().pop_back();
+  SetDecay(*arena, -1);
+  return true;
+}
+
+// Whether a reset arena's pages are reused: they coalesce into extents of MiBs, which jemalloc
+// splits for a small request only if the extent is at most 2^lg_extent_max_active_fit times
+// its size; under the default (6) every new slab took fresh pages beside them and a recycled
+// arena grew by each memgraph's size (measured: 42 -> 142 MB over 10 cycles). The binaries
+// set 20 (util/malloc_conf.cc); a program embedding the engine with jemalloc's default
+// destroys arenas as before.
+bool SparesReusePages() {
+  static const bool ok = [] {
+    size_t fit = 0;
+    size_t sz = sizeof(fit);
+    return mallctl("opt.lg_extent_max_active_fit", &fit, &sz, nullptr, 0) == 0 && fit >= 16;
+  }();
+  return ok;
+}
+
+// Every thread cache that held the arena's objects is destroyed (flushed) before this.
+void ReleaseArena(unsigned arena) {
+  char name[64];
+  snprintf(name, sizeof(name), "arena.%u.reset", arena);
+  const bool reset = SparesReusePages() && mallctl(name, nullptr, nullptr, nullptr, 0) == 0;
+  if (reset && DirtyBytes(arena) <= kSpareMaxBytes) {
+    std::lock_guard<std::mutex> g(SpareMutex());
+    if (Spares().size() < kSpareArenas) {
+      SetDecay(arena, kSpareDecayMs);
+      Spares().push_back(arena);
+      return;
+    }
+  }
+  snprintf(name, sizeof(name), "arena.%u.destroy", arena);
+  mallctl(name, nullptr, nullptr, nullptr, 0);
+}
+
 }  // namespace
 
 NodeAllocator::NodeAllocator() : generation_(next_generation.fetch_add(1)) {
-  size_t sz = sizeof(arena_);
-  // A private arena per memgraph, its address space marked for huge pages; if jemalloc
-  // refuses (e.g. under a sanitizer), fall back to its default arenas.
-  extent_hooks_t* hooks = HugePageHooks();
-  use_arena_ = mallctl("arenas.create", &arena_, &sz, hooks != nullptr ? &hooks : nullptr,
-                       hooks != nullptr ? sizeof(hooks) : 0) == 0;
-  if (use_arena_) {
-    // The arena keeps its freed pages until it is destroyed (no decay, no madvise): version GC
-    // frees nodes at the rate writers allocate them, and purging each emptied slab at once
+  use_arena_ = TakeSpareArena(&arena_);
+  if (!use_arena_) {
+    size_t sz = sizeof(arena_);
+    // A private arena per memgraph, its address space marked for huge pages; if jemalloc
+    // refuses (e.g. under a sanitizer), fall back to its default arenas.
+    extent_hooks_t* hooks = HugePageHooks();
+    use_arena_ = mallctl("arenas.create", &arena_, &sz, hooks != nullptr ? &hooks : nullptr,
+                         hooks != nullptr ? sizeof(hooks) : 0) == 0;
+    // The arena keeps its freed pages until it is destroyed (no decay, no madvise): version
+    // GC frees nodes at the rate writers allocate them, and purging each emptied slab at once
     // would cost an madvise and a TLB shootdown per few edges, then refaults (docs/design.md,
     // "Memgraph memory"; figures in docs/benchmarks.md, "Allocator"). What the arena keeps is
     // bounded by its own peak, which the memgraph's capacity bounds.
-    char name[64];
-    snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", arena_);
-    ssize_t never = -1;
-    mallctl(name, nullptr, nullptr, &never, sizeof(never));
+    if (use_arena_) SetDecay(arena_, -1);
+  }
+  if (use_arena_) {
     std::lock_guard<std::mutex> g(LiveMutex());
     Live().emplace(generation_, this);
   }
@@ -171,27 +258,14 @@ NodeAllocator::~NodeAllocator() {
     Live().erase(generation_);
   }
   for (unsigned tc : caches_) mallctl("tcache.destroy", nullptr, nullptr, &tc, sizeof(tc));
-  if (use_arena_) {
-    char name[64];
-    snprintf(name, sizeof(name), "arena.%u.destroy", arena_);
-    mallctl(name, nullptr, nullptr, nullptr, 0);
-  }
+  if (use_arena_) ReleaseArena(arena_);
 }
+
+bool NodeAllocator::RecyclesArenas() { return SparesReusePages(); }
 
 size_t NodeAllocator::RetainedBytes() const {
   if (!use_arena_) return 0;
-  uint64_t epoch = 1;
-  size_t sz = sizeof(epoch);
-  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refresh jemalloc's statistics
-  char name[64];
-  snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", arena_);
-  size_t pages = 0;
-  sz = sizeof(pages);
-  if (mallctl(name, &pages, &sz, nullptr, 0) != 0) return 0;
-  size_t page = 0;
-  sz = sizeof(page);
-  if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
-  return pages * page + ListedBytes();
+  return DirtyBytes(arena_) + ListedBytes();
 }
 
 size_t NodeAllocator::ListedBytes() const {

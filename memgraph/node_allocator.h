@@ -54,6 +54,10 @@ class NodeAllocator {
   // 0 without a private arena. Not counted in bytes().
   size_t RetainedBytes() const;
 
+  // Whether a destroyed allocator's arena is kept, reset, for the next one (node_allocator.cc,
+  // "Spare arenas"): with jemalloc and its lg_extent_max_active_fit at 16 or more.
+  static bool RecyclesArenas();
+
   // Bytes of the blocks on the threads' free lists (part of RetainedBytes).
   size_t ListedBytes() const;
 

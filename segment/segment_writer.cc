@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "segment/bloom.h"
+#include "util/buffer_pool.h"
 #include "util/coding.h"
 #include "util/crc.h"
 
@@ -18,8 +19,11 @@ class SegmentWriter::BlockStream {
   BlockStream(SegmentWriter* w, uint32_t kind, uint32_t block_size, uint32_t per_extent)
       : w_(w), kind_(kind), block_size_(block_size), payload_(block_size - kBlockTrailerSize),
         per_extent_(per_extent) {
-    ext_.reserve(static_cast<size_t>(block_size) * per_extent);
+    ext_ = TakeBuffer(static_cast<size_t>(block_size) * per_extent);
   }
+  ~BlockStream() { ReturnBuffer(&ext_); }
+  BlockStream(const BlockStream&) = delete;
+  BlockStream& operator=(const BlockStream&) = delete;
 
   Status Append(const char* p, size_t n) {
     while (n > 0) {
@@ -91,10 +95,18 @@ class SegmentWriter::BlockStream {
 class SegmentWriter::VarBlocks {
  public:
   VarBlocks(SegmentWriter* w, size_t extent_bytes) : w_(w), extent_bytes_(extent_bytes) {}
+  ~VarBlocks() { ReturnBuffer(&buf_); }
+  VarBlocks(const VarBlocks&) = delete;
+  VarBlocks& operator=(const VarBlocks&) = delete;
 
   // Appends a finished block; returns its buffer-relative offset (fixed up on flush).
   template <typename Entry>
   Status Add(const std::string& block, Entry* entry, std::vector<Entry>* index) {
+    if (buf_.capacity() < extent_bytes_) {
+      std::string b = TakeBuffer(extent_bytes_);
+      b.append(buf_);
+      buf_.swap(b);
+    }
     entry->offset = buf_.size();
     entry->size = static_cast<uint32_t>(block.size());
     buf_.append(block);

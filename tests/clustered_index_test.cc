@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -646,6 +649,53 @@ TEST(NodeAllocatorTest, FreedPagesStayInTheArena) {
   EXPECT_GE(kept, size_t{15} << 20);
   round();
   EXPECT_LE(alloc.RetainedBytes(), kept + (size_t{1} << 20));  // reused, not grown
+}
+
+// A memgraph's allocator, destroyed after its flush, leaves its arena (reset: every block in
+// it discarded, its pages kept) to the next memgraph's, which then allocates without faulting
+// fresh pages in (docs/benchmarks.md, "Issue 28: spare memgraph arenas"). The pages must be
+// reused, not added to: cycles of the same allocations keep the resident size flat.
+TEST(NodeAllocatorTest, NextAllocatorReusesAFreedArenasPages) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no arena to observe";
+#endif
+  auto resident = [] {
+    long pages = 0, rss = 0;
+    FILE* f = std::fopen("/proc/self/statm", "r");
+    if (f == nullptr || std::fscanf(f, "%ld %ld", &pages, &rss) != 2) rss = 0;
+    if (f != nullptr) std::fclose(f);
+    return static_cast<size_t>(rss) * 4096;
+  };
+  // 24 MiB in blocks of the sizes a memgraph allocates (versions, areas, leaves, large nodes),
+  // all freed again; the blocks' first words written so their pages are resident.
+  auto cycle = [](NodeAllocator* alloc) {
+    std::vector<std::pair<void*, size_t>> ps;
+    size_t total = 0;
+    for (size_t i = 0; total < (size_t{24} << 20); ++i) {
+      const size_t size = (i % 5 == 4) ? 2048 + 16 * (i % 64) : 48 + 16 * (i % 29);
+      void* p = alloc->Allocate(size);
+      std::memset(p, 0xab, 16);
+      ps.emplace_back(p, size);
+      total += size;
+    }
+    for (auto& [p, size] : ps) alloc->Free(p, size);
+    EXPECT_EQ(alloc->bytes(), 0u);
+  };
+  // Whether arenas are recycled depends on jemalloc's options (MALLOC_CONF may change them);
+  // the binaries' own settings recycle.
+  std::printf("arenas recycled: %s\n", NodeAllocator::RecyclesArenas() ? "yes" : "no");
+  size_t after_first = 0;
+  for (int k = 0; k < 8; ++k) {
+    auto alloc = std::make_unique<NodeAllocator>();
+    if (k > 0 && NodeAllocator::RecyclesArenas()) {
+      // The spare (the previous allocator's arena) comes with its pages.
+      EXPECT_GE(alloc->RetainedBytes(), size_t{16} << 20) << "cycle " << k;
+    }
+    cycle(alloc.get());
+    if (k == 0) after_first = resident();
+  }
+  EXPECT_LE(resident(), after_first + (size_t{4} << 20))
+      << "a recycled arena took fresh pages instead of its own";
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "util/buffer_pool.h"
 #include "util/crc.h"
 #include "util/radix_sort.h"
 #include "util/scratch.h"
@@ -39,6 +40,40 @@ TEST(ChecksumTest, EqualsPlainXxh3ForEveryLengthAndSeed) {
   }
   // XXH3-64 of the empty input with seed 0 (the reference value of the xxHash specification).
   EXPECT_EQ(Checksum64("", 0, 0), 0x2D06800538D394C2ULL);
+}
+
+TEST(BufferPoolTest, AReturnedBufferIsTakenAgainWithItsStorage) {
+  // Drain whatever earlier tests left, so the pool starts empty.
+  std::vector<std::string> drained;
+  while (PooledBufferBytes() > 0) drained.push_back(TakeBuffer(1));
+  std::string a = TakeBuffer(size_t{1} << 20);
+  EXPECT_GE(a.capacity(), size_t{1} << 20);
+  EXPECT_TRUE(a.empty());
+  a.assign(1000, 'x');
+  const char* storage = a.data();
+  ReturnBuffer(&a);
+  EXPECT_TRUE(a.empty());
+  EXPECT_GE(PooledBufferBytes(), size_t{1} << 20);
+  // Too large a request does not take it; one it fits does, emptied.
+  std::string big = TakeBuffer(size_t{2} << 20);
+  EXPECT_NE(big.data(), storage);
+  EXPECT_GE(big.capacity(), size_t{2} << 20);
+  std::string b = TakeBuffer(size_t{512} << 10);
+  EXPECT_EQ(b.data(), storage);
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(PooledBufferBytes(), 0u);
+  // Small strings are not kept; past kBufferPoolBytes nothing more is kept.
+  std::string small(100, 'y');
+  ReturnBuffer(&small);
+  EXPECT_EQ(PooledBufferBytes(), 0u);
+  std::vector<std::string> many;
+  for (size_t k = 0; k <= kBufferPoolBytes / (size_t{1} << 20); ++k) many.push_back(TakeBuffer(size_t{1} << 20));
+  for (auto& m : many) ReturnBuffer(&m);
+  EXPECT_LE(PooledBufferBytes(), kBufferPoolBytes);
+  EXPECT_GE(PooledBufferBytes(), kBufferPoolBytes - (size_t{2} << 20));
+  ReturnBuffer(&b);
+  ReturnBuffer(&big);
+  EXPECT_LE(PooledBufferBytes(), kBufferPoolBytes);
 }
 
 TEST(ScratchTest, KeepsABufferUpToTheLimit) {
