@@ -160,12 +160,15 @@ size_t DirtyBytes(unsigned arena) {
 // and its destruction purged them all (an madvise and a TLB shootdown per extent): the
 // scale-18 ingest took 104 K of its 185 K page faults in the writers' first touches of new
 // memgraphs (docs/benchmarks.md, "Issue 28: spare memgraph arenas"). At most kSpareArenas are
-// kept, each holding at most kSpareMaxBytes of pages (a larger one, e.g. a closed in-memory
-// store's, is destroyed), and a spare's pages decay back to the OS over kSpareDecayMs if no
-// allocator takes it (with jemalloc's background threads on, as in the tools; without them,
-// when the arena is next used).
+// kept, each holding at most kSpareMaxBytes of pages: the arenas of small memgraphs, which
+// keep 4 KiB pages (kHugePageMinExtent above) and so paid a fault per 4 KiB. A larger one is
+// destroyed: its huge pages fault in 2 MiB at a time, and with 64 MiB memgraphs a kept spare
+// lifted the scale-23 ingest's peak RSS from 407-432 to 488 MiB (a spare's pages stay resident
+// while the next memgraph fills and compactions run). A spare's pages decay back to the OS
+// over kSpareDecayMs if no allocator takes it (with jemalloc's background threads on, as in
+// the tools; without them, when the arena is next used).
 constexpr size_t kSpareArenas = 1;
-constexpr size_t kSpareMaxBytes = size_t{256} << 20;
+constexpr size_t kSpareMaxBytes = size_t{32} << 20;
 constexpr ssize_t kSpareDecayMs = 10000;
 
 std::mutex& SpareMutex() {

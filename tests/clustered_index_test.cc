@@ -666,12 +666,12 @@ TEST(NodeAllocatorTest, NextAllocatorReusesAFreedArenasPages) {
     if (f != nullptr) std::fclose(f);
     return static_cast<size_t>(rss) * 4096;
   };
-  // 24 MiB in blocks of the sizes a memgraph allocates (versions, areas, leaves, large nodes),
+  // 12 MiB in blocks of the sizes a memgraph allocates (versions, areas, leaves, large nodes),
   // all freed again; the blocks' first words written so their pages are resident.
   auto cycle = [](NodeAllocator* alloc) {
     std::vector<std::pair<void*, size_t>> ps;
     size_t total = 0;
-    for (size_t i = 0; total < (size_t{24} << 20); ++i) {
+    for (size_t i = 0; total < (size_t{12} << 20); ++i) {
       const size_t size = (i % 5 == 4) ? 2048 + 16 * (i % 64) : 48 + 16 * (i % 29);
       void* p = alloc->Allocate(size);
       std::memset(p, 0xab, 16);
@@ -689,7 +689,7 @@ TEST(NodeAllocatorTest, NextAllocatorReusesAFreedArenasPages) {
     auto alloc = std::make_unique<NodeAllocator>();
     if (k > 0 && NodeAllocator::RecyclesArenas()) {
       // The spare (the previous allocator's arena) comes with its pages.
-      EXPECT_GE(alloc->RetainedBytes(), size_t{16} << 20) << "cycle " << k;
+      EXPECT_GE(alloc->RetainedBytes(), size_t{8} << 20) << "cycle " << k;
     }
     cycle(alloc.get());
     if (k == 0) after_first = resident();
