@@ -8,7 +8,8 @@ namespace strata::compaction {
 namespace {
 
 Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& o, io::Env* env,
-                      uint64_t number, FileMeta* meta, uint64_t* bytes) {
+                      uint64_t number, FileMeta* meta, uint64_t* bytes,
+                      index::L0Presence::Builder* presence) {
   const std::string path = o.dir + "/" + SegmentFileName(number);
   SegmentWriter w(env);
   SegmentWriterOptions wo;
@@ -41,6 +42,7 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
       if ((sv->deleted_mask >> i) & 1) flags |= kVertexDeleted;
       const VertexId v = (sg << mem::kSubgraphBits) | i;
       s = w.AddVertex(v, flags);
+      presence->Add(v);
       if (first) meta->min_src = v;
       first = false;
       meta->max_src = v;
@@ -74,14 +76,18 @@ Status FlushMemGraph(const mem::MemGraph& mg, const FlushOptions& o, io::Env* en
   const int dirs = mg.options().kind == GraphKind::kDirectedWithInEdges ? 2 : 1;
   for (int dir = 0; dir < dirs; ++dir) {
     FileMeta meta;
+    index::L0Presence::Builder presence;
     Status s = FlushDirection(mg, static_cast<uint8_t>(dir), o, env, (*next_file_number)++, &meta,
-                              &result->bytes_written);
+                              &result->bytes_written, &presence);
     if (!s.ok()) {
       for (const auto& f : result->files) env->RemoveFile(o.dir + "/" + SegmentFileName(f.number));
       return s;
     }
     result->entries_written += meta.num_edges;
     result->files.push_back(meta);
+    std::unique_ptr<const index::L0Presence> p;
+    result->presence_known.push_back(presence.Finish(&p));
+    result->presence.push_back(std::move(p));
   }
   return env->SyncDir(o.dir);
 }

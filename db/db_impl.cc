@@ -392,7 +392,7 @@ Status DBImpl::FlushOldest() {
 
   std::vector<std::shared_ptr<SegmentHandle>> handles;
   const uint64_t open_t0 = NowMicros();
-  s = OpenSegments(r.files, &handles);  // with each file's level-0 presence
+  s = OpenSegments(r.files, &handles, &r);  // with the presence the flush made
   if (!s.ok()) return s;
   const uint64_t open_micros = NowMicros() - open_t0;
   ManifestEdit edit;

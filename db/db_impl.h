@@ -68,6 +68,7 @@
 #include <thread>
 
 #include "compaction/compactor.h"
+#include "compaction/flush.h"
 #include "db/change_feed.h"
 #include "db/manifest.h"
 #include "db/memory_plan.h"
@@ -210,9 +211,12 @@ class DBImpl final : public DB {
   Status TruncateLog(const std::string& path, uint64_t bytes);
   void RemoveObsoleteFiles(const StoreState& state);
   Status NewLog(std::unique_ptr<WriteAheadLog>* log);
-  // Opens a handle (reader included) on each named segment of this store.
+  // Opens a handle (reader included) on each named segment of this store. A level-0 file's
+  // presence is taken from `flushed` (nullable) where its flush made it, else built from the
+  // file.
   Status OpenSegments(const std::vector<FileMeta>& files,
-                      std::vector<std::shared_ptr<SegmentHandle>>* out);
+                      std::vector<std::shared_ptr<SegmentHandle>>* out,
+                      compaction::FlushResult* flushed = nullptr);
 
   // Waits until the active memgraph has room, sealing it or stalling as needed.
   Status MakeRoom();

@@ -132,8 +132,10 @@ Status DBImpl::CheckSegment(const SegmentReader& r, const std::string& path,
 }
 
 Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
-                            std::vector<std::shared_ptr<SegmentHandle>>* out) {
-  for (const FileMeta& f : files) {
+                            std::vector<std::shared_ptr<SegmentHandle>>* out,
+                            compaction::FlushResult* flushed) {
+  for (size_t k = 0; k < files.size(); ++k) {
+    const FileMeta& f = files[k];
     auto h = std::make_shared<SegmentHandle>();
     h->env = env_;
     h->cache = cache_;
@@ -146,8 +148,12 @@ Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
     s = CheckSegment(*h->reader, h->path, f);
     if (!s.ok()) return s;
     if (f.level == 0 && index_reads_) {  // the presence serves reads through the index
-      s = index::L0Presence::Build(*h->reader, &h->presence);
-      if (!s.ok()) return s;
+      if (flushed != nullptr && k < flushed->presence_known.size() && flushed->presence_known[k]) {
+        h->presence = std::move(flushed->presence[k]);
+      } else {
+        s = index::L0Presence::Build(*h->reader, &h->presence);
+        if (!s.ok()) return s;
+      }
     }
     out->push_back(std::move(h));
   }

@@ -32,4 +32,21 @@ Status L0Presence::Build(const SegmentReader& r, std::unique_ptr<const L0Presenc
   return Status::OK();
 }
 
+bool L0Presence::Builder::Finish(std::unique_ptr<const L0Presence>* out) {
+  out->reset();
+  if (gave_up_) return false;
+  if (n_ == 0) return true;
+  const uint64_t span = hi_ - lo_;
+  if (span / kMaxBitsPerVertex >= n_) return true;  // the rule of Build
+  std::unique_ptr<L0Presence> p(new L0Presence());
+  p->lo_ = lo_;
+  p->hi_ = hi_;
+  bits_.resize(span / 64 + 1, 0);
+  bits_.shrink_to_fit();
+  p->bits_ = std::move(bits_);
+  p->vertices_ = n_;
+  *out = std::move(p);
+  return true;
+}
+
 }  // namespace strata::index

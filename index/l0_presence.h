@@ -36,6 +36,44 @@ class L0Presence {
   // the file.
   static Status Build(const SegmentReader& r, std::unique_ptr<const L0Presence>* out);
 
+  // The presence of a file as it is written, without reading it back (a flush): Add(u) for
+  // every vertex entry, in the file's (ascending) order; Finish gives what Build gives for the
+  // file. Gives up once the vertices added are far sparser than a presence allows (an ID gap
+  // past kGiveUpBitsPerVertex bits per vertex so far, so that a wide sparse range is never
+  // allocated); then Finish returns false and the caller builds from the file.
+  class Builder {
+   public:
+    static constexpr uint64_t kGiveUpBitsPerVertex = 4 * kMaxBitsPerVertex;
+    void Add(VertexId u) {
+      if (gave_up_) return;
+      if (n_ == 0) lo_ = u;
+      const uint64_t i = u - lo_;
+      if (n_ > 0 && u <= hi_) {
+        gave_up_ = true;  // not ascending: not a segment's order
+        return;
+      }
+      if ((i >> 6) >= bits_.size()) {
+        if (i / kGiveUpBitsPerVertex > n_ + 64) {
+          gave_up_ = true;
+          bits_ = std::vector<uint64_t>();
+          return;
+        }
+        bits_.resize((i >> 6) + 1, 0);
+      }
+      bits_[i >> 6] |= uint64_t{1} << (i & 63);
+      hi_ = u;
+      ++n_;
+    }
+    // False if the builder gave up; else *out = the presence (null: none, as Build says).
+    bool Finish(std::unique_ptr<const L0Presence>* out);
+
+   private:
+    VertexId lo_ = 0, hi_ = 0;
+    uint64_t n_ = 0;
+    bool gave_up_ = false;
+    std::vector<uint64_t> bits_;
+  };
+
   bool Holds(VertexId u) const {
     if (u < lo_ || u > hi_) return false;
     const uint64_t i = u - lo_;

@@ -5,7 +5,9 @@
 // as it is (the new Version shares every page of it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <vector>
 
 #include "db/db_impl.h"
 #include "index/l0_presence.h"
@@ -166,6 +168,66 @@ TEST(L0Presence, AFlushSharesTheWholeVertexIndex) {
   EXPECT_TRUE(merged->l0[0].empty());
   EXPECT_LT(merged->index[0].SharedRangePages(before->index[0]), before->index[0].range_pages());
   EXPECT_EQ(ref.Compare(*db->GetSnapshot(), 5000), "");
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+// The builder a flush uses (the presence made while the file is written) gives what Build
+// gives for the file: none when too sparse, else exactly the vertices added. It gives up
+// (Finish false: the caller reads the file) rather than allocate for a wide sparse range.
+TEST(L0PresenceBuilder, SameAsTheRuleOfBuildOrGivesUp) {
+  std::mt19937_64 rng(5);
+  int made = 0, none = 0;
+  for (int round = 0; round < 300; ++round) {
+    // Vertex sets from dense to sparse: n IDs drawn from a range of n * spread.
+    const uint64_t n = 1 + rng() % 3000;
+    const uint64_t spread = 1 + rng() % 60;
+    const VertexId base = rng() % 100000;
+    std::vector<VertexId> ids;
+    for (uint64_t i = 0; i < n; ++i) ids.push_back(base + rng() % (n * spread));
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    index::L0Presence::Builder b;
+    for (VertexId u : ids) b.Add(u);
+    std::unique_ptr<const index::L0Presence> p;
+    const bool known = b.Finish(&p);
+    const uint64_t span = ids.back() - ids.front();
+    const bool dense = span / index::L0Presence::kMaxBitsPerVertex < ids.size();
+    if (spread <= 8) {
+      ASSERT_TRUE(known) << "gave up on a dense set (round " << round << ")";
+    }
+    if (!known) continue;
+    ASSERT_EQ(p != nullptr, dense) << "round " << round;
+    if (p == nullptr) {
+      ++none;
+      continue;
+    }
+    ++made;
+    EXPECT_EQ(p->vertices(), ids.size());
+    size_t k = 0;
+    for (VertexId u = ids.front() >= 5 ? ids.front() - 5 : 0; u <= ids.back() + 5; ++u) {
+      const bool in = k < ids.size() && ids[k] == u;
+      if (in) ++k;
+      ASSERT_EQ(p->Holds(u), in) << "round " << round << ", vertex " << u;
+    }
+  }
+  EXPECT_GT(made, 50);
+  EXPECT_GT(none, 10);
+  // A wide sparse range: no bitmap of 2^40 bits is allocated; the builder gives up.
+  index::L0Presence::Builder wide;
+  wide.Add(7);
+  wide.Add(VertexId{1} << 40);
+  std::unique_ptr<const index::L0Presence> p;
+  EXPECT_FALSE(wide.Finish(&p));
+  EXPECT_EQ(p, nullptr);
+  // Empty: known, none.
+  index::L0Presence::Builder empty;
+  EXPECT_TRUE(empty.Finish(&p));
+  EXPECT_EQ(p, nullptr);
 }
 
 }  // namespace
