@@ -112,6 +112,27 @@ void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out)
   const uint8_t* k = old->kind();
   const uint64_t* v = old->v();
   const double* w = old->w();
+  uint64_t any = 0;
+  for (size_t i = 0; i < n; ++i) any |= v[i];
+  if (any < (uint64_t{1} << 50)) {
+    // Sorted as one word per entry, u:8 | v:50 | i:6 — (u, v) order, and log order among
+    // equal keys, so the last of each run is the latest — instead of 24-byte entries under a
+    // two-field comparison: this function was 4-6% of a load's samples (a full area is sorted
+    // when it is applied, and a build of several updates sorts the area it merges over).
+    uint64_t key[kAppendCapacity];
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t x = (uint64_t{u[i]} << 56) | (v[i] << 6) | i;
+      size_t j = i;
+      for (; j > 0 && key[j - 1] > x; --j) key[j] = key[j - 1];
+      key[j] = x;
+    }
+    for (size_t j = 0; j < n; ++j) {
+      if (j + 1 < n && (key[j + 1] >> 6) == (key[j] >> 6)) continue;  // not the latest
+      const size_t i = key[j] & 63;
+      out->push_back({u[i], k[i], v[i], w != nullptr ? w[i] : 1.0});
+    }
+    return;
+  }
   for (size_t i = 0; i < n; ++i) out->push_back({u[i], k[i], v[i], w != nullptr ? w[i] : 1.0});
   // Stable, so equal keys stay in log order and the last of each run is the latest.
   StableSmallSort(out->begin(), out->end(), [](const AppendEntry& a, const AppendEntry& b) {

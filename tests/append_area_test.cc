@@ -175,5 +175,42 @@ TEST(AppendAreaRace, OneBuildClaimsASlot) {
 
 INSTANTIATE_TEST_SUITE_P(Weights, AppendAreaTest, ::testing::Bool());
 
+// AreaEntries over areas of random entries, with small destination IDs (sorted as packed words)
+// and with IDs of 2^50 and more (sorted as entries): both give, per (u, v), the latest entry
+// of the prefix, in (u, v) order.
+TEST(AppendAreaEntries, LatestPerKeyInKeyOrderForSmallAndLargeIds) {
+  NodeAllocator alloc;
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 2000; ++round) {
+    const bool weighted = round % 2 == 0;
+    const bool large = round % 3 == 0;
+    const size_t n = 1 + rng() % kAppendCapacity;
+    std::vector<AppendEntry> in(n);
+    for (auto& e : in) {
+      e.u = static_cast<uint8_t>(rng() % 6);
+      e.kind = static_cast<uint8_t>(rng() % 3);
+      e.v = rng() % 8 + (large && rng() % 2 ? (uint64_t{1} << 50) + (rng() % 3) * (uint64_t{1} << 55) : 0);
+      e.w = weighted ? static_cast<double>(rng() % 100) : 1.0;
+    }
+    AppendArea* a = NewAppendArea(&alloc, weighted, in.data(), n);
+    const size_t prefix = 1 + rng() % n;
+    Model m;
+    for (size_t i = 0; i < prefix; ++i) m[{in[i].u, in[i].v}] = {in[i].kind, in[i].w};
+    std::vector<AppendEntry> e;
+    AreaEntries(a, prefix, &e);
+    ASSERT_EQ(e.size(), m.size()) << "round " << round;
+    size_t i = 0;
+    for (const auto& [k, val] : m) {
+      ASSERT_EQ(e[i].u, k.first) << "round " << round << ", entry " << i;
+      ASSERT_EQ(e[i].v, k.second) << "round " << round << ", entry " << i;
+      ASSERT_EQ(e[i].kind, val.first) << "round " << round << ", entry " << i;
+      ASSERT_EQ(e[i].w, val.second) << "round " << round << ", entry " << i;
+      ++i;
+    }
+    UnrefAppendArea(&alloc, a);
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
 }  // namespace
 }  // namespace strata::mem
