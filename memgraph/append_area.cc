@@ -126,11 +126,15 @@ void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out)
       for (; j > 0 && key[j - 1] > x; --j) key[j] = key[j - 1];
       key[j] = x;
     }
+    out->resize(n);  // scratch: its capacity stays between calls
+    AppendEntry* o = out->data();
+    size_t m = 0;
     for (size_t j = 0; j < n; ++j) {
       if (j + 1 < n && (key[j + 1] >> 6) == (key[j] >> 6)) continue;  // not the latest
       const size_t i = key[j] & 63;
-      out->push_back({u[i], k[i], v[i], w != nullptr ? w[i] : 1.0});
+      o[m++] = {u[i], k[i], v[i], w != nullptr ? w[i] : 1.0};
     }
+    out->resize(m);
     return;
   }
   for (size_t i = 0; i < n; ++i) out->push_back({u[i], k[i], v[i], w != nullptr ? w[i] : 1.0});
