@@ -149,12 +149,10 @@ Status BufferedWritableFile::Append(std::string_view data) {
     buf_.clear();
     if (!s.ok()) return s;
   }
-  if (buf_.size() + data.size() > buf_.capacity() && buf_.size() + data.size() >= kPooledFrom) {
+  if (buf_.size() + data.size() >= kPooledFrom) {
     // A file written in pieces this large (a segment's partial extents) takes a whole buffer,
     // kept from an earlier file if one is free, instead of growing a string by doubling.
-    std::string b = TakeBuffer(buffer_size_);
-    b.append(buf_);
-    buf_.swap(b);
+    ReserveFromPool(&buf_, buffer_size_);
   }
   buf_.append(data);
   return Status::OK();

@@ -19,7 +19,7 @@ class SegmentWriter::BlockStream {
   BlockStream(SegmentWriter* w, uint32_t kind, uint32_t block_size, uint32_t per_extent)
       : w_(w), kind_(kind), block_size_(block_size), payload_(block_size - kBlockTrailerSize),
         per_extent_(per_extent) {
-    ext_ = TakeBuffer(static_cast<size_t>(block_size) * per_extent);
+    ReserveFromPool(&ext_, static_cast<size_t>(block_size) * per_extent);
   }
   ~BlockStream() { ReturnBuffer(&ext_); }
   BlockStream(const BlockStream&) = delete;
@@ -102,11 +102,7 @@ class SegmentWriter::VarBlocks {
   // Appends a finished block; returns its buffer-relative offset (fixed up on flush).
   template <typename Entry>
   Status Add(const std::string& block, Entry* entry, std::vector<Entry>* index) {
-    if (buf_.capacity() < extent_bytes_) {
-      std::string b = TakeBuffer(extent_bytes_);
-      b.append(buf_);
-      buf_.swap(b);
-    }
+    ReserveFromPool(&buf_, extent_bytes_);
     entry->offset = buf_.size();
     entry->size = static_cast<uint32_t>(block.size());
     buf_.append(block);

@@ -74,6 +74,18 @@ TEST(BufferPoolTest, AReturnedBufferIsTakenAgainWithItsStorage) {
   ReturnBuffer(&b);
   ReturnBuffer(&big);
   EXPECT_LE(PooledBufferBytes(), kBufferPoolBytes);
+  // ReserveFromPool keeps the contents and takes a kept buffer when it must grow.
+  while (PooledBufferBytes() > 0) drained.push_back(TakeBuffer(1));
+  std::string kept = TakeBuffer(size_t{1} << 20);
+  const char* kept_storage = kept.data();
+  ReturnBuffer(&kept);
+  std::string s = "abc";
+  ReserveFromPool(&s, size_t{1} << 19);
+  EXPECT_EQ(s, "abc");
+  EXPECT_EQ(s.data(), kept_storage);
+  const char* now = s.data();
+  ReserveFromPool(&s, size_t{1} << 10);  // room enough: unchanged
+  EXPECT_EQ(s.data(), now);
 }
 
 TEST(ScratchTest, KeepsABufferUpToTheLimit) {

@@ -45,6 +45,13 @@ std::string TakeBuffer(size_t bytes) {
   return s;
 }
 
+void ReserveFromPool(std::string* s, size_t bytes) {
+  if (s->capacity() >= bytes) return;
+  std::string b = TakeBuffer(bytes);
+  b.append(*s);
+  s->swap(b);
+}
+
 void ReturnBuffer(std::string* s) {
   std::string b = std::move(*s);
   *s = std::string();

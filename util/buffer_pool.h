@@ -19,6 +19,10 @@ inline constexpr size_t kBufferPoolBytes = size_t{8} << 20;
 // else a new one.
 std::string TakeBuffer(size_t bytes);
 
+// Gives *s capacity for at least `bytes`, keeping its contents: if it has less, its contents
+// move into TakeBuffer(bytes) (and its old storage is freed).
+void ReserveFromPool(std::string* s, size_t bytes);
+
 // Keeps *s's storage for a later TakeBuffer if the pool has room; *s is left empty, without
 // storage, either way.
 void ReturnBuffer(std::string* s);
