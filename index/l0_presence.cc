@@ -10,7 +10,7 @@ Status L0Presence::Build(const SegmentReader& r, std::unique_ptr<const L0Presenc
   const uint64_t n = r.num_vertices();
   if (n == 0 || h.max_src < h.min_src) return Status::OK();
   const uint64_t span = h.max_src - h.min_src;  // IDs in the range, minus one
-  if (span / kMaxBitsPerVertex >= n) return Status::OK();  // span + 1 > kMaxBitsPerVertex * n
+  if (!DenseEnough(span, n)) return Status::OK();
   std::unique_ptr<L0Presence> p(new L0Presence());
   p->lo_ = h.min_src;
   p->hi_ = h.max_src;
@@ -37,7 +37,7 @@ bool L0Presence::Builder::Finish(std::unique_ptr<const L0Presence>* out) {
   if (gave_up_) return false;
   if (n_ == 0) return true;
   const uint64_t span = hi_ - lo_;
-  if (span / kMaxBitsPerVertex >= n_) return true;  // the rule of Build
+  if (!DenseEnough(span, n_)) return true;
   std::unique_ptr<L0Presence> p(new L0Presence());
   p->lo_ = lo_;
   p->hi_ = hi_;

@@ -29,6 +29,8 @@ class L0Presence {
   // 32 bits a vertex: the 4 bytes a vertex's smallest level-0 file number took in each page of
   // the index when level-0 files were entered per vertex.
   static constexpr uint64_t kMaxBitsPerVertex = 32;
+  // Whether n vertices over IDs [lo, lo + span] get a bitmap (the rule above).
+  static bool DenseEnough(uint64_t span, uint64_t n) { return span / kMaxBitsPerVertex < n; }
 
   // *out = the presence of the vertices r holds, or null when r holds none or its range is too
   // sparse (more than kMaxBitsPerVertex IDs per vertex held). Reads r's vertex entries; a read
