@@ -127,7 +127,7 @@ class RunCursor {
 
 // Runs merged through a heap rather than by scanning every run per record: a level-0 merge
 // at scale 23 has 14-23 inputs, most of which hold a hub's list, and the two scans over the
-// runs per record emitted were half of the merge's own samples.
+// runs per record emitted were about two thirds of the merge's own samples.
 constexpr size_t kHeapMergeFrom = 4;
 
 struct HeapItem {
