@@ -10,7 +10,7 @@
 namespace strata::analytics {
 
 // Calls fn(i, j) for every a[i] == b[j] of two ascending, duplicate-free arrays, ascending: a
-// linear merge, or binary searches of the smaller array's elements into the larger one when
+// linear merge (branch-free), or binary searches of the smaller array's elements into the larger one when
 // their sizes differ by 10x or more.
 template <typename Fn>
 void ForEachCommon(const VertexId* a, size_t na, const VertexId* b, size_t nb, Fn&& fn) {
@@ -30,15 +30,14 @@ void ForEachCommon(const VertexId* a, size_t na, const VertexId* b, size_t nb, F
     }
     return;
   }
+  // Branch-free steps: which side advances is data (the comparisons become increments), and
+  // the only branch, on a common element, is rarely taken (a triangle per many wedges).
   size_t i = 0, j = 0;
   while (i < na && j < nb) {
-    if (a[i] < b[j]) {
-      ++i;
-    } else if (b[j] < a[i]) {
-      ++j;
-    } else {
-      fn(i++, j++);
-    }
+    const VertexId x = a[i], y = b[j];
+    if (x == y) [[unlikely]] fn(i, j);
+    i += static_cast<size_t>(x <= y);
+    j += static_cast<size_t>(y <= x);
   }
 }
 

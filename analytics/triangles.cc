@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cassert>
+#include <memory>
 
 #include <tbb/enumerable_thread_specific.h>
 
@@ -15,6 +17,7 @@
 #include "analytics/layout.h"
 #include "analytics/neighborhood.h"
 #include "analytics/range_scan.h"
+#include "util/coro.h"
 
 namespace strata::analytics {
 
@@ -87,22 +90,71 @@ Status BuildOriented(const Snapshot& snap, const Layout& L, const InNeighbors& i
   return Status::OK();
 }
 
+// The triangles closed by the pair (a, b = ids[k]), k in N+(a) = [a0, a0 + na): on_triangle
+// once per c ∈ N+(a) ∩ N+(b), ascending.
+template <typename OnTriangle>
+inline void CloseTriangles(const Oriented& g, size_t range, VertexId a, uint64_t a0, uint64_t na,
+                           uint64_t k, OnTriangle& on_triangle) {
+  const VertexId b = g.ids[k];
+  const uint64_t b0 = g.offset[b], nb = g.offset[b + 1] - b0;
+  const int m_ab = std::popcount(g.dirs[k]);
+  ForEachCommon(&g.ids[a0], na, &g.ids[b0], nb, [&](size_t ic, size_t jc) {
+    on_triangle(range, a, b, g.ids[a0 + ic], m_ab, std::popcount(g.dirs[a0 + ic]),
+                std::popcount(g.dirs[b0 + jc]));
+  });
+}
+
 // Calls on_triangle(range, a, b, c, m_ab, m_ac, m_bc) once per triangle a ≺ b ≺ c, where m_xy
 // is the number of directed edges between x and y (1 or 2; 2 on undirected stores). In memory:
-// for each a, for each b ∈ N+(a), intersect N+(a) with N+(b).
+// for each a, for each b ∈ N+(a), intersect N+(a) with N+(b). N+(a) was just read or is being
+// read; b's offsets and list are random reads, which params hide (TriangleParams). `dirs`:
+// on_triangle reads the direction bits (LCC), so b's are prefetched with its IDs.
 template <typename OnTriangle>
-void ForEachTriangle(const Oriented& g, const Layout& L, OnTriangle&& on_triangle) {
+void ForEachTriangle(const Oriented& g, const Layout& L, const TriangleParams& params, bool dirs,
+                     OnTriangle&& on_triangle) {
+  const size_t group = std::max<size_t>(1, params.interleave);
+  const bool pf = params.interleave_prefetch;
+  auto fetch_list = [&](uint64_t b0) {
+    coro::Prefetch(&g.ids[b0]);
+    if (dirs) coro::Prefetch(&g.dirs[b0]);
+  };
   ForEachRange(L, [&](size_t range, VertexRange r) {
+    if (group > 1) {
+      // One coroutine per vertex a of the range: each pair waits for b's offsets, then b's list.
+      auto item = [&](VertexId a) -> coro::Task<void> {
+        const uint64_t a0 = g.offset[a], na = g.offset[a + 1] - a0;
+        for (uint64_t k = a0; k < a0 + na; ++k) {
+          const VertexId b = g.ids[k];
+          if (pf) coro::Prefetch(&g.offset[b]);
+          co_await coro::Suspend{};
+          if (pf) fetch_list(g.offset[b]);
+          co_await coro::Suspend{};
+          CloseTriangles(g, range, a, a0, na, k, on_triangle);
+        }
+      };
+      thread_local std::unique_ptr<coro::Scheduler> sched;
+      if (sched == nullptr || sched->group() != group) {
+        sched = std::make_unique<coro::Scheduler>(group, /*frame_bytes=*/256);
+      }
+      (void)sched->Run(r.end - r.begin, [&](size_t i) { return item(r.begin + i); });
+      assert(sched->arena().fallbacks() == 0);
+      return Status::OK();
+    }
+    // The range's pairs are ids[offset[r.begin], offset[r.end]) in order: b's offsets are
+    // fetched d pairs ahead, its list d/2 ahead (d = 0: no prefetch).
+    const uint64_t d = params.prefetch_distance, h = d / 2;
+    const uint64_t k_end = g.offset[r.end];
+    for (uint64_t k = g.offset[r.begin]; k < std::min(k_end, g.offset[r.begin] + d); ++k) {
+      coro::Prefetch(&g.offset[g.ids[k]]);
+    }
     for (VertexId a = r.begin; a < r.end; ++a) {
       const uint64_t a0 = g.offset[a], na = g.offset[a + 1] - a0;
-      for (uint64_t j = 0; j < na; ++j) {
-        const VertexId b = g.ids[a0 + j];
-        const uint64_t b0 = g.offset[b], nb = g.offset[b + 1] - b0;
-        const int m_ab = std::popcount(g.dirs[a0 + j]);
-        ForEachCommon(&g.ids[a0], na, &g.ids[b0], nb, [&](size_t ic, size_t jc) {
-          on_triangle(range, a, b, g.ids[a0 + ic], m_ab, std::popcount(g.dirs[a0 + ic]),
-                      std::popcount(g.dirs[b0 + jc]));
-        });
+      for (uint64_t k = a0; k < a0 + na; ++k) {
+        if (d > 0) {
+          if (k + d < k_end) coro::Prefetch(&g.offset[g.ids[k + d]]);
+          if (h > 0 && k + h < k_end) fetch_list(g.offset[g.ids[k + h]]);
+        }
+        CloseTriangles(g, range, a, a0, na, k, on_triangle);
       }
     }
     return Status::OK();
@@ -119,6 +171,14 @@ Status Prepare(const Snapshot& snap, Layout* L, InNeighbors* in, Oriented* g) {
 }  // namespace
 
 Status Lcc(const Snapshot& snap, std::vector<double>* lcc) {
+  return Lcc(snap, TriangleParams{}, lcc);
+}
+
+Status TriangleCount(const Snapshot& snap, uint64_t* triangles) {
+  return TriangleCount(snap, TriangleParams{}, triangles);
+}
+
+Status Lcc(const Snapshot& snap, const TriangleParams& params, std::vector<double>* lcc) {
   Layout L;
   InNeighbors in;
   Oriented g;
@@ -128,8 +188,8 @@ Status Lcc(const Snapshot& snap, std::vector<double>* lcc) {
   // links[v] = Σ over triangles {v, x, y} of m_xy = |{(x, y) : x, y ∈ N(v), (x, y) ∈ E}|, the
   // numerator of LCC(v): each triangle credits its three corners (integer atomics).
   std::vector<uint64_t> links(L.bound, 0);
-  ForEachTriangle(g, L, [&](size_t, VertexId a, VertexId b, VertexId c, int m_ab, int m_ac,
-                            int m_bc) {
+  ForEachTriangle(g, L, params, /*dirs=*/true, [&](size_t, VertexId a, VertexId b, VertexId c,
+                                                   int m_ab, int m_ac, int m_bc) {
     std::atomic_ref<uint64_t>(links[a]).fetch_add(m_bc, std::memory_order_relaxed);
     std::atomic_ref<uint64_t>(links[b]).fetch_add(m_ac, std::memory_order_relaxed);
     std::atomic_ref<uint64_t>(links[c]).fetch_add(m_ab, std::memory_order_relaxed);
@@ -142,7 +202,7 @@ Status Lcc(const Snapshot& snap, std::vector<double>* lcc) {
   return Finish(snap, s);
 }
 
-Status TriangleCount(const Snapshot& snap, uint64_t* triangles) {
+Status TriangleCount(const Snapshot& snap, const TriangleParams& params, uint64_t* triangles) {
   *triangles = 0;
   Layout L;
   InNeighbors in;
@@ -150,7 +210,8 @@ Status TriangleCount(const Snapshot& snap, uint64_t* triangles) {
   Status s = Prepare(snap, &L, &in, &g);
   if (!s.ok()) return Finish(snap, s);
   std::vector<uint64_t> per_range(L.ranges.size(), 0);  // written only by the range's task
-  ForEachTriangle(g, L, [&](size_t range, VertexId, VertexId, VertexId, int, int, int) {
+  ForEachTriangle(g, L, params, /*dirs=*/false,
+                  [&](size_t range, VertexId, VertexId, VertexId, int, int, int) {
     ++per_range[range];
   });
   for (uint64_t c : per_range) *triangles += c;

@@ -3,7 +3,7 @@
 // interleaving over memgraph snapshots").
 //
 //   strata-bench interleave [--scale S] [--edge-factor F]
-//                           [--kernels bfs,sssp,pagerank,wcc,khop,frontier]
+//                           [--kernels bfs,sssp,pagerank,wcc,khop,frontier,tc,lcc]
 //                           [--settings g1p0,g1,g8,g16,g32,g1r0,g1r8] [--rounds R] [--threads N]
 //                           [--directed] [--sources K] [--stats] [--turn FILE --me K --of N]
 //                           [--db DIR [--cold [--cold-method drop|fadvise]]]
@@ -21,7 +21,8 @@
 // SSSP distances exactly: every setting relaxes to the same fixed point; PageRank's ranks and
 // WCC's labels exactly, run with default parameters to check the shared read path). Prints per setting
 // the wall and CPU seconds (median, min, max) and the median per-round ratio to the first
-// setting. khop: analytics::KHop, k = 2, from the source (the set checked equal). frontier: the
+// setting. tc, lcc: TriangleCount and Lcc with TriangleParams from the setting (the count, the
+// coefficients exactly, checked equal). khop: analytics::KHop, k = 2, from the source (the set checked equal). frontier: the
 // out-lists of every S-th vertex (--frontier-stride S, default 1000: lists in different blocks,
 // random reads; 100: nearly every block of the edge stream), sorted, read with
 // analytics::ForEachFrontierChunk as a top-down step does (BFS's default fetch batch), the sum
@@ -400,6 +401,17 @@ int RunInterleaveBench(int argc, char** argv) {
             p.interleave = st.group;
             if (st.prefetch >= 0) p.prefetch_distance = static_cast<size_t>(st.prefetch);
             s = analytics::Sssp(*snap, p, &dist);
+          } else if (kernel == "tc" || kernel == "lcc") {
+            analytics::TriangleParams p;
+            p.interleave = st.group;
+            if (st.prefetch >= 0) p.prefetch_distance = static_cast<size_t>(st.prefetch);
+            if (kernel == "lcc") {
+              s = analytics::Lcc(*snap, p, &dist);
+            } else {
+              uint64_t t = 0;
+              s = analytics::TriangleCount(*snap, p, &t);
+              dist.assign(1, static_cast<double>(t));
+            }
           } else if (kernel == "pagerank") {  // default parameters: a read-path check only
             s = analytics::PageRank(*snap, analytics::PageRankParams{}, &dist);
           } else if (kernel == "wcc") {
@@ -470,7 +482,7 @@ int RunInterleaveBench(int argc, char** argv) {
               else if (label != label0) Die("wcc", Status::Corruption("labels differ between settings"));
             } else {
               if (dist0.empty()) dist0 = std::move(dist);
-              else if (dist != dist0) Die("sssp", Status::Corruption("distances differ between settings"));
+              else if (dist != dist0) Die(kernel.c_str(), Status::Corruption("results differ between settings"));
             }
           }
         }

@@ -116,6 +116,56 @@ TEST(AnalyticsInterleave, WccEveryGroupMatchesSequentialAndReference) {
   }
 }
 
+// TC and LCC: the coroutine path for every group size (with and without its prefetches) and
+// the sequential path at several prefetch distances give the reference's count and exactly the
+// sequential path's coefficients (integer triangle credits, one division per vertex).
+TEST(AnalyticsInterleave, TrianglesEveryGroupMatchesSequentialAndReference) {
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirectedWithInEdges, GraphKind::kDirected}) {
+    for (bool skewed : {false, true}) {
+      // Dense enough for many triangles; skewed puts hubs (long N+ lists) in the orientation.
+      std::unique_ptr<DB> db = MakeGraph(kind, 1500, 30000, skewed, 23 + skewed);
+      auto snap = db->GetSnapshot();
+      uint64_t ref_tc = 0;
+      std::vector<double> ref_lcc, seq_lcc;
+      ASSERT_OK(ReferenceTriangleCount(*snap, &ref_tc));
+      ASSERT_OK(ReferenceLcc(*snap, &ref_lcc));
+      ASSERT_GT(ref_tc, 1000u);  // the graph exercises the intersections
+      TriangleParams p;
+      ASSERT_OK(Lcc(*snap, p, &seq_lcc));
+      ASSERT_OK(CheckEpsilon(ref_lcc, seq_lcc, kGraphalyticsEpsilon, "LCC sequential"));
+      for (size_t d : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{64}}) {
+        SCOPED_TRACE("prefetch distance " + std::to_string(d));
+        p.prefetch_distance = d;
+        uint64_t t = 0;
+        std::vector<double> got;
+        ASSERT_OK(TriangleCount(*snap, p, &t));
+        ASSERT_EQ(t, ref_tc);
+        ASSERT_OK(Lcc(*snap, p, &got));
+        ASSERT_EQ(got, seq_lcc);
+      }
+      p.prefetch_distance = TriangleParams{}.prefetch_distance;
+      for (size_t g = 2; g <= 64; ++g) {
+        for (bool pf : {true, false}) {
+          if (!pf && g % 7 != 0) continue;
+          SCOPED_TRACE("kind " + std::to_string(static_cast<int>(kind)) +
+                       (skewed ? " skewed" : " random") + " group " + std::to_string(g) +
+                       (pf ? "" : " no prefetch"));
+          p.interleave = g;
+          p.interleave_prefetch = pf;
+          uint64_t t = 0;
+          ASSERT_OK(TriangleCount(*snap, p, &t));
+          ASSERT_EQ(t, ref_tc);
+          if (g % 5 == 0 || g == 2 || g == 64) {  // LCC at some sizes: its callback differs
+            std::vector<double> got;
+            ASSERT_OK(Lcc(*snap, p, &got));
+            ASSERT_EQ(got, seq_lcc);
+          }
+        }
+      }
+    }
+  }
+}
+
 // A weighted graph in the in-memory tier: uniform random (n vertices, m edges) or Kronecker
 // (R-MAT, Graph500 initiator: 2^scale vertices, hubs and many short lists), weights in (0, 1];
 // then 20 vertices deleted (kDirected keeps the edges into them) and 5% of the edges.

@@ -242,6 +242,23 @@ Status Lcc(const Snapshot& snap, std::vector<double>* lcc);
 // Number of triangles {u, v, w} of the underlying undirected simple graph.
 Status TriangleCount(const Snapshot& snap, uint64_t* triangles);
 
+// How the triangle enumeration (N+(a) ∩ N+(b) for each b ∈ N+(a), over the in-memory
+// orientation) reaches each b's list, which is a random read: b's offsets, then its IDs.
+struct TriangleParams {
+  // Vertices a whose pairs are intersected this many at a time, interleaved as coroutines that
+  // prefetch b's offsets and then b's list and suspend after each (GastCoCo); 1: one pair after
+  // another. Same triangles, in the same order per vertex a, for any value.
+  size_t interleave = 1;
+  // With interleave > 1: whether the coroutines prefetch (false: suspend only; an ablation).
+  bool interleave_prefetch = true;
+  // With interleave 1: a prefetch pipeline over the pairs of a range (contiguous in the
+  // orientation): the offsets of the b this many pairs ahead, the list of the b half as far
+  // ahead. 0: none.
+  size_t prefetch_distance = 16;
+};
+Status Lcc(const Snapshot& snap, const TriangleParams& params, std::vector<double>* lcc);
+Status TriangleCount(const Snapshot& snap, const TriangleParams& params, uint64_t* triangles);
+
 // ---- k-hop neighborhood: the vertices within k hops of a source
 
 struct KHopParams {
