@@ -231,7 +231,9 @@ Status Cdlp(const Snapshot& snap, const CdlpParams& params, std::vector<uint64_t
 //
 // Both work on the undirected neighborhood N(v) = (N_out(v) ∪ N_in(v)) \ {v}; kDirected stores
 // get their in-neighbors from a transposed copy built once (O(E) memory). Self-loops are
-// ignored. Memory: an in-memory orientation of the graph, one ID + one byte per undirected edge.
+// ignored. Memory: an in-memory orientation of the graph relabeled by degree, a 4-byte rank +
+// one byte per undirected edge and at most 28 bytes per vertex; NotSupported past 2^32 - 2
+// vertices with neighbors.
 
 // (*lcc)[v] = |{(u, w) : u, w ∈ N(v), u != w, (u, w) ∈ E}| / (|N(v)| (|N(v)| - 1)), 0 when
 // |N(v)| <= 1 and for absent vertices. Directions count between neighbors: on a directed graph
