@@ -141,8 +141,8 @@ Status BuildOriented(const Snapshot& snap, const Layout& L, const InNeighbors& i
   return Status::OK();
 }
 
-// The triangles closed by the pair (a, b = ids[k]), k in N+(a) = [a0, a1): on_triangle once
-// per c ∈ N+(a) ∩ N+(b), ascending; only N+(a) after b can hold such a c.
+// The triangles closed by the pair (a, b = ids[k]), k a position in N+(a), which ends at a1:
+// on_triangle once per c ∈ N+(a) ∩ N+(b), ascending; only N+(a) after b can hold such a c.
 template <typename OnTriangle>
 inline void CloseTriangles(const Oriented& g, Rank a, uint64_t a1, uint64_t k,
                            OnTriangle& on_triangle, uint64_t* count) {
@@ -158,9 +158,9 @@ inline void CloseTriangles(const Oriented& g, Rank a, uint64_t a1, uint64_t k,
 
 // Calls on_triangle(a, b, c, m_ab, m_ac, m_bc) once per triangle of ranks a < b < c, where m_xy
 // is the number of directed edges between x and y (1 or 2; 2 on undirected stores), from
-// several threads; returns the number of triangles. In memory: for each a, for each b ∈ N+(a), intersect N+(a) after b with
-// N+(b). N+(a) was just read or is being read; b's offsets and list are random reads, which
-// params hide (TriangleParams). `dirs`: on_triangle reads the direction bits (LCC), so b's are
+// several threads; returns the number of triangles. In memory: for each a, for each b ∈ N+(a),
+// intersect N+(a) after b with N+(b). N+(a) was just read or is being read; b's offsets and
+// list are random reads, which params hide (TriangleParams). `dirs`: on_triangle reads the direction bits (LCC), so b's are
 // prefetched with its ranks.
 template <typename OnTriangle>
 uint64_t ForEachTriangle(const Oriented& g, const TriangleParams& params, bool dirs,

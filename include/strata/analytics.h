@@ -253,9 +253,9 @@ struct TriangleParams {
   size_t interleave = 1;
   // With interleave > 1: whether the coroutines prefetch (false: suspend only; an ablation).
   bool interleave_prefetch = true;
-  // With interleave 1: a prefetch pipeline over the pairs of a range (contiguous in the
-  // orientation): the offsets of the b this many pairs ahead, the list of the b half as far
-  // ahead. 0: none.
+  // With interleave 1: a prefetch pipeline over the pairs of a block of vertices (contiguous
+  // in the orientation): the offsets of the b this many pairs ahead, the list of the b half as
+  // far ahead. 0: none.
   size_t prefetch_distance = 16;
 };
 Status Lcc(const Snapshot& snap, const TriangleParams& params, std::vector<double>* lcc);
