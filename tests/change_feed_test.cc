@@ -193,7 +193,9 @@ TEST_P(LiveFeed, RecordsMatchPerOpModelUnderTwoWriters) {
       const bool has = snap->GetEdge(u, v, &w).ok();
       auto it = model.edges.find(model.Key(u, v));
       ASSERT_EQ(has, it != model.edges.end()) << u << "->" << v;
-      if (has) ASSERT_EQ(w, it->second) << u << "->" << v;
+      if (has) {
+        ASSERT_EQ(w, it->second) << u << "->" << v;
+      }
     }
   }
 

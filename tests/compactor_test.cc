@@ -407,7 +407,9 @@ TEST_F(CompactorTest, PartCutsSplitTheRecordsEvenly) {
       per[std::upper_bound(cuts.begin(), cuts.end(), u) - cuts.begin()] += v.edges.size();
     }
     for (size_t i = 0; i < per.size(); ++i) {
-      if (i > 0) ASSERT_GT(cuts[i - 1], i > 1 ? cuts[i - 2] : 0);
+      if (i > 0) {
+        ASSERT_GT(cuts[i - 1], i > 1 ? cuts[i - 2] : 0);
+      }
       // Within a vertex block's records of an even share (blocks here hold < 2% of them).
       EXPECT_NEAR(static_cast<double>(per[i]), static_cast<double>(total) / parts, total * 0.03)
           << parts << " parts, part " << i;

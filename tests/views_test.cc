@@ -415,7 +415,9 @@ TEST(Views, AdHocViewAndBatchReads) {
     ASSERT_TRUE(view->GetNeighbors(v, &want).ok());
     EXPECT_EQ(got[v], want);
     for (VertexId x : want) EXPECT_EQ(x % 2, 0u);
-    if (v % 2) EXPECT_TRUE(want.empty());
+    if (v % 2) {
+      EXPECT_TRUE(want.empty());
+    }
     EXPECT_EQ(view->HasVertex(v), v % 2 == 0 && g.vertices.count(v) > 0);
   }
   // GetEdge and IntersectCount follow the view.
