@@ -199,10 +199,7 @@ template <typename Prefetch, typename Fn>
 Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexRange r,
                                   size_t group, Prefetch&& prefetch, Fn&& fn) const {
   if (group <= 1) return Pass(snap, L, r, fn);
-  thread_local std::unique_ptr<coro::Scheduler> sched;
-  if (sched == nullptr || sched->group() != group) {
-    sched = std::make_unique<coro::Scheduler>(group, /*frame_bytes=*/256);
-  }
+  coro::Scheduler& sched = coro::PerThread<struct PassSite>(group, /*frame_bytes=*/256);
   const uint8_t* const exists = L.exists.data();
   for (VertexId lo = r.begin; lo < r.end;) {
     const size_t bi = static_cast<size_t>(lo / kLayoutBlock);
@@ -224,7 +221,7 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
       continue;
     }
     auto run = [&](const auto* ids) {
-      return sched->Run(static_cast<size_t>(hi - lo), [&](size_t i) {
+      return sched.Run(static_cast<size_t>(hi - lo), [&](size_t i) {
         const VertexId u = lo + i;
         const size_t j = static_cast<size_t>(u - base);
         const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
@@ -233,7 +230,7 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
       });
     };
     Status s = narrow_ ? run(b.ids32.data()) : run(b.ids64.data());
-    assert(sched->arena().fallbacks() == 0);
+    assert(sched.arena().fallbacks() == 0);
     if (!s.ok()) return s;
     lo = hi;
   }

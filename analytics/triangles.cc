@@ -188,12 +188,9 @@ uint64_t ForEachTriangle(const Oriented& g, const TriangleParams& params, bool d
           CloseTriangles(g, a, a1, k, on_triangle, &count);
         }
       };
-      thread_local std::unique_ptr<coro::Scheduler> sched;
-      if (sched == nullptr || sched->group() != group) {
-        sched = std::make_unique<coro::Scheduler>(group, /*frame_bytes=*/256);
-      }
-      (void)sched->Run(r.end() - r.begin(), [&](size_t i) { return item(r.begin() + static_cast<Rank>(i)); });
-      assert(sched->arena().fallbacks() == 0);
+      coro::Scheduler& sched = coro::PerThread<struct TriangleSite>(group, /*frame_bytes=*/256);
+      (void)sched.Run(r.end() - r.begin(), [&](size_t i) { return item(r.begin() + static_cast<Rank>(i)); });
+      assert(sched.arena().fallbacks() == 0);
       total.fetch_add(count, std::memory_order_relaxed);
       return;
     }

@@ -69,12 +69,9 @@ class Forest {
       for (size_t i = 0; i < n; ++i) Link(e[i].first, e[i].second);
       return;
     }
-    thread_local std::unique_ptr<coro::Scheduler> sched;
-    if (sched == nullptr || sched->group() != group) {
-      sched = std::make_unique<coro::Scheduler>(group, /*frame_bytes=*/256);
-    }
-    (void)sched->Run(n, [&](size_t i) { return LinkInterleaved(e[i].first, e[i].second, prefetch); });
-    assert(sched->arena().fallbacks() == 0);
+    coro::Scheduler& sched = coro::PerThread<struct WccLinkSite>(group, /*frame_bytes=*/256);
+    (void)sched.Run(n, [&](size_t i) { return LinkInterleaved(e[i].first, e[i].second, prefetch); });
+    assert(sched.arena().fallbacks() == 0);
   }
 
   // Link as a coroutine: the two levels of parents that LinkAll's sequential path prefetches

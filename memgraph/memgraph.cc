@@ -337,17 +337,14 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
 // and items not yet started are left unbuilt; the caller frees what was built.
 Status MemGraph::BuildInterleaved(std::vector<SubgraphWork>* items, OlderTiers* older,
                                   const LocateConfig& c) {
-  thread_local std::unique_ptr<coro::Scheduler> sched;
-  if (sched == nullptr || sched->group() != c.group) {
-    sched = std::make_unique<coro::Scheduler>(c.group, /*frame_bytes=*/512);
-  }
+  coro::Scheduler& sched = coro::PerThread<struct BuildSite>(c.group, /*frame_bytes=*/512);
   SubgraphWork* const w = items->data();
-  Status st = sched->Run(items->size(), [&](size_t k) {
+  Status st = sched.Run(items->size(), [&](size_t k) {
     return LocateThenBuild(&w[k], c.prefetch, [this, older, item = &w[k]] {
       return BuildVersion(item, older);
     });
   });
-  assert(sched->arena().fallbacks() == 0);  // every frame fits a slot
+  assert(sched.arena().fallbacks() == 0);  // every frame fits a slot
   return st;
 }
 

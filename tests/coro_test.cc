@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -294,8 +295,29 @@ TEST(CoroTest, AwaitIoMatchesSequential) {
     EXPECT_EQ(io.outstanding(), 0u);
     ASSERT_EQ(got, want) << "group " << group;
     EXPECT_EQ(sched.arena().fallbacks(), 0u);
-    if (group == 1) EXPECT_GT(io.waits_, 0u) << "the scheduler never blocked on I/O";
+    if (group == 1) {
+      EXPECT_GT(io.waits_, 0u) << "the scheduler never blocked on I/O";
+    }
   }
+}
+
+// PerThread: one scheduler per call site (tag) and thread, kept while the group size and frame
+// size asked for fit it, made anew otherwise.
+TEST(CoroPerThread, KeptPerSiteAndRemadeWhenTheGroupChanges) {
+  Scheduler* a = &PerThread<struct SiteA>(8, 256);
+  EXPECT_EQ(a, &PerThread<struct SiteA>(8, 256));
+  EXPECT_EQ(a, &PerThread<struct SiteA>(8, 128)) << "smaller frames fit the slots it has";
+  EXPECT_EQ(a->group(), 8u);
+  Scheduler* b = &PerThread<struct SiteB>(8, 256);
+  EXPECT_NE(a, b) << "two sites shared a scheduler";
+  Scheduler& c = PerThread<struct SiteA>(16, 256);
+  EXPECT_EQ(c.group(), 16u);
+  Scheduler& d = PerThread<struct SiteA>(16, 1024);
+  EXPECT_GE(d.arena().slot_bytes(), 1024u);
+  Scheduler* other = nullptr;
+  std::thread t([&] { other = &PerThread<struct SiteA>(16, 1024); });
+  t.join();
+  EXPECT_NE(other, &d) << "two threads shared a scheduler";
 }
 
 // Items that do no I/O are scheduled exactly as without a poller (the round-robin contract).

@@ -341,4 +341,17 @@ class Scheduler {
   std::vector<IoWait*> waits_;  // the IoWait slot s's item suspended on, until it is resumed
 };
 
+// This thread's scheduler for one call site, kept between calls and made anew when the group
+// size or frame size asked for changes: PerThread<struct SiteTag>(group, frame_bytes). Each
+// tag type has its own scheduler, so a site never finds another's mid-Run (a Scheduler is not
+// reentrant).
+template <typename Tag>
+Scheduler& PerThread(size_t group, size_t frame_bytes) {
+  thread_local std::unique_ptr<Scheduler> sched;
+  if (sched == nullptr || sched->group() != group || sched->arena().slot_bytes() < frame_bytes) {
+    sched = std::make_unique<Scheduler>(group, frame_bytes);
+  }
+  return *sched;
+}
+
 }  // namespace strata::coro
