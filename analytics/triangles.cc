@@ -143,17 +143,20 @@ Status BuildOriented(const Snapshot& snap, const Layout& L, const InNeighbors& i
 
 // The triangles closed by the pair (a, b = ids[k]), k a position in N+(a), which ends at a1:
 // on_triangle once per c ∈ N+(a) ∩ N+(b), ascending; only N+(a) after b can hold such a c.
+// Returns their number.
 template <typename OnTriangle>
-inline void CloseTriangles(const Oriented& g, Rank a, uint64_t a1, uint64_t k,
-                           OnTriangle& on_triangle, uint64_t* count) {
+inline uint64_t CloseTriangles(const Oriented& g, Rank a, uint64_t a1, uint64_t k,
+                               OnTriangle& on_triangle) {
   const Rank b = g.ids[k];
   const uint64_t b0 = g.offset[b], nb = g.offset[b + 1] - b0;
   const int m_ab = std::popcount(g.dirs[k]);
+  uint64_t n = 0;
   ForEachCommon(&g.ids[k + 1], a1 - k - 1, &g.ids[b0], nb, [&](size_t ic, size_t jc) {
-    ++*count;
+    ++n;
     on_triangle(a, b, g.ids[b0 + jc], m_ab, std::popcount(g.dirs[k + 1 + ic]),
                 std::popcount(g.dirs[b0 + jc]));
   });
+  return n;
 }
 
 // Calls on_triangle(a, b, c, m_ab, m_ac, m_bc) once per triangle of ranks a < b < c, where m_xy
@@ -185,7 +188,7 @@ uint64_t ForEachTriangle(const Oriented& g, const TriangleParams& params, bool d
           co_await coro::Suspend{};
           if (pf) fetch_list(g.offset[b]);
           co_await coro::Suspend{};
-          CloseTriangles(g, a, a1, k, on_triangle, &count);
+          count += CloseTriangles(g, a, a1, k, on_triangle);
         }
       };
       coro::Scheduler& sched = coro::PerThread<struct TriangleSite>(group, /*frame_bytes=*/256);
@@ -206,7 +209,7 @@ uint64_t ForEachTriangle(const Oriented& g, const TriangleParams& params, bool d
           if (k + d < k_end) coro::Prefetch(&g.offset[g.ids[k + d]]);
           if (h > 0 && k + h < k_end) fetch_list(g.offset[g.ids[k + h]]);
         }
-        CloseTriangles(g, a, a1, k, on_triangle, &count);
+        count += CloseTriangles(g, a, a1, k, on_triangle);
       }
     }
     total.fetch_add(count, std::memory_order_relaxed);

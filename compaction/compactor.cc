@@ -127,8 +127,9 @@ class RunCursor {
 
 // Runs merged through a heap rather than by scanning every run per record: a level-0 merge
 // at scale 23 has 14-23 inputs, most of which hold a hub's list, and the two scans over the
-// runs per record emitted were about two thirds of the merge's own samples.
-constexpr size_t kHeapMergeFrom = 4;
+// runs per record emitted were about two thirds of the merge's own samples. Up to this many
+// runs the scans stay (no heap to build for a vertex on a few levels).
+constexpr size_t kScanMergeMax = 4;
 
 struct HeapItem {
   VertexId dst;
@@ -276,7 +277,7 @@ Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
     }
     // k-way merge by destination; per destination the newest run's record wins (runs are
     // sorted and unique).
-    if (s.ok() && cur.size() > kHeapMergeFrom) {
+    if (s.ok() && cur.size() > kScanMergeMax) {
       s = HeapMerge(&cur, &heap, emit);
       cur.clear();
     }
