@@ -111,6 +111,27 @@ uint64_t DirBytes(const std::string& path) {
   return total;
 }
 
+PeriodicSampler::PeriodicSampler(double interval, std::function<void()> sample) {
+  const auto period = std::chrono::duration<double>(interval);
+  thread_ = std::thread([this, period, sample = std::move(sample)] {
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!cv_.wait_for(lk, period, [this] { return stop_; })) {
+      lk.unlock();
+      sample();
+      lk.lock();
+    }
+  });
+}
+
+void PeriodicSampler::Stop() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
 void RemoveTree(const std::string& path) {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);

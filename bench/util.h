@@ -2,9 +2,13 @@
 // summaries, directory sizes, and the page-cache drop.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -57,6 +61,25 @@ bool MakeDirs(const std::string& path);
 bool DropPageCache();
 
 // Latency summary of samples in microseconds. Sorts `us` in place.
+// A thread that calls `sample` every `interval` seconds until Stop(), which wakes it at once:
+// a monitor that slept its interval out after the timed work had ended kept the caller
+// waiting up to that long before the next phase (ingest_large's Persist started up to 0.5 s
+// late, and that wait was counted in its rate). Stop() joins; the destructor stops.
+class PeriodicSampler {
+ public:
+  PeriodicSampler(double interval, std::function<void()> sample);
+  ~PeriodicSampler() { Stop(); }
+  PeriodicSampler(const PeriodicSampler&) = delete;
+  PeriodicSampler& operator=(const PeriodicSampler&) = delete;
+  void Stop();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 struct LatencySummary {
   uint64_t count = 0;
   double mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;

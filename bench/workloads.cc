@@ -196,7 +196,7 @@ WriteRun RunWriters(System* sys, const std::vector<OpStream>& streams, size_t ba
   std::vector<Counter> done(threads);
   std::vector<std::vector<float>> lat(threads);
   std::atomic<int> ready{0};
-  std::atomic<bool> go{false}, finished{false};
+  std::atomic<bool> go{false};
   WriteRun run;
   for (const auto& s : streams) {
     run.ops += s.size();
@@ -258,20 +258,16 @@ WriteRun RunWriters(System* sys, const std::vector<OpStream>& streams, size_t ba
   const double t0 = NowSec();
   t_start = t0;
   go.store(true, std::memory_order_release);
-  std::thread monitor([&] {
-    run.series.emplace_back(0.0, 0);
-    while (!finished.load()) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(series_interval));
-      uint64_t sum = 0;
-      for (auto& c : done) sum += c.v.load(std::memory_order_relaxed);
-      run.series.emplace_back(NowSec() - t0, sum);
-    }
+  run.series.emplace_back(0.0, 0);
+  PeriodicSampler monitor(series_interval, [&] {
+    uint64_t sum = 0;
+    for (auto& c : done) sum += c.v.load(std::memory_order_relaxed);
+    run.series.emplace_back(NowSec() - t0, sum);
   });
   for (auto& t : ts) t.join();
   run.seconds = NowSec() - t0;
   run.cpu_seconds = ProcessCpuSec() - c0;
-  finished = true;
-  monitor.join();
+  monitor.Stop();
   run.series.emplace_back(run.seconds, run.ops);
   if (!first_error.ok()) Fail(sys->name(), what, first_error);
   for (auto& l : lat) {
@@ -1329,7 +1325,6 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   const uint64_t delete_from = stream.delete_from;
   std::vector<Counter> done(T);
   std::vector<std::vector<float>> lat(T);
-  std::atomic<bool> finished{false};
   std::vector<std::pair<double, uint64_t>> series;
   const double c0 = ProcessCpuSec();
   const double t0 = NowSec();
@@ -1411,22 +1406,18 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   }
   const double interval = std::max(cfg.series_interval, 0.5);
   HeapBreakdown heap_peak;  // sampled with the series: at the largest RSS seen
-  std::thread monitor([&] {
-    series.emplace_back(0.0, 0);
-    while (!finished.load()) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(interval));
-      uint64_t sum = 0;
-      for (auto& c : done) sum += c.v.load(std::memory_order_relaxed);
-      series.emplace_back(NowSec() - t0, sum);
-      const HeapBreakdown h = ReadHeapBreakdown();
-      if (h.rss > heap_peak.rss) heap_peak = h;
-    }
+  series.emplace_back(0.0, 0);
+  PeriodicSampler monitor(interval, [&] {
+    uint64_t sum = 0;
+    for (auto& c : done) sum += c.v.load(std::memory_order_relaxed);
+    series.emplace_back(NowSec() - t0, sum);
+    const HeapBreakdown h = ReadHeapBreakdown();
+    if (h.rss > heap_peak.rss) heap_peak = h;
   });
   producer.join();
   for (auto& t : ts) t.join();
   const double ingest_s = NowSec() - t0;
-  finished = true;
-  monitor.join();
+  monitor.Stop();
   series.emplace_back(ingest_s, g.m);
   Status s = sys->Persist();
   if (!s.ok()) Fail(system, "persist", s);

@@ -332,8 +332,9 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> flush_bytes_{0};
   std::atomic<uint64_t> compactions_{0};
   std::atomic<uint64_t> compaction_parts_{0};
-  std::atomic<uint64_t> compactions_joined_{0};  // merges a thread joined for stalled writers
+  std::atomic<uint64_t> compactions_joined_{0};  // merges a thread joined (BesideWriters)
   std::atomic<int> l0_waiters_{0};               // writers in MakeRoom's level-0 stall now
+  std::atomic<int> settle_waiters_{0};           // callers in WaitIdle now
   std::atomic<uint64_t> compaction_bytes_{0};
 };
 

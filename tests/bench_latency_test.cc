@@ -1,8 +1,11 @@
 // The benchmark's latency buckets (bench/util.h LatencyHistogram) against the exact summary of
-// the same samples.
+// the same samples; its periodic sampler (PeriodicSampler).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <random>
 #include <vector>
 
@@ -73,6 +76,25 @@ TEST(LatencyHistogram, QuantilesMatchTheExactSummary) {
   a.Clear();
   EXPECT_EQ(Summarize(a).count, 0u);
   EXPECT_TRUE(Summarize(a).cdf.empty());
+}
+
+// Samples repeat at the interval, and Stop() wakes the sampler at once: with an hour's interval
+// it returns without a sample (a sampler that slept its interval out would hang the test).
+TEST(PeriodicSampler, SamplesUntilStoppedAndStopsAtOnce) {
+  std::atomic<int> n{0};
+  {
+    PeriodicSampler s(0.001, [&] { n.fetch_add(1); });
+    while (n.load() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    s.Stop();
+    const int stopped_at = n.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(n.load(), stopped_at) << "a sample after Stop()";
+  }
+  std::atomic<int> m{0};
+  PeriodicSampler slow(3600, [&] { m.fetch_add(1); });
+  slow.Stop();
+  slow.Stop();  // idempotent
+  EXPECT_EQ(m.load(), 0);
 }
 
 }  // namespace

@@ -438,7 +438,8 @@ TEST(DiskStore, StallsAreCountedAndLoggedByReason) {
   EXPECT_GT(st.compaction_parts, st.compactions) << "level-0 merges beside the writer run in parts";
   EXPECT_LE(st.compactions_joined, st.compactions);
   const std::string log = testing::ReadAll(dir.path() + "/db/LOG");
-  EXPECT_EQ(log.find("joined for stalled writers") != std::string::npos, st.compactions_joined > 0)
+  EXPECT_EQ(log.find("(one joined: writers stalled or WaitIdle)") != std::string::npos,
+            st.compactions_joined > 0)
       << st.compactions_joined << " joined";
   if (st.stall_l0_micros > 0) {
     EXPECT_NE(log.find("(l0_stall_trigger 3): writers wait for a compaction"), std::string::npos);
@@ -569,6 +570,58 @@ TEST_F(DiskIdle, WaitIdleWithConcurrentWriter) {
   ASSERT_TRUE(db->WaitIdle().ok());
   EXPECT_EQ(db->GetStats(false).l0_files, 0u);
   CheckAll(db.get());
+}
+
+// A level-0 merge that begins beside writers runs on one thread; a WaitIdle caller waits on it
+// as stalled writers do, so a second thread joins it (DBStats::compactions_joined, LOG). Each
+// round flushes level 0 up to the trigger and calls WaitIdle at once, while the merge the last
+// flush started runs with parts left (a merge picked after WaitIdle began runs all at once
+// instead and does not count); without the rule no round joins.
+TEST_F(DiskIdle, WaitIdleJoinsAMergeBegunBesideWriters) {
+  SmallPartsGuard small_parts;
+  Options o = Opts(0, 4);  // merges only by the trigger: no idle merge, no stall (12 files)
+  o.memgraph_bytes = 4 << 20;
+  o.memory_budget = 64 << 20;
+  o.max_subcompactions = 4;  // a merge beside writers: 8 parts on one thread
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir_.path() + "/db", &db).ok());
+  constexpr VertexId kVertices = 200000;
+  std::set<std::pair<VertexId, VertexId>> edges;
+  auto flush_one = [&] {
+    WriteBatch b;
+    for (int i = 0; i < 20000; ++i) {
+      const VertexId u = rng_() % kVertices, v = rng_() % kVertices;
+      b.InsertEdge(u, v);
+      edges.insert({u, v});
+    }
+    ASSERT_TRUE(db->Write(b).ok());
+    ASSERT_TRUE(db->Flush().ok());
+  };
+  // Level 1 first (~600 K entries), so that a merge of it takes long enough to be joined.
+  for (int f = 0; f < 16; ++f) flush_one();
+  ASSERT_TRUE(db->WaitIdle().ok());
+  uint64_t joined = 0;
+  for (int round = 0; round < 8 && joined == 0; ++round) {
+    while (db->GetStats(false).l0_files + 1 < 4) flush_one();
+    flush_one();  // the fourth file: the trigger's merge begins (beside writers: none waits)
+    ASSERT_TRUE(db->WaitIdle().ok());
+    const DBStats st = db->GetStats(false);
+    EXPECT_EQ(st.l0_files, 0u) << st.ToString();
+    joined = st.compactions_joined;
+  }
+  EXPECT_GT(joined, 0u) << "no merge was joined for a WaitIdle caller in 8 rounds";
+  const std::string log = testing::ReadAll(dir_.path() + "/db/LOG");
+  EXPECT_NE(log.find("threads (one joined: writers stalled or WaitIdle)"), std::string::npos);
+  auto snap = db->GetSnapshot();
+  uint64_t n = 0;
+  ASSERT_TRUE(snap->ScanEdges(0, kVertices, Direction::kOut, [&](VertexId u, const NeighborChunk& c) {
+    for (size_t i = 0; i < c.size; ++i) {
+      EXPECT_TRUE(edges.count({u, c.dst[i]})) << u << " -> " << c.dst[i];
+      ++n;
+    }
+    return true;
+  }).ok());
+  EXPECT_EQ(n, edges.size());
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ struct DBStats {
   uint64_t compactions = 0;
   uint64_t compaction_parts = 0;  // parts merged (a compaction cut into n parts counts n)
   // Compactions begun beside running writers that a second thread joined when writers came
-  // to wait on level 0 (Options::max_subcompactions).
+  // to wait on level 0, or a DB::WaitIdle caller on the merge (Options::max_subcompactions).
   uint64_t compactions_joined = 0;
   // Time writers spent stalled (summed over writers), in total and by reason: level 0 at
   // Options::l0_stall_trigger files (compaction is behind), or every sealed memgraph still

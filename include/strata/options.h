@@ -86,7 +86,8 @@ struct Options {
   // and DB::CompactAll (`strata compact`), an idle store's merge, and a level 0 that stalls
   // writers. A compaction that begins beside running writers is cut into twice this many
   // parts and merged by one thread, which a second joins (taking parts not yet started) if
-  // writers come to wait on level 0 before it ends (DBStats::compactions_joined). 1: always one.
+  // writers come to wait on level 0, or a caller to wait in DB::WaitIdle, before it ends
+  // (DBStats::compactions_joined). 1: always one.
   int max_subcompactions = 2;
   // Run compactions in the background (tests may turn this off to place them by hand).
   bool background_compaction = true;
