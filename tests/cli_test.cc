@@ -240,7 +240,9 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
     uint64_t steps = 0, found = 0;
     for (const std::string& l : Lines(st.err)) {
       if (l.rfind("bfs step ", 0) != 0) continue;
-      if (steps == 0) EXPECT_NE(l.find("frontier 1,"), std::string::npos) << l;
+      if (steps == 0) {
+        EXPECT_NE(l.find("frontier 1,"), std::string::npos) << l;
+      }
       const size_t f = l.find("found ");
       ASSERT_NE(f, std::string::npos) << l;
       found += std::stoull(l.substr(f + 6));

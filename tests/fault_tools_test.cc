@@ -161,7 +161,9 @@ TEST(FaultTools, ReadingCommandsLeaveIdDictionaryAloneOnAReadOnlyDirectory) {
   for (const auto& e : fs::directory_iterator(db)) {
     fs::permissions(e.path(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
                     fs::perm_options::replace);
-    if (root) ASSERT_EQ(::chown(e.path().c_str(), 65534, 65534), 0);
+    if (root) {
+      ASSERT_EQ(::chown(e.path().c_str(), 65534, 65534), 0);
+    }
   }
   fs::permissions(db, fs::perms::owner_read | fs::perms::owner_exec, fs::perm_options::replace);
   if (root) {
