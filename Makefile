@@ -57,13 +57,15 @@ NO_ASLR := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch 
 TSAN_CORE := concurrency_test version_chain_test append_area_test walk_registry_test memgraph_differential_test
 tsan-core: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithAssert -DSTRATA_SANITIZE=thread $(LAUNCHER)
-	cmake --build build-tsan -j $(JOBS) --target $(TSAN_CORE) compactor_test
+	cmake --build build-tsan -j $(JOBS) --target $(TSAN_CORE) compactor_test disk_differential_test
 	cd build-tsan/bin && $(NO_ASLR) sh -c 'for t in $(TSAN_CORE); do \
 	  TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" ./$$t --gtest_brief=1 || exit 1; done'
 	cd build-tsan/bin && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" $(NO_ASLR) ./concurrency_test \
 	  --gtest_brief=1 --gtest_filter='*ReadersOfManyAges*' --gtest_repeat=50
 	cd build-tsan/bin && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" $(NO_ASLR) ./compactor_test \
 	  --gtest_brief=1 --gtest_filter='*Part*'
+	cd build-tsan/bin && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" $(NO_ASLR) ./disk_differential_test \
+	  --gtest_brief=1 --gtest_filter='DiskStore.TwoWriters*:DiskIdle.*'
 
 demo: build
 	bash scripts/demo.sh

@@ -225,9 +225,11 @@ class DBImpl final : public DB {
   bool HasRoom() const;
   // Whether writers wait for a compaction with this many level-0 files.
   bool L0Stalls(size_t l0_files) const;
-  // Seals the active memgraph if `force` or it is full, and a sealed slot is free.
-  // Returns true when it sealed.
-  bool Seal(bool force);
+  // Seals the active memgraph if a sealed slot is free and `force`, or it is still `full` (the
+  // memgraph MakeRoom found at capacity) and, with no writer in flight, its bytes are within
+  // 1/32 of capacity; otherwise sets seal_check_at_ops_ (see there).
+  enum class SealResult { kSealed, kNotFull, kNoSlot };
+  SealResult Seal(bool force, const mem::MemGraph* full = nullptr);
   void FlushLoop();
   Status FlushOldest();
 
@@ -335,6 +337,12 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> compactions_joined_{0};  // merges a thread joined (BesideWriters)
   std::atomic<int> l0_waiters_{0};               // writers in MakeRoom's level-0 stall now
   std::atomic<int> settle_waiters_{0};           // callers in WaitIdle now
+  // The seal check (Seal), which drains every writer, is due again once ops_ reaches this: a
+  // check that found the active memgraph's contents short of capacity (its bytes at capacity
+  // only with what writers had in flight) predicts when they can have grown to it. 0: due
+  // whenever the memgraph is at capacity. Reset by every seal.
+  std::atomic<uint64_t> seal_check_at_ops_{0};
+  uint64_t active_first_ops_ = 0;  // under seal_mu_ (exclusive): ops_ when the active began
   std::atomic<uint64_t> compaction_bytes_{0};
 };
 

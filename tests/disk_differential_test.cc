@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <atomic>
 #include <map>
@@ -222,6 +223,67 @@ TEST(DiskStore, WritesMoreThanMemgraphCapacityAndReadsBackAfterReopen) {
   EXPECT_EQ(snap->NumVertices(), n);
   EXPECT_GT(db->GetStats().disk_bytes, 0u);
   EXPECT_TRUE(std::filesystem::exists(path + "/LOG"));
+}
+
+// Two writers: a memgraph's bytes swing by what they have in flight (versions built and not
+// yet committed, replaced ones not yet freed), but it is sealed only once its contents alone
+// are within 1/32 of capacity (DBImpl::MakeRoom): every seal but the last, forced by Flush,
+// logs at least that many bytes. Nothing is lost on the way.
+TEST(DiskStore, TwoWritersSealOnlyFullMemgraphs) {
+  testing::TempDir dir;
+  Options o;
+  o.memgraph_bytes = 512 << 10;
+  o.memory_budget = 64 << 20;  // no shrinking of the memgraphs by the plan
+  o.wal = WalMode::kOff;
+  const std::string path = dir.path() + "/db";
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, path, &db).ok());
+  constexpr VertexId kVertices = 100000;
+  std::vector<std::set<std::pair<VertexId, VertexId>>> written(2);
+  std::vector<std::thread> writers;
+  std::atomic<bool> failed{false};
+  for (int w = 0; w < 2; ++w) {
+    writers.emplace_back([&, w] {
+      std::mt19937_64 rng(100 + w);
+      for (int b = 0; b < 400 && !failed.load(); ++b) {
+        WriteBatch batch;
+        for (int i = 0; i < 512; ++i) {
+          const VertexId u = rng() % kVertices, v = rng() % kVertices;
+          batch.InsertEdge(u, v);
+          written[w].insert({u, v});
+        }
+        if (!db->Write(batch).ok()) failed = true;
+      }
+    });
+  }
+  for (std::thread& t : writers) t.join();
+  ASSERT_FALSE(failed.load());
+  const DBStats st = db->GetStats(false);
+  ASSERT_EQ(st.memgraph_capacity, o.memgraph_bytes) << st.ToString();
+  ASSERT_GT(st.flushes, 8u) << st.ToString();
+  ASSERT_TRUE(db->Flush().ok());
+  std::vector<uint64_t> sealed_bytes;
+  const std::string log = testing::ReadAll(path + "/LOG");
+  for (size_t at = 0; (at = log.find("seal: memgraph of ", at)) != std::string::npos;) {
+    at += std::strlen("seal: memgraph of ");
+    sealed_bytes.push_back(std::stoull(log.substr(at)));
+  }
+  ASSERT_EQ(sealed_bytes.size(), db->GetStats(false).flushes) << log;
+  for (size_t i = 0; i + 1 < sealed_bytes.size(); ++i) {
+    EXPECT_GE(sealed_bytes[i], o.memgraph_bytes - o.memgraph_bytes / 32) << "seal " << i;
+  }
+  std::set<std::pair<VertexId, VertexId>> all = written[0];
+  all.insert(written[1].begin(), written[1].end());
+  auto snap = db->GetSnapshot();
+  uint64_t n = 0;
+  ASSERT_TRUE(snap->ScanEdges(0, kVertices, Direction::kOut, [&](VertexId u, const NeighborChunk& c) {
+    for (size_t i = 0; i < c.size; ++i) {
+      EXPECT_TRUE(all.count({u, c.dst[i]})) << u << " -> " << c.dst[i];
+      ++n;
+    }
+    return true;
+  }).ok());
+  EXPECT_EQ(n, all.size());
 }
 
 // The budget is split: memgraphs (active + sealed), an I/O reserve, the per-file indexes that
