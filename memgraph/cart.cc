@@ -1228,11 +1228,25 @@ bool CArt::ProbeStep(Probe* p, uint64_t key) {
   return false;
 }
 
-bool CArt::ProbeHit(const Probe& p, uint64_t key) {
-  if (p.node == nullptr || p.stage != kProbeDone) return false;
-  const Node* n = static_cast<const Node*>(p.node);
-  if (n->kind == kInner) return false;
-  return LeafFind(AsLeaf(n), key) == static_cast<int>(p.base);
+probe::Outcome CArt::ProbeOutcome(const Probe& p, uint64_t key) {
+  // A null node after ProbeStart: an empty tree, or a step that found no path to key.
+  if (p.node == nullptr) return probe::Outcome::kAbsent;
+  if (p.stage != kProbeDone) return probe::Outcome::kUnfinished;
+  const Leaf* l = AsLeaf(static_cast<const Node*>(p.node));
+  const uint64_t m = PrefixMask(l->h.depth);
+  const uint64_t s = key & ~m;
+  bool hit;
+  if (l->h.kind == kBitmapLeaf) {
+    // The step set base to the key's rank once its bit was found set.
+    hit = (key & m) == l->lcp &&
+          TestBit(reinterpret_cast<const uint64_t*>(LeafKeys(l)), static_cast<int>(s));
+  } else {
+    hit = (key & m) == l->lcp && p.base < l->h.count &&
+          LoadSuffix(LeafKeys(l), p.base, l->width) == s;
+  }
+  if (!hit) return probe::Outcome::kAbsent;
+  return l->ntomb != 0 && TestBit(LeafTombs(l), p.base) ? probe::Outcome::kTombstone
+                                                        : probe::Outcome::kLive;
 }
 
 void CArt::ForEachChunkImpl(ChunkFn fn) const {

@@ -54,6 +54,7 @@
 #include <type_traits>
 
 #include "memgraph/node_allocator.h"
+#include "memgraph/search_probe.h"
 #include "memgraph/update.h"
 #include "strata/function_ref.h"
 
@@ -198,8 +199,14 @@ class CArt {
   };
   void ProbeStart(Probe* p) const;
   static bool ProbeStep(Probe* p, uint64_t key);
-  // For tests: whether a finished probe ended at key's entry (false if it has none).
-  static bool ProbeHit(const Probe& p, uint64_t key);
+  // After ProbeStart: what the probe found for key, in O(1) from the entry its last step
+  // reached (the build pipeline passes it to the build instead of a second Find).
+  static probe::Outcome ProbeOutcome(const Probe& p, uint64_t key);
+  // Whether a finished probe ended at key's entry (false if it has none).
+  static bool ProbeHit(const Probe& p, uint64_t key) {
+    const probe::Outcome o = ProbeOutcome(p, key);
+    return o == probe::Outcome::kLive || o == probe::Outcome::kTombstone;
+  }
 
   size_t size() const { return size_; }       // entries, tombstones included
   size_t live_size() const { return live_; }  // entries that are not tombstones
@@ -308,7 +315,8 @@ class CArt {
   // which.
   bool CheckInvariants(std::string* why) const;
 
-  const void* root_node() const { return root_; }  // for prefetching only
+  // For prefetching, and to tell trees apart (BuildProbeHint): a tree is immutable.
+  const void* root_node() const { return root_; }
 
  private:
   using ChunkFn = FunctionRef<bool(const uint64_t*, const double*, const uint8_t*, size_t)>;

@@ -757,10 +757,16 @@ bool ClusteredIndex::ProbeStep(Probe* p, uint8_t u, uint64_t v) {
   return false;
 }
 
-bool ClusteredIndex::ProbeHit(const Probe& p, uint8_t u, uint64_t v) {
-  if (p.node == nullptr || p.stage != kLeafLast + 1) return false;
+probe::Outcome ClusteredIndex::ProbeOutcome(const Probe& p, uint8_t u, uint64_t v) {
+  // A null node after ProbeStart: an empty index, or a leaf without u's run.
+  if (p.node == nullptr) return probe::Outcome::kAbsent;
+  if (p.stage != kLeafLast + 1) return probe::Outcome::kUnfinished;
   const Leaf* l = static_cast<const Leaf*>(p.node);
-  return p.base < l->count && l->u()[p.base] == u && l->v()[p.base] == v;
+  if (!(p.base < l->count && l->u()[p.base] == u && l->v()[p.base] == v)) {
+    return probe::Outcome::kAbsent;
+  }
+  return l->ntomb != 0 && l->tomb()[p.base] != 0 ? probe::Outcome::kTombstone
+                                                  : probe::Outcome::kLive;
 }
 
 bool ClusteredIndex::CheckInvariants(std::string* why) const {

@@ -59,6 +59,7 @@
 #endif
 
 #include "memgraph/node_allocator.h"
+#include "memgraph/search_probe.h"
 #include "memgraph/update.h"
 #include "util/coro.h"
 
@@ -295,8 +296,14 @@ class ClusteredIndex {
   };
   void ProbeStart(Probe* p) const;
   static bool ProbeStep(Probe* p, uint8_t u, uint64_t v);
-  // For tests: whether a finished probe ended at (u, v)'s entry (false if it has none).
-  static bool ProbeHit(const Probe& p, uint8_t u, uint64_t v);
+  // After ProbeStart: what the probe found for (u, v), in O(1) from the entry its last step
+  // reached (the build pipeline passes it to the build instead of a second Find).
+  static probe::Outcome ProbeOutcome(const Probe& p, uint8_t u, uint64_t v);
+  // Whether a finished probe ended at (u, v)'s entry (false if it has none).
+  static bool ProbeHit(const Probe& p, uint8_t u, uint64_t v) {
+    const probe::Outcome o = ProbeOutcome(p, u, v);
+    return o == probe::Outcome::kLive || o == probe::Outcome::kTombstone;
+  }
 
   // u's entries in v order, one call per leaf run:
   //   fn(const uint64_t* v, const double* w, const uint8_t* tomb, size_t n) -> bool (false stops)
@@ -396,7 +403,8 @@ class ClusteredIndex {
   bool empty() const { return size_ == 0; }
   // Bytes of the nodes of this version's tree (shared nodes counted in full).
   size_t MemoryBytes() const { return bytes_; }
-  const void* root_node() const { return root_; }  // for prefetching only
+  // For prefetching, and to tell trees apart (BuildProbeHint): a tree is immutable.
+  const void* root_node() const { return root_; }
   bool weighted() const { return weighted_; }
   NodeAllocator* allocator() const { return alloc_; }
   int height() const { return root_ == nullptr ? 0 : root_->level + 1; }

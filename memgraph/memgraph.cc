@@ -112,6 +112,20 @@ LocateConfig GetLocateConfig() {
   return c;
 }
 
+// What BuildPipelined's probe found for an item's first edge update (direction dir, vertex i
+// of the subgraph, key v), in the container it searched from `root`: a C-ART's root or the
+// clustered index's. Containers are immutable, so while the version being built still holds
+// that root the answer stands, and its build takes it instead of a second search (the
+// second Find was 10% of a full tier's fill samples: docs/benchmarks.md, "the probe's
+// answer").
+struct BuildProbeHint {
+  const void* root = nullptr;
+  uint8_t dir = 0;
+  uint8_t i = 0;
+  uint64_t v = 0;
+  probe::Outcome outcome = probe::Outcome::kUnfinished;
+};
+
 struct MemGraph::SubgraphWork {
   uint64_t s = 0;
   SubgraphSlot* slot = nullptr;
@@ -244,8 +258,11 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
   struct Probe {
     ClusteredIndex::Probe ci;
     CArt::Probe art;
+    const void* root = nullptr;  // the container's root the probe started from
     bool is_art = false;
+    bool started = false;
     bool live = false;
+    uint8_t dir = 0;
     uint8_t u = 0;
     uint64_t v = 0;
   };
@@ -279,6 +296,7 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
   auto start_probe = [&](size_t k) {
     Probe& p = probes[k % kRing];
     p.live = false;
+    p.started = false;
     if (!pending(k)) return;
     const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
     if (h == nullptr) return;
@@ -299,13 +317,16 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     const uint32_t i = LocalOf(op->u);
     p.u = static_cast<uint8_t>(i);
     p.v = op->v;
+    p.dir = op->dir;
     p.is_art = a->InArt(i);
     if (p.is_art) {
       a->Art(i).ProbeStart(&p.art);
+      p.root = a->Art(i).root_node();
     } else {
       a->ci.ProbeStart(&p.ci);
+      p.root = a->ci.root_node();
     }
-    p.live = true;
+    p.started = p.live = true;
   };
   auto step_probe = [&](size_t k) {
     if (!pending(k)) return;
@@ -324,7 +345,25 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     start_probe(k + kProbe);
     for (size_t d = kProbe - 2; d >= 2; d -= 2) step_probe(k + d);
     if (work[k].fresh != nullptr) continue;
-    Status st = BuildVersion(&work[k], older);
+    // Item k's probe (its ring slot is next reused by item k + kRing), finished here if its
+    // steps so far did not reach the entry (a hub's C-ART: two steps per inner level and up
+    // to five in a 512-entry leaf); what is left reads lines its last step prefetched, where a
+    // Find in the build would walk from the root again.
+    Probe& p = probes[k % kRing];
+    BuildProbeHint hint;
+    if (p.started) {
+      while (p.live) {
+        p.live = p.is_art ? CArt::ProbeStep(&p.art, p.v)
+                          : ClusteredIndex::ProbeStep(&p.ci, p.u, p.v);
+      }
+      hint.outcome = p.is_art ? CArt::ProbeOutcome(p.art, p.v)
+                              : ClusteredIndex::ProbeOutcome(p.ci, p.u, p.v);
+      hint.root = p.root;
+      hint.dir = p.dir;
+      hint.i = p.u;
+      hint.v = p.v;
+    }
+    Status st = BuildVersion(&work[k], older, &hint);
     if (!st.ok()) return st;
   }
   return Status::OK();
@@ -808,16 +847,117 @@ void FlushAppended(NodeAllocator* alloc, Adjacency* a) {
   a->appended_n = 0;
 }
 
-inline PrevState ViewState(const Adjacency& a, uint32_t i, uint64_t v) {
+// Entry (i, v)'s state in a's view (its appended updates over its containers), the
+// containers' part taken from `hint` when it answers for the same container.
+inline PrevState ViewState(const Adjacency& a, uint8_t dir, uint32_t i, uint64_t v,
+                           const BuildProbeHint* hint) {
+  if (hint != nullptr && hint->outcome != probe::Outcome::kUnfinished && hint->dir == dir &&
+      hint->i == i && hint->v == v &&
+      hint->root == (a.InArt(i) ? a.Art(i).root_node() : a.ci.root_node())) {
+    if (a.Entries(i) == 0) return PrevState::kAbsent;
+    if (a.appended != nullptr) {
+      const ptrdiff_t p = a.appended->Find(a.appended_n, i, v);
+      if (p >= 0) {
+        const uint8_t k = a.appended->kind()[p];
+        return k == kAppendErased ? PrevState::kAbsent
+               : k == kAppendTomb ? PrevState::kTombstone
+                                  : PrevState::kLive;
+      }
+    }
+    return hint->outcome == probe::Outcome::kAbsent      ? PrevState::kAbsent
+           : hint->outcome == probe::Outcome::kTombstone ? PrevState::kTombstone
+                                                         : PrevState::kLive;
+  }
   double w;
   bool tomb;
   if (!FindEdge(a, i, v, &w, &tomb)) return PrevState::kAbsent;
   return tomb ? PrevState::kTombstone : PrevState::kLive;
 }
 
+// The states ViewState gives for entries st[0..n) of a, into out[0..n). The entries the
+// appended area or the hint does not answer are looked up by probes stepped together, up to
+// kGroup at a time, so that their misses overlap: a hub's subgraph gets several updates a
+// batch, and the build pipeline probed only the first (each further one was a Find down a
+// cold C-ART: docs/benchmarks.md, "the probe's answer").
+void ViewStates(const Adjacency& a, uint8_t dir, const EdgeStage* st, size_t n,
+                const BuildProbeHint* hint, PrevState* out) {
+  constexpr size_t kGroup = 16;
+  struct Lookup {
+    CArt::Probe art;
+    ClusteredIndex::Probe ci;
+    size_t k;
+    bool is_art;
+    bool live;
+  };
+  Lookup group[kGroup];
+  size_t m = 0;
+  auto finish = [&] {
+    for (bool any = true; any;) {
+      any = false;
+      for (size_t j = 0; j < m; ++j) {
+        Lookup& g = group[j];
+        if (!g.live) continue;
+        const EdgeStage& e = st[g.k];
+        g.live = g.is_art ? CArt::ProbeStep(&g.art, e.v)
+                          : ClusteredIndex::ProbeStep(&g.ci, static_cast<uint8_t>(e.i), e.v);
+        any |= g.live;
+      }
+    }
+    for (size_t j = 0; j < m; ++j) {
+      const Lookup& g = group[j];
+      const EdgeStage& e = st[g.k];
+      const probe::Outcome o = g.is_art
+                                   ? CArt::ProbeOutcome(g.art, e.v)
+                                   : ClusteredIndex::ProbeOutcome(g.ci, static_cast<uint8_t>(e.i), e.v);
+      out[g.k] = o == probe::Outcome::kLive        ? PrevState::kLive
+                 : o == probe::Outcome::kTombstone ? PrevState::kTombstone
+                                                   : PrevState::kAbsent;
+    }
+    m = 0;
+  };
+  for (size_t k = 0; k < n; ++k) {
+    const EdgeStage& e = st[k];
+    const uint32_t i = e.i;
+    if (a.Entries(i) == 0) {
+      out[k] = PrevState::kAbsent;
+      continue;
+    }
+    if (a.appended != nullptr) {
+      const ptrdiff_t p = a.appended->Find(a.appended_n, i, e.v);
+      if (p >= 0) {
+        const uint8_t kind = a.appended->kind()[p];
+        out[k] = kind == kAppendErased ? PrevState::kAbsent
+                 : kind == kAppendTomb ? PrevState::kTombstone
+                                       : PrevState::kLive;
+        continue;
+      }
+    }
+    const bool is_art = a.InArt(i);
+    if (hint != nullptr && hint->outcome != probe::Outcome::kUnfinished && hint->dir == dir &&
+        hint->i == i && hint->v == e.v &&
+        hint->root == (is_art ? a.Art(i).root_node() : a.ci.root_node())) {
+      out[k] = hint->outcome == probe::Outcome::kAbsent      ? PrevState::kAbsent
+               : hint->outcome == probe::Outcome::kTombstone ? PrevState::kTombstone
+                                                             : PrevState::kLive;
+      continue;
+    }
+    Lookup& g = group[m++];
+    g.k = k;
+    g.is_art = is_art;
+    g.live = true;
+    if (is_art) {
+      a.Art(i).ProbeStart(&g.art);
+    } else {
+      a.ci.ProbeStart(&g.ci);
+    }
+    if (m == kGroup) finish();
+  }
+  finish();
+}
+
 }  // namespace
 
-Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
+Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildProbeHint* hint) {
   const bool with_in = opt_.kind == GraphKind::kDirectedWithInEdges;
   w->base = w->slot->head.load(std::memory_order_acquire);
   const SubgraphVersion* base = w->base;
@@ -992,7 +1132,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
       const EdgeStage& e = st[0];
       touched |= uint64_t{1} << e.i;
       const Update u = make(e);
-      const PrevState p = ViewState(*a, e.i, e.v);
+      const PrevState p = ViewState(*a, dir, e.i, e.v, hint);
       account(e.i, u, p);
       if (!(u.op == UpdateOp::kErase && p == PrevState::kAbsent)) {
         if (old == nullptr ||
@@ -1013,10 +1153,14 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
       auto old_before = [&](uint8_t i, uint64_t v) {
         return op < prior.size() && (prior[op].u < i || (prior[op].u == i && prior[op].v < v));
       };
-      for (const EdgeStage& e : st) {
+      std::vector<PrevState>& prev = sc.prev;
+      prev.resize(st.size());
+      ViewStates(*a, dir, st.data(), st.size(), hint, prev.data());
+      for (size_t k = 0; k < st.size(); ++k) {
+        const EdgeStage& e = st[k];
         touched |= uint64_t{1} << e.i;
         const Update u = make(e);
-        const PrevState p = ViewState(*a, e.i, e.v);
+        const PrevState p = prev[k];
         account(e.i, u, p);
         if (u.op == UpdateOp::kErase && p == PrevState::kAbsent) continue;
         while (old_before(static_cast<uint8_t>(e.i), e.v)) merged.push_back(prior[op++]);

@@ -36,6 +36,8 @@
 
 namespace strata::mem {
 
+struct BuildProbeHint;  // memgraph.cc: what the build pipeline's probe found
+
 struct MemGraphOptions {
   GraphKind kind = GraphKind::kDirected;
   bool weighted = false;
@@ -178,7 +180,7 @@ class MemGraph {
   struct SubgraphWork;
   void ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
                            std::vector<PrimOp>* derived);
-  Status BuildVersion(SubgraphWork* w, OlderTiers* older);
+  Status BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildProbeHint* hint = nullptr);
   Status BuildPending(std::vector<SubgraphWork>* work, OlderTiers* older);
   Status BuildPipelined(std::vector<SubgraphWork>* work, OlderTiers* older);
   Status BuildInterleaved(std::vector<SubgraphWork>* work, OlderTiers* older,

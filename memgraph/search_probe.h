@@ -16,6 +16,10 @@
 
 namespace strata::mem::probe {
 
+// What a finished probe found for its key, as the container's Find would say; kUnfinished
+// while steps remain.
+enum class Outcome : uint8_t { kUnfinished, kAbsent, kLive, kTombstone };
+
 // Runs up to `levels` levels of the search; less(i) is key(i) < x.
 template <class Less>
 inline void SearchAdvance(uint32_t* base, uint32_t* len, int levels, Less less) {

@@ -459,6 +459,11 @@ TEST(CArtTest, LargeMixedWorkload) {
       t.ProbeStart(&p);
       while (CArt::ProbeStep(&p, k[j])) ++steps;
       EXPECT_TRUE(CArt::ProbeHit(p, k[j])) << "key " << k[j];
+      // Its outcome is Find's answer, tombstones told apart.
+      bool tomb = false;
+      ASSERT_TRUE(t.Find(k[j], nullptr, &tomb));
+      EXPECT_EQ(CArt::ProbeOutcome(p, k[j]),
+                tomb ? probe::Outcome::kTombstone : probe::Outcome::kLive) << "key " << k[j];
       // Inner levels take 2 steps, a leaf's search at most 4 (512 keys, 3 levels a step).
       EXPECT_LE(steps, 2 * (t.GetShape().height - 1) + 4);
       longest = std::max(longest, steps);
@@ -469,6 +474,7 @@ TEST(CArtTest, LargeMixedWorkload) {
         while (CArt::ProbeStep(&q, absent)) {
         }
         EXPECT_FALSE(CArt::ProbeHit(q, absent)) << "key " << absent;
+        EXPECT_EQ(CArt::ProbeOutcome(q, absent), probe::Outcome::kAbsent) << "key " << absent;
       }
     }
     EXPECT_GE(longest, 2 * (t.GetShape().height - 1));

@@ -218,6 +218,10 @@ void ExpectVertexMatches(const ClusteredIndex& idx, const Model& m, uint8_t u, s
     int steps = 0;
     while (ClusteredIndex::ProbeStep(&p, u, v)) ASSERT_LT(++steps, 64);
     ASSERT_EQ(ClusteredIndex::ProbeHit(p, u, v), found) << "vertex " << int{u} << " key " << v;
+    // Its outcome is Find's answer, tombstones told apart.
+    ASSERT_EQ(ClusteredIndex::ProbeOutcome(p, u, v),
+              !found ? probe::Outcome::kAbsent
+                     : (t ? probe::Outcome::kTombstone : probe::Outcome::kLive));
     if (found) {
       ASSERT_EQ(t, e->tomb);
       ASSERT_EQ(w, idx.weighted() ? e->w : 1.0);
