@@ -115,9 +115,9 @@ LocateConfig GetLocateConfig() {
 // What BuildPipelined's probe found for an item's first edge update (direction dir, vertex i
 // of the subgraph, key v), in the container it searched from `root`: a C-ART's root or the
 // clustered index's. Containers are immutable, so while the version being built still holds
-// that root the answer stands, and its build takes it instead of a second search (the
-// second Find was 10% of a full tier's fill samples: docs/benchmarks.md, "the probe's
-// answer").
+// that root the answer stands, and its build takes it instead of searching again (the
+// repeated C-ART search was ~10% of a full tier's last-tenth samples; the fill probe gained
+// 0-5%: docs/benchmarks.md, "the probe's answer").
 struct BuildProbeHint {
   const void* root = nullptr;
   uint8_t dir = 0;
@@ -249,9 +249,9 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 // 14's append area slot an in-place append writes; from k + 14 on the lookup of its first edge
 // update takes a probe step every two items (ClusteredIndex::Probe, CArt::Probe: a tree level,
 // or a few levels of the leaf's search, each prefetched two items before it is read); item k
-// is built with its
-// path in cache. The stages only read (heads a registered or locking writer keeps allocated)
-// and prefetch; a probe that turns out wrong costs a wasted prefetch.
+// is built with its path in cache, and with the probe's answer when it has one
+// (BuildProbeHint). The stages only read (heads a registered or locking writer keeps
+// allocated) and prefetch; a probe of a container the build no longer holds is not used.
 Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* older) {
   std::vector<SubgraphWork>& work = *items;
   constexpr size_t kSlot = 24, kHead = 20, kBase = 16, kProbe = 14, kRing = 16;
@@ -345,17 +345,14 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     start_probe(k + kProbe);
     for (size_t d = kProbe - 2; d >= 2; d -= 2) step_probe(k + d);
     if (work[k].fresh != nullptr) continue;
-    // Item k's probe (its ring slot is next reused by item k + kRing), finished here if its
-    // steps so far did not reach the entry (a hub's C-ART: two steps per inner level and up
-    // to five in a 512-entry leaf); what is left reads lines its last step prefetched, where a
-    // Find in the build would walk from the root again.
-    Probe& p = probes[k % kRing];
+    // Item k's probe (its ring slot is next reused by item k + kRing), if it has finished.
+    // One that has not is left: finishing it here (a hub's C-ART takes two steps per inner
+    // level and up to five in a 512-entry leaf) measured slower than the build's own Find,
+    // and so did probing an item's further updates together (docs/benchmarks.md, "the
+    // probe's answer").
+    const Probe& p = probes[k % kRing];
     BuildProbeHint hint;
     if (p.started) {
-      while (p.live) {
-        p.live = p.is_art ? CArt::ProbeStep(&p.art, p.v)
-                          : ClusteredIndex::ProbeStep(&p.ci, p.u, p.v);
-      }
       hint.outcome = p.is_art ? CArt::ProbeOutcome(p.art, p.v)
                               : ClusteredIndex::ProbeOutcome(p.ci, p.u, p.v);
       hint.root = p.root;
@@ -874,87 +871,6 @@ inline PrevState ViewState(const Adjacency& a, uint8_t dir, uint32_t i, uint64_t
   return tomb ? PrevState::kTombstone : PrevState::kLive;
 }
 
-// The states ViewState gives for entries st[0..n) of a, into out[0..n). The entries the
-// appended area or the hint does not answer are looked up by probes stepped together, up to
-// kGroup at a time, so that their misses overlap: a hub's subgraph gets several updates a
-// batch, and the build pipeline probed only the first (each further one was a Find down a
-// cold C-ART: docs/benchmarks.md, "the probe's answer").
-void ViewStates(const Adjacency& a, uint8_t dir, const EdgeStage* st, size_t n,
-                const BuildProbeHint* hint, PrevState* out) {
-  constexpr size_t kGroup = 16;
-  struct Lookup {
-    CArt::Probe art;
-    ClusteredIndex::Probe ci;
-    size_t k;
-    bool is_art;
-    bool live;
-  };
-  Lookup group[kGroup];
-  size_t m = 0;
-  auto finish = [&] {
-    for (bool any = true; any;) {
-      any = false;
-      for (size_t j = 0; j < m; ++j) {
-        Lookup& g = group[j];
-        if (!g.live) continue;
-        const EdgeStage& e = st[g.k];
-        g.live = g.is_art ? CArt::ProbeStep(&g.art, e.v)
-                          : ClusteredIndex::ProbeStep(&g.ci, static_cast<uint8_t>(e.i), e.v);
-        any |= g.live;
-      }
-    }
-    for (size_t j = 0; j < m; ++j) {
-      const Lookup& g = group[j];
-      const EdgeStage& e = st[g.k];
-      const probe::Outcome o = g.is_art
-                                   ? CArt::ProbeOutcome(g.art, e.v)
-                                   : ClusteredIndex::ProbeOutcome(g.ci, static_cast<uint8_t>(e.i), e.v);
-      out[g.k] = o == probe::Outcome::kLive        ? PrevState::kLive
-                 : o == probe::Outcome::kTombstone ? PrevState::kTombstone
-                                                   : PrevState::kAbsent;
-    }
-    m = 0;
-  };
-  for (size_t k = 0; k < n; ++k) {
-    const EdgeStage& e = st[k];
-    const uint32_t i = e.i;
-    if (a.Entries(i) == 0) {
-      out[k] = PrevState::kAbsent;
-      continue;
-    }
-    if (a.appended != nullptr) {
-      const ptrdiff_t p = a.appended->Find(a.appended_n, i, e.v);
-      if (p >= 0) {
-        const uint8_t kind = a.appended->kind()[p];
-        out[k] = kind == kAppendErased ? PrevState::kAbsent
-                 : kind == kAppendTomb ? PrevState::kTombstone
-                                       : PrevState::kLive;
-        continue;
-      }
-    }
-    const bool is_art = a.InArt(i);
-    if (hint != nullptr && hint->outcome != probe::Outcome::kUnfinished && hint->dir == dir &&
-        hint->i == i && hint->v == e.v &&
-        hint->root == (is_art ? a.Art(i).root_node() : a.ci.root_node())) {
-      out[k] = hint->outcome == probe::Outcome::kAbsent      ? PrevState::kAbsent
-               : hint->outcome == probe::Outcome::kTombstone ? PrevState::kTombstone
-                                                             : PrevState::kLive;
-      continue;
-    }
-    Lookup& g = group[m++];
-    g.k = k;
-    g.is_art = is_art;
-    g.live = true;
-    if (is_art) {
-      a.Art(i).ProbeStart(&g.art);
-    } else {
-      a.ci.ProbeStart(&g.ci);
-    }
-    if (m == kGroup) finish();
-  }
-  finish();
-}
-
 }  // namespace
 
 Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildProbeHint* hint) {
@@ -1153,14 +1069,10 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       auto old_before = [&](uint8_t i, uint64_t v) {
         return op < prior.size() && (prior[op].u < i || (prior[op].u == i && prior[op].v < v));
       };
-      std::vector<PrevState>& prev = sc.prev;
-      prev.resize(st.size());
-      ViewStates(*a, dir, st.data(), st.size(), hint, prev.data());
-      for (size_t k = 0; k < st.size(); ++k) {
-        const EdgeStage& e = st[k];
+      for (const EdgeStage& e : st) {
         touched |= uint64_t{1} << e.i;
         const Update u = make(e);
-        const PrevState p = prev[k];
+        const PrevState p = ViewState(*a, dir, e.i, e.v, hint);
         account(e.i, u, p);
         if (u.op == UpdateOp::kErase && p == PrevState::kAbsent) continue;
         while (old_before(static_cast<uint8_t>(e.i), e.v)) merged.push_back(prior[op++]);
