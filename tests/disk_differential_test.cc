@@ -42,10 +42,24 @@ struct Param {
 
 class DiskDifferential : public ::testing::TestWithParam<Param> {};
 
+// The snapshot's out-edges of vertices [0, limit) are exactly `want`.
+void ExpectEdgesAre(const Snapshot& snap, VertexId limit,
+                    const std::set<std::pair<VertexId, VertexId>>& want) {
+  uint64_t n = 0;
+  ASSERT_TRUE(snap.ScanEdges(0, limit, Direction::kOut, [&](VertexId u, const NeighborChunk& c) {
+    for (size_t i = 0; i < c.size; ++i) {
+      EXPECT_TRUE(want.count({u, c.dst[i]})) << u << " -> " << c.dst[i];
+      ++n;
+    }
+    return true;
+  }).ok());
+  EXPECT_EQ(n, want.size());
+}
+
 // A compaction allowed parts (here CompactAll's) runs in max_subcompactions parts once it holds
 // more than 2 x 64 records, a level-0 merge beside running writers in twice as many on one
-// thread (joined by a second if writers wait on level 0); smaller ones, and deeper merges
-// beside writers, run whole.
+// thread (joined by a second if writers wait on level 0 or a caller in WaitIdle); smaller ones,
+// and deeper merges beside writers, run whole.
 struct SmallPartsGuard {
   SmallPartsGuard() { compaction::SetMinPartEdges(64); }
   ~SmallPartsGuard() { compaction::SetMinPartEdges(compaction::kMinPartEdges); }
@@ -274,16 +288,7 @@ TEST(DiskStore, TwoWritersSealOnlyFullMemgraphs) {
   }
   std::set<std::pair<VertexId, VertexId>> all = written[0];
   all.insert(written[1].begin(), written[1].end());
-  auto snap = db->GetSnapshot();
-  uint64_t n = 0;
-  ASSERT_TRUE(snap->ScanEdges(0, kVertices, Direction::kOut, [&](VertexId u, const NeighborChunk& c) {
-    for (size_t i = 0; i < c.size; ++i) {
-      EXPECT_TRUE(all.count({u, c.dst[i]})) << u << " -> " << c.dst[i];
-      ++n;
-    }
-    return true;
-  }).ok());
-  EXPECT_EQ(n, all.size());
+  ExpectEdgesAre(*db->GetSnapshot(), kVertices, all);
 }
 
 // The budget is split: memgraphs (active + sealed), an I/O reserve, the per-file indexes that
@@ -370,16 +375,7 @@ TEST(DiskStore, MemgraphsShrinkWhenResidentIndexesGrow) {
   const std::string log = testing::ReadAll(dir.path() + "/db/LOG");
   EXPECT_NE(log.find("memory: memgraph capacity"), std::string::npos) << log;
   EXPECT_NE(log.find("is exceeded by"), std::string::npos) << log;
-  auto snap = db->GetSnapshot();
-  uint64_t n = 0;
-  ASSERT_TRUE(snap->ScanEdges(0, 400000, Direction::kOut, [&](VertexId u, const NeighborChunk& c) {
-    for (size_t i = 0; i < c.size; ++i) {
-      EXPECT_TRUE(edges.count({u, c.dst[i]})) << u << " -> " << c.dst[i];
-      ++n;
-    }
-    return true;
-  }).ok());
-  EXPECT_EQ(n, edges.size());
+  ExpectEdgesAre(*db->GetSnapshot(), 400000, edges);
 }
 
 // Above the bottom, compaction keeps a tombstone only where a deeper level may hold its edge,
@@ -550,18 +546,7 @@ class DiskIdle : public ::testing::Test {
       ASSERT_TRUE(db->Flush().ok());
     }
   }
-  void CheckAll(DB* db) {
-    auto snap = db->GetSnapshot();
-    uint64_t n = 0;
-    ASSERT_TRUE(snap->ScanEdges(0, 5000, Direction::kOut, [&](VertexId u, const NeighborChunk& c) {
-      for (size_t i = 0; i < c.size; ++i) {
-        EXPECT_TRUE(edges_.count({u, c.dst[i]})) << u << " -> " << c.dst[i];
-        ++n;
-      }
-      return true;
-    }).ok());
-    EXPECT_EQ(n, edges_.size());
-  }
+  void CheckAll(DB* db) { ExpectEdgesAre(*db->GetSnapshot(), 5000, edges_); }
   std::mt19937_64 rng_{31};
   std::set<std::pair<VertexId, VertexId>> edges_;
   testing::TempDir dir_;
@@ -674,16 +659,7 @@ TEST_F(DiskIdle, WaitIdleJoinsAMergeBegunBesideWriters) {
   EXPECT_GT(joined, 0u) << "no merge was joined for a WaitIdle caller in 8 rounds";
   const std::string log = testing::ReadAll(dir_.path() + "/db/LOG");
   EXPECT_NE(log.find("threads (one joined: writers stalled or WaitIdle)"), std::string::npos);
-  auto snap = db->GetSnapshot();
-  uint64_t n = 0;
-  ASSERT_TRUE(snap->ScanEdges(0, kVertices, Direction::kOut, [&](VertexId u, const NeighborChunk& c) {
-    for (size_t i = 0; i < c.size; ++i) {
-      EXPECT_TRUE(edges.count({u, c.dst[i]})) << u << " -> " << c.dst[i];
-      ++n;
-    }
-    return true;
-  }).ok());
-  EXPECT_EQ(n, edges.size());
+  ExpectEdgesAre(*db->GetSnapshot(), kVertices, edges);
 }
 
 }  // namespace
