@@ -535,7 +535,11 @@ std::unique_ptr<Snapshot> DBImpl::GetSnapshot() {
 
 void DBImpl::UpdateMemoryPlan() {
   if (!cache_) return;
+  const size_t before = memgraph_capacity();
   planner_.Update(versions_, cache_.get(), [this](const std::string& line) { Log(line); });
+  // A seal check predicted from a larger capacity could come after the contents pass the
+  // smaller one.
+  if (memgraph_capacity() < before) seal_check_at_ops_.store(0, std::memory_order_relaxed);
 }
 
 Status DBImpl::Close() {
