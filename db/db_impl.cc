@@ -670,10 +670,11 @@ Status DBImpl::RunJob(const CompactionJob& job, const compaction::PartPlan& plan
       std::to_string(job.output_level) + " " + std::to_string(r.outputs.size()) + " files, " +
       std::to_string(r.entries_out) + " entries, " + std::to_string(r.bytes_written) +
       " bytes" + (job.bottom ? " (bottom)" : "") + ", " +
-      (r.parts > 1 ? std::to_string(r.parts) + " parts on " + std::to_string(r.threads) +
-                         (r.threads > plan.threads ? " threads (one joined: writers stalled or WaitIdle), "
-                                                   : " threads, ")
-                   : "") +
+      (r.parts > 1
+           ? std::to_string(r.parts) + " parts on " + std::to_string(r.threads) +
+                 (r.threads > plan.threads ? " threads (one joined: writers stalled or WaitIdle), "
+                                           : " threads, ")
+           : "") +
       std::to_string((NowMicros() - t0) / 1000) + " ms (vertex index " +
       std::to_string(index_micros / 1000) + " ms)");
   room_cv_.notify_all();
