@@ -848,26 +848,28 @@ void FlushAppended(NodeAllocator* alloc, Adjacency* a) {
 // containers' part taken from `hint` when it answers for the same container.
 inline PrevState ViewState(const Adjacency& a, uint8_t dir, uint32_t i, uint64_t v,
                            const BuildProbeHint* hint) {
+  if (a.Entries(i) == 0) return PrevState::kAbsent;
+  if (a.appended != nullptr) {
+    const ptrdiff_t p = a.appended->Find(a.appended_n, i, v);
+    if (p >= 0) {
+      const uint8_t k = a.appended->kind()[p];
+      return k == kAppendErased ? PrevState::kAbsent
+             : k == kAppendTomb ? PrevState::kTombstone
+                                : PrevState::kLive;
+    }
+  }
+  const bool in_art = a.InArt(i);
   if (hint != nullptr && hint->outcome != probe::Outcome::kUnfinished && hint->dir == dir &&
       hint->i == i && hint->v == v &&
-      hint->root == (a.InArt(i) ? a.Art(i).root_node() : a.ci.root_node())) {
-    if (a.Entries(i) == 0) return PrevState::kAbsent;
-    if (a.appended != nullptr) {
-      const ptrdiff_t p = a.appended->Find(a.appended_n, i, v);
-      if (p >= 0) {
-        const uint8_t k = a.appended->kind()[p];
-        return k == kAppendErased ? PrevState::kAbsent
-               : k == kAppendTomb ? PrevState::kTombstone
-                                  : PrevState::kLive;
-      }
-    }
+      hint->root == (in_art ? a.Art(i).root_node() : a.ci.root_node())) {
     return hint->outcome == probe::Outcome::kAbsent      ? PrevState::kAbsent
            : hint->outcome == probe::Outcome::kTombstone ? PrevState::kTombstone
                                                          : PrevState::kLive;
   }
-  double w;
-  bool tomb;
-  if (!FindEdge(a, i, v, &w, &tomb)) return PrevState::kAbsent;
+  bool tomb = false;
+  const bool found = in_art ? a.Art(i).Find(v, nullptr, &tomb)
+                            : a.ci.Find(static_cast<uint8_t>(i), v, nullptr, &tomb);
+  if (!found) return PrevState::kAbsent;
   return tomb ? PrevState::kTombstone : PrevState::kLive;
 }
 
