@@ -257,7 +257,11 @@ bool DBImpl::HasRoom() const {
   // An empty memgraph takes the write whatever its size says (a capacity the plan shrank
   // below an empty memgraph's own bytes must not stall writers for good).
   const mem::MemGraph* active = versions_.active();
-  if (active->bytes() < memgraph_capacity() || !active->HasCommits()) return true;
+  const size_t bytes = active->bytes(), cap = memgraph_capacity();
+  if (bytes < cap || !active->HasCommits()) return true;
+  // Between capacity and 1.25x it (writers' work in flight included) the seal check comes
+  // when predicted (seal_check_at_ops_); past 1.25x at every write, whatever the prediction.
+  if (bytes >= cap + cap / 4) return false;
   const uint64_t check_at = seal_check_at_ops_.load(std::memory_order_relaxed);
   return check_at != 0 && ops_.Count() < check_at;
 }
@@ -286,7 +290,7 @@ Status DBImpl::MakeRoom() {
     // allocate before they commit and those their commits free after: up to 2-3 MiB with two
     // writers of 1024-edge batches). The seal check sees the contents alone, since it drains
     // the writers; one that finds them short of capacity lets the write go ahead and says
-    // when to check again (seal_check_at_ops_). Before, a quick ingest_large (4 MiB
+    // when to check again (seal_check_at_ops_; HasRoom). Before, a quick ingest_large (4 MiB
     // memgraphs) checked 570 times for 50 seals, each check draining both writers (506 ms in
     // all), and a writer whose check found the memgraph not full still stalled on the
     // previous one's flush (docs/benchmarks.md, "the seal check").
@@ -333,14 +337,19 @@ DBImpl::SealResult DBImpl::Seal(bool force, const mem::MemGraph* full) {
     const size_t bytes = active->bytes();
     const size_t cap = memgraph_capacity();
     if (bytes < cap - cap / 32) {
-      // The contents' bytes per op so far are at least what an op adds now (a subgraph's
-      // first version in a memgraph is its dearest), so at this rate the room left lasts no
-      // longer than predicted: the next check comes no later than the contents reach
-      // capacity, and each leaves less room, down to the 1/32 that seals.
+      // The room left, at the highest bytes per op a check found in this memgraph: the first
+      // checks come while its contents still grow as new edges make them grow (a subgraph's
+      // first version in a memgraph is its dearest, so the rate then is at least an op's
+      // now), and a later phase of ops that add little cannot lower it. So the next check
+      // comes no later than the contents can reach capacity, and each leaves less room,
+      // down to the 1/32 that seals.
       const uint64_t now = ops_.Count();
       const uint64_t in = now > active_first_ops_ ? now - active_first_ops_ : 0;
-      const uint64_t more =
-          bytes == 0 ? 1 : std::max<uint64_t>(1, static_cast<uint64_t>(cap - bytes) * in / bytes);
+      const double rate =
+          static_cast<double>(bytes) / static_cast<double>(std::max<uint64_t>(in, 1));
+      active_bytes_per_op_ = std::max(active_bytes_per_op_, rate);
+      const uint64_t more = std::max<uint64_t>(
+          1, static_cast<uint64_t>(static_cast<double>(cap - bytes) / active_bytes_per_op_));
       seal_check_at_ops_.store(now + more, std::memory_order_relaxed);
       return SealResult::kNotFull;
     }
@@ -375,6 +384,7 @@ DBImpl::SealResult DBImpl::Seal(bool force, const mem::MemGraph* full) {
   versions_.PushActiveMemGraph(NewMemGraph());
   seal_check_at_ops_.store(0, std::memory_order_relaxed);
   active_first_ops_ = ops_.Count();
+  active_bytes_per_op_ = 0;
   bg_cv_.notify_all();
   Log("seal: memgraph of " + std::to_string(bytes) + " bytes at ts " +
       std::to_string(core_->clock.read_ts()));

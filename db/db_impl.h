@@ -342,7 +342,12 @@ class DBImpl final : public DB {
   // only with what writers had in flight) predicts when they can have grown to it. 0: due
   // whenever the memgraph is at capacity. Reset by every seal.
   std::atomic<uint64_t> seal_check_at_ops_{0};
-  uint64_t active_first_ops_ = 0;  // under seal_mu_ (exclusive): ops_ when the active began
+  // Under seal_mu_ (exclusive), for the active memgraph: ops_ when it began, and the highest
+  // bytes per op any seal check found in it (the prediction's rate: a phase of ops that add
+  // little, e.g. the same edges written again, must not stretch the next check past where
+  // new edges fill the room; test CheapOpsThenInsertsStillSealAtCapacity).
+  uint64_t active_first_ops_ = 0;
+  double active_bytes_per_op_ = 0;
   std::atomic<uint64_t> compaction_bytes_{0};
 };
 

@@ -291,6 +291,79 @@ TEST(DiskStore, TwoWritersSealOnlyFullMemgraphs) {
   ExpectEdgesAre(*db->GetSnapshot(), kVertices, all);
 }
 
+// The seal check's prediction of when a memgraph's contents can reach capacity comes from
+// their bytes per op so far; a phase of ops that add nothing lasting (the same edges written
+// again and again) then new inserts must not let the memgraph run far past its capacity
+// before the next check. Every seal but the forced last stays within 2x capacity: over it by
+// at most what the writers had in flight at the last check (two 256-edge batches, about 0.6x
+// this small capacity). Without the bytes bound on the prediction, seals of 2.6-3.9x.
+TEST(DiskStore, CheapOpsThenInsertsStillSealAtCapacity) {
+  // Whether a seal check runs in the middle phase is a race between the writers, so six
+  // stores (without the bound, one or more of the six overshot in each of 4 runs).
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    testing::TempDir dir;
+    Options o;
+    o.memgraph_bytes = 512 << 10;
+    o.memory_budget = 64 << 20;
+    o.wal = WalMode::kOff;
+    const std::string path = dir.path() + "/db";
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, path, &db).ok());
+    std::mt19937_64 rng(5 + round);
+    constexpr VertexId kVertices = 100000;
+    std::set<std::pair<VertexId, VertexId>> edges;
+    auto insert_batch = [&] {
+      WriteBatch b;
+      for (int i = 0; i < 256; ++i) {
+        const VertexId u = rng() % kVertices, v = rng() % kVertices;
+        b.InsertEdge(u, v);
+        edges.insert({u, v});
+      }
+      ASSERT_TRUE(db->Write(b).ok());
+    };
+    // Fill the active memgraph close to capacity, then many ops that add nothing, then inserts.
+    while (db->GetStats(false).memgraph_bytes < o.memgraph_bytes * 9 / 10) insert_batch();
+    const uint64_t flushes = db->GetStats(false).flushes;
+    // Two writers, so that the memgraph's bytes swing over capacity and seal checks run (one
+    // writer frees what it replaced at its own commit), each rewriting its own fixed edges.
+    std::vector<std::set<std::pair<VertexId, VertexId>>> same_edges(2);
+    std::atomic<bool> failed{false};
+    std::vector<std::thread> writers;
+    for (int w = 0; w < 2; ++w) {
+      writers.emplace_back([&, w] {
+        std::mt19937_64 same(6 + w);
+        for (int k = 0; k < 1500 && !failed.load(); ++k) {
+          WriteBatch b;
+          same.seed(6 + w);
+          for (int i = 0; i < 256; ++i) {
+            const VertexId u = same() % kVertices, v = same() % kVertices;
+            b.InsertEdge(u, v);
+            if (k == 0) same_edges[w].insert({u, v});
+          }
+          if (!db->Write(b).ok()) failed = true;
+        }
+      });
+    }
+    for (std::thread& t : writers) t.join();
+    ASSERT_FALSE(failed.load());
+    for (const auto& s : same_edges) edges.insert(s.begin(), s.end());
+    while (db->GetStats(false).flushes < flushes + 3) insert_batch();
+    ASSERT_TRUE(db->Flush().ok());
+    const std::string log = testing::ReadAll(path + "/LOG");
+    std::vector<uint64_t> sealed_bytes;
+    for (size_t at = 0; (at = log.find("seal: memgraph of ", at)) != std::string::npos;) {
+      at += std::strlen("seal: memgraph of ");
+      sealed_bytes.push_back(std::stoull(log.substr(at)));
+    }
+    ASSERT_GE(sealed_bytes.size(), 3u);
+    for (size_t i = 0; i + 1 < sealed_bytes.size(); ++i) {
+      EXPECT_LE(sealed_bytes[i], 2 * o.memgraph_bytes) << "seal " << i;
+    }
+    ExpectEdgesAre(*db->GetSnapshot(), kVertices, edges);
+  }
+}
+
 // The budget is split: memgraphs (active + sealed), an I/O reserve, the per-file indexes that
 // stay resident, and the block cache, which gets exactly the rest and never holds more.
 TEST(DiskStore, BlockCacheGetsWhatTheBudgetLeaves) {
