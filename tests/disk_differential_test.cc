@@ -56,6 +56,29 @@ void ExpectEdgesAre(const Snapshot& snap, VertexId limit,
   EXPECT_EQ(n, want.size());
 }
 
+// n random edges among vertices [0, limit), inserted into a batch and into *model.
+WriteBatch RandomInserts(std::mt19937_64* rng, int n, VertexId limit,
+                         std::set<std::pair<VertexId, VertexId>>* model) {
+  WriteBatch b;
+  for (int i = 0; i < n; ++i) {
+    const VertexId u = (*rng)() % limit, v = (*rng)() % limit;
+    b.InsertEdge(u, v);
+    if (model != nullptr) model->insert({u, v});
+  }
+  return b;
+}
+
+// The bytes of every memgraph LOG says was sealed, in order.
+std::vector<uint64_t> SealedBytes(const std::string& log) {
+  std::vector<uint64_t> out;
+  const std::string key = "seal: memgraph of ";
+  for (size_t at = 0; (at = log.find(key, at)) != std::string::npos;) {
+    at += key.size();
+    out.push_back(std::stoull(log.substr(at)));
+  }
+  return out;
+}
+
 // A compaction allowed parts (here CompactAll's) runs in max_subcompactions parts once it holds
 // more than 2 x 64 records, a level-0 merge beside running writers in twice as many on one
 // thread (joined by a second if writers wait on level 0 or a caller in WaitIdle); smaller ones,
@@ -260,13 +283,7 @@ TEST(DiskStore, TwoWritersSealOnlyFullMemgraphs) {
     writers.emplace_back([&, w] {
       std::mt19937_64 rng(100 + w);
       for (int b = 0; b < 400 && !failed.load(); ++b) {
-        WriteBatch batch;
-        for (int i = 0; i < 512; ++i) {
-          const VertexId u = rng() % kVertices, v = rng() % kVertices;
-          batch.InsertEdge(u, v);
-          written[w].insert({u, v});
-        }
-        if (!db->Write(batch).ok()) failed = true;
+        if (!db->Write(RandomInserts(&rng, 512, kVertices, &written[w])).ok()) failed = true;
       }
     });
   }
@@ -276,12 +293,8 @@ TEST(DiskStore, TwoWritersSealOnlyFullMemgraphs) {
   ASSERT_EQ(st.memgraph_capacity, o.memgraph_bytes) << st.ToString();
   ASSERT_GT(st.flushes, 8u) << st.ToString();
   ASSERT_TRUE(db->Flush().ok());
-  std::vector<uint64_t> sealed_bytes;
   const std::string log = testing::ReadAll(path + "/LOG");
-  for (size_t at = 0; (at = log.find("seal: memgraph of ", at)) != std::string::npos;) {
-    at += std::strlen("seal: memgraph of ");
-    sealed_bytes.push_back(std::stoull(log.substr(at)));
-  }
+  const std::vector<uint64_t> sealed_bytes = SealedBytes(log);
   ASSERT_EQ(sealed_bytes.size(), db->GetStats(false).flushes) << log;
   for (size_t i = 0; i + 1 < sealed_bytes.size(); ++i) {
     EXPECT_GE(sealed_bytes[i], o.memgraph_bytes - o.memgraph_bytes / 32) << "seal " << i;
@@ -314,13 +327,7 @@ TEST(DiskStore, CheapOpsThenInsertsStillSealAtCapacity) {
     constexpr VertexId kVertices = 100000;
     std::set<std::pair<VertexId, VertexId>> edges;
     auto insert_batch = [&] {
-      WriteBatch b;
-      for (int i = 0; i < 256; ++i) {
-        const VertexId u = rng() % kVertices, v = rng() % kVertices;
-        b.InsertEdge(u, v);
-        edges.insert({u, v});
-      }
-      ASSERT_TRUE(db->Write(b).ok());
+      ASSERT_TRUE(db->Write(RandomInserts(&rng, 256, kVertices, &edges)).ok());
     };
     // Fill the active memgraph close to capacity, then many ops that add nothing, then inserts.
     while (db->GetStats(false).memgraph_bytes < o.memgraph_bytes * 9 / 10) insert_batch();
@@ -334,13 +341,9 @@ TEST(DiskStore, CheapOpsThenInsertsStillSealAtCapacity) {
       writers.emplace_back([&, w] {
         std::mt19937_64 same(6 + w);
         for (int k = 0; k < 1500 && !failed.load(); ++k) {
-          WriteBatch b;
           same.seed(6 + w);
-          for (int i = 0; i < 256; ++i) {
-            const VertexId u = same() % kVertices, v = same() % kVertices;
-            b.InsertEdge(u, v);
-            if (k == 0) same_edges[w].insert({u, v});
-          }
+          const WriteBatch b =
+              RandomInserts(&same, 256, kVertices, k == 0 ? &same_edges[w] : nullptr);
           if (!db->Write(b).ok()) failed = true;
         }
       });
@@ -350,12 +353,7 @@ TEST(DiskStore, CheapOpsThenInsertsStillSealAtCapacity) {
     for (const auto& s : same_edges) edges.insert(s.begin(), s.end());
     while (db->GetStats(false).flushes < flushes + 3) insert_batch();
     ASSERT_TRUE(db->Flush().ok());
-    const std::string log = testing::ReadAll(path + "/LOG");
-    std::vector<uint64_t> sealed_bytes;
-    for (size_t at = 0; (at = log.find("seal: memgraph of ", at)) != std::string::npos;) {
-      at += std::strlen("seal: memgraph of ");
-      sealed_bytes.push_back(std::stoull(log.substr(at)));
-    }
+    const std::vector<uint64_t> sealed_bytes = SealedBytes(testing::ReadAll(path + "/LOG"));
     ASSERT_GE(sealed_bytes.size(), 3u);
     for (size_t i = 0; i + 1 < sealed_bytes.size(); ++i) {
       EXPECT_LE(sealed_bytes[i], 2 * o.memgraph_bytes) << "seal " << i;
@@ -708,13 +706,7 @@ TEST_F(DiskIdle, WaitIdleJoinsAMergeBegunBesideWriters) {
   constexpr VertexId kVertices = 200000;
   std::set<std::pair<VertexId, VertexId>> edges;
   auto flush_one = [&] {
-    WriteBatch b;
-    for (int i = 0; i < 20000; ++i) {
-      const VertexId u = rng_() % kVertices, v = rng_() % kVertices;
-      b.InsertEdge(u, v);
-      edges.insert({u, v});
-    }
-    ASSERT_TRUE(db->Write(b).ok());
+    ASSERT_TRUE(db->Write(RandomInserts(&rng_, 20000, kVertices, &edges)).ok());
     ASSERT_TRUE(db->Flush().ok());
   };
   // Level 1 first (~600 K entries), so that a merge of it takes long enough to be joined.
