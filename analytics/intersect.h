@@ -10,8 +10,8 @@
 namespace strata::analytics {
 
 // Calls fn(i, j) for every a[i] == b[j] of two ascending, duplicate-free arrays, ascending: a
-// linear merge (branch-free), or binary searches of the smaller array's elements into the larger one when
-// their sizes differ by 10x or more.
+// linear merge (branch-free), or binary searches of the smaller array's elements into the
+// larger one when their sizes differ by 10x or more.
 // T: an unsigned integer type (vertex IDs, or the triangle kernels' 32-bit ranks).
 template <typename T, typename Fn>
 void ForEachCommon(const T* a, size_t na, const T* b, size_t nb, Fn&& fn) {

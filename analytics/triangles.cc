@@ -43,7 +43,8 @@ struct Buffers {
 // as b ∈ N+(a) and c ∈ N+(a) ∩ N+(b), and c, being ≻ b, lies after b in N+(a). Hubs rank
 // last, so every N+ list is short (|N+(v)| <= sqrt(2|E|)), and the lists of the high ranks,
 // which are the b of most pairs, sit together at the end. Memory: a 4-byte rank and a byte per
-// undirected edge, 12 bytes per ranked vertex, 12 per vertex ID.
+// undirected edge, 16 bytes per ranked vertex (offset, vertex), 12 per vertex ID (degree,
+// rank).
 struct Oriented {
   std::vector<uint64_t> degree;  // |N(v)|, by vertex ID
   std::vector<Rank> rank;        // by vertex ID; kUnranked when |N(v)| == 0
@@ -163,8 +164,8 @@ inline uint64_t CloseTriangles(const Oriented& g, Rank a, uint64_t a1, uint64_t 
 // is the number of directed edges between x and y (1 or 2; 2 on undirected stores), from
 // several threads; returns the number of triangles. In memory: for each a, for each b ∈ N+(a),
 // intersect N+(a) after b with N+(b). N+(a) was just read or is being read; b's offsets and
-// list are random reads, which params hide (TriangleParams). `dirs`: on_triangle reads the direction bits (LCC), so b's are
-// prefetched with its ranks.
+// list are random reads, which params hide (TriangleParams). `dirs`: on_triangle reads the
+// direction bits (LCC), so b's are prefetched with its ranks.
 template <typename OnTriangle>
 uint64_t ForEachTriangle(const Oriented& g, const TriangleParams& params, bool dirs,
                          OnTriangle&& on_triangle) {
@@ -176,7 +177,8 @@ uint64_t ForEachTriangle(const Oriented& g, const TriangleParams& params, bool d
     if (dirs) coro::Prefetch(&g.dirs[b0]);
   };
   // Blocks of ranks; the high ranks (hubs) have the shortest lists.
-  tbb::parallel_for(tbb::blocked_range<Rank>(0, g.ranks(), 1024), [&](const tbb::blocked_range<Rank>& r) {
+  const tbb::blocked_range<Rank> all(0, g.ranks(), 1024);
+  tbb::parallel_for(all, [&](const tbb::blocked_range<Rank>& r) {
     uint64_t count = 0;
     if (group > 1) {
       // One coroutine per rank a of the block: each pair waits for b's offsets, then b's list.
@@ -192,7 +194,8 @@ uint64_t ForEachTriangle(const Oriented& g, const TriangleParams& params, bool d
         }
       };
       coro::Scheduler& sched = coro::PerThread<struct TriangleSite>(group, /*frame_bytes=*/256);
-      (void)sched.Run(r.end() - r.begin(), [&](size_t i) { return item(r.begin() + static_cast<Rank>(i)); });
+      (void)sched.Run(r.end() - r.begin(),
+                      [&](size_t i) { return item(r.begin() + static_cast<Rank>(i)); });
       assert(sched.arena().fallbacks() == 0);
       total.fetch_add(count, std::memory_order_relaxed);
       return;
@@ -201,7 +204,9 @@ uint64_t ForEachTriangle(const Oriented& g, const TriangleParams& params, bool d
     // fetched d pairs ahead, its list d/2 ahead (d = 0: no prefetch).
     const uint64_t d = params.prefetch_distance, h = d / 2;
     const uint64_t k_begin = g.offset[r.begin()], k_end = g.offset[r.end()];
-    for (uint64_t k = k_begin; k < std::min(k_end, k_begin + d); ++k) coro::Prefetch(&g.offset[g.ids[k]]);
+    for (uint64_t k = k_begin; k < std::min(k_end, k_begin + d); ++k) {
+      coro::Prefetch(&g.offset[g.ids[k]]);
+    }
     for (Rank a = r.begin(); a < r.end(); ++a) {
       const uint64_t a1 = g.offset[a + 1];
       for (uint64_t k = g.offset[a]; k < a1; ++k) {
@@ -245,12 +250,14 @@ Status Lcc(const Snapshot& snap, const TriangleParams& params, std::vector<doubl
   // v of rank r, the numerator of LCC(v): each triangle credits its three corners (integer
   // atomics).
   std::vector<uint64_t> links(g.ranks(), 0);
-  ForEachTriangle(g, params, /*dirs=*/true, [&](Rank a, Rank b, Rank c, int m_ab, int m_ac, int m_bc) {
+  auto credit = [&](Rank a, Rank b, Rank c, int m_ab, int m_ac, int m_bc) {
     std::atomic_ref<uint64_t>(links[a]).fetch_add(m_bc, std::memory_order_relaxed);
     std::atomic_ref<uint64_t>(links[b]).fetch_add(m_ac, std::memory_order_relaxed);
     std::atomic_ref<uint64_t>(links[c]).fetch_add(m_ab, std::memory_order_relaxed);
-  });
-  tbb::parallel_for(tbb::blocked_range<Rank>(0, g.ranks(), 4096), [&](const tbb::blocked_range<Rank>& r) {
+  };
+  ForEachTriangle(g, params, /*dirs=*/true, credit);
+  const tbb::blocked_range<Rank> all(0, g.ranks(), 4096);
+  tbb::parallel_for(all, [&](const tbb::blocked_range<Rank>& r) {
     for (Rank x = r.begin(); x < r.end(); ++x) {
       const VertexId v = g.vertex[x];
       const double d = static_cast<double>(g.degree[v]);

@@ -70,7 +70,9 @@ class Forest {
       return;
     }
     coro::Scheduler& sched = coro::PerThread<struct WccLinkSite>(group, /*frame_bytes=*/256);
-    (void)sched.Run(n, [&](size_t i) { return LinkInterleaved(e[i].first, e[i].second, prefetch); });
+    (void)sched.Run(n, [&](size_t i) {
+      return LinkInterleaved(e[i].first, e[i].second, prefetch);
+    });
     assert(sched.arena().fallbacks() == 0);
   }
 

@@ -22,7 +22,8 @@
 // WCC's labels exactly, run with default parameters to check the shared read path). Prints per setting
 // the wall and CPU seconds (median, min, max) and the median per-round ratio to the first
 // setting. tc, lcc: TriangleCount and Lcc with TriangleParams from the setting (the count, the
-// coefficients exactly, checked equal). khop: analytics::KHop, k = 2, from the source (the set checked equal). frontier: the
+// coefficients exactly, checked equal). khop: analytics::KHop, k = 2, from the source (the set
+// checked equal). frontier: the
 // out-lists of every S-th vertex (--frontier-stride S, default 1000: lists in different blocks,
 // random reads; 100: nearly every block of the edge stream), sorted, read with
 // analytics::ForEachFrontierChunk as a top-down step does (BFS's default fetch batch), the sum
@@ -481,8 +482,11 @@ int RunInterleaveBench(int argc, char** argv) {
               if (label0.empty()) label0 = std::move(label);
               else if (label != label0) Die("wcc", Status::Corruption("labels differ between settings"));
             } else {
-              if (dist0.empty()) dist0 = std::move(dist);
-              else if (dist != dist0) Die(kernel.c_str(), Status::Corruption("results differ between settings"));
+              if (dist0.empty()) {
+                dist0 = std::move(dist);
+              } else if (dist != dist0) {
+                Die(kernel.c_str(), Status::Corruption("results differ between settings"));
+              }
             }
           }
         }

@@ -795,7 +795,6 @@ struct BuildScratch {
   std::vector<AppendEntry> prior;
   std::vector<ClusteredUpdate> ci_ups;
   std::vector<Update> art_ups;
-  std::vector<PrevState> prev;
 };
 thread_local BuildScratch build_scratch;
 

@@ -120,7 +120,8 @@ TEST(AnalyticsInterleave, WccEveryGroupMatchesSequentialAndReference) {
 // the sequential path at several prefetch distances give the reference's count and exactly the
 // sequential path's coefficients (integer triangle credits, one division per vertex).
 TEST(AnalyticsInterleave, TrianglesEveryGroupMatchesSequentialAndReference) {
-  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirectedWithInEdges, GraphKind::kDirected}) {
+  for (GraphKind kind :
+       {GraphKind::kUndirected, GraphKind::kDirectedWithInEdges, GraphKind::kDirected}) {
     for (bool skewed : {false, true}) {
       // Dense enough for many triangles; skewed puts hubs (long N+ lists) in the orientation.
       std::unique_ptr<DB> db = MakeGraph(kind, 1500, 30000, skewed, 23 + skewed);

@@ -342,7 +342,8 @@ class Scheduler {
 };
 
 // This thread's scheduler for one call site, kept between calls and made anew when the group
-// size or frame size asked for changes: PerThread<struct SiteTag>(group, frame_bytes). Each
+// size asked for changes or a larger frame is asked for: PerThread<struct SiteTag>(group,
+// frame_bytes). Each
 // tag type has its own scheduler, so a site never finds another's mid-Run (a Scheduler is not
 // reentrant).
 template <typename Tag>
