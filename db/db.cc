@@ -50,7 +50,9 @@ std::string DBStats::ToString() const {
     << " reclaimed=" << versions_reclaimed << " hollow=" << hollow_versions << " rebuilt=" << versions_rebuilt
     << " readers=" << active_readers
     << " sealed=" << sealed_memgraphs << " flushes=" << flushes
-    << " compactions=" << compactions << " compaction_parts=" << compaction_parts << " compactions_joined=" << compactions_joined << " stall_us=" << stall_micros << " (l0 "
+    << " compactions=" << compactions << " compaction_parts=" << compaction_parts
+    << " compactions_joined=" << compactions_joined << " compaction_moves=" << compaction_moves
+    << " stall_us=" << stall_micros << " (l0 "
     << stall_l0_micros << ", flush " << stall_flush_micros << ")"
     << " disk_bytes=" << disk_bytes << " l0_files=" << l0_files << " level_files=" << level_files
     << " flush_bytes=" << flush_bytes << " compaction_bytes=" << compaction_bytes

@@ -238,6 +238,9 @@ class DBImpl final : public DB {
   // `plan`: how the merge is cut and how many threads take its parts (RunCompactionParts);
   // see CompactLoop for when.
   Status RunJob(const CompactionJob& job, const compaction::PartPlan& plan);
+  // A job with `move`: the one input goes to output_level by a manifest edit, under a new
+  // handle sharing its reader (the old handle, still in older Versions, keeps the file).
+  Status MoveJob(const CompactionJob& job);
   // The plan of a merge that begins beside running writers: for a level-0 merge, one thread,
   // and one more once writers wait on level 0 (they leave a core idle until the merge
   // installs), cut into 2 x max_subcompactions parts so the joining thread finds parts not yet
@@ -335,6 +338,7 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> compactions_{0};
   std::atomic<uint64_t> compaction_parts_{0};
   std::atomic<uint64_t> compactions_joined_{0};  // merges a thread joined (BesideWriters)
+  std::atomic<uint64_t> compaction_moves_{0};    // files moved down unchanged (MoveJob)
   std::atomic<int> l0_waiters_{0};               // writers in MakeRoom's level-0 stall now
   std::atomic<int> settle_waiters_{0};           // callers in WaitIdle now
   // The seal check (Seal), which drains every writer, is due again once ops_ reaches this: a

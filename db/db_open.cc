@@ -112,7 +112,12 @@ Status DBImpl::CheckSegment(const SegmentReader& r, const std::string& path,
                               ", not under this name");
   }
   if (r.file_size() != f.size_bytes) return bad(r.file_size(), differs("file size", r.file_size(), f.size_bytes));
-  if (h.level != f.level) return bad(hoff + 8, differs("level", h.level, f.level));
+  // A file keeps the level it was written at; a move (Options::compaction_moves) takes a file
+  // of level >= 1 deeper by a manifest edit alone, never up, and never a level-0 file.
+  if (h.level == 0 ? f.level != 0 : f.level < h.level) {
+    return bad(hoff + 8, differs("level", h.level, f.level) +
+                             (h.level == 0 ? "" : " (a file only moves down)"));
+  }
   if (h.user_tag != f.tag) return bad(hoff + 116, differs("adjacency tag", h.user_tag, f.tag));
   if (h.num_vertices != f.num_vertices) {
     return bad(hoff + 40, differs("vertex entries", h.num_vertices, f.num_vertices));
@@ -143,8 +148,10 @@ Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
     h->path = SegmentFilePath(path_, f.number);
     SegmentReaderOptions ro;
     ro.cache = cache_.get();
-    Status s = SegmentReader::Open(env_.get(), h->path, ro, &h->reader);
+    std::unique_ptr<SegmentReader> reader;
+    Status s = SegmentReader::Open(env_.get(), h->path, ro, &reader);
     if (!s.ok()) return s;
+    h->reader = std::move(reader);
     s = CheckSegment(*h->reader, h->path, f);
     if (!s.ok()) return s;
     if (f.level == 0 && index_reads_) {  // the presence serves reads through the index

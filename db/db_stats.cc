@@ -48,6 +48,7 @@ DBStats DBImpl::GetStats(bool count_graph) {
   st.compactions = compactions_.load(std::memory_order_relaxed);
   st.compaction_parts = compaction_parts_.load(std::memory_order_relaxed);
   st.compactions_joined = compactions_joined_.load(std::memory_order_relaxed);
+  st.compaction_moves = compaction_moves_.load(std::memory_order_relaxed);
   st.compaction_bytes = compaction_bytes_.load(std::memory_order_relaxed);
   for (const auto& idx : v->index) {
     st.vertex_index_bytes += idx.bytes();

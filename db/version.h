@@ -33,7 +33,9 @@ struct SegmentHandle {
   std::shared_ptr<BlockCache> cache;  // idem for the cache it reads through (may be null)
   FileMeta meta;
   std::string path;
-  std::unique_ptr<SegmentReader> reader;
+  // Shared by the handles of one file: a file moved a level down (Options::compaction_moves)
+  // gets a new handle, with the new level in `meta`, over the same reader.
+  std::shared_ptr<SegmentReader> reader;
   // A level-0 file's vertices (index/l0_presence.h), when the store reads through the vertex
   // index and the file's IDs are dense enough; null: ask the file's vertex table.
   std::unique_ptr<const index::L0Presence> presence;

@@ -185,6 +185,7 @@ bool CompactionPicker::Pick(const Version& v, CompactionJob* job) {
       }
     }
     job->bottom = DeeperEmpty(v, dir, k + 2);
+    job->move = options_.compaction_moves && job->inputs.size() == 1;
     job->why = "level " + std::to_string(k + 1) + " at " + std::to_string(best).substr(0, 4) +
                "x its target";
     return true;

@@ -104,6 +104,9 @@ struct CompactionJob {
   int dir = 0;
   uint32_t output_level = 1;
   bool bottom = false;
+  // inputs is one file of level output_level-1 >= 1 that overlaps nothing on output_level:
+  // the store moves it down by a manifest edit (Options::compaction_moves).
+  bool move = false;
   std::vector<std::shared_ptr<SegmentHandle>> inputs;  // newest first
   std::string why;  // for LOG
 };

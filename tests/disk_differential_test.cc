@@ -535,6 +535,105 @@ TEST(DiskStore, TombstonesAboveTheBottomOnlyWhereDeeperLevelsMayHoldThem) {
   EXPECT_EQ(ref.Compare(*db->GetSnapshot(), 7000), "") << "after reopen";
 }
 
+// A level-1 file that overlaps nothing on level 2 moves there by a manifest edit
+// (Options::compaction_moves): no byte is written, the file keeps the level it was written at
+// in its header, a snapshot from before the move keeps reading it (also once a later merge has
+// made it obsolete), and the store reopens and verifies. With moves off the same files are
+// rewritten. Either way the store equals the model.
+TEST(DiskStore, CompactionMovesKeepTheFileAndItsReaders) {
+  for (bool moves : {true, false}) {
+    SCOPED_TRACE(moves ? "moves" : "rewrites");
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/db";
+    Options o;
+    o.wal = WalMode::kOff;
+    o.memory_budget = 8 << 20;
+    o.memgraph_bytes = 1 << 20;
+    o.level1_bytes = 4 << 10;  // level 1 is always over its target: every file goes on
+    o.level_fanout = 1000;
+    o.target_file_bytes = 8 << 10;
+    o.idle_compaction_ms = 1;
+    o.compaction_moves = moves;
+    testing::ReferenceGraph ref(o.graph_kind, false);
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, path, &db).ok());
+    auto write = [&](const WriteBatch& b) { ASSERT_EQ(ref.Apply(b), db->Write(b).ok()); };
+    {
+      WriteBatch b;
+      for (VertexId u = 0; u < 3000; ++u) {
+        for (VertexId k = 1; k <= 3; ++k) b.InsertEdge(u, (u * 7 + k * 131) % 3000);
+      }
+      write(b);
+    }
+    ASSERT_TRUE(db->CompactAll().ok());  // level 1: files of disjoint ranges, level 2 empty
+    auto v = static_cast<DBImpl*>(db.get())->CurrentVersion();
+    ASSERT_GE(v->levels[0].size(), 1u);
+    const size_t files = v->levels[0][0].size();
+    ASSERT_GE(files, 3u) << "the test wants several level-1 files";
+    const DBStats before_st = db->GetStats();
+    std::unique_ptr<Snapshot> before = db->GetSnapshot();
+    const testing::ReferenceGraph before_ref = ref;
+    v.reset();
+    ASSERT_TRUE(db->WaitIdle().ok());  // each level-1 file goes on to the empty level 2
+    v = static_cast<DBImpl*>(db.get())->CurrentVersion();
+    ASSERT_GE(v->levels[0].size(), 2u);
+    EXPECT_TRUE(v->levels[0][0].empty());
+    ASSERT_EQ(v->levels[0][1].size(), files);
+    for (const auto& h : v->levels[0][1]) {
+      EXPECT_EQ(h->meta.level, 2u);
+      EXPECT_EQ(h->reader->header().level, moves ? 1u : 2u) << h->path;
+    }
+    v.reset();
+    DBStats st = db->GetStats();
+    EXPECT_EQ(st.compaction_moves - before_st.compaction_moves, moves ? files : 0u);
+    if (moves) {
+      EXPECT_EQ(st.compaction_bytes, before_st.compaction_bytes) << "a move writes nothing";
+      EXPECT_NE(testing::ReadAll(path + "/LOG").find("L1 -> L2, nothing there overlaps it"),
+                std::string::npos);
+    } else {
+      EXPECT_GT(st.compaction_bytes, before_st.compaction_bytes);
+    }
+    EXPECT_EQ(ref.Compare(*db->GetSnapshot(), 7000), "") << "after the moves";
+    EXPECT_EQ(before_ref.Compare(*before, 7000), "") << "the snapshot from before the moves";
+
+    // Deletes and inserts on sources [0, 1000): the idle merge takes them to level 1, then on
+    // into level 2, merged with the moved files there that hold those sources; the moved files
+    // of [1000, 3000) stay as they are.
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 4; ++i) {
+      WriteBatch b;
+      for (int k = 0; k < 500; ++k) {
+        const VertexId u = rng() % 1000;
+        b.DeleteEdge(u, (u * 7 + (1 + rng() % 3) * 131) % 3000);
+        b.InsertEdge(rng() % 1000, rng() % 1000);  // an insert marks both ends as vertices
+      }
+      write(b);
+      ASSERT_TRUE(db->Flush().ok());
+    }
+    ASSERT_TRUE(db->WaitIdle().ok());
+    v = static_cast<DBImpl*>(db.get())->CurrentVersion();
+    EXPECT_TRUE(v->l0[0].empty());
+    EXPECT_TRUE(v->levels[0][0].empty());
+    size_t unmerged = 0;  // files still as written at level 1 (moves) or rewritten (not)
+    for (const auto& h : v->levels[0][1]) {
+      unmerged += h->meta.min_src >= 1000 && h->reader->header().level == (moves ? 1u : 2u);
+    }
+    EXPECT_GE(unmerged, 1u) << "the test wants a file of [1000, 3000) left as it was";
+    v.reset();
+    EXPECT_EQ(ref.Compare(*db->GetSnapshot(), 7000), "") << "after merging some moved files";
+    EXPECT_EQ(before_ref.Compare(*before, 7000), "") << "the snapshot from before, files merged";
+    before.reset();  // the handles from before the moves go: the moved files must stay
+    std::string report;
+    Status s = db->Verify(&report);
+    ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << report;
+    ASSERT_TRUE(db->Close().ok());
+    db.reset();
+    s = DB::Open(o, path, &db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(ref.Compare(*db->GetSnapshot(), 7000), "") << "after reopen";
+  }
+}
+
 // Stalls are counted by reason, and LOG names the reason. One writer floods a store whose
 // level 0 stalls at 3 files with tiny memgraphs; whichever reason stalled is in LOG. Level-0
 // merges run in parts, and one a thread joined for the stalled writer says so in LOG (when

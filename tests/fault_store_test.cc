@@ -6,7 +6,8 @@
 //   Lock:      LOCK unlinked (and recreated) while the store is open: a second opener is
 //              Busy; the first opener refuses to write its manifest under a replaced LOCK.
 //   Segments:  segment files swapped, copied from another store, or replaced while open are
-//              Corruption naming the file (on open and in Verify), never data.
+//              Corruption naming the file (on open and in Verify), never data; so is a
+//              header level the manifest's entry cannot have (a file only moves down).
 //   Wal:       a damaged (not torn) last WAL record is Corruption naming the log and offset;
 //              Options::repair drops it for good; a torn one is still cut. A WAL of another
 //              store is Corruption, never replayed.
@@ -214,6 +215,57 @@ TEST(Segments, SwappedSegmentsAreCorruption) {
   for (bool ro : {false, true}) {
     ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(ro ? ReadOnlyOpts() : Opts(), path,
                                                  {".seg offset ", "written as"}));
+  }
+}
+
+// A segment's header records the level it was written at; the manifest may place a file of
+// level >= 1 deeper (a move, Options::compaction_moves), never shallower, and never a level-0
+// file anywhere but level 0. The header is rewritten here with a valid checksum, so the level
+// check is what refuses it (before the tail checksum, which the manifest also records).
+void RewriteHeaderLevel(const std::string& seg, uint32_t level) {
+  std::string data = ReadAll(seg);
+  SegmentFooter footer;
+  ASSERT_TRUE(footer.DecodeFrom(data.data() + data.size() - kFooterSize));
+  SegmentHeader h;
+  ASSERT_TRUE(h.DecodeFrom(data.data() + footer.header.offset));
+  h.level = level;
+  h.EncodeTo(data.data() + footer.header.offset);
+  WriteAll(seg, data);
+}
+
+TEST(Segments, HeaderLevelBelowOrBesideTheManifestsIsCorruption) {
+  testing::TempDir dir;
+  const std::string l0 = dir.path() + "/l0", l1 = dir.path() + "/l1";
+  BuildFlushed(l0, 1);
+  BuildFlushed(l1, 1);
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(Opts(), l1, &db).ok());
+    ASSERT_TRUE(db->CompactAll().ok());  // the one file, rewritten to level 1
+    ASSERT_TRUE(db->Close().ok());
+  }
+  const std::string seg0 = l0 + "/" + FilesWith(l0, ".seg")[0];
+  const std::string seg1 = l1 + "/" + FilesWith(l1, ".seg")[0];
+  const std::string data0 = ReadAll(seg0), data1 = ReadAll(seg1);
+  struct Case {
+    std::string store, seg, data;
+    uint32_t level;
+    std::string needle;
+  };
+  for (const Case& c : {Case{l0, seg0, data0, 1, "level 1, the manifest records 0"},
+                        Case{l1, seg1, data1, 2, "level 2, the manifest records 1 (a file only"},
+                        Case{l1, seg1, data1, 0, "level 0, the manifest records 1"}}) {
+    SCOPED_TRACE(c.needle);
+    ASSERT_NO_FATAL_FAILURE(RewriteHeaderLevel(c.seg, c.level));
+    ASSERT_NO_FATAL_FAILURE(ExpectOpenCorruption(Opts(), c.store, {c.seg, c.needle}));
+    WriteAll(c.seg, c.data);
+  }
+  // Both stores open again with their files as written.
+  for (const std::string& p : {l0, l1}) {
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(Opts(), p, &db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    for (VertexId k = 0; k < 10; ++k) EXPECT_TRUE(HasBatch(*db->GetSnapshot(), k)) << k;
   }
 }
 

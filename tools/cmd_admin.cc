@@ -343,7 +343,8 @@ int InspectSegment(const InspectArgs& a) {
     j.Close('}');
     std::printf("%s\n", j.str().c_str());
   } else {
-    std::printf("segment %s: %s, format %u, level %u, file number %" PRIu64 ", %s adjacency\n",
+    std::printf("segment %s: %s, format %u, written at level %u, file number %" PRIu64
+                ", %s adjacency\n",
                 a.segment.c_str(), graphio::FormatSize(seg.file_bytes).c_str(), h.format_version,
                 h.level, h.file_number, h.user_tag == 0 ? "out" : h.user_tag == 1 ? "in" : "?");
     std::printf("  flags           %s%s\n", h.weighted() ? "weighted" : "unweighted",

@@ -52,6 +52,9 @@ struct DBStats {
   // Compactions begun beside running writers that a second thread joined when writers came
   // to wait on level 0, or a DB::WaitIdle caller on the merge (Options::max_subcompactions).
   uint64_t compactions_joined = 0;
+  // Compactions that moved one file a level down by a manifest edit, writing nothing
+  // (Options::compaction_moves); counted in `compactions` too.
+  uint64_t compaction_moves = 0;
   // Time writers spent stalled (summed over writers), in total and by reason: level 0 at
   // Options::l0_stall_trigger files (compaction is behind), or every sealed memgraph still
   // waiting for its flush (flush is behind). LOG names the reason when a stall begins.

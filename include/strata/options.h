@@ -89,6 +89,13 @@ struct Options {
   // writers come to wait on level 0, or a caller to wait in DB::WaitIdle, before it ends
   // (DBStats::compactions_joined). 1: always one.
   int max_subcompactions = 2;
+  // A level-k file (k >= 1) picked for a merge into level k+1 that overlaps no file there is
+  // moved down by a manifest edit instead of being rewritten (LevelDB's trivial move): its
+  // records are what the merge would write, but for tombstones and deletion marks that hide
+  // nothing older, which stay until the file is next merged. False: always rewrite (for A/B
+  // measurement). A store whose files were moved opens only with this version or later: an
+  // older one reports the header's level against the manifest's as Corruption.
+  bool compaction_moves = true;
   // Run compactions in the background (tests may turn this off to place them by hand).
   bool background_compaction = true;
   // When no batch has been written for this long, no flush is pending and level 0 holds

@@ -530,6 +530,7 @@ pb::dict StatsDict(const DBStats& x) {
   STRATA_STAT(compactions);
   STRATA_STAT(compaction_parts);
   STRATA_STAT(compactions_joined);
+  STRATA_STAT(compaction_moves);
   STRATA_STAT(stall_micros);
   STRATA_STAT(stall_l0_micros);
   STRATA_STAT(stall_flush_micros);
