@@ -453,15 +453,22 @@ TEST(DiskStore, MemgraphsShrinkWhenResidentIndexesGrow) {
 // and a deletion mark only where a deeper level may hold the vertex. Old vertices [0, 1000) go to
 // level 2; new vertices [5000, 6000) are inserted and deleted in level 0, with some old edges and
 // vertices; the idle merge writes level 1 above level 2.
-TEST(DiskStore, TombstonesAboveTheBottomOnlyWhereDeeperLevelsMayHoldThem) {
-  testing::TempDir dir;
-  const std::string path = dir.path() + "/db";
+// No WAL, memgraphs of 1 MiB; a level 1 of 4 KiB, always over its target, so every file goes
+// on to level 2, which holds 4 MB before it goes on.
+Options LevelTwoOptions() {
   Options o;
   o.wal = WalMode::kOff;
   o.memory_budget = 8 << 20;
   o.memgraph_bytes = 1 << 20;
-  o.level1_bytes = 4 << 10;  // first phase: everything moves on to level 2
+  o.level1_bytes = 4 << 10;
   o.level_fanout = 1000;
+  return o;
+}
+
+TEST(DiskStore, TombstonesAboveTheBottomOnlyWhereDeeperLevelsMayHoldThem) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  Options o = LevelTwoOptions();  // first phase: everything moves on to level 2
   o.idle_compaction_ms = 1;
   testing::ReferenceGraph ref(o.graph_kind, false);
   auto write = [&](DB* db, const WriteBatch& b) {
@@ -545,12 +552,7 @@ TEST(DiskStore, CompactionMovesKeepTheFileAndItsReaders) {
     SCOPED_TRACE(moves ? "moves" : "rewrites");
     testing::TempDir dir;
     const std::string path = dir.path() + "/db";
-    Options o;
-    o.wal = WalMode::kOff;
-    o.memory_budget = 8 << 20;
-    o.memgraph_bytes = 1 << 20;
-    o.level1_bytes = 4 << 10;  // level 1 is always over its target: every file goes on
-    o.level_fanout = 1000;
+    Options o = LevelTwoOptions();
     o.target_file_bytes = 8 << 10;
     o.idle_compaction_ms = 1;
     o.compaction_moves = moves;
