@@ -951,6 +951,9 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     if (system == "rocksdb" && !cfg.rocksdb_main_pr) std::erase(algos, Algo::kPr);
     RunAnalyticsSet(cfg, sys.get(), sink, algos, only,
                     PickSource(sys.get(), g), "main", cfg.scale, false, cfg.cold_analytics);
+  } else if (cfg.main_pr_in_memory && (system == "strata-mem" || system == "csr")) {
+    RunAnalyticsSet(cfg, sys.get(), sink, {Algo::kPr}, only, PickSource(sys.get(), g), "main",
+                    cfg.scale, false, /*cold=*/false);
   }
 
   // mixed: R readers run PageRank (fresh snapshot each run) while W writers insert new edges
