@@ -843,32 +843,20 @@ void FlushAppended(NodeAllocator* alloc, Adjacency* a) {
   a->appended_n = 0;
 }
 
-// Entry (i, v)'s state in a's view (its appended updates over its containers), the
-// containers' part taken from `hint` when it answers for the same container.
+// Entry (i, v)'s state in a's view (FindEdge), its containers' part taken from `hint` when
+// the hint answers for the same container and a's appended updates hold nothing for it.
 inline PrevState ViewState(const Adjacency& a, uint8_t dir, uint32_t i, uint64_t v,
                            const BuildProbeHint* hint) {
-  if (a.Entries(i) == 0) return PrevState::kAbsent;
-  if (a.appended != nullptr) {
-    const ptrdiff_t p = a.appended->Find(a.appended_n, i, v);
-    if (p >= 0) {
-      const uint8_t k = a.appended->kind()[p];
-      return k == kAppendErased ? PrevState::kAbsent
-             : k == kAppendTomb ? PrevState::kTombstone
-                                : PrevState::kLive;
-    }
-  }
-  const bool in_art = a.InArt(i);
   if (hint != nullptr && hint->outcome != probe::Outcome::kUnfinished && hint->dir == dir &&
-      hint->i == i && hint->v == v &&
-      hint->root == (in_art ? a.Art(i).root_node() : a.ci.root_node())) {
+      hint->i == i && hint->v == v && a.Entries(i) != 0 &&
+      hint->root == (a.InArt(i) ? a.Art(i).root_node() : a.ci.root_node()) &&
+      AppendedIndex(a, i, v) < 0) {
     return hint->outcome == probe::Outcome::kAbsent      ? PrevState::kAbsent
            : hint->outcome == probe::Outcome::kTombstone ? PrevState::kTombstone
                                                          : PrevState::kLive;
   }
   bool tomb = false;
-  const bool found = in_art ? a.Art(i).Find(v, nullptr, &tomb)
-                            : a.ci.Find(static_cast<uint8_t>(i), v, nullptr, &tomb);
-  if (!found) return PrevState::kAbsent;
+  if (!FindEdge(a, i, v, nullptr, &tomb)) return PrevState::kAbsent;
   return tomb ? PrevState::kTombstone : PrevState::kLive;
 }
 

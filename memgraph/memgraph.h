@@ -321,17 +321,21 @@ template <class F>
 void ScanVertex(const Adjacency& a, uint32_t i, F&& fn) {
   ScanVertex(a, i, static_cast<VertexAt*>(nullptr), fn);
 }
+// The index of the latest of a's appended updates to (i, v) in its view, or -1 when they hold
+// none (its containers decide).
+inline ptrdiff_t AppendedIndex(const Adjacency& a, uint32_t i, uint64_t v) {
+  return a.appended != nullptr ? a.appended->Find(a.appended_n, i, v) : -1;
+}
+
 inline bool FindEdge(const Adjacency& a, uint32_t i, uint64_t v, double* w, bool* tomb) {
   if (a.Entries(i) == 0) return false;
-  if (a.appended != nullptr) {
-    const ptrdiff_t p = a.appended->Find(a.appended_n, i, v);
-    if (p >= 0) {
-      const uint8_t k = a.appended->kind()[p];
-      if (k == kAppendErased) return false;
-      if (w != nullptr) *w = a.appended->w() != nullptr ? a.appended->w()[p] : 1.0;
-      if (tomb != nullptr) *tomb = k == kAppendTomb;
-      return true;
-    }
+  const ptrdiff_t p = AppendedIndex(a, i, v);
+  if (p >= 0) {
+    const uint8_t k = a.appended->kind()[p];
+    if (k == kAppendErased) return false;
+    if (w != nullptr) *w = a.appended->w() != nullptr ? a.appended->w()[p] : 1.0;
+    if (tomb != nullptr) *tomb = k == kAppendTomb;
+    return true;
   }
   if (a.InArt(i)) return a.Art(i).Find(v, w, tomb);
   return a.ci.Find(static_cast<uint8_t>(i), v, w, tomb);
