@@ -603,6 +603,27 @@ void DBImpl::ReleaseLock() {
   }
 }
 
+Status DBImpl::InstallCompaction(const CompactionJob& job,
+                                 const std::vector<std::shared_ptr<SegmentHandle>>& outs,
+                                 uint64_t* index_micros) {
+  ManifestEdit edit;
+  for (const auto& h : job.inputs) edit.removed.push_back(h->meta.number);
+  for (const auto& h : outs) edit.added.push_back(h->meta);
+  edit.next_file_number = next_file_.load();
+  VersionChange change;
+  change.kind = VersionChange::kCompaction;
+  change.dir = job.dir;
+  change.level = job.output_level;
+  change.added = outs;
+  change.removed = job.inputs;
+  Status s = versions_.LogAndApply(manifest_.get(), edit, [this] { return CheckLock(); }, change,
+                                   index_micros);
+  if (!s.ok()) return s;
+  UpdateMemoryPlan();
+  compactions_.fetch_add(1, std::memory_order_relaxed);
+  return Status::OK();
+}
+
 Status DBImpl::MoveJob(const CompactionJob& job) {
   const uint64_t t0 = NowMicros();
   const std::shared_ptr<SegmentHandle>& in = job.inputs[0];
@@ -613,22 +634,11 @@ Status DBImpl::MoveJob(const CompactionJob& job) {
   h->meta.level = job.output_level;
   h->path = in->path;
   h->reader = in->reader;
-  ManifestEdit edit;  // applied as: remove the file, then add it at its new level
-  edit.removed.push_back(in->meta.number);
-  edit.added.push_back(h->meta);
-  VersionChange change;
-  change.kind = VersionChange::kCompaction;
-  change.dir = job.dir;
-  change.level = job.output_level;
-  change.added = {h};
-  change.removed = job.inputs;
   uint64_t index_micros = 0;
-  Status s = versions_.LogAndApply(manifest_.get(), edit, [this] { return CheckLock(); }, change,
-                                   &index_micros);
+  // The edit removes the file, then adds it at its new level; neither handle is marked
+  // obsolete: the manifest still names the file.
+  Status s = InstallCompaction(job, {h}, &index_micros);
   if (!s.ok()) return s;
-  // Neither handle is marked obsolete: the manifest still names the file.
-  UpdateMemoryPlan();
-  compactions_.fetch_add(1, std::memory_order_relaxed);
   compaction_moves_.fetch_add(1, std::memory_order_relaxed);
   Log("compaction (" + job.why + "): moved " + SegmentFileName(in->meta.number) + " (" +
       std::to_string(in->meta.size_bytes) + " bytes, " + std::to_string(in->meta.num_edges) +
@@ -689,27 +699,14 @@ Status DBImpl::RunJob(const CompactionJob& job, const compaction::PartPlan& plan
   std::vector<std::shared_ptr<SegmentHandle>> outs;
   s = OpenSegments(r.outputs, &outs);
   if (!s.ok()) return s;
-  ManifestEdit edit;
-  edit.added = r.outputs;
-  for (const auto& h : job.inputs) edit.removed.push_back(h->meta.number);
-  edit.next_file_number = next_file_.load();
-  VersionChange change;
-  change.kind = VersionChange::kCompaction;
-  change.dir = job.dir;
-  change.level = job.output_level;
-  change.added = outs;
-  change.removed = job.inputs;
   uint64_t index_micros = 0;
-  s = versions_.LogAndApply(manifest_.get(), edit, [this] { return CheckLock(); }, change,
-                            &index_micros);
+  s = InstallCompaction(job, outs, &index_micros);
   if (!s.ok()) {
     for (auto& h : outs) h->obsolete = true;  // unnamed outputs go with their handles
     return s;
   }
-  UpdateMemoryPlan();
   // The manifest no longer names the inputs: each file goes when its last reader does.
   for (const auto& h : job.inputs) h->obsolete = true;
-  compactions_.fetch_add(1, std::memory_order_relaxed);
   compaction_parts_.fetch_add(static_cast<uint64_t>(r.parts), std::memory_order_relaxed);
   if (r.threads > plan.threads) compactions_joined_.fetch_add(1, std::memory_order_relaxed);
   compaction_bytes_.fetch_add(r.bytes_written, std::memory_order_relaxed);

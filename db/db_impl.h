@@ -241,6 +241,11 @@ class DBImpl final : public DB {
   // A job with `move`: the one input goes to output_level by a manifest edit, under a new
   // handle sharing its reader (the old handle, still in older Versions, keeps the file).
   Status MoveJob(const CompactionJob& job);
+  // The manifest edit and new Version of a compaction (RunJob) or move (MoveJob): job's inputs
+  // out, `outs` in at job.output_level; then the memory plan and the count.
+  Status InstallCompaction(const CompactionJob& job,
+                           const std::vector<std::shared_ptr<SegmentHandle>>& outs,
+                           uint64_t* index_micros);
   // The plan of a merge that begins beside running writers: for a level-0 merge, one thread,
   // and one more once writers wait on level 0 (they leave a core idle until the merge
   // installs), cut into 2 x max_subcompactions parts so the joining thread finds parts not yet
