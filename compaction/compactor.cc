@@ -15,11 +15,56 @@ namespace strata::compaction {
 
 namespace {
 
+// One input of the merge: a run of consecutive inputs (newest first) whose vertex ranges
+// ascend without overlap, such as the files of one level, scanned one file after another. The
+// merge's passes per vertex then go over one input per level rather than one per file (a full
+// compaction at scale 23 has ~50 files on three levels). Chaining such inputs changes no
+// outcome: at most one file of a chain holds a vertex, and no input ranks between them.
 struct Input {
+  std::vector<const SegmentReader*> files;
+  size_t next = 0;  // files[next] is opened when the current scan ends
   std::unique_ptr<SegmentScanner> scan;
   VertexEntry v;
   bool valid = false;
+
+  // Moves to the next vertex in [so.min_src, so.max_src]; false at the end or on an error
+  // (then status() says which). Files wholly outside the range are never opened.
+  bool Advance(const ScanOptions& so) {
+    for (;;) {
+      if (scan != nullptr) {
+        valid = scan->NextVertex(&v);
+        if (valid || !scan->status().ok()) return valid;
+      }
+      while (next < files.size() && !Overlaps(*files[next], so)) ++next;
+      if (next == files.size()) return valid = false;
+      scan = files[next++]->NewScanner(so);
+    }
+  }
+  Status status() const { return scan != nullptr ? scan->status() : Status::OK(); }
+
+  static bool Overlaps(const SegmentReader& r, const ScanOptions& so) {
+    const SegmentHeader& h = r.header();
+    return h.num_vertices > 0 && h.max_src >= so.min_src && h.min_src <= so.max_src;
+  }
 };
+
+// Groups the inputs (newest first) into chains of consecutive ascending disjoint files.
+std::vector<Input> ChainInputs(const std::vector<const SegmentReader*>& inputs) {
+  std::vector<Input> in;
+  for (const SegmentReader* r : inputs) {
+    const SegmentHeader& h = r->header();
+    if (!in.empty() && h.num_vertices > 0) {
+      const SegmentHeader& last = in.back().files.back()->header();
+      if (last.num_vertices > 0 && h.min_src > last.max_src) {
+        in.back().files.push_back(r);
+        continue;
+      }
+    }
+    in.emplace_back();
+    in.back().files.push_back(r);
+  }
+  return in;
+}
 
 struct Edge {
   VertexId dst;
@@ -47,6 +92,9 @@ class OutputSet {
     return w_->AddVertex(v, flags);
   }
   Status AddEdge(const Edge& e) { return w_->AddEdge(e.dst, e.w, e.tomb, 0); }
+  Status AddEdges(const VertexId* dst, const double* w, size_t n) {
+    return w_->AddEdges(dst, w, n);
+  }
 
   Status Close() {
     if (w_ == nullptr) return Status::OK();
@@ -108,8 +156,22 @@ class RunCursor {
   const EdgeBatch& batch() const { return b_; }
   size_t i() const { return i_; }
   VertexId dst() const { return b_.dst[i_]; }
+  // Records of the batch from the current one on.
+  size_t left() const { return b_.size - i_; }
+  // Records after the current one in its batch with dst < bound (a merge copies the current
+  // record and these as one range: no other run holds a destination below `bound`).
+  size_t Below(VertexId bound) const {
+    const VertexId* d = b_.dst;
+    const size_t from = i_ + 1, end = b_.size;
+    size_t k = from;
+    while (k < end && k < from + 8 && d[k] < bound) ++k;  // short ranges: no search
+    if (k == from + 8) k = static_cast<size_t>(std::lower_bound(d + k, d + end, bound) - d);
+    return k - from;
+  }
   // Moves past the current record; false when the run is exhausted or on error.
   bool Next() { return ++i_ < b_.size || Refill(); }
+  // Moves past n (<= left()) records.
+  bool Skip(size_t n) { return (i_ += n) < b_.size || Refill(); }
   Status status() const { return scan_->status(); }
 
  private:
@@ -154,9 +216,10 @@ void SiftDown(std::vector<HeapItem>* h, size_t i) {
   a[i] = x;
 }
 
-// Merges the runs (each started, newest first): emit(run) for the newest record of every
-// destination, in destination order; the older records of a destination are skipped. Returns
-// the first error of emit or of a run.
+// Merges the runs (each started, newest first): emit(run, n) for the newest record of every
+// destination, in destination order, n records of one run at a time (a range no other run
+// interleaves); the older records of a destination are skipped. Returns the first error of
+// emit or of a run.
 template <class Emit>
 Status HeapMerge(std::vector<RunCursor>* runs, std::vector<HeapItem>* heap, Emit& emit) {
   std::vector<RunCursor>& r = *runs;
@@ -169,13 +232,19 @@ Status HeapMerge(std::vector<RunCursor>* runs, std::vector<HeapItem>* heap, Emit
   while (!h.empty()) {
     const HeapItem top = h[0];
     RunCursor& c = r[top.run];
+    size_t n = 1;
     if (!emitted || top.dst != last) {
-      Status s = emit(c);
+      // The smallest destination of the other runs is one of the root's children.
+      VertexId bound = ~VertexId{0};
+      if (h.size() > 1) bound = h[1].dst;
+      if (h.size() > 2) bound = std::min(bound, h[2].dst);
+      n += c.Below(bound);
+      last = c.batch().dst[c.i() + n - 1];
+      Status s = emit(c, n);
       if (!s.ok()) return s;
       emitted = true;
-      last = top.dst;
     }
-    if (c.Next()) {
+    if (c.Skip(n)) {
       h[0].dst = c.dst();
     } else {
       if (!c.status().ok()) return c.status();
@@ -190,22 +259,28 @@ Status HeapMerge(std::vector<RunCursor>* runs, std::vector<HeapItem>* heap, Emit
 
 }  // namespace
 
+std::vector<size_t> InputChains(const std::vector<const SegmentReader*>& inputs) {
+  std::vector<size_t> n;
+  for (const Input& x : ChainInputs(inputs)) n.push_back(x.files.size());
+  return n;
+}
+
 Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
                      const CompactionOptions& o, io::Env* env,
                      std::atomic<uint64_t>* next_file_number, CompactionResult* result) {
   *result = CompactionResult();
-  std::vector<Input> in(inputs.size());
   ScanOptions so;
   so.read.weights = o.weighted;
   so.window = o.read_window_bytes;
   so.min_src = o.min_src;
   so.max_src = o.max_src;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    in[i].scan = inputs[i]->NewScanner(so);
-    in[i].valid = in[i].scan->NextVertex(&in[i].v);
-    if (!in[i].scan->status().ok()) return in[i].scan->status();
-    result->bytes_read += inputs[i]->file_size();
-    result->entries_in += inputs[i]->num_edges();
+  for (const SegmentReader* r : inputs) {
+    result->bytes_read += r->file_size();
+    result->entries_in += r->num_edges();
+  }
+  std::vector<Input> in = ChainInputs(inputs);
+  for (Input& x : in) {
+    if (!x.Advance(so) && !x.status().ok()) return x.status();
   }
   OutputSet out(o, env, next_file_number, result);
   std::vector<size_t> taken;
@@ -253,17 +328,33 @@ Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
     if (deleted && older_holds_u()) flags |= kVertexDeleted;
     // The vertex is written with its first surviving edge, or at the end when it only has marks.
     bool written = false;
-    auto emit = [&](const RunCursor& c) {
+    // Writes the n records of c's batch from c.i() on; a batch without tombstones is copied
+    // through as one range.
+    auto emit = [&](const RunCursor& c, size_t n) {
       const EdgeBatch& b = c.batch();
-      const size_t j = c.i();
-      const bool tomb = b.has_tombstones && b.tombstone[j] != 0;
-      if (tomb && (deleted || !older_holds_u())) return Status::OK();
-      if (!written) {
-        written = true;
-        Status st = out.AddVertex(u, flags);
+      const size_t j0 = c.i();
+      const double* w = o.weighted && b.weight ? b.weight : nullptr;
+      if (!b.has_tombstones) {
+        if (!written) {
+          written = true;
+          Status st = out.AddVertex(u, flags);
+          if (!st.ok()) return st;
+        }
+        if (n == 1) return out.AddEdge({b.dst[j0], w != nullptr ? w[j0] : 1.0, false});
+        return out.AddEdges(b.dst + j0, w != nullptr ? w + j0 : nullptr, n);
+      }
+      for (size_t j = j0; j < j0 + n; ++j) {
+        const bool tomb = b.tombstone[j] != 0;
+        if (tomb && (deleted || !older_holds_u())) continue;
+        if (!written) {
+          written = true;
+          Status st = out.AddVertex(u, flags);
+          if (!st.ok()) return st;
+        }
+        Status st = out.AddEdge({b.dst[j], w != nullptr ? w[j] : 1.0, tomb});
         if (!st.ok()) return st;
       }
-      return out.AddEdge({b.dst[j], o.weighted && b.weight ? b.weight[j] : 1.0, tomb});
+      return Status::OK();
     };
     cur.clear();
     for (size_t i : taken) {
@@ -283,27 +374,41 @@ Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
     }
     // Few runs: cur stays newest first, so the first holder of the minimum wins.
     while (s.ok() && !cur.empty()) {
-      if (cur.size() == 1) {  // the common case: one run left, copied through
+      if (cur.size() == 1) {  // the common case: one run left, copied through a batch at a time
         RunCursor& c = cur[0];
+        size_t n;
         do {
-          s = emit(c);
-        } while (s.ok() && c.Next());
+          n = c.left();
+          s = emit(c, n);
+        } while (s.ok() && c.Skip(n));
         if (s.ok()) s = c.status();
         break;
       }
-      VertexId best = cur[0].dst();
+      // best: the smallest destination (its first holder wins); bound: the other runs' smallest.
+      VertexId best = cur[0].dst(), bound = ~VertexId{0};
       size_t win = 0;
       for (size_t k = 1; k < cur.size(); ++k) {
-        if (cur[k].dst() < best) {
-          best = cur[k].dst();
+        const VertexId d = cur[k].dst();
+        if (d < best) {
+          bound = best;
+          best = d;
           win = k;
+        } else if (d < bound) {
+          bound = d;
         }
       }
-      s = emit(cur[win]);
+      const size_t n = 1 + cur[win].Below(bound);
+      s = emit(cur[win], n);
+      if (!s.ok()) break;
+      // The winner moves past its range; an older run at `best` past its shadowed record.
+      const bool win_more = cur[win].Skip(n);
       for (size_t k = 0; k < cur.size() && s.ok();) {
-        if (cur[k].dst() == best && !cur[k].Next()) {
+        const bool more = k == win ? win_more : cur[k].dst() != best || cur[k].Next();
+        if (!more) {
           s = cur[k].status();
           cur.erase(cur.begin() + static_cast<std::ptrdiff_t>(k));
+          if (k < win) --win;
+          else if (k == win) win = cur.size() + 1;  // gone: no index matches it again
           continue;
         }
         ++k;
@@ -316,12 +421,9 @@ Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
     }
     // Advance every input positioned at u (hidden ones too: their data for u is dead).
     for (Input& x : in) {
-      if (x.valid && x.v.src == u) {
-        x.valid = x.scan->NextVertex(&x.v);
-        if (!x.scan->status().ok()) {
-          s = x.scan->status();
-          break;
-        }
+      if (x.valid && x.v.src == u && !x.Advance(so) && !x.status().ok()) {
+        s = x.status();
+        break;
       }
     }
     if (!s.ok()) break;

@@ -68,6 +68,11 @@ Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
                      const CompactionOptions& options, io::Env* env,
                      std::atomic<uint64_t>* next_file_number, CompactionResult* result);
 
+// How RunCompaction groups `inputs` (newest first): the lengths of its runs of consecutive
+// inputs whose vertex ranges ascend without overlap (the files of one level), each merged as
+// one input read a file after another. Files holding no vertex stand alone.
+std::vector<size_t> InputChains(const std::vector<const SegmentReader*>& inputs);
+
 // Where a compaction of `inputs` splits into at most `max_parts` parts of about equal work:
 // the first source of each part after the first, ascending (empty: one part). Cut at the
 // inputs' vertex-block boundaries by their edge records (SegmentReader::EdgeSpread); no part

@@ -288,6 +288,68 @@ Status SegmentWriter::AddEdge(VertexId dst, double weight, bool tombstone, Times
   return Status::OK();
 }
 
+Status SegmentWriter::AddEdges(const VertexId* dst, const double* weight, size_t n) {
+  if (n == 0 || options_.keep_timestamps) {
+    for (size_t i = 0; i < n; i++) {
+      Status s = AddEdge(dst[i], weight != nullptr ? weight[i] : 1.0, false, 0);
+      if (!s.ok()) return s;
+    }
+    return status_;
+  }
+  if (!status_.ok()) return status_;
+  if (!opened_ || finished_) return Status::InvalidArgument("segment writer: not open");
+  if (!have_vertex_) return Status::InvalidArgument("segment writer: AddEdges before AddVertex");
+  for (size_t i = 0; i < n; i++) {
+    const VertexId prev = i > 0 ? dst[i - 1] : last_dst_;
+    if ((i > 0 || cur_degree_ > 0) && dst[i] <= prev) {
+      return Status::InvalidArgument("segment writer: vertex " + std::to_string(cur_src_) +
+                                     ": destination " + std::to_string(dst[i]) + " not after " +
+                                     std::to_string(prev));
+    }
+  }
+  if (cur_degree_ + n >= (uint64_t{1} << 59)) {
+    return Status::InvalidArgument("segment writer: vertex degree too large");
+  }
+  for (size_t i = 0; i < n;) {
+    if (chunk_n_ == kChunkEdges) {
+      Status s = EmitChunk(/*multi=*/true);
+      if (!s.ok()) return s;
+    }
+    // Element loops, not memcpy: most ranges a merge hands over are a few records.
+    const uint32_t m = static_cast<uint32_t>(std::min<size_t>(n - i, kChunkEdges - chunk_n_));
+    VertexId* const d = chunk_dst_ + chunk_n_;
+    double* const w = chunk_weight_ + chunk_n_;
+    bool* const t = chunk_tomb_ + chunk_n_;
+    for (uint32_t k = 0; k < m; k++) {
+      d[k] = dst[i + k];
+      w[k] = weight != nullptr ? weight[i + k] : 1.0;
+      t[k] = false;
+    }
+    chunk_n_ += m;
+    i += m;
+  }
+  cur_degree_ += n;
+  last_dst_ = dst[n - 1];
+  header_.num_edges += n;
+  if (options_.bloom_bits_per_key > 0) {
+    for (size_t i = 0; i < n;) {
+      if (bloom_hashes_.empty()) {
+        bloom_entry_.first_src = cur_src_;
+        bloom_entry_.first_dst = dst[i];
+      }
+      const size_t m =
+          std::min<size_t>(n - i, options_.bloom_keys_per_partition - bloom_hashes_.size());
+      for (size_t k = 0; k < m; k++) bloom_hashes_.push_back(EdgeKeyHash(cur_src_, dst[i + k]));
+      i += m;
+      if (bloom_hashes_.size() == options_.bloom_keys_per_partition) {
+        Status s = CloseBloomPartition();
+        if (!s.ok()) return s;
+      }
+    }
+  }
+  return Status::OK();
+}
+
 // Encodes the pending chunk (chunk_n_ > 0) into the edge stream and its weights into the weight
 // stream. `multi`: the run has more than one chunk (flags byte, skip table entry).
 Status SegmentWriter::EmitChunk(bool multi) {

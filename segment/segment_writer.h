@@ -88,6 +88,12 @@ class SegmentWriter {
   // options.keep_timestamps. A tombstone is a delete marker hiding older copies of the edge.
   Status AddEdge(VertexId dst, double weight = 1.0, bool tombstone = false, Timestamp ts = 0);
 
+  // Adds n live (non-tombstone) edge records of the current vertex at once, as n AddEdge calls
+  // with timestamp 0 would: the same file, byte for byte. `weight` may be null (all 1.0) and is
+  // ignored unless options.weighted. For merges that copy runs through: the order checks, the
+  // chunk fill and the bloom hashes run over the array instead of once per call.
+  Status AddEdges(const VertexId* dst, const double* weight, size_t n);
+
   // Writes the remaining data and the metadata, fdatasyncs and closes the file.
   Status Finish(SegmentWriteStats* stats = nullptr);
 

@@ -203,8 +203,9 @@ class CompactorTest : public ::testing::Test {
   std::atomic<uint64_t> next_{1};
 };
 
+// tomb_in: one record in this many is a tombstone (0: none).
 Seg RandomSeg(std::mt19937_64& rng, VertexId vertices, VertexId dsts, size_t max_degree,
-              bool weighted) {
+              bool weighted, uint64_t tomb_in = 4) {
   Seg s;
   for (VertexId u = 0; u < vertices; ++u) {
     if (rng() % 3 == 0) continue;  // absent from this input
@@ -216,7 +217,7 @@ Seg RandomSeg(std::mt19937_64& rng, VertexId vertices, VertexId dsts, size_t max
     const size_t deg = rng() % (max_degree + 1);
     for (size_t k = 0; k < deg; ++k) {
       Rec r;
-      r.tomb = rng() % 4 == 0;
+      r.tomb = tomb_in != 0 && rng() % tomb_in == 0;
       r.w = weighted ? static_cast<double>(rng() % 1000) / 8.0 : 1.0;
       v.edges[rng() % dsts] = r;
     }
@@ -253,6 +254,41 @@ TEST_F(CompactorTest, ManyInputsMatchTheModel) {
     for (size_t i = 0; i < k; ++i) in.push_back(RandomSeg(rng, 120, 60, 30, weighted));
     SCOPED_TRACE("round " + std::to_string(round) + ", " + std::to_string(k) + " inputs");
     Check(in, bottom, weighted, 64 << 10, round % 4 == 1 ? 4096 : 64 << 20);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Runs without tombstones are copied a range at a time: the records of one run up to the
+// smallest destination of the others. Hubs whose lists in the older inputs span many read
+// batches, against a few records each in newer inputs (a level-0 merge into level 1), with 2-4
+// runs (the scan) and 5-20 (the heap); some inputs with tombstones among them, so a vertex can
+// mix ranged and per-record runs. Equal destinations must still go to the newest run.
+TEST_F(CompactorTest, TombstoneFreeRunsMergeAsRanges) {
+  std::mt19937_64 rng(20261129);
+  for (int round = 0; round < 12; ++round) {
+    const size_t k = round % 2 == 0 ? 2 + rng() % 3 : 5 + rng() % 16;
+    const bool bottom = round % 3 == 0;
+    const bool weighted = round % 2 == 1 || round == 4;
+    std::vector<Seg> in;
+    for (size_t i = 0; i < k; ++i) {
+      const bool with_tombs = round % 4 == 3 && i % 3 == 1;
+      in.push_back(RandomSeg(rng, 200, 3000, i + 1 == k ? 300 : 20, weighted,
+                             with_tombs ? 4 : 0));
+    }
+    // Hubs: long in the oldest input, a few records (some shared) in every newer one.
+    for (VertexId hub : {3, 77, 150}) {
+      Vtx& old = in.back()[hub];
+      for (VertexId d = 0; d < 40000; ++d) {
+        if (rng() % 3 != 0) old.edges[d * 2] = Rec{weighted ? 1.0 + d % 7 : 1.0, false};
+      }
+      for (size_t i = 0; i + 1 < k; ++i) {
+        for (int e = 0; e < 30; ++e) {
+          in[i][hub].edges[rng() % 80000] = Rec{weighted ? 100.0 + i : 1.0, false};
+        }
+      }
+    }
+    SCOPED_TRACE("round " + std::to_string(round) + ", " + std::to_string(k) + " inputs");
+    Check(in, bottom, weighted, round % 3 == 2 ? 4096 : 64 << 10, 64 << 20);
     if (HasFatalFailure()) return;
   }
 }
@@ -298,6 +334,86 @@ TEST_F(CompactorTest, LongRunsInterleaveAcrossManyBatches) {
   Check(in, /*bottom=*/false, /*weighted=*/true, 64 << 10, 64 << 20);
   if (HasFatalFailure()) return;
   Check(in, /*bottom=*/true, /*weighted=*/true, 64 << 10, 1 << 20);
+}
+
+// The files of a level (ascending, disjoint vertex ranges) are merged as one input read a file
+// after another: two overlapping newer files over a level of five files (one empty) and a
+// level of three, with deletion marks and tombstones, whole and in parts whose ranges leave
+// some files out. Files out of order (a level listed descending) stay separate inputs.
+TEST_F(CompactorTest, LevelFilesChainIntoOneInput) {
+  std::mt19937_64 rng(1130);
+  auto slice = [&](VertexId lo, VertexId hi, uint64_t tomb_in) {
+    Seg s = RandomSeg(rng, hi, 500, 30, true, tomb_in);
+    for (auto it = s.begin(); it != s.end();) it = it->first < lo ? s.erase(it) : std::next(it);
+    return s;
+  };
+  std::vector<Seg> in;
+  in.push_back(RandomSeg(rng, 400, 500, 10, true));  // newest: overlaps everything
+  in.push_back(RandomSeg(rng, 400, 500, 10, true));
+  in.push_back(slice(0, 90, 0));  // level 1: [0, 90) [90, 150) empty [150, 310) [310, 400)
+  in.push_back(slice(90, 150, 0));
+  in.push_back(Seg());
+  in.push_back(slice(150, 310, 4));
+  in.push_back(slice(310, 400, 0));
+  in.push_back(slice(0, 200, 0));  // level 2: [0, 200) [200, 330) [330, 400)
+  in.push_back(slice(200, 330, 5));
+  in.push_back(slice(330, 400, 0));
+  {
+    std::vector<std::unique_ptr<SegmentReader>> readers;
+    std::vector<const SegmentReader*> inputs;
+    WriteInputs(in, true, &readers, &inputs);
+    ASSERT_FALSE(HasFatalFailure());
+    // The empty file stands alone; level 1's files before and after it chain, and level 2's
+    // first file ([0, 200)) does not follow [310, 400).
+    EXPECT_EQ(InputChains(inputs), (std::vector<size_t>{1, 1, 2, 1, 2, 3}));
+    std::vector<const SegmentReader*> reversed = {inputs[9], inputs[8], inputs[7]};
+    EXPECT_EQ(InputChains(reversed), (std::vector<size_t>{1, 1, 1}));
+    // A range that starts or ends exactly at a file's first or last vertex reads that file.
+    std::vector<VertexId> ends;
+    for (size_t i = 2; i < inputs.size(); ++i) {
+      if (inputs[i]->num_vertices() == 0) continue;
+      ends.push_back(inputs[i]->header().min_src);
+      ends.push_back(inputs[i]->header().max_src);
+    }
+    const Seg all = Expected(in, false);
+    for (size_t a = 0; a + 1 < ends.size(); a += 3) {
+      const VertexId lo = std::min(ends[a], ends[a + 1]), hi = std::max(ends[a], ends[a + 1]);
+      CompactionOptions o;
+      o.dir = dir_;
+      o.weighted = true;
+      o.min_src = lo;
+      o.max_src = hi;
+      CompactionResult res;
+      Status st = RunCompaction(inputs, o, env_.get(), &next_, &res);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      Seg got;
+      ReadOutputs(res, true, &got);
+      Seg want;
+      for (const auto& [u, v] : all) {
+        if (u >= lo && u <= hi) want[u] = v;
+      }
+      EXPECT_TRUE(got == want) << "range [" << lo << ", " << hi << "]: " << got.size()
+                               << " vertices, want " << want.size();
+    }
+    // Files that share a vertex do not chain.
+    std::vector<Seg> touching(2);
+    touching[0][5].edges[1] = Rec{1.0, false};
+    touching[0][9].edges[1] = Rec{1.0, false};
+    touching[1][9].edges[2] = Rec{1.0, false};
+    std::vector<std::unique_ptr<SegmentReader>> tr;
+    std::vector<const SegmentReader*> ti;
+    WriteInputs(touching, true, &tr, &ti);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(InputChains(ti), (std::vector<size_t>{1, 1}));
+  }
+  for (bool bottom : {false, true}) {
+    SCOPED_TRACE(bottom ? "bottom" : "above the bottom");
+    Check(in, bottom, /*weighted=*/true, 4096, 64 << 20);
+    if (HasFatalFailure()) return;
+    // Parts: their ranges leave files of both levels wholly outside.
+    Check(in, bottom, /*weighted=*/true, 4096, 64 << 20, {}, PartPlan::AllAtOnce(4));
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST_F(CompactorTest, DeletionMarkHidesOlderInputs) {

@@ -867,6 +867,121 @@ TEST_P(SegmentTest, WriterRejectsBadInput) {
   }
 }
 
+// AddEdges is n AddEdge calls in one: the same file byte for byte, for ranges that cross chunk
+// (kChunkEdges) and bloom partition boundaries, mixed with single calls and tombstones; a
+// rejected range (out of order at its start or inside) writes nothing.
+TEST_P(SegmentTest, AddEdgesWritesWhatAddEdgeWrites) {
+  TempDir dir;
+  auto slurp = [](const std::string& path) {
+    std::string b;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    EXPECT_NE(f, nullptr) << path;
+    if (f == nullptr) return b;
+    char buf[1 << 16];
+    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) b.append(buf, n);
+    std::fclose(f);
+    return b;
+  };
+  std::mt19937_64 rng(1129);
+  for (int round = 0; round < 6; ++round) {
+    SegmentWriterOptions wo;
+    wo.weighted = round % 2 == 0;
+    wo.bloom_keys_per_partition = round < 3 ? 100 : 4096;
+    wo.vertex_group = 16;
+    struct E {
+      VertexId dst;
+      double w;
+      bool tomb;
+    };
+    std::vector<std::pair<VertexId, std::vector<E>>> g;
+    VertexId u = rng() % 10;
+    for (int v = 0; v < 120; ++v, u += 1 + rng() % 5) {
+      std::vector<E> es;
+      const size_t deg = rng() % 8 == 0 ? rng() % 2000 : rng() % 40;
+      VertexId d = rng() % 50;
+      for (size_t k = 0; k < deg; ++k, d += 1 + rng() % 9) {
+        es.push_back({d, static_cast<double>(rng() % 100) / 4.0, rng() % 50 == 0});
+      }
+      g.emplace_back(u, std::move(es));
+    }
+    SegmentWriter a(env_.get()), b(env_.get());
+    ASSERT_TRUE(a.Open(dir.File("a"), wo).ok());
+    ASSERT_TRUE(b.Open(dir.File("b"), wo).ok());
+    uint64_t rejected = 0;
+    for (const auto& [src, es] : g) {
+      ASSERT_TRUE(a.AddVertex(src, kVertexExists).ok());
+      ASSERT_TRUE(b.AddVertex(src, kVertexExists).ok());
+      for (const E& e : es) ASSERT_TRUE(a.AddEdge(e.dst, e.w, e.tomb).ok());
+      std::vector<VertexId> d;
+      std::vector<double> w;
+      for (size_t i = 0; i < es.size();) {
+        if (es[i].tomb) {
+          ASSERT_TRUE(b.AddEdge(es[i].dst, es[i].w, true).ok());
+          ++i;
+          continue;
+        }
+        size_t j = i;
+        const size_t want = 1 + rng() % 300;
+        while (j < es.size() && j - i < want && !es[j].tomb) ++j;
+        d.clear();
+        w.clear();
+        for (size_t k = i; k < j; ++k) {
+          d.push_back(es[k].dst);
+          w.push_back(es[k].w);
+        }
+        if (i > 0 && rng() % 4 == 0) {  // starts at or before the last destination added
+          std::vector<VertexId> bad = d;
+          bad[0] = es[i - 1].dst;
+          ASSERT_TRUE(b.AddEdges(bad.data(), nullptr, bad.size()).IsInvalidArgument());
+          ++rejected;
+        }
+        if (d.size() > 2 && rng() % 4 == 0) {  // not ascending inside
+          std::vector<VertexId> bad = d;
+          std::swap(bad[1], bad[2]);
+          ASSERT_TRUE(b.AddEdges(bad.data(), w.data(), bad.size()).IsInvalidArgument());
+          ++rejected;
+        }
+        const bool unit = !wo.weighted && rng() % 2 == 0;  // null weights: all 1.0
+        ASSERT_TRUE(b.AddEdges(d.data(), unit ? nullptr : w.data(), d.size()).ok());
+        i = j;
+      }
+    }
+    SegmentWriteStats sa, sb;
+    ASSERT_TRUE(a.Finish(&sa).ok());
+    ASSERT_TRUE(b.Finish(&sb).ok());
+    EXPECT_GT(rejected, 10u);
+    EXPECT_EQ(sa.num_edges, sb.num_edges);
+    EXPECT_EQ(sa.num_tombstones, sb.num_tombstones);
+    const std::string fa = slurp(dir.File("a")), fb = slurp(dir.File("b"));
+    ASSERT_GT(fa.size(), 0u);
+    // Byte for byte but the header's wall-clock creation time (and so its checksum).
+    ASSERT_EQ(fa.size(), fb.size()) << "round " << round;
+    ASSERT_GT(fa.size(), kHeaderSize + kFooterSize);
+    const size_t h = fa.size() - kHeaderSize - kFooterSize;
+    size_t at = 0;
+    while (at < h && fa[at] == fb[at]) ++at;
+    EXPECT_EQ(at, h) << "round " << round << ": first difference at offset " << at;
+    EXPECT_TRUE(fa.compare(h + kHeaderSize, kFooterSize, fb, h + kHeaderSize, kFooterSize) == 0);
+    SegmentHeader ha, hb;
+    ASSERT_TRUE(ha.DecodeFrom(fa.data() + h));
+    ASSERT_TRUE(hb.DecodeFrom(fb.data() + h));
+    hb.creation_time_us = ha.creation_time_us;
+    std::string ea(kHeaderSize, '\0'), eb(kHeaderSize, '\0');
+    ha.EncodeTo(ea.data());
+    hb.EncodeTo(eb.data());
+    EXPECT_TRUE(ea == eb) << "round " << round << ": headers differ";
+    auto r = OpenReader(dir.File("b"));
+    ASSERT_NE(r, nullptr);
+    ASSERT_TRUE(r->Verify().ok());
+  }
+  {
+    SegmentWriter w(env_.get());
+    ASSERT_TRUE(w.Open(dir.File("c"), SegmentWriterOptions()).ok());
+    const VertexId d[2] = {1, 2};
+    EXPECT_TRUE(w.AddEdges(d, nullptr, 2).IsInvalidArgument());  // before any vertex
+  }
+}
+
 TEST_P(SegmentTest, MissingFile) {
   TempDir dir;
   std::unique_ptr<SegmentReader> r;
