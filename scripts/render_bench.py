@@ -251,6 +251,16 @@ def targets(results):
     big_r = get(results, "ingest_large", "rocksdb", "edges_per_s")
     line("ingest_large strata / RocksDB (rate)", ">= 6x", derived(ratio(big_s, big_r)),
          lambda v: v >= 6.0)
+    # The same target's memory half: the process's peak RSS against the store's budget.
+    rss = get(results, "ingest_large", "strata", "peak_rss_bytes")
+    budget = big_s["params"].get("info", {}).get("memory_budget") if big_s else None
+    note = ""
+    if rss and budget:
+        note = "peak %.0f MiB (the process's VmHWM, %.0f MiB of it before the store opened), budget %.0f MiB" % (
+            rss["value"] / 2**20, rss["params"].get("info", {}).get("rss_at_open", 0) / 2**20,
+            budget / 2**20)
+    line("ingest_large strata peak RSS / memory budget", "<= 1x",
+         derived(rss["value"] / budget if rss and budget else None), lambda v: v <= 1.0, note)
     return "\n".join(["| target | goal | measured | verdict | note |", "|---|---|---|---|---|"] + out)
 
 

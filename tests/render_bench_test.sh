@@ -16,6 +16,8 @@ for w in bfs pr sssp wcc; do
   grep -q "^| $w | [^|]* | yes |" "$md" || fail "digest agreement of $w"
 done
 grep -q '^| ingest_large | csr | 180.4 | True |$' "$md" || fail "jobs table"
+grep -q '^| ingest_large strata peak RSS / memory budget | <= 1x | 0.89x | met | peak 453 MiB' "$md" \
+  || fail "ingest_large peak RSS against the budget"
 if "$PY" -c 'import matplotlib' 2>/dev/null; then
   for p in ingest latency analytics; do
     [[ -s "$out/bench-ingest_large-4885256-$p.png" ]] || fail "plot $p missing"
