@@ -368,11 +368,7 @@ int Main(int argc, char** argv) {
     cfg.large_analytics.names = large_analytics;
     if (large_analytics.empty()) cfg.large_analytics.names = {"none"};
   }
-  if (scale > 0) {
-    cfg.small_scale = std::max(10, cfg.small_scale + (scale - cfg.scale));
-    cfg.large_scale = std::max(10, cfg.large_scale + (scale - cfg.scale));
-    cfg.scale = scale;
-  }
+  if (scale > 0) RescaleSuite(&cfg, scale);
   if (!MakeDirs(cfg.dir)) {
     fprintf(stderr, "cannot create %s\n", cfg.dir.c_str());
     return 1;
@@ -388,8 +384,10 @@ int Main(int argc, char** argv) {
   const std::string load_at_start = Trim(ReadFileText("/proc/loadavg"));
 
   fprintf(stderr,
-          "strata-bench %s: scale %d (sssp/tc %d, ingest_large %d), %d threads, page cache drop %s\n",
-          cfg.suite.c_str(), cfg.scale, cfg.small_scale, cfg.large_scale, cfg.threads,
+          "strata-bench %s: scale %d (sssp/tc %d, ingest_large %d in a %zu MiB budget), %d threads, "
+          "page cache drop %s\n",
+          cfg.suite.c_str(), cfg.scale, cfg.small_scale, cfg.large_scale, cfg.large_budget >> 20,
+          cfg.threads,
           cfg.can_drop_cache ? "permitted" : "refused");
 
   auto want = [&](const std::string& s) {

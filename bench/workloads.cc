@@ -1312,6 +1312,18 @@ void RunIngestLargeCsr(const SuiteConfig& cfg, ResultSink* sink) {
                   cfg.large_weighted, false);
 }
 
+void RescaleSuite(SuiteConfig* cfg, int scale) {
+  const int large = std::max(10, cfg->large_scale + (scale - cfg->scale));
+  if (large > cfg->large_scale) {
+    const int up = large - cfg->large_scale;
+    cfg->large_budget <<= up;
+    cfg->large_memgraph_bytes <<= up;
+  }
+  cfg->small_scale = std::max(10, cfg->small_scale + (scale - cfg->scale));
+  cfg->large_scale = large;
+  cfg->scale = scale;
+}
+
 void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink) {
   if (system == "csr") return RunIngestLargeCsr(cfg, sink);
   if (!DiskSystem(system)) return;

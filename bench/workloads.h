@@ -111,6 +111,12 @@ struct SuiteConfig {
 };
 
 // Jobs. `system` is one of strata, strata-mem, rocksdb, csr.
+// --scale S: every graph of the suite moves by S - cfg->scale scales (none below 10), and
+// ingest_large's budget and memgraph capacity grow with its graph, so its data stays the same
+// multiple of the budget (the quick suite's 16 MiB at scale 20 sealed ~1 MiB memgraphs, a
+// flush every few thousand edges). They never shrink below the suite's own.
+void RescaleSuite(SuiteConfig* cfg, int scale);
+
 void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink);
 void RunMainJob(const SuiteConfig& cfg, const std::string& system, const WorkloadSet& only,
                 ResultSink* sink);

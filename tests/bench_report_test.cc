@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/report.h"
+#include "bench/workloads.h"
 
 namespace strata::bench {
 namespace {
@@ -58,6 +59,34 @@ TEST(BenchReport, DigestsAgreePerWorkloadAndGraph) {
   EXPECT_EQ(main_pr->system, "all");
   EXPECT_NE(main_pr->info.Get("strata-mem").find("839720"), std::string::npos);
   EXPECT_EQ(Agree(rs, "wcc", "main"), nullptr);
+}
+
+// --scale moves every graph; ingest_large's budget and memgraphs grow with its graph and never
+// shrink below the suite's own.
+TEST(BenchSuite, RescaleKeepsIngestLargesDataToBudgetRatio) {
+  SuiteConfig q;
+  q.scale = 20;
+  q.small_scale = 15;
+  q.large_scale = 18;
+  q.large_budget = size_t{16} << 20;
+  q.large_memgraph_bytes = size_t{4} << 20;
+  SuiteConfig up = q;
+  RescaleSuite(&up, 22);
+  EXPECT_EQ(up.scale, 22);
+  EXPECT_EQ(up.small_scale, 17);
+  EXPECT_EQ(up.large_scale, 20);
+  EXPECT_EQ(up.large_budget, size_t{64} << 20);
+  EXPECT_EQ(up.large_memgraph_bytes, size_t{16} << 20);
+  SuiteConfig down = q;
+  RescaleSuite(&down, 12);
+  EXPECT_EQ(down.small_scale, 10);
+  EXPECT_EQ(down.large_scale, 10);
+  EXPECT_EQ(down.large_budget, size_t{16} << 20);
+  EXPECT_EQ(down.large_memgraph_bytes, size_t{4} << 20);
+  SuiteConfig same = q;
+  RescaleSuite(&same, 20);
+  EXPECT_EQ(same.large_budget, q.large_budget);
+  EXPECT_EQ(same.large_scale, 18);
 }
 
 }  // namespace
