@@ -66,12 +66,6 @@ std::vector<Input> ChainInputs(const std::vector<const SegmentReader*>& inputs) 
   return in;
 }
 
-struct Edge {
-  VertexId dst;
-  double w;
-  bool tomb;
-};
-
 class OutputSet {
  public:
   OutputSet(const CompactionOptions& o, io::Env* env, std::atomic<uint64_t>* next,
@@ -91,9 +85,8 @@ class OutputSet {
     meta_.max_src = v;
     return w_->AddVertex(v, flags);
   }
-  Status AddEdge(const Edge& e) { return w_->AddEdge(e.dst, e.w, e.tomb, 0); }
-  Status AddEdges(const VertexId* dst, const double* w, size_t n) {
-    return w_->AddEdges(dst, w, n);
+  Status AddEdges(const VertexId* dst, const double* w, const uint8_t* tomb, size_t n) {
+    return w_->AddEdges(dst, w, tomb, n);
   }
 
   Status Close() {
@@ -328,30 +321,28 @@ Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
     if (deleted && older_holds_u()) flags |= kVertexDeleted;
     // The vertex is written with its first surviving edge, or at the end when it only has marks.
     bool written = false;
-    // Writes the n records of c's batch from c.i() on; a batch without tombstones is copied
-    // through as one range.
+    // Writes the n records of c's batch from c.i() on as one range; where this merge drops
+    // tombstones (they hide nothing older), the live records between them as ranges.
     auto emit = [&](const RunCursor& c, size_t n) {
       const EdgeBatch& b = c.batch();
-      const size_t j0 = c.i();
-      const double* w = o.weighted && b.weight ? b.weight : nullptr;
-      if (!b.has_tombstones) {
+      const VertexId* d = b.dst + c.i();
+      const double* w = o.weighted && b.weight ? b.weight + c.i() : nullptr;
+      const uint8_t* t = b.has_tombstones ? b.tombstone + c.i() : nullptr;
+      const bool drop = t != nullptr && (deleted || !older_holds_u());
+      for (size_t j = 0, e; j < n; j = e) {
+        e = n;
+        if (drop) {
+          while (j < n && t[j] != 0) ++j;
+          for (e = j; e < n && t[e] == 0;) ++e;
+          if (j == n) break;
+        }
         if (!written) {
           written = true;
           Status st = out.AddVertex(u, flags);
           if (!st.ok()) return st;
         }
-        if (n == 1) return out.AddEdge({b.dst[j0], w != nullptr ? w[j0] : 1.0, false});
-        return out.AddEdges(b.dst + j0, w != nullptr ? w + j0 : nullptr, n);
-      }
-      for (size_t j = j0; j < j0 + n; ++j) {
-        const bool tomb = b.tombstone[j] != 0;
-        if (tomb && (deleted || !older_holds_u())) continue;
-        if (!written) {
-          written = true;
-          Status st = out.AddVertex(u, flags);
-          if (!st.ok()) return st;
-        }
-        Status st = out.AddEdge({b.dst[j], w != nullptr ? w[j] : 1.0, tomb});
+        Status st = out.AddEdges(d + j, w != nullptr ? w + j : nullptr,
+                                 t != nullptr && !drop ? t + j : nullptr, e - j);
         if (!st.ok()) return st;
       }
       return Status::OK();
@@ -400,19 +391,17 @@ Status RunCompaction(const std::vector<const SegmentReader*>& inputs,
       const size_t n = 1 + cur[win].Below(bound);
       s = emit(cur[win], n);
       if (!s.ok()) break;
-      // The winner moves past its range; an older run at `best` past its shadowed record.
-      const bool win_more = cur[win].Skip(n);
-      for (size_t k = 0; k < cur.size() && s.ok();) {
-        const bool more = k == win ? win_more : cur[k].dst() != best || cur[k].Next();
-        if (!more) {
+      // The winner moves past its range, an older run at `best` past its shadowed record;
+      // exhausted runs leave, the rest keep their order (newest first).
+      size_t kept = 0;
+      for (size_t k = 0; k < cur.size() && s.ok(); ++k) {
+        if (k == win ? cur[k].Skip(n) : cur[k].dst() != best || cur[k].Next()) {
+          cur[kept++] = cur[k];
+        } else {
           s = cur[k].status();
-          cur.erase(cur.begin() + static_cast<std::ptrdiff_t>(k));
-          if (k < win) --win;
-          else if (k == win) win = cur.size() + 1;  // gone: no index matches it again
-          continue;
         }
-        ++k;
       }
+      cur.erase(cur.begin() + static_cast<std::ptrdiff_t>(kept), cur.end());
     }
     if (!s.ok()) break;
     if (!written && flags != 0) {

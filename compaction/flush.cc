@@ -48,13 +48,7 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
       meta->max_src = v;
       meta->num_vertices++;
       mem::ScanVertex(*a, i, [&](const uint64_t* k, const double* wt, const uint8_t* tomb, size_t n) {
-        // The leading records without a tombstone go to the writer as one range.
-        size_t live = tomb == nullptr ? n : 0;
-        while (live < n && tomb[live] == 0) ++live;
-        if (live > 0) s = w.AddEdges(k, wt, live);
-        for (size_t j = live; j < n && s.ok(); ++j) {
-          s = w.AddEdge(k[j], wt ? wt[j] : 1.0, tomb[j] != 0, 0);
-        }
+        if (s.ok()) s = w.AddEdges(k, wt, tomb, n);
         return s.ok();
       });
     }

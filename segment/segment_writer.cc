@@ -242,63 +242,12 @@ Status SegmentWriter::AddVertex(VertexId src, uint8_t flags) {
   return Status::OK();
 }
 
-Status SegmentWriter::AddEdge(VertexId dst, double weight, bool tombstone, Timestamp ts) {
+Status SegmentWriter::AddEdges(const VertexId* dst, const double* weight, const uint8_t* tomb,
+                               size_t n, const Timestamp* ts) {
   if (!status_.ok()) return status_;
   if (!opened_ || finished_) return Status::InvalidArgument("segment writer: not open");
   if (!have_vertex_) return Status::InvalidArgument("segment writer: AddEdge before AddVertex");
-  if (cur_degree_ > 0 && dst <= last_dst_) {
-    return Status::InvalidArgument("segment writer: vertex " + std::to_string(cur_src_) +
-                                   ": destination " + std::to_string(dst) + " not after " +
-                                   std::to_string(last_dst_));
-  }
-  if (cur_degree_ >= (uint64_t{1} << 59)) {
-    return Status::InvalidArgument("segment writer: vertex degree too large");
-  }
-  if (chunk_n_ == kChunkEdges) {
-    // A further edge: the run has more than one chunk, each with its flags byte.
-    Status s = EmitChunk(/*multi=*/true);
-    if (!s.ok()) return s;
-  }
-  chunk_dst_[chunk_n_] = dst;
-  chunk_ts_[chunk_n_] = ts;
-  chunk_weight_[chunk_n_] = weight;
-  chunk_tomb_[chunk_n_] = tombstone;
-  chunk_n_++;
-  chunk_has_tomb_ |= tombstone;
-  cur_has_tombstones_ |= tombstone;
-  cur_degree_++;
-  last_dst_ = dst;
-  header_.num_edges++;
-  if (tombstone) header_.num_tombstones++;
-  if (options_.keep_timestamps) {
-    header_.min_edge_ts = std::min(header_.min_edge_ts, ts);
-    header_.max_edge_ts = std::max(header_.max_edge_ts, ts);
-  }
-  if (options_.bloom_bits_per_key > 0) {
-    if (bloom_hashes_.empty()) {
-      bloom_entry_.first_src = cur_src_;
-      bloom_entry_.first_dst = dst;
-    }
-    bloom_hashes_.push_back(EdgeKeyHash(cur_src_, dst));
-    if (bloom_hashes_.size() == options_.bloom_keys_per_partition) {
-      Status s = CloseBloomPartition();
-      if (!s.ok()) return s;
-    }
-  }
-  return Status::OK();
-}
-
-Status SegmentWriter::AddEdges(const VertexId* dst, const double* weight, size_t n) {
-  if (n == 0 || options_.keep_timestamps) {
-    for (size_t i = 0; i < n; i++) {
-      Status s = AddEdge(dst[i], weight != nullptr ? weight[i] : 1.0, false, 0);
-      if (!s.ok()) return s;
-    }
-    return status_;
-  }
-  if (!status_.ok()) return status_;
-  if (!opened_ || finished_) return Status::InvalidArgument("segment writer: not open");
-  if (!have_vertex_) return Status::InvalidArgument("segment writer: AddEdges before AddVertex");
+  if (n == 0) return Status::OK();
   for (size_t i = 0; i < n; i++) {
     const VertexId prev = i > 0 ? dst[i - 1] : last_dst_;
     if ((i > 0 || cur_degree_ > 0) && dst[i] <= prev) {
@@ -312,19 +261,30 @@ Status SegmentWriter::AddEdges(const VertexId* dst, const double* weight, size_t
   }
   for (size_t i = 0; i < n;) {
     if (chunk_n_ == kChunkEdges) {
+      // A further edge: the run has more than one chunk, each with its flags byte.
       Status s = EmitChunk(/*multi=*/true);
       if (!s.ok()) return s;
     }
     // Element loops, not memcpy: most ranges a merge hands over are a few records.
     const uint32_t m = static_cast<uint32_t>(std::min<size_t>(n - i, kChunkEdges - chunk_n_));
-    VertexId* const d = chunk_dst_ + chunk_n_;
-    double* const w = chunk_weight_ + chunk_n_;
-    bool* const t = chunk_tomb_ + chunk_n_;
+    uint32_t tombs = 0;
     for (uint32_t k = 0; k < m; k++) {
-      d[k] = dst[i + k];
-      w[k] = weight != nullptr ? weight[i + k] : 1.0;
-      t[k] = false;
+      const uint32_t c = chunk_n_ + k;
+      chunk_dst_[c] = dst[i + k];
+      chunk_weight_[c] = weight != nullptr ? weight[i + k] : 1.0;
+      chunk_tomb_[c] = tomb != nullptr && tomb[i + k] != 0;
+      chunk_ts_[c] = ts != nullptr ? ts[i + k] : 0;
+      tombs += chunk_tomb_[c];
     }
+    if (options_.keep_timestamps) {
+      for (uint32_t k = chunk_n_; k < chunk_n_ + m; k++) {
+        header_.min_edge_ts = std::min(header_.min_edge_ts, chunk_ts_[k]);
+        header_.max_edge_ts = std::max(header_.max_edge_ts, chunk_ts_[k]);
+      }
+    }
+    chunk_has_tomb_ |= tombs > 0;
+    cur_has_tombstones_ |= tombs > 0;
+    header_.num_tombstones += tombs;
     chunk_n_ += m;
     i += m;
   }

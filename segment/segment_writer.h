@@ -86,13 +86,16 @@ class SegmentWriter {
   // Adds an edge record of the current vertex. Destinations must strictly ascend within the
   // vertex (else InvalidArgument). `weight` is ignored unless options.weighted; `ts` unless
   // options.keep_timestamps. A tombstone is a delete marker hiding older copies of the edge.
-  Status AddEdge(VertexId dst, double weight = 1.0, bool tombstone = false, Timestamp ts = 0);
-
-  // Adds n live (non-tombstone) edge records of the current vertex at once, as n AddEdge calls
-  // with timestamp 0 would: the same file, byte for byte. `weight` may be null (all 1.0) and is
-  // ignored unless options.weighted. For merges that copy runs through: the order checks, the
-  // chunk fill and the bloom hashes run over the array instead of once per call.
-  Status AddEdges(const VertexId* dst, const double* weight, size_t n);
+  Status AddEdge(VertexId dst, double weight = 1.0, bool tombstone = false, Timestamp ts = 0) {
+    const uint8_t tomb = tombstone ? 1 : 0;
+    return AddEdges(&dst, &weight, &tomb, 1, &ts);
+  }
+  // Adds n edge records of the current vertex, as n AddEdge calls would (the same file, byte
+  // for byte; a rejected call adds none of them). Null arrays mean all 1.0 (weight), no
+  // tombstones (tomb: nonzero marks one), all 0 (ts). For merges and flushes, which copy runs
+  // through: the order checks, the chunk fill and the bloom hashes run over the array.
+  Status AddEdges(const VertexId* dst, const double* weight, const uint8_t* tomb, size_t n,
+                  const Timestamp* ts = nullptr);
 
   // Writes the remaining data and the metadata, fdatasyncs and closes the file.
   Status Finish(SegmentWriteStats* stats = nullptr);

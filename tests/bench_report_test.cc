@@ -70,23 +70,23 @@ TEST(BenchSuite, RescaleKeepsIngestLargesDataToBudgetRatio) {
   q.large_scale = 18;
   q.large_budget = size_t{16} << 20;
   q.large_memgraph_bytes = size_t{4} << 20;
-  SuiteConfig up = q;
-  RescaleSuite(&up, 22);
+  auto at = [&](int scale) {
+    SuiteConfig c = q;
+    RescaleSuite(&c, scale);
+    return c;
+  };
+  const SuiteConfig up = at(22), down = at(12), same = at(20);
   EXPECT_EQ(up.scale, 22);
   EXPECT_EQ(up.small_scale, 17);
   EXPECT_EQ(up.large_scale, 20);
   EXPECT_EQ(up.large_budget, size_t{64} << 20);
   EXPECT_EQ(up.large_memgraph_bytes, size_t{16} << 20);
-  SuiteConfig down = q;
-  RescaleSuite(&down, 12);
   EXPECT_EQ(down.small_scale, 10);
   EXPECT_EQ(down.large_scale, 10);
-  EXPECT_EQ(down.large_budget, size_t{16} << 20);
-  EXPECT_EQ(down.large_memgraph_bytes, size_t{4} << 20);
-  SuiteConfig same = q;
-  RescaleSuite(&same, 20);
-  EXPECT_EQ(same.large_budget, q.large_budget);
+  EXPECT_EQ(down.large_budget, q.large_budget);
+  EXPECT_EQ(down.large_memgraph_bytes, q.large_memgraph_bytes);
   EXPECT_EQ(same.large_scale, 18);
+  EXPECT_EQ(same.large_budget, q.large_budget);
 }
 
 }  // namespace

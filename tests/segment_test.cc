@@ -867,9 +867,9 @@ TEST_P(SegmentTest, WriterRejectsBadInput) {
   }
 }
 
-// AddEdges is n AddEdge calls in one: the same file byte for byte, for ranges that cross chunk
-// (kChunkEdges) and bloom partition boundaries, mixed with single calls and tombstones; a
-// rejected range (out of order at its start or inside) writes nothing.
+// AddEdges of n records writes what n single-record calls (AddEdge) write, byte for byte, for
+// ranges that cross chunk (kChunkEdges) and bloom partition boundaries, with tombstones and
+// timestamps inside them; a rejected range (out of order at its start or inside) writes nothing.
 TEST_P(SegmentTest, AddEdgesWritesWhatAddEdgeWrites) {
   TempDir dir;
   auto slurp = [](const std::string& path) {
@@ -886,12 +886,15 @@ TEST_P(SegmentTest, AddEdgesWritesWhatAddEdgeWrites) {
   for (int round = 0; round < 6; ++round) {
     SegmentWriterOptions wo;
     wo.weighted = round % 2 == 0;
+    wo.keep_timestamps = round % 3 == 1;
+    wo.timestamp = 500;
     wo.bloom_keys_per_partition = round < 3 ? 100 : 4096;
     wo.vertex_group = 16;
     struct E {
       VertexId dst;
       double w;
-      bool tomb;
+      uint8_t tomb;
+      Timestamp ts;
     };
     std::vector<std::pair<VertexId, std::vector<E>>> g;
     VertexId u = rng() % 10;
@@ -900,52 +903,62 @@ TEST_P(SegmentTest, AddEdgesWritesWhatAddEdgeWrites) {
       const size_t deg = rng() % 8 == 0 ? rng() % 2000 : rng() % 40;
       VertexId d = rng() % 50;
       for (size_t k = 0; k < deg; ++k, d += 1 + rng() % 9) {
-        es.push_back({d, static_cast<double>(rng() % 100) / 4.0, rng() % 50 == 0});
+        es.push_back({d, static_cast<double>(rng() % 100) / 4.0,
+                      static_cast<uint8_t>(rng() % 50 == 0), 400 + rng() % 200});
       }
       g.emplace_back(u, std::move(es));
     }
     SegmentWriter a(env_.get()), b(env_.get());
     ASSERT_TRUE(a.Open(dir.File("a"), wo).ok());
     ASSERT_TRUE(b.Open(dir.File("b"), wo).ok());
-    uint64_t rejected = 0;
+    uint64_t rejected = 0, ranges_with_tombs = 0;
     for (const auto& [src, es] : g) {
       ASSERT_TRUE(a.AddVertex(src, kVertexExists).ok());
       ASSERT_TRUE(b.AddVertex(src, kVertexExists).ok());
-      for (const E& e : es) ASSERT_TRUE(a.AddEdge(e.dst, e.w, e.tomb).ok());
+      for (const E& e : es) ASSERT_TRUE(a.AddEdge(e.dst, e.w, e.tomb != 0, e.ts).ok());
       std::vector<VertexId> d;
       std::vector<double> w;
+      std::vector<uint8_t> t;
+      std::vector<Timestamp> ts;
       for (size_t i = 0; i < es.size();) {
-        if (es[i].tomb) {
-          ASSERT_TRUE(b.AddEdge(es[i].dst, es[i].w, true).ok());
-          ++i;
-          continue;
-        }
-        size_t j = i;
-        const size_t want = 1 + rng() % 300;
-        while (j < es.size() && j - i < want && !es[j].tomb) ++j;
+        const size_t j = std::min(es.size(), i + 1 + rng() % 300);
         d.clear();
         w.clear();
+        t.clear();
+        ts.clear();
         for (size_t k = i; k < j; ++k) {
           d.push_back(es[k].dst);
           w.push_back(es[k].w);
+          t.push_back(es[k].tomb);
+          ts.push_back(es[k].ts);
         }
+        const bool tombs = std::count(t.begin(), t.end(), 1) > 0;
+        ranges_with_tombs += tombs;
         if (i > 0 && rng() % 4 == 0) {  // starts at or before the last destination added
           std::vector<VertexId> bad = d;
           bad[0] = es[i - 1].dst;
-          ASSERT_TRUE(b.AddEdges(bad.data(), nullptr, bad.size()).IsInvalidArgument());
+          ASSERT_TRUE(b.AddEdges(bad.data(), w.data(), t.data(), bad.size(), ts.data())
+                          .IsInvalidArgument());
           ++rejected;
         }
         if (d.size() > 2 && rng() % 4 == 0) {  // not ascending inside
           std::vector<VertexId> bad = d;
           std::swap(bad[1], bad[2]);
-          ASSERT_TRUE(b.AddEdges(bad.data(), w.data(), bad.size()).IsInvalidArgument());
+          ASSERT_TRUE(b.AddEdges(bad.data(), w.data(), t.data(), bad.size(), ts.data())
+                          .IsInvalidArgument());
           ++rejected;
         }
-        const bool unit = !wo.weighted && rng() % 2 == 0;  // null weights: all 1.0
-        ASSERT_TRUE(b.AddEdges(d.data(), unit ? nullptr : w.data(), d.size()).ok());
+        // Null arrays where they say the same: weights of an unweighted file, no tombstones,
+        // timestamps not kept.
+        const bool unit = !wo.weighted && rng() % 2 == 0;
+        ASSERT_TRUE(b.AddEdges(d.data(), unit ? nullptr : w.data(),
+                               !tombs && rng() % 2 == 0 ? nullptr : t.data(), d.size(),
+                               wo.keep_timestamps ? ts.data() : nullptr)
+                        .ok());
         i = j;
       }
     }
+    EXPECT_GT(ranges_with_tombs, 10u);
     SegmentWriteStats sa, sb;
     ASSERT_TRUE(a.Finish(&sa).ok());
     ASSERT_TRUE(b.Finish(&sb).ok());
@@ -978,7 +991,7 @@ TEST_P(SegmentTest, AddEdgesWritesWhatAddEdgeWrites) {
     SegmentWriter w(env_.get());
     ASSERT_TRUE(w.Open(dir.File("c"), SegmentWriterOptions()).ok());
     const VertexId d[2] = {1, 2};
-    EXPECT_TRUE(w.AddEdges(d, nullptr, 2).IsInvalidArgument());  // before any vertex
+    EXPECT_TRUE(w.AddEdges(d, nullptr, nullptr, 2).IsInvalidArgument());  // before any vertex
   }
 }
 
