@@ -44,12 +44,26 @@ Status IndexAfterCompaction(const Version& base, int dir,
                             const std::vector<std::shared_ptr<SegmentHandle>>& inputs,
                             const std::vector<std::shared_ptr<SegmentHandle>>& outputs,
                             uint32_t output_level, index::VertexIndex* out) {
+  // A move's output shares its input's reader: one change, one pass over its vertex table.
+  auto input_of = [&](const SegmentHandle& out) -> const SegmentHandle* {
+    for (const auto& h : inputs) {
+      if (h->reader == out.reader) return h.get();
+    }
+    return nullptr;
+  };
   std::vector<index::FileChange> changes;
   for (const auto& h : inputs) {  // level-0 inputs are not in the index
     if (static_cast<int>(h->meta.tag) != dir || h->meta.level == 0) continue;
+    if (std::any_of(outputs.begin(), outputs.end(),
+                    [&](const auto& o) { return o->reader == h->reader; })) {
+      continue;
+    }
     changes.push_back({h->reader.get(), h->meta.level, false});
   }
-  for (const auto& h : outputs) changes.push_back({h->reader.get(), output_level, true});
+  for (const auto& h : outputs) {
+    const SegmentHandle* moved = input_of(*h);
+    changes.push_back({h->reader.get(), output_level, true, moved ? moved->meta.level : 0u});
+  }
   return index::ApplyFileChanges(base.index[dir], changes, out);
 }
 

@@ -79,11 +79,17 @@ Status ApplyFileChanges(const VertexIndex& base, const std::vector<FileChange>& 
                                      " is not indexed per vertex (levels 1.." +
                                      std::to_string(kMaxIndexedLevel) + ")");
     }
+    if (c.from_level != 0 &&
+        (!c.added || c.from_level == c.level || c.from_level > kMaxIndexedLevel)) {
+      return Status::InvalidArgument("vertex index: a move from level " +
+                                     std::to_string(c.from_level) + " to level " +
+                                     std::to_string(c.level) + " is not a move");
+    }
     (c.added ? added : removed).push_back({&c, Cursor(c.reader)});
   }
 
   VertexIndex cur = base;
-  std::vector<Edit> edits;
+  std::vector<Edit> edits, sets;
   VertexEntry e;
   while (true) {
     // The step: the aligned block of chunk_vertices IDs holding the smallest pending vertex.
@@ -106,11 +112,16 @@ Status ApplyFileChanges(const VertexIndex& base, const std::vector<FileChange>& 
         edits.push_back({e.src, Edit::kLevelErase, Pos::LevelOnly(src.change->level)});
       }
     }
+    // A moved file's removals join the others, ahead of every addition.
+    sets.clear();
     for (Source& src : added) {
+      const uint32_t from = src.change->from_level;
       while (src.cursor.NextUpTo(hi, &e)) {
-        edits.push_back({e.src, Edit::kLevelSet, Pos::Make(src.change->level, e)});
+        if (from != 0) edits.push_back({e.src, Edit::kLevelErase, Pos::LevelOnly(from)});
+        sets.push_back({e.src, Edit::kLevelSet, Pos::Make(src.change->level, e)});
       }
     }
+    edits.insert(edits.end(), sets.begin(), sets.end());
     for (auto* group : {&removed, &added}) {
       for (Source& src : *group) {
         if (!src.cursor.status().ok()) return src.cursor.status();

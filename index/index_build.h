@@ -27,12 +27,16 @@ struct FileChange {
   const SegmentReader* reader = nullptr;
   uint32_t level = 1;  // 1..kMaxIndexedLevel
   bool added = true;
+  // An added file that was on this level until now (a move): its vertices leave from_level
+  // as they enter `level`, with one pass over its vertex table. 0: a new file.
+  uint32_t from_level = 0;
 };
 
 // *out = base with `changes` applied, keeping the invariant above:
 //   - a level file removed: its vertices leave that level;
 //   - a level file added: a Pos for each of its vertices (applied after the removals, so a
-//     compaction may rewrite a level into itself).
+//     compaction may rewrite a level into itself); one moved (from_level) leaves its old
+//     level with the removals.
 // Works in steps of `chunk_vertices` vertex IDs (a power of two, a multiple of kRangeSize): one
 // scanner per file over its vertex entries (opened when the steps reach its range), the edits
 // of one step applied before the next. Memory besides the indexes: O(files x chunk_vertices).

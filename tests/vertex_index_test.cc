@@ -439,6 +439,10 @@ TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
     EXPECT_NE(s0.ToString().find("level 0"), std::string::npos) << s0.ToString();
     s0 = index::ApplyFileChanges(v->index[d], {{v->l0[d][0]->reader.get(), 0, false}}, &refused);
     EXPECT_TRUE(s0.IsInvalidArgument()) << s0.ToString();
+    // A move to the level it is on is no move.
+    s0 = index::ApplyFileChanges(v->index[d], {{files[0].reader, files[0].level, true,
+                                                files[0].level}}, &refused);
+    EXPECT_TRUE(s0.IsInvalidArgument()) << s0.ToString();
     for (uint64_t step : steps) {
       VertexIndex built;
       ASSERT_TRUE(index::Build(files, &built, step).ok());
@@ -446,14 +450,24 @@ TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
       std::string diff;
       ASSERT_TRUE(built.SameContents(v->index[d], &diff)) << "step " << step << ": " << diff;
     }
+    uint32_t top = 0;
+    for (const index::IndexedFile& f : files) top = std::max(top, f.level);
     for (int trial = 0; trial < 30; ++trial) {
       std::vector<index::IndexedFile> before, after;
       std::vector<index::FileChange> changes;
+      bool moved = false;  // at most one file moves, to the empty level below the others
       for (const index::IndexedFile& f : files) {
-        const uint64_t r = rng() % 4;  // 0, 1: kept; 2: removed; 3: added
+        const uint64_t r = rng() % 5;  // 0, 1: kept; 2: removed; 3: added; 4: moved
+        if (r == 4 && !moved) {
+          moved = true;
+          before.push_back(f);
+          after.push_back({f.reader, top + 1});
+          changes.push_back({f.reader, top + 1, true, f.level});
+          continue;
+        }
         if (r <= 2) before.push_back(f);
-        if (r != 2) after.push_back(f);
-        if (r >= 2) changes.push_back({f.reader, f.level, r == 3});
+        if (r == 0 || r == 1 || r == 3) after.push_back(f);
+        if (r == 2 || r == 3) changes.push_back({f.reader, f.level, r == 3});
       }
       std::shuffle(changes.begin(), changes.end(), rng);
       const uint64_t step = steps[rng() % 5];
