@@ -112,6 +112,24 @@ LocateConfig GetLocateConfig() {
   return c;
 }
 
+namespace {
+
+// Prefetches the key lines of vertex x's entries among the first n of `a` (the lines
+// AppendArea::Find(n, x, key) compares), reading its u column, which should be in cache.
+void PrefetchAreaKeys(const AppendArea& a, size_t n, uint32_t x) {
+  const uint8_t* u = a.u();
+  const uint64_t* v = a.v();
+  uintptr_t last = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (u[i] != x) continue;
+    const uintptr_t line = reinterpret_cast<uintptr_t>(v + i) & ~uintptr_t{63};
+    if (line != last) coro::Prefetch(reinterpret_cast<const void*>(line));
+    last = line;
+  }
+}
+
+}  // namespace
+
 // What BuildPipelined's probe found for an item's first edge update (direction dir, vertex i
 // of the subgraph, key v), in the container it searched from `root`: a C-ART's root or the
 // clustered index's. Containers are immutable, so while the version being built still holds
@@ -311,10 +329,14 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     if (a == nullptr) return;
     // The append area's next slot, where an in-place append writes its key (the header,
     // prefetched two items ago, says where).
-    if (a->appended != nullptr && a->appended_n < a->appended->cap) {
-      __builtin_prefetch(a->appended->v() + a->appended_n, 1);
-    }
     const uint32_t i = LocalOf(op->u);
+    if (a->appended != nullptr) {
+      const AppendArea* ar = a->appended;
+      if (a->appended_n < ar->cap) __builtin_prefetch(ar->v() + a->appended_n, 1);
+      // The keys of vertex i's entries, which the build's lookup (ViewState) compares with
+      // (i, v): they were most of its misses (docs/benchmarks.md, "the area's key lines").
+      if (ar->MayHave(i)) PrefetchAreaKeys(*ar, a->appended_n, i);
+    }
     p.u = static_cast<uint8_t>(i);
     p.v = op->v;
     p.dir = op->dir;
@@ -920,7 +942,11 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
   fresh->deleted_mask = deleted;
 
   // The new version's per-vertex counts, edited while it is built; written back at the end.
-  CountEdits counts[2] = {CountEdits(&fresh->out), CountEdits(with_in ? fresh->in : &fresh->out)};
+  // Until then its counts are a copy of the base's, so unedited ones are read from the base,
+  // whose lines the pipeline fetched: the new block is cold memory from the allocator, and a
+  // load from it waited for the line CopyVersion's stores were still fetching.
+  const SubgraphVersion* const from = base != nullptr ? base : fresh;
+  CountEdits counts[2] = {CountEdits(&from->out), CountEdits(with_in ? from->in : &from->out)};
 
   // 2. Clear deleted vertices' lists (and their appended updates).
   for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
@@ -994,6 +1020,10 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
     }
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
     CountEdits& c = counts[dir];
+    // The view the updates take their prior states from: a's until this loop changes it,
+    // which is the base's unless step 2 cleared a vertex (read from the base for the reason
+    // the counts are).
+    const Adjacency& view = base != nullptr && cleared == 0 ? (dir == 0 ? base->out : *base->in) : *a;
 
     uint64_t touched = 0;
     auto make = [&](const EdgeStage& e) {
@@ -1028,25 +1058,29 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
              : u.op == UpdateOp::kTombstone ? kAppendTomb
                                             : kAppendErased;
     };
-    AppendArea* const old = a->appended;
+    const AppendArea* const old = a->appended;
     const size_t old_n = a->appended_n;
-    if (st.size() == 1 && old_n < kAppendCapacity) {
-      // One update (the common case: a shuffled stream gives a subgraph about one per batch)
-      // into an area with room: appended in place when this build claims the next slot of the
-      // area the base version shares, else onto a copy of the base's prefix.
-      const EdgeStage& e = st[0];
-      touched |= uint64_t{1} << e.i;
-      const Update u = make(e);
-      const PrevState p = ViewState(*a, dir, e.i, e.v, hint);
-      account(e.i, u, p);
-      if (!(u.op == UpdateOp::kErase && p == PrevState::kAbsent)) {
-        if (old == nullptr ||
-            !TryAppend(old, old_n, static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w)) {
-          a->appended = AreaWith(&alloc_, opt_.weighted, old, old_n, static_cast<uint8_t>(e.i),
+    if (old_n + st.size() <= kAppendCapacity) {
+      // Updates that fit the area (the common case: a shuffled stream gives a subgraph about
+      // one per batch): each appended in place when this build claims the next slot of the
+      // area (the one the base version shares, at first), else onto a copy of the prefix,
+      // which the next ones append to. The keys of st are distinct, so each update's prior
+      // state is the view's before this build whatever was appended before it.
+      size_t n = old_n;
+      for (const EdgeStage& e : st) {
+        touched |= uint64_t{1} << e.i;
+        const Update u = make(e);
+        const PrevState p = ViewState(view, dir, e.i, e.v, hint);
+        account(e.i, u, p);
+        if (u.op == UpdateOp::kErase && p == PrevState::kAbsent) continue;
+        AppendArea* const cur = a->appended;
+        if (cur == nullptr ||
+            !TryAppend(cur, n, static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w)) {
+          a->appended = AreaWith(&alloc_, opt_.weighted, cur, n, static_cast<uint8_t>(e.i),
                                  kind_of(u), e.v, e.w);
-          UnrefAppendArea(&alloc_, old);
+          UnrefAppendArea(&alloc_, cur);
         }
-        a->appended_n = static_cast<uint8_t>(old_n + 1);
+        a->appended_n = static_cast<uint8_t>(++n);
       }
     } else {
       // The base's view of the area, then this build's updates merged over it in key order.
@@ -1061,7 +1095,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       for (const EdgeStage& e : st) {
         touched |= uint64_t{1} << e.i;
         const Update u = make(e);
-        const PrevState p = ViewState(*a, dir, e.i, e.v, hint);
+        const PrevState p = ViewState(view, dir, e.i, e.v, hint);
         account(e.i, u, p);
         if (u.op == UpdateOp::kErase && p == PrevState::kAbsent) continue;
         while (old_before(static_cast<uint8_t>(e.i), e.v)) merged.push_back(prior[op++]);

@@ -280,11 +280,42 @@ void CountEdits::Commit(NodeAllocator* alloc, Adjacency* a) const {
     present |= static_cast<uint64_t>(entries_[i] != 0) << i;
     fit &= Fits(a->count_format, entries_[i], live_[i]);
   }
-  if (fit && present == (a->count_mask & edited_)) {  // same mask and format: patch in place
+  const uint64_t had = a->count_mask & edited_;
+  if (fit && present == had) {  // same mask and format: patch in place
     for (uint64_t m = present; m != 0; m &= m - 1) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
       WriteRecord(a->counts, a->count_format, a->CountRecord(i), entries_[i], live_[i]);
     }
+    return;
+  }
+  if (fit && (present & had) == had) {
+    // Vertices gained their first entries and none lost its last (a sparse subgraph's usual
+    // build): the records of the grown mask, in the same format, merged from the old array
+    // and the edits, without the dense round trip below (GetCounts and SetCounts were 2.4% of
+    // a scale-18 ingest_large's samples).
+    const uint64_t mask = a->count_mask | present;
+    const CountFormat f = a->count_format;
+    const size_t rec = kCountRecordBytes[f];
+    alignas(8) unsigned char merged[sizeof(uint32_t) * 2 * kSubgraphSize];
+    const unsigned char* old = static_cast<const unsigned char*>(a->counts);
+    size_t k = 0, j = 0;  // next record of the merged array, of the old one
+    for (uint64_t m = mask; m != 0; m &= m - 1, ++k) {
+      const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+      if ((edited_ >> i) & 1) {
+        WriteRecord(merged, f, k, entries_[i], live_[i]);
+      } else {
+        std::memcpy(merged + k * rec, old + j * rec, rec);
+      }
+      j += (a->count_mask >> i) & 1;
+    }
+    const size_t bytes = rec * k;
+    if (bytes != a->CountBytes()) {
+      FreeCounts(alloc, a);
+      a->counts = NewCounts(alloc, a, bytes);
+    }
+    a->count_mask = mask;
+    a->count_format = f;
+    if (bytes != 0) std::memcpy(a->counts, merged, bytes);
     return;
   }
   VertexCounts all;

@@ -52,9 +52,9 @@ static_assert(sizeof(ArtArray) % alignof(CArt) == 0);
 // own C-ART, stored at arts->trees()[popcount(art_mask & ((1 << i) - 1))].
 //
 // Entry counts are sparse: bit i of count_mask is set iff vertex i has at least one entry here,
-// and the k-th set bit's counts are the k-th record of `counts`, in the narrowest of three
-// formats that holds every record (SetCounts picks it; a patch in place keeps it while the new
-// values fit):
+// and the k-th set bit's counts are the k-th record of `counts`, in a format that holds every
+// record: the narrowest of three when SetCounts picks it; CountEdits keeps it while the new
+// values fit:
 //   kCounts16      uint16 entries; live == entries (no tombstones here): 2 bytes a vertex;
 //   kCountPairs16  uint16 {entries, live}: 4 bytes;
 //   kCountPairs32  uint32 {entries, live}: 8 bytes.
@@ -176,9 +176,13 @@ void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c);
 // The per-vertex counts of an Adjacency of an unpublished version, while its build changes
 // them: a vertex's counts are read from the adjacency until first written, and Commit stores
 // back only the written ones. A build touches a few of the 64 vertices, so this costs what it
-// touches; the packed array is rebuilt (GetCounts + SetCounts) only when a vertex gains its
-// first entry or loses its last, which changes the array's mask, or when an edited record does
-// not fit the array's format (a count reaching 65536, or a first tombstone under kCounts16).
+// touches: records are patched in place, and a vertex's first entry merges a record into the
+// array; the array is rebuilt (GetCounts + SetCounts) only when a vertex loses its last entry
+// or an edited record does not fit the array's format (a count reaching 65536, or a first
+// tombstone under kCounts16).
+//
+// `a` is where unedited counts are read: the version being built, or the version it copied
+// (whose counts it holds until Commit, and whose lines are in cache when the new block is not).
 class CountEdits {
  public:
   explicit CountEdits(const Adjacency* a) : a_(a) {}
@@ -186,7 +190,8 @@ class CountEdits {
   uint32_t live(uint32_t i) const { return Has(i) ? live_[i] : a_->Live(i); }
   uint32_t& entries_ref(uint32_t i) { return Touch(i), entries_[i]; }
   uint32_t& live_ref(uint32_t i) { return Touch(i), live_[i]; }
-  // Writes the edits to `a` (the adjacency given at construction).
+  // Writes the edits to `a`: the adjacency given at construction, or the copy of it that
+  // holds the same counts.
   void Commit(NodeAllocator* alloc, Adjacency* a) const;
 
  private:

@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "memgraph/append_area.h"
+#include "memgraph/memgraph.h"
 #include "memgraph/node_allocator.h"
+#include "mvcc/commit_clock.h"
+#include "mvcc/reader_tracer.h"
 
 namespace strata::mem {
 namespace {
@@ -43,7 +46,9 @@ void ExpectView(const Version& ver, bool weighted) {
     EXPECT_EQ(e[i].u, k.first) << "entry " << i;
     EXPECT_EQ(e[i].v, k.second) << "entry " << i;
     EXPECT_EQ(e[i].kind, val.first) << "entry " << i;
-    if (weighted) EXPECT_EQ(e[i].w, val.second) << "entry " << i;
+    if (weighted) {
+      EXPECT_EQ(e[i].w, val.second) << "entry " << i;
+    }
     mask |= uint64_t{1} << k.first;
     ++i;
     const ptrdiff_t p = a->Find(ver.n, k.first, k.second);
@@ -51,7 +56,9 @@ void ExpectView(const Version& ver, bool weighted) {
     EXPECT_LT(static_cast<size_t>(p), ver.n);
     EXPECT_EQ(a->kind()[p], val.first);
     EXPECT_EQ(a->v()[p], k.second);
-    if (!ver.m.count({k.first, k.second + 1})) EXPECT_EQ(a->Find(ver.n, k.first, k.second + 1), -1);
+    if (!ver.m.count({k.first, k.second + 1})) {
+      EXPECT_EQ(a->Find(ver.n, k.first, k.second + 1), -1);
+    }
   }
   EXPECT_EQ(a->PrefixMask(ver.n), mask);
   EXPECT_EQ(a->mask.load() & mask, mask);  // a superset of every prefix's
@@ -210,6 +217,86 @@ TEST(AppendAreaEntries, LatestPerKeyInKeyOrderForSmallAndLargeIds) {
     UnrefAppendArea(&alloc, a);
   }
   EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+
+// A build of several updates to one subgraph that fit its area appends each in place, in the
+// area the base version shares (a merge into a new area copied the area for every such build),
+// and every version keeps its own view; updates that do not fit go to the containers.
+TEST(AppendAreaBuild, SeveralUpdatesOfOneBuildAppendInPlace) {
+  mvcc::CommitClock clock;
+  mvcc::ReaderTracer tracer;
+  MemGraphOptions opt;
+  opt.weighted = true;
+  MemGraph g(opt, &clock, &tracer);
+  uint32_t seq = 0;
+  auto put = [&](VertexId u, VertexId v, double w) {
+    return PrimOp{PrimOp::kPut, 0, seq++, u, v, w};
+  };
+  // Each commit's versions stay readable: a reader registered after it keeps them.
+  std::vector<mvcc::ReaderTracer::Slot> readers;
+  auto apply = [&](std::vector<PrimOp> ops) {
+    Timestamp t = 0;
+    Status s = g.Apply(&ops, nullptr, &t);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    readers.push_back(tracer.Register(clock));
+    return t;
+  };
+  auto find = [](const SubgraphVersion* v, VertexId u, VertexId x, double* w) {
+    return FindEdge(v->out, static_cast<uint32_t>(u % 64), x, w, nullptr);
+  };
+  const Timestamp t1 = apply({put(1, 100, 1.5)});
+  const SubgraphVersion* v1 = g.VersionAt(0, t1);
+  ASSERT_NE(v1, nullptr);
+  ASSERT_NE(v1->out.appended, nullptr);
+  ASSERT_EQ(v1->out.appended_n, 1);
+  // Three new keys and a delete of an absent edge (nothing to record without tombstones).
+  const Timestamp t2 = apply({put(2, 200, 2.5), put(1, 300, 3.5), put(5, 100, 4.5),
+                              PrimOp{PrimOp::kDelete, 0, seq++, 7, 9, 1.0}});
+  const SubgraphVersion* v2 = g.VersionAt(0, t2);
+  ASSERT_NE(v2, v1);
+  EXPECT_EQ(v2->out.appended, v1->out.appended) << "appended in place, not copied";
+  EXPECT_EQ(v2->out.appended_n, 4);
+  EXPECT_EQ(g.VersionAt(0, t1), v1);
+  EXPECT_EQ(v1->out.appended_n, 1);
+  double w = 0;
+  EXPECT_TRUE(find(v2, 1, 100, &w));
+  EXPECT_EQ(w, 1.5);
+  EXPECT_TRUE(find(v2, 1, 300, &w));
+  EXPECT_EQ(w, 3.5);
+  EXPECT_TRUE(find(v2, 5, 100, &w));
+  EXPECT_EQ(w, 4.5);
+  EXPECT_FALSE(find(v2, 7, 9, &w));
+  EXPECT_FALSE(find(v1, 1, 300, &w));
+  EXPECT_FALSE(find(v1, 5, 100, &w));
+  EXPECT_EQ(v2->out.Live(1), 2u);
+  EXPECT_EQ(v2->out.Live(5), 1u);
+  EXPECT_EQ(v1->out.Live(1), 1u);
+  // An overwrite of an appended key and a new one: appended after v2's entries; the latest
+  // entry of a key is the view's.
+  const Timestamp t3 = apply({put(1, 100, 6.5), put(3, 1, 7.5)});
+  const SubgraphVersion* v3 = g.VersionAt(0, t3);
+  EXPECT_EQ(v3->out.appended, v1->out.appended);
+  EXPECT_EQ(v3->out.appended_n, 6);
+  EXPECT_TRUE(find(v3, 1, 100, &w));
+  EXPECT_EQ(w, 6.5);
+  EXPECT_TRUE(find(v2, 1, 100, &w));
+  EXPECT_EQ(w, 1.5);
+  EXPECT_EQ(v3->out.Live(1), 2u);
+  // More updates than the area has room for: merged into the containers.
+  std::vector<PrimOp> many;
+  for (VertexId x = 0; x < kAppendCapacity; ++x) many.push_back(put(x % 64, 1000 + x, 8.0));
+  const Timestamp t4 = apply(many);
+  const SubgraphVersion* v4 = g.VersionAt(0, t4);
+  EXPECT_EQ(v4->out.appended, nullptr);
+  for (VertexId x = 0; x < kAppendCapacity; ++x) {
+    EXPECT_TRUE(find(v4, x % 64, 1000 + x, &w)) << x;
+  }
+  EXPECT_TRUE(find(v4, 1, 100, &w));
+  EXPECT_EQ(w, 6.5);
+  EXPECT_TRUE(find(v4, 3, 1, &w));
+  EXPECT_EQ(v4->out.Live(1), 3u);
+  for (const mvcc::ReaderTracer::Slot& r : readers) tracer.Unregister(r);
 }
 
 }  // namespace
