@@ -1058,6 +1058,15 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
              : u.op == UpdateOp::kTombstone ? kAppendTomb
                                             : kAppendErased;
     };
+    // e's update, its prior state taken from the view and counted; false when there is
+    // nothing to record (an erase of an absent entry).
+    auto take = [&](const EdgeStage& e, Update* u) {
+      touched |= uint64_t{1} << e.i;
+      *u = make(e);
+      const PrevState p = ViewState(view, dir, e.i, e.v, hint);
+      account(e.i, *u, p);
+      return !(u->op == UpdateOp::kErase && p == PrevState::kAbsent);
+    };
     const AppendArea* const old = a->appended;
     const size_t old_n = a->appended_n;
     if (old_n + st.size() <= kAppendCapacity) {
@@ -1068,11 +1077,8 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       // state is the view's before this build whatever was appended before it.
       size_t n = old_n;
       for (const EdgeStage& e : st) {
-        touched |= uint64_t{1} << e.i;
-        const Update u = make(e);
-        const PrevState p = ViewState(view, dir, e.i, e.v, hint);
-        account(e.i, u, p);
-        if (u.op == UpdateOp::kErase && p == PrevState::kAbsent) continue;
+        Update u;
+        if (!take(e, &u)) continue;
         AppendArea* const cur = a->appended;
         if (cur == nullptr ||
             !TryAppend(cur, n, static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w)) {
@@ -1093,11 +1099,8 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
         return op < prior.size() && (prior[op].u < i || (prior[op].u == i && prior[op].v < v));
       };
       for (const EdgeStage& e : st) {
-        touched |= uint64_t{1} << e.i;
-        const Update u = make(e);
-        const PrevState p = ViewState(view, dir, e.i, e.v, hint);
-        account(e.i, u, p);
-        if (u.op == UpdateOp::kErase && p == PrevState::kAbsent) continue;
+        Update u;
+        if (!take(e, &u)) continue;
         while (old_before(static_cast<uint8_t>(e.i), e.v)) merged.push_back(prior[op++]);
         if (op < prior.size() && prior[op].u == e.i && prior[op].v == e.v) ++op;
         merged.push_back({static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w});
