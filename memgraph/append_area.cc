@@ -11,6 +11,8 @@ namespace strata::mem {
 
 namespace {
 
+static_assert(kAppendCapacity <= 32, "AppendArea::Matches");
+
 size_t Bytes(size_t cap, bool weighted) {
   return sizeof(AppendArea) + cap * (2 + sizeof(uint64_t) + (weighted ? sizeof(double) : 0));
 }
@@ -44,12 +46,12 @@ void Set(AppendArea* a, size_t i, uint8_t u, uint8_t kind, uint64_t v, double w)
 }  // namespace
 
 size_t AppendArea::Run(size_t n, uint32_t x, uint8_t* idx) const {
-  const uint8_t* uu = u();
   const uint64_t* vv = v();
   size_t m = 0;
   // Latest first, so the first entry seen of a key is the one that counts.
-  for (size_t i = n; i-- > 0;) {
-    if (uu[i] != x) continue;
+  for (uint32_t bits = Matches(n, x); bits != 0;) {
+    const size_t i = static_cast<size_t>(31 - __builtin_clz(bits));
+    bits &= ~(uint32_t{1} << i);
     bool older = false;
     for (size_t j = 0; j < m; ++j) older |= vv[idx[j]] == vv[i];
     if (!older) idx[m++] = static_cast<uint8_t>(i);

@@ -36,12 +36,16 @@
 #include <cstdint>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "memgraph/node_allocator.h"
 #include "memgraph/update.h"
 
 namespace strata::mem {
 
-inline constexpr size_t kAppendCapacity = 32;
+inline constexpr size_t kAppendCapacity = 32;  // AppendArea::Matches holds 32 bits
 
 enum AppendKind : uint8_t { kAppendLive = 0, kAppendTomb = 1, kAppendErased = 2 };
 
@@ -67,13 +71,33 @@ struct AppendArea {
   const double* w() const { return weighted ? reinterpret_cast<const double*>(v() + cap) : nullptr; }
   // False only if no entry (of any prefix) has vertex x.
   bool MayHave(uint32_t x) const { return (mask.load(std::memory_order_relaxed) >> x) & 1; }
+  // Bit i set iff entry i (i < n) has vertex x. Compares the u column 16 bytes at a time:
+  // it may read past the column's cap bytes (into kind and v, inside the block: a block holds
+  // at least 16 + 8 * 10 bytes), and those bits are masked off.
+  uint32_t Matches(size_t n, uint32_t x) const {
+#if defined(__SSE2__)
+    const __m128i key = _mm_set1_epi8(static_cast<char>(x));
+    const auto* col = reinterpret_cast<const __m128i*>(u());
+    const uint32_t lo = static_cast<uint32_t>(
+        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(col), key)));
+    const uint32_t hi = static_cast<uint32_t>(
+        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(col + 1), key)));
+    const uint32_t m = lo | hi << 16;
+    return n >= 32 ? m : m & ((uint32_t{1} << n) - 1);
+#else
+    uint32_t m = 0;
+    for (size_t i = 0; i < n; ++i) m |= static_cast<uint32_t>(u()[i] == x) << i;
+    return m;
+#endif
+  }
   // Index of the latest entry (x, key) among the first n, or -1.
   ptrdiff_t Find(size_t n, uint32_t x, uint64_t key) const {
     if (!MayHave(x)) return -1;
-    const uint8_t* uu = u();
     const uint64_t* vv = v();
-    for (size_t i = n; i-- > 0;) {
-      if (uu[i] == x && vv[i] == key) return static_cast<ptrdiff_t>(i);
+    for (uint32_t m = Matches(n, x); m != 0;) {
+      const int i = 31 - __builtin_clz(m);  // latest first
+      if (vv[i] == key) return i;
+      m &= ~(uint32_t{1} << i);
     }
     return -1;
   }

@@ -117,12 +117,10 @@ namespace {
 // Prefetches the key lines of vertex x's entries among the first n of `a` (the lines
 // AppendArea::Find(n, x, key) compares), reading its u column, which should be in cache.
 void PrefetchAreaKeys(const AppendArea& a, size_t n, uint32_t x) {
-  const uint8_t* u = a.u();
   const uint64_t* v = a.v();
   uintptr_t last = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (u[i] != x) continue;
-    const uintptr_t line = reinterpret_cast<uintptr_t>(v + i) & ~uintptr_t{63};
+  for (uint32_t m = a.Matches(n, x); m != 0; m &= m - 1) {
+    const uintptr_t line = reinterpret_cast<uintptr_t>(v + __builtin_ctz(m)) & ~uintptr_t{63};
     if (line != last) coro::Prefetch(reinterpret_cast<const void*>(line));
     last = line;
   }

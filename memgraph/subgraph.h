@@ -176,10 +176,10 @@ void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c);
 // The per-vertex counts of an Adjacency of an unpublished version, while its build changes
 // them: a vertex's counts are read from the adjacency until first written, and Commit stores
 // back only the written ones. A build touches a few of the 64 vertices, so this costs what it
-// touches: records are patched in place, and a vertex's first entry merges a record into the
-// array; the array is rebuilt (GetCounts + SetCounts) only when a vertex loses its last entry
-// or an edited record does not fit the array's format (a count reaching 65536, or a first
-// tombstone under kCounts16).
+// touches: records are patched in place, and a vertex's first entry or last one merges a
+// record into or out of the array in its format; the array is rebuilt (GetCounts + SetCounts,
+// which also narrows the format) only when an edited record does not fit the array's format
+// (a count reaching 65536, or a first tombstone under kCounts16).
 //
 // `a` is where unedited counts are read: the version being built, or the version it copied
 // (whose counts it holds until Commit, and whose lines are in cache when the new block is not).
@@ -191,7 +191,7 @@ class CountEdits {
   uint32_t& entries_ref(uint32_t i) { return Touch(i), entries_[i]; }
   uint32_t& live_ref(uint32_t i) { return Touch(i), live_[i]; }
   // Writes the edits to `a`: the adjacency given at construction, or the copy of it that
-  // holds the same counts.
+  // holds the same counts (the old records are read from the one given at construction).
   void Commit(NodeAllocator* alloc, Adjacency* a) const;
 
  private:
