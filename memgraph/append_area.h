@@ -34,6 +34,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -71,17 +72,19 @@ struct AppendArea {
   const double* w() const { return weighted ? reinterpret_cast<const double*>(v() + cap) : nullptr; }
   // False only if no entry (of any prefix) has vertex x.
   bool MayHave(uint32_t x) const { return (mask.load(std::memory_order_relaxed) >> x) & 1; }
-  // Bit i set iff entry i (i < n) has vertex x. Compares the u column 16 bytes at a time:
-  // it may read past the column's cap bytes (into kind and v, inside the block: a block holds
-  // at least 16 + 8 * 10 bytes), and those bits are masked off.
+  // Bit i set iff entry i (i < n) has vertex x. Compares the u column 16 bytes at a time,
+  // from a copy of its first n bytes only: slots past a reader's prefix may be written by a
+  // build at the same time (a load of them would race, even with their bits masked off).
   uint32_t Matches(size_t n, uint32_t x) const {
 #if defined(__SSE2__)
+    alignas(16) uint8_t col[32] = {};
+    std::memcpy(col, u(), n);
     const __m128i key = _mm_set1_epi8(static_cast<char>(x));
-    const auto* col = reinterpret_cast<const __m128i*>(u());
+    const auto* c = reinterpret_cast<const __m128i*>(col);
     const uint32_t lo = static_cast<uint32_t>(
-        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(col), key)));
-    const uint32_t hi = static_cast<uint32_t>(
-        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(col + 1), key)));
+        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_load_si128(c), key)));
+    const uint32_t hi = n <= 16 ? 0 : static_cast<uint32_t>(
+        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_load_si128(c + 1), key)));
     const uint32_t m = lo | hi << 16;
     return n >= 32 ? m : m & ((uint32_t{1} << n) - 1);
 #else
