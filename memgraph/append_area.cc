@@ -11,8 +11,6 @@ namespace strata::mem {
 
 namespace {
 
-static_assert(kAppendCapacity <= 32, "AppendArea::Matches");
-
 size_t Bytes(size_t cap, bool weighted) {
   return sizeof(AppendArea) + cap * (2 + sizeof(uint64_t) + (weighted ? sizeof(double) : 0));
 }

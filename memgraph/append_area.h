@@ -46,7 +46,8 @@
 
 namespace strata::mem {
 
-inline constexpr size_t kAppendCapacity = 32;  // AppendArea::Matches holds 32 bits
+inline constexpr size_t kAppendCapacity = 32;
+static_assert(kAppendCapacity <= 32, "AppendArea::Matches returns a bit per entry in 32 bits");
 
 enum AppendKind : uint8_t { kAppendLive = 0, kAppendTomb = 1, kAppendErased = 2 };
 

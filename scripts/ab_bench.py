@@ -26,10 +26,9 @@ import statistics
 import subprocess
 import sys
 
-QUICK_UPDATE = ["--suite", "quick", "--only", "update", "--systems", "strata-mem"]
 MODES = {
     "fill": ["fill", "--scale", "20", "--weighted"],
-    "update": QUICK_UPDATE,
+    "update": ["--suite", "quick", "--only", "update", "--systems", "strata-mem"],
     "update22": ["--suite", "full", "--only", "update", "--systems", "strata-mem"],
     "ingest": ["--suite", "quick", "--only", "ingest_large", "--systems", "strata",
                "--large-analytics", "none"],
