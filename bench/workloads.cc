@@ -20,6 +20,7 @@
 
 #include "bench/csr.h"
 #include "bench/util.h"
+#include "bench/writers.h"
 #include "graphio/generator.h"
 
 namespace strata::bench {
@@ -97,33 +98,6 @@ void Generate(const Graph& g, uint64_t b, uint64_t e, std::vector<PackedEdge>* o
                     });
 }
 
-inline uint64_t PairKey(uint64_t u, uint64_t v) {
-  return std::min(u, v) << 32 | std::max(u, v);
-}
-
-// One writer thread's share of a stream, in stream order.
-struct OpStream {
-  std::vector<PackedEdge> e;
-  std::vector<double> w;     // empty when unweighted
-  std::vector<uint8_t> del;  // empty when insert-only
-  size_t size() const { return e.size(); }
-};
-
-std::vector<OpStream> Partition(const std::vector<PackedEdge>& e, const std::vector<double>& w,
-                                const std::vector<uint8_t>& del, int threads) {
-  std::vector<OpStream> s(threads);
-  for (auto& x : s) {
-    x.e.reserve(e.size() / threads + e.size() / (threads * 16) + 16);
-  }
-  for (size_t i = 0; i < e.size(); ++i) {
-    const int t = threads == 1 ? 0 : static_cast<int>(Mix64(PairKey(e[i].u, e[i].v)) % threads);
-    s[t].e.push_back(e[i]);
-    if (!w.empty()) s[t].w.push_back(w[i]);
-    if (!del.empty()) s[t].del.push_back(del[i]);
-  }
-  return s;
-}
-
 // The [90%, 100%) part as ops: every insert in order, and after every 20th insert a delete of
 // the edge at a random position of the load part.
 void MixedOps(const Graph& g, std::vector<PackedEdge>* e, std::vector<double>* w,
@@ -169,114 +143,13 @@ std::vector<std::pair<VertexId, VertexId>> RemovedEdges(const std::vector<Packed
 }
 
 // ---------------------------------------------------------------------------------------------
-// Writers.
+// Writers (bench/writers.h).
 
-struct alignas(64) Counter {
-  std::atomic<uint64_t> v{0};
-};
-
-struct WriteRun {
-  double seconds = 0;
-  double cpu_seconds = 0;
-  uint64_t ops = 0;
-  uint64_t inserts = 0;
-  uint64_t txns = 0;
-  std::vector<float> lat_us;  // per transaction
-  std::vector<std::pair<double, uint64_t>> series;  // (seconds, ops applied)
-  // With `deciles`: seconds from the start at which the writers together had applied
-  // (d + 1) / 10 of the ops, d = 0..9 (the transaction that crossed the mark, timed when it
-  // returned).
-  std::vector<double> decile_at;
-};
-
-// Applies each stream from its own thread in transactions of `batch` ops.
-WriteRun RunWriters(System* sys, const std::vector<OpStream>& streams, size_t batch,
-                    double series_interval, const std::string& what, bool deciles = false) {
-  const int threads = static_cast<int>(streams.size());
-  std::vector<Counter> done(threads);
-  std::vector<std::vector<float>> lat(threads);
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
+WriteRun RunWriters(System* sys, const WriterStreams& ws, size_t batch, double series_interval,
+                    const std::string& what, bool deciles = false) {
   WriteRun run;
-  for (const auto& s : streams) {
-    run.ops += s.size();
-    for (size_t i = 0; i < s.del.size(); ++i) run.inserts += !s.del[i];
-    if (s.del.empty()) run.inserts += s.size();
-  }
-  std::vector<std::thread> ts;
-  std::atomic<bool> failed{false};
-  Status first_error;
-  std::mutex err_mu;
-  // Deciles: one shared count, added to once per transaction (only asked for with large ones).
-  std::atomic<uint64_t> applied{0};
-  std::atomic<double> decile_at[10];
-  for (auto& d : decile_at) d.store(0.0);
-  double t_start = 0;  // set before `go`
-  for (int t = 0; t < threads; ++t) {
-    ts.emplace_back([&, t] {
-      const OpStream& s = streams[t];
-      std::vector<EdgeOp> buf(batch);
-      // The thread's own latencies, moved to lat[t] at the end: the vectors' headers in `lat`
-      // share cache lines, and a push_back per transaction bounced them between writers.
-      std::vector<float> my_lat;
-      my_lat.reserve(s.size() / batch + 1);
-      ready.fetch_add(1);
-      while (!go.load(std::memory_order_acquire)) {
-      }
-      for (size_t i = 0; i < s.size() && !failed.load(std::memory_order_relaxed); i += batch) {
-        const size_t k = std::min(batch, s.size() - i);
-        for (size_t j = 0; j < k; ++j) {
-          EdgeOp& op = buf[j];
-          op.u = s.e[i + j].u;
-          op.v = s.e[i + j].v;
-          op.w = s.w.empty() ? 1.0 : s.w[i + j];
-          op.del = !s.del.empty() && s.del[i + j];
-        }
-        const double t0 = NowSec();
-        Status st = sys->Apply(buf.data(), k);
-        const double t1 = NowSec();
-        if (!st.ok()) {
-          std::lock_guard<std::mutex> g(err_mu);
-          if (first_error.ok()) first_error = st;
-          failed = true;
-          break;
-        }
-        my_lat.push_back(static_cast<float>((t1 - t0) * 1e6));
-        done[t].v.store(done[t].v.load(std::memory_order_relaxed) + k, std::memory_order_relaxed);
-        if (deciles) {
-          const uint64_t before = applied.fetch_add(k, std::memory_order_relaxed);
-          for (uint64_t d = before * 10 / run.ops; d < 10 && (d + 1) * run.ops <= (before + k) * 10; ++d) {
-            decile_at[d].store(t1 - t_start, std::memory_order_relaxed);
-          }
-        }
-      }
-      lat[t] = std::move(my_lat);
-    });
-  }
-  while (ready.load() < threads) std::this_thread::yield();
-  const double c0 = ProcessCpuSec();
-  const double t0 = NowSec();
-  t_start = t0;
-  go.store(true, std::memory_order_release);
-  run.series.emplace_back(0.0, 0);
-  PeriodicSampler monitor(series_interval, [&] {
-    uint64_t sum = 0;
-    for (auto& c : done) sum += c.v.load(std::memory_order_relaxed);
-    run.series.emplace_back(NowSec() - t0, sum);
-  });
-  for (auto& t : ts) t.join();
-  run.seconds = NowSec() - t0;
-  run.cpu_seconds = ProcessCpuSec() - c0;
-  monitor.Stop();
-  run.series.emplace_back(run.seconds, run.ops);
-  if (!first_error.ok()) Fail(sys->name(), what, first_error);
-  for (auto& l : lat) {
-    run.txns += l.size();
-    run.lat_us.insert(run.lat_us.end(), l.begin(), l.end());
-  }
-  if (deciles) {
-    for (auto& d : decile_at) run.decile_at.push_back(d.load());
-  }
+  Status s = RunWriters(sys, ws, batch, series_interval, deciles, &run);
+  if (!s.ok()) Fail(sys->name(), what, s);
   return run;
 }
 
@@ -337,6 +210,7 @@ void AddWriteResults(ResultSink* sink, const std::string& workload, const std::s
   info.Int("ops", static_cast<int64_t>(run.ops));
   info.Int("transactions", static_cast<int64_t>(run.txns));
   info.Num("cpu_seconds", run.cpu_seconds);
+  info.Num("writers_finish_spread_s", run.finish_spread);
   info.Raw("latency_cdf_us", CdfJson(l));
   info.Str("latency", "per transaction, every transaction timed");
   if (with_series) info.Raw("series", SeriesJson(run.series));
@@ -626,7 +500,7 @@ void LoadWhole(const SuiteConfig& cfg, System* sys, const Graph& g) {
     if (!s.ok()) Fail(sys->name(), "build", s);
     return;
   }
-  std::vector<OpStream> streams = Partition(e, w, {}, cfg.threads);
+  WriterStreams streams = SplitForWriters(e, w, {}, cfg.threads);
   e.clear();
   e.shrink_to_fit();
   w.clear();
@@ -659,7 +533,7 @@ void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink*
   {
     std::unique_ptr<System> sys = OpenSystem(system, MakeSystemConfig(cfg, "insert-warmup", false, false));
     std::vector<PackedEdge> part(all.begin(), all.begin() + k / 10);
-    std::vector<OpStream> st = Partition(part, {}, {}, 1);
+    WriterStreams st = SplitForWriters(part, {}, {}, 1);
     RunWriters(sys.get(), st, 1024, 1.0, "warm-up");
     sys->Close();
     RemoveTree(cfg.dir + "/insert-warmup");
@@ -669,11 +543,11 @@ void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink*
       size_t batch;
       int threads;
       uint64_t n;
-      const std::vector<OpStream>* streams;  // the first n edges split among the threads
+      const WriterStreams* streams;  // the first n edges for the threads
       std::vector<WriteRun> runs;
     };
     // One split per (threads, n): the batch sizes share it, and the rounds reuse it.
-    std::map<std::pair<int, uint64_t>, std::vector<OpStream>> splits;
+    std::map<std::pair<int, uint64_t>, WriterStreams> splits;
     std::vector<Config> configs;
     for (size_t batch : {size_t{1}, size_t{1024}}) {
       for (int threads : thread_counts) {
@@ -681,7 +555,7 @@ void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink*
         auto [it, fresh] = splits.try_emplace({threads, n});
         if (fresh) {
           std::vector<PackedEdge> part(all.begin(), all.begin() + n);
-          it->second = Partition(part, {}, {}, threads);
+          it->second = SplitForWriters(part, {}, {}, threads);
         }
         configs.push_back(Config{batch, threads, n, &it->second, {}});
       }
@@ -713,9 +587,11 @@ void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink*
       info.Int("runs", nruns);
       info.Str("run_order", "rounds");  // every configuration once per round
       info.Int("scale", cfg.scale);
-      Log(system, "insert batch=%zu threads=%d wal=%s: %.0f edges/s (%llu edges, median of %d)",
+      Log(system,
+          "insert batch=%zu threads=%d wal=%s: %.0f edges/s (%llu edges, median of %d; writers' "
+          "ends %.3f s apart)",
           c.batch, c.threads, wal ? "on" : "off", med.ops / med.seconds,
-          static_cast<unsigned long long>(c.n), nruns);
+          static_cast<unsigned long long>(c.n), nruns, med.finish_spread);
       AddWriteResults(sink, "insert", system, params, med, false, info);
     }
   }
@@ -743,7 +619,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       std::vector<PackedEdge> e;
       std::vector<double> w;
       Generate(g, 0, g.load_end(), &e, &w);
-      std::vector<OpStream> streams = Partition(e, w, {}, T);
+      WriterStreams streams = SplitForWriters(e, w, {}, T);
       buffer_bytes = e.size() * sizeof(PackedEdge) * 2;
       e.clear();
       e.shrink_to_fit();
@@ -755,7 +631,8 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       p.Int("batch", 1024);
       p.Int("threads", T);
       p.Str("wal", "off");
-      Log(system, "update load (80%%, batch 1024): %.0f edges/s", run.ops / run.seconds);
+      Log(system, "update load (80%%, batch 1024): %.0f edges/s (writers' ends %.3f s apart)",
+          run.ops / run.seconds, run.finish_spread);
       if (only.Has("update")) {
         AddWriteResults(sink, "update", system, p, run, true, common_info);
         AddDecileResults(sink, "update", system, p, run);
@@ -766,7 +643,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       std::vector<PackedEdge> e;
       std::vector<double> w;
       Generate(g, g.load_end(), g.insert_end(), &e, &w);
-      std::vector<OpStream> streams = Partition(e, w, {}, T);
+      WriterStreams streams = SplitForWriters(e, w, {}, T);
       WriteRun run = RunWriters(sys.get(), streams, 1, cfg.series_interval, "update insert");
       ops_applied += run.ops;
       JsonObject p;
@@ -783,7 +660,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       std::vector<double> w;
       std::vector<uint8_t> del;
       MixedOps(g, &e, &w, &del);
-      std::vector<OpStream> streams = Partition(e, w, del, T);
+      WriterStreams streams = SplitForWriters(e, w, del, T);
       WriteRun run = RunWriters(sys.get(), streams, 1, cfg.series_interval, "update insert_delete");
       ops_applied += run.ops;
       JsonObject p;
