@@ -6,8 +6,15 @@
 // generated before its clock starts, so the rates are the store's alone.
 //
 //   strata-bench fill [--scale S] [--fraction F] [--batch B] [--weighted] [--verify]
-//                     [--cart-threshold T] [--order shuffled|source] [--directed]
+//                     [--cart-threshold T] [--order shuffled|source] [--directed] [--paired R]
 //                     [--perf-ctl FIFO [--perf-ack FIFO] --perf-tenth K]
+//
+// --paired R: the last tenth is applied in R slices alternated with slices of the first tenth
+// applied again to a second, fresh store, and the ratio of those two rates is printed too:
+// both sides then see the machine of the same moments. On a shared VM the machine's speed
+// drifts by tens of percent in the minute between the first tenth and the last, so the
+// sequential ratio of one run can be off by as much (docs/benchmarks.md, "Issue 28: writers
+// that steal; the fill ratio paired").
 //
 // --order source: the loaded part sorted by (source, destination) first, as an edge list sorted
 // by source is read (a batch then holds a few vertices' whole lists and touches few subgraphs;
@@ -74,6 +81,7 @@ int RunFillBench(int argc, char** argv) {
   bool weighted = false, verify = false, directed = false;
   std::string perf_ctl, perf_ack;
   int perf_tenth = -1;
+  int paired = 0;
   CLI::App app("One writer loads a stream into strata-mem; the rate of each tenth.",
                "strata-bench fill");
   app.add_option("--scale", scale, "Kronecker scale (2^S vertices)")
@@ -94,6 +102,10 @@ int RunFillBench(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--directed", directed, "a directed graph (out-lists only)");
   app.add_flag("--verify", verify, "check the store against the loaded stream (small scales)");
+  app.add_option("--paired", paired,
+                 "then R rounds: a slice of the first tenth into a fresh store, a slice of the "
+                 "last tenth again into a second store loaded to 90%, alternated")
+      ->check(CLI::Range(1, 1000));
   CLI::Option* ctl = app.add_option("--perf-ctl", perf_ctl, "perf's control FIFO");
   app.add_option("--perf-ack", perf_ack, "perf's acknowledgement FIFO")->needs(ctl);
   CLI::Option* tenth_opt = app.add_option("--perf-tenth", perf_tenth, "the tenth to profile")
@@ -148,8 +160,8 @@ int RunFillBench(int argc, char** argv) {
     });
   }
   std::map<std::pair<VertexId, VertexId>, double> want;  // --verify: directed entries
-  double seconds = 0, first = 0, last = 0;
-  for (int t = 0; t < 10; ++t) {
+  // Tenth t's batches (with --verify, its edges recorded in `want`).
+  auto tenth_batches = [&](int t, bool record) {
     std::vector<WriteBatch> batches;
     const uint64_t end = (t + 1) * tenth;
     for (uint64_t p = t * tenth; p < end; p += batch) {
@@ -157,12 +169,77 @@ int RunFillBench(int argc, char** argv) {
       for (uint64_t q = p; q < std::min(p + batch, end); ++q) {
         const graphio::Edge e = sorted.empty() ? gen->EdgeAtPosition(q) : sorted[q];
         b.InsertEdge(e.src, e.dst, e.weight);
-        if (verify) {
+        if (record) {
           want[{e.src, e.dst}] = e.weight;
           if (!directed) want[{e.dst, e.src}] = e.weight;
         }
       }
       batches.push_back(std::move(b));
+    }
+    return batches;
+  };
+  double seconds = 0, first = 0, last = 0;
+  for (int t = 0; t < 10; ++t) {
+    std::vector<WriteBatch> batches = tenth_batches(t, verify);
+    if (t == 9 && paired > 0) {
+      // The last tenth into this store, alternated with the first tenth again into a fresh
+      // one, in `paired` rounds: both sides of the ratio see the machine of the same moments
+      // (on a shared VM its speed drifts by tens of percent between the first tenth and the
+      // last, a minute apart). Each slice is a few hundred milliseconds, so the fresh store's
+      // small working set is back in cache within a millisecond of the switch.
+      std::unique_ptr<DB> fresh;
+      s = DB::Open(o, "strata-mem-paired", &fresh);
+      if (!s.ok()) {
+        std::fprintf(stderr, "fill bench: %s\n", s.ToString().c_str());
+        return 1;
+      }
+      const std::vector<WriteBatch> again = tenth_batches(0, false);
+      double sec_first = 0, sec_last = 0;
+      std::vector<double> ratios;
+      // Applies batches [b0, b1) of `bs` to `d`; returns the seconds.
+      auto slice = [&](DB* d, const std::vector<WriteBatch>& bs, size_t b0, size_t b1,
+                       double* sec) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (size_t i = b0; i < b1; ++i) {
+          s = d->Write(bs[i]);
+          if (!s.ok()) return false;
+        }
+        *sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return true;
+      };
+      for (int r = 0; r < paired; ++r) {
+        const size_t a0 = again.size() * r / paired, a1 = again.size() * (r + 1) / paired;
+        const size_t l0 = batches.size() * r / paired, l1 = batches.size() * (r + 1) / paired;
+        double sa = 0, sl = 0;
+        // Alternate which side goes first, so neither always follows the other.
+        auto first_side = [&] { return slice(fresh.get(), again, a0, a1, &sa); };
+        auto last_side = [&] { return slice(db.get(), batches, l0, l1, &sl); };
+        const bool ok = r % 2 == 0 ? first_side() && last_side() : last_side() && first_side();
+        if (!ok) {
+          std::fprintf(stderr, "fill bench: paired round %d: %s\n", r, s.ToString().c_str());
+          return 1;
+        }
+        sec_first += sa;
+        sec_last += sl;
+        // Edges per slice: batches are full but the tenth's last.
+        const double ea = static_cast<double>(std::min<uint64_t>(a1 * batch, tenth) - a0 * batch);
+        const double el = static_cast<double>(std::min<uint64_t>(l1 * batch, tenth) - l0 * batch);
+        ratios.push_back((el / sl) / (ea / sa));
+      }
+      const double rate_first = static_cast<double>(tenth) / sec_first;
+      last = static_cast<double>(tenth) / sec_last;
+      seconds += sec_last;
+      std::printf("  tenth 9: %7.0f K edges/s (%.2f s; alternated with the first tenth again "
+                  "into a fresh store: %.0f K edges/s)\n",
+                  last / 1e3, sec_last, rate_first / 1e3);
+      std::vector<double> sorted_ratios = ratios;
+      std::sort(sorted_ratios.begin(), sorted_ratios.end());
+      std::printf("fill: paired, %d rounds: last / first tenth %.2f (median of rounds %.2f, "
+                  "rounds %.2f-%.2f)\n",
+                  paired, last / rate_first, sorted_ratios[sorted_ratios.size() / 2],
+                  sorted_ratios.front(), sorted_ratios.back());
+      std::fflush(stdout);
+      continue;
     }
     if (t == perf_tenth && !PerfControl(perf_ctl, perf_ack, "enable")) return 1;
     const double cpu0 = ProcessCpuSec();

@@ -67,7 +67,7 @@ void Usage() {
           "         [--rounds R] [--threads N] [--directed]: BFS/SSSP over a memgraph snapshot by\n"
           "         interleave group N and prefetch distance D (bench/interleave_bench.cc)\n"
           "       strata-bench fill [--scale S] [--fraction F] [--batch B] [--weighted] [--verify]\n"
-          "         [--cart-threshold T] [--order shuffled|source] [--directed]\n"
+          "         [--cart-threshold T] [--order shuffled|source] [--directed] [--paired R]\n"
           "         [--perf-ctl FIFO [--perf-ack FIFO] --perf-tenth K]: one writer loads a stream\n"
           "         into strata-mem, the rate of each tenth (bench/fill_bench.cc)\n"
           "workloads: insert update search_edge scan_nbr bfs pr sssp wcc tc mixed ingest_large\n"

@@ -144,7 +144,8 @@ Status RunWriters(System* sys, const WriterStreams& ws, size_t batch, double ser
         done[t].v.store(done[t].v.load(std::memory_order_relaxed) + k, std::memory_order_relaxed);
         if (deciles) {
           const uint64_t before = applied.fetch_add(k, std::memory_order_relaxed);
-          for (uint64_t d = before * 10 / run.ops; d < 10 && (d + 1) * run.ops <= (before + k) * 10; ++d) {
+          for (uint64_t d = before * 10 / run.ops;
+               d < 10 && (d + 1) * run.ops <= (before + k) * 10; ++d) {
             decile_at[d].store(t1 - t_start, std::memory_order_relaxed);
           }
         }
