@@ -407,6 +407,10 @@ int Main(int argc, char** argv) {
     if (!want(s) || !main_wanted) continue;
     jobs.push_back({"main", s, [&cfg, s, only](ResultSink* k) { RunMainJob(cfg, s, only, k); }});
   }
+  if (want("strata-mem") && only.Has("update")) {
+    jobs.push_back({"fill_paired", "strata-mem",
+                    [&cfg](ResultSink* k) { RunFillPairedJob(cfg, "strata-mem", k); }});
+  }
   for (const std::string& s : kSystems) {
     if (!want(s) || !(only.Has("sssp") || only.Has("tc"))) continue;
     jobs.push_back({"small", s, [&cfg, s, only](ResultSink* k) { RunSmallJob(cfg, s, only, k); }});

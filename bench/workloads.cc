@@ -598,6 +598,75 @@ void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink*
 }
 
 // ---------------------------------------------------------------------------------------------
+// The update load's fill ratio, paired.
+
+void RunFillPairedJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink) {
+  Graph g = MakeGraph(cfg.scale, false, cfg.seed);
+  const uint64_t n = g.load_end();
+  const uint64_t tenth = n / 10;
+  const int rounds = std::max(1, cfg.fill_paired_rounds);
+  auto streams = [&](uint64_t b, uint64_t e) {
+    std::vector<PackedEdge> edges;
+    std::vector<double> w;
+    Generate(g, b, e, &edges, &w);
+    return SplitForWriters(edges, w, {}, cfg.threads);
+  };
+  std::unique_ptr<System> full = OpenSystem(system, MakeSystemConfig(cfg, "fill-full", false, false));
+  {
+    WriteRun load = RunWriters(full.get(), streams(0, n - tenth), 1024, 1.0, "fill paired load");
+    Log(system, "fill paired: loaded the first %.0f%% of the update load, %.0f edges/s",
+        100.0 * static_cast<double>(n - tenth) / static_cast<double>(n), load.ops / load.seconds);
+  }
+  std::unique_ptr<System> fresh = OpenSystem(system, MakeSystemConfig(cfg, "fill-fresh", false, false));
+  double sec_first = 0, sec_last = 0;
+  uint64_t ops_first = 0, ops_last = 0;
+  std::vector<double> ratios;
+  for (int r = 0; r < rounds; ++r) {
+    const uint64_t f0 = tenth * r / rounds, f1 = tenth * (r + 1) / rounds;
+    const WriterStreams first = streams(f0, f1);
+    const WriterStreams last = streams(n - tenth + f0, n - tenth + f1);
+    WriteRun a, b;
+    // Alternate which side goes first, so neither always follows the other.
+    if (r % 2 == 0) {
+      a = RunWriters(fresh.get(), first, 1024, 1.0, "fill paired first tenth");
+      b = RunWriters(full.get(), last, 1024, 1.0, "fill paired last tenth");
+    } else {
+      b = RunWriters(full.get(), last, 1024, 1.0, "fill paired last tenth");
+      a = RunWriters(fresh.get(), first, 1024, 1.0, "fill paired first tenth");
+    }
+    sec_first += a.seconds;
+    sec_last += b.seconds;
+    ops_first += a.ops;
+    ops_last += b.ops;
+    ratios.push_back((b.ops / b.seconds) / (a.ops / a.seconds));
+  }
+  const double rate_first = ops_first / sec_first, rate_last = ops_last / sec_last;
+  JsonObject p;
+  p.Str("phase", "load");
+  p.Int("batch", 1024);
+  p.Int("threads", cfg.threads);
+  Result r = R("update", system, "fill_rate_ratio_paired", rate_last / rate_first, "x", p);
+  r.info.Int("rounds", rounds);
+  r.info.Raw("ratio_by_round", NumbersJson(ratios));
+  r.info.Num("first_tenth_edges_per_s", rate_first);
+  r.info.Num("last_tenth_edges_per_s", rate_last);
+  r.info.Str("source",
+             "the last tenth of the update load into a store holding the first 90%, in slices "
+             "alternated with slices of the first tenth into a fresh store; the two rates' ratio");
+  sink->Add(r);
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  Log(system,
+      "fill paired (%d rounds): last tenth %.0f edges/s, first tenth %.0f edges/s, ratio %.2f "
+      "(rounds %.2f-%.2f)",
+      rounds, rate_last, rate_first, rate_last / rate_first, sorted.front(), sorted.back());
+  full->Close();
+  fresh->Close();
+  RemoveTree(cfg.dir + "/fill-full");
+  RemoveTree(cfg.dir + "/fill-fresh");
+}
+
+// ---------------------------------------------------------------------------------------------
 // The main graph: update (80/20), memory, search_edge, scan_nbr, bfs, pr, wcc, mixed.
 
 void RunMainJob(const SuiteConfig& cfg, const std::string& system, const WorkloadSet& only,

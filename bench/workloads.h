@@ -66,6 +66,8 @@ struct SuiteConfig {
   double read_budget_seconds = 1e9;
   // Run the mixed workload on RocksDB too (its PageRank through iterators is slow).
   bool rocksdb_mixed = true;
+  // update (strata-mem): rounds of the paired fill ratio (RunFillPairedJob).
+  int fill_paired_rounds = 10;
   // mixed: PageRank runs per reader (each on a fresh snapshot), iterations of each.
   int mixed_runs = 2;
   int rocksdb_mixed_runs = 1;
@@ -118,6 +120,12 @@ struct SuiteConfig {
 void RescaleSuite(SuiteConfig* cfg, int scale);
 
 void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink);
+// The update load's fill ratio with the machine held equal: the first 90% of the load into
+// one store (untimed), then its last tenth in cfg.fill_paired_rounds slices alternated with
+// slices of its first tenth into a fresh store, each slice by cfg.threads writers; results
+// `update` / `fill_rate_ratio_paired` and the two sides' rates (docs/benchmarks.md, "Issue
+// 28: writers that steal; the fill ratio paired").
+void RunFillPairedJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink);
 void RunMainJob(const SuiteConfig& cfg, const std::string& system, const WorkloadSet& only,
                 ResultSink* sink);
 void RunSmallJob(const SuiteConfig& cfg, const std::string& system, const WorkloadSet& only,
