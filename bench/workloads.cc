@@ -1421,9 +1421,9 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
              heap_peak.jemalloc_allocated * mib, rss0 * mib);
     info.Str("heap_at_peak", buf);
   }
-  info.Str("generation", "edges generated inside the timed writer loop; each writer generates "
-                         "the whole stream and applies the edges that hash to it (same for "
-                         "every system)");
+  info.Str("generation", "edges generated inside the timed loop by one producer thread, which "
+                         "deals each operation to the writer its edge hashes to through bounded "
+                         "queues (same for every system)");
   {
     // Positions q in [delete_from, m) with q % 21 == 20.
     auto upto = [](uint64_t n) { return n / 21; };  // count in [0, n): q + 1 a multiple of 21
