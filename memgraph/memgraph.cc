@@ -811,6 +811,7 @@ struct EdgeStage {
 // shuffled stream builds one version per edge: four heap allocations each were measurable).
 struct BuildScratch {
   std::vector<EdgeStage> st;
+  std::vector<PrevState> states;  // st's prior states (ViewStates)
   std::vector<AppendEntry> merged;
   std::vector<AppendEntry> prior;
   std::vector<ClusteredUpdate> ci_ups;
@@ -878,6 +879,71 @@ inline PrevState ViewState(const Adjacency& a, uint8_t dir, uint32_t i, uint64_t
   bool tomb = false;
   if (!FindEdge(a, i, v, nullptr, &tomb)) return PrevState::kAbsent;
   return tomb ? PrevState::kTombstone : PrevState::kLive;
+}
+
+// ViewState of every entry of st (sorted, keys distinct) into (*out)[k], the containers'
+// lookups taken together: each entry that the hint and the appended updates leave to a
+// container starts a probe (CArt::Probe, ClusteredIndex::Probe), up to kGroup at a time, and
+// the probes step in turn, so their cache misses overlap where a Find per entry waited for each
+// level's line in turn. The build pipeline probes one entry per subgraph; the others of an
+// item — a hub's several keys in its C-ART (CArt::Find from here was 9% of a scale-20 fill's
+// last tenth), a dense graph's several vertices — were looked up one Find at a time
+// (docs/benchmarks.md, "Issue 28: an item's lookups interleaved").
+void ViewStates(const Adjacency& view, uint8_t dir, const std::vector<EdgeStage>& st,
+                const BuildProbeHint* hint, std::vector<PrevState>* out) {
+  constexpr size_t kGroup = 16;  // probes in flight
+  struct Pending {
+    uint32_t k;  // index into st
+    bool art;
+    bool done;  // its last step returned false: not stepped again
+    CArt::Probe ap;
+    ClusteredIndex::Probe cp;
+  };
+  out->resize(st.size());
+  Pending group[kGroup];
+  size_t k = 0;
+  while (k < st.size()) {
+    size_t n = 0;
+    for (; k < st.size() && n < kGroup; ++k) {
+      const EdgeStage& e = st[k];
+      if (view.Entries(e.i) == 0 || AppendedIndex(view, e.i, e.v) >= 0 ||
+          (hint != nullptr && hint->dir == dir && hint->i == e.i && hint->v == e.v)) {
+        (*out)[k] = ViewState(view, dir, e.i, e.v, hint);
+        continue;
+      }
+      Pending& q = group[n++];
+      q.k = static_cast<uint32_t>(k);
+      q.art = view.InArt(e.i);
+      q.done = false;
+      if (q.art) {
+        view.Art(e.i).ProbeStart(&q.ap);
+      } else {
+        view.ci.ProbeStart(&q.cp);
+      }
+    }
+    // Step every unfinished probe once per round until none is left.
+    for (size_t live = n; live != 0;) {
+      live = 0;
+      for (size_t j = 0; j < n; ++j) {
+        Pending& q = group[j];
+        if (q.done) continue;
+        const EdgeStage& e = st[q.k];
+        q.done = !(q.art ? CArt::ProbeStep(&q.ap, e.v)
+                         : ClusteredIndex::ProbeStep(&q.cp, static_cast<uint8_t>(e.i), e.v));
+        live += !q.done;
+      }
+    }
+    for (size_t j = 0; j < n; ++j) {
+      const Pending& q = group[j];
+      const EdgeStage& e = st[q.k];
+      const probe::Outcome o =
+          q.art ? CArt::ProbeOutcome(q.ap, e.v)
+                : ClusteredIndex::ProbeOutcome(q.cp, static_cast<uint8_t>(e.i), e.v);
+      (*out)[q.k] = o == probe::Outcome::kAbsent      ? PrevState::kAbsent
+                    : o == probe::Outcome::kTombstone ? PrevState::kTombstone
+                                                      : PrevState::kLive;
+    }
+  }
 }
 
 }  // namespace
@@ -1058,10 +1124,15 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
     };
     // e's update, its prior state taken from the view and counted; false when there is
     // nothing to record (an erase of an absent entry).
-    auto take = [&](const EdgeStage& e, Update* u) {
+    // Prior states: the view's before this build for every entry (the keys of st are
+    // distinct, so no update of this build changes another's).
+    std::vector<PrevState>& states = sc.states;
+    if (st.size() > 1) ViewStates(view, dir, st, hint, &states);
+    auto take = [&](size_t k, Update* u) {
+      const EdgeStage& e = st[k];
       touched |= uint64_t{1} << e.i;
       *u = make(e);
-      const PrevState p = ViewState(view, dir, e.i, e.v, hint);
+      const PrevState p = st.size() > 1 ? states[k] : ViewState(view, dir, e.i, e.v, hint);
       account(e.i, *u, p);
       return !(u->op == UpdateOp::kErase && p == PrevState::kAbsent);
     };
@@ -1074,9 +1145,10 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       // which the next ones append to. The keys of st are distinct, so each update's prior
       // state is the view's before this build whatever was appended before it.
       size_t n = old_n;
-      for (const EdgeStage& e : st) {
+      for (size_t k = 0; k < st.size(); ++k) {
+        const EdgeStage& e = st[k];
         Update u;
-        if (!take(e, &u)) continue;
+        if (!take(k, &u)) continue;
         AppendArea* const cur = a->appended;
         if (cur == nullptr ||
             !TryAppend(cur, n, static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w)) {
@@ -1096,9 +1168,10 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       auto old_before = [&](uint8_t i, uint64_t v) {
         return op < prior.size() && (prior[op].u < i || (prior[op].u == i && prior[op].v < v));
       };
-      for (const EdgeStage& e : st) {
+      for (size_t k = 0; k < st.size(); ++k) {
+        const EdgeStage& e = st[k];
         Update u;
-        if (!take(e, &u)) continue;
+        if (!take(k, &u)) continue;
         while (old_before(static_cast<uint8_t>(e.i), e.v)) merged.push_back(prior[op++]);
         if (op < prior.size() && prior[op].u == e.i && prior[op].v == e.v) ++op;
         merged.push_back({static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w});
