@@ -864,6 +864,13 @@ void FlushAppended(NodeAllocator* alloc, Adjacency* a) {
   a->appended_n = 0;
 }
 
+// What a finished container probe found, as a prior state.
+inline PrevState PrevStateOf(probe::Outcome o) {
+  return o == probe::Outcome::kAbsent      ? PrevState::kAbsent
+         : o == probe::Outcome::kTombstone ? PrevState::kTombstone
+                                           : PrevState::kLive;
+}
+
 // Entry (i, v)'s state in a's view (FindEdge), its containers' part taken from `hint` when
 // the hint answers for the same container and a's appended updates hold nothing for it.
 inline PrevState ViewState(const Adjacency& a, uint8_t dir, uint32_t i, uint64_t v,
@@ -872,9 +879,7 @@ inline PrevState ViewState(const Adjacency& a, uint8_t dir, uint32_t i, uint64_t
       hint->i == i && hint->v == v && a.Entries(i) != 0 &&
       hint->root == (a.InArt(i) ? a.Art(i).root_node() : a.ci.root_node()) &&
       AppendedIndex(a, i, v) < 0) {
-    return hint->outcome == probe::Outcome::kAbsent      ? PrevState::kAbsent
-           : hint->outcome == probe::Outcome::kTombstone ? PrevState::kTombstone
-                                                         : PrevState::kLive;
+    return PrevStateOf(hint->outcome);
   }
   bool tomb = false;
   if (!FindEdge(a, i, v, nullptr, &tomb)) return PrevState::kAbsent;
@@ -936,12 +941,9 @@ void ViewStates(const Adjacency& view, uint8_t dir, const std::vector<EdgeStage>
     for (size_t j = 0; j < n; ++j) {
       const Pending& q = group[j];
       const EdgeStage& e = st[q.k];
-      const probe::Outcome o =
+      (*out)[q.k] = PrevStateOf(
           q.art ? CArt::ProbeOutcome(q.ap, e.v)
-                : ClusteredIndex::ProbeOutcome(q.cp, static_cast<uint8_t>(e.i), e.v);
-      (*out)[q.k] = o == probe::Outcome::kAbsent      ? PrevState::kAbsent
-                    : o == probe::Outcome::kTombstone ? PrevState::kTombstone
-                                                      : PrevState::kLive;
+                : ClusteredIndex::ProbeOutcome(q.cp, static_cast<uint8_t>(e.i), e.v));
     }
   }
 }
