@@ -40,6 +40,8 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
       uint8_t flags = 0;
       if ((sv->exists_mask >> i) & 1) flags |= kVertexExists;
       if ((sv->deleted_mask >> i) & 1) flags |= kVertexDeleted;
+      // A C-ART vertex's record counts its tree, which appended erases may hide whole.
+      if (flags == 0 && a->Entries(i) == 0) continue;
       const VertexId v = (sg << mem::kSubgraphBits) | i;
       s = w.AddVertex(v, flags);
       presence->Add(v);

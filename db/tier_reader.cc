@@ -501,11 +501,11 @@ void TierReader::CollectRuns(uint8_t dir, VertexId u, std::vector<Run>* runs) co
     const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(SubgraphOf(u), ts_);
     if (sv == nullptr) continue;
     const mem::Adjacency* a = Adj(sv, dir);
-    if (const uint32_t n = a->Entries(i); n != 0) {
+    if (const mem::Adjacency::CountPair n = a->Counts(i); n.entries != 0) {
       Run r;
       r.adj = a;
-      r.entries = n;
-      r.has_tombstones = a->Live(i) != n;
+      r.entries = n.entries;
+      r.has_tombstones = n.live != n.entries;
       runs->push_back(r);
     }
     if ((sv->deleted_mask >> i) & 1) return;
@@ -792,9 +792,9 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       bool hidden = false, tombs = false;
       for (const mem::SubgraphVersion* sv : mems) {
         const mem::Adjacency* a = Adj(sv, dir);
-        if (const uint32_t n = a->Entries(i); n != 0) {
+        if (const mem::Adjacency::CountPair n = a->Counts(i); n.entries != 0) {
           mem_runs.push_back(a);
-          tombs |= a->Live(i) != n;
+          tombs |= n.live != n.entries;
         }
         if ((sv->deleted_mask >> i) & 1) {
           hidden = true;

@@ -77,13 +77,8 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
     const Adjacency* a = op == end ? nullptr : (op->dir == 0 ? &h->out : h->in);
     if (a != nullptr) {
       const uint32_t i = LocalOf(op->u);
-      if (a->InArt(i)) {
-        CArt::Probe p;
-        a->Art(i).ProbeStart(&p);
-        do {
-          co_await coro::Suspend{};
-        } while (CArt::ProbeStep(&p, op->v));
-      } else {
+      // A C-ART vertex's update takes no prior state (Adjacency's counts): no lookup.
+      if (!a->InArt(i)) {
         ClusteredIndex::Probe p;
         a->ci.ProbeStart(&p);
         do {
@@ -129,11 +124,10 @@ void PrefetchAreaKeys(const AppendArea& a, size_t n, uint32_t x) {
 }  // namespace
 
 // What BuildPipelined's probe found for an item's first edge update (direction dir, vertex i
-// of the subgraph, key v), in the container it searched from `root`: a C-ART's root or the
-// clustered index's. Containers are immutable, so while the version being built still holds
-// that root the answer stands, and its build takes it instead of searching again (the
-// repeated C-ART search was ~10% of a full tier's last-tenth samples; the fill probe gained
-// 0-5%: docs/benchmarks.md, "the probe's answer").
+// of the subgraph, key v) in the clustered index whose root is `root` (a C-ART vertex's update
+// takes no prior state: Adjacency's counts). Containers are immutable, so while the version
+// being built still holds that root the answer stands, and its build takes it instead of
+// searching again (docs/benchmarks.md, "the probe's answer").
 struct BuildProbeHint {
   const void* root = nullptr;
   uint8_t dir = 0;
@@ -263,8 +257,9 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 // pipelined: item k + 24's slot is fetched, k + 20's head (both lines of the version header),
 // k + 16's counts (every line: CopyVersion copies them), append area and container roots; k +
 // 14's append area slot an in-place append writes; from k + 14 on the lookup of its first edge
-// update takes a probe step every two items (ClusteredIndex::Probe, CArt::Probe: a tree level,
-// or a few levels of the leaf's search, each prefetched two items before it is read); item k
+// update, unless its vertex has a C-ART (no prior state: Adjacency's counts), takes a probe
+// step every two items (ClusteredIndex::Probe: a level of the index, or a few levels of the
+// leaf's search, each prefetched two items before it is read); item k
 // is built with its path in cache, and with the probe's answer when it has one
 // (BuildProbeHint). The stages only read (heads a registered or locking writer keeps
 // allocated) and prefetch; a probe of a container the build no longer holds is not used.
@@ -273,9 +268,7 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
   constexpr size_t kSlot = 24, kHead = 20, kBase = 16, kProbe = 14, kRing = 16;
   struct Probe {
     ClusteredIndex::Probe ci;
-    CArt::Probe art;
-    const void* root = nullptr;  // the container's root the probe started from
-    bool is_art = false;
+    const void* root = nullptr;  // the clustered index's root the probe started from
     bool started = false;
     bool live = false;
     uint8_t dir = 0;
@@ -333,26 +326,22 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
       if (a->appended_n < ar->cap) __builtin_prefetch(ar->v() + a->appended_n, 1);
       // The keys of vertex i's entries, which the build's lookup (ViewState) compares with
       // (i, v): they were most of its misses (docs/benchmarks.md, "the area's key lines").
-      if (ar->MayHave(i)) PrefetchAreaKeys(*ar, a->appended_n, i);
+      if (!a->InArt(i) && ar->MayHave(i)) PrefetchAreaKeys(*ar, a->appended_n, i);
     }
+    // A C-ART vertex's update takes no prior state (Adjacency's counts): nothing to look up.
+    if (a->InArt(i)) return;
     p.u = static_cast<uint8_t>(i);
     p.v = op->v;
     p.dir = op->dir;
-    p.is_art = a->InArt(i);
-    if (p.is_art) {
-      a->Art(i).ProbeStart(&p.art);
-      p.root = a->Art(i).root_node();
-    } else {
-      a->ci.ProbeStart(&p.ci);
-      p.root = a->ci.root_node();
-    }
+    a->ci.ProbeStart(&p.ci);
+    p.root = a->ci.root_node();
     p.started = p.live = true;
   };
   auto step_probe = [&](size_t k) {
     if (!pending(k)) return;
     Probe& p = probes[k % kRing];
     if (!p.live) return;
-    p.live = p.is_art ? CArt::ProbeStep(&p.art, p.v) : ClusteredIndex::ProbeStep(&p.ci, p.u, p.v);
+    p.live = ClusteredIndex::ProbeStep(&p.ci, p.u, p.v);
   };
   for (size_t k = 0; k < kSlot; ++k) prefetch_slot(k);
   for (size_t k = 0; k < kHead; ++k) prefetch_head(k);
@@ -366,15 +355,12 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     for (size_t d = kProbe - 2; d >= 2; d -= 2) step_probe(k + d);
     if (work[k].fresh != nullptr) continue;
     // Item k's probe (its ring slot is next reused by item k + kRing), if it has finished.
-    // One that has not is left: finishing it here (a hub's C-ART takes two steps per inner
-    // level and up to five in a 512-entry leaf) measured slower than the build's own Find,
-    // and so did probing an item's further updates together (docs/benchmarks.md, "the
-    // probe's answer").
+    // One that has not is left: finishing it here measured slower than the build's own Find
+    // when C-ARTs were probed too (docs/benchmarks.md, "the probe's answer").
     const Probe& p = probes[k % kRing];
     BuildProbeHint hint;
     if (p.started) {
-      hint.outcome = p.is_art ? CArt::ProbeOutcome(p.art, p.v)
-                              : ClusteredIndex::ProbeOutcome(p.ci, p.u, p.v);
+      hint.outcome = ClusteredIndex::ProbeOutcome(p.ci, p.u, p.v);
       hint.root = p.root;
       hint.dir = p.dir;
       hint.i = p.u;
@@ -830,8 +816,10 @@ inline Update ToUpdate(const AppendEntry& e) {
 }
 
 // Applies e (sorted by (u, v), unique) to a's containers: one batched Apply for the clustered
-// index, one per C-ART touched. a's counts already describe the result (they count the view).
-void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<AppendEntry>& e) {
+// index, one per C-ART touched. The records of clustered-index vertices already count the
+// result (they count the view); each changed tree's record is set to its counts in *c.
+void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<AppendEntry>& e,
+                       CountEdits* c) {
   BuildScratch& sc = build_scratch;
   std::vector<ClusteredUpdate>& ci_ups = sc.ci_ups;
   std::vector<Update>& art_ups = sc.art_ups;
@@ -845,6 +833,8 @@ void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<App
       for (size_t k = b; k < x; ++k) art_ups.push_back(ToUpdate(e[k]));
       CArt& tree = MutableArt(alloc, a, i);
       tree = tree.Apply(art_ups.data(), art_ups.size(), nullptr);
+      c->entries_ref(i) = static_cast<uint32_t>(tree.size());
+      c->live_ref(i) = static_cast<uint32_t>(tree.live_size());
     } else {
       for (size_t k = b; k < x; ++k) ci_ups.push_back({i, ToUpdate(e[k])});
     }
@@ -853,15 +843,26 @@ void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<App
   if (!ci_ups.empty()) a->ci = a->ci.Apply(ci_ups.data(), ci_ups.size(), nullptr);
 }
 
-// Moves a's appended updates into its containers.
-void FlushAppended(NodeAllocator* alloc, Adjacency* a) {
+// Moves a's appended updates into its containers (see ApplyToContainers).
+void FlushAppended(NodeAllocator* alloc, Adjacency* a, CountEdits* c) {
   if (a->appended == nullptr) return;
   std::vector<AppendEntry>& e = build_scratch.merged;
   AreaEntries(a->appended, a->appended_n, &e);
-  ApplyToContainers(alloc, a, e);
+  ApplyToContainers(alloc, a, e, c);
   UnrefAppendArea(alloc, a->appended);
   a->appended = nullptr;
   a->appended_n = 0;
+}
+
+// Vertex i's entries among a's appended updates that erase (kAppendErased), overridden or not:
+// a bound on how many of its tree's entries its view hides.
+uint32_t ErasedEntries(const Adjacency& a, uint32_t i) {
+  if (a.appended == nullptr || !a.appended->MayHave(i)) return 0;
+  uint32_t n = 0;
+  for (uint32_t m = a.appended->Matches(a.appended_n, i); m != 0; m &= m - 1) {
+    n += a.appended->kind()[__builtin_ctz(m)] == kAppendErased;
+  }
+  return n;
 }
 
 // What a finished container probe found, as a prior state.
@@ -873,11 +874,13 @@ inline PrevState PrevStateOf(probe::Outcome o) {
 
 // Entry (i, v)'s state in a's view (FindEdge), its containers' part taken from `hint` when
 // the hint answers for the same container and a's appended updates hold nothing for it.
+// Builds ask it only for clustered-index vertices (a C-ART vertex's updates take no prior
+// state: Adjacency's counts).
 inline PrevState ViewState(const Adjacency& a, uint8_t dir, uint32_t i, uint64_t v,
                            const BuildProbeHint* hint) {
   if (hint != nullptr && hint->outcome != probe::Outcome::kUnfinished && hint->dir == dir &&
-      hint->i == i && hint->v == v && a.Entries(i) != 0 &&
-      hint->root == (a.InArt(i) ? a.Art(i).root_node() : a.ci.root_node()) &&
+      hint->i == i && hint->v == v && a.MayHaveEntries(i) &&
+      !a.InArt(i) && hint->root == a.ci.root_node() &&
       AppendedIndex(a, i, v) < 0) {
     return PrevStateOf(hint->outcome);
   }
@@ -886,22 +889,20 @@ inline PrevState ViewState(const Adjacency& a, uint8_t dir, uint32_t i, uint64_t
   return tomb ? PrevState::kTombstone : PrevState::kLive;
 }
 
-// ViewState of every entry of st (sorted, keys distinct) into (*out)[k], the containers'
-// lookups taken together: each entry that the hint and the appended updates leave to a
-// container starts a probe (CArt::Probe, ClusteredIndex::Probe), up to kGroup at a time, and
-// the probes step in turn, so their cache misses overlap where a Find per entry waited for each
-// level's line in turn. The build pipeline probes one entry per subgraph; the others of an
-// item — a hub's several keys in its C-ART (CArt::Find from here was 9% of a scale-20 fill's
-// last tenth), a dense graph's several vertices — were looked up one Find at a time
-// (docs/benchmarks.md, "Issue 28: an item's lookups interleaved").
+// ViewState of every clustered-index entry of st (sorted, keys distinct) into (*out)[k]; a
+// C-ART vertex's entries get none (their updates take no prior state: Adjacency's counts).
+// The lookups are taken together: each entry that the hint and the appended updates leave to
+// the index starts a probe (ClusteredIndex::Probe), up to kGroup at a time, and the probes step
+// in turn, so their cache misses overlap where a Find per entry waited for each level's line in
+// turn. The build pipeline probes one entry per subgraph; the others of an item (a dense
+// graph's several vertices) were looked up one Find at a time (docs/benchmarks.md, "Issue 28:
+// an item's lookups interleaved").
 void ViewStates(const Adjacency& view, uint8_t dir, const std::vector<EdgeStage>& st,
                 const BuildProbeHint* hint, std::vector<PrevState>* out) {
   constexpr size_t kGroup = 16;  // probes in flight
   struct Pending {
     uint32_t k;  // index into st
-    bool art;
     bool done;  // its last step returned false: not stepped again
-    CArt::Probe ap;
     ClusteredIndex::Probe cp;
   };
   out->resize(st.size());
@@ -911,20 +912,16 @@ void ViewStates(const Adjacency& view, uint8_t dir, const std::vector<EdgeStage>
     size_t n = 0;
     for (; k < st.size() && n < kGroup; ++k) {
       const EdgeStage& e = st[k];
-      if (view.Entries(e.i) == 0 || AppendedIndex(view, e.i, e.v) >= 0 ||
+      if (view.InArt(e.i)) continue;
+      if (!view.MayHaveEntries(e.i) || AppendedIndex(view, e.i, e.v) >= 0 ||
           (hint != nullptr && hint->dir == dir && hint->i == e.i && hint->v == e.v)) {
         (*out)[k] = ViewState(view, dir, e.i, e.v, hint);
         continue;
       }
       Pending& q = group[n++];
       q.k = static_cast<uint32_t>(k);
-      q.art = view.InArt(e.i);
       q.done = false;
-      if (q.art) {
-        view.Art(e.i).ProbeStart(&q.ap);
-      } else {
-        view.ci.ProbeStart(&q.cp);
-      }
+      view.ci.ProbeStart(&q.cp);
     }
     // Step every unfinished probe once per round until none is left.
     for (size_t live = n; live != 0;) {
@@ -933,17 +930,15 @@ void ViewStates(const Adjacency& view, uint8_t dir, const std::vector<EdgeStage>
         Pending& q = group[j];
         if (q.done) continue;
         const EdgeStage& e = st[q.k];
-        q.done = !(q.art ? CArt::ProbeStep(&q.ap, e.v)
-                         : ClusteredIndex::ProbeStep(&q.cp, static_cast<uint8_t>(e.i), e.v));
+        q.done = !ClusteredIndex::ProbeStep(&q.cp, static_cast<uint8_t>(e.i), e.v);
         live += !q.done;
       }
     }
     for (size_t j = 0; j < n; ++j) {
       const Pending& q = group[j];
       const EdgeStage& e = st[q.k];
-      (*out)[q.k] = PrevStateOf(
-          q.art ? CArt::ProbeOutcome(q.ap, e.v)
-                : ClusteredIndex::ProbeOutcome(q.cp, static_cast<uint8_t>(e.i), e.v));
+      (*out)[q.k] =
+          PrevStateOf(ClusteredIndex::ProbeOutcome(q.cp, static_cast<uint8_t>(e.i), e.v));
     }
   }
 }
@@ -1134,6 +1129,9 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       const EdgeStage& e = st[k];
       touched |= uint64_t{1} << e.i;
       *u = make(e);
+      // A C-ART vertex's update is resolved against its tree when the area is flushed or
+      // counts are read; an erase of an absent entry is recorded too (it hides nothing).
+      if (view.InArt(e.i)) return true;
       const PrevState p = st.size() > 1 ? states[k] : ViewState(view, dir, e.i, e.v, hint);
       account(e.i, *u, p);
       return !(u->op == UpdateOp::kErase && p == PrevState::kAbsent);
@@ -1188,19 +1186,33 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
           a->appended_n = static_cast<uint8_t>(merged.size());
         }
       } else {
-        ApplyToContainers(&alloc_, a, merged);
+        ApplyToContainers(&alloc_, a, merged, &c);
       }
     }
 
-    // 4. Move vertices between the clustered index and their own C-ART by size.
+    // 4. Move vertices between the clustered index and their own C-ART by size (a vertex's view
+    // changes only where a build touches it; a flush changes where it lies, not its size). A
+    // C-ART vertex's view has at least its tree's entries less its appended erases; only below
+    // that bound are its appended updates resolved.
     uint64_t to_art = 0, to_ci = 0;
     for (uint64_t m = touched; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-      if (!a->InArt(i) && c.entries(i) > opt_.cart_threshold) to_art |= uint64_t{1} << i;
-      if (a->InArt(i) && c.entries(i) < opt_.cart_threshold / 2) to_ci |= uint64_t{1} << i;
+      if (!a->InArt(i)) {
+        if (c.entries(i) > opt_.cart_threshold) to_art |= uint64_t{1} << i;
+        continue;
+      }
+      const uint32_t half = opt_.cart_threshold / 2;
+      const Adjacency::CountPair rec{c.entries(i), c.live(i)};
+      if (rec.entries >= half + ErasedEntries(*a, i) ||
+          (a->appended != nullptr && a->appended->MayHave(i)
+               ? a->ResolvedArtCounts(i, rec).entries
+               : rec.entries) >= half) {
+        continue;
+      }
+      to_ci |= uint64_t{1} << i;
     }
     if ((to_art | to_ci) != 0) {
-      FlushAppended(&alloc_, a);  // a vertex moves with its whole list
+      FlushAppended(&alloc_, a, &c);  // a vertex moves with its whole list
       std::vector<uint64_t> keys;
       std::vector<double> wts;
       std::vector<uint8_t> tombs;

@@ -296,7 +296,7 @@ inline void VertexAtFinish(const Adjacency& a, uint32_t i, bool weights, VertexA
 // With `at` (nullable): i's containers as VertexAt stages prepared them.
 template <class F>
 void ScanVertex(const Adjacency& a, uint32_t i, VertexAt* at, F&& fn) {
-  if (a.Entries(i) == 0) return;
+  if (!a.MayHaveEntries(i)) return;
   auto containers = [&](auto&& chunk) {
     if (a.InArt(i)) {
       a.Art(i).ForEachChunk(chunk);
@@ -328,7 +328,7 @@ inline ptrdiff_t AppendedIndex(const Adjacency& a, uint32_t i, uint64_t v) {
 }
 
 inline bool FindEdge(const Adjacency& a, uint32_t i, uint64_t v, double* w, bool* tomb) {
-  if (a.Entries(i) == 0) return false;
+  if (!a.MayHaveEntries(i)) return false;
   const ptrdiff_t p = AppendedIndex(a, i, v);
   if (p >= 0) {
     const uint8_t k = a.appended->kind()[p];

@@ -222,11 +222,29 @@ CArt& MutableArt(NodeAllocator* alloc, Adjacency* a, uint32_t i) {
   return a->arts->trees()[__builtin_popcountll(a->art_mask & ((uint64_t{1} << i) - 1))];
 }
 
+Adjacency::CountPair Adjacency::ResolvedArtCounts(uint32_t i, CountPair rec) const {
+  uint8_t idx[kAppendCapacity];
+  const size_t m = appended->Run(appended_n, i, idx);
+  const CArt& tree = Art(i);
+  const uint8_t* kind = appended->kind();
+  const uint64_t* key = appended->v();
+  int64_t entries = rec.entries, live = rec.live;
+  for (size_t j = 0; j < m; ++j) {
+    const uint8_t k = kind[idx[j]];
+    bool tomb = false;
+    const bool had = tree.Find(key[idx[j]], nullptr, &tomb);
+    entries += static_cast<int64_t>(k != kAppendErased) - had;
+    live += static_cast<int64_t>(k == kAppendLive) - (had && !tomb);
+  }
+  assert(live >= 0 && live <= entries);
+  return {static_cast<uint32_t>(entries), static_cast<uint32_t>(live)};
+}
+
 void GetCounts(const Adjacency& a, VertexCounts* c) {
   std::memset(c, 0, sizeof(*c));
   for (uint64_t m = a.count_mask; m != 0; m &= m - 1) {
     const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-    const Adjacency::CountPair r = a.Counts(i);
+    const Adjacency::CountPair r = a.Record(i);
     c->entries[i] = r.entries;
     c->live[i] = r.live;
   }

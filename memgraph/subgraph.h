@@ -51,7 +51,15 @@ static_assert(sizeof(ArtArray) % alignof(CArt) == 0);
 // Low-degree vertices share the clustered index; vertex i with bit i of art_mask set has its
 // own C-ART, stored at arts->trees()[popcount(art_mask & ((1 << i) - 1))].
 //
-// Entry counts are sparse: bit i of count_mask is set iff vertex i has at least one entry here,
+// Entry counts: vertex i's record counts the view of a clustered-index vertex (containers and
+// appended updates), and the tree only of a vertex with a C-ART ({size, live_size} of its
+// tree, written whenever the tree changes: an area flush, a move between containers). A
+// C-ART vertex's appended updates are resolved against its tree when counts are read
+// (Counts, ResolvedArtCounts) or when the area is flushed into the tree, so a writer takes no
+// prior state for them: a hub's tree lookups were most of what a full tier's updates cost
+// more than an empty one's (docs/benchmarks.md, "Issue 28: a hub's updates without lookups").
+//
+// Records are sparse: bit i of count_mask is set iff vertex i's record is not {0, 0},
 // and the k-th set bit's counts are the k-th record of `counts`, in a format that holds every
 // record: the narrowest of three when SetCounts picks it; CountEdits keeps it while the new
 // values fit:
@@ -108,13 +116,26 @@ struct Adjacency {
   uint32_t Entries(uint32_t i) const { return Counts(i).entries; }
   // Live (non-tombstone) entries of vertex i here.
   uint32_t Live(uint32_t i) const { return Counts(i).live; }
-  // Vertex i's record, both fields in one decode; {0, 0} when i has none. kCounts16 keeps one
-  // field, which is both.
   struct CountPair {
     uint32_t entries;
     uint32_t live;
   };
+  // Vertex i's counts in the view, both fields at once: its record, and for a C-ART vertex
+  // with appended updates those updates resolved against its tree (ResolvedArtCounts).
   CountPair Counts(uint32_t i) const {
+    const CountPair r = Record(i);
+    if (InArt(i) && appended != nullptr && appended->MayHave(i)) return ResolvedArtCounts(i, r);
+    return r;
+  }
+  // rec (vertex i's record, which counts its tree) plus vertex i's appended updates, each
+  // against the state of its key in the tree (a Find per update). InArt(i).
+  CountPair ResolvedArtCounts(uint32_t i, CountPair rec) const;
+  // Whether vertex i may have entries in the view: its record says so, or it has a C-ART
+  // (whose appended updates the record does not count). A filter for readers, no lookups.
+  bool MayHaveEntries(uint32_t i) const { return (((count_mask | art_mask) >> i) & 1) != 0; }
+  // Vertex i's record, both fields in one decode; {0, 0} when i has none. kCounts16 keeps one
+  // field, which is both.
+  CountPair Record(uint32_t i) const {
     if (((count_mask >> i) & 1) == 0) return {0, 0};
     const size_t k = CountRecord(i);
     switch (count_format) {
@@ -186,8 +207,8 @@ void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c);
 class CountEdits {
  public:
   explicit CountEdits(const Adjacency* a) : a_(a) {}
-  uint32_t entries(uint32_t i) const { return Has(i) ? entries_[i] : a_->Entries(i); }
-  uint32_t live(uint32_t i) const { return Has(i) ? live_[i] : a_->Live(i); }
+  uint32_t entries(uint32_t i) const { return Has(i) ? entries_[i] : a_->Record(i).entries; }
+  uint32_t live(uint32_t i) const { return Has(i) ? live_[i] : a_->Record(i).live; }
   uint32_t& entries_ref(uint32_t i) { return Touch(i), entries_[i]; }
   uint32_t& live_ref(uint32_t i) { return Touch(i), live_[i]; }
   // Writes the edits to `a`: the adjacency given at construction, or the copy of it that
@@ -198,7 +219,7 @@ class CountEdits {
   bool Has(uint32_t i) const { return ((edited_ >> i) & 1) != 0; }
   void Touch(uint32_t i) {
     if (Has(i)) return;
-    const Adjacency::CountPair c = a_->Counts(i);
+    const Adjacency::CountPair c = a_->Record(i);
     entries_[i] = c.entries;
     live_[i] = c.live;
     edited_ |= uint64_t{1} << i;
