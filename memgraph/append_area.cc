@@ -18,7 +18,7 @@ size_t Bytes(size_t cap, bool weighted) {
 // The capacity of a new area that holds n entries: room for a few appends before the next
 // copy, without a full-size area for every subgraph a stream touched once.
 size_t CapacityFor(size_t n) {
-  return n < 8 ? 8 : n < 16 ? 16 : kAppendCapacity;
+  return n < 8 ? 8 : n < 16 ? 16 : n < 32 ? 32 : kAppendCapacity;
 }
 
 AppendArea* Allocate(NodeAllocator* alloc, bool weighted, size_t n) {
@@ -47,9 +47,9 @@ size_t AppendArea::Run(size_t n, uint32_t x, uint8_t* idx) const {
   const uint64_t* vv = v();
   size_t m = 0;
   // Latest first, so the first entry seen of a key is the one that counts.
-  for (uint32_t bits = Matches(n, x); bits != 0;) {
-    const size_t i = static_cast<size_t>(31 - __builtin_clz(bits));
-    bits &= ~(uint32_t{1} << i);
+  for (uint64_t bits = Matches(n, x); bits != 0;) {
+    const size_t i = static_cast<size_t>(63 - __builtin_clzll(bits));
+    bits &= ~(uint64_t{1} << i);
     bool older = false;
     for (size_t j = 0; j < m; ++j) older |= vv[idx[j]] == vv[i];
     if (!older) idx[m++] = static_cast<uint8_t>(i);

@@ -46,8 +46,12 @@
 
 namespace strata::mem {
 
-inline constexpr size_t kAppendCapacity = 32;
-static_assert(kAppendCapacity <= 32, "AppendArea::Matches returns a bit per entry in 32 bits");
+// A full area's apply copies each touched leaf once; in a full tier its entries fall about one
+// per leaf, so the larger the area the fewer copies per update. 64 against 32: the last tenth
+// of a scale-20 fill 10-19% faster in 3 of 4 pairs, PageRank on a snapshot no slower
+// (docs/benchmarks.md, "Issue 28: a hub's updates without lookups; areas of 64").
+inline constexpr size_t kAppendCapacity = 64;
+static_assert(kAppendCapacity <= 64, "AppendArea::Matches returns a bit per entry in 64 bits");
 
 enum AppendKind : uint8_t { kAppendLive = 0, kAppendTomb = 1, kAppendErased = 2 };
 
@@ -61,7 +65,7 @@ struct AppendEntry {
 
 struct AppendArea {
   std::atomic<uint32_t> refs;
-  uint8_t cap;                    // entries the columns have room for: 8, 16 or 32
+  uint8_t cap;                    // entries the columns have room for: 8, 16, 32 or 64
   uint8_t weighted;
   std::atomic<uint8_t> claimed;   // entries written or being written: the next free slot
   uint8_t reserved;
@@ -76,21 +80,22 @@ struct AppendArea {
   // Bit i set iff entry i (i < n) has vertex x. Compares the u column 16 bytes at a time,
   // from a copy of its first n bytes only: slots past a reader's prefix may be written by a
   // build at the same time (a load of them would race, even with their bits masked off).
-  uint32_t Matches(size_t n, uint32_t x) const {
+  uint64_t Matches(size_t n, uint32_t x) const {
 #if defined(__SSE2__)
-    alignas(16) uint8_t col[32] = {};
+    alignas(16) uint8_t col[kAppendCapacity] = {};
     std::memcpy(col, u(), n);
     const __m128i key = _mm_set1_epi8(static_cast<char>(x));
     const auto* c = reinterpret_cast<const __m128i*>(col);
-    const uint32_t lo = static_cast<uint32_t>(
-        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_load_si128(c), key)));
-    const uint32_t hi = n <= 16 ? 0 : static_cast<uint32_t>(
-        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_load_si128(c + 1), key)));
-    const uint32_t m = lo | hi << 16;
-    return n >= 32 ? m : m & ((uint32_t{1} << n) - 1);
+    uint64_t m = 0;
+    for (size_t q = 0; q * 16 < n; ++q) {
+      m |= static_cast<uint64_t>(static_cast<uint32_t>(
+               _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_load_si128(c + q), key))))
+           << (16 * q);
+    }
+    return n >= 64 ? m : m & ((uint64_t{1} << n) - 1);
 #else
-    uint32_t m = 0;
-    for (size_t i = 0; i < n; ++i) m |= static_cast<uint32_t>(u()[i] == x) << i;
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; ++i) m |= static_cast<uint64_t>(u()[i] == x) << i;
     return m;
 #endif
   }
@@ -98,10 +103,10 @@ struct AppendArea {
   ptrdiff_t Find(size_t n, uint32_t x, uint64_t key) const {
     if (!MayHave(x)) return -1;
     const uint64_t* vv = v();
-    for (uint32_t m = Matches(n, x); m != 0;) {
-      const int i = 31 - __builtin_clz(m);  // latest first
+    for (uint64_t m = Matches(n, x); m != 0;) {
+      const int i = 63 - __builtin_clzll(m);  // latest first
       if (vv[i] == key) return i;
-      m &= ~(uint32_t{1} << i);
+      m &= ~(uint64_t{1} << i);
     }
     return -1;
   }

@@ -114,8 +114,8 @@ namespace {
 void PrefetchAreaKeys(const AppendArea& a, size_t n, uint32_t x) {
   const uint64_t* v = a.v();
   uintptr_t last = 0;
-  for (uint32_t m = a.Matches(n, x); m != 0; m &= m - 1) {
-    const uintptr_t line = reinterpret_cast<uintptr_t>(v + __builtin_ctz(m)) & ~uintptr_t{63};
+  for (uint64_t m = a.Matches(n, x); m != 0; m &= m - 1) {
+    const uintptr_t line = reinterpret_cast<uintptr_t>(v + __builtin_ctzll(m)) & ~uintptr_t{63};
     if (line != last) coro::Prefetch(reinterpret_cast<const void*>(line));
     last = line;
   }
@@ -859,8 +859,8 @@ void FlushAppended(NodeAllocator* alloc, Adjacency* a, CountEdits* c) {
 uint32_t ErasedEntries(const Adjacency& a, uint32_t i) {
   if (a.appended == nullptr || !a.appended->MayHave(i)) return 0;
   uint32_t n = 0;
-  for (uint32_t m = a.appended->Matches(a.appended_n, i); m != 0; m &= m - 1) {
-    n += a.appended->kind()[__builtin_ctz(m)] == kAppendErased;
+  for (uint64_t m = a.appended->Matches(a.appended_n, i); m != 0; m &= m - 1) {
+    n += a.appended->kind()[__builtin_ctzll(m)] == kAppendErased;
   }
   return n;
 }

@@ -387,7 +387,9 @@ TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
   // hub moved into its C-ART, and out again where deletes remove entries (a tombstone is one).
   EXPECT_GT(resolved, 100u);
   EXPECT_GE(promotions, 1u);
-  if (!tombstones) EXPECT_GE(demotions, 1u);
+  if (!tombstones) {
+    EXPECT_GE(demotions, 1u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Tombstones, HubCountsTest, ::testing::Bool());
