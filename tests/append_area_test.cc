@@ -295,7 +295,9 @@ TEST(AppendAreaBuild, SeveralUpdatesOfOneBuildAppendInPlace) {
   EXPECT_TRUE(find(v4, 1, 100, &w));
   EXPECT_EQ(w, 6.5);
   EXPECT_TRUE(find(v4, 3, 1, &w));
-  EXPECT_EQ(v4->out.Live(1), 3u);
+  size_t ones = 0;  // the new keys of vertex 1 among `many`
+  for (VertexId x = 0; x < kAppendCapacity; ++x) ones += x % 64 == 1;
+  EXPECT_EQ(v4->out.Live(1), 2u + ones);
   for (const mvcc::ReaderTracer::Slot& r : readers) tracer.Unregister(r);
 }
 
@@ -377,7 +379,7 @@ TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
       const Adjacency::CountPair r = a.Record(1);
       ASSERT_EQ(r.entries, a.Art(1).size()) << "round " << round;
       ASSERT_EQ(r.live, a.Art(1).live_size()) << "round " << round;
-      resolved += a.appended != nullptr && a.appended->Matches(a.appended_n, 1) != 0;
+      resolved += a.appended != nullptr && ((a.appended->PrefixMask(a.appended_n) >> 1) & 1);
     }
     promotions += !was_art && a.InArt(1);
     demotions += was_art && !a.InArt(1);
