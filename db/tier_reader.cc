@@ -788,11 +788,12 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       mem_runs.clear();
       file_runs.clear();
       mem::VertexAt* at = nullptr;  // mem_runs[0]'s, prepared ahead
-      if (ahead_adj != nullptr && ahead_adj->Entries(i) != 0) at = ahead->Take(u, ahead_adj);
       bool hidden = false, tombs = false;
       for (const mem::SubgraphVersion* sv : mems) {
         const mem::Adjacency* a = Adj(sv, dir);
+        // One Counts per run: a C-ART vertex's resolves its appended updates (a Find each).
         if (const mem::Adjacency::CountPair n = a->Counts(i); n.entries != 0) {
+          if (a == ahead_adj) at = ahead->Take(u, ahead_adj);  // the newest memgraph's: first
           mem_runs.push_back(a);
           tombs |= n.live != n.entries;
         }
