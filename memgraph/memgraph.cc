@@ -854,17 +854,6 @@ void FlushAppended(NodeAllocator* alloc, Adjacency* a, CountEdits* c) {
   a->appended_n = 0;
 }
 
-// Vertex i's entries among a's appended updates that erase (kAppendErased), overridden or not:
-// a bound on how many of its tree's entries its view hides.
-uint32_t ErasedEntries(const Adjacency& a, uint32_t i) {
-  if (a.appended == nullptr || !a.appended->MayHave(i)) return 0;
-  uint32_t n = 0;
-  for (uint64_t m = a.appended->Matches(a.appended_n, i); m != 0; m &= m - 1) {
-    n += a.appended->kind()[__builtin_ctzll(m)] == kAppendErased;
-  }
-  return n;
-}
-
 // What a finished container probe found, as a prior state.
 inline PrevState PrevStateOf(probe::Outcome o) {
   return o == probe::Outcome::kAbsent      ? PrevState::kAbsent
@@ -1192,8 +1181,8 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
 
     // 4. Move vertices between the clustered index and their own C-ART by size (a vertex's view
     // changes only where a build touches it; a flush changes where it lies, not its size). A
-    // C-ART vertex's view has at least its tree's entries less its appended erases; only below
-    // that bound are its appended updates resolved.
+    // C-ART vertex's view has at least its tree's entries less its appended updates (at most
+    // each of them erases one); only below that bound are they resolved.
     uint64_t to_art = 0, to_ci = 0;
     for (uint64_t m = touched; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
@@ -1203,10 +1192,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       }
       const uint32_t half = opt_.cart_threshold / 2;
       const Adjacency::CountPair rec{c.entries(i), c.live(i)};
-      if (rec.entries >= half + ErasedEntries(*a, i) ||
-          (a->appended != nullptr && a->appended->MayHave(i)
-               ? a->ResolvedArtCounts(i, rec).entries
-               : rec.entries) >= half) {
+      if (rec.entries >= half + a->appended_n || a->ResolvedArtCounts(i, rec).entries >= half) {
         continue;
       }
       to_ci |= uint64_t{1} << i;

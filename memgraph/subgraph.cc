@@ -223,6 +223,7 @@ CArt& MutableArt(NodeAllocator* alloc, Adjacency* a, uint32_t i) {
 }
 
 Adjacency::CountPair Adjacency::ResolvedArtCounts(uint32_t i, CountPair rec) const {
+  if (appended == nullptr || !appended->MayHave(i)) return rec;
   uint8_t idx[kAppendCapacity];
   const size_t m = appended->Run(appended_n, i, idx);
   const CArt& tree = Art(i);

@@ -128,7 +128,8 @@ struct Adjacency {
     return r;
   }
   // rec (vertex i's record, which counts its tree) plus vertex i's appended updates, each
-  // against the state of its key in the tree (a Find per update). InArt(i).
+  // against the state of its key in the tree (a Find per update; rec when it has none).
+  // InArt(i).
   CountPair ResolvedArtCounts(uint32_t i, CountPair rec) const;
   // Whether vertex i may have entries in the view: its record says so, or it has a C-ART
   // (whose appended updates the record does not count). A filter for readers, no lookups.
