@@ -232,12 +232,10 @@ int RunFillBench(int argc, char** argv) {
       std::printf("  tenth 9: %7.0f K edges/s (%.2f s; alternated with the first tenth again "
                   "into a fresh store: %.0f K edges/s)\n",
                   last / 1e3, sec_last, rate_first / 1e3);
-      std::vector<double> sorted_ratios = ratios;
-      std::sort(sorted_ratios.begin(), sorted_ratios.end());
+      const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
       std::printf("fill: paired, %d rounds: last / first tenth %.2f (median of rounds %.2f, "
                   "rounds %.2f-%.2f)\n",
-                  paired, last / rate_first, sorted_ratios[sorted_ratios.size() / 2],
-                  sorted_ratios.front(), sorted_ratios.back());
+                  paired, last / rate_first, Median(ratios), *lo, *hi);
       std::fflush(stdout);
       continue;
     }

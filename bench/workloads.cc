@@ -654,12 +654,11 @@ void RunFillPairedJob(const SuiteConfig& cfg, const std::string& system, ResultS
              "the last tenth of the update load into a store holding the first 90%, in slices "
              "alternated with slices of the first tenth into a fresh store; the two rates' ratio");
   sink->Add(r);
-  std::vector<double> sorted = ratios;
-  std::sort(sorted.begin(), sorted.end());
+  const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
   Log(system,
       "fill paired (%d rounds): last tenth %.0f edges/s, first tenth %.0f edges/s, ratio %.2f "
       "(rounds %.2f-%.2f)",
-      rounds, rate_last, rate_first, rate_last / rate_first, sorted.front(), sorted.back());
+      rounds, rate_last, rate_first, rate_last / rate_first, *lo, *hi);
   full->Close();
   fresh->Close();
   RemoveTree(cfg.dir + "/fill-full");
