@@ -6,7 +6,6 @@
 #include <new>
 #include <vector>
 
-#include "memgraph/search_probe.h"
 #include "util/coro.h"
 
 namespace strata::mem {
@@ -1124,129 +1123,6 @@ bool CArt::Find(uint64_t key, double* weight, bool* tombstone) const {
   if (weight != nullptr) *weight = l->weighted ? LeafWeights(l)[pos] : 1.0;
   if (tombstone != nullptr) *tombstone = l->ntomb != 0 && TestBit(LeafTombs(l), pos);
   return true;
-}
-
-namespace {
-enum ProbeStage : uint8_t { kAtNode, kChildPtr, kLeafSearch, kLeafLast, kProbeDone };
-
-// Prefetches the keys of array leaf l's search range (base, len): whole if small, else the
-// positions of the next levels. Returns the stage that reads them.
-uint8_t PrefetchKeySearch(const Leaf* l, uint32_t base, uint32_t len) {
-  const unsigned char* k = LeafKeys(l);
-  const int w = l->width;
-  if (len * static_cast<uint32_t>(w) <= probe::kWholeRangeBytes) {
-    coro::PrefetchRange(k + size_t{base} * w, size_t{len} * w + 8);
-    return kLeafLast;
-  }
-  probe::PrefetchSearchLevels(base, len, probe::kLevelsPerStep,
-                              [k, w](uint32_t i) { return k + size_t{i} * w; });
-  return kLeafSearch;
-}
-
-void PrefetchEntry(const Leaf* l, size_t pos) {
-  if (l->weighted) __builtin_prefetch(LeafWeights(l) + pos);
-  if (l->ntomb != 0) __builtin_prefetch(LeafTombs(l) + (pos >> 6));
-}
-}  // namespace
-
-void CArt::ProbeStart(Probe* p) const {
-  p->node = root_;
-  p->stage = kAtNode;
-  if (root_ != nullptr) {
-    __builtin_prefetch(root_);
-    __builtin_prefetch(reinterpret_cast<const char*>(root_) + 64);
-  }
-}
-
-bool CArt::ProbeStep(Probe* p, uint64_t key) {
-  if (p->node == nullptr) return false;
-  const Node* n = static_cast<const Node*>(p->node);
-  switch (p->stage) {
-    case kAtNode: {
-      if (n->kind == kInner) {
-        const Inner* in = AsInner(n);
-        const int d = in->h.depth;
-        if ((key & PrefixMask(d)) != in->prefix) break;
-        const int c = ByteAt(key, d);
-        if (!TestBit(in->present, c)) break;
-        p->base = static_cast<uint32_t>(RankInclusive(in->starts, c) - 1);
-        __builtin_prefetch(Children(in) + p->base);
-        p->stage = kChildPtr;
-        return true;
-      }
-      const Leaf* l = AsLeaf(n);
-      const uint64_t m = PrefixMask(l->h.depth);
-      if ((key & m) != l->lcp) break;
-      if (l->h.kind == kBitmapLeaf) {
-        const uint64_t* bits = reinterpret_cast<const uint64_t*>(LeafKeys(l));
-        const uint64_t s = key & ~m;
-        if (!TestBit(bits, s)) break;
-        p->base = static_cast<uint32_t>(RankInclusive(bits, static_cast<int>(s)) - 1);
-        PrefetchEntry(l, p->base);
-        p->stage = kProbeDone;
-        return false;
-      }
-      p->base = 0;
-      p->len = l->h.count;
-      p->stage = PrefetchKeySearch(l, p->base, p->len);
-      return true;
-    }
-    case kChildPtr: {
-      const Node* child = Children(AsInner(n))[p->base];
-      __builtin_prefetch(child);
-      __builtin_prefetch(reinterpret_cast<const char*>(child) + 64);
-      p->node = child;
-      p->stage = kAtNode;
-      return true;
-    }
-    case kLeafSearch:
-    case kLeafLast: {
-      const Leaf* l = AsLeaf(n);
-      const unsigned char* k = LeafKeys(l);
-      const uint64_t s = key & ~PrefixMask(l->h.depth);
-      const int levels = p->stage == kLeafLast ? 64 : probe::kLevelsPerStep;
-      WithWidth(l->width, [&](auto wc) {
-        constexpr int W = decltype(wc)::value;
-        probe::SearchAdvance(&p->base, &p->len, levels,
-                             [k, s](uint32_t i) { return Load<W>(k, i) < s; });
-      });
-      if (p->stage == kLeafSearch) {
-        p->stage = PrefetchKeySearch(l, p->base, p->len);
-        return true;
-      }
-      const size_t pos = p->base + (p->len != 0 && LoadSuffix(k, p->base, l->width) < s);
-      p->base = static_cast<uint32_t>(pos);
-      p->len = 0;
-      if (pos < l->h.count && LoadSuffix(k, pos, l->width) == s) PrefetchEntry(l, pos);
-      p->stage = kProbeDone;
-      return false;
-    }
-    default:
-      return false;
-  }
-  p->node = nullptr;
-  return false;
-}
-
-probe::Outcome CArt::ProbeOutcome(const Probe& p, uint64_t key) {
-  // A null node after ProbeStart: an empty tree, or a step that found no path to key.
-  if (p.node == nullptr) return probe::Outcome::kAbsent;
-  if (p.stage != kProbeDone) return probe::Outcome::kUnfinished;
-  const Leaf* l = AsLeaf(static_cast<const Node*>(p.node));
-  const uint64_t m = PrefixMask(l->h.depth);
-  const uint64_t s = key & ~m;
-  bool hit;
-  if (l->h.kind == kBitmapLeaf) {
-    // The step set base to the key's rank once its bit was found set.
-    hit = (key & m) == l->lcp &&
-          TestBit(reinterpret_cast<const uint64_t*>(LeafKeys(l)), static_cast<int>(s));
-  } else {
-    hit = (key & m) == l->lcp && p.base < l->h.count &&
-          LoadSuffix(LeafKeys(l), p.base, l->width) == s;
-  }
-  if (!hit) return probe::Outcome::kAbsent;
-  return l->ntomb != 0 && TestBit(LeafTombs(l), p.base) ? probe::Outcome::kTombstone
-                                                        : probe::Outcome::kLive;
 }
 
 void CArt::ForEachChunkImpl(ChunkFn fn) const {

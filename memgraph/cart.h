@@ -54,7 +54,6 @@
 #include <type_traits>
 
 #include "memgraph/node_allocator.h"
-#include "memgraph/search_probe.h"
 #include "memgraph/update.h"
 #include "strata/function_ref.h"
 
@@ -186,28 +185,6 @@ class CArt {
   // False if key has no entry; otherwise fills the non-null outputs.
   bool Find(uint64_t key, double* weight, bool* tombstone) const;
 
-  // Find taken a step at a time (see ClusteredIndex::Probe): ProbeStart prefetches the
-  // root; each ProbeStep reads lines an earlier step prefetched and prefetches the next: an
-  // inner node's child pointer on key's path, the child, an array leaf's key column level by
-  // level of the search (memgraph/search_probe.h), then the found entry's weight. It returns
-  // false once Find(key) would read nothing that is not in flight or in cache, or where the
-  // path ends.
-  struct Probe {
-    const void* node = nullptr;  // the node being read; null once done
-    uint32_t base = 0, len = 0;  // inner: the child's rank; array leaf: the search range
-    uint8_t stage = 0;
-  };
-  void ProbeStart(Probe* p) const;
-  static bool ProbeStep(Probe* p, uint64_t key);
-  // After ProbeStart: what the probe found for key, in O(1) from the entry its last step
-  // reached (the build pipeline passes it to the build instead of a second Find).
-  static probe::Outcome ProbeOutcome(const Probe& p, uint64_t key);
-  // Whether a finished probe ended at key's entry (false if it has none).
-  static bool ProbeHit(const Probe& p, uint64_t key) {
-    const probe::Outcome o = ProbeOutcome(p, key);
-    return o == probe::Outcome::kLive || o == probe::Outcome::kTombstone;
-  }
-
   size_t size() const { return size_; }       // entries, tombstones included
   size_t live_size() const { return live_; }  // entries that are not tombstones
   bool empty() const { return size_ == 0; }
@@ -315,7 +292,7 @@ class CArt {
   // which.
   bool CheckInvariants(std::string* why) const;
 
-  // For prefetching, and to tell trees apart (BuildProbeHint): a tree is immutable.
+  // For prefetching: the root node's address.
   const void* root_node() const { return root_; }
 
  private:

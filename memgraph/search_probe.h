@@ -1,5 +1,5 @@
 // A binary search taken a few levels at a time, for lookups whose cache misses are overlapped
-// with other work (ClusteredIndex::Probe, CArt::Probe; docs/design.md, "Locating a batch").
+// with other work (ClusteredIndex::Probe; docs/design.md, "Locating a batch").
 //
 // The search is the branch-free lower bound every container leaf uses: with (base, len) =
 // (lo, hi - lo), while len > 1 { half = len / 2; if (key(base + half) < x) base += half;

@@ -449,35 +449,6 @@ TEST(CArtTest, LargeMixedWorkload) {
     }
     CArt t = CArt::BuildSorted(&alloc, true, k.data(), w.data(), tb.get(), k.size());
     ASSERT_NO_FATAL_FAILURE(ExpectMatches(t, m, true, rng));
-    // A probe for a present key visits every node on its path (two steps per inner node: its
-    // child pointer, then the child) and ends at the key's entry; one for an absent key ends
-    // without a hit.
-    size_t longest = 0;
-    for (size_t j = 0; j < k.size(); j += 97) {
-      size_t steps = 0;
-      CArt::Probe p;
-      t.ProbeStart(&p);
-      while (CArt::ProbeStep(&p, k[j])) ++steps;
-      EXPECT_TRUE(CArt::ProbeHit(p, k[j])) << "key " << k[j];
-      // Its outcome is Find's answer, tombstones told apart.
-      bool tomb = false;
-      ASSERT_TRUE(t.Find(k[j], nullptr, &tomb));
-      EXPECT_EQ(CArt::ProbeOutcome(p, k[j]),
-                tomb ? probe::Outcome::kTombstone : probe::Outcome::kLive) << "key " << k[j];
-      // Inner levels take 2 steps, a leaf's search at most 4 (512 keys, 3 levels a step).
-      EXPECT_LE(steps, 2 * (t.GetShape().height - 1) + 4);
-      longest = std::max(longest, steps);
-      uint64_t absent = k[j] + 1;
-      if (m.count(absent) == 0) {
-        CArt::Probe q;
-        t.ProbeStart(&q);
-        while (CArt::ProbeStep(&q, absent)) {
-        }
-        EXPECT_FALSE(CArt::ProbeHit(q, absent)) << "key " << absent;
-        EXPECT_EQ(CArt::ProbeOutcome(q, absent), probe::Outcome::kAbsent) << "key " << absent;
-      }
-    }
-    EXPECT_GE(longest, 2 * (t.GetShape().height - 1));
     EXPECT_GE(t.GetShape().height, 3u);
     KeyGen mixed(Dist::kClustered, &rng);
     for (int step = 0; step < 40; ++step) {
