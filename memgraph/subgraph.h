@@ -56,7 +56,7 @@ static_assert(sizeof(ArtArray) % alignof(CArt) == 0);
 // tree, written whenever the tree changes: an area flush, a move between containers). A
 // C-ART vertex's appended updates are resolved against its tree when counts are read
 // (Counts, ResolvedArtCounts) or when the area is flushed into the tree, so a writer takes no
-// prior state for them: a hub's tree lookups were most of what a full tier's updates cost
+// prior state for them: a hub's tree lookups were a third of what a full tier's updates cost
 // more than an empty one's (docs/benchmarks.md, "Issue 28: a hub's updates without lookups").
 //
 // Records are sparse: bit i of count_mask is set iff vertex i's record is not {0, 0},
