@@ -611,13 +611,15 @@ void RunFillPairedJob(const SuiteConfig& cfg, const std::string& system, ResultS
     Generate(g, b, e, &edges, &w);
     return SplitForWriters(edges, w, {}, cfg.threads);
   };
-  std::unique_ptr<System> full = OpenSystem(system, MakeSystemConfig(cfg, "fill-full", false, false));
+  std::unique_ptr<System> full =
+      OpenSystem(system, MakeSystemConfig(cfg, "fill-full", false, false));
   {
     WriteRun load = RunWriters(full.get(), streams(0, n - tenth), 1024, 1.0, "fill paired load");
     Log(system, "fill paired: loaded the first %.0f%% of the update load, %.0f edges/s",
         100.0 * static_cast<double>(n - tenth) / static_cast<double>(n), load.ops / load.seconds);
   }
-  std::unique_ptr<System> fresh = OpenSystem(system, MakeSystemConfig(cfg, "fill-fresh", false, false));
+  std::unique_ptr<System> fresh =
+      OpenSystem(system, MakeSystemConfig(cfg, "fill-fresh", false, false));
   double sec_first = 0, sec_last = 0;
   uint64_t ops_first = 0, ops_last = 0;
   std::vector<double> ratios;

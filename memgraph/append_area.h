@@ -48,8 +48,8 @@ namespace strata::mem {
 
 // A full area's apply copies each touched leaf once; in a full tier its entries fall about one
 // per leaf, so the larger the area the fewer copies per update. 64 against 32: the last tenth
-// of a scale-20 fill 10-19% faster in 3 of 4 pairs, PageRank on a snapshot not slower in 2 pairs
-// (docs/benchmarks.md, "Issue 28: a hub's updates without lookups; areas of 64").
+// of a scale-20 fill 10-19% faster in 3 of 4 pairs, PageRank on a snapshot not slower in 2
+// pairs (docs/benchmarks.md, "Issue 28: a hub's updates without lookups; areas of 64").
 inline constexpr size_t kAppendCapacity = 64;
 static_assert(kAppendCapacity <= 64, "AppendArea::Matches returns a bit per entry in 64 bits");
 
