@@ -148,43 +148,15 @@ void ScanWithAppended(const AppendArea& a, const uint8_t* idx, size_t m,
   const uint64_t* av = a.v();
   const double* aw = a.w();
   const uint8_t* ak = a.kind();
-  size_t p = 0;  // next of idx
-  bool go = true;
-  // The area's next entries: those with key < bound, or all that are left.
-  auto emit_area_below = [&](uint64_t bound, bool all) {
-    while (go && p < m && (all || av[idx[p]] < bound)) {
-      const size_t q = idx[p];
-      if (ak[q] != kAppendErased) {
-        go = InvokeScan(fn, av + q, aw != nullptr ? aw + q : nullptr,
-                         ak[q] == kAppendTomb ? ak + q : nullptr, 1);
-      }
-      ++p;
-    }
-  };
-  scan_container([&](const uint64_t* k, const double* w, const uint8_t* t, size_t n) {
-    size_t j = 0;
-    while (go && j < n) {
-      if (p >= m) {
-        go = InvokeScan(fn, k + j, w != nullptr ? w + j : nullptr, t != nullptr ? t + j : nullptr,
-                         n - j);
-        return go;
-      }
-      emit_area_below(k[j], false);
-      if (!go || p >= m) continue;
-      // Container entries before the next area key, then skip the one it overrides.
-      const uint64_t next = av[idx[p]];
-      size_t q = j;
-      while (q < n && k[q] < next) ++q;
-      if (q > j) {
-        go = InvokeScan(fn, k + j, w != nullptr ? w + j : nullptr,
-                         t != nullptr ? t + j : nullptr, q - j);
-      }
-      j = q;
-      if (j < n && k[j] == next) ++j;
-    }
-    return go;
-  });
-  emit_area_below(0, true);
+  ScanOverlaid(
+      m, [&](size_t p) { return av[idx[p]]; },
+      [&](size_t p) {
+        const size_t q = idx[p];
+        if (ak[q] == kAppendErased) return true;
+        return InvokeScan(fn, av + q, aw != nullptr ? aw + q : nullptr,
+                          ak[q] == kAppendTomb ? ak + q : nullptr, size_t{1});
+      },
+      scan_container, fn);
 }
 
 }  // namespace strata::mem

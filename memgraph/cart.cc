@@ -1032,18 +1032,109 @@ void cart_detail::Unref(NodeAllocator* alloc, Node* n) {
   }
 }
 
+// ---- Pending updates ----
+
+namespace {
+
+size_t PendingBytes(size_t n, bool weighted) {
+  return (sizeof(Pending) + n * (sizeof(uint64_t) + (weighted ? sizeof(double) : 0) + 1) + 15) &
+         ~size_t{15};
+}
+
+// A Pending holding u[0, n) (sorted, keys unique, n >= 1), with one reference.
+Pending* NewPending(NodeAllocator* alloc, bool weighted, const Update* u, size_t n) {
+  const size_t bytes = PendingBytes(n, weighted);
+  auto* p = new (alloc->Allocate(bytes)) Pending;
+  p->refs.store(1, std::memory_order_relaxed);
+  p->n = static_cast<uint32_t>(n);
+  p->bytes = static_cast<uint32_t>(bytes);
+  p->weighted = weighted;
+  p->resolved.store(Pending::kUnresolved, std::memory_order_relaxed);
+  uint64_t* k = p->keys();
+  double* w = p->weights();
+  UpdateOp* op = p->ops();
+  for (size_t j = 0; j < n; ++j) {
+    k[j] = u[j].key;
+    if (w != nullptr) w[j] = u[j].weight;
+    op[j] = u[j].op;
+  }
+  return p;
+}
+
+void UnrefPending(NodeAllocator* alloc, Pending* p) {
+  if (p->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  const size_t bytes = p->bytes;
+  p->~Pending();
+  alloc->Free(p, bytes);
+}
+
+Update PendingUpdate(const Pending& p, size_t j) {
+  const double* w = p.weights();
+  return Update{p.keys()[j], w != nullptr ? w[j] : 1.0, p.ops()[j]};
+}
+
+// Pending updates with `updates` (sorted, unique) laid over them, into *out.
+void MergeOver(const Pending* p, const Update* updates, size_t n, std::vector<Update>* out) {
+  out->clear();
+  const size_t pn = p == nullptr ? 0 : p->n;
+  out->reserve(pn + n);
+  const uint64_t* pk = pn != 0 ? p->keys() : nullptr;
+  size_t a = 0, b = 0;
+  while (a < pn || b < n) {
+    if (b == n || (a < pn && pk[a] < updates[b].key)) {
+      out->push_back(PendingUpdate(*p, a++));
+    } else {
+      if (a < pn && pk[a] == updates[b].key) ++a;  // the newer update replaces it
+      out->push_back(updates[b++]);
+    }
+  }
+}
+
+thread_local std::vector<Update> tls_merged;
+thread_local uint64_t tls_kept_pending = 0;
+
+std::atomic<size_t> pending_per{CArt::kTreeEntriesPerPending};
+std::atomic<size_t> pending_min{CArt::kMinPending};
+std::atomic<size_t> pending_mult{1};
+
+}  // namespace
+
+uint64_t cart_detail::KeptPendingForTesting() { return tls_kept_pending; }
+
+size_t CArt::PendingCapacity(size_t tree_entries) {
+  const size_t c = tree_entries * pending_mult.load(std::memory_order_relaxed) /
+                   pending_per.load(std::memory_order_relaxed);
+  return c < pending_min.load(std::memory_order_relaxed) ? 0 : c < kMaxPending ? c : kMaxPending;
+}
+
+void CArt::SetPendingForTesting(size_t tree_entries_per_pending, size_t min_pending,
+                                size_t multiplier) {
+  const bool reset = tree_entries_per_pending == 0;
+  pending_per.store(reset ? kTreeEntriesPerPending : tree_entries_per_pending);
+  pending_min.store(reset ? kMinPending : min_pending);
+  pending_mult.store(reset ? 1 : multiplier);
+}
+
 // ---- CArt ----
 
 CArt::CArt(const CArt& o)
-    : alloc_(o.alloc_), root_(o.root_), size_(o.size_), live_(o.live_), weighted_(o.weighted_) {
+    : alloc_(o.alloc_),
+      root_(o.root_),
+      pending_(o.pending_),
+      size_(o.size_),
+      live_(o.live_),
+      weighted_(o.weighted_) {
   if (root_ != nullptr) Ref(root_);
+  if (pending_ != nullptr) pending_->refs.fetch_add(1, std::memory_order_relaxed);
 }
 
 CArt& CArt::operator=(const CArt& o) {
   if (o.root_ != nullptr) Ref(o.root_);
-  if (root_ != nullptr) Unref(alloc_, root_);
+  if (o.pending_ != nullptr) o.pending_->refs.fetch_add(1, std::memory_order_relaxed);
+  Release();
   alloc_ = o.alloc_;
   root_ = o.root_;
+  pending_ = o.pending_;
   size_ = o.size_;
   live_ = o.live_;
   weighted_ = o.weighted_;
@@ -1051,32 +1142,71 @@ CArt& CArt::operator=(const CArt& o) {
 }
 
 CArt::CArt(CArt&& o) noexcept
-    : alloc_(o.alloc_), root_(o.root_), size_(o.size_), live_(o.live_), weighted_(o.weighted_) {
+    : alloc_(o.alloc_),
+      root_(o.root_),
+      pending_(o.pending_),
+      size_(o.size_),
+      live_(o.live_),
+      weighted_(o.weighted_) {
   o.root_ = nullptr;
+  o.pending_ = nullptr;
   o.size_ = o.live_ = 0;
 }
 
 CArt& CArt::operator=(CArt&& o) noexcept {
   if (this != &o) {
-    if (root_ != nullptr) Unref(alloc_, root_);
+    Release();
     alloc_ = o.alloc_;
     root_ = o.root_;
+    pending_ = o.pending_;
     size_ = o.size_;
     live_ = o.live_;
     weighted_ = o.weighted_;
     o.root_ = nullptr;
+    o.pending_ = nullptr;
     o.size_ = o.live_ = 0;
   }
   return *this;
 }
 
-CArt::~CArt() {
+CArt::~CArt() { Release(); }
+
+void CArt::Release() {
   if (root_ != nullptr) Unref(alloc_, root_);
+  if (pending_ != nullptr) UnrefPending(alloc_, pending_);
+  root_ = nullptr;
+  pending_ = nullptr;
 }
 
 CArt CArt::Apply(const Update* updates, size_t n, PrevState* prev) const {
   for (size_t i = 1; i < n; ++i) assert(updates[i - 1].key < updates[i].key);
   if (n == 0) return *this;
+  if (prev != nullptr) {
+    if (pending_ == nullptr) return ApplyToTree(updates, n, prev);
+    std::vector<Update> flush;
+    MergeOver(pending_, nullptr, 0, &flush);
+    return ApplyToTree(flush.data(), flush.size(), nullptr).ApplyToTree(updates, n, prev);
+  }
+  const size_t cap = PendingCapacity(size_);
+  if (pending_ == nullptr && n > cap) return ApplyToTree(updates, n, nullptr);
+  std::vector<Update>& merged = tls_merged;
+  MergeOver(pending_, updates, n, &merged);
+  if (merged.size() > cap) {
+    CArt out = ApplyToTree(merged.data(), merged.size(), nullptr);
+    if (merged.capacity() > 4 * kMaxPending) std::vector<Update>().swap(merged);
+    return out;
+  }
+  CArt out(alloc_, weighted_);
+  out.root_ = root_;
+  if (root_ != nullptr) Ref(root_);
+  out.size_ = size_;
+  out.live_ = live_;
+  out.pending_ = NewPending(alloc_, weighted_, merged.data(), merged.size());
+  ++tls_kept_pending;
+  return out;
+}
+
+CArt CArt::ApplyToTree(const Update* updates, size_t n, PrevState* prev) const {
   assert(alloc_ != nullptr || root_ == nullptr);
   Ctx c{alloc_, weighted_, updates, prev};
   CArt out(alloc_, weighted_);
@@ -1106,7 +1236,50 @@ CArt CArt::BuildSorted(NodeAllocator* alloc, bool weighted, const uint64_t* keys
   return t;
 }
 
+namespace {
+
+// The view's counts of tree t with pending updates p (made for it), packed as
+// Pending::resolved: each update against its key's state in the tree, found by one forward
+// cursor.
+uint64_t ResolveCounts(const CArt::Cursor& start, size_t size, size_t live, const Pending& p) {
+  CArt::Cursor c = start;
+  int64_t e = static_cast<int64_t>(size), l = static_cast<int64_t>(live);
+  const uint64_t* k = p.keys();
+  const UpdateOp* op = p.ops();
+  for (size_t j = 0; j < p.n; ++j) {
+    c.Seek(k[j]);
+    const bool had = c.Valid() && c.key() == k[j];
+    const bool was_live = had && !c.tombstone();
+    e += static_cast<int64_t>(op[j] != UpdateOp::kErase) - had;
+    l += static_cast<int64_t>(op[j] == UpdateOp::kPut) - was_live;
+  }
+  assert(l >= 0 && l <= e && e <= int64_t{0xffffffff});
+  return (static_cast<uint64_t>(e) << 32) | static_cast<uint64_t>(l);
+}
+
+}  // namespace
+
+uint64_t CArt::Resolved() const {
+  uint64_t r = pending_->resolved.load(std::memory_order_relaxed);
+  if (r != Pending::kUnresolved) return r;
+  r = ResolveCounts(NewTreeCursor(), size_, live_, *pending_);
+  pending_->resolved.store(r, std::memory_order_relaxed);
+  return r;
+}
+
 bool CArt::Find(uint64_t key, double* weight, bool* tombstone) const {
+  if (pending_ != nullptr) {
+    const uint64_t* k = pending_->keys();
+    const uint64_t* it = std::lower_bound(k, k + pending_->n, key);
+    if (it != k + pending_->n && *it == key) {
+      const size_t j = static_cast<size_t>(it - k);
+      const UpdateOp op = pending_->ops()[j];
+      if (op == UpdateOp::kErase) return false;
+      if (weight != nullptr) *weight = weighted_ ? pending_->weights()[j] : 1.0;
+      if (tombstone != nullptr) *tombstone = op == UpdateOp::kTombstone;
+      return true;
+    }
+  }
   const Node* n = root_;
   if (n == nullptr) return false;
   while (n->kind == kInner) {
@@ -1126,13 +1299,30 @@ bool CArt::Find(uint64_t key, double* weight, bool* tombstone) const {
 }
 
 void CArt::ForEachChunkImpl(ChunkFn fn) const {
-  if (root_ == nullptr) return;
   alignas(64) uint64_t keys[kB];
   uint8_t tombs[kB];
-  VisitChunks(root_, keys, tombs, fn);
+  if (pending_ == nullptr) {
+    if (root_ != nullptr) VisitChunks(root_, keys, tombs, fn);
+    return;
+  }
+  const uint64_t* pk = pending_->keys();
+  const double* pw = pending_->weights();
+  const uint8_t* po = reinterpret_cast<const uint8_t*>(pending_->ops());
+  ScanOverlaid(
+      pending_->n, [pk](size_t p) { return pk[p]; },
+      [&](size_t p) {
+        if (po[p] == static_cast<uint8_t>(UpdateOp::kErase)) return true;
+        return fn(pk + p, pw != nullptr ? pw + p : nullptr, po[p] != 0 ? po + p : nullptr, 1);
+      },
+      [&](auto&& chunk) {
+        if (root_ != nullptr) VisitChunks(root_, keys, tombs, ChunkFn(chunk));
+      },
+      fn);
 }
 
-size_t CArt::MemoryBytes() const { return root_ == nullptr ? 0 : NodeBytes(root_); }
+size_t CArt::MemoryBytes() const {
+  return (root_ == nullptr ? 0 : NodeBytes(root_)) + (pending_ == nullptr ? 0 : pending_->bytes);
+}
 
 CArt::Shape CArt::GetShape() const {
   Shape s;
@@ -1148,12 +1338,31 @@ bool CArt::CheckInvariants(std::string* why) const {
   }
   if (ck.size != size_) return ck.Fail("size() != entries", size_, ck.size);
   if (ck.live != live_) return ck.Fail("live_size() != live entries", live_, ck.live);
+  if (pending_ != nullptr) {
+    const Pending& p = *pending_;
+    if (p.n == 0 || p.n > kMaxPending) return ck.Fail("pending updates out of range", p.n, kMaxPending);
+    if ((p.weighted != 0) != weighted_) return ck.Fail("pending weights", p.weighted, weighted_);
+    if (p.bytes != PendingBytes(p.n, weighted_)) return ck.Fail("pending bytes", p.bytes, p.n);
+    for (size_t j = 0; j < p.n; ++j) {
+      if (j > 0 && p.keys()[j - 1] >= p.keys()[j]) {
+        return ck.Fail("pending keys not increasing at", j, p.n);
+      }
+      if (static_cast<uint8_t>(p.ops()[j]) > static_cast<uint8_t>(UpdateOp::kErase)) {
+        return ck.Fail("pending op", j, static_cast<uint8_t>(p.ops()[j]));
+      }
+    }
+    const uint64_t cached = p.resolved.load(std::memory_order_relaxed);
+    const uint64_t r = ResolveCounts(NewTreeCursor(), size_, live_, p);
+    if (cached != Pending::kUnresolved && cached != r) {
+      return ck.Fail("pending counts resolved wrongly", cached, r);
+    }
+  }
   return true;
 }
 
 // ---- Cursor ----
 
-CArt::Cursor CArt::NewCursor() const {
+CArt::Cursor CArt::NewTreeCursor() const {
   Cursor c(root_);
   if (root_ != nullptr) c.DescendFirst(root_);
   return c;

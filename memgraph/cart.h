@@ -152,10 +152,39 @@ inline uint64_t LoadSuffix(const unsigned char* p, size_t i, int w) {
 // Drops one reference; at zero frees the node and drops its children's references.
 void Unref(NodeAllocator* alloc, Node* n);
 
+// A large tree's pending updates (CArt::Apply): n updates sorted by key, keys unique, laid over
+// the one tree they were made for. Immutable once published; reference-counted like a node.
+// Layout: this header, uint64_t keys[n], then (weighted) double weights[n], then UpdateOp ops[n].
+struct Pending {
+  std::atomic<uint32_t> refs;
+  uint32_t n;
+  uint32_t bytes;     // allocation size
+  uint8_t weighted;
+  // The view's {entries, live} (tree and these updates), packed high/low, once a reader has
+  // resolved them against the tree (CArt::size); kUnresolved until then. A Pending belongs to
+  // one tree, so the value never changes once set.
+  std::atomic<uint64_t> resolved;
+  static constexpr uint64_t kUnresolved = ~uint64_t{0};
+
+  const uint64_t* keys() const { return reinterpret_cast<const uint64_t*>(this + 1); }
+  uint64_t* keys() { return reinterpret_cast<uint64_t*>(this + 1); }
+  const double* weights() const { return weighted ? reinterpret_cast<const double*>(keys() + n) : nullptr; }
+  double* weights() { return weighted ? reinterpret_cast<double*>(keys() + n) : nullptr; }
+  const UpdateOp* ops() const {
+    return reinterpret_cast<const UpdateOp*>(keys() + (weighted ? 2 * size_t{n} : n));
+  }
+  UpdateOp* ops() { return reinterpret_cast<UpdateOp*>(keys() + (weighted ? 2 * size_t{n} : n)); }
+};
+static_assert(sizeof(Pending) == 24);
+static_assert(static_cast<uint8_t>(UpdateOp::kPut) == 0 && static_cast<uint8_t>(UpdateOp::kTombstone) != 0,
+              "a tombstone's op byte doubles as a chunk's tombstone flag");
+
 // For tests: the leaf splices (an update's put spliced into a copy of an array leaf instead of
 // the leaf decoded, merged and packed again; cart.cc, SpliceLeaf) this thread has done, and a
 // process-wide switch that turns them off, to compare the two paths.
 uint64_t LeafSplicesForTesting();
+// For tests: the Applies this thread has answered with pending updates (CArt::Apply).
+uint64_t KeptPendingForTesting();
 void SetLeafSpliceForTesting(bool on);
 
 }  // namespace cart_detail
@@ -172,26 +201,51 @@ class CArt {
   CArt& operator=(CArt&& o) noexcept;
   ~CArt();
 
-  // A new tree with `updates` applied (sorted by key, keys unique); *this is unchanged. Each
-  // affected root-to-leaf path is copied once for the whole batch. prev (nullable) receives,
-  // per update, the state of its entry before it.
+  // A new version with `updates` applied (sorted by key, keys unique); *this is unchanged.
+  // Each affected root-to-leaf path is copied once for the whole batch. prev (nullable)
+  // receives, per update, the state of its entry before it.
+  //
+  // Pending updates. Without prev, a tree of s entries keeps up to PendingCapacity(s) updates
+  // pending instead: sorted beside the tree (shared by the versions that follow, the tree
+  // untouched), and applied to it together once an Apply would pass that (or with prev). A
+  // large tree's leaves outnumber what one batch touches, so each update would copy a leaf of
+  // up to B entries; pending, a leaf is copied once for about PendingCapacity / leaves updates
+  // (docs/design.md, "A hub's pending updates").
   CArt Apply(const Update* updates, size_t n, PrevState* prev) const;
+  // tree_entries / kTreeEntriesPerPending, 0 below kMinPending, at most kMaxPending.
+  static size_t PendingCapacity(size_t tree_entries);
+  static constexpr size_t kTreeEntriesPerPending = 128;
+  static constexpr size_t kMinPending = 64;
+  static constexpr size_t kMaxPending = 4096;
+  // For tests: process-wide, the capacity made tree_entries * multiplier /
+  // tree_entries_per_pending, 0 below min_pending (small trees keep updates pending, so the
+  // tier's tests reach that path); (0, 0) restores the constants above.
+  static void SetPendingForTesting(size_t tree_entries_per_pending, size_t min_pending,
+                                   size_t multiplier = 1);
 
   // Bulk load: keys strictly increasing; weights nullable (1.0); tomb nullable (no tombstones).
   // Leaves are filled up to B entries.
   static CArt BuildSorted(NodeAllocator* alloc, bool weighted, const uint64_t* keys,
                           const double* weights, const bool* tomb, size_t n);
 
-  // False if key has no entry; otherwise fills the non-null outputs.
+  // False if key has no entry in the view (the tree with its pending updates); otherwise fills
+  // the non-null outputs.
   bool Find(uint64_t key, double* weight, bool* tombstone) const;
 
-  size_t size() const { return size_; }       // entries, tombstones included
-  size_t live_size() const { return live_; }  // entries that are not tombstones
-  bool empty() const { return size_ == 0; }
+  // The view's entries (tombstones included) and live entries. With pending updates the first
+  // call on a version resolves them against the tree (a cursor pass over the tree's leaves
+  // they fall in), kept in the Pending for later calls.
+  size_t size() const { return pending_ == nullptr ? size_ : Resolved() >> 32; }
+  size_t live_size() const { return pending_ == nullptr ? live_ : Resolved() & 0xffffffffu; }
+  // The tree's alone, without pending updates: O(1).
+  size_t tree_size() const { return size_; }
+  size_t tree_live_size() const { return live_; }
+  size_t pending() const { return pending_ == nullptr ? 0 : pending_->n; }
+  bool empty() const { return size() == 0; }
   bool weighted() const { return weighted_; }
   NodeAllocator* allocator() const { return alloc_; }
 
-  // All entries in key order, one call per leaf:
+  // All entries of the view in key order, a call per leaf (or per run between pending keys):
   //   fn(const uint64_t* keys, const double* w, const uint8_t* tomb, size_t n) -> bool or void
   // keys are full IDs; w is null when unweighted; tomb is null when the leaf holds no
   // tombstone, else tomb[i] != 0 marks one. Returning false stops the scan.
@@ -212,8 +266,8 @@ class CArt {
     }
   }
 
-  // Forward cursor for merges and intersections. Borrows the tree: the CArt it came from (or a
-  // copy of it) must outlive it.
+  // Forward cursor over the tree's entries, not its pending updates (tests, and resolving
+  // those). Borrows the tree: the CArt it came from (or a copy of it) must outlive it.
   class Cursor {
    public:
     Cursor() = default;
@@ -273,10 +327,11 @@ class CArt {
     uint16_t idx_[8] = {};
     const cart_detail::Inner* path_[8] = {};  // inner nodes from the root; idx_ = child taken
   };
-  // Positioned at the first entry (invalid if empty).
-  Cursor NewCursor() const;
+  // Positioned at the tree's first entry (invalid if the tree is empty).
+  Cursor NewTreeCursor() const;
 
-  // Bytes of the nodes reachable from this version (shared nodes counted in full). O(nodes).
+  // Bytes of the nodes reachable from this version and of its pending updates (shared ones
+  // counted in full). O(nodes).
   size_t MemoryBytes() const;
 
   struct Shape {
@@ -298,10 +353,14 @@ class CArt {
  private:
   using ChunkFn = FunctionRef<bool(const uint64_t*, const double*, const uint8_t*, size_t)>;
   void ForEachChunkImpl(ChunkFn fn) const;
+  uint64_t Resolved() const;  // the view's counts, packed as Pending::resolved
+  CArt ApplyToTree(const Update* updates, size_t n, PrevState* prev) const;
+  void Release();
 
   NodeAllocator* alloc_ = nullptr;
   cart_detail::Node* root_ = nullptr;
-  size_t size_ = 0;
+  cart_detail::Pending* pending_ = nullptr;  // null when none; made for root_
+  size_t size_ = 0;  // the tree's
   size_t live_ = 0;
   bool weighted_ = false;
 };

@@ -833,8 +833,8 @@ void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<App
       for (size_t k = b; k < x; ++k) art_ups.push_back(ToUpdate(e[k]));
       CArt& tree = MutableArt(alloc, a, i);
       tree = tree.Apply(art_ups.data(), art_ups.size(), nullptr);
-      c->entries_ref(i) = static_cast<uint32_t>(tree.size());
-      c->live_ref(i) = static_cast<uint32_t>(tree.live_size());
+      c->entries_ref(i) = static_cast<uint32_t>(tree.tree_size());
+      c->live_ref(i) = static_cast<uint32_t>(tree.tree_live_size());
     } else {
       for (size_t k = b; k < x; ++k) ci_ups.push_back({i, ToUpdate(e[k])});
     }
@@ -1181,8 +1181,8 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
 
     // 4. Move vertices between the clustered index and their own C-ART by size (a vertex's view
     // changes only where a build touches it; a flush changes where it lies, not its size). A
-    // C-ART vertex's view has at least its tree's entries less its appended updates (at most
-    // each of them erases one); only below that bound are they resolved.
+    // C-ART vertex's view has at least its tree's entries less its appended and pending updates
+    // (at most each of them erases one); only below that bound are they resolved.
     uint64_t to_art = 0, to_ci = 0;
     for (uint64_t m = touched; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
@@ -1192,7 +1192,8 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       }
       const uint32_t half = opt_.cart_threshold / 2;
       const Adjacency::CountPair rec{c.entries(i), c.live(i)};
-      if (rec.entries >= half + a->appended_n || a->ResolvedArtCounts(i, rec).entries >= half) {
+      if (rec.entries >= half + a->appended_n + a->Art(i).pending() ||
+          a->ResolvedArtCounts(i, rec).entries >= half) {
         continue;
       }
       to_ci |= uint64_t{1} << i;
@@ -1232,6 +1233,10 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
         uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
         keys.clear(); wts.clear(); tombs.clear();
         a->Art(i).ForEachChunk(gather);
+        c.entries_ref(i) = static_cast<uint32_t>(keys.size());  // the record counts the view now
+        c.live_ref(i) = static_cast<uint32_t>(
+            keys.size() - static_cast<size_t>(std::count_if(
+                              tombs.begin(), tombs.end(), [](uint8_t t) { return t != 0; })));
         a->ci = a->ci.InsertVertexRun(static_cast<uint8_t>(i), keys.data(),
                                       opt_.weighted ? wts.data() : nullptr, tombs.data(),
                                       keys.size());

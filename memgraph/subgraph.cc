@@ -223,10 +223,13 @@ CArt& MutableArt(NodeAllocator* alloc, Adjacency* a, uint32_t i) {
 }
 
 Adjacency::CountPair Adjacency::ResolvedArtCounts(uint32_t i, CountPair rec) const {
+  const CArt& tree = Art(i);
+  if (tree.pending() != 0) {
+    rec = {static_cast<uint32_t>(tree.size()), static_cast<uint32_t>(tree.live_size())};
+  }
   if (appended == nullptr || !appended->MayHave(i)) return rec;
   uint8_t idx[kAppendCapacity];
   const size_t m = appended->Run(appended_n, i, idx);
-  const CArt& tree = Art(i);
   const uint8_t* kind = appended->kind();
   const uint64_t* key = appended->v();
   int64_t entries = rec.entries, live = rec.live;

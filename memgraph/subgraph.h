@@ -52,12 +52,13 @@ static_assert(sizeof(ArtArray) % alignof(CArt) == 0);
 // own C-ART, stored at arts->trees()[popcount(art_mask & ((1 << i) - 1))].
 //
 // Entry counts: vertex i's record counts the view of a clustered-index vertex (containers and
-// appended updates), and the tree only of a vertex with a C-ART ({size, live_size} of its
-// tree, written whenever the tree changes: an area flush, a move between containers). A
-// C-ART vertex's appended updates are resolved against its tree when counts are read
-// (Counts, ResolvedArtCounts) or when the area is flushed into the tree, so a writer takes no
-// prior state for them: a hub's tree lookups were a third of what a full tier's updates cost
-// more than an empty one's (docs/benchmarks.md, "Issue 28: a hub's updates without lookups").
+// appended updates), and the tree only of a vertex with a C-ART ({tree_size, tree_live_size}
+// of its tree, without the C-ART's pending updates; written whenever the tree changes: an area
+// flush, a move between containers). A C-ART vertex's appended and pending updates are resolved
+// against its tree when counts are read (Counts, ResolvedArtCounts) or when they are applied to
+// the tree, so a writer takes no prior state for them: a hub's tree lookups were a third of
+// what a full tier's updates cost more than an empty one's (docs/benchmarks.md, "Issue 28: a
+// hub's updates without lookups").
 //
 // Records are sparse: bit i of count_mask is set iff vertex i's record is not {0, 0},
 // and the k-th set bit's counts are the k-th record of `counts`, in a format that holds every
@@ -121,15 +122,15 @@ struct Adjacency {
     uint32_t live;
   };
   // Vertex i's counts in the view, both fields at once: its record, and for a C-ART vertex
-  // with appended updates those updates resolved against its tree (ResolvedArtCounts).
+  // its pending and appended updates resolved against its tree (ResolvedArtCounts).
   CountPair Counts(uint32_t i) const {
     const CountPair r = Record(i);
-    if (InArt(i) && appended != nullptr && appended->MayHave(i)) return ResolvedArtCounts(i, r);
+    if (InArt(i)) return ResolvedArtCounts(i, r);
     return r;
   }
-  // rec (vertex i's record, which counts its tree) plus vertex i's appended updates, each
-  // against the state of its key in the tree (a Find per update; rec when it has none).
-  // InArt(i).
+  // rec (vertex i's record, which counts its tree) with the tree's pending updates resolved
+  // (CArt::size) and then vertex i's appended updates, each against the state of its key in
+  // the C-ART's view (a Find per update); rec when there are neither. InArt(i).
   CountPair ResolvedArtCounts(uint32_t i, CountPair rec) const;
   // Whether vertex i may have entries in the view: its record says so, or it has a C-ART
   // (whose appended updates the record does not count). A filter for readers, no lookups.

@@ -1,6 +1,7 @@
 // The vocabulary of updates applied to a neighbor container (C-ART or clustered index).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -31,6 +32,49 @@ inline bool InvokeScan(F& fn, A... a) {
   } else {
     return static_cast<bool>(fn(a...));
   }
+}
+
+// A scan of a view: a container's entries with an overlay of m updates in key order laid over
+// them. key(p) is overlay update p's key; emit(p) hands fn update p's entry (nothing for an
+// erase) and returns whether to go on. scan_container(chunk_fn) hands chunk_fn the container's
+// entries in key order, chunk_fn(keys, w, tomb, n) returning false to stop. Container entries
+// an update overrides are skipped; fn gets chunks in key order, container runs unbroken
+// between overlay keys.
+template <class Key, class Emit, class ScanContainer, class F>
+void ScanOverlaid(size_t m, Key key, Emit emit, ScanContainer&& scan_container, F& fn) {
+  size_t p = 0;  // next overlay update
+  bool go = true;
+  // The overlay's next updates: those with key < bound, or all that are left.
+  auto emit_below = [&](uint64_t bound, bool all) {
+    while (go && p < m && (all || key(p) < bound)) {
+      go = emit(p);
+      ++p;
+    }
+  };
+  scan_container([&](const uint64_t* k, const double* w, const uint8_t* t, size_t n) {
+    size_t j = 0;
+    while (go && j < n) {
+      if (p >= m) {
+        go = InvokeScan(fn, k + j, w != nullptr ? w + j : nullptr, t != nullptr ? t + j : nullptr,
+                         n - j);
+        return go;
+      }
+      emit_below(k[j], false);
+      if (!go || p >= m) continue;
+      // Container entries before the next overlay key, then skip the one it overrides.
+      const uint64_t next = key(p);
+      size_t q = j;
+      while (q < n && k[q] < next) ++q;
+      if (q > j) {
+        go = InvokeScan(fn, k + j, w != nullptr ? w + j : nullptr,
+                         t != nullptr ? t + j : nullptr, q - j);
+      }
+      j = q;
+      if (j < n && k[j] == next) ++j;
+    }
+    return go;
+  });
+  emit_below(0, true);
 }
 
 }  // namespace strata::mem

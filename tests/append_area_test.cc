@@ -307,11 +307,20 @@ TEST(AppendAreaBuild, SeveralUpdatesOfOneBuildAppendInPlace) {
 // keys included), with another vertex's puts filling the area so that it flushes into the tree
 // at random points, checked after every commit against a model: the view's counts and
 // entries, and the record against the tree. The hub grows into its own C-ART and, without
-// tombstones, shrinks back.
-class HubCountsTest : public ::testing::TestWithParam<bool> {};
+// tombstones, shrinks back. With pending on, the hub's C-ART keeps up to four times its tree's
+// entries pending beside it (CArt::Apply), so its counts resolve those too.
+class HubCountsTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
+
+struct PendingForTesting {
+  explicit PendingForTesting(bool on) {
+    if (on) CArt::SetPendingForTesting(1, 1, 4);
+  }
+  ~PendingForTesting() { CArt::SetPendingForTesting(0, 0); }
+};
 
 TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
-  const bool tombstones = GetParam();
+  const bool tombstones = std::get<0>(GetParam());
+  const PendingForTesting pending(std::get<1>(GetParam()));
   mvcc::CommitClock clock;
   mvcc::ReaderTracer tracer;
   MemGraphOptions opt;
@@ -322,7 +331,7 @@ TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
   std::map<uint64_t, bool> model;  // hub 1's entries: key -> live
   uint32_t seq = 0;
   uint64_t filler = 1'000'000;
-  size_t resolved = 0, promotions = 0, demotions = 0;
+  size_t resolved = 0, promotions = 0, demotions = 0, with_pending = 0;
   bool was_art = false;
   for (int round = 0; round < 3000; ++round) {
     // Growing, then mixed, then shrinking: the share of puts moves the hub past the threshold
@@ -377,8 +386,11 @@ TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
     }
     if (a.InArt(1)) {
       const Adjacency::CountPair r = a.Record(1);
-      ASSERT_EQ(r.entries, a.Art(1).size()) << "round " << round;
-      ASSERT_EQ(r.live, a.Art(1).live_size()) << "round " << round;
+      ASSERT_EQ(r.entries, a.Art(1).tree_size()) << "round " << round;
+      ASSERT_EQ(r.live, a.Art(1).tree_live_size()) << "round " << round;
+      std::string why;
+      ASSERT_TRUE(a.Art(1).CheckInvariants(&why)) << "round " << round << ": " << why;
+      with_pending += a.Art(1).pending() != 0;
       resolved += a.appended != nullptr && ((a.appended->PrefixMask(a.appended_n) >> 1) & 1);
     }
     promotions += !was_art && a.InArt(1);
@@ -392,9 +404,15 @@ TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
   if (!tombstones) {
     EXPECT_GE(demotions, 1u);
   }
+  if (std::get<1>(GetParam())) {
+    EXPECT_GT(with_pending, 100u);
+  } else {
+    EXPECT_EQ(with_pending, 0u);
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Tombstones, HubCountsTest, ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(TombstonesPending, HubCountsTest,
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool()));
 
 }  // namespace
 }  // namespace strata::mem

@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 
+#include "memgraph/cart.h"
 #include "strata/db.h"
 #include "tests/util/reference_graph.h"
 
@@ -16,6 +17,9 @@ struct Param {
   GraphKind kind;
   bool weighted;
   uint32_t cart_threshold;
+  // C-ARTs keep updates pending from this many entries on (mem::CArt::SetPendingForTesting, a
+  // capacity of a quarter of the tree); 0: the default (none at these sizes).
+  size_t pending_from = 0;
 };
 
 class MemgraphDifferential : public ::testing::TestWithParam<Param> {};
@@ -48,6 +52,11 @@ WriteBatch RandomBatch(std::mt19937_64& rng, VertexId limit, bool weighted) {
 
 TEST_P(MemgraphDifferential, RandomBatchesMatchReference) {
   const Param p = GetParam();
+  const uint64_t kept_before = mem::cart_detail::KeptPendingForTesting();
+  if (p.pending_from != 0) mem::CArt::SetPendingForTesting(4, p.pending_from / 4);
+  struct Reset {
+    ~Reset() { mem::CArt::SetPendingForTesting(0, 0); }
+  } reset;
   Options o;
   o.in_memory = true;
   o.graph_kind = p.kind;
@@ -96,6 +105,10 @@ TEST_P(MemgraphDifferential, RandomBatchesMatchReference) {
   auto snap = db->GetSnapshot();
   EXPECT_EQ(ref.Compare(*snap, limit), "");
   EXPECT_GT(ref.edges().size(), 100u) << "workload too sparse to mean anything";
+  if (p.pending_from != 0) {
+    EXPECT_GT(mem::cart_detail::KeptPendingForTesting() - kept_before, 100u)
+        << "no C-ART kept updates pending";
+  }
   held.clear();
   snap.reset();
   // With no reader left, a writer's GC trims every chain to its head.
@@ -110,12 +123,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{GraphKind::kDirectedWithInEdges, true, 8},
                       Param{GraphKind::kUndirected, false, 8},
                       Param{GraphKind::kUndirected, true, 16},
-                      Param{GraphKind::kDirectedWithInEdges, false, 256}),
+                      Param{GraphKind::kDirectedWithInEdges, false, 256},
+                      Param{GraphKind::kDirected, true, 8, 12},
+                      Param{GraphKind::kUndirected, false, 16, 24}),
     [](const ::testing::TestParamInfo<Param>& i) {
       std::string k = i.param.kind == GraphKind::kDirected          ? "Directed"
                       : i.param.kind == GraphKind::kUndirected      ? "Undirected"
                                                                     : "DirectedIn";
-      return k + (i.param.weighted ? "Weighted" : "") + "T" + std::to_string(i.param.cart_threshold);
+      return k + (i.param.weighted ? "Weighted" : "") + "T" + std::to_string(i.param.cart_threshold) +
+             (i.param.pending_from != 0 ? "P" + std::to_string(i.param.pending_from) : "");
     });
 
 }  // namespace
