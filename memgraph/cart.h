@@ -214,8 +214,8 @@ class CArt {
   CArt Apply(const Update* updates, size_t n, PrevState* prev) const;
   // tree_entries / kTreeEntriesPerPending, 0 below kMinPending, at most kMaxPending.
   static size_t PendingCapacity(size_t tree_entries);
-  static constexpr size_t kTreeEntriesPerPending = 128;
-  static constexpr size_t kMinPending = 64;
+  static constexpr size_t kTreeEntriesPerPending = 32;
+  static constexpr size_t kMinPending = 8;
   static constexpr size_t kMaxPending = 4096;
   // For tests: process-wide, the capacity made tree_entries * multiplier /
   // tree_entries_per_pending, 0 below min_pending (small trees keep updates pending, so the
