@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstdio>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "util/coro.h"
@@ -1117,16 +1118,7 @@ void CArt::SetPendingForTesting(size_t tree_entries_per_pending, size_t min_pend
 
 // ---- CArt ----
 
-CArt::CArt(const CArt& o)
-    : alloc_(o.alloc_),
-      root_(o.root_),
-      pending_(o.pending_),
-      size_(o.size_),
-      live_(o.live_),
-      weighted_(o.weighted_) {
-  if (root_ != nullptr) Ref(root_);
-  if (pending_ != nullptr) pending_->refs.fetch_add(1, std::memory_order_relaxed);
-}
+CArt::CArt(const CArt& o) { *this = o; }
 
 CArt& CArt::operator=(const CArt& o) {
   if (o.root_ != nullptr) Ref(o.root_);
@@ -1141,17 +1133,7 @@ CArt& CArt::operator=(const CArt& o) {
   return *this;
 }
 
-CArt::CArt(CArt&& o) noexcept
-    : alloc_(o.alloc_),
-      root_(o.root_),
-      pending_(o.pending_),
-      size_(o.size_),
-      live_(o.live_),
-      weighted_(o.weighted_) {
-  o.root_ = nullptr;
-  o.pending_ = nullptr;
-  o.size_ = o.live_ = 0;
-}
+CArt::CArt(CArt&& o) noexcept { *this = std::move(o); }
 
 CArt& CArt::operator=(CArt&& o) noexcept {
   if (this != &o) {
