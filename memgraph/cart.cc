@@ -1322,7 +1322,9 @@ bool CArt::CheckInvariants(std::string* why) const {
   if (ck.live != live_) return ck.Fail("live_size() != live entries", live_, ck.live);
   if (pending_ != nullptr) {
     const Pending& p = *pending_;
-    if (p.n == 0 || p.n > kMaxPending) return ck.Fail("pending updates out of range", p.n, kMaxPending);
+    if (p.n == 0 || p.n > kMaxPending) {
+      return ck.Fail("pending updates out of range", p.n, kMaxPending);
+    }
     if ((p.weighted != 0) != weighted_) return ck.Fail("pending weights", p.weighted, weighted_);
     if (p.bytes != PendingBytes(p.n, weighted_)) return ck.Fail("pending bytes", p.bytes, p.n);
     for (size_t j = 0; j < p.n; ++j) {

@@ -32,6 +32,8 @@
 //     count >= kMinBitmapCount). Under a depth-6 node, a leaf serving several slots holds fewer
 //     than kDenseGroup keys per slot: denser last-byte groups get a bitmap leaf of their own.
 //   - refs >= 1 = the number of parents (in any version) plus roots referring to the node.
+//   - Pending updates (if any): 1 <= n <= kMaxPending, keys strictly increasing, made for this
+//     version's root; their cached counts, once set, are the view's.
 //
 // Updates copy only the root-to-leaf paths they change: the new version's fresh nodes take one
 // reference on every child they share with older versions. Leaves split when they exceed B
@@ -153,7 +155,8 @@ inline uint64_t LoadSuffix(const unsigned char* p, size_t i, int w) {
 void Unref(NodeAllocator* alloc, Node* n);
 
 // A large tree's pending updates (CArt::Apply): n updates sorted by key, keys unique, laid over
-// the one tree they were made for. Immutable once published; reference-counted like a node.
+// the one tree they were made for. Reference-counted like a node; once published only
+// `resolved` is written (set once, to the one value it can have).
 // Layout: this header, uint64_t keys[n], then (weighted) double weights[n], then UpdateOp ops[n].
 struct Pending {
   std::atomic<uint32_t> refs;
@@ -168,7 +171,9 @@ struct Pending {
 
   const uint64_t* keys() const { return reinterpret_cast<const uint64_t*>(this + 1); }
   uint64_t* keys() { return reinterpret_cast<uint64_t*>(this + 1); }
-  const double* weights() const { return weighted ? reinterpret_cast<const double*>(keys() + n) : nullptr; }
+  const double* weights() const {
+    return weighted ? reinterpret_cast<const double*>(keys() + n) : nullptr;
+  }
   double* weights() { return weighted ? reinterpret_cast<double*>(keys() + n) : nullptr; }
   const UpdateOp* ops() const {
     return reinterpret_cast<const UpdateOp*>(keys() + (weighted ? 2 * size_t{n} : n));
@@ -176,16 +181,17 @@ struct Pending {
   UpdateOp* ops() { return reinterpret_cast<UpdateOp*>(keys() + (weighted ? 2 * size_t{n} : n)); }
 };
 static_assert(sizeof(Pending) == 24);
-static_assert(static_cast<uint8_t>(UpdateOp::kPut) == 0 && static_cast<uint8_t>(UpdateOp::kTombstone) != 0,
+static_assert(static_cast<uint8_t>(UpdateOp::kPut) == 0 &&
+                  static_cast<uint8_t>(UpdateOp::kTombstone) != 0,
               "a tombstone's op byte doubles as a chunk's tombstone flag");
 
 // For tests: the leaf splices (an update's put spliced into a copy of an array leaf instead of
 // the leaf decoded, merged and packed again; cart.cc, SpliceLeaf) this thread has done, and a
 // process-wide switch that turns them off, to compare the two paths.
 uint64_t LeafSplicesForTesting();
+void SetLeafSpliceForTesting(bool on);
 // For tests: the Applies this thread has answered with pending updates (CArt::Apply).
 uint64_t KeptPendingForTesting();
-void SetLeafSpliceForTesting(bool on);
 
 }  // namespace cart_detail
 

@@ -487,7 +487,9 @@ CArt ApplyToTree(const CArt& t, const std::vector<Update>& u) {
   return t.Apply(u.data(), u.size(), prev.data());
 }
 
-CArt ApplyPuts(const CArt& t, const std::vector<uint64_t>& keys) { return ApplyToTree(t, Puts(keys)); }
+CArt ApplyPuts(const CArt& t, const std::vector<uint64_t>& keys) {
+  return ApplyToTree(t, Puts(keys));
+}
 
 TEST(CArtTest, EmptyTree) {
   CArt none;
@@ -811,7 +813,8 @@ TEST(CArtTest, PendingUpdatesMatchModel) {
         keys.clear();
         for (const auto& kv : m) keys.push_back(kv.first);
         const size_t n = rng() % 16 == 0 ? 1 + rng() % 300 : 1 + rng() % 24;
-        const std::vector<Update> ups = RandomBatch(&gen, m, keys, n, step % 100 < 20 ? 0.6 : 0.1, rng);
+        const double erase_bias = step % 100 < 20 ? 0.6 : 0.1;
+        const std::vector<Update> ups = RandomBatch(&gen, m, keys, n, erase_bias, rng);
         const size_t pending_before = t.pending();
         const void* root_before = t.root_node();
         if (step % 97 == 96) {

@@ -130,7 +130,8 @@ INSTANTIATE_TEST_SUITE_P(
       std::string k = i.param.kind == GraphKind::kDirected          ? "Directed"
                       : i.param.kind == GraphKind::kUndirected      ? "Undirected"
                                                                     : "DirectedIn";
-      return k + (i.param.weighted ? "Weighted" : "") + "T" + std::to_string(i.param.cart_threshold) +
+      return k + (i.param.weighted ? "Weighted" : "") + "T" +
+             std::to_string(i.param.cart_threshold) +
              (i.param.pending_from != 0 ? "P" + std::to_string(i.param.pending_from) : "");
     });
 
