@@ -1042,53 +1042,67 @@ size_t PendingBytes(size_t n, bool weighted) {
          ~size_t{15};
 }
 
-// A Pending holding u[0, n) (sorted, keys unique, n >= 1), with one reference.
-Pending* NewPending(NodeAllocator* alloc, bool weighted, const Update* u, size_t n) {
-  const size_t bytes = PendingBytes(n, weighted);
-  auto* p = new (alloc->Allocate(bytes)) Pending;
+// An unfilled Pending for n updates (n >= 1), with one reference.
+Pending* NewPending(NodeAllocator* alloc, bool weighted, size_t n) {
+  auto* p = new (alloc->Allocate(PendingBytes(n, weighted))) Pending;
   p->refs.store(1, std::memory_order_relaxed);
   p->n = static_cast<uint32_t>(n);
-  p->bytes = static_cast<uint32_t>(bytes);
   p->weighted = weighted;
   p->resolved.store(Pending::kUnresolved, std::memory_order_relaxed);
-  uint64_t* k = p->keys();
-  double* w = p->weights();
-  UpdateOp* op = p->ops();
-  for (size_t j = 0; j < n; ++j) {
-    k[j] = u[j].key;
-    if (w != nullptr) w[j] = u[j].weight;
-    op[j] = u[j].op;
-  }
   return p;
 }
 
 void UnrefPending(NodeAllocator* alloc, Pending* p) {
   if (p->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  const size_t bytes = p->bytes;
+  const size_t bytes = PendingBytes(p->n, p->weighted != 0);
   p->~Pending();
   alloc->Free(p, bytes);
 }
 
-Update PendingUpdate(const Pending& p, size_t j) {
-  const double* w = p.weights();
-  return Update{p.keys()[j], w != nullptr ? w[j] : 1.0, p.ops()[j]};
-}
-
-// Pending updates with `updates` (sorted, unique) laid over them, into *out.
-void MergeOver(const Pending* p, const Update* updates, size_t n, std::vector<Update>* out) {
-  out->clear();
+// Pending updates p (nullable) with `updates` (sorted, unique) laid over them, in key order:
+// emit(j, nullptr) for p's update j, emit(0, &u) for one of `updates`. Returns how many.
+template <class Emit>
+size_t ForEachMerged(const Pending* p, const Update* updates, size_t n, Emit&& emit) {
   const size_t pn = p == nullptr ? 0 : p->n;
-  out->reserve(pn + n);
   const uint64_t* pk = pn != 0 ? p->keys() : nullptr;
-  size_t a = 0, b = 0;
-  while (a < pn || b < n) {
+  size_t a = 0, b = 0, out = 0;
+  for (; a < pn || b < n; ++out) {
     if (b == n || (a < pn && pk[a] < updates[b].key)) {
-      out->push_back(PendingUpdate(*p, a++));
+      emit(a++, nullptr);
     } else {
       if (a < pn && pk[a] == updates[b].key) ++a;  // the newer update replaces it
-      out->push_back(updates[b++]);
+      emit(0, &updates[b++]);
     }
   }
+  return out;
+}
+
+// The merge as updates, into *out (for an apply to the tree).
+void MergeOver(const Pending* p, const Update* updates, size_t n, std::vector<Update>* out) {
+  out->clear();
+  const double* w = p == nullptr ? nullptr : p->weights();
+  ForEachMerged(p, updates, n, [&](size_t j, const Update* u) {
+    out->push_back(u != nullptr ? *u
+                                : Update{p->keys()[j], w != nullptr ? w[j] : 1.0, p->ops()[j]});
+  });
+}
+
+// The merge written straight into a new Pending of its m updates.
+Pending* MergedPending(NodeAllocator* alloc, bool weighted, const Pending* p,
+                       const Update* updates, size_t n, size_t m) {
+  Pending* q = NewPending(alloc, weighted, m);
+  uint64_t* k = q->keys();
+  double* w = q->weights();
+  UpdateOp* op = q->ops();
+  const double* pw = p == nullptr ? nullptr : p->weights();
+  size_t i = 0;
+  ForEachMerged(p, updates, n, [&](size_t j, const Update* u) {
+    k[i] = u != nullptr ? u->key : p->keys()[j];
+    if (w != nullptr) w[i] = u != nullptr ? u->weight : pw[j];
+    op[i] = u != nullptr ? u->op : p->ops()[j];
+    ++i;
+  });
+  return q;
 }
 
 thread_local std::vector<Update> tls_merged;
@@ -1171,9 +1185,10 @@ CArt CArt::Apply(const Update* updates, size_t n, PrevState* prev) const {
   }
   const size_t cap = PendingCapacity(size_);
   if (pending_ == nullptr && n > cap) return ApplyToTree(updates, n, nullptr);
-  std::vector<Update>& merged = tls_merged;
-  MergeOver(pending_, updates, n, &merged);
-  if (merged.size() > cap) {
+  const size_t m = ForEachMerged(pending_, updates, n, [](size_t, const Update*) {});
+  if (m > cap) {
+    std::vector<Update>& merged = tls_merged;
+    MergeOver(pending_, updates, n, &merged);
     CArt out = ApplyToTree(merged.data(), merged.size(), nullptr);
     if (merged.capacity() > 4 * kMaxPending) std::vector<Update>().swap(merged);
     return out;
@@ -1183,7 +1198,7 @@ CArt CArt::Apply(const Update* updates, size_t n, PrevState* prev) const {
   if (root_ != nullptr) Ref(root_);
   out.size_ = size_;
   out.live_ = live_;
-  out.pending_ = NewPending(alloc_, weighted_, merged.data(), merged.size());
+  out.pending_ = MergedPending(alloc_, weighted_, pending_, updates, n, m);
   ++tls_kept_pending;
   return out;
 }
@@ -1303,7 +1318,8 @@ void CArt::ForEachChunkImpl(ChunkFn fn) const {
 }
 
 size_t CArt::MemoryBytes() const {
-  return (root_ == nullptr ? 0 : NodeBytes(root_)) + (pending_ == nullptr ? 0 : pending_->bytes);
+  return (root_ == nullptr ? 0 : NodeBytes(root_)) +
+         (pending_ == nullptr ? 0 : PendingBytes(pending_->n, weighted_));
 }
 
 CArt::Shape CArt::GetShape() const {
@@ -1326,7 +1342,6 @@ bool CArt::CheckInvariants(std::string* why) const {
       return ck.Fail("pending updates out of range", p.n, kMaxPending);
     }
     if ((p.weighted != 0) != weighted_) return ck.Fail("pending weights", p.weighted, weighted_);
-    if (p.bytes != PendingBytes(p.n, weighted_)) return ck.Fail("pending bytes", p.bytes, p.n);
     for (size_t j = 0; j < p.n; ++j) {
       if (j > 0 && p.keys()[j - 1] >= p.keys()[j]) {
         return ck.Fail("pending keys not increasing at", j, p.n);

@@ -161,7 +161,6 @@ void Unref(NodeAllocator* alloc, Node* n);
 struct Pending {
   std::atomic<uint32_t> refs;
   uint32_t n;
-  uint32_t bytes;     // allocation size
   uint8_t weighted;
   // The view's {entries, live} (tree and these updates), packed high/low, once a reader has
   // resolved them against the tree (CArt::size); kUnresolved until then. A Pending belongs to
