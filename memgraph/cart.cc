@@ -1144,6 +1144,7 @@ CArt& CArt::operator=(const CArt& o) {
   size_ = o.size_;
   live_ = o.live_;
   weighted_ = o.weighted_;
+  pending_n_ = o.pending_n_;
   return *this;
 }
 
@@ -1158,9 +1159,11 @@ CArt& CArt::operator=(CArt&& o) noexcept {
     size_ = o.size_;
     live_ = o.live_;
     weighted_ = o.weighted_;
+    pending_n_ = o.pending_n_;
     o.root_ = nullptr;
     o.pending_ = nullptr;
     o.size_ = o.live_ = 0;
+    o.pending_n_ = 0;
   }
   return *this;
 }
@@ -1172,6 +1175,7 @@ void CArt::Release() {
   if (pending_ != nullptr) UnrefPending(alloc_, pending_);
   root_ = nullptr;
   pending_ = nullptr;
+  pending_n_ = 0;
 }
 
 CArt CArt::Apply(const Update* updates, size_t n, PrevState* prev) const {
@@ -1199,6 +1203,7 @@ CArt CArt::Apply(const Update* updates, size_t n, PrevState* prev) const {
   out.size_ = size_;
   out.live_ = live_;
   out.pending_ = MergedPending(alloc_, weighted_, pending_, updates, n, m);
+  out.pending_n_ = static_cast<uint32_t>(m);
   ++tls_kept_pending;
   return out;
 }
@@ -1336,6 +1341,10 @@ bool CArt::CheckInvariants(std::string* why) const {
   }
   if (ck.size != size_) return ck.Fail("size() != entries", size_, ck.size);
   if (ck.live != live_) return ck.Fail("live_size() != live entries", live_, ck.live);
+  if (pending_n_ != (pending_ == nullptr ? 0 : pending_->n)) {
+    return ck.Fail("pending() != pending updates", pending_n_,
+                   pending_ == nullptr ? 0 : pending_->n);
+  }
   if (pending_ != nullptr) {
     const Pending& p = *pending_;
     if (p.n == 0 || p.n > kMaxPending) {

@@ -33,7 +33,8 @@
 //     than kDenseGroup keys per slot: denser last-byte groups get a bitmap leaf of their own.
 //   - refs >= 1 = the number of parents (in any version) plus roots referring to the node.
 //   - Pending updates (if any): 1 <= n <= kMaxPending, keys strictly increasing, made for this
-//     version's root; their cached counts, once set, are the view's.
+//     version's root; their cached counts, once set, are the view's; pending() == their n (0
+//     without them).
 //
 // Updates copy only the root-to-leaf paths they change: the new version's fresh nodes take one
 // reference on every child they share with older versions. Leaves split when they exceed B
@@ -245,7 +246,9 @@ class CArt {
   // The tree's alone, without pending updates: O(1).
   size_t tree_size() const { return size_; }
   size_t tree_live_size() const { return live_; }
-  size_t pending() const { return pending_ == nullptr ? 0 : pending_->n; }
+  // Read from this object, not the pending array: a writer's shrink check asks it of every
+  // hub it touches, and the array is a cold line by then.
+  size_t pending() const { return pending_n_; }
   bool empty() const { return size() == 0; }
   bool weighted() const { return weighted_; }
   NodeAllocator* allocator() const { return alloc_; }
@@ -368,6 +371,7 @@ class CArt {
   size_t size_ = 0;  // the tree's
   size_t live_ = 0;
   bool weighted_ = false;
+  uint32_t pending_n_ = 0;  // pending_->n, 0 without pending_
 };
 
 }  // namespace strata::mem
