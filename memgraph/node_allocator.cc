@@ -325,10 +325,11 @@ void* NodeAllocator::Allocate(size_t size) {
         pool->head[c] = b->next;
         // Blocks come back to the lists in bulk (a grace period's or a reader's versions) and
         // cold: reading the popped block's link was ~90% of this function's samples beside a
-        // reader. The new head is the next pop of this class: its lines are fetched now (for
-        // writing: the caller fills the block), while the caller builds. Every line, not just
-        // the link's: a version block spans several, and the stores of the copy into them
-        // waited on each (a third of a full tier's BuildVersion samples stalled on stores).
+        // reader. The new head is the next pop of this class: its lines are fetched now
+        // (asked for writing, as the caller fills the block; without -mprfchw GCC emits a read
+        // prefetch), while the caller builds. Every line, not just the link's: a version block
+        // spans several, and 18% of a full tier's BuildVersion samples stalled on a store of
+        // the copy into them (docs/benchmarks.md, "free-list blocks prefetched whole").
         if (Pool::Block* h = b->next) {
           const uintptr_t first = reinterpret_cast<uintptr_t>(h) & ~uintptr_t{63};
           const uintptr_t end = reinterpret_cast<uintptr_t>(h) + Pool::ClassBytes(c);
