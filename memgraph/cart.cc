@@ -1060,13 +1060,13 @@ void UnrefPending(NodeAllocator* alloc, Pending* p) {
 }
 
 // Pending updates p (nullable) with `updates` (sorted, unique) laid over them, in key order:
-// emit(j, nullptr) for p's update j, emit(0, &u) for one of `updates`. Returns how many.
+// emit(j, nullptr) for p's update j, emit(0, &u) for one of `updates`.
 template <class Emit>
-size_t ForEachMerged(const Pending* p, const Update* updates, size_t n, Emit&& emit) {
+void ForEachMerged(const Pending* p, const Update* updates, size_t n, Emit&& emit) {
   const size_t pn = p == nullptr ? 0 : p->n;
   const uint64_t* pk = pn != 0 ? p->keys() : nullptr;
-  size_t a = 0, b = 0, out = 0;
-  for (; a < pn || b < n; ++out) {
+  size_t a = 0, b = 0;
+  while (a < pn || b < n) {
     if (b == n || (a < pn && pk[a] < updates[b].key)) {
       emit(a++, nullptr);
     } else {
@@ -1074,7 +1074,21 @@ size_t ForEachMerged(const Pending* p, const Update* updates, size_t n, Emit&& e
       emit(0, &updates[b++]);
     }
   }
-  return out;
+}
+
+// How many updates the merge of p (nullable) and `updates` (sorted, unique) holds: p's and
+// `updates`' less the keys both have. A search per update, not a walk of p: an area apply
+// brings a hub a few updates, its pending array holds up to kMaxPending.
+size_t MergedCount(const Pending* p, const Update* updates, size_t n) {
+  if (p == nullptr) return n;
+  const uint64_t* it = p->keys();
+  const uint64_t* const end = it + p->n;
+  size_t common = 0;
+  for (size_t b = 0; b < n && it != end; ++b) {
+    it = std::lower_bound(it, end, updates[b].key);  // keys increase: search on from the last
+    common += it != end && *it == updates[b].key;
+  }
+  return p->n + n - common;
 }
 
 // The merge as updates, into *out (for an apply to the tree).
@@ -1097,11 +1111,13 @@ Pending* MergedPending(NodeAllocator* alloc, bool weighted, const Pending* p,
   const double* pw = p == nullptr ? nullptr : p->weights();
   size_t i = 0;
   ForEachMerged(p, updates, n, [&](size_t j, const Update* u) {
+    assert(i < m);  // MergedCount sized the array
     k[i] = u != nullptr ? u->key : p->keys()[j];
     if (w != nullptr) w[i] = u != nullptr ? u->weight : pw[j];
     op[i] = u != nullptr ? u->op : p->ops()[j];
     ++i;
   });
+  assert(i == m);
   return q;
 }
 
@@ -1131,6 +1147,9 @@ void CArt::SetPendingForTesting(size_t tree_entries_per_pending, size_t min_pend
 }
 
 // ---- CArt ----
+
+// pending_n_ sits in the padding after weighted_: keeping the count here costs no bytes.
+static_assert(sizeof(CArt) == 48);
 
 CArt::CArt(const CArt& o) { *this = o; }
 
@@ -1189,7 +1208,7 @@ CArt CArt::Apply(const Update* updates, size_t n, PrevState* prev) const {
   }
   const size_t cap = PendingCapacity(size_);
   if (pending_ == nullptr && n > cap) return ApplyToTree(updates, n, nullptr);
-  const size_t m = ForEachMerged(pending_, updates, n, [](size_t, const Update*) {});
+  const size_t m = MergedCount(pending_, updates, n);
   if (m > cap) {
     std::vector<Update>& merged = tls_merged;
     MergeOver(pending_, updates, n, &merged);
