@@ -454,6 +454,72 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
       cold ? "cold" : "warm", Median(secs), secs.size(), digest.c_str());
 }
 
+// PageRank on strata-mem's snapshot against the CSR kernel on the same graph (built here from
+// the same stream, deletions removed), `pairs` runs of each alternated in this one process, the
+// order swapped every pair. The two systems' own medians come from separate jobs minutes apart
+// on a machine whose speed drifts by up to 2x (docs/benchmarks.md); a pair is seconds apart.
+// The value is the median of the pairs' ratios; the digests must agree (same graph, same ranks).
+void RunPrPaired(const SuiteConfig& cfg, System* sys, const Graph& g, int pairs,
+                 ResultSink* sink) {
+  const std::string name = sys->name();
+  std::unique_ptr<System> csr = OpenSystem("csr", MakeSystemConfig(cfg, "pr-paired", false, false));
+  {
+    EdgeList list;
+    list.num_vertices = g.n;
+    std::vector<double> w;
+    Generate(g, 0, g.m, &list.edges, &w);
+    std::vector<PackedEdge> e;
+    std::vector<uint8_t> del;
+    MixedOps(g, &e, &w, &del);
+    list.removed = RemovedEdges(e, del);
+    Status s = csr->Build(list);
+    if (!s.ok()) Fail(name, "pr paired: CSR build", s);
+  }
+  std::unique_ptr<View> views[2] = {sys->NewView(), csr->NewView()};
+  for (auto& v : views) {  // one iteration each: both graphs' pages touched once before timing
+    Digest d;
+    Status s = v->PageRank(1, &d);
+    if (!s.ok()) Fail(name, "pr paired: warm-up", s);
+  }
+  std::vector<double> secs[2], ratios;
+  std::string digest[2];
+  for (int k = 0; k < pairs; ++k) {
+    for (int j = 0; j < 2; ++j) {
+      const int which = (k + j) % 2;  // pair k runs strata-mem first when k is even
+      Digest d;
+      Status s = views[which]->PageRank(cfg.pr_iterations, &d);
+      if (!s.ok()) Fail(name, "pr paired", s);
+      secs[which].push_back(d.seconds);
+      digest[which] = d.text;
+    }
+    ratios.push_back(secs[0].back() / secs[1].back());
+  }
+  const bool same = digest[0] == digest[1];
+  if (!same) {
+    Log(name, "WARNING: pr paired: digests differ: %s (%s) vs %s (csr)", digest[0].c_str(),
+        name.c_str(), digest[1].c_str());
+  }
+  JsonObject params;
+  params.Str("graph", "main");
+  params.Int("threads", cfg.threads);
+  params.Int("iterations", cfg.pr_iterations);
+  params.Str("baseline", "csr");
+  Result r = R("pr", name, "seconds_ratio_paired", Median(ratios), "x", params);
+  r.info.Int("pairs", pairs);
+  r.info.Str("order", "alternated: strata-mem first in even pairs, CSR first in odd ones");
+  r.info.Str("warmup", "one PageRank iteration on each before the pairs");
+  r.info.Raw("seconds", NumbersJson(secs[0]));
+  r.info.Raw("csr_seconds", NumbersJson(secs[1]));
+  r.info.Raw("ratios", NumbersJson(ratios));
+  r.info.Bool("digests_match", same);
+  sink->Add(r);
+  Log(name, "pr paired with csr (%d pairs, alternated): median ratio %.2f (%.3f s / %.3f s median)",
+      pairs, Median(ratios), Median(secs[0]), Median(secs[1]));
+  views[0].reset();
+  views[1].reset();
+  csr->Close();
+}
+
 bool DiskSystem(const std::string& s) { return s == "strata" || s == "rocksdb"; }
 
 int AnalyticsRuns(const SuiteConfig& cfg, const std::string& system) {
@@ -901,6 +967,9 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
   } else if (cfg.main_pr_in_memory && (system == "strata-mem" || system == "csr")) {
     RunAnalyticsSet(cfg, sys.get(), sink, {Algo::kPr}, only, PickSource(sys.get(), g), "main",
                     cfg.scale, false, /*cold=*/false);
+  }
+  if (system == "strata-mem" && only.Has("pr") && (cfg.main_analytics || cfg.main_pr_in_memory)) {
+    RunPrPaired(cfg, sys.get(), g, /*pairs=*/5, sink);
   }
 
   // mixed: R readers run PageRank (fresh snapshot each run) while W writers insert new edges
