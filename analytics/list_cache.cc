@@ -15,7 +15,58 @@ ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool k
       narrow_(bound_ <= (VertexId{1} << 32)),
       weights_(keep_weights && snap.weighted()),
       max_bytes_(max_bytes),
-      blocks_(static_cast<size_t>((bound_ + kLayoutBlock - 1) / kLayoutBlock)) {}
+      blocks_(static_cast<size_t>((bound_ + kLayoutBlock - 1) / kLayoutBlock)) {
+  if (max_bytes_ != 0) {
+    num_stages_ = static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+    stages_ = std::make_unique<Stage[]>(num_stages_);
+  }
+}
+
+namespace {
+thread_local char stage_token;  // its address names this thread to ListCache::Stage::owner
+}  // namespace
+
+ListCache::Stage* ListCache::ClaimStage() {
+  if (!reserve_.empty()) return nullptr;
+  const int i = tbb::this_task_arena::current_thread_index();
+  if (i < 0 || static_cast<size_t>(i) >= num_stages_) return nullptr;
+  Stage& st = stages_[static_cast<size_t>(i)];
+  const void* me = &stage_token;
+  const void* expected = nullptr;
+  if (st.owner.load(std::memory_order_relaxed) != me &&
+      !st.owner.compare_exchange_strong(expected, me, std::memory_order_acquire)) {
+    return nullptr;  // another thread (another arena's, same index) is using it
+  }
+  if (st.block != SIZE_MAX) Unstage(st);  // this thread has moved on from that block
+  st.owner.store(me, std::memory_order_relaxed);
+  return &st;
+}
+
+void ListCache::Unstage(Stage& st) {
+  assert(st.block != SIZE_MAX);
+  Block& b = blocks_[st.block];
+  assert(b.stage == &st && Held(b) == 0);
+  b.stage = nullptr;
+  st.block = SIZE_MAX;
+  const size_t bytes = st.ids32.size() * 4 + st.ids64.size() * 8 + st.w.size() * 8;
+  if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) {
+    used_.fetch_sub(bytes, std::memory_order_relaxed);
+    Drop(b);
+  } else {
+    b.ids32.assign(st.ids32.begin(), st.ids32.end());
+    b.ids64.assign(st.ids64.begin(), st.ids64.end());
+    b.w.assign(st.w.begin(), st.w.end());
+  }
+  st.ids32.clear();
+  st.ids64.clear();
+  st.w.clear();
+  st.owner.store(nullptr, std::memory_order_release);
+}
+
+size_t ListCache::Entries(const Block& b) const {
+  if (b.stage != nullptr) return narrow_ ? b.stage->ids32.size() : b.stage->ids64.size();
+  return narrow_ ? b.ids32.size() : b.ids64.size();
+}
 
 size_t ListCache::Held(const Block& b) const {
   return b.ids32.capacity() * 4 + b.ids64.capacity() * 8 + b.w.capacity() * 8 +
@@ -78,6 +129,15 @@ uint64_t ListCache::LimitDegree(const Layout& estimate) {
 }
 
 void ListCache::Drop(Block& b) {
+  if (b.stage != nullptr) {  // its staged entries were never counted in used_
+    Stage& st = *b.stage;
+    st.block = SIZE_MAX;
+    st.ids32.clear();
+    st.ids64.clear();
+    st.w.clear();
+    st.owner.store(nullptr, std::memory_order_release);
+    b.stage = nullptr;
+  }
   const size_t held = b.off.size() * sizeof(uint32_t) + Held(b);
   if (held) used_.fetch_sub(held, std::memory_order_relaxed);
   b = Block();
@@ -86,7 +146,8 @@ void ListCache::Drop(Block& b) {
 
 void ListCache::Collect(VertexId u, const NeighborChunk& c) {
   if (u >= bound_ || c.size == 0) return;
-  collected_.store(true, std::memory_order_relaxed);
+  // Read first: a store on every chunk kept the line bouncing between the scanning threads.
+  if (!collected_.load(std::memory_order_relaxed)) collected_.store(true, std::memory_order_relaxed);
   Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
   if (b.state == Block::kDropped) return;
   if (max_bytes_ == 0 || c.dst[c.size - 1] >= bound_) {  // a damaged list: Pass streams it
@@ -104,23 +165,13 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
       return;
     }
     // The block's lists at once, no doubling copies: LimitDegree's sum of kept bounds, else
-    // the snapshot's degree bounds of the block (exact without deletions or repeated runs).
-    // A short bound only means the vector grows; a reservation past max_bytes is not made.
-    const VertexId lo = u - j;
+    // gathered in this thread's stage and moved at the block's end (Stage).
     size_t want = 0;
     if (!reserve_.empty()) {
       want = static_cast<size_t>(reserve_[static_cast<size_t>(u / kLayoutBlock)]);
-    } else {
-      uint64_t sum = 0;
-      Status s = snap_->ScanDegreeBounds(lo, std::min<VertexId>(bound_, lo + kLayoutBlock), d_,
-                                         [&](VertexId, uint64_t bound) {
-                                           sum += bound;
-                                           return true;
-                                         });
-      const size_t per_edge = (narrow_ ? 4 : 8) + (weights_ ? 8 : 0);
-      if (s.ok() && used_.load(std::memory_order_relaxed) + sum * per_edge <= max_bytes_) {
-        want = static_cast<size_t>(sum);
-      }
+    } else if (Stage* st = ClaimStage(); st != nullptr) {
+      st->block = static_cast<size_t>(u / kLayoutBlock);
+      b.stage = st;
     }
     if (want > 0) {
       const size_t before = Held(b);
@@ -137,12 +188,31 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
       }
     }
   }
-  const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
+  const size_t count = Entries(b);
   if (count + c.size > UINT32_MAX) {  // past what off[] can say
     Drop(b);
     return;
   }
   while (b.next <= j) b.off[b.next++] = static_cast<uint32_t>(count);
+  if (Stage* st = b.stage; st != nullptr) {
+    // Counted in used_ when moved; checked here against what is counted already, so a block
+    // that cannot fit is dropped before its stage grows past the budget.
+    const size_t per_edge = (narrow_ ? 4 : 8) + (weights_ ? 8 : 0);
+    if (used_.load(std::memory_order_relaxed) + (count + c.size) * per_edge > max_bytes_) {
+      Drop(b);
+      return;
+    }
+    if (narrow_) {
+      st->ids32.insert(st->ids32.end(), c.dst, c.dst + c.size);
+    } else {
+      st->ids64.insert(st->ids64.end(), c.dst, c.dst + c.size);
+    }
+    if (weights_) {
+      assert(c.weight != nullptr);
+      st->w.insert(st->w.end(), c.weight, c.weight + c.size);
+    }
+    return;
+  }
   const size_t before = Held(b);
   if (narrow_) {
     b.ids32.insert(b.ids32.end(), c.dst, c.dst + c.size);
@@ -162,6 +232,7 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
 }
 
 void ListCache::Close(Block& b, VertexId len) {
+  if (b.stage != nullptr) Unstage(*b.stage);
   if (b.state != Block::kFilling) return;
   const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
   while (b.next <= len) b.off[b.next++] = static_cast<uint32_t>(count);
@@ -208,6 +279,13 @@ Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {
       Close(b, hi - lo);
     }
   });
+  // Every block is closed, so every stage moved: its buffers go back now, not with the cache.
+  for (size_t i = 0; i < num_stages_; ++i) {
+    assert(stages_[i].block == SIZE_MAX);
+    stages_[i].ids32 = UninitVector<uint32_t>();
+    stages_[i].ids64 = UninitVector<VertexId>();
+    stages_[i].w = UninitVector<double>();
+  }
   // A block dropped after a read error is streamed (and reports it) by Pass.
   return Status::OK();
 }

@@ -124,6 +124,7 @@ class ListCache {
   size_t bytes() const { return used_.load(std::memory_order_relaxed); }
 
  private:
+  struct Stage;
   struct Block {
     enum State : uint8_t { kEmpty, kFilling, kKept, kDropped } state = kEmpty;
     size_t next = 0;            // vertices before this one (in the block) have their offsets
@@ -136,11 +137,36 @@ class ListCache {
     // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
     // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
     UninitVector<uint64_t> skip;
+    // While filling: the stage holding this block's entries (then ids32/ids64/w are empty), or
+    // null. A block is staged at most once; chunks that come after its stage moved on are
+    // appended to its own vectors.
+    Stage* stage = nullptr;
     bool Skipped(size_t j) const { return !skip.empty() && (skip[j / 64] >> (j % 64) & 1); }
+  };
+  // A filling block's entries, gathered in one thread's reused buffers and moved into vectors
+  // of the exact size when the thread starts another block (or Complete runs): a block's size
+  // is known only at its end, and reserving it up front took a pass over the degree bounds
+  // (a quarter of a PageRank layout's CPU time on a memgraph), growing by doubling took as
+  // long. One stage per thread index of the arena the cache was made in; a thread outside it,
+  // or one whose stage another thread holds, appends to the block's vectors. Used only without
+  // LimitDegree (whose reservations are exact). A stage's buffers (up to a block's entries)
+  // are not in bytes(); Complete frees them.
+  struct Stage {
+    std::atomic<const void*> owner{nullptr};  // the thread using it (a thread-local address)
+    size_t block = SIZE_MAX;                  // the block staged, SIZE_MAX: none
+    UninitVector<uint32_t> ids32;
+    UninitVector<VertexId> ids64;
+    UninitVector<double> w;
   };
   size_t Held(const Block& b) const;  // bytes a block holds (capacities)
   void Drop(Block& b);
   void Close(Block& b, VertexId len);
+  // This thread's stage for a block starting now, or null (see Stage).
+  Stage* ClaimStage();
+  // Moves st's block's entries into its vectors (dropping the block if they pass max_bytes)
+  // and frees the stage.
+  void Unstage(Stage& st);
+  size_t Entries(const Block& b) const;  // entries gathered so far (staged or not)
 
   const Snapshot* snap_;  // for the degree bounds a block reserves (Collect)
   Direction d_;
@@ -152,6 +178,8 @@ class ListCache {
   std::atomic<bool> collected_{false};
   std::atomic<size_t> used_{0};
   std::vector<Block> blocks_;
+  std::unique_ptr<Stage[]> stages_;
+  size_t num_stages_ = 0;
 };
 
 template <typename Fn>

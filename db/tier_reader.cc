@@ -791,11 +791,13 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       bool hidden = false, tombs = false;
       for (const mem::SubgraphVersion* sv : mems) {
         const mem::Adjacency* a = Adj(sv, dir);
-        // One Counts per run: a C-ART vertex's resolves its appended updates (a Find each).
-        if (const mem::Adjacency::CountPair n = a->Counts(i); n.entries != 0) {
+        // A hint, not Counts: a C-ART vertex's Counts resolve its pending and appended updates
+        // (a Find each); its run is taken, tombstones assumed when some update is unresolved.
+        // Visitors may get an empty memgraph run, and `tombs` when none is left.
+        if (const mem::Adjacency::RunHint h = a->Hint(i); h.entries) {
           if (a == ahead_adj) at = ahead->Take(u, ahead_adj);  // the newest memgraph's: first
           mem_runs.push_back(a);
-          tombs |= n.live != n.entries;
+          tombs |= h.tombs;
         }
         if ((sv->deleted_mask >> i) & 1) {
           hidden = true;
@@ -889,13 +891,28 @@ Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool wei
                       const std::vector<FileScan*>& file_runs, mem::VertexAt* at, bool tombs,
                       Status* err) {
     ScanStep step = ScanStep::kMore;
-    // One memgraph run without tombstones: its chunks as they are.
-    if (!tombs && mem_runs.size() == 1 && file_runs.empty()) {
-      mem::ScanVertex(*mem_runs[0], i, at, [&](const uint64_t* k, const double* wt, const uint8_t*,
-                                           size_t n) {
-        step = fn(u, NeighborChunk{k, w ? wt : nullptr, n});
+    // One memgraph run and nothing under it: its chunks as they are, tombstones (which hide
+    // nothing here) filtered out of the chunks that have them. `tombs` is not asked: for a
+    // C-ART vertex it is only a hint (WalkRuns).
+    if (mem_runs.size() == 1 && file_runs.empty()) {
+      std::optional<ChunkEmitter> out;  // for chunks with tombstones
+      auto emit = [&](const NeighborChunk& c) {
+        step = fn(u, c);
         return step == ScanStep::kMore;
+      };
+      mem::ScanVertex(*mem_runs[0], i, at, [&](const uint64_t* k, const double* wt,
+                                               const uint8_t* tomb, size_t n) {
+        if (tomb == nullptr) {
+          if (out && !out->Flush()) return false;
+          return emit(NeighborChunk{k, w ? wt : nullptr, n});
+        }
+        if (!out) out.emplace(w, emit);
+        for (size_t j = 0; j < n; ++j) {
+          if (!tomb[j] && !out->Add(k[j], w ? wt[j] : 1.0)) return false;
+        }
+        return true;
       });
+      if (out && step == ScanStep::kMore) out->Flush();
       return step != ScanStep::kStop;
     }
     // Disk runs without tombstones, one (the common case after compaction) or, when order is not

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -729,6 +730,64 @@ TEST(Analytics, ListCacheBlocksHoldNoGrowthSlack) {
     }
     EXPECT_EQ(cache.bytes(), blocks.size() * (kLayoutBlock + 1) * 4 + entries * 4)
         << "dir " << static_cast<int>(dir);
+  }
+}
+
+// Collect's stages (one per arena thread, a block's entries moved into exact vectors when its
+// thread starts another block): a thread that leaves a block and comes back to it (the rest
+// of the block goes to the block's own vectors), a thread outside any arena (no stage), and
+// budgets that drop blocks while staged or when moved all give the lists the store gives.
+TEST(Analytics, ListCacheStagesAreMovedWhereverCollectGoes) {
+  std::mt19937_64 rng(17);
+  MapSnapshot g(GraphKind::kUndirected, false);
+  FillUniform(&g, 5 * kLayoutBlock, 120000, rng);  // 5 layout blocks
+  g.set_chunk_size(100);                            // several chunks for a long list
+  Layout L;
+  ASSERT_OK(BuildLayout(g, &L));
+  auto collect = [&](ListCache* cache, VertexId lo, VertexId hi) {
+    for (VertexId u = lo; u < hi; ++u) {
+      if (!L.exists[u]) continue;
+      ASSERT_OK(g.ScanNeighbors(u, Direction::kOut, [&](const NeighborChunk& c) {
+        cache->Collect(u, c);
+        return true;
+      }));
+    }
+  };
+  std::vector<std::pair<VertexId, VertexId>> want;
+  for (VertexRange r : L.ranges) {
+    ASSERT_OK(ScanRangeEach(g, r, Direction::kOut, L, /*weights=*/false,
+                            [&](VertexId u, VertexId v, double) { want.emplace_back(u, v); }));
+  }
+  const uint64_t entries = want.size();
+  const size_t all = 5 * (kLayoutBlock + 1) * 4 + entries * 4;
+  // 2^30: every block kept; all (the kept size of everything: block 0's second half grows its
+  // vector past it), all / 2, 70000: some dropped, by the check while staged or when moved.
+  for (size_t budget : {size_t{1} << 30, all, all / 2, size_t{70000}}) {
+    SCOPED_TRACE(budget);
+    ListCache cache(g, Direction::kOut, budget);
+    const VertexId half = kLayoutBlock / 2;
+    collect(&cache, 0, half);                                // block 0, first half: staged
+    collect(&cache, kLayoutBlock, 2 * kLayoutBlock);         // block 1: block 0 moved
+    collect(&cache, half, kLayoutBlock);                     // block 0 again: its vectors
+    std::thread outside([&] { collect(&cache, 2 * kLayoutBlock, 4 * kLayoutBlock); });
+    outside.join();                                          // blocks 2, 3: no stage
+    collect(&cache, 4 * kLayoutBlock, L.bound);              // block 4: staged until Complete
+    ASSERT_OK(cache.Complete(g, L));
+    EXPECT_LE(cache.bytes(), budget);
+    if (budget > 2 * all) {
+      for (VertexId u = 0; u < L.bound; ++u) {
+        if (L.exists[u] && g.Degree(u, Direction::kOut) > 0) {
+          ASSERT_TRUE(cache.Kept(u)) << u;
+        }
+      }
+    }
+    std::vector<std::pair<VertexId, VertexId>> got;
+    for (VertexRange r : L.ranges) {
+      ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
+        for (size_t i = 0; i < n; ++i) got.emplace_back(u, src[i]);
+      }));
+    }
+    EXPECT_EQ(want, got);
   }
 }
 
