@@ -454,6 +454,20 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
       cold ? "cold" : "warm", Median(secs), secs.size(), digest.c_str());
 }
 
+// The main graph as the update phases leave it: the whole stream, less the edges the
+// insert:delete phase deletes last (what the static systems build).
+EdgeList FinalGraph(const Graph& g) {
+  EdgeList list;
+  list.num_vertices = g.n;
+  std::vector<double> w;
+  Generate(g, 0, g.m, &list.edges, &w);
+  std::vector<PackedEdge> e;
+  std::vector<uint8_t> del;
+  MixedOps(g, &e, &w, &del);
+  list.removed = RemovedEdges(e, del);
+  return list;
+}
+
 // PageRank on strata-mem's snapshot against the CSR kernel on the same graph (built here from
 // the same stream, deletions removed), `pairs` runs of each alternated in this one process, the
 // order swapped every pair. The two systems' own medians come from separate jobs minutes apart
@@ -464,15 +478,7 @@ void RunPrPaired(const SuiteConfig& cfg, System* sys, const Graph& g, int pairs,
   const std::string name = sys->name();
   std::unique_ptr<System> csr = OpenSystem("csr", MakeSystemConfig(cfg, "pr-paired", false, false));
   {
-    EdgeList list;
-    list.num_vertices = g.n;
-    std::vector<double> w;
-    Generate(g, 0, g.m, &list.edges, &w);
-    std::vector<PackedEdge> e;
-    std::vector<uint8_t> del;
-    MixedOps(g, &e, &w, &del);
-    list.removed = RemovedEdges(e, del);
-    Status s = csr->Build(list);
+    Status s = csr->Build(FinalGraph(g));
     if (!s.ok()) Fail(name, "pr paired: CSR build", s);
   }
   std::unique_ptr<View> views[2] = {sys->NewView(), csr->NewView()};
@@ -855,16 +861,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     rs.info.Int("stored_edges", static_cast<int64_t>(st.stored_edges));
     sink->Add(rs);
   } else {
-    EdgeList list;
-    list.num_vertices = g.n;
-    std::vector<double> w;
-    Generate(g, 0, g.m, &list.edges, &w);
-    {
-      std::vector<PackedEdge> e;
-      std::vector<uint8_t> del;
-      MixedOps(g, &e, &w, &del);
-      list.removed = RemovedEdges(e, del);
-    }
+    EdgeList list = FinalGraph(g);
     buffer_bytes = list.edges.size() * sizeof(PackedEdge);
     const double t0 = NowSec();
     Status s = sys->Build(list);
