@@ -9,8 +9,7 @@
 namespace strata::analytics {
 
 ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights)
-    : snap_(&snap),
-      d_(d),
+    : d_(d),
       bound_(snap.VertexIdBound()),
       narrow_(bound_ <= (VertexId{1} << 32)),
       weights_(keep_weights && snap.weighted()),

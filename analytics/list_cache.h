@@ -168,7 +168,6 @@ class ListCache {
   void Unstage(Stage& st);
   size_t Entries(const Block& b) const;  // entries gathered so far (staged or not)
 
-  const Snapshot* snap_;  // for the degree bounds a block reserves (Collect)
   Direction d_;
   VertexId bound_;
   bool narrow_;

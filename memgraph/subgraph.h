@@ -135,8 +135,8 @@ struct Adjacency {
   // What a walk that picks a way to read vertex i's run needs, without the lookups Counts
   // makes for a C-ART vertex: whether the run may have entries, and whether some may be
   // tombstones. Exact without a C-ART; with one, both may say yes when the answer is no (its
-  // pending and appended updates are not resolved: a Find each made those Counts 1/5 of a
-  // memgraph scan's time, docs/benchmarks.md).
+  // pending and appended updates are not resolved: a Find each, about a fifth of a PageRank
+  // layout's walk samples in one profile, docs/benchmarks.md).
   struct RunHint {
     bool entries;
     bool tombs;

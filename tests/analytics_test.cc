@@ -707,8 +707,8 @@ TEST(Analytics, ListCacheMatchesStreamedLists) {
   }
 }
 
-// Each block reserves its lists at once from the snapshot's degree bounds (exact here: no
-// deletions), so a cache holds its heads and entries and no growth slack; the in-lists of a
+// Each block's lists are gathered in its thread's stage and moved into a vector of the exact
+// size, so a cache holds its heads and entries and no growth slack; the in-lists of a
 // kDirectedWithInEdges store are read by Complete's own pass, the out-lists collected.
 TEST(Analytics, ListCacheBlocksHoldNoGrowthSlack) {
   for (Direction dir : {Direction::kOut, Direction::kIn}) {
