@@ -67,6 +67,26 @@ class ChunkEmitter {
   size_t limit_;  // entries that make the chunk full: first, doubling up to kChunk
 };
 
+// Vertex i's live entries in memgraph run a, which nothing lies under (so its tombstones hide
+// nothing and are only dropped): chunks without tombstones go to fn as they are, the others
+// through `out` (whose function is fn too; flushed at the end). False when fn stopped.
+bool ScanLoneMemRun(const mem::Adjacency& a, uint32_t i, mem::VertexAt* at, bool weighted,
+                    ChunkEmitter* out, FunctionRef<bool(const NeighborChunk&)> fn) {
+  bool go = true;
+  mem::ScanVertex(a, i, at, [&](const uint64_t* k, const double* w, const uint8_t* tomb,
+                                size_t n) {
+    if (tomb == nullptr) {
+      if (!out->Flush()) return go = false;
+      return go = fn(NeighborChunk{k, weighted ? w : nullptr, n});
+    }
+    for (size_t j = 0; j < n; ++j) {
+      if (!tomb[j] && !out->Add(k[j], w ? w[j] : 1.0)) return go = false;
+    }
+    return true;
+  });
+  return go && out->Flush();
+}
+
 // A vertex's entries of one tier, materialized (columns, so a run reads like an EdgeBatch).
 // Used for memgraph runs and for disk runs read out of order (batch reads). Weights are kept
 // only when `weighted` (the merge emits them); an unweighted buffer's MergeRun has none.
@@ -635,20 +655,7 @@ Status TierReader::ScanNeighbors(uint8_t dir, VertexId u,
   if (runs.size() == 1) {
     const Run& r = runs[0];
     if (r.adj != nullptr) {
-      bool go = true;
-      mem::ScanVertex(*r.adj, i, [&](const uint64_t* k, const double* w, const uint8_t* tomb,
-                                     size_t n) {
-        if (tomb == nullptr) {
-          if (!out.Flush()) return go = false;
-          NeighborChunk c{k, weighted_ ? w : nullptr, n};
-          return go = fn(c);
-        }
-        for (size_t j = 0; j < n; ++j) {
-          if (!tomb[j] && !out.Add(k[j], w ? w[j] : 1.0)) return go = false;
-        }
-        return true;
-      });
-      if (go) out.Flush();
+      ScanLoneMemRun(*r.adj, i, nullptr, weighted_, &out, fn);
       return Status::OK();
     }
     auto it = r.seg->reader->NewNeighborIterator(r.ve, ro);
@@ -699,12 +706,13 @@ struct TierReader::FileScan {
 
 // The vertex walk of the range scans: for each u in [begin, end) with want(u) and entries in
 // some tier, ascending, visit(u, local index, memgraph runs, file runs, tombs) with u's runs
-// newest first up to a deletion mark (the runs CollectRuns finds); tombs: some run holds a
-// tombstone. visit returns false to stop. File runs are left positioned on u: visit may read
-// their edges (FileScan::sc->NextEdges) or not; unread edges are skipped, not decoded.
-// Runs are located without a lookup per vertex: L0 files by streaming their vertex tables in
-// step; level files, with the multi-level vertex index (Version::index_reads), from the
-// index's entries (one in-memory pass, no vertex block read or decoded — a scan that wants
+// newest first up to a deletion mark (the runs CollectRuns finds); tombs: some file run holds
+// a tombstone (memgraph runs' tombstones are for their readers: a lone run's scan drops them,
+// a merge applies them). visit returns false to stop. File runs are left positioned on u:
+// visit may read their edges (FileScan::sc->NextEdges) or not; unread edges are skipped, not
+// decoded. Runs are located without a lookup per vertex: L0 files by streaming their vertex
+// tables in step; level files, with the multi-level vertex index (Version::index_reads), from
+// the index's entries (one in-memory pass, no vertex block read or decoded — a scan that wants
 // few vertices of its range touches only their runs), otherwise from their vertex tables too.
 template <class Want, class Visit>
 Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weights,
@@ -791,13 +799,11 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       bool hidden = false, tombs = false;
       for (const mem::SubgraphVersion* sv : mems) {
         const mem::Adjacency* a = Adj(sv, dir);
-        // A hint, not Counts: a C-ART vertex's Counts resolve its pending and appended updates
-        // (a Find each); its run is taken, tombstones assumed when some update is unresolved.
-        // Visitors may get an empty memgraph run, and `tombs` when none is left.
-        if (const mem::Adjacency::RunHint h = a->Hint(i); h.entries) {
+        // Not Counts: a C-ART vertex's resolve its pending and appended updates, a Find each
+        // (docs/benchmarks.md, "its layout and sweep"). A C-ART vertex's run may be empty.
+        if (a->MayHaveEntries(i)) {
           if (a == ahead_adj) at = ahead->Take(u, ahead_adj);  // the newest memgraph's: first
           mem_runs.push_back(a);
-          tombs |= h.tombs;
         }
         if ((sv->deleted_mask >> i) & 1) {
           hidden = true;
@@ -891,28 +897,14 @@ Status TierReader::ScanLists(uint8_t dir, VertexId begin, VertexId end, bool wei
                       const std::vector<FileScan*>& file_runs, mem::VertexAt* at, bool tombs,
                       Status* err) {
     ScanStep step = ScanStep::kMore;
-    // One memgraph run and nothing under it: its chunks as they are, tombstones (which hide
-    // nothing here) filtered out of the chunks that have them. `tombs` is not asked: for a
-    // C-ART vertex it is only a hint (WalkRuns).
+    // One memgraph run and nothing under it: as ScanNeighbors reads one.
     if (mem_runs.size() == 1 && file_runs.empty()) {
-      std::optional<ChunkEmitter> out;  // for chunks with tombstones
       auto emit = [&](const NeighborChunk& c) {
         step = fn(u, c);
         return step == ScanStep::kMore;
       };
-      mem::ScanVertex(*mem_runs[0], i, at, [&](const uint64_t* k, const double* wt,
-                                               const uint8_t* tomb, size_t n) {
-        if (tomb == nullptr) {
-          if (out && !out->Flush()) return false;
-          return emit(NeighborChunk{k, w ? wt : nullptr, n});
-        }
-        if (!out) out.emplace(w, emit);
-        for (size_t j = 0; j < n; ++j) {
-          if (!tomb[j] && !out->Add(k[j], w ? wt[j] : 1.0)) return false;
-        }
-        return true;
-      });
-      if (out && step == ScanStep::kMore) out->Flush();
+      ChunkEmitter out(w, emit);
+      ScanLoneMemRun(*mem_runs[0], i, at, w, &out, emit);
       return step != ScanStep::kStop;
     }
     // Disk runs without tombstones, one (the common case after compaction) or, when order is not
@@ -996,20 +988,7 @@ Status TierReader::ScanNeighborsBatch(uint8_t dir, const VertexId* vs, size_t n,
     if (b == e) continue;
     if (e - b == 1 && runs[b].adj != nullptr) {
       cur = i;
-      const uint32_t li = LocalOf(vs[i]);
-      mem::ScanVertex(*runs[b].adj, li, [&](const uint64_t* k, const double* wt,
-                                            const uint8_t* tomb, size_t m) {
-        if (tomb == nullptr) {
-          if (!out.Flush()) return false;
-          NeighborChunk c{k, w ? wt : nullptr, m};
-          return go = fn(i, c);
-        }
-        for (size_t j = 0; j < m; ++j) {
-          if (!tomb[j] && !out.Add(k[j], wt ? wt[j] : 1.0)) return false;
-        }
-        return true;
-      });
-      if (go) out.Flush();
+      ScanLoneMemRun(*runs[b].adj, LocalOf(vs[i]), nullptr, w, &out, emit);
       continue;
     }
     if (e - b == 1) {

@@ -244,12 +244,6 @@ Adjacency::CountPair Adjacency::ResolvedArtCounts(uint32_t i, CountPair rec) con
   return {static_cast<uint32_t>(entries), static_cast<uint32_t>(live)};
 }
 
-Adjacency::RunHint Adjacency::ArtHint(uint32_t i, CountPair rec) const {
-  const CArt& tree = Art(i);
-  const bool unresolved = tree.pending() != 0 || (appended != nullptr && appended->MayHave(i));
-  return {true, unresolved || rec.live != rec.entries};
-}
-
 void GetCounts(const Adjacency& a, VertexCounts* c) {
   std::memset(c, 0, sizeof(*c));
   for (uint64_t m = a.count_mask; m != 0; m &= m - 1) {

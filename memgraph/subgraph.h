@@ -132,21 +132,6 @@ struct Adjacency {
   // (CArt::size) and then vertex i's appended updates, each against the state of its key in
   // the C-ART's view (a Find per update); rec when there are neither. InArt(i).
   CountPair ResolvedArtCounts(uint32_t i, CountPair rec) const;
-  // What a walk that picks a way to read vertex i's run needs, without the lookups Counts
-  // makes for a C-ART vertex: whether the run may have entries, and whether some may be
-  // tombstones. Exact without a C-ART; with one, both may say yes when the answer is no (its
-  // pending and appended updates are not resolved: a Find each, about a fifth of a PageRank
-  // layout's walk samples in one profile, docs/benchmarks.md).
-  struct RunHint {
-    bool entries;
-    bool tombs;
-  };
-  RunHint Hint(uint32_t i) const {
-    const CountPair r = Record(i);
-    if (InArt(i)) return ArtHint(i, r);
-    return {r.entries != 0, r.live != r.entries};
-  }
-  RunHint ArtHint(uint32_t i, CountPair rec) const;
   // Whether vertex i may have entries in the view: its record says so, or it has a C-ART
   // (whose appended updates the record does not count). A filter for readers, no lookups.
   bool MayHaveEntries(uint32_t i) const { return (((count_mask | art_mask) >> i) & 1) != 0; }
