@@ -46,8 +46,7 @@ void ListCache::Unstage(Stage& st) {
   Block& b = blocks_[st.block];
   assert(b.stage == &st && Held(b) == 0);
   b.stage = nullptr;
-  st.block = SIZE_MAX;
-  const size_t bytes = st.ids32.size() * 4 + st.ids64.size() * 8 + st.w.size() * 8;
+  const size_t bytes = (narrow_ ? st.ids32.size() : st.ids64.size()) * PerEdge();
   if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) {
     used_.fetch_sub(bytes, std::memory_order_relaxed);
     Drop(b);
@@ -56,10 +55,29 @@ void ListCache::Unstage(Stage& st) {
     b.ids64.assign(st.ids64.begin(), st.ids64.end());
     b.w.assign(st.w.begin(), st.w.end());
   }
+  ReleaseStage(st);
+}
+
+void ListCache::ReleaseStage(Stage& st) {
+  st.block = SIZE_MAX;
   st.ids32.clear();
   st.ids64.clear();
   st.w.clear();
   st.owner.store(nullptr, std::memory_order_release);
+}
+
+void ListCache::Append(const NeighborChunk& c, UninitVector<uint32_t>* ids32,
+                       UninitVector<VertexId>* ids64, UninitVector<double>* w) const {
+  if (narrow_) {
+    ids32->insert(ids32->end(), c.dst, c.dst + c.size);
+  } else {
+    ids64->insert(ids64->end(), c.dst, c.dst + c.size);
+  }
+  if (weights_) {
+    // Keeping weights needs a scan that reads them (BuildLayout(..., weights = true)).
+    assert(c.weight != nullptr);
+    w->insert(w->end(), c.weight, c.weight + c.size);
+  }
 }
 
 size_t ListCache::Entries(const Block& b) const {
@@ -74,7 +92,7 @@ size_t ListCache::Held(const Block& b) const {
 
 uint64_t ListCache::LimitDegree(const Layout& estimate) {
   assert(!collected_.load() && estimate.bound == bound_);
-  const size_t per_edge = (narrow_ ? 4 : 8) + (weights_ ? 8 : 0);
+  const size_t per_edge = PerEdge();
   const size_t head = (kLayoutBlock + 1) * sizeof(uint32_t) + kLayoutBlock / 8;  // off + skip
   // Entries of the vertices of each degree; degrees past kCap are never kept (a list that long
   // is one lookup among thousands of entries: caching it saves little per byte).
@@ -129,12 +147,7 @@ uint64_t ListCache::LimitDegree(const Layout& estimate) {
 
 void ListCache::Drop(Block& b) {
   if (b.stage != nullptr) {  // its staged entries were never counted in used_
-    Stage& st = *b.stage;
-    st.block = SIZE_MAX;
-    st.ids32.clear();
-    st.ids64.clear();
-    st.w.clear();
-    st.owner.store(nullptr, std::memory_order_release);
+    ReleaseStage(*b.stage);
     b.stage = nullptr;
   }
   const size_t held = b.off.size() * sizeof(uint32_t) + Held(b);
@@ -146,7 +159,9 @@ void ListCache::Drop(Block& b) {
 void ListCache::Collect(VertexId u, const NeighborChunk& c) {
   if (u >= bound_ || c.size == 0) return;
   // Read first: a store on every chunk kept the line bouncing between the scanning threads.
-  if (!collected_.load(std::memory_order_relaxed)) collected_.store(true, std::memory_order_relaxed);
+  if (!collected_.load(std::memory_order_relaxed)) {
+    collected_.store(true, std::memory_order_relaxed);
+  }
   Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
   if (b.state == Block::kDropped) return;
   if (max_bytes_ == 0 || c.dst[c.size - 1] >= bound_) {  // a damaged list: Pass streams it
@@ -196,33 +211,15 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
   if (Stage* st = b.stage; st != nullptr) {
     // Counted in used_ when moved; checked here against what is counted already, so a block
     // that cannot fit is dropped before its stage grows past the budget.
-    const size_t per_edge = (narrow_ ? 4 : 8) + (weights_ ? 8 : 0);
-    if (used_.load(std::memory_order_relaxed) + (count + c.size) * per_edge > max_bytes_) {
+    if (used_.load(std::memory_order_relaxed) + (count + c.size) * PerEdge() > max_bytes_) {
       Drop(b);
       return;
     }
-    if (narrow_) {
-      st->ids32.insert(st->ids32.end(), c.dst, c.dst + c.size);
-    } else {
-      st->ids64.insert(st->ids64.end(), c.dst, c.dst + c.size);
-    }
-    if (weights_) {
-      assert(c.weight != nullptr);
-      st->w.insert(st->w.end(), c.weight, c.weight + c.size);
-    }
+    Append(c, &st->ids32, &st->ids64, &st->w);
     return;
   }
   const size_t before = Held(b);
-  if (narrow_) {
-    b.ids32.insert(b.ids32.end(), c.dst, c.dst + c.size);
-  } else {
-    b.ids64.insert(b.ids64.end(), c.dst, c.dst + c.size);
-  }
-  if (weights_) {
-    // Keeping weights needs a scan that reads them (BuildLayout(..., weights = true)).
-    assert(c.weight != nullptr);
-    b.w.insert(b.w.end(), c.weight, c.weight + c.size);
-  }
+  Append(c, &b.ids32, &b.ids64, &b.w);
   const size_t after = Held(b);
   if (after > before &&
       used_.fetch_add(after - before, std::memory_order_relaxed) + (after - before) > max_bytes_) {

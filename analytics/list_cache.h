@@ -167,6 +167,12 @@ class ListCache {
   // and frees the stage.
   void Unstage(Stage& st);
   size_t Entries(const Block& b) const;  // entries gathered so far (staged or not)
+  void ReleaseStage(Stage& st);            // empties st and frees it for any thread
+  // Appends c to ids32 or ids64 (as narrow_ says) and to w (when weights_).
+  void Append(const NeighborChunk& c, UninitVector<uint32_t>* ids32, UninitVector<VertexId>* ids64,
+              UninitVector<double>* w) const;
+  // Bytes a kept entry takes.
+  size_t PerEdge() const { return (narrow_ ? 4 : 8) + (weights_ ? 8 : 0); }
 
   Direction d_;
   VertexId bound_;
