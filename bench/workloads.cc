@@ -521,9 +521,6 @@ void RunPrPaired(const SuiteConfig& cfg, System* sys, const Graph& g, int pairs,
   sink->Add(r);
   Log(name, "pr paired with csr (%d pairs, alternated): median ratio %.2f (%.3f s / %.3f s median)",
       pairs, Median(ratios), Median(secs[0]), Median(secs[1]));
-  views[0].reset();
-  views[1].reset();
-  csr->Close();
 }
 
 bool DiskSystem(const std::string& s) { return s == "strata" || s == "rocksdb"; }
