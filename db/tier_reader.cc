@@ -780,6 +780,11 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       if (t == first_ && ahead) ahead_adj = Adj(sv, dir);
       mems.push_back(sv);
     }
+    // Without the pipeline, the newest version's runs are read by a walk of its clustered
+    // index (mem::VertexAt::Walk): the vertices come ascending.
+    mem::VertexAt walk = mem::VertexAt::Walk();
+    const mem::Adjacency* at_adj = ahead_adj;  // the adjacency `at` (below) belongs to
+    if (!ahead && !mems.empty()) at_adj = Adj(mems[0], dir);
     // The wanted vertices that may have runs: every one while L0 files are streamed (their
     // vertices are known only by walking them), else those with memgraph entries or indexed.
     uint64_t may = files.empty() ? 0 : ~uint64_t{0};
@@ -795,14 +800,18 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       if (!want.Want(u)) continue;  // file scanners move past u when the next wanted one comes
       mem_runs.clear();
       file_runs.clear();
-      mem::VertexAt* at = nullptr;  // mem_runs[0]'s, prepared ahead
+      mem::VertexAt* at = nullptr;  // mem_runs[0]'s: prepared ahead, or the walk
       bool hidden = false, tombs = false;
       for (const mem::SubgraphVersion* sv : mems) {
         const mem::Adjacency* a = Adj(sv, dir);
         // Not Counts: a C-ART vertex's resolve its pending and appended updates, a Find each
         // (docs/benchmarks.md, "its layout and sweep"). A C-ART vertex's run may be empty.
         if (a->MayHaveEntries(i)) {
-          if (a == ahead_adj) at = ahead->Take(u, ahead_adj);  // the newest memgraph's: first
+          if (a == ahead_adj) {
+            at = ahead->Take(u, ahead_adj);  // the newest memgraph's: first
+          } else if (a == at_adj) {
+            at = &walk;
+          }
           mem_runs.push_back(a);
         }
         if ((sv->deleted_mask >> i) & 1) {
@@ -852,7 +861,7 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       }
       if (mem_runs.empty() && file_runs.empty()) continue;
       Status s;
-      if (at != nullptr && (mem_runs.empty() || mem_runs[0] != ahead_adj)) at = nullptr;
+      if (at != nullptr && (mem_runs.empty() || mem_runs[0] != at_adj)) at = nullptr;
       if (!visit(u, i, mem_runs, file_runs, at, tombs, &s)) return s.ok() ? status() : s;
     }
   }

@@ -222,6 +222,14 @@ class LeafPath {
       if (x->level == 1) return static_cast<const Leaf*>(n);
     }
   }
+  // The leaf after the current one when both are children of one inner node, else null (read
+  // without moving; only the parent is read).
+  const Leaf* PeekSibling() const {
+    if (depth_ == 0) return nullptr;
+    const Inner* x = node_[depth_ - 1];
+    const unsigned i = idx_[depth_ - 1] + 1u;
+    return i < x->count ? static_cast<const Leaf*>(x->child()[i]) : nullptr;
+  }
   // The leaf after the current one, or null.
   const Leaf* NextLeaf() {
     while (depth_ > 0) {
@@ -328,8 +336,21 @@ class ClusteredIndex {
   void Seek(uint8_t u, RunAt* r) const;
   static void PrefetchUColumn(const RunAt& r);
   static void FindRun(uint8_t u, bool weights, RunAt* r);
+  // Scans u's run [b, e) (nothing when b == e) and leaves r where the scan stopped: leaf and
+  // b at the run's end (or inside it when fn stopped), leaf null past the last leaf.
   template <class F>
   static void ScanRun(uint8_t u, RunAt* r, F&& fn);
+
+  // A walk: the runs of ascending vertices read with one RunAt, each found from where the one
+  // before ended (WalkTo then ScanRun) instead of by Seek and FindRun, so a pass over many of
+  // the subgraph's vertices descends once and reads each leaf's u column once, in order
+  // (docs/benchmarks.md, "Issue 28: the layout's walk"). WalkStart(u, r) places r for a first
+  // vertex u; WalkTo(u, r) then finds u's run at or after r's position: [b, e) in leaf, b == e
+  // when u has none (leaf null: the walk passed the last leaf). u must exceed every vertex
+  // walked before; the calls give the same entries in the same chunks as ForEachInVertex.
+  // Each leaf the walk enters is prefetched whole, and the header of the one after it.
+  void WalkStart(uint8_t u, RunAt* r) const;
+  static void WalkTo(uint8_t u, RunAt* r);
 
   // All entries in (u, v) order, one call per run of one vertex inside one leaf:
   //   fn(uint8_t u, const uint64_t* v, const double* w, const uint8_t* tomb, size_t n) -> bool
@@ -467,22 +488,63 @@ inline void ClusteredIndex::FindRun(uint8_t u, bool weights, RunAt* r) {
   if (weights && l->w() != nullptr) coro::Prefetch(l->w() + b);
 }
 
+namespace clustered {
+// A walk entering leaf l (path: its path): l's keys and u column, and the next leaf's header.
+inline void EnterLeaf(const Leaf* l, const LeafPath& path) {
+  if (l == nullptr) return;
+  coro::PrefetchRange(l->u(), l->count);
+  coro::PrefetchRange(l->v(), l->count * sizeof(uint64_t));
+  if (const Leaf* next = path.PeekSibling(); next != nullptr) coro::Prefetch(next);
+}
+}  // namespace clustered
+
+inline void ClusteredIndex::WalkStart(uint8_t u, RunAt* r) const {
+  Seek(u, r);
+  r->b = 0;
+  clustered::EnterLeaf(r->leaf, r->path);
+}
+
+inline void ClusteredIndex::WalkTo(uint8_t u, RunAt* r) {
+  using namespace clustered;
+  const Leaf* l = r->leaf;
+  size_t b = r->b;
+  // Leaves that end before u's run (or where the last run ended) hold nothing of it.
+  while (l != nullptr && (b >= l->count || l->u()[l->count - 1] < u)) {
+    l = r->path.NextLeaf();
+    b = 0;
+    EnterLeaf(l, r->path);
+  }
+  r->leaf = l;
+  if (l == nullptr) return;
+  size_t rb, re;
+  URun(l->u() + b, l->count - b, u, &rb, &re);
+  r->b = static_cast<uint32_t>(b + rb);
+  r->e = static_cast<uint32_t>(b + re);
+}
+
 template <class F>
 void ClusteredIndex::ScanRun(uint8_t u, RunAt* r, F&& fn) {
   using namespace clustered;
   const Leaf* l = r->leaf;
   if (l == nullptr) return;
   size_t b = r->b, e = r->e;
+  if (b == e) return;
   while (true) {
     const double* w = l->w();
     if (!InvokeScan(fn, l->v() + b, w != nullptr ? w + b : nullptr, TombRun(l, b, e - b), e - b)) {
-      return;
+      break;
     }
-    if (e < l->count) return;
+    b = e;
+    if (e < l->count) break;
     l = r->path.NextLeaf();
-    if (l == nullptr || l->u()[0] != u) return;
+    b = 0;
+    EnterLeaf(l, r->path);
+    if (l == nullptr || l->u()[0] != u) break;
     URun(l->u(), l->count, u, &b, &e);  // b == 0
   }
+  r->leaf = l;
+  r->b = static_cast<uint32_t>(b);
+  r->e = static_cast<uint32_t>(b);
 }
 
 template <class F>

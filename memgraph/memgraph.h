@@ -252,10 +252,20 @@ class MemGraph {
 //              asked).
 // ScanVertex(a, i, &at, fn) then scans what they found; it runs any stage not run yet, so a
 // VertexAt at any stage gives the same entries in the same calls as ScanVertex(a, i, fn).
+//
+// A VertexAt made by Walk() serves a walk instead: one VertexAt passed to ScanVertex for
+// vertices of one Adjacency in ascending order (any subset), which finds each clustered-index
+// vertex's run from where the last one's ended (ClusteredIndex::WalkTo): one descent per walk,
+// each leaf's u column read once. Same entries in the same calls as ScanVertex(a, i, fn).
 struct VertexAt {
-  enum Stage : uint8_t { kNew, kStarted, kDescended, kColumn, kLocated };
+  enum Stage : uint8_t { kNew, kStarted, kDescended, kColumn, kLocated, kWalkNew, kWalking };
   Stage stage = kNew;
-  ClusteredIndex::RunAt ci;  // !a.InArt(i), from kDescended on
+  ClusteredIndex::RunAt ci;  // !a.InArt(i), from kDescended on; the walk's position
+  static VertexAt Walk() {
+    VertexAt at;
+    at.stage = kWalkNew;
+    return at;
+  }
 };
 inline void VertexAtStart(const Adjacency& a, uint32_t i, VertexAt* at) {
   if (a.InArt(i)) {
@@ -300,11 +310,18 @@ void ScanVertex(const Adjacency& a, uint32_t i, VertexAt* at, F&& fn) {
   auto containers = [&](auto&& chunk) {
     if (a.InArt(i)) {
       a.Art(i).ForEachChunk(chunk);
-    } else if (at != nullptr) {
-      VertexAtFinish(a, i, /*weights=*/false, at);
+    } else if (at == nullptr) {
+      a.ci.ForEachInVertex(static_cast<uint8_t>(i), chunk);
+    } else if (at->stage >= VertexAt::kWalkNew) {
+      if (at->stage == VertexAt::kWalkNew) {
+        a.ci.WalkStart(static_cast<uint8_t>(i), &at->ci);
+        at->stage = VertexAt::kWalking;
+      }
+      ClusteredIndex::WalkTo(static_cast<uint8_t>(i), &at->ci);
       ClusteredIndex::ScanRun(static_cast<uint8_t>(i), &at->ci, chunk);
     } else {
-      a.ci.ForEachInVertex(static_cast<uint8_t>(i), chunk);
+      VertexAtFinish(a, i, /*weights=*/false, at);
+      ClusteredIndex::ScanRun(static_cast<uint8_t>(i), &at->ci, chunk);
     }
   };
   uint8_t idx[kAppendCapacity];

@@ -258,7 +258,77 @@ std::vector<ClusteredUpdate> RandomBatch(std::mt19937_64& rng, const Model& m, s
   return ups;
 }
 
+// A walk over an ascending random subset of the vertices (WalkStart, then WalkTo and ScanRun
+// per vertex; ClusteredIndex's "walk") gives each vertex the chunks ForEachInVertex gives it,
+// also when a scan stops after its first chunk (the walk then resumes inside that run).
+void ExpectWalkMatches(const ClusteredIndex& idx, std::mt19937_64& rng) {
+  using Chunks = std::vector<std::vector<Entry>>;
+  auto record = [](uint8_t u, Chunks* out, bool stop_early) {
+    return [u, out, stop_early](const uint64_t* v, const double* w, const uint8_t* t, size_t n) {
+      EXPECT_GT(n, 0u);
+      out->emplace_back();
+      for (size_t i = 0; i < n; ++i) {
+        out->back().push_back({u, v[i], w ? w[i] : 1.0, t ? t[i] != 0 : false});
+      }
+      return !stop_early;
+    };
+  };
+  const int every = 1 + static_cast<int>(rng() % 3);  // walk every vertex, or about a half or third
+  ClusteredIndex::RunAt r;
+  bool started = false;
+  for (unsigned u = 0; u < 64; ++u) {
+    if (rng() % every != 0) continue;
+    const bool stop_early = rng() % 4 == 0;
+    Chunks want, got;
+    idx.ForEachInVertex(static_cast<uint8_t>(u), record(static_cast<uint8_t>(u), &want, stop_early));
+    if (!started) {
+      idx.WalkStart(static_cast<uint8_t>(u), &r);
+      started = true;
+    }
+    ClusteredIndex::WalkTo(static_cast<uint8_t>(u), &r);
+    ClusteredIndex::ScanRun(static_cast<uint8_t>(u), &r, record(static_cast<uint8_t>(u), &got, stop_early));
+    ASSERT_EQ(got.size(), want.size()) << "vertex " << u;
+    for (size_t c = 0; c < want.size(); ++c) {
+      ASSERT_NO_FATAL_FAILURE(ExpectSameEntries(got[c], want[c])) << "vertex " << u;
+    }
+  }
+}
+
 class ClusteredIndexTest : public ::testing::TestWithParam<bool> {};
+
+// Walks over indexes whose runs are short, span leaves, or are missing, at every step of a
+// random history (each step's index is a new version sharing nodes with the last).
+TEST_P(ClusteredIndexTest, WalksMatchPerVertexScans) {
+  const bool weighted = GetParam();
+  NodeAllocator alloc;
+  std::mt19937_64 rng(19);
+  {
+    ClusteredIndex idx(&alloc, weighted);
+    Model m;
+    for (int step = 0; step < 120; ++step) {
+      const uint8_t u = static_cast<uint8_t>(rng() % 64);
+      const size_t n = rng() % 5 == 0 ? rng() % 1500 : rng() % 40;
+      std::vector<uint64_t> keys;
+      for (size_t i = 0; i < n; ++i) keys.push_back(RandomV(rng));
+      std::sort(keys.begin(), keys.end());
+      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+      std::vector<double> w(keys.size());
+      std::vector<uint8_t> t(keys.size());
+      for (size_t i = 0; i < keys.size(); ++i) {
+        w[i] = static_cast<double>(rng() % 100);
+        t[i] = rng() % 10 == 0;
+      }
+      idx = idx.InsertVertexRun(u, keys.data(), w.data(), t.data(), keys.size());
+      for (int k = 0; k < 4; ++k) ASSERT_NO_FATAL_FAILURE(ExpectWalkMatches(idx, rng)) << step;
+    }
+    EXPECT_GT(idx.height(), 1);
+  }
+  {
+    ClusteredIndex empty(&alloc, weighted);
+    ASSERT_NO_FATAL_FAILURE(ExpectWalkMatches(empty, rng));
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
 
 TEST_P(ClusteredIndexTest, EmptyIndex) {
   NodeAllocator alloc;
