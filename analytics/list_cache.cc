@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <tbb/task_arena.h>
 
@@ -23,6 +29,34 @@ ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool k
 
 namespace {
 thread_local char stage_token;  // its address names this thread to ListCache::Stage::owner
+
+// *to = from, of from's exact size, written with non-temporal stores: the block's fresh memory
+// is not read again until the kernel's first pass, long after the layout has evicted it, so
+// the stores need not read its lines in first (a layout on a 2^20-vertex memgraph took about
+// 4 ms of 110 less than with assign's element copy: docs/benchmarks.md).
+template <class T>
+void StreamInto(const UninitVector<T>& from, UninitVector<T>* to) {
+  to->clear();
+  to->resize(from.size());  // uninitialized (UninitVector): written below
+  const size_t n = from.size() * sizeof(T);
+  const char* s = reinterpret_cast<const char*>(from.data());
+  char* d = reinterpret_cast<char*>(to->data());
+  size_t i = 0;
+#if defined(__SSE2__)
+  while (i < n && (reinterpret_cast<uintptr_t>(d + i) & 15) != 0) {
+    d[i] = s[i];
+    ++i;
+  }
+  for (; i + 64 <= n; i += 64) {
+    for (size_t q = 0; q < 64; q += 16) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + q),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + q)));
+    }
+  }
+  _mm_sfence();
+#endif
+  if (i < n) std::memcpy(d + i, s + i, n - i);
+}
 }  // namespace
 
 ListCache::Stage* ListCache::ClaimStage() {
@@ -51,9 +85,9 @@ void ListCache::Unstage(Stage& st) {
     used_.fetch_sub(bytes, std::memory_order_relaxed);
     Drop(b);
   } else {
-    b.ids32.assign(st.ids32.begin(), st.ids32.end());
-    b.ids64.assign(st.ids64.begin(), st.ids64.end());
-    b.w.assign(st.w.begin(), st.w.end());
+    StreamInto(st.ids32, &b.ids32);
+    StreamInto(st.ids64, &b.ids64);
+    StreamInto(st.w, &b.w);
   }
   ReleaseStage(st);
 }
