@@ -63,8 +63,16 @@ void ScanOverlaid(size_t m, Key key, Emit emit, ScanContainer&& scan_container, 
       if (!go || p >= m) continue;
       // Container entries before the next overlay key, then skip the one it overrides.
       const uint64_t next = key(p);
+      // q: the first of [j, n) with k[q] >= next, by a search without branches on the keys
+      // (a scan mispredicted its exit once per overlay key: docs/benchmarks.md, "the layout's
+      // walk"). j < n here.
       size_t q = j;
-      while (q < n && k[q] < next) ++q;
+      for (size_t len = n - j; len > 1;) {
+        const size_t half = len / 2;
+        q = k[q + half] < next ? q + half : q;
+        len -= half;
+      }
+      q += k[q] < next;
       if (q > j) {
         go = InvokeScan(fn, k + j, w != nullptr ? w + j : nullptr,
                          t != nullptr ? t + j : nullptr, q - j);
