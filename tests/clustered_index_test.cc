@@ -258,6 +258,25 @@ std::vector<ClusteredUpdate> RandomBatch(std::mt19937_64& rng, const Model& m, s
   return ups;
 }
 
+// A vertex run for InsertVertexRun: n random keys, sorted, duplicates dropped; a weight and a
+// tombstone byte (1 in 10) for each.
+struct RandomRun {
+  std::vector<uint64_t> keys;
+  std::vector<double> w;
+  std::vector<uint8_t> t;
+  RandomRun(std::mt19937_64& rng, size_t n) {
+    for (size_t i = 0; i < n; ++i) keys.push_back(RandomV(rng));
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    w.resize(keys.size());
+    t.resize(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      w[i] = static_cast<double>(rng() % 100);
+      t[i] = rng() % 10 == 0;
+    }
+  }
+};
+
 // A walk over an ascending random subset of the vertices (WalkStart, then WalkTo and ScanRun
 // per vertex; ClusteredIndex's "walk") gives each vertex the chunks ForEachInVertex gives it,
 // also when a scan stops after its first chunk (the walk then resumes inside that run).
@@ -304,21 +323,10 @@ TEST_P(ClusteredIndexTest, WalksMatchPerVertexScans) {
   std::mt19937_64 rng(19);
   {
     ClusteredIndex idx(&alloc, weighted);
-    Model m;
     for (int step = 0; step < 120; ++step) {
       const uint8_t u = static_cast<uint8_t>(rng() % 64);
-      const size_t n = rng() % 5 == 0 ? rng() % 1500 : rng() % 40;
-      std::vector<uint64_t> keys;
-      for (size_t i = 0; i < n; ++i) keys.push_back(RandomV(rng));
-      std::sort(keys.begin(), keys.end());
-      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-      std::vector<double> w(keys.size());
-      std::vector<uint8_t> t(keys.size());
-      for (size_t i = 0; i < keys.size(); ++i) {
-        w[i] = static_cast<double>(rng() % 100);
-        t[i] = rng() % 10 == 0;
-      }
-      idx = idx.InsertVertexRun(u, keys.data(), w.data(), t.data(), keys.size());
+      const RandomRun r(rng, rng() % 5 == 0 ? rng() % 1500 : rng() % 40);
+      idx = idx.InsertVertexRun(u, r.keys.data(), r.w.data(), r.t.data(), r.keys.size());
       for (int k = 0; k < 4; ++k) ASSERT_NO_FATAL_FAILURE(ExpectWalkMatches(idx, rng)) << step;
     }
     EXPECT_GT(idx.height(), 1);
@@ -468,17 +476,10 @@ TEST_P(ClusteredIndexTest, VertexRuns) {
         idx = std::move(next);
       } else {
         // Replace u's run with a fresh sorted run of 0..3000 entries (some tombstones).
-        size_t n = rng() % 4 == 0 ? rng() % 3000 : rng() % 300;
-        std::vector<uint64_t> keys;
-        for (size_t i = 0; i < n; ++i) keys.push_back(RandomV(rng));
-        std::sort(keys.begin(), keys.end());
-        keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-        std::vector<double> w(keys.size());
-        std::vector<uint8_t> t(keys.size());
-        for (size_t i = 0; i < keys.size(); ++i) {
-          w[i] = static_cast<double>(rng() % 100);
-          t[i] = rng() % 10 == 0;
-        }
+        const RandomRun r(rng, rng() % 4 == 0 ? rng() % 3000 : rng() % 300);
+        const std::vector<uint64_t>& keys = r.keys;
+        const std::vector<double>& w = r.w;
+        const std::vector<uint8_t>& t = r.t;
         bool with_w = rng() % 2, with_t = rng() % 2;
         std::vector<Entry> run;
         for (size_t i = 0; i < keys.size(); ++i) {
