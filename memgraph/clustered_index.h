@@ -330,7 +330,7 @@ class ClusteredIndex {
   // the tree, like a Cursor.
   struct RunAt {
     clustered::LeafPath path;
-    const clustered::Leaf* leaf = nullptr;  // null: u has no entries (after FindRun)
+    const clustered::Leaf* leaf = nullptr;  // null: u has no entries (FindRun), walk ended
     uint32_t b = 0, e = 0;                  // u's run in leaf: [b, e)
   };
   void Seek(uint8_t u, RunAt* r) const;

@@ -295,20 +295,21 @@ void ExpectWalkMatches(const ClusteredIndex& idx, std::mt19937_64& rng) {
   const int every = 1 + static_cast<int>(rng() % 3);  // walk every vertex, or about a half or third
   ClusteredIndex::RunAt r;
   bool started = false;
-  for (unsigned u = 0; u < 64; ++u) {
+  for (unsigned x = 0; x < 64; ++x) {
     if (rng() % every != 0) continue;
+    const uint8_t u = static_cast<uint8_t>(x);
     const bool stop_early = rng() % 4 == 0;
     Chunks want, got;
-    idx.ForEachInVertex(static_cast<uint8_t>(u), record(static_cast<uint8_t>(u), &want, stop_early));
+    idx.ForEachInVertex(u, record(u, &want, stop_early));
     if (!started) {
-      idx.WalkStart(static_cast<uint8_t>(u), &r);
+      idx.WalkStart(u, &r);
       started = true;
     }
-    ClusteredIndex::WalkTo(static_cast<uint8_t>(u), &r);
-    ClusteredIndex::ScanRun(static_cast<uint8_t>(u), &r, record(static_cast<uint8_t>(u), &got, stop_early));
-    ASSERT_EQ(got.size(), want.size()) << "vertex " << u;
+    ClusteredIndex::WalkTo(u, &r);
+    ClusteredIndex::ScanRun(u, &r, record(u, &got, stop_early));
+    ASSERT_EQ(got.size(), want.size()) << "vertex " << x;
     for (size_t c = 0; c < want.size(); ++c) {
-      ASSERT_NO_FATAL_FAILURE(ExpectSameEntries(got[c], want[c])) << "vertex " << u;
+      ASSERT_NO_FATAL_FAILURE(ExpectSameEntries(got[c], want[c])) << "vertex " << x;
     }
   }
 }
