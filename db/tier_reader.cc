@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <functional>
 #include <optional>
 
@@ -780,11 +781,11 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       if (t == first_ && ahead) ahead_adj = Adj(sv, dir);
       mems.push_back(sv);
     }
-    // Without the pipeline, the newest version's runs are read by a walk of its clustered
-    // index (mem::VertexAt::Walk): the vertices come ascending.
+    // The newest version's runs (mems[0]'s) come with a VertexAt: prepared ahead by the
+    // pipeline, or else read by one walk of its clustered index (mem::VertexAt::Walk: the
+    // vertices come ascending).
     mem::VertexAt walk = mem::VertexAt::Walk();
-    const mem::Adjacency* at_adj = ahead_adj;  // the adjacency `at` (below) belongs to
-    if (!ahead && !mems.empty()) at_adj = Adj(mems[0], dir);
+    const mem::Adjacency* at_adj = ahead ? ahead_adj : mems.empty() ? nullptr : Adj(mems[0], dir);
     // The wanted vertices that may have runs: every one while L0 files are streamed (their
     // vertices are known only by walking them), else those with memgraph entries or indexed.
     uint64_t may = files.empty() ? 0 : ~uint64_t{0};
@@ -807,11 +808,7 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
         // Not Counts: a C-ART vertex's resolve its pending and appended updates, a Find each
         // (docs/benchmarks.md, "its layout and sweep"). A C-ART vertex's run may be empty.
         if (a->MayHaveEntries(i)) {
-          if (a == ahead_adj) {
-            at = ahead->Take(u, ahead_adj);  // the newest memgraph's: first
-          } else if (a == at_adj) {
-            at = &walk;
-          }
+          if (a == at_adj) at = ahead ? ahead->Take(u, a) : &walk;  // mems[0]'s: the first run
           mem_runs.push_back(a);
         }
         if ((sv->deleted_mask >> i) & 1) {
@@ -861,7 +858,7 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
       }
       if (mem_runs.empty() && file_runs.empty()) continue;
       Status s;
-      if (at != nullptr && (mem_runs.empty() || mem_runs[0] != at_adj)) at = nullptr;
+      assert(at == nullptr || mem_runs[0] == at_adj);
       if (!visit(u, i, mem_runs, file_runs, at, tombs, &s)) return s.ok() ? status() : s;
     }
   }

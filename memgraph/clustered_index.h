@@ -324,14 +324,14 @@ class ClusteredIndex {
   // vertices ahead of the scan and prefetch what the next step reads (TierReader's range
   // walks): Seek descends to the leaf where u's run starts (reading the inner nodes on the way)
   // and prefetches the leaf's header; PrefetchUColumn prefetches the leaf's u column (reads the
-  // header); FindRun finds u's run there (reads the u column) and prefetches its first keys
-  // (and weights when `weights`); ScanRun scans it. Each step only reads; the steps give the
-  // same entries in the same calls as ForEachInVertex whatever is in cache. A RunAt borrows
-  // the tree, like a Cursor.
+  // header); FindRun finds u's run there (WalkTo from that leaf: reads the u column) and
+  // prefetches its first keys (and weights when `weights`); ScanRun scans it. Each step only
+  // reads; the steps give the same entries in the same calls as ForEachInVertex whatever is in
+  // cache. A RunAt borrows the tree, like a Cursor.
   struct RunAt {
     clustered::LeafPath path;
-    const clustered::Leaf* leaf = nullptr;  // null: u has no entries (FindRun), walk ended
-    uint32_t b = 0, e = 0;                  // u's run in leaf: [b, e)
+    const clustered::Leaf* leaf = nullptr;  // null: past the last leaf (or an empty index)
+    uint32_t b = 0, e = 0;                  // u's run in leaf: [b, e); b == e: u has none
   };
   void Seek(uint8_t u, RunAt* r) const;
   static void PrefetchUColumn(const RunAt& r);
@@ -342,7 +342,7 @@ class ClusteredIndex {
   static void ScanRun(uint8_t u, RunAt* r, F&& fn);
 
   // A walk: the runs of ascending vertices read with one RunAt, each found from where the one
-  // before ended (WalkTo then ScanRun) instead of by Seek and FindRun, so a pass over many of
+  // before ended (WalkTo then ScanRun) instead of a Seek per vertex, so a pass over many of
   // the subgraph's vertices descends once and reads each leaf's u column once, in order
   // (docs/benchmarks.md, "Issue 28: the layout's walk"). WalkStart(u, r) places r for a first
   // vertex u; WalkTo(u, r) then finds u's run at or after r's position: [b, e) in leaf, b == e
@@ -456,6 +456,7 @@ void ClusteredIndex::ForEachInVertex(uint8_t u, F&& fn) const {
 inline void ClusteredIndex::Seek(uint8_t u, RunAt* r) const {
   using namespace clustered;
   r->leaf = root_ == nullptr ? nullptr : r->path.Descend(root_, MakeKey(u, 0));
+  r->b = r->e = 0;
   if (r->leaf != nullptr) coro::Prefetch(r->leaf);
 }
 
@@ -464,28 +465,11 @@ inline void ClusteredIndex::PrefetchUColumn(const RunAt& r) {
 }
 
 inline void ClusteredIndex::FindRun(uint8_t u, bool weights, RunAt* r) {
-  using namespace clustered;
-  const Leaf* l = r->leaf;
-  if (l == nullptr) return;
-  size_t b, e;
-  URun(l->u(), l->count, u, &b, &e);
-  if (b == e) {
-    // u's run starts in the next leaf if this one ends before it, else u has no entries.
-    if (b < l->count || (l = r->path.NextLeaf()) == nullptr) {
-      r->leaf = nullptr;
-      return;
-    }
-    URun(l->u(), l->count, u, &b, &e);
-    if (b == e) {
-      r->leaf = nullptr;
-      return;
-    }
-  }
-  r->leaf = l;
-  r->b = static_cast<uint32_t>(b);
-  r->e = static_cast<uint32_t>(e);
-  coro::Prefetch(l->v() + b);
-  if (weights && l->w() != nullptr) coro::Prefetch(l->w() + b);
+  WalkTo(u, r);  // from the leaf Seek found (u's run starts there or in the next one)
+  const clustered::Leaf* l = r->leaf;
+  if (l == nullptr || r->b == r->e) return;
+  coro::Prefetch(l->v() + r->b);
+  if (weights && l->w() != nullptr) coro::Prefetch(l->w() + r->b);
 }
 
 namespace clustered {
@@ -500,7 +484,6 @@ inline void EnterLeaf(const Leaf* l, const LeafPath& path) {
 
 inline void ClusteredIndex::WalkStart(uint8_t u, RunAt* r) const {
   Seek(u, r);
-  r->b = 0;
   clustered::EnterLeaf(r->leaf, r->path);
 }
 
