@@ -64,8 +64,8 @@ void ScanOverlaid(size_t m, Key key, Emit emit, ScanContainer&& scan_container, 
       // Container entries before the next overlay key, then skip the one it overrides.
       const uint64_t next = key(p);
       // q: the first of [j, n) with k[q] >= next, by a search without branches on the keys
-      // (a scan mispredicted its exit once per overlay key: docs/benchmarks.md, "the layout's
-      // walk"). j < n here.
+      // (a linear scan was a quarter of this function's samples in a PageRank layout:
+      // docs/benchmarks.md, "the layout's walk"). j < n here.
       size_t q = j;
       for (size_t len = n - j; len > 1;) {
         const size_t half = len / 2;
