@@ -1008,10 +1008,10 @@ bool VisitChunks(const Node* n, uint64_t* keys, uint8_t* tombs,
     const Inner* in = AsInner(n);
     Node* const* ch = Children(in);
     const size_t k = in->h.count;
+    // Before child i is visited: leaf i + 1 whole (its header was fetched a step before) and
+    // the header of i + 2 (docs/benchmarks.md, "the layout's walk").
+    if (k > 0 && ch[0]->kind != kInner) PrefetchLeaf(ch[0]);
     for (size_t i = 0; i < k; ++i) {
-      // Leaf i + 1 whole (its header was fetched a step ago) and the header of i + 2: the
-      // decode's first loads of each leaf stalled (docs/benchmarks.md, "the layout's walk").
-      if (i == 0 && ch[0]->kind != kInner) PrefetchLeaf(ch[0]);
       if (i + 1 < k && ch[i + 1]->kind != kInner) PrefetchLeaf(ch[i + 1]);
       if (i + 2 < k) __builtin_prefetch(ch[i + 2]);
       if (!VisitChunks(ch[i], keys, tombs, fn)) return false;
