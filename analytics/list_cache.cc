@@ -35,10 +35,10 @@ thread_local char stage_token;  // its address names this thread to ListCache::S
 // the stores need not read its lines in first (a layout on a 2^20-vertex memgraph took about
 // 4 ms of 110 less than with assign's element copy: docs/benchmarks.md).
 template <class T>
-void StreamInto(const UninitVector<T>& from, UninitVector<T>* to) {
+void StreamInto(const UninitVector<T>& from, size_t count, UninitVector<T>* to) {
   to->clear();
-  to->resize(from.size());  // uninitialized (UninitVector): written below
-  const size_t n = from.size() * sizeof(T);
+  to->resize(count);  // uninitialized (UninitVector): written below
+  const size_t n = count * sizeof(T);
   const char* s = reinterpret_cast<const char*>(from.data());
   char* d = reinterpret_cast<char*>(to->data());
   size_t i = 0;
@@ -80,30 +80,70 @@ void ListCache::Unstage(Stage& st) {
   Block& b = blocks_[st.block];
   assert(b.stage == &st && Held(b) == 0);
   b.stage = nullptr;
-  const size_t bytes = (narrow_ ? st.ids32.size() : st.ids64.size()) * PerEdge();
+  const size_t bytes = st.n * PerEdge();
   if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) {
     used_.fetch_sub(bytes, std::memory_order_relaxed);
     Drop(b);
   } else {
-    StreamInto(st.ids32, &b.ids32);
-    StreamInto(st.ids64, &b.ids64);
-    StreamInto(st.w, &b.w);
+    if (narrow_) {
+      StreamInto(st.ids32, st.n, &b.ids32);
+    } else {
+      StreamInto(st.ids64, st.n, &b.ids64);
+    }
+    if (weights_) StreamInto(st.w, st.n, &b.w);
   }
   ReleaseStage(st);
 }
 
 void ListCache::ReleaseStage(Stage& st) {
   st.block = SIZE_MAX;
-  st.ids32.clear();
-  st.ids64.clear();
-  st.w.clear();
+  // st.n only grows while a block is staged: here it is the most the stage held for it.
+  const size_t held = st.n * PerEdge();
+  size_t peak = staged_peak_.load(std::memory_order_relaxed);
+  while (held > peak &&
+         !staged_peak_.compare_exchange_weak(peak, held, std::memory_order_relaxed)) {
+  }
+  st.n = 0;
+  st.room = 0;
   st.owner.store(nullptr, std::memory_order_release);
+}
+
+void ListCache::StageAppend(const NeighborChunk& c, Stage* st) {
+  const size_t n = st->n, need = n + c.size;
+  auto fit = [need](auto& v) {  // room for `need`, doubling: no copy per chunk
+    if (v.size() < need) v.resize(std::max({need, 2 * v.size(), size_t{1024}}));
+  };
+  if (narrow_) {
+    fit(st->ids32);
+    Narrow(c.dst, c.size, st->ids32.data() + n);
+  } else {
+    fit(st->ids64);
+    std::copy(c.dst, c.dst + c.size, st->ids64.data() + n);
+  }
+  if (weights_) {
+    assert(c.weight != nullptr);
+    fit(st->w);
+    std::copy(c.weight, c.weight + c.size, st->w.data() + n);
+  }
+  st->n = need;
+  st->room = 0;
+  if (narrow_ && !weights_) {
+    // What Collect's inline path may append before CollectSlow's next check against
+    // max_bytes_: used_ only grows meanwhile (other threads' blocks), and Unstage checks the
+    // total again.
+    const size_t used = used_.load(std::memory_order_relaxed);
+    const size_t allowed = used < max_bytes_ ? (max_bytes_ - used) / PerEdge() : 0;
+    const size_t limit = std::min(st->ids32.size(), allowed);
+    if (limit > need) st->room = limit - need;
+  }
 }
 
 void ListCache::Append(const NeighborChunk& c, UninitVector<uint32_t>* ids32,
                        UninitVector<VertexId>* ids64, UninitVector<double>* w) const {
   if (narrow_) {
-    ids32->insert(ids32->end(), c.dst, c.dst + c.size);
+    const size_t n = ids32->size();
+    ids32->resize(n + c.size);  // uninitialized (UninitVector); grows geometrically
+    Narrow(c.dst, c.size, ids32->data() + n);
   } else {
     ids64->insert(ids64->end(), c.dst, c.dst + c.size);
   }
@@ -115,7 +155,7 @@ void ListCache::Append(const NeighborChunk& c, UninitVector<uint32_t>* ids32,
 }
 
 size_t ListCache::Entries(const Block& b) const {
-  if (b.stage != nullptr) return narrow_ ? b.stage->ids32.size() : b.stage->ids64.size();
+  if (b.stage != nullptr) return b.stage->n;
   return narrow_ ? b.ids32.size() : b.ids64.size();
 }
 
@@ -190,7 +230,7 @@ void ListCache::Drop(Block& b) {
   b.state = Block::kDropped;
 }
 
-void ListCache::Collect(VertexId u, const NeighborChunk& c) {
+void ListCache::CollectSlow(VertexId u, const NeighborChunk& c) {
   if (u >= bound_ || c.size == 0) return;
   // Read first: a store on every chunk kept the line bouncing between the scanning threads.
   if (!collected_.load(std::memory_order_relaxed)) {
@@ -249,7 +289,7 @@ void ListCache::Collect(VertexId u, const NeighborChunk& c) {
       Drop(b);
       return;
     }
-    Append(c, &st->ids32, &st->ids64, &st->w);
+    StageAppend(c, st);
     return;
   }
   const size_t before = Held(b);

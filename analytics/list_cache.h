@@ -30,6 +30,10 @@
 #include <memory>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "analytics/layout.h"
 #include "analytics/range_scan.h"
 #include "strata/snapshot.h"
@@ -55,7 +59,24 @@ class ListCache {
   // Keeps a chunk of u's list in direction d. Thread-safe across blocks; the chunks of one
   // block must come from one thread, vertices ascending, a vertex's chunks in order (as
   // BuildLayout's visitor gives them).
-  void Collect(VertexId u, const NeighborChunk& c);
+  void Collect(VertexId u, const NeighborChunk& c) {
+    // The common case, inline: a chunk of the block this thread stages, within the room the
+    // stage has (Stage::room: 0 unless the IDs are narrow and no weights are kept).
+    if (u < bound_ && c.size != 0) {
+      Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+      Stage* const st = b.stage;
+      if (st != nullptr && c.size <= st->room && c.dst[c.size - 1] < bound_) {
+        const size_t j = static_cast<size_t>(u % kLayoutBlock);
+        const size_t n = st->n;
+        while (b.next <= j) b.off[b.next++] = static_cast<uint32_t>(n);
+        Narrow(c.dst, c.size, st->ids32.data() + n);
+        st->n = n + c.size;
+        st->room -= c.size;
+        return;
+      }
+    }
+    CollectSlow(u, c);
+  }
   // After BuildLayout: closes the collected blocks; when nothing was collected, reads the lists
   // (one parallel streamed pass) to keep what fits.
   Status Complete(const Snapshot& snap, const Layout& layout);
@@ -122,6 +143,9 @@ class ListCache {
   bool weights() const { return weights_; }
   // Bytes held.
   size_t bytes() const { return used_.load(std::memory_order_relaxed); }
+  // The most bytes of entries one stage held for a block (Stage; not in bytes()): at most
+  // max_bytes, since a block that cannot fit is dropped before its stage grows past it.
+  size_t staged_peak() const { return staged_peak_.load(std::memory_order_relaxed); }
 
  private:
   struct Stage;
@@ -151,9 +175,16 @@ class ListCache {
   // or one whose stage another thread holds, appends to the block's vectors. Used only without
   // LimitDegree (whose reservations are exact). A stage's buffers (up to a block's entries)
   // are not in bytes(); Complete frees them.
-  struct Stage {
+  // Aligned to a cache line of its own: the threads' stages are written on every chunk.
+  struct alignas(64) Stage {
     std::atomic<const void*> owner{nullptr};  // the thread using it (a thread-local address)
     size_t block = SIZE_MAX;                  // the block staged, SIZE_MAX: none
+    // Entries staged: the first n of ids32 or ids64 (and of w); the vectors' sizes are what
+    // they have room for (they only grow, and are freed by Complete).
+    size_t n = 0;
+    // Entries Collect may append inline without a check: 0 unless narrow_ and !weights_,
+    // else at most the room in ids32 and what max_bytes_ allowed past bytes() when set.
+    size_t room = 0;
     UninitVector<uint32_t> ids32;
     UninitVector<VertexId> ids64;
     UninitVector<double> w;
@@ -168,6 +199,23 @@ class ListCache {
   void Unstage(Stage& st);
   size_t Entries(const Block& b) const;  // entries gathered so far (staged or not)
   void ReleaseStage(Stage& st);            // empties st and frees it for any thread
+  void CollectSlow(VertexId u, const NeighborChunk& c);
+  // Appends c to st's entries (growing its vectors) and sets its room.
+  void StageAppend(const NeighborChunk& c, Stage* st);
+  // to[0, n) = the low 32 bits of from[0, n) (IDs below 2^32).
+  static void Narrow(const VertexId* from, size_t n, uint32_t* to) {
+    size_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= n; i += 4) {  // two pairs of 64-bit IDs -> their four low halves
+      const auto* p = reinterpret_cast<const __m128i*>(from + i);
+      const __m128 a = _mm_castsi128_ps(_mm_loadu_si128(p));
+      const __m128 b = _mm_castsi128_ps(_mm_loadu_si128(p + 1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(to + i),
+                       _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))));
+    }
+#endif
+    for (; i < n; ++i) to[i] = static_cast<uint32_t>(from[i]);
+  }
   // Appends c to ids32 or ids64 (as narrow_ says) and to w (when weights_).
   void Append(const NeighborChunk& c, UninitVector<uint32_t>* ids32, UninitVector<VertexId>* ids64,
               UninitVector<double>* w) const;
@@ -182,6 +230,7 @@ class ListCache {
   std::vector<uint64_t> reserve_;  // LimitDegree: per block, the entries its kept lists need
   std::atomic<bool> collected_{false};
   std::atomic<size_t> used_{0};
+  std::atomic<size_t> staged_peak_{0};
   std::vector<Block> blocks_;
   std::unique_ptr<Stage[]> stages_;
   size_t num_stages_ = 0;

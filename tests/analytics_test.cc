@@ -672,6 +672,7 @@ TEST(Analytics, ListCacheMatchesStreamedLists) {
         }));
         ASSERT_OK(cache.Complete(g, L));
         EXPECT_LE(cache.bytes(), budget);
+        EXPECT_LE(cache.staged_peak(), budget);
         if (budget == 300000) {
           EXPECT_GT(cache.bytes(), 0u);
         }
@@ -736,7 +737,8 @@ TEST(Analytics, ListCacheBlocksHoldNoGrowthSlack) {
 // Collect's stages (one per arena thread, a block's entries moved into exact vectors when its
 // thread starts another block): a thread that leaves a block and comes back to it (the rest
 // of the block goes to the block's own vectors), a thread outside any arena (no stage), and
-// budgets that drop blocks while staged or when moved all give the lists the store gives.
+// budgets that drop blocks while staged or when moved all give the lists the store gives,
+// and no stage holds more than the budget.
 TEST(Analytics, ListCacheStagesAreMovedWhereverCollectGoes) {
   std::mt19937_64 rng(17);
   MapSnapshot g(GraphKind::kUndirected, false);
@@ -761,8 +763,9 @@ TEST(Analytics, ListCacheStagesAreMovedWhereverCollectGoes) {
   const uint64_t entries = want.size();
   const size_t all = 5 * (kLayoutBlock + 1) * 4 + entries * 4;
   // 2^30: every block kept; all (the kept size of everything: block 0's second half grows its
-  // vector past it), all / 2, 70000: some dropped, by the check while staged or when moved.
-  for (size_t budget : {size_t{1} << 30, all, all / 2, size_t{70000}}) {
+  // vector past it), all / 2, 70000, 50000: some dropped, by the check while staged or when
+  // moved (50000 is below a stage vector's size, so the room of inline appends must count it).
+  for (size_t budget : {size_t{1} << 30, all, all / 2, size_t{70000}, size_t{50000}}) {
     SCOPED_TRACE(budget);
     ListCache cache(g, Direction::kOut, budget);
     const VertexId half = kLayoutBlock / 2;
@@ -774,6 +777,10 @@ TEST(Analytics, ListCacheStagesAreMovedWhereverCollectGoes) {
     collect(&cache, 4 * kLayoutBlock, L.bound);              // block 4: staged until Complete
     ASSERT_OK(cache.Complete(g, L));
     EXPECT_LE(cache.bytes(), budget);
+    // Staging stays within the budget too: a block that cannot fit is dropped before its
+    // stage grows past it (the inline appends' room included).
+    EXPECT_LE(cache.staged_peak(), budget);
+    EXPECT_GT(cache.staged_peak(), 0u);
     if (budget > 2 * all) {
       for (VertexId u = 0; u < L.bound; ++u) {
         if (L.exists[u] && g.Degree(u, Direction::kOut) > 0) {
