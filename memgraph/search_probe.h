@@ -33,6 +33,15 @@ inline void SearchAdvance(uint32_t* base, uint32_t* len, int levels, Less less) 
   *len = n;
 }
 
+// The whole search over [lo, hi): the first i with !less(i), or hi.
+template <class Less>
+inline uint32_t LowerBound(uint32_t lo, uint32_t hi, Less less) {
+  if (lo >= hi) return lo;
+  uint32_t base = lo, len = hi - lo;
+  SearchAdvance(&base, &len, 32, less);
+  return base + (less(base) ? 1 : 0);
+}
+
 // Prefetches addr(i) for every position i the next `levels` levels of the search from
 // (base, len) may read.
 template <class Addr>

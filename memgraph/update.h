@@ -1,9 +1,12 @@
 // The vocabulary of updates applied to a neighbor container (C-ART or clustered index).
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+
+#include "memgraph/search_probe.h"
 
 namespace strata::mem {
 
@@ -63,16 +66,12 @@ void ScanOverlaid(size_t m, Key key, Emit emit, ScanContainer&& scan_container, 
       if (!go || p >= m) continue;
       // Container entries before the next overlay key, then skip the one it overrides.
       const uint64_t next = key(p);
-      // q: the first of [j, n) with k[q] >= next, by a search without branches on the keys
-      // (a linear scan was a quarter of this function's samples in a PageRank layout:
-      // docs/benchmarks.md, "the layout's walk"). j < n here.
-      size_t q = j;
-      for (size_t len = n - j; len > 1;) {
-        const size_t half = len / 2;
-        q = k[q + half] < next ? q + half : q;
-        len -= half;
-      }
-      q += k[q] < next;
+      // q: the first of [j, n) with k[q] >= next, by the containers' branch-free search (a
+      // linear scan was a quarter of this function's samples in a PageRank layout:
+      // docs/benchmarks.md, "the layout's walk"). A chunk is at most one leaf's entries.
+      assert(n <= UINT32_MAX);
+      const size_t q = probe::LowerBound(static_cast<uint32_t>(j), static_cast<uint32_t>(n),
+                                         [k, next](uint32_t x) { return k[x] < next; });
       if (q > j) {
         go = InvokeScan(fn, k + j, w != nullptr ? w + j : nullptr,
                          t != nullptr ? t + j : nullptr, q - j);
