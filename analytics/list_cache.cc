@@ -108,23 +108,33 @@ void ListCache::ReleaseStage(Stage& st) {
   st.owner.store(nullptr, std::memory_order_release);
 }
 
-void ListCache::StageAppend(const NeighborChunk& c, Stage* st) {
-  const size_t n = st->n, need = n + c.size;
-  auto fit = [need](auto& v) {  // room for `need`, doubling: no copy per chunk
-    if (v.size() < need) v.resize(std::max({need, 2 * v.size(), size_t{1024}}));
+void ListCache::PutAt(const NeighborChunk& c, size_t at, size_t size,
+                      UninitVector<uint32_t>* ids32, UninitVector<VertexId>* ids64,
+                      UninitVector<double>* w) const {
+  auto fit = [size](auto* v) {
+    if (v->size() < size) v->resize(size);  // uninitialized (UninitVector): written below
   };
   if (narrow_) {
-    fit(st->ids32);
-    Narrow(c.dst, c.size, st->ids32.data() + n);
+    fit(ids32);
+    Narrow(c.dst, c.size, ids32->data() + at);
   } else {
-    fit(st->ids64);
-    std::copy(c.dst, c.dst + c.size, st->ids64.data() + n);
+    fit(ids64);
+    std::copy(c.dst, c.dst + c.size, ids64->data() + at);
   }
   if (weights_) {
+    // Keeping weights needs a scan that reads them (BuildLayout(..., weights = true)).
     assert(c.weight != nullptr);
-    fit(st->w);
-    std::copy(c.weight, c.weight + c.size, st->w.data() + n);
+    fit(w);
+    std::copy(c.weight, c.weight + c.size, w->data() + at);
   }
+}
+
+void ListCache::StageAppend(const NeighborChunk& c, Stage* st) {
+  const size_t n = st->n, need = n + c.size;
+  // The stage's vectors only grow, doubling: no copy per chunk.
+  const size_t have = narrow_ ? st->ids32.size() : st->ids64.size();
+  PutAt(c, n, have < need ? std::max({need, 2 * have, size_t{1024}}) : need, &st->ids32,
+        &st->ids64, &st->w);
   st->n = need;
   st->room = 0;
   if (narrow_ && !weights_) {
@@ -140,18 +150,8 @@ void ListCache::StageAppend(const NeighborChunk& c, Stage* st) {
 
 void ListCache::Append(const NeighborChunk& c, UninitVector<uint32_t>* ids32,
                        UninitVector<VertexId>* ids64, UninitVector<double>* w) const {
-  if (narrow_) {
-    const size_t n = ids32->size();
-    ids32->resize(n + c.size);  // uninitialized (UninitVector); grows geometrically
-    Narrow(c.dst, c.size, ids32->data() + n);
-  } else {
-    ids64->insert(ids64->end(), c.dst, c.dst + c.size);
-  }
-  if (weights_) {
-    // Keeping weights needs a scan that reads them (BuildLayout(..., weights = true)).
-    assert(c.weight != nullptr);
-    w->insert(w->end(), c.weight, c.weight + c.size);
-  }
+  const size_t at = narrow_ ? ids32->size() : ids64->size();  // grows geometrically
+  PutAt(c, at, at + c.size, ids32, ids64, w);
 }
 
 size_t ListCache::Entries(const Block& b) const {

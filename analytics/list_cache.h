@@ -216,6 +216,10 @@ class ListCache {
 #endif
     for (; i < n; ++i) to[i] = static_cast<uint32_t>(from[i]);
   }
+  // Writes c at index `at` of ids32 or ids64 (as narrow_ says) and of w (when weights_),
+  // first growing each that is shorter than `size` to it.
+  void PutAt(const NeighborChunk& c, size_t at, size_t size, UninitVector<uint32_t>* ids32,
+             UninitVector<VertexId>* ids64, UninitVector<double>* w) const;
   // Appends c to ids32 or ids64 (as narrow_ says) and to w (when weights_).
   void Append(const NeighborChunk& c, UninitVector<uint32_t>* ids32, UninitVector<VertexId>* ids64,
               UninitVector<double>* w) const;
