@@ -68,6 +68,7 @@ struct SystemConfig {
   size_t memory_budget = size_t{1} << 30;  // strata
   size_t memgraph_bytes = size_t{64} << 20;  // strata
   int threads = 2;          // threads of analytics kernels
+  size_t pr_cache_bytes = SIZE_MAX;  // strata: PageRankParams::cache_bytes; SIZE_MAX: default
 };
 
 // What an analytics run computed, reduced to a few numbers that every system must agree on

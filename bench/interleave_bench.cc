@@ -17,13 +17,15 @@
 // absent: kDefaultWalkPrefetch) and fF (the frontier reads' I/O group, FrontierReadConfig::group
 // = F, db/tier_reader.h; optionally kK: items of K KiB, and a: through the descriptor with
 // readahead, FrontierReadConfig::random_access false; absent: the defaults) and hH (the streamed
-// scans' hints, H windows ahead, SetStreamHintWindows(H); absent: kDefaultStreamHintWindows). Each run's result is checked equal to the first setting's (BFS depths exactly,
-// SSSP distances exactly: every setting relaxes to the same fixed point; PageRank's ranks and
-// WCC's labels exactly, run with default parameters to check the shared read path). Prints per setting
-// the wall and CPU seconds (median, min, max) and the median per-round ratio to the first
-// setting. tc, lcc: TriangleCount and Lcc with TriangleParams from the setting (the count, the
-// coefficients exactly, checked equal). khop: analytics::KHop, k = 2, from the source (the set
-// checked equal). frontier: the
+// scans' hints, H windows ahead, SetStreamHintWindows(H); absent: kDefaultStreamHintWindows) and
+// cC (PageRank's list cache, PageRankParams::cache_bytes = C MiB; absent: the default). Each
+// run's result is checked equal to the first setting's (BFS depths exactly, SSSP distances
+// exactly: every setting relaxes to the same fixed point; PageRank's ranks and WCC's labels
+// exactly, run with default parameters but the cache to check the shared read path). Prints per
+// setting the wall and CPU seconds (median, min, max) and the median per-round ratio to the
+// first setting. tc, lcc: TriangleCount and Lcc with TriangleParams from the setting (the
+// count, the coefficients exactly, checked equal). khop: analytics::KHop, k = 2, from the source
+// (the set checked equal). frontier: the
 // out-lists of every S-th vertex (--frontier-stride S, default 1000: lists in different blocks,
 // random reads; 100: nearly every block of the edge stream), sorted, read with
 // analytics::ForEachFrontierChunk as a top-down step does (BFS's default fetch batch), the sum
@@ -75,6 +77,7 @@ struct Setting {
   long walk = -1;      // TierReader's walk prefetch distance (SetWalkPrefetch); -1: default
   FrontierReadConfig frontier;  // the frontier reads' I/O (SetFrontierReadConfig)
   long hint = -1;      // streamed scans' hint windows (SetStreamHintWindows); -1: default
+  long cache_mib = -1; // PageRank's list cache (PageRankParams::cache_bytes) in MiB; -1: default
 };
 
 bool ParseSetting(const std::string& s, Setting* out) {
@@ -111,6 +114,11 @@ bool ParseSetting(const std::string& s, Setting* out) {
     const char* b = end + 1;
     out->hint = std::strtol(b, &end, 10);
     if (end == b || out->hint < 0) return false;
+  }
+  if (*end == 'c') {
+    const char* b = end + 1;
+    out->cache_mib = std::strtol(b, &end, 10);
+    if (end == b || out->cache_mib < 0) return false;
   }
   return *end == '\0';
 }
@@ -413,8 +421,10 @@ int RunInterleaveBench(int argc, char** argv) {
               s = analytics::TriangleCount(*snap, p, &t);
               dist.assign(1, static_cast<double>(t));
             }
-          } else if (kernel == "pagerank") {  // default parameters: a read-path check only
-            s = analytics::PageRank(*snap, analytics::PageRankParams{}, &dist);
+          } else if (kernel == "pagerank") {  // default parameters but the cache (cC)
+            analytics::PageRankParams p;
+            if (st.cache_mib >= 0) p.cache_bytes = static_cast<size_t>(st.cache_mib) << 20;
+            s = analytics::PageRank(*snap, p, &dist);
           } else if (kernel == "wcc") {
             s = analytics::Wcc(*snap, analytics::WccParams{}, &label);
           } else if (kernel == "khop") {

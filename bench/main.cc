@@ -60,7 +60,7 @@ void Usage() {
           "usage: strata-bench --suite quick|full --json FILE [--scale S] [--threads N]\n"
           "                    [--only WORKLOAD,...] [--systems SYSTEM,...] [--dir DIR]\n"
           "                    [--timeout SECONDS] [--large-analytics KERNEL,...|none]\n"
-          "                    [--keep-large]\n"
+          "                    [--keep-large] [--pr-cache MIB]\n"
           "       strata-bench feed [--edges N] [--batch B] [--writers W] [--in-memory]: the\n"
           "         change feed's delivered changes/s and ingest rate with vs without a subscriber\n"
           "       strata-bench interleave [--scale S] [--kernels bfs,sssp] [--settings gN[pD],...]\n"
@@ -76,7 +76,9 @@ void Usage() {
           "--large-analytics: the kernels (bfs pr sssp wcc) run on the persisted ingest_large\n"
           "           graph; default pr (quick), bfs,pr,sssp,wcc (full)\n"
           "--keep-large: leave strata's ingest_large store in DIR/large-strata (no space-amplification\n"
-          "           figure: its full compaction would rewrite the store)\n");
+          "           figure: its full compaction would rewrite the store)\n"
+          "--pr-cache: strata's PageRank list cache (PageRankParams::cache_bytes) in MiB; default:\n"
+          "           the kernel's (256 MiB); results carry params.cache_mib when given\n");
 }
 
 std::string Trim(std::string s) {
@@ -262,6 +264,15 @@ int Main(int argc, char** argv) {
       cfg.dir = next();
     } else if (a == "--keep-large") {
       cfg.keep_large = true;
+    } else if (a == "--pr-cache") {
+      const std::string v = next();
+      char* end = nullptr;
+      const unsigned long long mib = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || mib > (uint64_t{1} << 30)) {
+        fprintf(stderr, "--pr-cache: '%s' is not a size in MiB\n", v.c_str());
+        return 2;
+      }
+      cfg.pr_cache_bytes = static_cast<size_t>(mib) << 20;
     } else if (a == "--timeout") {
       timeout = std::stod(next());
     } else if (a == "-h" || a == "--help") {

@@ -16,7 +16,8 @@ namespace {
 
 class StrataView : public View {
  public:
-  explicit StrataView(std::unique_ptr<Snapshot> snap) : snap_(std::move(snap)) {}
+  StrataView(std::unique_ptr<Snapshot> snap, size_t pr_cache_bytes)
+      : snap_(std::move(snap)), pr_cache_bytes_(pr_cache_bytes) {}
 
   bool SearchEdge(VertexId u, VertexId v) override {
     double w;
@@ -52,6 +53,7 @@ class StrataView : public View {
   Status PageRank(int iterations, Digest* d) override {
     analytics::PageRankParams p;
     p.iterations = iterations;
+    if (pr_cache_bytes_ != SIZE_MAX) p.cache_bytes = pr_cache_bytes_;
     std::vector<double> rank;
     const double t0 = NowSec();
     Status s = analytics::PageRank(*snap_, p, &rank);
@@ -94,6 +96,7 @@ class StrataView : public View {
 
  private:
   std::unique_ptr<Snapshot> snap_;
+  size_t pr_cache_bytes_;  // SIZE_MAX: the kernel's default
   Status status_;
   uint64_t sink_ = 0;
 };
@@ -150,7 +153,7 @@ class StrataSystem : public System {
   Status CompactFull() override { return db_->CompactAll(); }
 
   std::unique_ptr<View> NewView() override {
-    return std::make_unique<StrataView>(db_->GetSnapshot());
+    return std::make_unique<StrataView>(db_->GetSnapshot(), config_.pr_cache_bytes);
   }
 
   SystemStats Stats() override {

@@ -236,6 +236,7 @@ SystemConfig MakeSystemConfig(const SuiteConfig& cfg, const std::string& sub, bo
   c.memory_budget = cfg.memory_budget;
   c.memgraph_bytes = cfg.memgraph_bytes;
   c.threads = cfg.threads;
+  c.pr_cache_bytes = cfg.pr_cache_bytes;
   return c;
 }
 
@@ -395,7 +396,10 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   JsonObject params;
   params.Str("graph", graph);
   params.Int("threads", cfg.threads);
-  if (algo == Algo::kPr) params.Int("iterations", cfg.pr_iterations);
+  if (algo == Algo::kPr) {
+    params.Int("iterations", cfg.pr_iterations);
+    if (cfg.pr_cache_bytes != SIZE_MAX) params.Int("cache_mib", cfg.pr_cache_bytes >> 20);
+  }
   if (sys_name != "csr") params.Str("cache", cold ? "cold" : "warm");
   std::vector<double> secs, cpus, faults;
   std::string digest;
@@ -509,6 +513,7 @@ void RunPrPaired(const SuiteConfig& cfg, System* sys, const Graph& g, int pairs,
   params.Str("graph", "main");
   params.Int("threads", cfg.threads);
   params.Int("iterations", cfg.pr_iterations);
+  if (cfg.pr_cache_bytes != SIZE_MAX) params.Int("cache_mib", cfg.pr_cache_bytes >> 20);
   params.Str("baseline", "csr");
   Result r = R("pr", name, "seconds_ratio_paired", Median(ratios), "x", params);
   r.info.Int("pairs", pairs);
