@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,7 +69,7 @@ struct SystemConfig {
   size_t memory_budget = size_t{1} << 30;  // strata
   size_t memgraph_bytes = size_t{64} << 20;  // strata
   int threads = 2;          // threads of analytics kernels
-  size_t pr_cache_bytes = SIZE_MAX;  // strata: PageRankParams::cache_bytes; SIZE_MAX: default
+  std::optional<size_t> pr_cache_bytes;  // strata: PageRankParams::cache_bytes; unset: default
 };
 
 // What an analytics run computed, reduced to a few numbers that every system must agree on

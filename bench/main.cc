@@ -32,6 +32,7 @@
 #include "bench/report.h"
 #include "bench/util.h"
 #include "bench/workloads.h"
+#include "graphio/size_parse.h"
 
 namespace strata::bench {
 int RunFeedBench(int argc, char** argv);        // feed_bench.cc
@@ -60,7 +61,7 @@ void Usage() {
           "usage: strata-bench --suite quick|full --json FILE [--scale S] [--threads N]\n"
           "                    [--only WORKLOAD,...] [--systems SYSTEM,...] [--dir DIR]\n"
           "                    [--timeout SECONDS] [--large-analytics KERNEL,...|none]\n"
-          "                    [--keep-large] [--pr-cache MIB]\n"
+          "                    [--keep-large] [--pr-cache-bytes SIZE]\n"
           "       strata-bench feed [--edges N] [--batch B] [--writers W] [--in-memory]: the\n"
           "         change feed's delivered changes/s and ingest rate with vs without a subscriber\n"
           "       strata-bench interleave [--scale S] [--kernels bfs,sssp,pagerank,...]\n"
@@ -78,8 +79,9 @@ void Usage() {
           "           graph; default pr (quick), bfs,pr,sssp,wcc (full)\n"
           "--keep-large: leave strata's ingest_large store in DIR/large-strata (no space-amplification\n"
           "           figure: its full compaction would rewrite the store)\n"
-          "--pr-cache: strata's PageRank list cache (PageRankParams::cache_bytes) in MiB; default:\n"
-          "           the kernel's (256 MiB); results carry params.cache_mib when given\n");
+          "--pr-cache-bytes: strata's PageRank list cache (PageRankParams::cache_bytes; e.g. 512M,\n"
+          "           as `strata analyze --cache-bytes`); default the kernel's (256 MiB); strata's\n"
+          "           pr rows then carry params.cache_bytes\n");
 }
 
 std::string Trim(std::string s) {
@@ -265,15 +267,14 @@ int Main(int argc, char** argv) {
       cfg.dir = next();
     } else if (a == "--keep-large") {
       cfg.keep_large = true;
-    } else if (a == "--pr-cache") {
-      const std::string v = next();
-      char* end = nullptr;
-      const unsigned long long mib = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || mib > (uint64_t{1} << 30)) {
-        fprintf(stderr, "--pr-cache: '%s' is not a size in MiB\n", v.c_str());
+    } else if (a == "--pr-cache-bytes") {
+      uint64_t bytes = 0;
+      Status s = graphio::ParseSize(next(), &bytes);
+      if (!s.ok()) {
+        fprintf(stderr, "--pr-cache-bytes: %s\n", s.message().c_str());
         return 2;
       }
-      cfg.pr_cache_bytes = static_cast<size_t>(mib) << 20;
+      cfg.pr_cache_bytes = static_cast<size_t>(bytes);
     } else if (a == "--timeout") {
       timeout = std::stod(next());
     } else if (a == "-h" || a == "--help") {

@@ -2,6 +2,7 @@
 // ("strata-mem"). Reads go through a Snapshot; analytics are the kernels of analytics/.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "bench/adapter.h"
@@ -16,7 +17,7 @@ namespace {
 
 class StrataView : public View {
  public:
-  StrataView(std::unique_ptr<Snapshot> snap, size_t pr_cache_bytes)
+  StrataView(std::unique_ptr<Snapshot> snap, std::optional<size_t> pr_cache_bytes)
       : snap_(std::move(snap)), pr_cache_bytes_(pr_cache_bytes) {}
 
   bool SearchEdge(VertexId u, VertexId v) override {
@@ -53,7 +54,7 @@ class StrataView : public View {
   Status PageRank(int iterations, Digest* d) override {
     analytics::PageRankParams p;
     p.iterations = iterations;
-    if (pr_cache_bytes_ != SIZE_MAX) p.cache_bytes = pr_cache_bytes_;
+    if (pr_cache_bytes_) p.cache_bytes = *pr_cache_bytes_;
     std::vector<double> rank;
     const double t0 = NowSec();
     Status s = analytics::PageRank(*snap_, p, &rank);
@@ -96,7 +97,7 @@ class StrataView : public View {
 
  private:
   std::unique_ptr<Snapshot> snap_;
-  size_t pr_cache_bytes_;  // SIZE_MAX: the kernel's default
+  std::optional<size_t> pr_cache_bytes_;  // unset: the kernel's default
   Status status_;
   uint64_t sink_ = 0;
 };

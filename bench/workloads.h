@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,8 +50,8 @@ struct SuiteConfig {
   int analytics_runs = 3;
   int rocksdb_analytics_runs = 1;
   int pr_iterations = 10;
-  // strata's PageRank list cache (PageRankParams::cache_bytes); SIZE_MAX: the kernel's default.
-  size_t pr_cache_bytes = SIZE_MAX;
+  // strata's PageRank list cache (PageRankParams::cache_bytes); unset: the kernel's default.
+  std::optional<size_t> pr_cache_bytes;
   // Warm-up before the timed runs: false, one run of each kernel (PageRank: one iteration);
   // true, one PageRank iteration per graph before its kernels (it reads every list, so the
   // caches are as warm; quick uses it, since RocksDB's per-kernel warm-ups are slow).

@@ -4,9 +4,10 @@
 # each ratio is the pair's times divided, and that the two kernels' rank digests agree (the
 # CSR was built from the same final graph). The digest is the top vertex and its rank to three
 # digits: a CSR of half the stream fails it (tried), one without the few deletions at this
-# scale does not. Then the same with --pr-cache 0 (strata's PageRank streams every list): the
-# rows carry cache_mib 0 and the digests still agree; a --pr-cache that is not a size in MiB
-# is refused, naming the option. Usage: pr_paired_test.sh STRATA_BENCH
+# scale does not. Then the same with --pr-cache-bytes 0 (strata's PageRank streams every list):
+# strata-mem's rows carry cache_bytes 0, the CSR's none, and the digests still agree; a
+# --pr-cache-bytes that is not a size is refused, naming the option. Usage: pr_paired_test.sh
+# STRATA_BENCH
 set -euo pipefail
 bench=$1
 dir=$(mktemp -d)
@@ -18,6 +19,7 @@ check() {  # check JSON [CACHE_MIB]
 import json, statistics, sys
 d = json.load(open(sys.argv[1]))
 cache = int(sys.argv[2]) if len(sys.argv) > 2 else None
+rs = d["results"] if isinstance(d, dict) else d
 rows = [r for r in (d["results"] if isinstance(d, dict) else d)
         if r["workload"] == "pr" and r["metric"] == "seconds_ratio_paired"]
 assert len(rows) == 1, "want one paired row, got %d" % len(rows)
@@ -29,22 +31,24 @@ for a, b, q in zip(info["seconds"], info["csr_seconds"], info["ratios"]):
     assert a > 0 and b > 0 and abs(a / b - q) <= 1e-3 * q, (a, b, q)
 assert abs(r["value"] - statistics.median(info["ratios"])) <= 1e-3 * r["value"], r["value"]
 assert info["digests_match"] is True, "strata-mem and the CSR ranked differently"
-pr_rows = [x for x in (d["results"] if isinstance(d, dict) else d)
-           if x["workload"] == "pr" and x["system"] == "strata-mem"]
+pr_rows = [x for x in rs if x["workload"] == "pr" and x["system"] == "strata-mem"]
 assert len(pr_rows) >= 2, "want the pr row and the paired row"
 for x in pr_rows:
-    assert x["params"].get("cache_mib") == cache, (x["metric"], x["params"].get("cache_mib"))
+    assert x["params"].get("cache_bytes") == cache, (x["metric"], x["params"].get("cache_bytes"))
+csr_rows = [x for x in rs if x["workload"] == "pr" and x["system"] == "csr"]
+assert all("cache_bytes" not in x["params"] for x in csr_rows), csr_rows
+assert cache is None or csr_rows, "the cache run includes the csr system"
 print("pr paired ok: %.2fx (cache %s)" % (r["value"], cache))
 PYEOF
 }
 "$bench" --suite quick --scale 12 --only pr --systems strata-mem --json "$dir/r.json" \
   --dir "$dir/d" >"$dir/log" 2>&1 || { cat "$dir/log"; exit 1; }
 check "$dir/r.json"
-"$bench" --suite quick --scale 12 --only pr --systems strata-mem --json "$dir/r0.json" \
-  --dir "$dir/d0" --pr-cache 0 >"$dir/log" 2>&1 || { cat "$dir/log"; exit 1; }
+"$bench" --suite quick --scale 12 --only pr --systems strata-mem,csr --json "$dir/r0.json" \
+  --dir "$dir/d0" --pr-cache-bytes 0 >"$dir/log" 2>&1 || { cat "$dir/log"; exit 1; }
 check "$dir/r0.json" 0
-if "$bench" --suite quick --only pr --json "$dir/x.json" --pr-cache 12x >"$dir/log" 2>&1; then
-  echo "--pr-cache 12x was accepted"; exit 1
+if "$bench" --suite quick --only pr --json "$dir/x.json" --pr-cache-bytes 12x >"$dir/log" 2>&1; then
+  echo "--pr-cache-bytes 12x was accepted"; exit 1
 fi
-grep -q -- "--pr-cache: '12x' is not a size in MiB" "$dir/log" || { cat "$dir/log"; exit 1; }
-echo "bad --pr-cache refused"
+grep -q -- "--pr-cache-bytes: .*12x" "$dir/log" || { cat "$dir/log"; exit 1; }
+echo "bad --pr-cache-bytes refused"
