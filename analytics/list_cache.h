@@ -143,6 +143,14 @@ class ListCache {
   bool weights() const { return weights_; }
   // Bytes held.
   size_t bytes() const { return used_.load(std::memory_order_relaxed); }
+  // Blocks whose lists did not fit (or could not be kept): Pass streams them. After Complete;
+  // every block when max_bytes is 0.
+  size_t dropped_blocks() const {
+    if (max_bytes_ == 0) return blocks_.size();
+    size_t n = 0;
+    for (const Block& b : blocks_) n += b.state == Block::kDropped;
+    return n;
+  }
   // The most bytes of entries one stage held for a block (Stage; not in bytes()): at most
   // max_bytes, since a block that cannot fit is dropped before its stage grows past it.
   size_t staged_peak() const { return staged_peak_.load(std::memory_order_relaxed); }

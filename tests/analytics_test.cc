@@ -31,6 +31,7 @@
 #include "tests/util/analytics_verify.h"
 #include "tests/util/map_snapshot.h"
 #include "tests/util/assert_ok.h"
+#include "util/memory_info.h"
 
 #ifndef STRATA_TESTDATA_DIR
 #error "STRATA_TESTDATA_DIR must name tests/data"
@@ -705,6 +706,62 @@ TEST(Analytics, ListCacheMatchesStreamedLists) {
       ASSERT_OK(Bfs(g, bp, &d));
       ASSERT_OK(CheckExact(dref, d, "BFS cache " + std::to_string(budget)));
     }
+  }
+}
+
+// PageRank's list cache budget: by default sized from the machine when the run starts (a
+// quarter of the available memory, at least 256 MiB), so a graph that fits keeps every list;
+// an explicit budget is taken as given, 0 and a single iteration keep nothing; PageRankStats
+// reports the budget, the bytes kept and the blocks streamed; the ranks never depend on it.
+TEST(Analytics, PageRankCacheBudgetAndStats) {
+  const size_t floor = size_t{256} << 20;
+  const size_t avail = static_cast<size_t>(AvailableMemoryBytes());
+  const size_t auto_bytes = AutoCacheBytes();
+  EXPECT_GE(auto_bytes, floor);
+  // MemAvailable moves while the test runs: within a tenth of the memory read here.
+  EXPECT_GE(auto_bytes + avail / 40 + 1, avail / 4) << "avail " << avail;
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirected}) {  // pull, push
+    std::mt19937_64 rng(23);
+    MapSnapshot g(kind, false);
+    FillUniform(&g, 3 * kLayoutBlock, 60000, rng);  // 3 layout blocks
+    const uint64_t blocks = (g.VertexIdBound() + kLayoutBlock - 1) / kLayoutBlock;
+    const std::string what = kind == GraphKind::kUndirected ? "undirected" : "directed";
+    PageRankParams p{0.85, 5};
+    EXPECT_EQ(p.cache_bytes, kAutoCacheBytes);
+    PageRankStats st;
+    p.stats = &st;
+    std::vector<double> r_auto, r;
+    ASSERT_OK(PageRank(g, p, &r_auto));
+    EXPECT_GE(st.cache_budget, floor) << what;
+    EXPECT_NE(st.cache_budget, kAutoCacheBytes) << what;
+    EXPECT_GT(st.cache_bytes, 0u) << what;
+    EXPECT_LE(st.cache_bytes, st.cache_budget) << what;
+    EXPECT_EQ(st.streamed_blocks, 0u) << what;
+    const size_t all = st.cache_bytes;
+    // A budget for about one block's lists: the rest streamed, the same ranks.
+    p.cache_bytes = all / 2;
+    st = PageRankStats();
+    ASSERT_OK(PageRank(g, p, &r));
+    EXPECT_EQ(st.cache_budget, all / 2) << what;
+    EXPECT_LE(st.cache_bytes, all / 2) << what;
+    EXPECT_GT(st.cache_bytes, 0u) << what;
+    EXPECT_GE(st.streamed_blocks, 1u) << what;
+    EXPECT_LT(st.streamed_blocks, blocks) << what;
+    EXPECT_EQ(r, r_auto) << what;
+    p.cache_bytes = 0;
+    st = PageRankStats();
+    ASSERT_OK(PageRank(g, p, &r));
+    EXPECT_EQ(st.cache_budget, 0u) << what;
+    EXPECT_EQ(st.cache_bytes, 0u) << what;
+    EXPECT_EQ(st.streamed_blocks, blocks) << what;
+    EXPECT_EQ(r, r_auto) << what;
+    // One iteration reads each list once: nothing is kept, whatever the budget.
+    p.cache_bytes = kAutoCacheBytes;
+    p.iterations = 1;
+    st = PageRankStats();
+    ASSERT_OK(PageRank(g, p, &r));
+    EXPECT_EQ(st.cache_budget, 0u) << what;
+    EXPECT_EQ(st.cache_bytes, 0u) << what;
   }
 }
 

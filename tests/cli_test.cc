@@ -215,6 +215,20 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
             pr_default);
   EXPECT_EQ(Ok({"analyze", "--db", s1, "--algo", "pr", "-q", "--cache-bytes", "4K"}).out,
             pr_default);
+  // The summary says where the iterations read the lists from: all kept by default (the budget
+  // sized from the machine, at least 256 MiB), streamed when they do not fit.
+  {
+    const std::string err = Ok({"analyze", "--db", s1, "--algo", "pr"}).err;
+    EXPECT_NE(err.find("; list cache "), std::string::npos) << err;
+    EXPECT_EQ(err.find("did not fit"), std::string::npos) << err;
+    const size_t of = err.find(" MiB of ");
+    ASSERT_NE(of, std::string::npos) << err;
+    EXPECT_GE(std::stoull(err.substr(of + 8)), 256u) << err;
+    const std::string small = Ok({"analyze", "--db", s1, "--algo", "pr", "--cache-bytes", "4K"}).err;
+    EXPECT_NE(small.find("list cache 0 MiB of 0 MiB ("), std::string::npos) << small;
+    EXPECT_NE(small.find("blocks of 4096 vertices did not fit: streamed every iteration)"),
+              std::string::npos) << small;
+  }
   EXPECT_EQ(Ok({"analyze", "--db", s1, "--algo", "wcc", "-q", "--cache-bytes", "1M"}).out,
             Ok({"analyze", "--db", s1, "--algo", "wcc", "-q"}).out);
   Fails(2, {"analyze", "--db", s1, "--algo", "pr", "--cache-bytes", "lots"}, {"--cache-bytes"});

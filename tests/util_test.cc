@@ -1,6 +1,7 @@
 // Tests of the small helpers in util/ that no component test covers on its own.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <thread>
@@ -11,6 +12,7 @@
 
 #include "util/buffer_pool.h"
 #include "util/crc.h"
+#include "util/memory_info.h"
 #include "util/radix_sort.h"
 #include "util/scratch.h"
 #include "util/small_sort.h"
@@ -40,6 +42,51 @@ TEST(ChecksumTest, EqualsPlainXxh3ForEveryLengthAndSeed) {
   }
   // XXH3-64 of the empty input with seed 0 (the reference value of the xxHash specification).
   EXPECT_EQ(Checksum64("", 0, 0), 0x2D06800538D394C2ULL);
+}
+
+// The memory an automatic budget is sized by: MemAvailable from /proc/meminfo, and the room
+// under the memory cgroup (v2 "0::/path", v1 "N:memory:/path"), malformed text refused.
+TEST(MemoryInfoTest, ParsesMeminfoAndCgroupFiles) {
+  const std::string meminfo =
+      "MemTotal:       24576000 kB\nMemFree:         1000000 kB\n"
+      "MemAvailable:   20000000 kB\nBuffers:          123456 kB\n";
+  EXPECT_EQ(ParseMemAvailable(meminfo), uint64_t{20000000} * 1024);
+  EXPECT_EQ(ParseMemAvailable("MemTotal: 5 kB\n"), 0u);             // no such line
+  EXPECT_EQ(ParseMemAvailable("MemAvailable: 12x kB\n"), 0u);       // not a number
+  EXPECT_EQ(ParseMemAvailable("MemAvailable: 12 MB\n"), 0u);        // not kB
+  EXPECT_EQ(ParseMemAvailable("MemAvailable: 99999999999999999999 kB\n"), 0u);  // overflow
+  EXPECT_EQ(ParseMemAvailable("MemAvailable:  7 kB"), 7u * 1024);    // no newline at the end
+
+  EXPECT_EQ(CgroupHeadroom("1073741824\n", "73741824\n"), 1000000000u);
+  EXPECT_EQ(CgroupHeadroom("100\n", "100\n"), 0u);
+  EXPECT_EQ(CgroupHeadroom("100\n", "150\n"), 0u);  // over the limit
+  EXPECT_EQ(CgroupHeadroom("max\n", "150\n"), UINT64_MAX);
+  EXPECT_EQ(CgroupHeadroom("", "150"), UINT64_MAX);
+
+  const std::string v2 = "0::/user.slice/session-3.scope\n";
+  EXPECT_EQ(CgroupPath(v2, ""), "/user.slice/session-3.scope");
+  EXPECT_EQ(CgroupPath(v2, "memory"), "");
+  const std::string v1 =
+      "9:name=systemd:/\n4:memory:/docker/abc\n3:cpu,cpuacct:/x\n0::/\n";
+  EXPECT_EQ(CgroupPath(v1, "memory"), "/docker/abc");
+  EXPECT_EQ(CgroupPath(v1, "cpuacct"), "/x");
+  EXPECT_EQ(CgroupPath(v1, "cpuset"), "");
+  EXPECT_EQ(CgroupPath(v1, ""), "/");
+  EXPECT_EQ(CgroupPath("garbage\n4:memory:relative\n", "memory"), "");
+
+  // This machine: some memory is available, and no more than it has.
+  const uint64_t avail = AvailableMemoryBytes();
+  EXPECT_GT(avail, 0u);
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  ASSERT_NE(f, nullptr);
+  char buf[8192];
+  const size_t n = std::fread(buf, 1, sizeof(buf), f);
+  std::fclose(f);
+  const std::string text(buf, n);
+  const size_t at = text.find("MemTotal:");
+  ASSERT_NE(at, std::string::npos);
+  const uint64_t total_kib = std::stoull(text.substr(at + 9));
+  EXPECT_LE(avail, total_kib * 1024);
 }
 
 TEST(BufferPoolTest, AReturnedBufferIsTakenAgainWithItsStorage) {

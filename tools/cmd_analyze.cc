@@ -171,6 +171,7 @@ int RunAnalyze(const AnalyzeArgs& a) {
   std::vector<uint64_t> ext_labels;  // CDLP: initial labels = external IDs (map mode)
   std::string params;
   const bool is_pr = a.algo == "pr";
+  analytics::PageRankStats pr_stats;
   const int iterations = a.iterations > 0 ? a.iterations : 10;
   if (a.algo == "bfs") {
     analytics::BfsParams p;
@@ -195,6 +196,7 @@ int RunAnalyze(const AnalyzeArgs& a) {
     p.damping = a.damping;
     p.iterations = iterations;
     if (has_cache) p.cache_bytes = cache_bytes;
+    p.stats = &pr_stats;
     s = analytics::PageRank(*snap, p, &real);
     char buf[64];
     std::snprintf(buf, sizeof(buf), "damping %g, %d iterations", a.damping, iterations);
@@ -323,6 +325,15 @@ int RunAnalyze(const AnalyzeArgs& a) {
       uint64_t comps = 0;
       for (VertexId v = 0; v < label.size(); ++v) comps += label[v] == v;
       summary += "; " + std::to_string(comps) + " components";
+    } else if (is_pr && iterations > 1) {
+      // Where the iterations read the lists from: a run that streams some is slower, and
+      // --cache-bytes says how much memory keeping them takes.
+      auto mib = [](size_t b) { return std::to_string((b + (size_t{1} << 19)) >> 20) + " MiB"; };
+      summary += "; list cache " + mib(pr_stats.cache_bytes) + " of " + mib(pr_stats.cache_budget);
+      if (pr_stats.streamed_blocks != 0) {
+        summary += " (" + std::to_string(pr_stats.streamed_blocks) +
+                   " blocks of 4096 vertices did not fit: streamed every iteration)";
+      }
     }
     std::fprintf(stderr, "%s\n", summary.c_str());
   }
@@ -355,7 +366,8 @@ void RegisterAnalyze(CLI::App* app, CommandList* commands) {
       ->check(SignedIn(0, std::numeric_limits<int>::max()));
   c->add_option("--cache-bytes", a->cache_bytes,
                 "bfs, pr, sssp, wcc: decoded lists kept in memory between passes, e.g. 256M "
-                "(0: stream every pass; default: pr and sssp 256M, bfs and wcc 0)");
+                "(0: stream every pass; default: pr a quarter of the available memory, at least 256M; "
+                "sssp 256M; bfs and wcc 0)");
   c->add_option("--view", a->view,
                 "run on the subgraph of this view (strata view; docs/views.md): output lists "
                 "the view's vertices only");

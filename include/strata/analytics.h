@@ -122,18 +122,41 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
 // ---- PageRank with the Graphalytics semantics (spec §2.3.2): a fixed number of iterations,
 // the rank of sink vertices (no out-edges) redistributed uniformly over all vertices
 
+// A kernel's cache_bytes that it sizes itself when it runs: AutoCacheBytes().
+inline constexpr size_t kAutoCacheBytes = ~size_t{0};
+// What kAutoCacheBytes stands for, read now: a quarter of the memory this process may still
+// allocate (the system's MemAvailable, within its memory cgroup's limits), and at least
+// 256 MiB (the fixed default before; also what it gives when that memory cannot be read).
+size_t AutoCacheBytes();
+
+// What a PageRank run did (PageRankParams::stats).
+struct PageRankStats {
+  size_t cache_budget = 0;     // the list cache's budget (kAutoCacheBytes resolved)
+  size_t cache_bytes = 0;      // bytes of lists it kept
+  uint64_t streamed_blocks = 0;  // blocks of 4096 vertices whose lists did not fit: every
+                                 // iteration read them from the snapshot
+};
+
 struct PageRankParams {
   double damping = 0.85;
   int iterations = 20;
   // Most bytes of decoded neighbor lists kept in memory between iterations (about 4 bytes per
-  // edge); the rest is streamed from the snapshot every iteration. 0: stream all.
-  size_t cache_bytes = size_t{256} << 20;
+  // directed edge, plus 16 KiB per 4096 vertices); the rest is streamed from the snapshot
+  // every iteration, which at 20 iterations made a PageRank on a 128 M-entry memgraph twice
+  // as slow (docs/benchmarks.md, "Issue 28: PageRank at scale 22 is the list cache's budget").
+  // The cache never holds more than the lists, so an in-memory graph costs at most its lists'
+  // 4 bytes per edge again; the budget bounds it on stores larger than memory. 0: stream all.
+  // kAutoCacheBytes (the default): AutoCacheBytes() when the run starts. (256 MiB until
+  // this was the default.)
+  size_t cache_bytes = kAutoCacheBytes;
   // Pull mode: kept in-lists are read this many vertices at a time, interleaved as coroutines
   // that prefetch the contributions a piece of a list gathers and suspend (GastCoCo); 1 reads
   // one vertex after another (no coroutines). Same ranks, to the last bit, for any value.
   size_t interleave = 1;
   // With interleave > 1: whether the coroutines prefetch (false: suspend only; an ablation).
   bool interleave_prefetch = true;
+  // When not null, filled with what the run's list cache held.
+  PageRankStats* stats = nullptr;
 };
 
 // (*rank)[v] = PR_iterations(v); 0 for vertices that do not exist. Their sum is 1 (up to
@@ -200,6 +223,8 @@ struct WccParams {
   size_t interleave = 1;
   // With interleave > 1: whether the coroutines prefetch (false: suspend only; an ablation).
   bool interleave_prefetch = true;
+  // When not null, filled with what the run's list cache held.
+  PageRankStats* stats = nullptr;
 };
 
 // (*label)[v] = the smallest vertex ID of v's component (so two vertices share a label iff they
