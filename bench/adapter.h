@@ -77,6 +77,10 @@ struct SystemConfig {
 struct Digest {
   std::string text;
   double seconds = 0;  // the kernel alone (digest computation excluded)
+  // StrataGraph's PageRank: its list cache's budget and the bytes it kept (PageRankStats);
+  // -1 for other kernels and systems.
+  int64_t list_cache_budget = -1;
+  int64_t list_cache_bytes = -1;
 };
 
 // (How digests are computed: bench/digest.h.)

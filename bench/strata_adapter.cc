@@ -55,10 +55,14 @@ class StrataView : public View {
     analytics::PageRankParams p;
     p.iterations = iterations;
     if (pr_cache_bytes_) p.cache_bytes = *pr_cache_bytes_;
+    analytics::PageRankStats stats;
+    p.stats = &stats;
     std::vector<double> rank;
     const double t0 = NowSec();
     Status s = analytics::PageRank(*snap_, p, &rank);
     d->seconds = NowSec() - t0;
+    d->list_cache_budget = static_cast<int64_t>(stats.cache_budget);
+    d->list_cache_bytes = static_cast<int64_t>(stats.cache_bytes);
     if (s.ok()) d->text = PageRankDigest(rank.data(), rank.size());
     return s;
   }

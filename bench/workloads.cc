@@ -405,6 +405,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   if (sys_name != "csr") params.Str("cache", cold ? "cold" : "warm");
   std::vector<double> secs, cpus, faults;
   std::string digest;
+  int64_t cache_budget = -1, cache_kept = -1;  // the last measured run's (Digest)
   std::unique_ptr<View> view = sys->NewView();
   if (!cold && !cfg.shared_warmup) {
     // Warm-up: one run (one iteration for PageRank, which reads everything each iteration).
@@ -436,6 +437,8 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
           digest.c_str(), d.text.c_str());
     }
     digest = d.text;
+    cache_budget = d.list_cache_budget;
+    cache_kept = d.list_cache_bytes;
   }
   JsonObject info;
   info.Int("runs", static_cast<int64_t>(secs.size()));
@@ -449,6 +452,10 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   info.Bool("weighted", weighted);
   if (algo == Algo::kBfs || algo == Algo::kSssp) info.Int("source", static_cast<int64_t>(source));
   info.Raw("all_seconds", NumbersJson(secs));
+  if (cache_budget >= 0) {
+    info.Int("list_cache_budget", cache_budget);
+    info.Int("list_cache_bytes", cache_kept);
+  }
   // Pages the run faulted in (the process's, so a concurrent thread's count too): what a
   // kernel's freed arrays cost the next run (analytics/kernel_memory.h).
   info.Num("minor_faults_median", Median(faults));
@@ -495,6 +502,7 @@ void RunPrPaired(const SuiteConfig& cfg, System* sys, const Graph& g, int pairs,
   }
   std::vector<double> secs[2], ratios;
   std::string digest[2];
+  Digest last;  // strata-mem's last run: its list cache
   for (int k = 0; k < pairs; ++k) {
     for (int j = 0; j < 2; ++j) {
       const int which = (k + j) % 2;  // pair k runs strata-mem first when k is even
@@ -503,6 +511,7 @@ void RunPrPaired(const SuiteConfig& cfg, System* sys, const Graph& g, int pairs,
       if (!s.ok()) Fail(name, "pr paired", s);
       secs[which].push_back(d.seconds);
       digest[which] = d.text;
+      if (which == 0) last = d;
     }
     ratios.push_back(secs[0].back() / secs[1].back());
   }
@@ -525,6 +534,10 @@ void RunPrPaired(const SuiteConfig& cfg, System* sys, const Graph& g, int pairs,
   r.info.Raw("csr_seconds", NumbersJson(secs[1]));
   r.info.Raw("ratios", NumbersJson(ratios));
   r.info.Bool("digests_match", same);
+  if (last.list_cache_budget >= 0) {
+    r.info.Int("list_cache_budget", last.list_cache_budget);
+    r.info.Int("list_cache_bytes", last.list_cache_bytes);
+  }
   sink->Add(r);
   Log(name, "pr paired with csr (%d pairs, alternated): median ratio %.2f (%.3f s / %.3f s median)",
       pairs, Median(ratios), Median(secs[0]), Median(secs[1]));

@@ -5,7 +5,9 @@
 # CSR was built from the same final graph). The digest is the top vertex and its rank to three
 # digits: a CSR of half the stream fails it (tried), one without the few deletions at this
 # scale does not. Then the same with --pr-cache-bytes 0 (strata's PageRank streams every list):
-# strata-mem's rows carry cache_bytes 0, the CSR's none, and the digests still agree; a
+# strata-mem's rows carry cache_bytes 0, the CSR's none, and the digests still agree; the
+# rows' info says what the kernel's list cache had (by default a budget of at least 256 MiB
+# that kept the lists; with 0, nothing); a
 # --pr-cache-bytes that is not a size is refused, naming the option. Usage: pr_paired_test.sh
 # STRATA_BENCH
 set -euo pipefail
@@ -35,6 +37,16 @@ pr_rows = [x for x in rs if x["workload"] == "pr" and x["system"] == "strata-mem
 assert len(pr_rows) >= 2, "want the pr row and the paired row"
 for x in pr_rows:
     assert x["params"].get("cache_bytes") == cache, (x["metric"], x["params"].get("cache_bytes"))
+    if x["metric"] not in ("seconds", "seconds_ratio_paired"):
+        continue
+    # What the kernel's list cache had: by default a budget of at least 256 MiB, in which a
+    # scale-12 graph's lists all fit; with --pr-cache-bytes 0, nothing.
+    xi = x["params"]["info"]
+    budget, kept = xi["list_cache_budget"], xi["list_cache_bytes"]
+    if cache is None:
+        assert budget >= 256 << 20 and kept > 0, (x["metric"], budget, kept)
+    else:
+        assert budget == cache and kept == 0, (x["metric"], budget, kept)
 csr_rows = [x for x in rs if x["workload"] == "pr" and x["system"] == "csr"]
 assert all("cache_bytes" not in x["params"] for x in csr_rows), csr_rows
 assert cache is None or csr_rows, "the cache run includes the csr system"
