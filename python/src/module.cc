@@ -18,8 +18,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -806,16 +808,20 @@ void BindSnapshot(pb::module_& m) {
           return st.ok() ? analytics::Bfs(snap, p, out) : st;
         });
       }, pb::arg("source"))
-      .def("pagerank", [](PySnapshot& s, double damping, int iterations) {
+      .def("pagerank", [](PySnapshot& s, double damping, int iterations,
+                          std::optional<int64_t> cache_bytes) {
         if (!(damping >= 0 && damping <= 1)) throw pb::value_error("damping: must be in [0, 1]");
         if (iterations < 1) throw pb::value_error("iterations: must be at least 1");
+        if (cache_bytes && *cache_bytes < 0) throw pb::value_error("cache_bytes: must be at least 0");
         return RunKernel<double>(s, false, [&](const Snapshot& snap, std::vector<double>* out) {
           analytics::PageRankParams p;
           p.damping = damping;
           p.iterations = iterations;
+          // None: the kernel's own sizing (analytics::AutoCacheBytes).
+          if (cache_bytes) p.cache_bytes = static_cast<size_t>(*cache_bytes);
           return analytics::PageRank(snap, p, out);
         });
-      }, pb::arg("damping") = 0.85, pb::arg("iterations") = 20)
+      }, pb::arg("damping") = 0.85, pb::arg("iterations") = 20, pb::arg("cache_bytes") = pb::none())
       .def("sssp", [](PySnapshot& s, VertexId source, double delta) {
         return RunKernel<double>(s, false, [&](const Snapshot& snap, std::vector<double>* out) {
           analytics::SsspParams p;

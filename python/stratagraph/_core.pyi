@@ -115,7 +115,8 @@ class Snapshot:
     # store (ids, values) instead, labels (wcc, cdlp) as external IDs. Unknown source on a
     # mapped store: NotFoundError "unknown vertex X".
     def bfs(self, source: int) -> _Kernel: ...  # int64 hops; UNREACHABLE if not reached
-    def pagerank(self, damping: float = 0.85, iterations: int = 20) -> _Kernel: ...  # float64
+    def pagerank(self, damping: float = 0.85, iterations: int = 20,
+                 cache_bytes: Optional[int] = None) -> _Kernel: ...  # float64
     def sssp(self, source: int, delta: float = 0.0) -> _Kernel: ...  # float64; inf: unreachable
     def wcc(self) -> _Kernel: ...  # uint64: smallest internal vertex ID of the component
     def cdlp(self, iterations: int = 10) -> _Kernel: ...  # uint64 (ties broken by internal ID)

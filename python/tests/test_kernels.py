@@ -72,6 +72,12 @@ def test_pagerank(graph):
     want = nx_pagerank(g, alpha=0.85, tol=1e-13, max_iter=1000, weight=None)
     np.testing.assert_allclose(converged, [want[v] for v in range(N)], rtol=1e-6, atol=0)
     assert abs(pr.sum() - 1) < 1e-6
+    # The list cache changes where the lists are read from, not the ranks (bit for bit).
+    for cache_bytes in (0, 4096, 1 << 30):
+        np.testing.assert_array_equal(snap.pagerank(damping=0.85, iterations=30,
+                                                    cache_bytes=cache_bytes)[:N], pr)
+    with pytest.raises(ValueError, match="cache_bytes"):
+        snap.pagerank(cache_bytes=-1)
 
 
 def test_bfs(graph):
