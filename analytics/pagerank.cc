@@ -44,8 +44,9 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   // kept decoded in memory when they fit. Out-lists are collected during the layout's pass.
   const bool pull = HasInEdges(snap.kind());
   const Direction list_dir = pull ? InDirection(snap.kind()) : Direction::kOut;
-  const size_t budget =
-      params.iterations <= 1 ? 0 : params.cache_bytes == kAutoCacheBytes ? AutoCacheBytes() : params.cache_bytes;
+  // One iteration reads each list once: nothing to keep.
+  size_t budget = params.iterations > 1 ? params.cache_bytes : 0;
+  if (budget == kAutoCacheBytes) budget = AutoCacheBytes();
   ListCache cache(snap, list_dir, budget);
   Layout L;
   Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {

@@ -224,7 +224,8 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
     const size_t of = err.find(" MiB of ");
     ASSERT_NE(of, std::string::npos) << err;
     EXPECT_GE(std::stoull(err.substr(of + 8)), 256u) << err;
-    const std::string small = Ok({"analyze", "--db", s1, "--algo", "pr", "--cache-bytes", "4K"}).err;
+    const std::string small =
+        Ok({"analyze", "--db", s1, "--algo", "pr", "--cache-bytes", "4K"}).err;
     EXPECT_NE(small.find("list cache 0 MiB of 0 MiB ("), std::string::npos) << small;
     EXPECT_NE(small.find("blocks of 4096 vertices did not fit: streamed every iteration)"),
               std::string::npos) << small;

@@ -366,8 +366,8 @@ void RegisterAnalyze(CLI::App* app, CommandList* commands) {
       ->check(SignedIn(0, std::numeric_limits<int>::max()));
   c->add_option("--cache-bytes", a->cache_bytes,
                 "bfs, pr, sssp, wcc: decoded lists kept in memory between passes, e.g. 256M "
-                "(0: stream every pass; default: pr a quarter of the available memory, at least 256M; "
-                "sssp 256M; bfs and wcc 0)");
+                "(0: stream every pass; default: pr a quarter of the available memory, at "
+                "least 256M; sssp 256M; bfs and wcc 0)");
   c->add_option("--view", a->view,
                 "run on the subgraph of this view (strata view; docs/views.md): output lists "
                 "the view's vertices only");

@@ -26,7 +26,9 @@ std::string ReadSmallFile(const std::string& path) {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
   return s;
 }
 
@@ -109,7 +111,9 @@ uint64_t HierarchyHeadroom(const std::string& root, std::string path, const char
   while (!path.empty()) {
     const std::string dir = root + (path == "/" ? std::string() : path);
     const std::string limit = ReadSmallFile(dir + "/" + limit_file);
-    if (!limit.empty()) room = std::min(room, CgroupHeadroom(limit, ReadSmallFile(dir + "/" + usage_file)));
+    if (!limit.empty()) {
+      room = std::min(room, CgroupHeadroom(limit, ReadSmallFile(dir + "/" + usage_file)));
+    }
     if (path == "/") break;
     const size_t slash = path.rfind('/');
     path = slash == 0 ? "/" : path.substr(0, slash);
@@ -127,8 +131,9 @@ uint64_t AvailableMemoryBytes() {
   // the full path from the hierarchy's root. Both resolve under the mount.
   const uint64_t v2 = HierarchyHeadroom("/sys/fs/cgroup", std::string(CgroupPath(cgroup, "")),
                                         "memory.max", "memory.current");
-  const uint64_t v1 = HierarchyHeadroom("/sys/fs/cgroup/memory", std::string(CgroupPath(cgroup, "memory")),
-                                        "memory.limit_in_bytes", "memory.usage_in_bytes");
+  const uint64_t v1 =
+      HierarchyHeadroom("/sys/fs/cgroup/memory", std::string(CgroupPath(cgroup, "memory")),
+                        "memory.limit_in_bytes", "memory.usage_in_bytes");
   return std::min({avail, v2, v1});
 }
 

@@ -146,8 +146,7 @@ struct PageRankParams {
   // as slow (docs/benchmarks.md, "Issue 28: PageRank at scale 22 is the list cache's budget").
   // The cache never holds more than the lists, so an in-memory graph costs at most its lists'
   // 4 bytes per edge again; the budget bounds it on stores larger than memory. 0: stream all.
-  // kAutoCacheBytes (the default): AutoCacheBytes() when the run starts. (256 MiB until
-  // this was the default.)
+  // kAutoCacheBytes (the default): AutoCacheBytes() when the run starts.
   size_t cache_bytes = kAutoCacheBytes;
   // Pull mode: kept in-lists are read this many vertices at a time, interleaved as coroutines
   // that prefetch the contributions a piece of a list gathers and suspend (GastCoCo); 1 reads
@@ -223,8 +222,6 @@ struct WccParams {
   size_t interleave = 1;
   // With interleave > 1: whether the coroutines prefetch (false: suspend only; an ablation).
   bool interleave_prefetch = true;
-  // When not null, filled with what the run's list cache held.
-  PageRankStats* stats = nullptr;
 };
 
 // (*label)[v] = the smallest vertex ID of v's component (so two vertices share a label iff they

@@ -812,7 +812,9 @@ void BindSnapshot(pb::module_& m) {
                           std::optional<int64_t> cache_bytes) {
         if (!(damping >= 0 && damping <= 1)) throw pb::value_error("damping: must be in [0, 1]");
         if (iterations < 1) throw pb::value_error("iterations: must be at least 1");
-        if (cache_bytes && *cache_bytes < 0) throw pb::value_error("cache_bytes: must be at least 0");
+        if (cache_bytes && *cache_bytes < 0) {
+          throw pb::value_error("cache_bytes: must be at least 0");
+        }
         return RunKernel<double>(s, false, [&](const Snapshot& snap, std::vector<double>* out) {
           analytics::PageRankParams p;
           p.damping = damping;
