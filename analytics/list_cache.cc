@@ -12,14 +12,22 @@
 
 #include <tbb/task_arena.h>
 
+#include "strata/analytics.h"
+#include "util/memory_info.h"
+
 namespace strata::analytics {
+
+size_t AutoCacheBytes() {
+  constexpr size_t kFloor = size_t{256} << 20;
+  return std::max<size_t>(kFloor, static_cast<size_t>(AvailableMemoryBytes() / 4));
+}
 
 ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights)
     : d_(d),
       bound_(snap.VertexIdBound()),
       narrow_(bound_ <= (VertexId{1} << 32)),
       weights_(keep_weights && snap.weighted()),
-      max_bytes_(max_bytes),
+      max_bytes_(max_bytes == kAutoCacheBytes ? AutoCacheBytes() : max_bytes),
       blocks_(static_cast<size_t>((bound_ + kLayoutBlock - 1) / kLayoutBlock)) {
   if (max_bytes_ != 0) {
     num_stages_ = static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));

@@ -5,7 +5,8 @@
 // that does not fit (or holds a neighbor >= the bound) is streamed from the snapshot by every
 // Pass. IDs are kept in 32 bits when the bound allows (4 bytes per edge, plus 4 per vertex of
 // a kept block); weights (8 bytes per edge) only when asked for and the store has them. The
-// memory belongs to the kernel and is freed with the object. max_bytes = 0: always stream.
+// memory belongs to the kernel and is freed with the object. max_bytes = 0: always stream;
+// kAutoCacheBytes: AutoCacheBytes() when the cache is made (budget() says what it became).
 // Frontier kernels read kept lists one vertex at a time with Chunks (ForEachFrontierChunk
 // takes the cache and reads only the other vertices from the snapshot).
 //
@@ -143,6 +144,8 @@ class ListCache {
   bool weights() const { return weights_; }
   // Bytes held.
   size_t bytes() const { return used_.load(std::memory_order_relaxed); }
+  // The most bytes it may hold: max_bytes, kAutoCacheBytes resolved.
+  size_t budget() const { return max_bytes_; }
   // Blocks whose lists did not fit (or could not be kept): Pass streams them. After Complete;
   // every block when max_bytes is 0.
   size_t dropped_blocks() const {

@@ -8,7 +8,6 @@
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
 #include "analytics/range_scan.h"
-#include "util/memory_info.h"
 
 namespace strata::analytics {
 
@@ -34,20 +33,13 @@ double DeterministicSum(const Layout& L, Fn&& f) {
 
 }  // namespace
 
-size_t AutoCacheBytes() {
-  constexpr size_t kFloor = size_t{256} << 20;
-  return std::max<size_t>(kFloor, static_cast<size_t>(AvailableMemoryBytes() / 4));
-}
-
 Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank) {
   // Lists read every iteration: in-lists (pull, when the store keeps them) or out-lists (push),
   // kept decoded in memory when they fit. Out-lists are collected during the layout's pass.
   const bool pull = HasInEdges(snap.kind());
   const Direction list_dir = pull ? InDirection(snap.kind()) : Direction::kOut;
   // One iteration reads each list once: nothing to keep.
-  size_t budget = params.iterations > 1 ? params.cache_bytes : 0;
-  if (budget == kAutoCacheBytes) budget = AutoCacheBytes();
-  ListCache cache(snap, list_dir, budget);
+  ListCache cache(snap, list_dir, params.iterations > 1 ? params.cache_bytes : 0);
   Layout L;
   Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
     if (list_dir == Direction::kOut) cache.Collect(u, c);
@@ -56,7 +48,7 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   s = cache.Complete(snap, L);
   if (!s.ok()) return s;
   if (params.stats != nullptr) {
-    params.stats->cache_budget = budget;
+    params.stats->cache_budget = cache.budget();
     params.stats->cache_bytes = cache.bytes();
     params.stats->streamed_blocks = cache.dropped_blocks();
   }

@@ -80,8 +80,8 @@ void Usage() {
           "--keep-large: leave strata's ingest_large store in DIR/large-strata (no space-amplification\n"
           "           figure: its full compaction would rewrite the store)\n"
           "--pr-cache-bytes: strata's PageRank list cache (PageRankParams::cache_bytes; e.g. 512M,\n"
-          "           as `strata analyze --cache-bytes`); default the kernel's (256 MiB); strata's\n"
-          "           pr rows then carry params.cache_bytes\n");
+          "           as `strata analyze --cache-bytes`); default the kernel's (a quarter of the free\n"
+          "           memory, at least 256 MiB); strata's pr rows then carry params.cache_bytes\n");
 }
 
 std::string Trim(std::string s) {

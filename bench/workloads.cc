@@ -388,6 +388,13 @@ VertexId PickSource(System* sys, const Graph& g) {
   return 0;
 }
 
+// StrataGraph's PageRank runs: what the kernel's list cache had (Digest), into a row's info.
+void AddListCache(const Digest& d, JsonObject* info) {
+  if (d.list_cache_budget < 0) return;
+  info->Int("list_cache_budget", d.list_cache_budget);
+  info->Int("list_cache_bytes", d.list_cache_bytes);
+}
+
 // Warm-up run + `runs` timed runs, median reported; or one cold run per drop of the page cache.
 void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo algo,
                   VertexId source, int runs, bool cold, const char* graph, int graph_scale,
@@ -405,7 +412,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   if (sys_name != "csr") params.Str("cache", cold ? "cold" : "warm");
   std::vector<double> secs, cpus, faults;
   std::string digest;
-  int64_t cache_budget = -1, cache_kept = -1;  // the last measured run's (Digest)
+  Digest last;  // the last measured run's (its list cache)
   std::unique_ptr<View> view = sys->NewView();
   if (!cold && !cfg.shared_warmup) {
     // Warm-up: one run (one iteration for PageRank, which reads everything each iteration).
@@ -437,8 +444,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
           digest.c_str(), d.text.c_str());
     }
     digest = d.text;
-    cache_budget = d.list_cache_budget;
-    cache_kept = d.list_cache_bytes;
+    last = d;
   }
   JsonObject info;
   info.Int("runs", static_cast<int64_t>(secs.size()));
@@ -452,10 +458,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   info.Bool("weighted", weighted);
   if (algo == Algo::kBfs || algo == Algo::kSssp) info.Int("source", static_cast<int64_t>(source));
   info.Raw("all_seconds", NumbersJson(secs));
-  if (cache_budget >= 0) {
-    info.Int("list_cache_budget", cache_budget);
-    info.Int("list_cache_bytes", cache_kept);
-  }
+  AddListCache(last, &info);
   // Pages the run faulted in (the process's, so a concurrent thread's count too): what a
   // kernel's freed arrays cost the next run (analytics/kernel_memory.h).
   info.Num("minor_faults_median", Median(faults));
@@ -534,10 +537,7 @@ void RunPrPaired(const SuiteConfig& cfg, System* sys, const Graph& g, int pairs,
   r.info.Raw("csr_seconds", NumbersJson(secs[1]));
   r.info.Raw("ratios", NumbersJson(ratios));
   r.info.Bool("digests_match", same);
-  if (last.list_cache_budget >= 0) {
-    r.info.Int("list_cache_budget", last.list_cache_budget);
-    r.info.Int("list_cache_bytes", last.list_cache_bytes);
-  }
+  AddListCache(last, &r.info);
   sink->Add(r);
   Log(name, "pr paired with csr (%d pairs, alternated): median ratio %.2f (%.3f s / %.3f s median)",
       pairs, Median(ratios), Median(secs[0]), Median(secs[1]));

@@ -16,14 +16,13 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 PY=/usr/bin/python3
 [[ -x "$PY" ]] || PY=python3
-check() {  # check JSON [CACHE_MIB]
+check() {  # check JSON [CACHE_BYTES]
 "$PY" - "$@" <<'PYEOF'
 import json, statistics, sys
 d = json.load(open(sys.argv[1]))
 cache = int(sys.argv[2]) if len(sys.argv) > 2 else None
 rs = d["results"] if isinstance(d, dict) else d
-rows = [r for r in (d["results"] if isinstance(d, dict) else d)
-        if r["workload"] == "pr" and r["metric"] == "seconds_ratio_paired"]
+rows = [r for r in rs if r["workload"] == "pr" and r["metric"] == "seconds_ratio_paired"]
 assert len(rows) == 1, "want one paired row, got %d" % len(rows)
 r = rows[0]
 info = r["params"]["info"]

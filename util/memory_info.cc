@@ -1,10 +1,12 @@
 #include "util/memory_info.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <system_error>
 
 namespace strata {
 
@@ -32,18 +34,11 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// A decimal number filling all of s, or false (empty, a non-digit, overflow).
+// A decimal number filling all of s, or false (empty, a sign or other character, overflow).
 bool ParseU64(std::string_view s, uint64_t* out) {
-  if (s.empty()) return false;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    const uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (kNoLimit - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return true;
+  const char* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, *out);
+  return !s.empty() && ec == std::errc() && ptr == end;
 }
 
 }  // namespace
