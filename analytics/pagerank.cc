@@ -58,21 +58,24 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   }
   const double n = static_cast<double>(L.num_vertices);
   const double d = params.damping;
-  // pr, next: the ranks of the last iteration and the next (kernel scratch, copied to *rank at
-  // the end). contrib[u] = PR(u) / |N_out(u)|, 0 for sinks and absent vertices. Kept in single
+  // pr: the ranks, in *rank itself. One array holds the last iteration's ranks and then the
+  // next's: an iteration reads pr only in its first pass (the contributions and the sink sum,
+  // over every vertex) and writes it only in its second, so the new ranks overwrite the old in
+  // place. (Two scratch arrays and the copy into *rank at the end held 16 bytes per vertex
+  // more, 64 MiB at 2^22 vertices, beside the list cache.)
+  // contrib[u] = PR(u) / |N_out(u)|, 0 for sinks and absent vertices. Kept in single
   // precision (as GAPBS keeps its scores): the gathers over it are the kernel's random
-  // accesses, and half the bytes keep twice as much of it in cache. Sums are in double; each term's relative
-  // error is at most 2^-24, so a rank's is too — far inside Graphalytics' 1e-4.
-  // The three are set by the ranges in parallel: their serial fill took 14 ms of a 470-ms,
+  // accesses, and half the bytes keep twice as much of it in cache. Sums are in double; each
+  // term's relative error is at most 2^-24, so a rank's is too — far inside Graphalytics' 1e-4.
+  // Both are set by the ranges in parallel: their serial fill took 14 ms of a 470-ms,
   // 10-iteration run on a 2^20-vertex memgraph (docs/benchmarks.md).
-  UninitVector<double> pr(L.bound);
+  std::vector<double>& pr = *rank;
+  pr.resize(L.bound);  // every element is set below
   UninitVector<float> contrib(L.bound);
-  UninitVector<double> next(L.bound);
   ForEachRange(L, [&](size_t, VertexRange r) {
     for (VertexId v = r.begin; v < r.end; ++v) {
       pr[v] = L.exists[v] ? 1.0 / n : 0.0;
       contrib[v] = 0.0f;
-      next[v] = 0.0;
     }
     return Status::OK();
   });
@@ -111,16 +114,16 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
       // Each range owns its vertices v: sums their in-neighbors' contributions in one stream.
       s = ForEachRange(L, [&](size_t, VertexRange r) {
         const float* const c = contrib.data();
-        double* const nx = next.data();
+        double* const nx = pr.data();  // written after the contributions were taken
         const uint8_t* const ex = L.exists.data();
         if (params.interleave <= 1) {
           // One sweep over the range: Pass gives vertices ascending, each one's chunks
           // together, so a vertex's rank is written when the next vertex starts, and those
           // between (no in-edges, or absent) get base (or 0) on the way: no pass to zero
-          // `next` and none to finish it (with them an iteration over a 2^20-vertex memgraph
+          // `pr` and none to finish it (with them an iteration over a 2^20-vertex memgraph
           // took 1.13x the CSR's, 1.06x without). The same sums in the same order as the
           // other branch, so the same ranks to the last bit.
-          VertexId done = r.begin;  // next[v] is final for v < done
+          VertexId done = r.begin;  // pr[v] holds the new rank for v < done
           VertexId open = 0;        // the vertex being summed, when `summing`
           bool summing = false;
           double sum = 0;
@@ -147,7 +150,7 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
           close(r.end);
           return st;
         }
-        for (VertexId v = r.begin; v < r.end; ++v) next[v] = 0.0;
+        for (VertexId v = r.begin; v < r.end; ++v) pr[v] = 0.0;
         auto gather = [c, nx](VertexId v, const auto* src, size_t k) {
           // One running sum in list order: the result does not depend on how the list is
           // cut into chunks (streamed, cached or interleaved).
@@ -162,7 +165,7 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
         };
         Status st = cache.PassInterleaved(snap, L, r, params.interleave, prefetch, gather);
         for (VertexId v = r.begin; v < r.end; ++v) {
-          if (L.exists[v]) next[v] = base + d * next[v];
+          if (L.exists[v]) pr[v] = base + d * pr[v];
         }
         return st;
       });
@@ -189,13 +192,11 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
       ForEachVertex(L, [&](VertexId v) {
         double sum = 0;
         for (const std::vector<double>& a : acc) sum += a[v];
-        next[v] = base + d * sum;
+        pr[v] = base + d * sum;
         return Status::OK();
       });
     }
-    std::swap(pr, next);
   }
-  rank->assign(pr.begin(), pr.end());
   return Finish(snap, s);
 }
 
