@@ -22,12 +22,16 @@ size_t AutoCacheBytes() {
   return std::max<size_t>(kFloor, static_cast<size_t>(AvailableMemoryBytes() / 4));
 }
 
+size_t ResolveCacheBytes(size_t cache_bytes) {
+  return cache_bytes == kAutoCacheBytes ? AutoCacheBytes() : cache_bytes;
+}
+
 ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights)
     : d_(d),
       bound_(snap.VertexIdBound()),
       narrow_(bound_ <= (VertexId{1} << 32)),
       weights_(keep_weights && snap.weighted()),
-      max_bytes_(max_bytes == kAutoCacheBytes ? AutoCacheBytes() : max_bytes),
+      max_bytes_(ResolveCacheBytes(max_bytes)),
       blocks_(static_cast<size_t>((bound_ + kLayoutBlock - 1) / kLayoutBlock)) {
   if (max_bytes_ != 0) {
     num_stages_ = static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));

@@ -42,6 +42,11 @@
 
 namespace strata::analytics {
 
+// A kernel's cache_bytes as a number of bytes: kAutoCacheBytes resolved (AutoCacheBytes(),
+// read now), anything else as it is. For a kernel that divides its budget before making its
+// caches (SSSP); a ListCache resolves its own max_bytes.
+size_t ResolveCacheBytes(size_t cache_bytes);
+
 class ListCache {
  public:
   // keep_weights: keep each edge's weight too (a weighted store's lists come with weights).

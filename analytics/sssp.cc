@@ -205,14 +205,17 @@ Status Sssp(const Snapshot& snap, const SsspParams& params, std::vector<double>*
   if (!s.ok()) return s;
   const double delta = params.delta > 0 ? params.delta : AutoDelta(snap, est, sample);
   const double share = LightShare(snap, sample, delta);
-  const size_t light_budget = LightBudget(share, est, params.cache_bytes);
+  // Resolved before it is split: kAutoCacheBytes less the light edges' share would read as a
+  // budget of nearly 2^64 bytes.
+  const size_t cache_bytes = ResolveCacheBytes(params.cache_bytes);
+  const size_t light_budget = LightBudget(share, est, cache_bytes);
   LightEdges light(est, delta, share, light_budget);
-  ListCache cache(snap, Direction::kOut, params.cache_bytes - light_budget, /*keep_weights=*/true);
-  if (params.cache_bytes != 0) cache.LimitDegree(est);
+  ListCache cache(snap, Direction::kOut, cache_bytes - light_budget, /*keep_weights=*/true);
+  if (cache_bytes != 0) cache.LimitDegree(est);
   // The estimate is the layout (degrees only steer the cost model); one pass over the lists
   // fills the cache and the light store.
   const Layout& L = est;
-  if (params.cache_bytes != 0) {
+  if (cache_bytes != 0) {
     s = VisitOutLists(snap, L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
       cache.Collect(u, c);
       if (light_budget != 0) light.Collect(u, c);

@@ -122,8 +122,8 @@ Status Bfs(const Snapshot& snap, const BfsParams& params, std::vector<int64_t>* 
 // ---- PageRank with the Graphalytics semantics (spec §2.3.2): a fixed number of iterations,
 // the rank of sink vertices (no out-edges) redistributed uniformly over all vertices
 
-// A cache_bytes the kernel sizes itself when it runs: AutoCacheBytes(). PageRank's default;
-// the other kernels take a fixed size (SSSP splits its budget by arithmetic).
+// A cache_bytes the kernel sizes itself when it runs: AutoCacheBytes(). Any kernel's
+// cache_bytes takes it; it is PageRank's default (the others default to fixed sizes).
 inline constexpr size_t kAutoCacheBytes = ~size_t{0};
 // What kAutoCacheBytes stands for, read now: a quarter of the memory this process may still
 // allocate (the system's MemAvailable, within its memory cgroup's limits), and at least
