@@ -67,8 +67,8 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   // precision (as GAPBS keeps its scores): the gathers over it are the kernel's random
   // accesses, and half the bytes keep twice as much of it in cache. Sums are in double; each
   // term's relative error is at most 2^-24, so a rank's is too — far inside Graphalytics' 1e-4.
-  // Both are set by the ranges in parallel: their serial fill took 14 ms of a 470-ms,
-  // 10-iteration run on a 2^20-vertex memgraph (docs/benchmarks.md).
+  // Both are set by the ranges in parallel: a serial fill of the three arrays there were then
+  // took 14 ms of a 470-ms, 10-iteration run on a 2^20-vertex memgraph (docs/benchmarks.md).
   std::vector<double>& pr = *rank;
   pr.resize(L.bound);  // every element is set below
   UninitVector<float> contrib(L.bound);
