@@ -26,11 +26,13 @@ size_t ResolveCacheBytes(size_t cache_bytes) {
   return cache_bytes == kAutoCacheBytes ? AutoCacheBytes() : cache_bytes;
 }
 
-ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights)
+ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights,
+                     ListPacking packing)
     : d_(d),
       bound_(snap.VertexIdBound()),
       narrow_(bound_ <= (VertexId{1} << 32)),
       weights_(keep_weights && snap.weighted()),
+      packing_(narrow_ && !weights_ ? packing : ListPacking::kNever),
       max_bytes_(ResolveCacheBytes(max_bytes)),
       blocks_(static_cast<size_t>((bound_ + kLayoutBlock - 1) / kLayoutBlock)) {
   if (max_bytes_ != 0) {
@@ -87,11 +89,67 @@ ListCache::Stage* ListCache::ClaimStage() {
   return &st;
 }
 
+bool ListCache::ShouldPack(size_t count) {
+  if (packing_ != ListPacking::kAuto) return packing_ == ListPacking::kAlways;
+  if (packing_started_.load(std::memory_order_relaxed)) return true;
+  const uint64_t entries = seen_entries_.fetch_add(count, std::memory_order_relaxed) + count;
+  const uint64_t blocks = seen_blocks_.fetch_add(1, std::memory_order_relaxed) + 1;
+  const double projected = (static_cast<double>(entries) * 4 / static_cast<double>(blocks) +
+                            (kLayoutBlock + 1) * 4.0) * static_cast<double>(blocks_.size());
+  if (projected <= 0.9 * static_cast<double>(max_bytes_)) return false;
+  packing_started_.store(true, std::memory_order_relaxed);
+  return true;
+}
+
+bool ListCache::Pack(size_t bi, const uint32_t* ids, size_t count) {
+  Block& b = blocks_[bi];
+  const size_t len = static_cast<size_t>(
+      std::min<VertexId>(kLayoutBlock, bound_ - static_cast<VertexId>(bi) * kLayoutBlock));
+  while (b.next <= len) b.off[b.next++] = static_cast<uint32_t>(count);
+  // Two passes: the records' widths and sizes, then the records, written into a vector of the
+  // exact size (no scratch buffer to keep).
+  int8_t width[kLayoutBlock];
+  uint64_t total = 0;
+  for (size_t j = 0; j < len; ++j) {
+    const uint32_t e0 = b.off[j], e1 = b.off[j + 1];
+    if (e0 == e1) continue;
+    width[j] = static_cast<int8_t>(PackedWidth(ids + e0, e1 - e0));
+    if (width[j] < 0) return false;
+    total += PackedRecordSize(e1 - e0, ids[e0], width[j]);
+  }
+  if (total + kPackedPad > UINT32_MAX) return false;
+  UninitVector<uint8_t> bytes;
+  bytes.resize(static_cast<size_t>(total) + kPackedPad);  // uninitialized: written below
+  size_t pos = 0;
+  for (size_t j = 0; j < len; ++j) {
+    const uint32_t e0 = b.off[j], e1 = b.off[j + 1];
+    b.off[j] = static_cast<uint32_t>(pos);  // e1 is read before off[j + 1] is rewritten
+    if (e0 != e1) pos += PackList(ids + e0, e1 - e0, width[j], bytes.data() + pos);
+  }
+  assert(pos == total);
+  std::memset(bytes.data() + pos, 0, kPackedPad);
+  for (size_t j = len; j < b.off.size(); ++j) b.off[j] = static_cast<uint32_t>(pos);
+  b.bytes = std::move(bytes);
+  b.packed = true;
+  return true;
+}
+
 void ListCache::Unstage(Stage& st) {
   assert(st.block != SIZE_MAX);
   Block& b = blocks_[st.block];
   assert(b.stage == &st && Held(b) == 0);
   b.stage = nullptr;
+  // The block is complete (its thread moved on, or Complete closes it): pack it from the
+  // stage, counting the packed bytes; a block that cannot be packed goes on as below.
+  if (ShouldPack(st.n) && Pack(st.block, st.ids32.data(), st.n)) {
+    const size_t bytes = Held(b);
+    if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) {
+      used_.fetch_sub(bytes, std::memory_order_relaxed);
+      Drop(b);
+    }
+    ReleaseStage(st);
+    return;
+  }
   const size_t bytes = st.n * PerEdge();
   if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) {
     used_.fetch_sub(bytes, std::memory_order_relaxed);
@@ -173,7 +231,7 @@ size_t ListCache::Entries(const Block& b) const {
 
 size_t ListCache::Held(const Block& b) const {
   return b.ids32.capacity() * 4 + b.ids64.capacity() * 8 + b.w.capacity() * 8 +
-         b.skip.capacity() * 8;
+         b.skip.capacity() * 8 + b.bytes.capacity();
 }
 
 uint64_t ListCache::LimitDegree(const Layout& estimate) {
@@ -250,7 +308,8 @@ void ListCache::CollectSlow(VertexId u, const NeighborChunk& c) {
   }
   Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
   if (b.state == Block::kDropped) return;
-  if (max_bytes_ == 0 || c.dst[c.size - 1] >= bound_) {  // a damaged list: Pass streams it
+  // A damaged list, or more of a block already packed (no appends to records): Pass streams it.
+  if (max_bytes_ == 0 || c.dst[c.size - 1] >= bound_ || b.packed) {
     Drop(b);
     return;
   }
@@ -327,8 +386,14 @@ void ListCache::Close(Block& b, VertexId len) {
   trim(b.ids32);
   trim(b.ids64);
   trim(b.w);
+  // Lists not staged (LimitDegree's reservations, a thread without a stage): packed here.
+  if (!b.packed && count != 0 && ShouldPack(count) &&
+      Pack(static_cast<size_t>(&b - blocks_.data()), b.ids32.data(), count)) {
+    b.ids32 = UninitVector<uint32_t>();
+  }
   const size_t now = Held(b);
   if (now < cap) used_.fetch_sub(cap - now, std::memory_order_relaxed);
+  if (now > cap) used_.fetch_add(now - cap, std::memory_order_relaxed);  // packed, not smaller
 }
 
 Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {

@@ -10,6 +10,21 @@
 // Frontier kernels read kept lists one vertex at a time with Chunks (ForEachFrontierChunk
 // takes the cache and reads only the other vertices from the snapshot).
 //
+// Packed blocks (ListPacking, with 32-bit IDs and no weights): a block's lists kept as records
+// of byte-wide gaps (packed_list.h), packed when the block's lists are complete — when its
+// thread moves on to another block, or in Complete — so at most one block per thread is held
+// unpacked. 71 MiB instead of 124 for the 31 M entries of the scale-20 Kronecker graph (heads
+// included), so a budget keeps nearly twice the lists, for a decode of each entry on every
+// pass (docs/benchmarks.md, "Issue 28: packed list-cache blocks"). kAuto packs only when the lists will not fit
+// unpacked: a block is packed once the unpacked bytes of the blocks completed so far,
+// extrapolated to every block, pass nine tenths of the budget (from then on every block is
+// packed; the blocks completed before stay unpacked). Pass, PassInterleaved and Chunks give
+// the same entries in the same order either way (Pass and Chunks in pieces of at most 256);
+// List and Head do not serve packed blocks (false, null: read those lists from the store). A
+// chunk that comes for a block already packed (its thread left it and came back) drops the
+// block, which Pass then streams. A block whose lists do not ascend, or whose records would
+// pass 4 GiB, is kept unpacked.
+//
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
 // Collect) keeps the shortest lists — every list up to a degree cutoff chosen so that they fit
@@ -36,7 +51,9 @@
 #endif
 
 #include "analytics/layout.h"
+#include "analytics/packed_list.h"
 #include "analytics/range_scan.h"
+#include "strata/analytics.h"
 #include "strata/snapshot.h"
 #include "util/coro.h"
 
@@ -50,7 +67,9 @@ size_t ResolveCacheBytes(size_t cache_bytes);
 class ListCache {
  public:
   // keep_weights: keep each edge's weight too (a weighted store's lists come with weights).
-  ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights = false);
+  // packing: which blocks are packed (see above); none with keep_weights or IDs past 32 bits.
+  ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool keep_weights = false,
+            ListPacking packing = ListPacking::kNever);
 
   // Keeps only the lists of vertices whose degree bound in `estimate` (EstimateLayout: upper
   // bounds) is at most a cutoff, the largest with which all those lists fit max_bytes, heads
@@ -115,7 +134,8 @@ class ListCache {
   bool Chunks(VertexId u, Fn&& fn) const;
 
   // u's kept list as arrays, for readers that interleave or prefetch (SSSP): ids32 (narrow
-  // IDs) or ids64 is set, w only when weights(). False when u's list is not kept, as Chunks.
+  // IDs) or ids64 is set, w only when weights(). False when u's list is not kept, as Chunks,
+  // or is packed.
   struct Span {
     const uint32_t* ids32 = nullptr;
     const VertexId* ids64 = nullptr;
@@ -125,6 +145,7 @@ class ListCache {
   bool List(VertexId u, Span* out) const {
     if (!Kept(u)) return false;
     const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+    if (b.packed) return false;
     const size_t j = static_cast<size_t>(u % kLayoutBlock);
     const uint64_t e0 = b.off[j];
     out->n = static_cast<size_t>(b.off[j + 1] - e0);
@@ -133,9 +154,9 @@ class ListCache {
     out->w = weights_ ? b.w.data() + e0 : nullptr;
     return true;
   }
-  // Where List(u) reads u's offsets (for a prefetch); null when u's list is not kept.
+  // Where List(u) reads u's offsets (for a prefetch); null when List(u) would return false.
   const void* Head(VertexId u) const {
-    if (!Kept(u)) return nullptr;
+    if (!Kept(u) || blocks_[static_cast<size_t>(u / kLayoutBlock)].packed) return nullptr;
     return blocks_[static_cast<size_t>(u / kLayoutBlock)].off.data() + u % kLayoutBlock;
   }
   Direction direction() const { return d_; }
@@ -147,6 +168,12 @@ class ListCache {
   }
   // Whether kept lists carry their weights.
   bool weights() const { return weights_; }
+  // Kept blocks held packed. After Complete.
+  size_t packed_blocks() const {
+    size_t n = 0;
+    for (const Block& b : blocks_) n += b.state == Block::kKept && b.packed;
+    return n;
+  }
   // Bytes held.
   size_t bytes() const { return used_.load(std::memory_order_relaxed); }
   // The most bytes it may hold: max_bytes, kAutoCacheBytes resolved.
@@ -170,10 +197,14 @@ class ListCache {
     size_t next = 0;            // vertices before this one (in the block) have their offsets
     // List of vertex base + j: ids[off[j], off[j + 1]). 32 bits: a block holding more than
     // 2^32 - 1 entries (16 GiB of IDs and more) is dropped instead.
+    // Packed (`packed`): off[j] is the byte offset of the list's record in `bytes`, and
+    // off[j] == off[j + 1] for an empty list; ids32 is empty.
     UninitVector<uint32_t> off;
     UninitVector<uint32_t> ids32;
     UninitVector<VertexId> ids64;
     UninitVector<double> w;  // weights_ only: w[k] belongs to the k-th id
+    UninitVector<uint8_t> bytes;  // packed: the records, then kPackedPad zero bytes
+    bool packed = false;
     // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
     // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
     UninitVector<uint64_t> skip;
@@ -206,6 +237,12 @@ class ListCache {
     UninitVector<double> w;
   };
   size_t Held(const Block& b) const;  // bytes a block holds (capacities)
+  // Whether a block of `count` entries completed now is packed (ListPacking).
+  bool ShouldPack(size_t count);
+  // Packs block bi's lists ids[0, count) (its offsets set for its first `next` vertices; the
+  // rest get `count`) into `bytes`, unless they do not ascend or pass 4 GiB: then false and b
+  // unchanged. Does not count the bytes in used_.
+  bool Pack(size_t bi, const uint32_t* ids, size_t count);
   void Drop(Block& b);
   void Close(Block& b, VertexId len);
   // This thread's stage for a block starting now, or null (see Stage).
@@ -246,6 +283,11 @@ class ListCache {
   VertexId bound_;
   bool narrow_;
   bool weights_;
+  ListPacking packing_;  // kNever unless narrow_ && !weights_
+  // kAuto: entries and blocks completed so far, and whether packing has started.
+  std::atomic<uint64_t> seen_entries_{0};
+  std::atomic<uint64_t> seen_blocks_{0};
+  std::atomic<bool> packing_started_{false};
   size_t max_bytes_;
   std::vector<uint64_t> reserve_;  // LimitDegree: per block, the entries its kept lists need
   std::atomic<bool> collected_{false};
@@ -265,6 +307,14 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
   const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
   constexpr size_t kPiece = 256;
   VertexId wide[kPiece];
+  if (b.packed) {
+    if (e0 == e1) return true;
+    PackedListReader rd(b.bytes.data() + e0);
+    while (size_t n = rd.Next(wide, kPiece)) {
+      if (!fn(NeighborChunk{wide, nullptr, n})) break;
+    }
+    return true;
+  }
   for (uint64_t k = e0; k < e1;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kPiece, e1 - k));
     const VertexId* dst;
@@ -295,13 +345,31 @@ coro::Task<void> InterleavedList(VertexId u, const Id* ids, size_t n, Prefetch* 
   }
 }
 
+// The same for a packed list's record: each piece is decoded into the coroutine's frame.
+template <typename Prefetch, typename Fn>
+coro::Task<void> InterleavedPacked(VertexId u, const uint8_t* record, Prefetch* prefetch,
+                                   Fn* fn) {
+  PackedListReader rd(record);
+  uint32_t piece[ListCache::kInterleavePiece];
+  while (size_t k = rd.Next(piece, ListCache::kInterleavePiece)) {
+    (*prefetch)(static_cast<const uint32_t*>(piece), k);
+    co_await coro::Suspend{};
+    (*fn)(u, static_cast<const uint32_t*>(piece), k);
+  }
+}
+
+// Frame bytes PassInterleaved's scheduler gives each coroutine (a packed list's frame holds
+// its reader and a piece).
+inline constexpr size_t kInterleaveFrameBytes = 384;
+
 }  // namespace list_cache_detail
 
 template <typename Prefetch, typename Fn>
 Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexRange r,
                                   size_t group, Prefetch&& prefetch, Fn&& fn) const {
   if (group <= 1) return Pass(snap, L, r, fn);
-  coro::Scheduler& sched = coro::PerThread<struct PassSite>(group, /*frame_bytes=*/256);
+  coro::Scheduler& sched =
+      coro::PerThread<struct PassSite>(group, list_cache_detail::kInterleaveFrameBytes);
   const uint8_t* const exists = L.exists.data();
   for (VertexId lo = r.begin; lo < r.end;) {
     const size_t bi = static_cast<size_t>(lo / kLayoutBlock);
@@ -331,7 +399,20 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
         return list_cache_detail::InterleavedList(u, ids + e0, n, &prefetch, &fn);
       });
     };
-    Status s = narrow_ ? run(b.ids32.data()) : run(b.ids64.data());
+    Status s;
+    if (b.packed) {
+      s = sched.Run(static_cast<size_t>(hi - lo), [&](size_t i) {
+        const VertexId u = lo + i;
+        const size_t j = static_cast<size_t>(u - base);
+        const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
+        const uint8_t* rec = exists[u] && e0 != e1 ? b.bytes.data() + e0 : nullptr;
+        return rec != nullptr ? list_cache_detail::InterleavedPacked(u, rec, &prefetch, &fn)
+                              : list_cache_detail::InterleavedList(u, b.ids32.data(), 0,
+                                                                   &prefetch, &fn);
+      });
+    } else {
+      s = narrow_ ? run(b.ids32.data()) : run(b.ids64.data());
+    }
     assert(sched.arena().fallbacks() == 0);
     if (!s.ok()) return s;
     lo = hi;
@@ -370,27 +451,33 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
       const size_t j = static_cast<size_t>(u - base);
       const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
       if (e0 == e1 || !exists[u]) continue;
-      auto emit = [&](const auto* ids) {
+      size_t n = 0;  // entries in `keep`
+      auto emit = [&](const auto* ids, size_t count) {
         if (!L.dangling) {
-          fn(u, ids + e0, static_cast<size_t>(e1 - e0));
+          fn(u, ids, count);
           return;
         }
-        size_t n = 0;  // drop edges into deleted vertices (kDirected keeps them)
-        for (uint64_t k = e0; k < e1; ++k) {
-          if (!exists[ids[k]]) continue;
+        for (size_t k = 0; k < count; ++k) {  // drop edges into deleted vertices (kDirected
+          if (!exists[ids[k]]) continue;      // keeps them)
           keep[n] = ids[k];
           if (++n == kKeep) {
             fn(u, static_cast<const VertexId*>(keep), n);
             n = 0;
           }
         }
-        if (n) fn(u, static_cast<const VertexId*>(keep), n);
       };
-      if (narrow_) {
-        emit(b.ids32.data());
+      if (b.packed) {
+        PackedListReader rd(b.bytes.data() + e0);
+        uint32_t piece[kKeep];
+        while (size_t k = rd.Next(piece, kKeep)) {
+          emit(static_cast<const uint32_t*>(piece), k);
+        }
+      } else if (narrow_) {
+        emit(b.ids32.data() + e0, static_cast<size_t>(e1 - e0));
       } else {
-        emit(b.ids64.data());
+        emit(b.ids64.data() + e0, static_cast<size_t>(e1 - e0));
       }
+      if (n) fn(u, static_cast<const VertexId*>(keep), n);
     }
     lo = hi;
   }

@@ -39,7 +39,8 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
   const bool pull = HasInEdges(snap.kind());
   const Direction list_dir = pull ? InDirection(snap.kind()) : Direction::kOut;
   // One iteration reads each list once: nothing to keep.
-  ListCache cache(snap, list_dir, params.iterations > 1 ? params.cache_bytes : 0);
+  ListCache cache(snap, list_dir, params.iterations > 1 ? params.cache_bytes : 0,
+                  /*keep_weights=*/false, params.packing);
   Layout L;
   Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
     if (list_dir == Direction::kOut) cache.Collect(u, c);
@@ -51,6 +52,7 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
     params.stats->cache_budget = cache.budget();
     params.stats->cache_bytes = cache.bytes();
     params.stats->streamed_blocks = cache.dropped_blocks();
+    params.stats->packed_blocks = cache.packed_blocks();
   }
   if (L.num_vertices == 0) {
     rank->assign(L.bound, 0.0);

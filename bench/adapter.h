@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "strata/analytics.h"
 #include "strata/status.h"
 #include "strata/types.h"
 
@@ -70,6 +71,7 @@ struct SystemConfig {
   size_t memgraph_bytes = size_t{64} << 20;  // strata
   int threads = 2;          // threads of analytics kernels
   std::optional<size_t> pr_cache_bytes;  // strata: PageRankParams::cache_bytes; unset: default
+  std::optional<analytics::ListPacking> pr_packing;  // strata: PageRankParams::packing
 };
 
 // What an analytics run computed, reduced to a few numbers that every system must agree on
@@ -77,10 +79,12 @@ struct SystemConfig {
 struct Digest {
   std::string text;
   double seconds = 0;  // the kernel alone (digest computation excluded)
-  // StrataGraph's PageRank: its list cache's budget and the bytes it kept (PageRankStats);
-  // -1 for other kernels and systems.
+  // StrataGraph's PageRank: its list cache's budget, the bytes it kept and its blocks kept
+  // packed and streamed (PageRankStats); -1 for other kernels and systems.
   int64_t list_cache_budget = -1;
   int64_t list_cache_bytes = -1;
+  int64_t list_cache_packed_blocks = -1;
+  int64_t list_cache_streamed_blocks = -1;
 };
 
 // (How digests are computed: bench/digest.h.)

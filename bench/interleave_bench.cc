@@ -18,7 +18,8 @@
 // = F, db/tier_reader.h; optionally kK: items of K KiB, and a: through the descriptor with
 // readahead, FrontierReadConfig::random_access false; absent: the defaults) and hH (the streamed
 // scans' hints, H windows ahead, SetStreamHintWindows(H); absent: kDefaultStreamHintWindows) and
-// cC (PageRank's list cache, PageRankParams::cache_bytes = C MiB; absent: the default). Each
+// cC (PageRank's list cache, PageRankParams::cache_bytes = C MiB; absent: the default) and u
+// or z (PageRankParams::packing kNever or kAlways; absent: kAuto). Each
 // run's result is checked equal to the first setting's (BFS depths exactly, SSSP distances
 // exactly: every setting relaxes to the same fixed point; PageRank's ranks and WCC's labels
 // exactly, run with default parameters but the cache to check the shared read path). Prints per
@@ -78,6 +79,8 @@ struct Setting {
   FrontierReadConfig frontier;  // the frontier reads' I/O (SetFrontierReadConfig)
   long hint = -1;      // streamed scans' hint windows (SetStreamHintWindows); -1: default
   long cache_mib = -1; // PageRank's list cache (PageRankParams::cache_bytes) in MiB; -1: default
+  // PageRankParams::packing: 'u' kNever, 'z' kAlways; absent: the default (kAuto)
+  analytics::ListPacking packing = analytics::ListPacking::kAuto;
 };
 
 bool ParseSetting(const std::string& s, Setting* out) {
@@ -119,6 +122,10 @@ bool ParseSetting(const std::string& s, Setting* out) {
     const char* b = end + 1;
     out->cache_mib = std::strtol(b, &end, 10);
     if (end == b || out->cache_mib < 0) return false;
+  }
+  if (*end == 'u' || *end == 'z') {
+    out->packing = *end == 'u' ? analytics::ListPacking::kNever : analytics::ListPacking::kAlways;
+    ++end;
   }
   return *end == '\0';
 }
@@ -381,6 +388,7 @@ int RunInterleaveBench(int argc, char** argv) {
         SetStreamHintWindows(st.hint >= 0 ? static_cast<uint64_t>(st.hint) : kDefaultStreamHintWindows);
         double w = 0, c = 0;
         uint64_t io_bytes = 0, faults = 0;
+        analytics::PageRankStats pr_stats;  // pagerank: its last run's list cache
         for (VertexId src : srcs) {
           reopen();
           const uint64_t io0 = StorageReadBytes();
@@ -424,6 +432,8 @@ int RunInterleaveBench(int argc, char** argv) {
           } else if (kernel == "pagerank") {  // default parameters but the cache (cC)
             analytics::PageRankParams p;
             if (st.cache_mib >= 0) p.cache_bytes = static_cast<size_t>(st.cache_mib) << 20;
+            p.packing = st.packing;
+            p.stats = &pr_stats;
             s = analytics::PageRank(*snap, p, &dist);
           } else if (kernel == "wcc") {
             s = analytics::Wcc(*snap, analytics::WccParams{}, &label);
@@ -508,6 +518,13 @@ int RunInterleaveBench(int argc, char** argv) {
                     static_cast<double>(io_bytes) / (1 << 20), static_cast<unsigned long long>(faults),
                     cold_done.empty() ? "" : " after ",
                     cold_done.c_str());
+        if (kernel == "pagerank") {
+          std::printf("    list cache %.1f MiB of %.1f MiB, %llu blocks packed, %llu streamed\n",
+                      static_cast<double>(pr_stats.cache_bytes) / (1 << 20),
+                      static_cast<double>(pr_stats.cache_budget) / (1 << 20),
+                      static_cast<unsigned long long>(pr_stats.packed_blocks),
+                      static_cast<unsigned long long>(pr_stats.streamed_blocks));
+        }
         std::fflush(stdout);
       }
     }

@@ -62,6 +62,7 @@ void Usage() {
           "                    [--only WORKLOAD,...] [--systems SYSTEM,...] [--dir DIR]\n"
           "                    [--timeout SECONDS] [--large-analytics KERNEL,...|none]\n"
           "                    [--keep-large] [--pr-cache-bytes SIZE]\n"
+          "                    [--pr-packing auto|never|always]\n"
           "       strata-bench feed [--edges N] [--batch B] [--writers W] [--in-memory]: the\n"
           "         change feed's delivered changes/s and ingest rate with vs without a subscriber\n"
           "       strata-bench interleave [--scale S] [--kernels bfs,sssp,pagerank,...]\n"
@@ -81,7 +82,9 @@ void Usage() {
           "           figure: its full compaction would rewrite the store)\n"
           "--pr-cache-bytes: strata's PageRank list cache (PageRankParams::cache_bytes; e.g. 512M,\n"
           "           as `strata analyze --cache-bytes`); default the kernel's (a quarter of the free\n"
-          "           memory, at least 256 MiB); strata's pr rows then carry params.cache_bytes\n");
+          "           memory, at least 256 MiB); strata's pr rows then carry params.cache_bytes\n"
+          "--pr-packing: strata's PageRank list packing (PageRankParams::packing); default auto;\n"
+          "           strata's pr rows then carry params.packing\n");
 }
 
 std::string Trim(std::string s) {
@@ -275,6 +278,18 @@ int Main(int argc, char** argv) {
         return 2;
       }
       cfg.pr_cache_bytes = static_cast<size_t>(bytes);
+    } else if (a == "--pr-packing") {
+      const std::string v = next();
+      if (v == "auto") {
+        cfg.pr_packing = analytics::ListPacking::kAuto;
+      } else if (v == "never") {
+        cfg.pr_packing = analytics::ListPacking::kNever;
+      } else if (v == "always") {
+        cfg.pr_packing = analytics::ListPacking::kAlways;
+      } else {
+        fprintf(stderr, "--pr-packing: '%s' is not auto, never or always\n", v.c_str());
+        return 2;
+      }
     } else if (a == "--timeout") {
       timeout = std::stod(next());
     } else if (a == "-h" || a == "--help") {

@@ -17,8 +17,9 @@ namespace {
 
 class StrataView : public View {
  public:
-  StrataView(std::unique_ptr<Snapshot> snap, std::optional<size_t> pr_cache_bytes)
-      : snap_(std::move(snap)), pr_cache_bytes_(pr_cache_bytes) {}
+  StrataView(std::unique_ptr<Snapshot> snap, std::optional<size_t> pr_cache_bytes,
+             std::optional<analytics::ListPacking> pr_packing)
+      : snap_(std::move(snap)), pr_cache_bytes_(pr_cache_bytes), pr_packing_(pr_packing) {}
 
   bool SearchEdge(VertexId u, VertexId v) override {
     double w;
@@ -55,6 +56,7 @@ class StrataView : public View {
     analytics::PageRankParams p;
     p.iterations = iterations;
     if (pr_cache_bytes_) p.cache_bytes = *pr_cache_bytes_;
+    if (pr_packing_) p.packing = *pr_packing_;
     analytics::PageRankStats stats;
     p.stats = &stats;
     std::vector<double> rank;
@@ -63,6 +65,8 @@ class StrataView : public View {
     d->seconds = NowSec() - t0;
     d->list_cache_budget = static_cast<int64_t>(stats.cache_budget);
     d->list_cache_bytes = static_cast<int64_t>(stats.cache_bytes);
+    d->list_cache_packed_blocks = static_cast<int64_t>(stats.packed_blocks);
+    d->list_cache_streamed_blocks = static_cast<int64_t>(stats.streamed_blocks);
     if (s.ok()) d->text = PageRankDigest(rank.data(), rank.size());
     return s;
   }
@@ -102,6 +106,7 @@ class StrataView : public View {
  private:
   std::unique_ptr<Snapshot> snap_;
   std::optional<size_t> pr_cache_bytes_;  // unset: the kernel's default
+  std::optional<analytics::ListPacking> pr_packing_;  // unset: the kernel's default
   Status status_;
   uint64_t sink_ = 0;
 };
@@ -158,7 +163,8 @@ class StrataSystem : public System {
   Status CompactFull() override { return db_->CompactAll(); }
 
   std::unique_ptr<View> NewView() override {
-    return std::make_unique<StrataView>(db_->GetSnapshot(), config_.pr_cache_bytes);
+    return std::make_unique<StrataView>(db_->GetSnapshot(), config_.pr_cache_bytes,
+                                        config_.pr_packing);
   }
 
   SystemStats Stats() override {

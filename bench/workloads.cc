@@ -237,6 +237,7 @@ SystemConfig MakeSystemConfig(const SuiteConfig& cfg, const std::string& sub, bo
   c.memgraph_bytes = cfg.memgraph_bytes;
   c.threads = cfg.threads;
   c.pr_cache_bytes = cfg.pr_cache_bytes;
+  c.pr_packing = cfg.pr_packing;
   return c;
 }
 
@@ -389,10 +390,17 @@ VertexId PickSource(System* sys, const Graph& g) {
 }
 
 // StrataGraph's PageRank runs: what the kernel's list cache had (Digest), into a row's info.
+const char* PackingName(analytics::ListPacking p) {
+  return p == analytics::ListPacking::kAuto ? "auto"
+         : p == analytics::ListPacking::kNever ? "never" : "always";
+}
+
 void AddListCache(const Digest& d, JsonObject* info) {
   if (d.list_cache_budget < 0) return;
   info->Int("list_cache_budget", d.list_cache_budget);
   info->Int("list_cache_bytes", d.list_cache_bytes);
+  info->Int("list_cache_packed_blocks", d.list_cache_packed_blocks);
+  info->Int("list_cache_streamed_blocks", d.list_cache_streamed_blocks);
 }
 
 // Warm-up run + `runs` timed runs, median reported; or one cold run per drop of the page cache.
@@ -408,6 +416,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
     // StrataGraph's kernel only: baselines match the row by a subset of its params.
     const bool strata = sys_name == "strata" || sys_name == "strata-mem";
     if (strata && cfg.pr_cache_bytes) params.Int("cache_bytes", static_cast<int64_t>(*cfg.pr_cache_bytes));
+    if (strata && cfg.pr_packing) params.Str("packing", PackingName(*cfg.pr_packing));
   }
   if (sys_name != "csr") params.Str("cache", cold ? "cold" : "warm");
   std::vector<double> secs, cpus, faults;
@@ -528,6 +537,7 @@ void RunPrPaired(const SuiteConfig& cfg, System* sys, const Graph& g, int pairs,
   params.Int("threads", cfg.threads);
   params.Int("iterations", cfg.pr_iterations);
   if (cfg.pr_cache_bytes) params.Int("cache_bytes", static_cast<int64_t>(*cfg.pr_cache_bytes));
+  if (cfg.pr_packing) params.Str("packing", PackingName(*cfg.pr_packing));
   params.Str("baseline", "csr");
   Result r = R("pr", name, "seconds_ratio_paired", Median(ratios), "x", params);
   r.info.Int("pairs", pairs);

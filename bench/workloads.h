@@ -52,6 +52,8 @@ struct SuiteConfig {
   int pr_iterations = 10;
   // strata's PageRank list cache (PageRankParams::cache_bytes); unset: the kernel's default.
   std::optional<size_t> pr_cache_bytes;
+  // strata's PageRank list packing (PageRankParams::packing); unset: the kernel's default.
+  std::optional<analytics::ListPacking> pr_packing;
   // Warm-up before the timed runs: false, one run of each kernel (PageRank: one iteration);
   // true, one PageRank iteration per graph before its kernels (it reads every list, so the
   // caches are as warm; quick uses it, since RocksDB's per-kernel warm-ups are slow).

@@ -26,6 +26,7 @@
 #include "analytics/intersect.h"
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
+#include "analytics/packed_list.h"
 #include "analytics/range_scan.h"
 #include "strata/analytics.h"
 #include "tests/util/analytics_verify.h"
@@ -761,17 +762,45 @@ TEST(Analytics, PageRankCacheBudgetAndStats) {
     EXPECT_GT(st.cache_bytes, 0u) << what;
     EXPECT_LE(st.cache_bytes, st.cache_budget) << what;
     EXPECT_EQ(st.streamed_blocks, 0u) << what;
-    const size_t all = st.cache_bytes;
-    // A budget for about one block's lists: the rest streamed, the same ranks.
-    p.cache_bytes = all / 2;
+    // kAuto keeps lists that fit the budget unpacked; kNever the same; kAlways packs every
+    // block into fewer bytes. The same ranks each way.
+    EXPECT_EQ(st.packed_blocks, 0u) << what;
+    const size_t all = st.cache_bytes;  // unpacked
+    p.packing = ListPacking::kNever;
     st = PageRankStats();
     ASSERT_OK(PageRank(g, p, &r));
-    EXPECT_EQ(st.cache_budget, all / 2) << what;
-    EXPECT_LE(st.cache_bytes, all / 2) << what;
-    EXPECT_GT(st.cache_bytes, 0u) << what;
-    EXPECT_GE(st.streamed_blocks, 1u) << what;
-    EXPECT_LT(st.streamed_blocks, blocks) << what;
     EXPECT_EQ(r, r_auto) << what;
+    EXPECT_EQ(st.cache_bytes, all) << what;
+    EXPECT_EQ(st.packed_blocks, 0u) << what;
+    p.packing = ListPacking::kAlways;
+    st = PageRankStats();
+    ASSERT_OK(PageRank(g, p, &r));
+    EXPECT_EQ(r, r_auto) << what;
+    EXPECT_EQ(st.streamed_blocks, 0u) << what;
+    EXPECT_EQ(st.packed_blocks, blocks) << what;
+    EXPECT_LT(st.cache_bytes, all * 3 / 4) << what;
+    // A budget for about one block's unpacked lists: the rest streamed, the same ranks. (A
+    // block is kept only if its unpacked lists fit the room left, so, packed or not, not all
+    // three fit.) kAuto packs here: the lists cannot fit unpacked.
+    for (ListPacking pack : {ListPacking::kNever, ListPacking::kAlways, ListPacking::kAuto}) {
+      p.packing = pack;
+      p.cache_bytes = all / 2;
+      st = PageRankStats();
+      ASSERT_OK(PageRank(g, p, &r));
+      const std::string how = what + " packing " + std::to_string(static_cast<int>(pack));
+      EXPECT_EQ(st.cache_budget, all / 2) << how;
+      EXPECT_LE(st.cache_bytes, all / 2) << how;
+      EXPECT_GT(st.cache_bytes, 0u) << how;
+      EXPECT_GE(st.streamed_blocks, 1u) << how;
+      EXPECT_LT(st.streamed_blocks, blocks) << how;
+      EXPECT_EQ(r, r_auto) << how;
+      if (pack == ListPacking::kNever) {
+        EXPECT_EQ(st.packed_blocks, 0u) << how;
+      } else {
+        EXPECT_GE(st.packed_blocks, 1u) << how;
+      }
+    }
+    p.packing = ListPacking::kAuto;
     p.cache_bytes = 0;
     st = PageRankStats();
     ASSERT_OK(PageRank(g, p, &r));
@@ -846,9 +875,11 @@ TEST(Analytics, ListCacheStagesAreMovedWhereverCollectGoes) {
   // 2^30: every block kept; all (the kept size of everything: block 0's second half grows its
   // vector past it), all / 2, 70000, 50000: some dropped, by the check while staged or when
   // moved (50000 is below a stage vector's size, so the room of inline appends must count it).
+  for (ListPacking packing : {ListPacking::kNever, ListPacking::kAlways})
   for (size_t budget : {size_t{1} << 30, all, all / 2, size_t{70000}, size_t{50000}}) {
     SCOPED_TRACE(budget);
-    ListCache cache(g, Direction::kOut, budget);
+    SCOPED_TRACE(static_cast<int>(packing));
+    ListCache cache(g, Direction::kOut, budget, false, packing);
     const VertexId half = kLayoutBlock / 2;
     collect(&cache, 0, half);                                // block 0, first half: staged
     collect(&cache, kLayoutBlock, 2 * kLayoutBlock);         // block 1: block 0 moved
@@ -865,8 +896,14 @@ TEST(Analytics, ListCacheStagesAreMovedWhereverCollectGoes) {
     if (budget > 2 * all) {
       for (VertexId u = 0; u < L.bound; ++u) {
         if (L.exists[u] && g.Degree(u, Direction::kOut) > 0) {
-          ASSERT_TRUE(cache.Kept(u)) << u;
+          // Packed: block 0 was packed when its thread moved to block 1, so the chunks that
+          // came back for it dropped it (streamed); every other block is kept packed.
+          const bool dropped = packing == ListPacking::kAlways && u < kLayoutBlock;
+          ASSERT_EQ(cache.Kept(u), !dropped) << u;
         }
+      }
+      if (packing == ListPacking::kAlways) {
+        EXPECT_EQ(cache.packed_blocks(), 4u);
       }
     }
     std::vector<std::pair<VertexId, VertexId>> got;
@@ -961,6 +998,144 @@ void ListCacheChunksCase() {
 TEST(Analytics, ListCacheChunksMatchStoreListsWithWeights) {
   tbb::task_arena two(2);
   two.execute([&] { ListCacheChunksCase(); });
+}
+
+// A packed record reads back as the list it was made of, in pieces of any size, into 32- or
+// 64-bit IDs: gaps of every width (0-4 bytes, the largest 2^32 - 1), single IDs, equal
+// neighbors and IDs up to 2^32 - 1. The record holds the fewest bytes per gap, is as long as
+// PackedRecordSize says, and its reader stays within the record and kPackedPad bytes after it (an
+// exact-size buffer: ASan checks it). IDs that do not ascend are refused.
+TEST(Analytics, PackedListsRoundTrip) {
+  std::mt19937_64 rng(41);
+  std::vector<std::vector<uint32_t>> lists = {
+      {7}, {0, UINT32_MAX}, {UINT32_MAX}, {5, 5, 5}, {1, 2, 3, 300, 70000, 20000000, 20000001}};
+  for (uint32_t span : {1u, 200u, 60000u, 16000000u, UINT32_MAX}) {
+    for (size_t n : {1, 2, 17, 300, 1000}) {
+      std::vector<uint32_t> l(n);
+      for (uint32_t& x : l) x = static_cast<uint32_t>(rng() % (uint64_t{span} + 1));
+      std::sort(l.begin(), l.end());
+      lists.push_back(l);
+    }
+  }
+  for (const std::vector<uint32_t>& l : lists) {
+    SCOPED_TRACE(l.size());
+    uint32_t max_gap = 0;
+    for (size_t k = 1; k < l.size(); ++k) max_gap = std::max(max_gap, l[k] - l[k - 1]);
+    const int width = max_gap == 0 ? 0 : max_gap < 256 ? 1 : max_gap < 65536 ? 2
+                                       : max_gap < (1u << 24) ? 3 : 4;
+    ASSERT_EQ(PackedWidth(l.data(), l.size()), width);
+    const size_t size = PackedRecordSize(l.size(), l[0], width);
+    std::vector<uint8_t> tmp(size + 64, 0xee);
+    const size_t len = PackList(l.data(), l.size(), width, tmp.data());
+    ASSERT_EQ(len, size);
+    EXPECT_EQ(tmp[len], 0xee) << "wrote past its size";
+    EXPECT_EQ(tmp[len - (l.size() - 1) * static_cast<size_t>(width) - 1], width);
+    std::vector<uint8_t> rec(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(len));
+    rec.resize(len + kPackedPad, 0);
+    for (size_t piece : {size_t{1}, size_t{3}, size_t{16}, size_t{256}}) {
+      PackedListReader rd(rec.data());
+      EXPECT_EQ(rd.left(), l.size());
+      std::vector<uint32_t> got32;
+      std::vector<uint32_t> buf(piece);
+      while (size_t k = rd.Next(buf.data(), piece)) {
+        ASSERT_LE(k, piece);
+        got32.insert(got32.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+      EXPECT_EQ(got32, l) << "piece " << piece;
+      EXPECT_EQ(rd.left(), 0u);
+    }
+    PackedListReader wide(rec.data());
+    std::vector<VertexId> got64(l.size());
+    ASSERT_EQ(wide.Next(got64.data(), l.size() + 5), l.size());
+    EXPECT_TRUE(std::equal(l.begin(), l.end(), got64.begin()));
+  }
+  const uint32_t down[] = {4, 9, 8};
+  EXPECT_EQ(PackedWidth(down, 3), -1);
+  EXPECT_EQ(PackedWidth(down, 2), 1);
+}
+
+// A cache whose blocks are packed gives what an unpacked one gives: Pass the same entries in
+// the same order (edges into deleted vertices dropped on kDirected), PassInterleaved each
+// vertex's list in order, Chunks each kept list; List and Head refuse packed blocks (so
+// their readers go to the store). It holds fewer bytes.
+TEST(Analytics, ListCachePackedBlocksReadAsUnpacked) {
+  tbb::task_arena two(2);
+  two.execute([&] {
+    for (GraphKind kind : {GraphKind::kDirected, GraphKind::kUndirected}) {
+      SCOPED_TRACE(KindName(kind));
+      std::mt19937_64 rng(13);
+      MapSnapshot g(kind, false);
+      FillUniform(&g, 20000, 100000, rng);
+      for (int i = 0; i < 3000; ++i) g.PutEdge(5, rng() % 20000, 1.0);  // pieces of a list
+      Mutate(&g, 0.1, rng);
+      auto make = [&](ListPacking packing, std::unique_ptr<ListCache>* cache, Layout* L) {
+        *cache = std::make_unique<ListCache>(g, Direction::kOut, size_t{1} << 30, false, packing);
+        ListCache* c = cache->get();
+        ASSERT_OK(BuildLayout(g, L, [&](VertexId u, const NeighborChunk& ch, uint64_t) {
+          c->Collect(u, ch);
+        }));
+        ASSERT_OK(c->Complete(g, *L));
+      };
+      std::unique_ptr<ListCache> plain, packed;
+      Layout L, Lp;
+      make(ListPacking::kNever, &plain, &L);
+      make(ListPacking::kAlways, &packed, &Lp);
+      const size_t blocks = (L.bound + kLayoutBlock - 1) / kLayoutBlock;
+      EXPECT_EQ(plain->packed_blocks(), 0u);
+      EXPECT_EQ(packed->packed_blocks(), blocks);
+      EXPECT_EQ(packed->dropped_blocks(), 0u);
+      EXPECT_LT(packed->bytes(), plain->bytes() * 3 / 4);
+      auto pass = [&](const ListCache& c, const Layout& lay) {
+        std::vector<std::pair<VertexId, VertexId>> out;
+        for (VertexRange r : lay.ranges) {
+          const Status st = c.Pass(g, lay, r, [&](VertexId u, const auto* src, size_t n) {
+            for (size_t i = 0; i < n; ++i) out.emplace_back(u, src[i]);
+          });
+          EXPECT_TRUE(st.ok()) << st.ToString();
+        }
+        return out;
+      };
+      const auto want = pass(*plain, L);
+      EXPECT_GT(want.size(), 50000u);
+      EXPECT_EQ(pass(*packed, Lp), want);
+      auto interleaved = [&](const ListCache& c, const Layout& lay) {
+        std::map<VertexId, std::vector<VertexId>> out;
+        for (VertexRange r : lay.ranges) {
+          const Status st = c.PassInterleaved(
+              g, lay, r, 4, [](const auto*, size_t) {},
+              [&](VertexId u, const auto* src, size_t n) {
+                // Pieces of kept blocks (kDirected's dangling lists go through Pass).
+                if (!lay.dangling) {
+                  EXPECT_LE(n, ListCache::kInterleavePiece);
+                }
+                out[u].insert(out[u].end(), src, src + n);
+              });
+          EXPECT_TRUE(st.ok()) << st.ToString();
+        }
+        return out;
+      };
+      EXPECT_EQ(interleaved(*packed, Lp), interleaved(*plain, L));
+      size_t refused = 0;
+      for (VertexId u = 0; u < L.bound; ++u) {
+        std::vector<VertexId> a, b;
+        const bool ka = plain->Chunks(u, [&](const NeighborChunk& c) {
+          a.insert(a.end(), c.dst, c.dst + c.size);
+          return true;
+        });
+        const bool kb = packed->Chunks(u, [&](const NeighborChunk& c) {
+          EXPECT_LE(c.size, 256u);
+          b.insert(b.end(), c.dst, c.dst + c.size);
+          return true;
+        });
+        ASSERT_EQ(ka, kb) << u;
+        ASSERT_EQ(a, b) << u;
+        ListCache::Span span;
+        EXPECT_EQ(plain->List(u, &span), ka) << u;
+        if (packed->List(u, &span) || packed->Head(u) != nullptr) ++refused;
+      }
+      EXPECT_EQ(refused, 0u) << "List/Head served a packed block";
+    }
+  });
 }
 
 // LimitDegree keeps every list up to its cutoff and none above it, within the budget; Chunks

@@ -330,6 +330,9 @@ int RunAnalyze(const AnalyzeArgs& a) {
       // --cache-bytes says how much memory keeping them takes.
       auto mib = [](size_t b) { return std::to_string((b + (size_t{1} << 19)) >> 20) + " MiB"; };
       summary += "; list cache " + mib(pr_stats.cache_bytes) + " of " + mib(pr_stats.cache_budget);
+      if (pr_stats.packed_blocks != 0) {
+        summary += ", " + std::to_string(pr_stats.packed_blocks) + " blocks packed";
+      }
       if (pr_stats.streamed_blocks != 0) {
         summary += " (" + std::to_string(pr_stats.streamed_blocks) +
                    " blocks of 4096 vertices did not fit: streamed every iteration)";

@@ -131,11 +131,24 @@ inline constexpr size_t kAutoCacheBytes = ~size_t{0};
 size_t AutoCacheBytes();
 
 // What a PageRank run did (PageRankParams::stats).
+// How a kernel's list cache keeps the lists it holds (analytics/list_cache.h): packed, each
+// list as its gaps in 0-4 bytes each (analytics/packed_list.h; 71 MiB instead of 124 for the
+// scale-20 Kronecker graph's 31 M entries, so a budget keeps nearly twice the lists), at the
+// price of a decode per entry on every read (PageRank over a fully cached 2^20-vertex
+// memgraph: 1.27x the time at 20 iterations; docs/benchmarks.md, "Issue 28: packed list-cache
+// blocks").
+//   kAuto    pack only when the lists will not fit the budget unpacked (estimated as they
+//            are collected);
+//   kNever   never pack;
+//   kAlways  pack every block (measurement, or a budget known to be short).
+enum class ListPacking : uint8_t { kAuto, kNever, kAlways };
+
 struct PageRankStats {
   size_t cache_budget = 0;     // the list cache's budget (kAutoCacheBytes resolved)
   size_t cache_bytes = 0;      // bytes of lists it kept
   uint64_t streamed_blocks = 0;  // blocks of 4096 vertices whose lists did not fit: every
                                  // iteration read them from the snapshot
+  uint64_t packed_blocks = 0;    // blocks kept packed (ListPacking)
 };
 
 struct PageRankParams {
@@ -155,6 +168,9 @@ struct PageRankParams {
   size_t interleave = 1;
   // With interleave > 1: whether the coroutines prefetch (false: suspend only; an ablation).
   bool interleave_prefetch = true;
+  // How the cached lists are kept (ListPacking): by default packed only when they would not
+  // fit cache_bytes unpacked. Same ranks, to the last bit, either way.
+  ListPacking packing = ListPacking::kAuto;
   // When not null, filled with what the run's list cache held.
   PageRankStats* stats = nullptr;
 };
