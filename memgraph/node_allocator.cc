@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -26,6 +27,8 @@ struct NodeAllocator::Pool {
   Block* head[kClasses] = {};
   uint32_t count[kClasses] = {};
   int tcache_flag = 0;  // MALLOCX_TCACHE flags of the thread's jemalloc cache
+  unsigned tcache = 0;  // that cache's index, when has_tcache
+  bool has_tcache = false;
   // Bytes on the lists; written by the owning thread only, read by RetainedBytes.
   std::atomic<size_t> held{0};
 
@@ -43,6 +46,8 @@ NodeAllocator::NodeAllocator() = default;
 NodeAllocator::~NodeAllocator() = default;
 size_t NodeAllocator::RetainedBytes() const { return 0; }
 size_t NodeAllocator::ListedBytes() const { return 0; }
+size_t NodeAllocator::ArenaAllocatedBytes() const { return 0; }
+size_t NodeAllocator::ThreadCachesForTesting() const { return 0; }
 bool NodeAllocator::RecyclesArenas() { return false; }
 void NodeAllocator::DrainIfLive(uint64_t, void*) {}
 void* NodeAllocator::Allocate(size_t size) {
@@ -75,9 +80,9 @@ std::unordered_map<uint64_t, NodeAllocator*>& Live() {
 }
 
 // This thread's caches, most recently made first. A thread touches few memgraphs at a time
-// (the active one, and sealed ones a flush or reader frees into); an evicted entry's jemalloc
-// cache stays registered with its allocator and is destroyed with it, and its free lists are
-// drained.
+// (the active one, and sealed ones a flush or reader frees into). When the thread exits or
+// evicts an entry, the entry's free lists are drained and its jemalloc cache destroyed
+// (DrainIfLive).
 struct CacheEntry {
   uint64_t generation = 0;
   void* pool = nullptr;  // NodeAllocator::Pool of that allocator for this thread
@@ -248,8 +253,23 @@ NodeAllocator::NodeAllocator() : generation_(next_generation.fetch_add(1)) {
 void NodeAllocator::DrainIfLive(uint64_t generation, void* pool_ptr) {
   if (generation == 0 || pool_ptr == nullptr) return;
   std::lock_guard<std::mutex> g(LiveMutex());
-  if (Live().find(generation) == Live().end()) return;  // its arena took the blocks with it
+  auto it = Live().find(generation);
+  if (it == Live().end()) return;  // its arena took the blocks with it
   auto* pool = static_cast<Pool*>(pool_ptr);
+  // The thread's jemalloc cache first: no thread uses it again, and what it holds (up to a
+  // few hundred objects of each size the thread used) would otherwise stay out of the arena's
+  // reach until the allocator is destroyed: 22 MiB of a scale-20 strata-mem tier's arena after
+  // its load's threads had exited (docs/benchmarks.md, "Issue 28: exited threads' caches").
+  // Destroying it flushes it and frees its index (jemalloc has 4096; a store's threads that
+  // come and go took one each). The lists' blocks then go straight to the arena.
+  if (pool->has_tcache) {
+    mallctl("tcache.destroy", nullptr, nullptr, &pool->tcache, sizeof(pool->tcache));
+    NodeAllocator* a = it->second;
+    std::lock_guard<std::mutex> c(a->caches_mu_);
+    a->caches_.erase(std::find(a->caches_.begin(), a->caches_.end(), pool->tcache));
+    pool->has_tcache = false;
+    pool->tcache_flag = MALLOCX_TCACHE_NONE;
+  }
   for (size_t c = 0; c < Pool::kClasses; ++c) pool->GiveBack(c, pool->count[c]);
 }
 
@@ -271,6 +291,27 @@ size_t NodeAllocator::RetainedBytes() const {
   return DirtyBytes(arena_) + ListedBytes();
 }
 
+size_t NodeAllocator::ArenaAllocatedBytes() const {
+  if (!use_arena_) return 0;
+  uint64_t epoch = 1;
+  size_t sz = sizeof(epoch);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refresh jemalloc's statistics
+  size_t total = 0;
+  for (const char* kind : {"small", "large"}) {
+    char name[64];
+    snprintf(name, sizeof(name), "stats.arenas.%u.%s.allocated", arena_, kind);
+    size_t v = 0;
+    sz = sizeof(v);
+    if (mallctl(name, &v, &sz, nullptr, 0) == 0) total += v;
+  }
+  return total;
+}
+
+size_t NodeAllocator::ThreadCachesForTesting() const {
+  std::lock_guard<std::mutex> g(caches_mu_);
+  return caches_.size();
+}
+
 size_t NodeAllocator::ListedBytes() const {
   size_t listed = 0;
   std::lock_guard<std::mutex> g(caches_mu_);
@@ -288,6 +329,8 @@ NodeAllocator::Pool* NodeAllocator::ThreadPool() {
   size_t sz = sizeof(tc);
   const bool made = mallctl("tcache.create", &tc, &sz, nullptr, 0) == 0;
   pool->tcache_flag = made ? MALLOCX_TCACHE(tc) : MALLOCX_TCACHE_NONE;
+  pool->tcache = tc;
+  pool->has_tcache = made;
   Pool* p = pool.get();
   {
     std::lock_guard<std::mutex> g(caches_mu_);

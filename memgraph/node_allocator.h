@@ -10,7 +10,9 @@
 // arena's bin lock. So each thread gets an explicit cache per allocator (`tcache.create`),
 // found through a small thread-local table keyed by the allocator's unique generation number;
 // the allocator records every cache made for it and destroys them (flushing their objects back
-// to the arena) before it destroys the arena. A cache is used only by the thread that made it.
+// to the arena) before it destroys the arena; a thread that exits, or drops the allocator from
+// its table, destroys its cache itself (DrainIfLive). A cache is used only by the thread that
+// made it.
 //
 // Free lists. In front of that cache, each thread keeps its own LIFO free lists of small
 // blocks (up to kPoolMaxBytes, in 16-byte classes) per allocator: a full tier's build frees
@@ -61,9 +63,16 @@ class NodeAllocator {
   // Bytes of the blocks on the threads' free lists (part of RetainedBytes).
   size_t ListedBytes() const;
 
+  // What jemalloc counts as allocated in the private arena: bytes() at class sizes, plus the
+  // blocks on the free lists and the objects the threads' jemalloc caches hold. 0 without a
+  // private arena.
+  size_t ArenaAllocatedBytes() const;
+  // Threads' jemalloc caches made for this allocator and not yet destroyed. For tests.
+  size_t ThreadCachesForTesting() const;
+
   // Gives the blocks on `pool` (a thread's free lists of the allocator of `generation`, which
-  // that thread stops using) back to jemalloc, if that allocator still lives. Called by the
-  // owning thread only.
+  // that thread stops using) back to jemalloc, and destroys the thread's jemalloc cache for
+  // it, if that allocator still lives. Called by the owning thread only.
   static void DrainIfLive(uint64_t generation, void* pool);
 
   static constexpr size_t kPoolMaxBytes = 512;

@@ -293,6 +293,60 @@ TEST(NodeAllocatorTest, FreeListsAreBoundedAndPerThread) {
   EXPECT_EQ(alloc.ListedBytes(), 0u) << "freed blocks stayed listed after their thread exited";
 }
 
+// A thread that exits, or drops an allocator from its table of recent ones (it uses more than
+// four), leaves nothing of that allocator behind: its free lists go back and its jemalloc cache
+// is destroyed, so what the arena counts as allocated comes down to what is still allocated
+// (before, each exited thread's cache kept up to a few hundred objects of every size it had
+// used, out of the arena's reach until the allocator was destroyed), and the caches do not
+// pile up. A thread that comes back to a dropped allocator gets a new cache and works on.
+TEST(NodeAllocatorTest, ThreadsThatLeaveLeaveNoCachedBlocks) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no thread caches";
+#endif
+  NodeAllocator alloc;
+  const size_t sizes[] = {48, 208, 640, 1536, 4096, 12000};
+  auto churn = [&](NodeAllocator* a) {
+    std::vector<std::pair<void*, size_t>> ps;
+    for (int i = 0; i < 3000; ++i) {
+      const size_t n = sizes[static_cast<size_t>(i) % 6];
+      ps.emplace_back(a->Allocate(n), n);
+    }
+    for (auto& [p, n] : ps) a->Free(p, n);
+  };
+  void* kept = alloc.Allocate(640);  // one block still allocated by this thread
+  const size_t base = alloc.ArenaAllocatedBytes();
+  EXPECT_GE(base, 640u);
+  for (int t = 0; t < 8; ++t) {
+    std::thread th([&] { churn(&alloc); });
+    th.join();
+  }
+  EXPECT_EQ(alloc.bytes(), 640u);
+  EXPECT_EQ(alloc.ListedBytes(), 0u);
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), base) << "exited threads' caches still hold blocks";
+  EXPECT_EQ(alloc.ThreadCachesForTesting(), 1u) << "only this thread's cache is left";
+  // One thread over six allocators: the first two are dropped from its table of four, then it
+  // comes back to the first.
+  std::vector<std::unique_ptr<NodeAllocator>> others;
+  for (int i = 0; i < 5; ++i) others.push_back(std::make_unique<NodeAllocator>());
+  std::thread th([&] {
+    churn(&alloc);
+    for (auto& o : others) churn(o.get());
+    EXPECT_EQ(alloc.ThreadCachesForTesting(), 1u) << "the dropped allocator kept its cache";
+    EXPECT_EQ(alloc.ArenaAllocatedBytes(), base);
+    churn(&alloc);
+    EXPECT_EQ(alloc.ThreadCachesForTesting(), 2u);
+  });
+  th.join();
+  EXPECT_EQ(alloc.ThreadCachesForTesting(), 1u);
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), base);
+  for (auto& o : others) {
+    EXPECT_EQ(o->ArenaAllocatedBytes(), 0u);
+    EXPECT_EQ(o->ThreadCachesForTesting(), 0u);
+  }
+  alloc.Free(kept, 640);
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
 // VmFlags of the mapping holding address p in /proc/self/smaps; "" when none does.
 std::string MappingFlags(const void* addr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(addr);
