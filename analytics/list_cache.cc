@@ -117,7 +117,8 @@ bool ListCache::Pack(size_t bi, const uint32_t* ids, size_t count) {
     if (width[j] < 0) return false;
     total += PackedRecordSize(e1 - e0, ids[e0], width[j]);
   }
-  if (total + kPackedPad > UINT32_MAX) return false;
+  // Not packed unless smaller (a block of single-entry lists takes more as records).
+  if (total + kPackedPad >= uint64_t{count} * 4 || total + kPackedPad > UINT32_MAX) return false;
   UninitVector<uint8_t> bytes;
   bytes.resize(static_cast<size_t>(total) + kPackedPad);  // uninitialized: written below
   size_t pos = 0;

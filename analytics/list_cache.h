@@ -22,8 +22,8 @@
 // the same entries in the same order either way (Pass and Chunks in pieces of at most 256);
 // List and Head do not serve packed blocks (false, null: read those lists from the store). A
 // chunk that comes for a block already packed (its thread left it and came back) drops the
-// block, which Pass then streams. A block whose lists do not ascend, or whose records would
-// pass 4 GiB, is kept unpacked.
+// block, which Pass then streams. A block whose lists do not ascend, whose records would take
+// as many bytes as its plain lists or pass 4 GiB, is kept unpacked.
 //
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
@@ -240,8 +240,8 @@ class ListCache {
   // Whether a block of `count` entries completed now is packed (ListPacking).
   bool ShouldPack(size_t count);
   // Packs block bi's lists ids[0, count) (its offsets set for its first `next` vertices; the
-  // rest get `count`) into `bytes`, unless they do not ascend or pass 4 GiB: then false and b
-  // unchanged. Does not count the bytes in used_.
+  // rest get `count`) into `bytes`, unless they do not ascend, would not be smaller, or pass
+  // 4 GiB: then false and b unchanged. Does not count the bytes in used_.
   bool Pack(size_t bi, const uint32_t* ids, size_t count);
   void Drop(Block& b);
   void Close(Block& b, VertexId len);
