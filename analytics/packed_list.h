@@ -14,6 +14,7 @@
 // bytes.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +22,9 @@
 namespace strata::analytics {
 
 inline constexpr size_t kPackedPad = 4;
+
+// Gaps are written and read as whole little-endian words (PackList, PackedListReader).
+static_assert(std::endian::native == std::endian::little, "packed lists assume little-endian");
 
 // The bytes per gap of ids[0, n) (n >= 1): the fewest, 0-4, that hold the largest gap; -1 if
 // the IDs do not ascend (equal neighbors are allowed).
@@ -46,7 +50,9 @@ inline size_t PackedRecordSize(size_t n, uint32_t first, int width) {
 }
 
 // Writes the record of ids[0, n) (n >= 1, width = PackedWidth(ids, n) >= 0) at out and
-// returns its length, PackedRecordSize(n, ids[0], width).
+// returns its length, PackedRecordSize(n, ids[0], width). Each gap is stored as a 4-byte word
+// of which the next gap overwrites all but the low `width` bytes, so up to 3 bytes past the
+// record are written too (garbage): out needs kPackedPad bytes of room after it.
 inline size_t PackList(const uint32_t* ids, size_t n, int width, uint8_t* out) {
   uint8_t* p = out;
   auto varint = [&p](uint64_t x) {
@@ -56,9 +62,11 @@ inline size_t PackList(const uint32_t* ids, size_t n, int width, uint8_t* out) {
   varint(n);
   varint(ids[0]);
   *p++ = static_cast<uint8_t>(width);
-  for (size_t k = 1; k < n; ++k) {
-    const uint32_t gap = ids[k] - ids[k - 1];  // little-endian, the low `width` bytes
-    for (int i = 0; i < width; ++i) *p++ = static_cast<uint8_t>(gap >> (8 * i));
+  const size_t step = static_cast<size_t>(width);
+  for (size_t k = 1; k < n && step != 0; ++k) {
+    const uint32_t gap = ids[k] - ids[k - 1];  // its low `width` bytes are kept
+    std::memcpy(p, &gap, sizeof(gap));
+    p += step;
   }
   return static_cast<size_t>(p - out);
 }

