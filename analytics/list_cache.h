@@ -15,15 +15,15 @@
 // thread moves on to another block, or in Complete — so at most one block per thread is held
 // unpacked. 71 MiB instead of 124 for the 31 M entries of the scale-20 Kronecker graph (heads
 // included), so a budget keeps nearly twice the lists, for a decode of each entry on every
-// pass (docs/benchmarks.md, "Issue 28: packed list-cache blocks"). kAuto packs only when the lists will not fit
-// unpacked: a block is packed once the unpacked bytes of the blocks completed so far,
-// extrapolated to every block, pass nine tenths of the budget (from then on every block is
-// packed; the blocks completed before stay unpacked). Pass, PassInterleaved and Chunks give
-// the same entries in the same order either way (Pass and Chunks in pieces of at most 256);
-// List and Head do not serve packed blocks (false, null: read those lists from the store). A
-// chunk that comes for a block already packed (its thread left it and came back) drops the
-// block, which Pass then streams. A block whose lists do not ascend, whose records would take
-// as many bytes as its plain lists or pass 4 GiB, is kept unpacked.
+// pass (docs/benchmarks.md, "Issue 28: packed list-cache blocks"). kAuto packs only when the
+// lists will not fit unpacked: a block is packed once the unpacked bytes of the blocks
+// completed so far, extrapolated to every block, pass nine tenths of the budget (from then on
+// every block is packed; the blocks completed before stay unpacked). Pass, PassInterleaved
+// and Chunks give the same entries in the same order either way (Pass and Chunks in pieces of
+// at most 256); List and Head do not serve packed blocks (false, null: read those lists from
+// the store). A chunk that comes for a block already packed (its thread left it and came
+// back) drops the block, which Pass then streams. A block whose lists do not ascend, or whose
+// records would take as many bytes as its plain lists or pass 4 GiB, is kept unpacked.
 //
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
