@@ -2,29 +2,28 @@
 // half the bytes of the plain list on random graphs (the list cache's packed blocks,
 // list_cache.h). The record of a list of n >= 1 IDs:
 //
-//   varint n          LEB128, 1-5 bytes
+//   varint n          LEB128 (util/coding.h), 1-5 bytes
 //   varint first      the first ID, LEB128
 //   uint8  b          0..4: bytes per gap, the fewest that hold the largest gap
 //   gaps              n - 1 gaps ids[k] - ids[k - 1], b bytes each, little-endian
 //
 // Whole bytes, one width per list: decoding is a loop per width of a load and an add per ID,
-// no shifts (bit-packed gaps took about 1.78 bytes per entry instead of 2.2 on a Kronecker
-// graph, but made PageRank over the cache 1.5x slower: docs/benchmarks.md). A 3-byte gap is
-// read with a 4-byte load, so a buffer of records must be followed by kPackedPad readable
-// bytes.
+// no shifts. (Gaps bit-packed at one width in bits per list would take about 55 MiB where
+// these records take 67 on the scale-20 Kronecker graph, by a temporary count, but made
+// PageRank over the cache 1.49x slower: docs/benchmarks.md, "Issue 28: packed list-cache
+// blocks".) A 3-byte gap is read with a 4-byte load, so a buffer of records must be followed
+// by kPackedPad readable bytes.
 #pragma once
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "util/coding.h"  // varints; asserts a little-endian host, as the gaps' words need
+
 namespace strata::analytics {
 
 inline constexpr size_t kPackedPad = 4;
-
-// Gaps are written and read as whole little-endian words (PackList, PackedListReader).
-static_assert(std::endian::native == std::endian::little, "packed lists assume little-endian");
 
 // The bytes per gap of ids[0, n) (n >= 1): the fewest, 0-4, that hold the largest gap; -1 if
 // the IDs do not ascend (equal neighbors are allowed).
@@ -38,15 +37,9 @@ inline int PackedWidth(const uint32_t* ids, size_t n) {
                           : max_gap < (1u << 24) ? 3 : 4;
 }
 
-inline size_t VarintBytes(uint64_t x) {
-  size_t k = 1;
-  for (; x >= 0x80; x >>= 7) ++k;
-  return k;
-}
-
 // Bytes of the record of n >= 1 IDs from `first` with gaps `width` bytes wide.
 inline size_t PackedRecordSize(size_t n, uint32_t first, int width) {
-  return VarintBytes(n) + VarintBytes(first) + 1 + (n - 1) * static_cast<size_t>(width);
+  return VarintLength(n) + VarintLength(first) + 1 + (n - 1) * static_cast<size_t>(width);
 }
 
 // Writes the record of ids[0, n) (n >= 1, width = PackedWidth(ids, n) >= 0) at out and
@@ -54,31 +47,30 @@ inline size_t PackedRecordSize(size_t n, uint32_t first, int width) {
 // of which the next gap overwrites all but the low `width` bytes, so up to 3 bytes past the
 // record are written too (garbage): out needs kPackedPad bytes of room after it.
 inline size_t PackList(const uint32_t* ids, size_t n, int width, uint8_t* out) {
-  uint8_t* p = out;
-  auto varint = [&p](uint64_t x) {
-    for (; x >= 0x80; x >>= 7) *p++ = static_cast<uint8_t>(x | 0x80);
-    *p++ = static_cast<uint8_t>(x);
-  };
-  varint(n);
-  varint(ids[0]);
-  *p++ = static_cast<uint8_t>(width);
+  char* p = reinterpret_cast<char*>(out);
+  p = EncodeVarint64(p, n);
+  p = EncodeVarint64(p, ids[0]);
+  *p++ = static_cast<char>(width);
   const size_t step = static_cast<size_t>(width);
   for (size_t k = 1; k < n && step != 0; ++k) {
-    const uint32_t gap = ids[k] - ids[k - 1];  // its low `width` bytes are kept
-    std::memcpy(p, &gap, sizeof(gap));
+    EncodeFixed32(p, ids[k] - ids[k - 1]);  // its low `width` bytes are kept
     p += step;
   }
-  return static_cast<size_t>(p - out);
+  return static_cast<size_t>(p - reinterpret_cast<char*>(out));
 }
 
 // Reads one record, in pieces.
 class PackedListReader {
  public:
   explicit PackedListReader(const uint8_t* record) {
-    const uint8_t* p = record;
-    left_ = static_cast<size_t>(Varint(&p));
-    prev_ = static_cast<uint32_t>(Varint(&p));
-    width_ = *p++;
+    const char* p = reinterpret_cast<const char*>(record);
+    uint64_t n = 0, first = 0;
+    // A record this cache wrote: each varint ends within its 5 bytes.
+    p = DecodeVarint64(p, p + 5, &n);
+    p = DecodeVarint64(p, p + 5, &first);
+    left_ = static_cast<size_t>(n);
+    prev_ = static_cast<uint32_t>(first);
+    width_ = static_cast<uint8_t>(*p++);
     gaps_ = p;
   }
   // IDs not yet read.
@@ -94,22 +86,22 @@ class PackedListReader {
       first_ = false;
     }
     uint32_t prev = prev_;
-    const uint8_t* g = gaps_;
+    const char* g = gaps_;
     switch (width_) {
       case 0:
         for (; i < k; ++i) out[i] = prev;
         break;
       case 1:
-        for (; i < k; ++i) out[i] = prev += *g++;
+        for (; i < k; ++i) out[i] = prev += static_cast<uint8_t>(*g++);
         break;
       case 2:
-        for (; i < k; ++i, g += 2) out[i] = prev += Load<uint16_t>(g);
+        for (; i < k; ++i, g += 2) out[i] = prev += DecodeFixed16(g);
         break;
       case 3:
-        for (; i < k; ++i, g += 3) out[i] = prev += Load<uint32_t>(g) & 0xffffffu;
+        for (; i < k; ++i, g += 3) out[i] = prev += DecodeFixed32(g) & 0xffffffu;
         break;
       default:
-        for (; i < k; ++i, g += 4) out[i] = prev += Load<uint32_t>(g);
+        for (; i < k; ++i, g += 4) out[i] = prev += DecodeFixed32(g);
         break;
     }
     gaps_ = g;
@@ -119,22 +111,7 @@ class PackedListReader {
   }
 
  private:
-  template <typename T>
-  static T Load(const uint8_t* p) {
-    T x;
-    std::memcpy(&x, p, sizeof(x));
-    return x;
-  }
-  static uint64_t Varint(const uint8_t** p) {
-    uint64_t x = 0;
-    for (unsigned shift = 0;; shift += 7) {
-      const uint8_t b = *(*p)++;
-      x |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (b < 0x80) return x;
-    }
-  }
-
-  const uint8_t* gaps_ = nullptr;
+  const char* gaps_ = nullptr;
   size_t left_ = 0;
   uint32_t prev_ = 0;
   uint8_t width_ = 0;
