@@ -131,7 +131,7 @@ bool ListCache::Pack(size_t bi, const uint32_t* ids, size_t count) {
   std::memset(bytes.data() + pos, 0, kPackedPad);
   for (size_t j = len; j < b.off.size(); ++j) b.off[j] = static_cast<uint32_t>(pos);
   b.bytes = std::move(bytes);
-  b.packed = true;
+  b.form = Block::kPacked;
   return true;
 }
 
@@ -151,6 +151,7 @@ void ListCache::Unstage(Stage& st) {
     ReleaseStage(st);
     return;
   }
+  b.form = Block::kPlain;
   const size_t bytes = st.n * PerEdge();
   if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) {
     used_.fetch_sub(bytes, std::memory_order_relaxed);
@@ -310,7 +311,7 @@ void ListCache::CollectSlow(VertexId u, const NeighborChunk& c) {
   Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
   if (b.state == Block::kDropped) return;
   // A damaged list, or more of a block already packed (no appends to records): Pass streams it.
-  if (max_bytes_ == 0 || c.dst[c.size - 1] >= bound_ || b.packed) {
+  if (max_bytes_ == 0 || c.dst[c.size - 1] >= bound_ || b.packed()) {
     Drop(b);
     return;
   }
@@ -387,14 +388,19 @@ void ListCache::Close(Block& b, VertexId len) {
   trim(b.ids32);
   trim(b.ids64);
   trim(b.w);
-  // Lists not staged (LimitDegree's reservations, a thread without a stage): packed here.
-  if (!b.packed && count != 0 && ShouldPack(count) &&
-      Pack(static_cast<size_t>(&b - blocks_.data()), b.ids32.data(), count)) {
-    b.ids32 = UninitVector<uint32_t>();
+  // Lists never staged (LimitDegree's reservations, a thread without a stage) are decided
+  // here; a packed block is smaller than its plain lists (Pack), so `now` only falls.
+  if (b.form == Block::kOpen && count != 0) {
+    if (ShouldPack(count) &&
+        Pack(static_cast<size_t>(&b - blocks_.data()), b.ids32.data(), count)) {
+      b.ids32 = UninitVector<uint32_t>();
+    } else {
+      b.form = Block::kPlain;
+    }
   }
   const size_t now = Held(b);
-  if (now < cap) used_.fetch_sub(cap - now, std::memory_order_relaxed);
-  if (now > cap) used_.fetch_add(now - cap, std::memory_order_relaxed);  // packed, not smaller
+  assert(now <= cap);
+  used_.fetch_sub(cap - now, std::memory_order_relaxed);
 }
 
 Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {

@@ -145,7 +145,7 @@ class ListCache {
   bool List(VertexId u, Span* out) const {
     if (!Kept(u)) return false;
     const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
-    if (b.packed) return false;
+    if (b.packed()) return false;
     const size_t j = static_cast<size_t>(u % kLayoutBlock);
     const uint64_t e0 = b.off[j];
     out->n = static_cast<size_t>(b.off[j + 1] - e0);
@@ -156,7 +156,7 @@ class ListCache {
   }
   // Where List(u) reads u's offsets (for a prefetch); null when List(u) would return false.
   const void* Head(VertexId u) const {
-    if (!Kept(u) || blocks_[static_cast<size_t>(u / kLayoutBlock)].packed) return nullptr;
+    if (!Kept(u) || blocks_[static_cast<size_t>(u / kLayoutBlock)].packed()) return nullptr;
     return blocks_[static_cast<size_t>(u / kLayoutBlock)].off.data() + u % kLayoutBlock;
   }
   Direction direction() const { return d_; }
@@ -171,7 +171,7 @@ class ListCache {
   // Kept blocks held packed. After Complete.
   size_t packed_blocks() const {
     size_t n = 0;
-    for (const Block& b : blocks_) n += b.state == Block::kKept && b.packed;
+    for (const Block& b : blocks_) n += b.state == Block::kKept && b.packed();
     return n;
   }
   // Bytes held.
@@ -197,14 +197,17 @@ class ListCache {
     size_t next = 0;            // vertices before this one (in the block) have their offsets
     // List of vertex base + j: ids[off[j], off[j + 1]). 32 bits: a block holding more than
     // 2^32 - 1 entries (16 GiB of IDs and more) is dropped instead.
-    // Packed (`packed`): off[j] is the byte offset of the list's record in `bytes`, and
+    // Packed (form kPacked): off[j] is the byte offset of the list's record in `bytes`, and
     // off[j] == off[j + 1] for an empty list; ids32 is empty.
     UninitVector<uint32_t> off;
     UninitVector<uint32_t> ids32;
     UninitVector<VertexId> ids64;
     UninitVector<double> w;  // weights_ only: w[k] belongs to the k-th id
     UninitVector<uint8_t> bytes;  // packed: the records, then kPackedPad zero bytes
-    bool packed = false;
+    // Whether the lists are packed, decided once per block, when they are first complete
+    // (Unstage, or Close for lists never staged); kOpen until then.
+    enum Form : uint8_t { kOpen, kPlain, kPacked } form = kOpen;
+    bool packed() const { return form == kPacked; }
     // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
     // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
     UninitVector<uint64_t> skip;
@@ -307,7 +310,7 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
   const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
   constexpr size_t kPiece = 256;
   VertexId wide[kPiece];
-  if (b.packed) {
+  if (b.packed()) {
     if (e0 == e1) return true;
     PackedListReader rd(b.bytes.data() + e0);
     while (size_t n = rd.Next(wide, kPiece)) {
@@ -400,7 +403,7 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
       });
     };
     Status s;
-    if (b.packed) {
+    if (b.packed()) {
       s = sched.Run(static_cast<size_t>(hi - lo), [&](size_t i) {
         const VertexId u = lo + i;
         const size_t j = static_cast<size_t>(u - base);
@@ -466,7 +469,7 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
           }
         }
       };
-      if (b.packed) {
+      if (b.packed()) {
         PackedListReader rd(b.bytes.data() + e0);
         uint32_t piece[kKeep];
         while (size_t k = rd.Next(piece, kKeep)) {

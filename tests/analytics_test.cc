@@ -1151,6 +1151,46 @@ TEST(Analytics, ListCachePackedBlocksReadAsUnpacked) {
   });
 }
 
+// kAuto decides each block once, when its lists are first complete: a block left plain before
+// the lists seen so far projected past the budget stays plain when Complete closes it, while
+// the blocks after it are packed. Block 0 holds short lists, blocks 1 and 2 long ones: after
+// block 0 the projection is 3 x (8192 x 4 + 16388) = 147 KB, under 0.9 of 560 KB; after block
+// 1 it is 590 KB, over; every block fits while staged.
+TEST(Analytics, ListCacheAutoPackingDecidesEachBlockOnce) {
+  MapSnapshot g(GraphKind::kDirected, false);
+  for (VertexId u = 0; u < 3 * kLayoutBlock; ++u) {
+    const int deg = u < kLayoutBlock ? 2 : 20;
+    for (int k = 1; k <= deg; ++k) {
+      g.PutEdge(u, (u + static_cast<VertexId>(k)) % (3 * kLayoutBlock), 1.0);
+    }
+  }
+  Layout L;
+  ASSERT_OK(BuildLayout(g, &L));
+  ListCache cache(g, Direction::kOut, 560000, false, ListPacking::kAuto);
+  for (VertexId u = 0; u < L.bound; ++u) {  // one thread, blocks in order: each is staged
+    ASSERT_OK(g.ScanNeighbors(u, Direction::kOut, [&](const NeighborChunk& c) {
+      cache.Collect(u, c);
+      return true;
+    }));
+  }
+  ASSERT_OK(cache.Complete(g, L));
+  EXPECT_EQ(cache.dropped_blocks(), 0u);
+  EXPECT_EQ(cache.packed_blocks(), 2u) << "block 0 packed after it was left plain";
+  ListCache::Span span;
+  EXPECT_TRUE(cache.List(0, &span));                 // block 0: plain
+  EXPECT_EQ(span.n, 2u);
+  EXPECT_FALSE(cache.List(kLayoutBlock, &span));     // block 1: packed
+  std::vector<std::pair<VertexId, VertexId>> got, want;
+  for (VertexRange r : L.ranges) {
+    ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
+      for (size_t i = 0; i < n; ++i) got.emplace_back(u, src[i]);
+    }));
+    ASSERT_OK(ScanRangeEach(g, r, Direction::kOut, L, /*weights=*/false,
+                            [&](VertexId u, VertexId v, double) { want.emplace_back(u, v); }));
+  }
+  EXPECT_EQ(got, want);
+}
+
 // LimitDegree keeps every list up to its cutoff and none above it, within the budget; Chunks
 // and Kept refuse the long ones, and Pass still gives every list (streaming blocks with lists
 // left out).
