@@ -26,9 +26,10 @@ struct NodeAllocator::Pool {
 
   Block* head[kClasses] = {};
   uint32_t count[kClasses] = {};
-  int tcache_flag = 0;  // MALLOCX_TCACHE flags of the thread's jemalloc cache
-  unsigned tcache = 0;  // that cache's index, when has_tcache
-  bool has_tcache = false;
+  // MALLOCX_TCACHE flags of the thread's jemalloc cache, and its index (both set when the
+  // pool is made); MALLOCX_TCACHE_NONE when there is none (not made, or destroyed).
+  int tcache_flag = 0;
+  unsigned tcache = 0;
   // Bytes on the lists; written by the owning thread only, read by RetainedBytes.
   std::atomic<size_t> held{0};
 
@@ -145,18 +146,24 @@ void SetDecay(unsigned arena, ssize_t ms) {
   mallctl(name, nullptr, nullptr, &ms, sizeof(ms));
 }
 
-size_t DirtyBytes(unsigned arena) {
+// The size_t statistic stats.arenas.<arena>.<stat>, read fresh (jemalloc's statistics are
+// refreshed first); 0 if jemalloc has no such statistic.
+size_t ArenaStat(unsigned arena, const char* stat) {
   uint64_t epoch = 1;
   size_t sz = sizeof(epoch);
-  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refresh jemalloc's statistics
-  char name[64];
-  snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", arena);
-  size_t pages = 0, page = 0;
-  sz = sizeof(pages);
-  if (mallctl(name, &pages, &sz, nullptr, 0) != 0) return 0;
-  sz = sizeof(page);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);
+  char name[96];
+  snprintf(name, sizeof(name), "stats.arenas.%u.%s", arena, stat);
+  size_t v = 0;
+  sz = sizeof(v);
+  return mallctl(name, &v, &sz, nullptr, 0) == 0 ? v : 0;
+}
+
+size_t DirtyBytes(unsigned arena) {
+  size_t page = 0;
+  size_t sz = sizeof(page);
   if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
-  return pages * page;
+  return ArenaStat(arena, "pdirty") * page;
 }
 
 // Spare arenas: those of destroyed allocators, reset (every allocation in them discarded) but
@@ -262,12 +269,11 @@ void NodeAllocator::DrainIfLive(uint64_t generation, void* pool_ptr) {
   // its load's threads had exited (docs/benchmarks.md, "Issue 28: exited threads' caches").
   // Destroying it flushes it and frees its index (jemalloc has 4096; a store's threads that
   // come and go took one each). The lists' blocks then go straight to the arena.
-  if (pool->has_tcache) {
+  if (pool->tcache_flag != MALLOCX_TCACHE_NONE) {
     mallctl("tcache.destroy", nullptr, nullptr, &pool->tcache, sizeof(pool->tcache));
     NodeAllocator* a = it->second;
     std::lock_guard<std::mutex> c(a->caches_mu_);
     a->caches_.erase(std::find(a->caches_.begin(), a->caches_.end(), pool->tcache));
-    pool->has_tcache = false;
     pool->tcache_flag = MALLOCX_TCACHE_NONE;
   }
   for (size_t c = 0; c < Pool::kClasses; ++c) pool->GiveBack(c, pool->count[c]);
@@ -293,18 +299,7 @@ size_t NodeAllocator::RetainedBytes() const {
 
 size_t NodeAllocator::ArenaAllocatedBytes() const {
   if (!use_arena_) return 0;
-  uint64_t epoch = 1;
-  size_t sz = sizeof(epoch);
-  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refresh jemalloc's statistics
-  size_t total = 0;
-  for (const char* kind : {"small", "large"}) {
-    char name[64];
-    snprintf(name, sizeof(name), "stats.arenas.%u.%s.allocated", arena_, kind);
-    size_t v = 0;
-    sz = sizeof(v);
-    if (mallctl(name, &v, &sz, nullptr, 0) == 0) total += v;
-  }
-  return total;
+  return ArenaStat(arena_, "small.allocated") + ArenaStat(arena_, "large.allocated");
 }
 
 size_t NodeAllocator::ThreadCachesForTesting() const {
@@ -330,7 +325,6 @@ NodeAllocator::Pool* NodeAllocator::ThreadPool() {
   const bool made = mallctl("tcache.create", &tc, &sz, nullptr, 0) == 0;
   pool->tcache_flag = made ? MALLOCX_TCACHE(tc) : MALLOCX_TCACHE_NONE;
   pool->tcache = tc;
-  pool->has_tcache = made;
   Pool* p = pool.get();
   {
     std::lock_guard<std::mutex> g(caches_mu_);
