@@ -280,16 +280,12 @@ int Main(int argc, char** argv) {
       cfg.pr_cache_bytes = static_cast<size_t>(bytes);
     } else if (a == "--pr-packing") {
       const std::string v = next();
-      if (v == "auto") {
-        cfg.pr_packing = analytics::ListPacking::kAuto;
-      } else if (v == "never") {
-        cfg.pr_packing = analytics::ListPacking::kNever;
-      } else if (v == "always") {
-        cfg.pr_packing = analytics::ListPacking::kAlways;
-      } else {
+      analytics::ListPacking p;
+      if (!ParsePacking(v, &p)) {
         fprintf(stderr, "--pr-packing: '%s' is not auto, never or always\n", v.c_str());
         return 2;
       }
+      cfg.pr_packing = p;
     } else if (a == "--timeout") {
       timeout = std::stod(next());
     } else if (a == "-h" || a == "--help") {

@@ -17,6 +17,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "bench/csr.h"
 #include "bench/util.h"
@@ -390,11 +391,6 @@ VertexId PickSource(System* sys, const Graph& g) {
 }
 
 // StrataGraph's PageRank runs: what the kernel's list cache had (Digest), into a row's info.
-const char* PackingName(analytics::ListPacking p) {
-  return p == analytics::ListPacking::kAuto ? "auto"
-         : p == analytics::ListPacking::kNever ? "never" : "always";
-}
-
 void AddListCache(const Digest& d, JsonObject* info) {
   if (d.list_cache_budget < 0) return;
   info->Int("list_cache_budget", d.list_cache_budget);
@@ -1586,6 +1582,29 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   }
   sys->Close();
   RemoveTree(cfg.dir + "/large");
+}
+
+constexpr std::pair<analytics::ListPacking, const char*> kPackingNames[] = {
+    {analytics::ListPacking::kAuto, "auto"},
+    {analytics::ListPacking::kNever, "never"},
+    {analytics::ListPacking::kAlways, "always"},
+};
+
+bool ParsePacking(const std::string& name, analytics::ListPacking* out) {
+  for (const auto& [p, n] : kPackingNames) {
+    if (name == n) {
+      *out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* PackingName(analytics::ListPacking p) {
+  for (const auto& [q, n] : kPackingNames) {
+    if (q == p) return n;
+  }
+  return "?";
 }
 
 }  // namespace strata::bench

@@ -124,6 +124,10 @@ struct SuiteConfig {
 // flush every few thousand edges). They never shrink below the suite's own.
 void RescaleSuite(SuiteConfig* cfg, int scale);
 
+// PageRankParams::packing by its --pr-packing name (auto, never, always), and back.
+bool ParsePacking(const std::string& name, analytics::ListPacking* out);
+const char* PackingName(analytics::ListPacking p);
+
 void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink* sink);
 // The update load's fill ratio with the machine held equal: the first 90% of the load into
 // one store (untimed), then its last tenth in cfg.fill_paired_rounds slices alternated with
