@@ -265,7 +265,7 @@ void NodeAllocator::DrainIfLive(uint64_t generation, void* pool_ptr) {
   auto* pool = static_cast<Pool*>(pool_ptr);
   // The thread's jemalloc cache first: no thread uses it again, and what it holds (up to a
   // few hundred objects of each size the thread used) would otherwise stay out of the arena's
-  // reach until the allocator is destroyed: 22 MiB of a scale-20 strata-mem tier's arena after
+  // reach until the allocator is destroyed: ~7 MiB of a scale-20 strata-mem tier's arena after
   // its load's threads had exited (docs/benchmarks.md, "Issue 28: exited threads' caches").
   // Destroying it flushes it and frees its index (jemalloc has 4096; a store's threads that
   // come and go took one each). The lists' blocks then go straight to the arena.
