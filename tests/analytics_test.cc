@@ -875,8 +875,13 @@ TEST(Analytics, ListCacheStagesAreMovedWhereverCollectGoes) {
   // 2^30: every block kept; all (the kept size of everything: block 0's second half grows its
   // vector past it), all / 2, 70000, 50000: some dropped, by the check while staged or when
   // moved (50000 is below a stage vector's size, so the room of inline appends must count it).
-  for (ListPacking packing : {ListPacking::kNever, ListPacking::kAlways})
-  for (size_t budget : {size_t{1} << 30, all, all / 2, size_t{70000}, size_t{50000}}) {
+  std::vector<std::pair<ListPacking, size_t>> cases;
+  for (ListPacking packing : {ListPacking::kNever, ListPacking::kAlways}) {
+    for (size_t budget : {size_t{1} << 30, all, all / 2, size_t{70000}, size_t{50000}}) {
+      cases.emplace_back(packing, budget);
+    }
+  }
+  for (const auto& [packing, budget] : cases) {
     SCOPED_TRACE(budget);
     SCOPED_TRACE(static_cast<int>(packing));
     ListCache cache(g, Direction::kOut, budget, false, packing);
