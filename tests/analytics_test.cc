@@ -656,6 +656,21 @@ TEST(Analytics, ScanRangeStepsWantedPrefixesAndStop) {
   for (size_t i = 0; i + 1 < seen.size(); ++i) EXPECT_LT(seen[i], half);
 }
 
+// Pass over every range of L gives the store's lists in direction d: the same (u, v) pairs in
+// the same order as ScanRangeEach.
+void ExpectPassGivesStoreLists(const ListCache& cache, const Snapshot& g, const Layout& L,
+                               Direction d) {
+  std::vector<std::pair<VertexId, VertexId>> got, want;
+  for (VertexRange r : L.ranges) {
+    ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
+      for (size_t i = 0; i < n; ++i) got.emplace_back(u, src[i]);
+    }));
+    ASSERT_OK(ScanRangeEach(g, r, d, L, /*weights=*/false,
+                            [&](VertexId u, VertexId v, double) { want.emplace_back(u, v); }));
+  }
+  EXPECT_EQ(want, got);
+}
+
 TEST(Analytics, ListCacheMatchesStreamedLists) {
   for (GraphKind kind : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
     SCOPED_TRACE(KindName(kind));
@@ -678,15 +693,9 @@ TEST(Analytics, ListCacheMatchesStreamedLists) {
         if (budget == 300000) {
           EXPECT_GT(cache.bytes(), 0u);
         }
-        std::vector<std::pair<VertexId, VertexId>> got, want;
-        for (VertexRange r : L.ranges) {
-          ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
-            for (size_t i = 0; i < n; ++i) got.emplace_back(u, src[i]);
-          }));
-          ASSERT_OK(ScanRangeEach(g, r, dir, L, /*weights=*/false,
-                                  [&](VertexId u, VertexId v, double) { want.emplace_back(u, v); }));
-        }
-        EXPECT_EQ(want, got) << "dir " << static_cast<int>(dir) << " budget " << budget;
+        SCOPED_TRACE("dir " + std::to_string(static_cast<int>(dir)) + " budget " +
+                     std::to_string(budget));
+        ExpectPassGivesStoreLists(cache, g, L, dir);
       }
     }
     std::vector<double> p0, p1, p2;
@@ -1185,15 +1194,7 @@ TEST(Analytics, ListCacheAutoPackingDecidesEachBlockOnce) {
   EXPECT_TRUE(cache.List(0, &span));                 // block 0: plain
   EXPECT_EQ(span.n, 2u);
   EXPECT_FALSE(cache.List(kLayoutBlock, &span));     // block 1: packed
-  std::vector<std::pair<VertexId, VertexId>> got, want;
-  for (VertexRange r : L.ranges) {
-    ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
-      for (size_t i = 0; i < n; ++i) got.emplace_back(u, src[i]);
-    }));
-    ASSERT_OK(ScanRangeEach(g, r, Direction::kOut, L, /*weights=*/false,
-                            [&](VertexId u, VertexId v, double) { want.emplace_back(u, v); }));
-  }
-  EXPECT_EQ(got, want);
+  ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);
 }
 
 // LimitDegree keeps every list up to its cutoff and none above it, within the budget; Chunks
@@ -1259,15 +1260,7 @@ TEST(Analytics, ListCacheLimitDegreeKeepsTheShortLists) {
         EXPECT_GT(kept, 0u);
         EXPECT_GT(long_lists, 0u);
       }
-      std::vector<std::pair<VertexId, VertexId>> got, want;
-      for (VertexRange r : L.ranges) {
-        ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
-          for (size_t i = 0; i < n; ++i) got.emplace_back(u, src[i]);
-        }));
-        ASSERT_OK(ScanRangeEach(g, r, Direction::kOut, L, /*weights=*/false,
-                                [&](VertexId u, VertexId v, double) { want.emplace_back(u, v); }));
-      }
-      EXPECT_EQ(want, got);
+      ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);
     }
   }
 }
