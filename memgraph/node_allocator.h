@@ -5,17 +5,15 @@
 //
 // Invariant: bytes() == sum of sizes Allocate()d and not yet Free()d.
 //
-// Thread caches. A private arena cannot use jemalloc's automatic per-thread cache (that cache
-// hands out objects of whatever arena filled it), and without a cache every call takes the
-// arena's bin lock. So each thread gets an explicit cache per allocator (`tcache.create`),
-// found through a small thread-local table keyed by the allocator's unique generation number;
-// the allocator records every cache made for it and destroys them (flushing their objects back
-// to the arena) before it destroys the arena; a thread that exits, or drops the allocator from
-// its table, destroys its cache itself (DrainIfLive). A cache is used only by the thread that
-// made it.
+// No jemalloc thread caches. Every block that is not on a free list comes from, and goes back
+// to, the arena's bins directly (MALLOCX_TCACHE_NONE), which fill the oldest slab with room
+// first: a thread cache reuses whatever slab the thread last freed into, so slabs seldom
+// empty, and a loaded tier's arena held about a third more than its nodes in partly used slabs
+// (node_allocator.cc, kArenaFlags).
 //
-// Free lists. In front of that cache, each thread keeps its own LIFO free lists of small
-// blocks (up to kPoolMaxBytes, in 16-byte classes) per allocator: a full tier's build frees
+// Free lists. Each thread keeps its own LIFO free lists of small
+// blocks (up to kPoolMaxBytes, in 16-byte classes) per allocator, found through a small
+// thread-local table keyed by the allocator's unique generation number: a full tier's build frees
 // about as many versions, areas and nodes per batch as it allocates, and jemalloc's
 // mallocx/sdallocx with explicit arena, cache and alignment flags took ~15% of a full
 // tier's load (docs/benchmarks.md, "Issue 28: a version in one block; free lists in front of
@@ -64,15 +62,12 @@ class NodeAllocator {
   size_t ListedBytes() const;
 
   // What jemalloc counts as allocated in the private arena: bytes() at class sizes, plus the
-  // blocks on the free lists and the objects the threads' jemalloc caches hold. 0 without a
-  // private arena.
+  // blocks on the free lists. 0 without a private arena.
   size_t ArenaAllocatedBytes() const;
-  // Threads' jemalloc caches made for this allocator and not yet destroyed. For tests.
-  size_t ThreadCachesForTesting() const;
 
   // Gives the blocks on `pool` (a thread's free lists of the allocator of `generation`, which
-  // that thread stops using) back to jemalloc, and destroys the thread's jemalloc cache for
-  // it, if that allocator still lives. Called by the owning thread only.
+  // that thread stops using) back to jemalloc, if that allocator still lives. Called by the
+  // owning thread only.
   static void DrainIfLive(uint64_t generation, void* pool);
 
   static constexpr size_t kPoolMaxBytes = 512;
@@ -91,7 +86,7 @@ class NodeAllocator {
 
  private:
   struct Pool;
-  // This thread's free lists and jemalloc cache for this allocator (made on first use).
+  // This thread's free lists for this allocator (made on first use).
   Pool* ThreadPool();
 
   size_t list_limit_ = kPoolClassBytes;
@@ -101,8 +96,7 @@ class NodeAllocator {
   // The byte count, striped by thread (two writers updating one shared counter several times
   // per edge bounced its cache line between cores).
   StripedCounter bytes_;
-  mutable std::mutex caches_mu_;
-  std::vector<unsigned> caches_;  // every thread cache made for this allocator
+  mutable std::mutex pools_mu_;
   std::vector<std::unique_ptr<Pool>> pools_;  // every thread's free lists for this allocator
 };
 

@@ -294,14 +294,12 @@ TEST(NodeAllocatorTest, FreeListsAreBoundedAndPerThread) {
 }
 
 // A thread that exits, or drops an allocator from its table of recent ones (it uses more than
-// four), leaves nothing of that allocator behind: its free lists go back and its jemalloc cache
-// is destroyed, so what the arena counts as allocated comes down to what is still allocated
-// (before, each exited thread's cache kept up to a few hundred objects of every size it had
-// used, out of the arena's reach until the allocator was destroyed), and the caches do not
-// pile up. A thread that comes back to a dropped allocator gets a new cache and works on.
+// four), leaves nothing of that allocator behind: its free lists go back, so what the arena
+// counts as allocated comes down to what is still allocated. A thread that comes back to a
+// dropped allocator gets new lists and works on.
 TEST(NodeAllocatorTest, ThreadsThatLeaveLeaveNoCachedBlocks) {
 #ifdef STRATA_NO_JEMALLOC
-  GTEST_SKIP() << "plain new/delete (sanitizer build): no thread caches";
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no arena";
 #endif
   NodeAllocator alloc;
   const size_t sizes[] = {48, 208, 640, 1536, 4096, 12000};
@@ -322,8 +320,7 @@ TEST(NodeAllocatorTest, ThreadsThatLeaveLeaveNoCachedBlocks) {
   }
   EXPECT_EQ(alloc.bytes(), 640u);
   EXPECT_EQ(alloc.ListedBytes(), 0u);
-  EXPECT_EQ(alloc.ArenaAllocatedBytes(), base) << "exited threads' caches still hold blocks";
-  EXPECT_EQ(alloc.ThreadCachesForTesting(), 1u) << "only this thread's cache is left";
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), base) << "exited threads' lists still hold blocks";
   // One thread over six allocators: the first two are dropped from its table of four, then it
   // comes back to the first.
   std::vector<std::unique_ptr<NodeAllocator>> others;
@@ -331,19 +328,46 @@ TEST(NodeAllocatorTest, ThreadsThatLeaveLeaveNoCachedBlocks) {
   std::thread th([&] {
     churn(&alloc);
     for (auto& o : others) churn(o.get());
-    EXPECT_EQ(alloc.ThreadCachesForTesting(), 1u) << "the dropped allocator kept its cache";
-    EXPECT_EQ(alloc.ArenaAllocatedBytes(), base);
+    EXPECT_EQ(alloc.ArenaAllocatedBytes(), base) << "the dropped allocator kept its lists";
     churn(&alloc);
-    EXPECT_EQ(alloc.ThreadCachesForTesting(), 2u);
+    EXPECT_GT(alloc.ListedBytes(), 0u);
   });
   th.join();
-  EXPECT_EQ(alloc.ThreadCachesForTesting(), 1u);
   EXPECT_EQ(alloc.ArenaAllocatedBytes(), base);
-  for (auto& o : others) {
-    EXPECT_EQ(o->ArenaAllocatedBytes(), 0u);
-    EXPECT_EQ(o->ThreadCachesForTesting(), 0u);
-  }
+  for (auto& o : others) EXPECT_EQ(o->ArenaAllocatedBytes(), 0u);
   alloc.Free(kept, 640);
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+// Nothing stands between the free lists and the arena's slabs: a block past the listed sizes,
+// and a list's overflow, go back to the arena at once (the arena counts them free while the
+// thread lives on), so the arena's bins, which fill the oldest slab with room first, place
+// every block that is not on a list. A jemalloc thread cache in between kept up to a few
+// hundred of each class it saw, and reused the slabs they came from.
+TEST(NodeAllocatorTest, BlocksOffTheListsGoStraightBackToTheArena) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no arena";
+#endif
+  NodeAllocator alloc;
+  alloc.set_list_limit(4096);
+  void* kept = alloc.Allocate(64);
+  const size_t base = alloc.ArenaAllocatedBytes();
+  for (size_t n : {NodeAllocator::kPoolMaxBytes + 16, size_t{640}, size_t{1536}, size_t{12000}}) {
+    std::vector<void*> ps;
+    for (int i = 0; i < 500; ++i) ps.push_back(alloc.Allocate(n));
+    EXPECT_GE(alloc.ArenaAllocatedBytes(), base + 500 * n);
+    for (void* p : ps) alloc.Free(p, n);
+    EXPECT_EQ(alloc.ArenaAllocatedBytes(), base) << n << "-byte blocks held after their free";
+  }
+  // A list past its limit gives the overflow to the arena, not to a cache (256 bytes: a class
+  // of the lists and of jemalloc both, so the two count the listed blocks alike).
+  std::vector<void*> ps;
+  for (int i = 0; i < 500; ++i) ps.push_back(alloc.Allocate(256));
+  for (void* p : ps) alloc.Free(p, 256);
+  EXPECT_LE(alloc.ListedBytes(), 4096u + 256);
+  EXPECT_GT(alloc.ListedBytes(), 0u);
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), base + alloc.ListedBytes());
+  alloc.Free(kept, 64);
   EXPECT_EQ(alloc.bytes(), 0u);
 }
 
