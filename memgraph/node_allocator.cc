@@ -69,7 +69,7 @@ std::atomic<uint64_t> next_generation{1};
 // hands out the oldest slab with room first, so the tier's blocks gather in old slabs and
 // newer ones empty out, whole, for any size class to take. The tier's nodes are sized
 // exactly and outgrow one class after another while it loads: with the caches, a scale-20
-// tier's arena held 50-54 MiB of partly used slabs (165 MiB of nodes), without them 19-24
+// tier's arena held 47-58 MiB of partly used slabs (165 MiB of nodes), without them 19-25
 // (docs/benchmarks.md, "Issue 28: the memgraph arena without thread caches"). The free
 // lists in front (the version blocks' churn) still take no lock; a block past them takes
 // its bin's lock.

@@ -11,17 +11,18 @@
 // empty, and a loaded tier's arena held about a third more than its nodes in partly used slabs
 // (node_allocator.cc, kArenaFlags).
 //
-// Free lists. Each thread keeps its own LIFO free lists of small
-// blocks (up to kPoolMaxBytes, in 16-byte classes) per allocator, found through a small
-// thread-local table keyed by the allocator's unique generation number: a full tier's build frees
-// about as many versions, areas and nodes per batch as it allocates, and jemalloc's
-// mallocx/sdallocx with explicit arena, cache and alignment flags took ~15% of a full
-// tier's load (docs/benchmarks.md, "Issue 28: a version in one block; free lists in front of
-// jemalloc"). A list holds blocks jemalloc allocated at the class's size, at most
-// the set_list_limit bytes of them: a free past it gives half of the list back to jemalloc. A thread
-// that exits, or drops the allocator from its table of recent ones, gives its lists' blocks
-// back (DrainIfLive). A list is used only by its thread; a block freed by another thread
-// joins that thread's list.
+// Free lists. Each thread keeps its own LIFO free lists of small blocks (up to kPoolMaxBytes,
+// in 16-byte classes) per allocator, found through a small thread-local table keyed by the
+// allocator's unique generation number: a full tier's build frees about as many versions,
+// areas and nodes per batch as it allocates, and jemalloc's mallocx/sdallocx with explicit
+// arena, cache and alignment flags took ~15% of a full tier's load (docs/benchmarks.md,
+// "Issue 28: a version in one block; free lists in front of jemalloc"); without the lists as
+// well, a scale-20 load ran at half the rate ("Issue 28: the memgraph arena without thread
+// caches"). A list holds blocks jemalloc allocated at the class's size, at most the
+// set_list_limit bytes of them: a free past it gives half of the list back to jemalloc. A
+// thread that exits, or drops the allocator from its table of recent ones, gives its lists'
+// blocks back (DrainIfLive). A list is used only by its thread; a block freed by another
+// thread joins that thread's list.
 #pragma once
 
 #include <atomic>
