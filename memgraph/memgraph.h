@@ -46,6 +46,10 @@ struct MemGraphOptions {
   uint32_t cart_threshold = 256;
   // Bound of each writer thread's free list per block size (NodeAllocator::set_list_limit).
   size_t free_list_class_bytes = NodeAllocator::kPoolClassBytes;
+  // Whether writer threads allocate through jemalloc caches of their own
+  // (NodeAllocator::set_thread_caches): faster, but a long-lived tier's arena keeps more
+  // partly used slabs. For a memgraph that is flushed and dropped soon.
+  bool thread_caches = false;
 };
 
 // How Apply locates a batch's work items (each subgraph's head version, its container roots

@@ -26,6 +26,10 @@ struct NodeAllocator::Pool {
 
   Block* head[kClasses] = {};
   uint32_t count[kClasses] = {};
+  // MALLOCX_TCACHE flags of the thread's jemalloc cache, and its index (both set when the
+  // pool is made); MALLOCX_TCACHE_NONE when there is none (not made, or destroyed).
+  int tcache_flag = 0;
+  unsigned tcache = 0;
   // Bytes on the lists; written by the owning thread only, read by RetainedBytes.
   std::atomic<size_t> held{0};
 
@@ -44,6 +48,7 @@ NodeAllocator::~NodeAllocator() = default;
 size_t NodeAllocator::RetainedBytes() const { return 0; }
 size_t NodeAllocator::ListedBytes() const { return 0; }
 size_t NodeAllocator::ArenaAllocatedBytes() const { return 0; }
+size_t NodeAllocator::ThreadCachesForTesting() const { return 0; }
 bool NodeAllocator::RecyclesArenas() { return false; }
 void NodeAllocator::DrainIfLive(uint64_t, void*) {}
 void* NodeAllocator::Allocate(size_t size) {
@@ -62,19 +67,6 @@ namespace {
 
 std::atomic<uint64_t> next_generation{1};
 
-// Every call into a private arena: 16-byte aligned (the alignment is part of the size class: an
-// 8-byte block aligned to 16 is a 16-byte one, and a free must name the class it came from),
-// and past jemalloc's thread caches. A cache hands a thread's next block of a class out of
-// whatever slab the thread last freed one into, so a slab rarely empties; the arena's bin
-// hands out the oldest slab with room first, so the tier's blocks gather in old slabs and
-// newer ones empty out, whole, for any size class to take. The tier's nodes are sized
-// exactly and outgrow one class after another while it loads: with the caches, a scale-20
-// tier's arena held 47-58 MiB of partly used slabs (165 MiB of nodes), without them 19-25
-// (docs/benchmarks.md, "Issue 28: the memgraph arena without thread caches"). The free
-// lists in front (the version blocks' churn) still take no lock; a block past them takes
-// its bin's lock.
-constexpr int kArenaFlags = MALLOCX_LG_ALIGN(4) | MALLOCX_TCACHE_NONE;
-
 // The live allocators with a private arena, by generation: a thread that leaves a pool (it
 // exits, or evicts the pool's entry) gives the pool's blocks back to jemalloc if the allocator
 // still lives. Held while draining, so an allocator is not destroyed under a drain. Never
@@ -88,9 +80,10 @@ std::unordered_map<uint64_t, NodeAllocator*>& Live() {
   return *live;
 }
 
-// This thread's free lists, most recently made first. A thread touches few memgraphs at a time
+// This thread's caches, most recently made first. A thread touches few memgraphs at a time
 // (the active one, and sealed ones a flush or reader frees into). When the thread exits or
-// evicts an entry, the entry's free lists are drained (DrainIfLive).
+// evicts an entry, the entry's free lists are drained and its jemalloc cache destroyed
+// (DrainIfLive).
 struct CacheEntry {
   uint64_t generation = 0;
   void* pool = nullptr;  // NodeAllocator::Pool of that allocator for this thread
@@ -223,6 +216,7 @@ bool SparesReusePages() {
   return ok;
 }
 
+// Every thread cache that held the arena's objects is destroyed (flushed) before this.
 void ReleaseArena(unsigned arena) {
   char name[64];
   snprintf(name, sizeof(name), "arena.%u.reset", arena);
@@ -269,6 +263,19 @@ void NodeAllocator::DrainIfLive(uint64_t generation, void* pool_ptr) {
   auto it = Live().find(generation);
   if (it == Live().end()) return;  // its arena took the blocks with it
   auto* pool = static_cast<Pool*>(pool_ptr);
+  // The thread's jemalloc cache first: no thread uses it again, and what it holds (up to a
+  // few hundred objects of each size the thread used) would otherwise stay out of the arena's
+  // reach until the allocator is destroyed: ~7 MiB of a scale-20 strata-mem tier's arena after
+  // its load's threads had exited (docs/benchmarks.md, "Issue 28: exited threads' caches").
+  // Destroying it flushes it and frees its index (jemalloc has 4096; a store's threads that
+  // come and go took one each). The lists' blocks then go straight to the arena.
+  if (pool->tcache_flag != MALLOCX_TCACHE_NONE) {
+    mallctl("tcache.destroy", nullptr, nullptr, &pool->tcache, sizeof(pool->tcache));
+    NodeAllocator* a = it->second;
+    std::lock_guard<std::mutex> c(a->caches_mu_);
+    a->caches_.erase(std::find(a->caches_.begin(), a->caches_.end(), pool->tcache));
+    pool->tcache_flag = MALLOCX_TCACHE_NONE;
+  }
   for (size_t c = 0; c < Pool::kClasses; ++c) pool->GiveBack(c, pool->count[c]);
 }
 
@@ -279,6 +286,7 @@ NodeAllocator::~NodeAllocator() {
     std::lock_guard<std::mutex> g(LiveMutex());
     Live().erase(generation_);
   }
+  for (unsigned tc : caches_) mallctl("tcache.destroy", nullptr, nullptr, &tc, sizeof(tc));
   if (use_arena_) ReleaseArena(arena_);
 }
 
@@ -294,9 +302,14 @@ size_t NodeAllocator::ArenaAllocatedBytes() const {
   return ArenaStat(arena_, "small.allocated") + ArenaStat(arena_, "large.allocated");
 }
 
+size_t NodeAllocator::ThreadCachesForTesting() const {
+  std::lock_guard<std::mutex> g(caches_mu_);
+  return caches_.size();
+}
+
 size_t NodeAllocator::ListedBytes() const {
   size_t listed = 0;
-  std::lock_guard<std::mutex> g(pools_mu_);
+  std::lock_guard<std::mutex> g(caches_mu_);
   for (const auto& p : pools_) listed += p->held.load(std::memory_order_relaxed);
   return listed;
 }
@@ -307,9 +320,15 @@ NodeAllocator::Pool* NodeAllocator::ThreadPool() {
     if (e[k].generation == generation_) return static_cast<Pool*>(e[k].pool);
   }
   auto pool = std::make_unique<Pool>();
+  unsigned tc = 0;
+  size_t sz = sizeof(tc);
+  const bool made = thread_caches_ && mallctl("tcache.create", &tc, &sz, nullptr, 0) == 0;
+  pool->tcache_flag = made ? MALLOCX_TCACHE(tc) : MALLOCX_TCACHE_NONE;
+  pool->tcache = tc;
   Pool* p = pool.get();
   {
-    std::lock_guard<std::mutex> g(pools_mu_);
+    std::lock_guard<std::mutex> g(caches_mu_);
+    if (made) caches_.push_back(tc);
     pools_.push_back(std::move(pool));
   }
   const CacheEntry evicted = e[kThreadCaches - 1];
@@ -325,7 +344,7 @@ void NodeAllocator::Pool::GiveBack(size_t c, uint32_t n) {
     head[c] = b->next;
     --count[c];
     AddHeld(-static_cast<ptrdiff_t>(ClassBytes(c)));
-    sdallocx(b, ClassBytes(c), kArenaFlags);
+    sdallocx(b, ClassBytes(c), MALLOCX_ALIGN(16) | tcache_flag);
   }
 }
 
@@ -362,7 +381,7 @@ void* NodeAllocator::Allocate(size_t size) {
       }
       block = Pool::ClassBytes(c);  // allocated (and given back) at its class's size
     }
-    p = mallocx(block, kArenaFlags | MALLOCX_ARENA(arena_));
+    p = mallocx(block, MALLOCX_ALIGN(16) | MALLOCX_ARENA(arena_) | pool->tcache_flag);
   }
   if (p == nullptr) throw std::bad_alloc();
   bytes_.Add(static_cast<int64_t>(size));
@@ -379,11 +398,11 @@ void NodeAllocator::Free(void* p, size_t size) {
     sdallocx(p, asked, MALLOCX_ALIGN(16));
     return;
   }
+  Pool* pool = ThreadPool();
   if (asked > kPoolMaxBytes) {
-    sdallocx(p, asked, kArenaFlags);
+    sdallocx(p, asked, MALLOCX_ALIGN(16) | pool->tcache_flag);
     return;
   }
-  Pool* pool = ThreadPool();
   const size_t c = Pool::PoolClass(asked);
   // Full: the newest half of this class's list goes back to jemalloc. (One bound for all
   // classes together was measured slower: a class freed in bulk crowded the versions out.)

@@ -5,24 +5,31 @@
 //
 // Invariant: bytes() == sum of sizes Allocate()d and not yet Free()d.
 //
-// No jemalloc thread caches. Every block that is not on a free list comes from, and goes back
-// to, the arena's bins directly (MALLOCX_TCACHE_NONE), which fill the oldest slab with room
-// first: a thread cache reuses whatever slab the thread last freed into, so slabs seldom
-// empty, and a loaded tier's arena held about a third more than its nodes in partly used slabs
-// (node_allocator.cc, kArenaFlags).
+// Thread caches (set_thread_caches; off unless set). A private arena cannot use jemalloc's
+// automatic per-thread cache (that cache hands out objects of whatever arena filled it), so
+// with caches on each thread gets an explicit cache per allocator (`tcache.create`), found
+// through a small thread-local table keyed by the allocator's unique generation number; the
+// allocator records every cache made for it and destroys them (flushing their objects back to
+// the arena) before it destroys the arena; a thread that exits, or drops the allocator from
+// its table, destroys its cache itself (DrainIfLive). A cache is used only by the thread that
+// made it. Off, every block not on a free list comes from and goes back to the arena's bins
+// (MALLOCX_TCACHE_NONE), which fill the oldest slab with room first: a cache reuses whatever
+// slab its thread last freed into, so slabs seldom empty, and a loaded scale-20 tier's arena
+// held 47-58 MiB of partly used slabs for 165 MiB of nodes with caches, 19-25 without. The
+// caches pay for a short-lived memgraph (a persistent store's, whose arena is reset whole
+// after its flush): its load ran ~7% faster with them (docs/benchmarks.md, "Issue 28: the
+// memgraph arena without thread caches").
 //
-// Free lists. Each thread keeps its own LIFO free lists of small blocks (up to kPoolMaxBytes,
-// in 16-byte classes) per allocator, found through a small thread-local table keyed by the
-// allocator's unique generation number: a full tier's build frees about as many versions,
-// areas and nodes per batch as it allocates, and jemalloc's mallocx/sdallocx with explicit
-// arena, cache and alignment flags took ~15% of a full tier's load (docs/benchmarks.md,
-// "Issue 28: a version in one block; free lists in front of jemalloc"); without the lists as
-// well, a scale-20 load ran at half the rate ("Issue 28: the memgraph arena without thread
-// caches"). A list holds blocks jemalloc allocated at the class's size, at most the
-// set_list_limit bytes of them: a free past it gives half of the list back to jemalloc. A
-// thread that exits, or drops the allocator from its table of recent ones, gives its lists'
-// blocks back (DrainIfLive). A list is used only by its thread; a block freed by another
-// thread joins that thread's list.
+// Free lists. In front of that, each thread keeps its own LIFO free lists of small blocks (up
+// to kPoolMaxBytes, in 16-byte classes) per allocator: a full tier's build frees about as many
+// versions, areas and nodes per batch as it allocates, and jemalloc's mallocx/sdallocx with
+// explicit arena, cache and alignment flags took ~15% of a full tier's load
+// (docs/benchmarks.md, "Issue 28: a version in one block; free lists in front of jemalloc");
+// without lists or caches a scale-20 load ran at half the rate. A list holds blocks jemalloc
+// allocated at the class's size, at most the set_list_limit bytes of them: a free past it
+// gives half of the list back to jemalloc. A thread that exits, or drops the allocator from
+// its table of recent ones, gives its lists' blocks back (DrainIfLive). A list is used only by
+// its thread; a block freed by another thread joins that thread's list.
 #pragma once
 
 #include <atomic>
@@ -63,12 +70,15 @@ class NodeAllocator {
   size_t ListedBytes() const;
 
   // What jemalloc counts as allocated in the private arena: bytes() at class sizes, plus the
-  // blocks on the free lists. 0 without a private arena.
+  // blocks on the free lists and the objects the threads' jemalloc caches hold. 0 without a
+  // private arena.
   size_t ArenaAllocatedBytes() const;
+  // Threads' jemalloc caches made for this allocator and not yet destroyed. For tests.
+  size_t ThreadCachesForTesting() const;
 
   // Gives the blocks on `pool` (a thread's free lists of the allocator of `generation`, which
-  // that thread stops using) back to jemalloc, if that allocator still lives. Called by the
-  // owning thread only.
+  // that thread stops using) back to jemalloc, and destroys the thread's jemalloc cache for
+  // it, if that allocator still lives. Called by the owning thread only.
   static void DrainIfLive(uint64_t generation, void* pool);
 
   static constexpr size_t kPoolMaxBytes = 512;
@@ -84,20 +94,25 @@ class NodeAllocator {
   // plan, which counts its bytes() only: the store bounds the lists by the memgraph's capacity
   // (DBImpl::NewMemGraph).
   void set_list_limit(size_t bytes) { list_limit_ = bytes; }
+  // Whether each thread allocates through a jemalloc cache of its own (see the top). Set
+  // before the allocator is used.
+  void set_thread_caches(bool on) { thread_caches_ = on; }
 
  private:
   struct Pool;
-  // This thread's free lists for this allocator (made on first use).
+  // This thread's free lists and jemalloc cache for this allocator (made on first use).
   Pool* ThreadPool();
 
   size_t list_limit_ = kPoolClassBytes;
+  bool thread_caches_ = false;
   unsigned arena_ = 0;
   bool use_arena_ = false;
   uint64_t generation_ = 0;  // unique per allocator, never reused
   // The byte count, striped by thread (two writers updating one shared counter several times
   // per edge bounced its cache line between cores).
   StripedCounter bytes_;
-  mutable std::mutex pools_mu_;
+  mutable std::mutex caches_mu_;
+  std::vector<unsigned> caches_;  // every thread cache made for this allocator
   std::vector<std::unique_ptr<Pool>> pools_;  // every thread's free lists for this allocator
 };
 

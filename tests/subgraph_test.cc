@@ -293,15 +293,19 @@ TEST(NodeAllocatorTest, FreeListsAreBoundedAndPerThread) {
   EXPECT_EQ(alloc.ListedBytes(), 0u) << "freed blocks stayed listed after their thread exited";
 }
 
-// A thread that exits, or drops an allocator from its table of recent ones (it uses more than
-// four), leaves nothing of that allocator behind: its free lists go back, so what the arena
-// counts as allocated comes down to what is still allocated. A thread that comes back to a
-// dropped allocator gets new lists and works on.
+// With thread caches on (a persistent store's memgraphs), a thread that exits, or drops an
+// allocator from its table of recent ones (it uses more than four), leaves nothing of that
+// allocator behind: its free lists go back and its jemalloc cache is destroyed, so what the
+// arena counts as allocated comes down to what is still allocated (before, each exited
+// thread's cache kept up to a few hundred objects of every size it had used, out of the
+// arena's reach until the allocator was destroyed), and the caches do not pile up. A thread
+// that comes back to a dropped allocator gets a new cache and works on.
 TEST(NodeAllocatorTest, ThreadsThatLeaveLeaveNoCachedBlocks) {
 #ifdef STRATA_NO_JEMALLOC
-  GTEST_SKIP() << "plain new/delete (sanitizer build): no arena";
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no thread caches";
 #endif
   NodeAllocator alloc;
+  alloc.set_thread_caches(true);
   const size_t sizes[] = {48, 208, 640, 1536, 4096, 12000};
   auto churn = [&](NodeAllocator* a) {
     std::vector<std::pair<void*, size_t>> ps;
@@ -320,30 +324,39 @@ TEST(NodeAllocatorTest, ThreadsThatLeaveLeaveNoCachedBlocks) {
   }
   EXPECT_EQ(alloc.bytes(), 640u);
   EXPECT_EQ(alloc.ListedBytes(), 0u);
-  EXPECT_EQ(alloc.ArenaAllocatedBytes(), base) << "exited threads' lists still hold blocks";
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), base) << "exited threads' caches still hold blocks";
+  EXPECT_EQ(alloc.ThreadCachesForTesting(), 1u) << "only this thread's cache is left";
   // One thread over six allocators: the first two are dropped from its table of four, then it
   // comes back to the first.
   std::vector<std::unique_ptr<NodeAllocator>> others;
-  for (int i = 0; i < 5; ++i) others.push_back(std::make_unique<NodeAllocator>());
+  for (int i = 0; i < 5; ++i) {
+    others.push_back(std::make_unique<NodeAllocator>());
+    others.back()->set_thread_caches(true);
+  }
   std::thread th([&] {
     churn(&alloc);
     for (auto& o : others) churn(o.get());
-    EXPECT_EQ(alloc.ArenaAllocatedBytes(), base) << "the dropped allocator kept its lists";
+    EXPECT_EQ(alloc.ThreadCachesForTesting(), 1u) << "the dropped allocator kept its cache";
+    EXPECT_EQ(alloc.ArenaAllocatedBytes(), base);
     churn(&alloc);
-    EXPECT_GT(alloc.ListedBytes(), 0u);
+    EXPECT_EQ(alloc.ThreadCachesForTesting(), 2u);
   });
   th.join();
+  EXPECT_EQ(alloc.ThreadCachesForTesting(), 1u);
   EXPECT_EQ(alloc.ArenaAllocatedBytes(), base);
-  for (auto& o : others) EXPECT_EQ(o->ArenaAllocatedBytes(), 0u);
+  for (auto& o : others) {
+    EXPECT_EQ(o->ArenaAllocatedBytes(), 0u);
+    EXPECT_EQ(o->ThreadCachesForTesting(), 0u);
+  }
   alloc.Free(kept, 640);
   EXPECT_EQ(alloc.bytes(), 0u);
 }
 
-// Nothing stands between the free lists and the arena's slabs: a block past the listed sizes,
-// and a list's overflow, go back to the arena at once (the arena counts them free while the
-// thread lives on), so the arena's bins, which fill the oldest slab with room first, place
-// every block that is not on a list. A jemalloc thread cache in between kept up to a few
-// hundred of each class it saw, and reused the slabs they came from.
+// Without thread caches (the default; the in-memory store's memgraph) nothing stands between
+// the free lists and the arena's slabs: a block past the listed sizes, and a list's overflow,
+// go back to the arena at once (the arena counts them free while the thread lives on), so the
+// arena's bins, which fill the oldest slab with room first, place every block that is not on
+// a list. With caches on, a thread's cache keeps some of each class it saw.
 TEST(NodeAllocatorTest, BlocksOffTheListsGoStraightBackToTheArena) {
 #ifdef STRATA_NO_JEMALLOC
   GTEST_SKIP() << "plain new/delete (sanitizer build): no arena";
@@ -369,6 +382,15 @@ TEST(NodeAllocatorTest, BlocksOffTheListsGoStraightBackToTheArena) {
   EXPECT_EQ(alloc.ArenaAllocatedBytes(), base + alloc.ListedBytes());
   alloc.Free(kept, 64);
   EXPECT_EQ(alloc.bytes(), 0u);
+
+  NodeAllocator cached;
+  cached.set_thread_caches(true);
+  std::vector<void*> qs;
+  for (int i = 0; i < 500; ++i) qs.push_back(cached.Allocate(640));
+  for (void* p : qs) cached.Free(p, 640);
+  EXPECT_EQ(cached.bytes(), 0u);
+  EXPECT_GT(cached.ArenaAllocatedBytes(), 0u) << "no thread cache held any of the blocks";
+  EXPECT_EQ(cached.ThreadCachesForTesting(), 1u);
 }
 
 // VmFlags of the mapping holding address p in /proc/self/smaps; "" when none does.
