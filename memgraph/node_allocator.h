@@ -25,7 +25,7 @@
 // versions, areas and nodes per batch as it allocates, and jemalloc's mallocx/sdallocx with
 // explicit arena, cache and alignment flags took ~15% of a full tier's load
 // (docs/benchmarks.md, "Issue 28: a version in one block; free lists in front of jemalloc");
-// without lists or caches a scale-20 load ran at half the rate. A list holds blocks jemalloc
+// without lists or caches a scale-20 load ran at about half the rate. A list holds blocks jemalloc
 // allocated at the class's size, at most the set_list_limit bytes of them: a free past it
 // gives half of the list back to jemalloc. A thread that exits, or drops the allocator from
 // its table of recent ones, gives its lists' blocks back (DrainIfLive). A list is used only by
