@@ -359,8 +359,8 @@ TEST(NodeAllocatorTest, ThreadsThatLeaveLeaveNoCachedBlocks) {
 
 // Without thread caches (the default; the in-memory store's memgraph) nothing stands between
 // the free lists and the arena's slabs: a block past the listed sizes goes back to the arena
-// at once (the arena counts it free while the thread lives on; a list's overflow: the test
-// above), so the arena's bins, which fill the oldest slab with room first, place every block
+// at once (the arena counts it free while the thread lives on; a list's overflow:
+// ListLimitBoundsEachList), so the arena's bins, which fill the oldest slab with room first, place every block
 // that is not on a list. With caches on, a thread's cache keeps some of each class it saw.
 TEST(NodeAllocatorTest, BlocksOffTheListsGoStraightBackToTheArena) {
 #ifdef STRATA_NO_JEMALLOC
