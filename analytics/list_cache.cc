@@ -33,6 +33,7 @@ ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool k
       narrow_(bound_ <= (VertexId{1} << 32)),
       weights_(keep_weights && snap.weighted()),
       packing_(narrow_ && !weights_ ? packing : ListPacking::kNever),
+      id24_(packing_ != ListPacking::kNever && bound_ <= (VertexId{1} << 24)),
       max_bytes_(ResolveCacheBytes(max_bytes)),
       blocks_(static_cast<size_t>((bound_ + kLayoutBlock - 1) / kLayoutBlock)) {
   if (max_bytes_ != 0) {
@@ -43,6 +44,19 @@ ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool k
 
 namespace {
 thread_local char stage_token;  // its address names this thread to ListCache::Stage::owner
+
+// *to = ids[0, n) as 3-byte IDs (each < 2^24), in a vector of the exact size.
+void Into24(const uint32_t* ids, size_t n, UninitVector<uint8_t>* to) {
+  to->clear();
+  to->resize(3 * n + 1);  // uninitialized (UninitVector): written below, and a pad byte
+  uint8_t* d = to->data();
+  d[3 * n] = 0;
+  for (size_t i = 0; i < n; ++i, d += 3) {
+    d[0] = static_cast<uint8_t>(ids[i]);
+    d[1] = static_cast<uint8_t>(ids[i] >> 8);
+    d[2] = static_cast<uint8_t>(ids[i] >> 16);
+  }
+}
 
 // *to = from, of from's exact size, written with non-temporal stores: the block's fresh memory
 // is not read again until the kernel's first pass, long after the layout has evicted it, so
@@ -94,7 +108,8 @@ bool ListCache::ShouldPack(size_t count) {
   if (packing_started_.load(std::memory_order_relaxed)) return true;
   const uint64_t entries = seen_entries_.fetch_add(count, std::memory_order_relaxed) + count;
   const uint64_t blocks = seen_blocks_.fetch_add(1, std::memory_order_relaxed) + 1;
-  const double projected = (static_cast<double>(entries) * 4 / static_cast<double>(blocks) +
+  const double plain = id24_ ? 3 : 4;  // bytes of an entry not packed
+  const double projected = (static_cast<double>(entries) * plain / static_cast<double>(blocks) +
                             (kLayoutBlock + 1) * 4.0) * static_cast<double>(blocks_.size());
   if (projected <= 0.9 * static_cast<double>(max_bytes_)) return false;
   packing_started_.store(true, std::memory_order_relaxed);
@@ -151,13 +166,15 @@ void ListCache::Unstage(Stage& st) {
     ReleaseStage(st);
     return;
   }
-  b.form = Block::kPlain;
-  const size_t bytes = st.n * PerEdge();
+  b.form = id24_ ? Block::kId24 : Block::kPlain;
+  const size_t bytes = id24_ ? 3 * st.n + 1 : st.n * PerEdge();
   if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) {
     used_.fetch_sub(bytes, std::memory_order_relaxed);
     Drop(b);
   } else {
-    if (narrow_) {
+    if (id24_) {
+      Into24(st.ids32.data(), st.n, &b.bytes);
+    } else if (narrow_) {
       StreamInto(st.ids32, st.n, &b.ids32);
     } else {
       StreamInto(st.ids64, st.n, &b.ids64);
@@ -310,8 +327,9 @@ void ListCache::CollectSlow(VertexId u, const NeighborChunk& c) {
   }
   Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
   if (b.state == Block::kDropped) return;
-  // A damaged list, or more of a block already packed (no appends to records): Pass streams it.
-  if (max_bytes_ == 0 || c.dst[c.size - 1] >= bound_ || b.packed()) {
+  // A damaged list, or more of a block already packed or in 3-byte IDs (no appends to those):
+  // Pass streams it.
+  if (max_bytes_ == 0 || c.dst[c.size - 1] >= bound_ || b.coded()) {
     Drop(b);
     return;
   }
@@ -377,7 +395,9 @@ void ListCache::CollectSlow(VertexId u, const NeighborChunk& c) {
 void ListCache::Close(Block& b, VertexId len) {
   if (b.stage != nullptr) Unstage(*b.stage);
   if (b.state != Block::kFilling) return;
-  const size_t count = narrow_ ? b.ids32.size() : b.ids64.size();
+  const size_t count = b.form == Block::kId24 ? b.bytes.size() / 3  // the pad byte: not one
+                       : narrow_              ? b.ids32.size()
+                                              : b.ids64.size();
   while (b.next <= len) b.off[b.next++] = static_cast<uint32_t>(count);
   b.state = Block::kKept;
   // Give back what doubling left unused.
@@ -394,6 +414,10 @@ void ListCache::Close(Block& b, VertexId len) {
     if (ShouldPack(count) &&
         Pack(static_cast<size_t>(&b - blocks_.data()), b.ids32.data(), count)) {
       b.ids32 = UninitVector<uint32_t>();
+    } else if (id24_) {
+      Into24(b.ids32.data(), count, &b.bytes);
+      b.ids32 = UninitVector<uint32_t>();
+      b.form = Block::kId24;
     } else {
       b.form = Block::kPlain;
     }

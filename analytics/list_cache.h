@@ -25,6 +25,15 @@
 // back) drops the block, which Pass then streams. A block whose lists do not ascend, or whose
 // records would take as many bytes as its plain lists or pass 4 GiB, is kept unpacked.
 //
+// Three-byte IDs (packing other than kNever, a bound of at most 2^24, no weights): a complete
+// block that is not packed keeps its lists as 3-byte IDs (Id24) instead of 4, one pad byte
+// after them: 94 instead of 124 MiB at scale 20, read as they are (Pass and PassInterleaved
+// hand fn `const Id24*`: one unaligned load and a mask per entry, no decode pass; PageRank was
+// no slower, docs/benchmarks.md, "Issue 28: three-byte IDs in PageRank's list cache"). List and
+// Head do not serve them (false, null), as packed blocks; Chunks does. A staged block is still
+// checked against the budget at 4 bytes an entry (its stage holds them so), so near the
+// budget's edge a block may be streamed whose 3-byte lists would have fitted.
+//
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
 // Collect) keeps the shortest lists — every list up to a degree cutoff chosen so that they fit
@@ -43,6 +52,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -58,6 +68,19 @@
 #include "util/coro.h"
 
 namespace strata::analytics {
+
+// A neighbor ID of a list cache's 3-byte block (ListCache, "Three-byte IDs"), read as the
+// uint32_t it holds; kernels index with it as with the 32-bit IDs.
+struct Id24 {
+  uint8_t b[3];
+  // One 4-byte load: every array of them is followed by a byte of padding (Into24).
+  operator uint32_t() const {  // NOLINT: used where a uint32_t ID is
+    uint32_t x;
+    std::memcpy(&x, b, 4);
+    return x & 0xFFFFFFu;
+  }
+};
+static_assert(sizeof(Id24) == 3 && alignof(Id24) == 1);
 
 // A kernel's cache_bytes as a number of bytes: kAutoCacheBytes resolved (AutoCacheBytes(),
 // read now), anything else as it is. For a kernel that divides its budget before making its
@@ -107,8 +130,9 @@ class ListCache {
   Status Complete(const Snapshot& snap, const Layout& layout);
 
   // One pass over range r: fn(u, src, n) for each chunk of existing neighbors of each existing
-  // u in r, u ascending, src ascending; `src` is `const uint32_t*` or `const VertexId*` (fn
-  // takes `const auto*`). A neighbor >= the bound is Corruption. Safe to call concurrently.
+  // u in r, u ascending, src ascending; `src` is `const uint32_t*`, `const Id24*` or
+  // `const VertexId*` (fn takes `const auto*` and reads src[i] as an ID). A neighbor >= the
+  // bound is Corruption. Safe to call concurrently.
   template <typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
 
@@ -145,7 +169,7 @@ class ListCache {
   bool List(VertexId u, Span* out) const {
     if (!Kept(u)) return false;
     const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
-    if (b.packed()) return false;
+    if (b.coded()) return false;
     const size_t j = static_cast<size_t>(u % kLayoutBlock);
     const uint64_t e0 = b.off[j];
     out->n = static_cast<size_t>(b.off[j + 1] - e0);
@@ -156,7 +180,7 @@ class ListCache {
   }
   // Where List(u) reads u's offsets (for a prefetch); null when List(u) would return false.
   const void* Head(VertexId u) const {
-    if (!Kept(u) || blocks_[static_cast<size_t>(u / kLayoutBlock)].packed()) return nullptr;
+    if (!Kept(u) || blocks_[static_cast<size_t>(u / kLayoutBlock)].coded()) return nullptr;
     return blocks_[static_cast<size_t>(u / kLayoutBlock)].off.data() + u % kLayoutBlock;
   }
   Direction direction() const { return d_; }
@@ -203,11 +227,13 @@ class ListCache {
     UninitVector<uint32_t> ids32;
     UninitVector<VertexId> ids64;
     UninitVector<double> w;  // weights_ only: w[k] belongs to the k-th id
-    UninitVector<uint8_t> bytes;  // packed: the records, then kPackedPad zero bytes
+    UninitVector<uint8_t> bytes;  // packed: the records, then kPackedPad zero bytes; kId24
     // Whether the lists are packed, decided once per block, when they are first complete
-    // (Unstage, or Close for lists never staged); kOpen until then.
-    enum Form : uint8_t { kOpen, kPlain, kPacked } form = kOpen;
+    // (Unstage, or Close for lists never staged); kOpen until then. kId24: plain lists of
+    // 3-byte IDs in `bytes` (entry k at 3k; off[] counts entries, as for ids32).
+    enum Form : uint8_t { kOpen, kPlain, kPacked, kId24 } form = kOpen;
     bool packed() const { return form == kPacked; }
+    bool coded() const { return form == kPacked || form == kId24; }  // no ids32 to append to
     // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
     // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
     UninitVector<uint64_t> skip;
@@ -287,6 +313,7 @@ class ListCache {
   bool narrow_;
   bool weights_;
   ListPacking packing_;  // kNever unless narrow_ && !weights_
+  bool id24_;            // plain blocks as 3-byte IDs (packing_ not kNever, bound_ <= 2^24)
   // kAuto: entries and blocks completed so far, and whether packing has started.
   std::atomic<uint64_t> seen_entries_{0};
   std::atomic<uint64_t> seen_blocks_{0};
@@ -318,10 +345,14 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
     }
     return true;
   }
+  const Id24* const ids24 = reinterpret_cast<const Id24*>(b.bytes.data());
   for (uint64_t k = e0; k < e1;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kPiece, e1 - k));
     const VertexId* dst;
-    if (narrow_) {
+    if (b.form == Block::kId24) {
+      for (size_t i = 0; i < n; ++i) wide[i] = ids24[k + i];
+      dst = wide;
+    } else if (narrow_) {
       for (size_t i = 0; i < n; ++i) wide[i] = b.ids32[k + i];
       dst = wide;
     } else {
@@ -413,6 +444,8 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
                               : list_cache_detail::InterleavedList(u, b.ids32.data(), 0,
                                                                    &prefetch, &fn);
       });
+    } else if (b.form == Block::kId24) {
+      s = run(reinterpret_cast<const Id24*>(b.bytes.data()));
     } else {
       s = narrow_ ? run(b.ids32.data()) : run(b.ids64.data());
     }
@@ -475,6 +508,8 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
         while (size_t k = rd.Next(piece, kKeep)) {
           emit(static_cast<const uint32_t*>(piece), k);
         }
+      } else if (b.form == Block::kId24) {
+        emit(reinterpret_cast<const Id24*>(b.bytes.data()) + e0, static_cast<size_t>(e1 - e0));
       } else if (narrow_) {
         emit(b.ids32.data() + e0, static_cast<size_t>(e1 - e0));
       } else {

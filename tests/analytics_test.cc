@@ -771,15 +771,16 @@ TEST(Analytics, PageRankCacheBudgetAndStats) {
     EXPECT_GT(st.cache_bytes, 0u) << what;
     EXPECT_LE(st.cache_bytes, st.cache_budget) << what;
     EXPECT_EQ(st.streamed_blocks, 0u) << what;
-    // kAuto keeps lists that fit the budget unpacked; kNever the same; kAlways packs every
-    // block into fewer bytes. The same ranks each way.
+    // kAuto keeps lists that fit the budget unpacked, in 3-byte IDs; kNever in 4-byte ones;
+    // kAlways packs every block into fewer bytes than 4-byte IDs. The same ranks each way.
     EXPECT_EQ(st.packed_blocks, 0u) << what;
-    const size_t all = st.cache_bytes;  // unpacked
+    const size_t all = st.cache_bytes;  // unpacked, 3-byte IDs
     p.packing = ListPacking::kNever;
     st = PageRankStats();
     ASSERT_OK(PageRank(g, p, &r));
     EXPECT_EQ(r, r_auto) << what;
-    EXPECT_EQ(st.cache_bytes, all) << what;
+    const size_t all32 = st.cache_bytes;
+    EXPECT_LT(all, all32) << what;
     EXPECT_EQ(st.packed_blocks, 0u) << what;
     p.packing = ListPacking::kAlways;
     st = PageRankStats();
@@ -787,7 +788,7 @@ TEST(Analytics, PageRankCacheBudgetAndStats) {
     EXPECT_EQ(r, r_auto) << what;
     EXPECT_EQ(st.streamed_blocks, 0u) << what;
     EXPECT_EQ(st.packed_blocks, blocks) << what;
-    EXPECT_LT(st.cache_bytes, all * 3 / 4) << what;
+    EXPECT_LT(st.cache_bytes, all32 * 3 / 4) << what;
     // A budget for about one block's unpacked lists: the rest streamed, the same ranks. (A
     // block is kept only if its unpacked lists fit the room left, so, packed or not, not all
     // three fit.) kAuto packs here: the lists cannot fit unpacked.
@@ -850,6 +851,72 @@ TEST(Analytics, ListCacheBlocksHoldNoGrowthSlack) {
     }
     EXPECT_EQ(cache.bytes(), blocks.size() * (kLayoutBlock + 1) * 4 + entries * 4)
         << "dir " << static_cast<int>(dir);
+  }
+}
+
+// Three-byte IDs: with packing allowed (kAuto) and a bound under 2^24, a block that is not
+// packed keeps 3 bytes an entry instead of 4, and every read gives what the store gives: Pass,
+// PassInterleaved (each vertex's pieces in order), Chunks; List, which hands out 32-bit
+// arrays, refuses those blocks. IDs up to ~300,000 fill the third byte.
+TEST(Analytics, ListCacheThreeByteIds) {
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirected}) {
+    SCOPED_TRACE(KindName(kind));
+    std::mt19937_64 rng(31);
+    MapSnapshot g(kind, false);
+    FillUniform(&g, 300000, 200000, rng);  // 74 layout blocks
+    Mutate(&g, 0.1, rng);                   // deleted vertices: dangling edges on kDirected
+    uint64_t entries = 0;
+    std::set<VertexId> blocks;
+    for (ListPacking pack : {ListPacking::kNever, ListPacking::kAuto}) {
+      ListCache cache(g, Direction::kOut, size_t{1} << 30, false, pack);
+      Layout L;
+      ASSERT_OK(BuildLayout(g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+        cache.Collect(u, c);
+      }));
+      ASSERT_OK(cache.Complete(g, L));
+      EXPECT_EQ(cache.packed_blocks(), 0u);
+      EXPECT_EQ(cache.dropped_blocks(), 0u);
+      if (pack == ListPacking::kNever) {
+        for (VertexId u = 0; u < L.bound; ++u) {
+          const uint64_t n = g.Degree(u, Direction::kOut);
+          entries += n;
+          if (n > 0) blocks.insert(u / kLayoutBlock);
+        }
+        EXPECT_EQ(cache.bytes(), blocks.size() * (kLayoutBlock + 1) * 4 + entries * 4);
+      } else {  // heads as before; entries at 3 bytes, and a pad byte per block
+        EXPECT_EQ(cache.bytes(),
+                  blocks.size() * ((kLayoutBlock + 1) * 4 + 1) + entries * 3);
+      }
+      ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);
+      std::map<VertexId, std::vector<VertexId>> pass, inter;
+      for (VertexRange r : L.ranges) {
+        ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
+          for (size_t i = 0; i < n; ++i) pass[u].push_back(src[i]);
+        }));
+        ASSERT_OK(cache.PassInterleaved(
+            g, L, r, 8, [](const auto*, size_t) {},
+            [&](VertexId u, const auto* src, size_t n) {
+              for (size_t i = 0; i < n; ++i) inter[u].push_back(src[i]);
+            }));
+      }
+      EXPECT_EQ(inter, pass);
+      size_t checked = 0;
+      for (VertexId u = 0; u < L.bound; u += 97) {
+        std::vector<VertexId> want, got;
+        std::vector<double> w;
+        ASSERT_OK(g.GetNeighbors(u, &want, &w));
+        if (want.empty()) continue;
+        ASSERT_TRUE(cache.Chunks(u, [&](const NeighborChunk& c) {
+          got.insert(got.end(), c.dst, c.dst + c.size);
+          return true;
+        }));
+        EXPECT_EQ(got, want) << u;
+        ListCache::Span span;
+        EXPECT_EQ(cache.List(u, &span), pack == ListPacking::kNever) << u;
+        ++checked;
+      }
+      EXPECT_GT(checked, 100u);
+    }
   }
 }
 
@@ -1173,14 +1240,17 @@ TEST(Analytics, ListCachePackedBlocksReadAsUnpacked) {
 TEST(Analytics, ListCacheAutoPackingDecidesEachBlockOnce) {
   MapSnapshot g(GraphKind::kDirected, false);
   for (VertexId u = 0; u < 3 * kLayoutBlock; ++u) {
-    const int deg = u < kLayoutBlock ? 2 : 20;
+    const int deg = u < kLayoutBlock ? 2 : u < 2 * kLayoutBlock ? 20 : 10;
     for (int k = 1; k <= deg; ++k) {
       g.PutEdge(u, (u + static_cast<VertexId>(k)) % (3 * kLayoutBlock), 1.0);
     }
   }
   Layout L;
   ASSERT_OK(BuildLayout(g, &L));
-  ListCache cache(g, Direction::kOut, 560000, false, ListPacking::kAuto);
+  // Block 0 (8,192 entries) projects well under 0.9 of this budget, blocks 0 and 1 (90,112,
+  // at 3 bytes each when not packed) past it; block 2's stage (40,960 entries at 4 bytes)
+  // fits the room left.
+  ListCache cache(g, Direction::kOut, 480000, false, ListPacking::kAuto);
   for (VertexId u = 0; u < L.bound; ++u) {  // one thread, blocks in order: each is staged
     ASSERT_OK(g.ScanNeighbors(u, Direction::kOut, [&](const NeighborChunk& c) {
       cache.Collect(u, c);
@@ -1190,10 +1260,9 @@ TEST(Analytics, ListCacheAutoPackingDecidesEachBlockOnce) {
   ASSERT_OK(cache.Complete(g, L));
   EXPECT_EQ(cache.dropped_blocks(), 0u);
   EXPECT_EQ(cache.packed_blocks(), 2u) << "block 0 packed after it was left plain";
-  ListCache::Span span;
-  EXPECT_TRUE(cache.List(0, &span));                 // block 0: plain
-  EXPECT_EQ(span.n, 2u);
-  EXPECT_FALSE(cache.List(kLayoutBlock, &span));     // block 1: packed
+  size_t n = 0;
+  EXPECT_TRUE(cache.Chunks(0, [&](const NeighborChunk& c) { return n += c.size, true; }));
+  EXPECT_EQ(n, 2u);
   ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);
 }
 

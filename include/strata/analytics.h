@@ -138,8 +138,10 @@ size_t AutoCacheBytes();
 // memgraph: 1.27x the time at 20 iterations; docs/benchmarks.md, "Issue 28: packed list-cache
 // blocks").
 //   kAuto    pack only when the lists will not fit the budget unpacked (estimated as they
-//            are collected);
-//   kNever   never pack;
+//            are collected); blocks not packed keep 3-byte IDs when every ID is below 2^24
+//            (3 bytes an entry instead of 4, read as they are: no slower; docs/benchmarks.md,
+//            "Issue 28: three-byte IDs in PageRank's list cache");
+//   kNever   never pack, 4-byte IDs;
 //   kAlways  pack every block (measurement, or a budget known to be short).
 enum class ListPacking : uint8_t { kAuto, kNever, kAlways };
 
@@ -154,12 +156,13 @@ struct PageRankStats {
 struct PageRankParams {
   double damping = 0.85;
   int iterations = 20;
-  // Most bytes of decoded neighbor lists kept in memory between iterations (about 4 bytes per
-  // directed edge, plus 16 KiB per 4096 vertices); the rest is streamed from the snapshot
-  // every iteration, which at 20 iterations made a PageRank on a 128 M-entry memgraph twice
-  // as slow (docs/benchmarks.md, "Issue 28: PageRank at scale 22 is the list cache's budget").
+  // Most bytes of decoded neighbor lists kept in memory between iterations (3 or 4 bytes per
+  // directed edge, as `packing` says, plus 16 KiB per 4096 vertices); the rest is streamed
+  // from the snapshot every iteration, which at 20 iterations made a PageRank on a 128
+  // M-entry memgraph twice as slow (docs/benchmarks.md, "Issue 28: PageRank at scale 22 is
+  // the list cache's budget").
   // The cache never holds more than the lists, so an in-memory graph costs at most its lists'
-  // 4 bytes per edge again; the budget bounds it on stores larger than memory. 0: stream all.
+  // 3-4 bytes per edge again; the budget bounds it on stores larger than memory. 0: stream all.
   // kAutoCacheBytes (the default): AutoCacheBytes() when the run starts.
   size_t cache_bytes = kAutoCacheBytes;
   // Pull mode: kept in-lists are read this many vertices at a time, interleaved as coroutines
