@@ -45,7 +45,8 @@ ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool k
 namespace {
 thread_local char stage_token;  // its address names this thread to ListCache::Stage::owner
 
-// *to = ids[0, n) as 3-byte IDs (each < 2^24), in a vector of the exact size.
+// *to = ids[0, n) as 3-byte IDs (each < 2^24), then a zero pad byte (Id24's 4-byte load of
+// the last ID reads it), in a vector of exactly that size.
 void Into24(const uint32_t* ids, size_t n, UninitVector<uint8_t>* to) {
   to->clear();
   to->resize(3 * n + 1);  // uninitialized (UninitVector): written below, and a pad byte
