@@ -45,11 +45,16 @@ ListCache::ListCache(const Snapshot& snap, Direction d, size_t max_bytes, bool k
 namespace {
 thread_local char stage_token;  // its address names this thread to ListCache::Stage::owner
 
-// *to = ids[0, n) as 3-byte IDs (each < 2^24), then a zero pad byte (Id24's 4-byte load of
-// the last ID reads it), in a vector of exactly that size.
+// Bytes of n 3-byte IDs and the zero pad byte after them (Id24's 4-byte load of the last ID
+// reads it); Id24Count inverts it.
+size_t Id24Bytes(size_t n) { return 3 * n + 1; }
+size_t Id24Count(size_t bytes) { return (bytes - 1) / 3; }
+
+// *to = ids[0, n) as 3-byte IDs (each < 2^24) and the pad byte, in a vector of exactly
+// Id24Bytes(n).
 void Into24(const uint32_t* ids, size_t n, UninitVector<uint8_t>* to) {
   to->clear();
-  to->resize(3 * n + 1);  // uninitialized (UninitVector): written below, and a pad byte
+  to->resize(Id24Bytes(n));  // uninitialized (UninitVector): written below
   uint8_t* d = to->data();
   d[3 * n] = 0;
   for (size_t i = 0; i < n; ++i, d += 3) {
@@ -168,7 +173,7 @@ void ListCache::Unstage(Stage& st) {
     return;
   }
   b.form = id24_ ? Block::kId24 : Block::kPlain;
-  const size_t bytes = id24_ ? 3 * st.n + 1 : st.n * PerEdge();
+  const size_t bytes = id24_ ? Id24Bytes(st.n) : st.n * PerEdge();
   if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) {
     used_.fetch_sub(bytes, std::memory_order_relaxed);
     Drop(b);
@@ -396,7 +401,7 @@ void ListCache::CollectSlow(VertexId u, const NeighborChunk& c) {
 void ListCache::Close(Block& b, VertexId len) {
   if (b.stage != nullptr) Unstage(*b.stage);
   if (b.state != Block::kFilling) return;
-  const size_t count = b.form == Block::kId24 ? b.bytes.size() / 3  // the pad byte: not one
+  const size_t count = b.form == Block::kId24 ? Id24Count(b.bytes.size())
                        : narrow_              ? b.ids32.size()
                                               : b.ids64.size();
   while (b.next <= len) b.off[b.next++] = static_cast<uint32_t>(count);

@@ -398,11 +398,12 @@ void NodeAllocator::Free(void* p, size_t size) {
     sdallocx(p, asked, MALLOCX_ALIGN(16));
     return;
   }
-  Pool* pool = ThreadPool();
-  if (asked > kPoolMaxBytes) {
-    sdallocx(p, asked, MALLOCX_ALIGN(16) | pool->tcache_flag);
+  if (asked > kPoolMaxBytes) {  // the thread's pool only for its cache, when there are caches
+    const int cache = thread_caches_ ? ThreadPool()->tcache_flag : MALLOCX_TCACHE_NONE;
+    sdallocx(p, asked, MALLOCX_ALIGN(16) | cache);
     return;
   }
+  Pool* pool = ThreadPool();
   const size_t c = Pool::PoolClass(asked);
   // Full: the newest half of this class's list goes back to jemalloc. (One bound for all
   // classes together was measured slower: a class freed in bulk crowded the versions out.)

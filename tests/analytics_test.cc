@@ -671,6 +671,15 @@ void ExpectPassGivesStoreLists(const ListCache& cache, const Snapshot& g, const 
   EXPECT_EQ(want, got);
 }
 
+// Builds L over g and fills `cache` as a kernel does: its out-lists collected from the
+// layout's pass, other lists read by Complete.
+Status FillCache(const Snapshot& g, ListCache* cache, Layout* L) {
+  Status s = BuildLayout(g, L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+    if (cache->direction() == Direction::kOut) cache->Collect(u, c);
+  });
+  return s.ok() ? cache->Complete(g, *L) : s;
+}
+
 TEST(Analytics, ListCacheMatchesStreamedLists) {
   for (GraphKind kind : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
     SCOPED_TRACE(KindName(kind));
@@ -684,10 +693,7 @@ TEST(Analytics, ListCacheMatchesStreamedLists) {
       for (size_t budget : {size_t{0}, size_t{300000}, size_t{1} << 30}) {
         ListCache cache(g, dir, budget);
         Layout L;
-        ASSERT_OK(BuildLayout(g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
-          if (dir == Direction::kOut) cache.Collect(u, c);
-        }));
-        ASSERT_OK(cache.Complete(g, L));
+        ASSERT_OK(FillCache(g, &cache, &L));
         EXPECT_LE(cache.bytes(), budget);
         EXPECT_LE(cache.staged_peak(), budget);
         if (budget == 300000) {
@@ -838,10 +844,7 @@ TEST(Analytics, ListCacheBlocksHoldNoGrowthSlack) {
     FillUniform(&g, 20000, 150000, rng);  // 5 layout blocks
     ListCache cache(g, dir, size_t{1} << 30);
     Layout L;
-    ASSERT_OK(BuildLayout(g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
-      if (dir == Direction::kOut) cache.Collect(u, c);
-    }));
-    ASSERT_OK(cache.Complete(g, L));
+    ASSERT_OK(FillCache(g, &cache, &L));
     uint64_t entries = 0;
     std::set<VertexId> blocks;
     for (VertexId u = 0; u < L.bound; ++u) {
@@ -870,10 +873,7 @@ TEST(Analytics, ListCacheThreeByteIds) {
     for (ListPacking pack : {ListPacking::kNever, ListPacking::kAuto}) {
       ListCache cache(g, Direction::kOut, size_t{1} << 30, false, pack);
       Layout L;
-      ASSERT_OK(BuildLayout(g, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
-        cache.Collect(u, c);
-      }));
-      ASSERT_OK(cache.Complete(g, L));
+      ASSERT_OK(FillCache(g, &cache, &L));
       EXPECT_EQ(cache.packed_blocks(), 0u);
       EXPECT_EQ(cache.dropped_blocks(), 0u);
       if (pack == ListPacking::kNever) {
@@ -1223,10 +1223,7 @@ TEST(Analytics, ListCachePackedBlocksReadAsUnpacked) {
     for (VertexId v = 0; v + 1 < 3 * kLayoutBlock; ++v) g.PutEdge(v, 1000000 + v, 1.0);
     ListCache c(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kAlways);
     Layout L;
-    ASSERT_OK(BuildLayout(g, &L, [&](VertexId u, const NeighborChunk& ch, uint64_t) {
-      c.Collect(u, ch);
-    }));
-    ASSERT_OK(c.Complete(g, L));
+    ASSERT_OK(FillCache(g, &c, &L));
     EXPECT_EQ(c.packed_blocks(), 0u);
     EXPECT_EQ(c.dropped_blocks(), 0u);
   });
