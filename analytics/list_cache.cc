@@ -443,6 +443,9 @@ Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {
     for (size_t bi = r.begin(); bi < r.end(); ++bi) {
       Block& b = blocks_[bi];
       const VertexId lo = bi * kLayoutBlock, hi = std::min<VertexId>(bound_, lo + kLayoutBlock);
+      // Whether every list of the block was offered to Collect: by BuildLayout's visitor, or
+      // by the scan below (a block skipped after another's error was not).
+      bool read = collected;
       if (!collected && b.state == Block::kEmpty && !err.failed()) {
         // Weights are read only when kept.
         Status s = snap.ScanAdjacency(
@@ -459,8 +462,11 @@ Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {
           err.Set(s);
           Drop(b);
         }
+        read = s.ok();
       }
       Close(b, hi - lo);
+      // (A block whose every list LimitDegree left out stays kEmpty: Pass streams it.)
+      if (b.state == Block::kEmpty && read && b.skip.empty()) b.state = Block::kNone;
     }
   });
   // Every block is closed, so every stage moved: its buffers go back now, not with the cache.

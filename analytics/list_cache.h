@@ -202,6 +202,17 @@ class ListCache {
   size_t bytes() const { return used_.load(std::memory_order_relaxed); }
   // The most bytes it may hold: max_bytes, kAutoCacheBytes resolved.
   size_t budget() const { return max_bytes_; }
+  // Whether every list is kept (no block streamed, none left out by LimitDegree): Pass and
+  // PassInterleaved then read no snapshot, so the caller may let its snapshot go (PageRank on
+  // a snapshot it owns). After Complete.
+  bool HoldsAll() const {
+    if (max_bytes_ == 0) return false;
+    for (const Block& b : blocks_) {
+      if (b.state == Block::kNone) continue;
+      if (b.state != Block::kKept || !b.skip.empty()) return false;
+    }
+    return true;
+  }
   // Blocks whose lists did not fit (or could not be kept): Pass streams them. After Complete;
   // every block when max_bytes is 0.
   size_t dropped_blocks() const {
@@ -217,7 +228,9 @@ class ListCache {
  private:
   struct Stage;
   struct Block {
-    enum State : uint8_t { kEmpty, kFilling, kKept, kDropped } state = kEmpty;
+    // kNone: complete, and no vertex of the block has a list in direction d_ (Complete's
+    // verdict on a block that nothing was collected for); Pass skips it.
+    enum State : uint8_t { kEmpty, kFilling, kKept, kDropped, kNone } state = kEmpty;
     size_t next = 0;            // vertices before this one (in the block) have their offsets
     // List of vertex base + j: ids[off[j], off[j + 1]). 32 bits: a block holding more than
     // 2^32 - 1 entries (16 GiB of IDs and more) is dropped instead.
@@ -466,6 +479,10 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
     const VertexId base = bi * kLayoutBlock;
     const VertexId hi = std::min<VertexId>(r.end, base + kLayoutBlock);
     const Block& b = blocks_[bi];
+    if (b.state == Block::kNone) {
+      lo = hi;
+      continue;
+    }
     // A block with lists left out by LimitDegree is streamed whole, as one not kept.
     auto whole = [](const Block& x) { return x.state == Block::kKept && x.skip.empty(); };
     if (!whole(b)) {

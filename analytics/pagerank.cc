@@ -8,6 +8,7 @@
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
 #include "analytics/range_scan.h"
+#include "analytics/released_snapshot.h"
 
 namespace strata::analytics {
 
@@ -31,33 +32,12 @@ double DeterministicSum(const Layout& L, Fn&& f) {
   return sum;
 }
 
-}  // namespace
-
-Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank) {
-  // Lists read every iteration: in-lists (pull, when the store keeps them) or out-lists (push),
-  // kept decoded in memory when they fit. Out-lists are collected during the layout's pass.
+// The iterations over layout L, reading lists from `cache` (and from `snap` those it does not
+// hold).
+Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
+               const PageRankParams& params, std::vector<double>* rank) {
+  Status s;
   const bool pull = HasInEdges(snap.kind());
-  const Direction list_dir = pull ? InDirection(snap.kind()) : Direction::kOut;
-  // One iteration reads each list once: nothing to keep.
-  ListCache cache(snap, list_dir, params.iterations > 1 ? params.cache_bytes : 0,
-                  /*keep_weights=*/false, params.packing);
-  Layout L;
-  Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
-    if (list_dir == Direction::kOut) cache.Collect(u, c);
-  });
-  if (!s.ok()) return s;
-  s = cache.Complete(snap, L);
-  if (!s.ok()) return s;
-  if (params.stats != nullptr) {
-    params.stats->cache_budget = cache.budget();
-    params.stats->cache_bytes = cache.bytes();
-    params.stats->streamed_blocks = cache.dropped_blocks();
-    params.stats->packed_blocks = cache.packed_blocks();
-  }
-  if (L.num_vertices == 0) {
-    rank->assign(L.bound, 0.0);
-    return Finish(snap, s);
-  }
   const double n = static_cast<double>(L.num_vertices);
   const double d = params.damping;
   // pr: the ranks, in *rank itself. One array holds the last iteration's ranks and then the
@@ -200,6 +180,62 @@ Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<
     }
   }
   return Finish(snap, s);
+}
+
+
+// Layout, list cache, then the iterations. owned: the snapshot `snap` is, when the caller
+// handed it over (PageRank on a unique_ptr), let go once the cache holds every list.
+Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank,
+           std::unique_ptr<Snapshot>* owned) {
+  // Lists read every iteration: in-lists (pull, when the store keeps them) or out-lists (push),
+  // kept decoded in memory when they fit. Out-lists are collected during the layout's pass.
+  const bool pull = HasInEdges(snap.kind());
+  const Direction list_dir = pull ? InDirection(snap.kind()) : Direction::kOut;
+  // One iteration reads each list once: nothing to keep.
+  ListCache cache(snap, list_dir, params.iterations > 1 ? params.cache_bytes : 0,
+                  /*keep_weights=*/false, params.packing);
+  Layout L;
+  Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
+    if (list_dir == Direction::kOut) cache.Collect(u, c);
+  });
+  if (!s.ok()) return s;
+  s = cache.Complete(snap, L);
+  if (!s.ok()) return s;
+  if (params.stats != nullptr) {
+    params.stats->cache_budget = cache.budget();
+    params.stats->cache_bytes = cache.bytes();
+    params.stats->streamed_blocks = cache.dropped_blocks();
+    params.stats->packed_blocks = cache.packed_blocks();
+    params.stats->snapshot_released = false;
+  }
+  if (L.num_vertices == 0) {
+    rank->assign(L.bound, 0.0);
+    return Finish(snap, s);
+  }
+  if (owned != nullptr && cache.HoldsAll()) {
+    // The iterations read only the cache (Pass and PassInterleaved read a snapshot only for
+    // lists not kept): the versions this snapshot held may go. A read that came anyway would
+    // fail the run (ReleasedSnapshot), not touch them.
+    const ReleasedSnapshot released(snap);
+    if (!released.status().ok()) return released.status();
+    owned->reset();
+    if (params.stats != nullptr) params.stats->snapshot_released = true;
+    return Iterate(released, L, cache, params, rank);
+  }
+  return Iterate(snap, L, cache, params, rank);
+}
+
+}  // namespace
+
+Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank) {
+  return Run(snap, params, rank, nullptr);
+}
+
+Status PageRank(std::unique_ptr<Snapshot> snap, const PageRankParams& params,
+                std::vector<double>* rank) {
+  if (snap == nullptr) return Status::InvalidArgument("analytics: PageRank on a null snapshot");
+  const Snapshot& s = *snap;
+  return Run(s, params, rank, &snap);
 }
 
 }  // namespace strata::analytics

@@ -85,6 +85,9 @@ struct Digest {
   int64_t list_cache_bytes = -1;
   int64_t list_cache_packed_blocks = -1;
   int64_t list_cache_streamed_blocks = -1;
+  // StrataGraph's PageRank as a view's last read (View::PageRankLast): 1 if it let the
+  // snapshot go before its iterations (PageRankStats::snapshot_released), else 0; -1 otherwise.
+  int snapshot_released = -1;
 };
 
 // (How digests are computed: bench/digest.h.)
@@ -99,6 +102,10 @@ class View {
   virtual uint64_t ScanNeighbors(VertexId u) = 0;
   virtual Status Bfs(VertexId source, Digest* d) = 0;
   virtual Status PageRank(int iterations, Digest* d) = 0;
+  // PageRank as the view's last read: the system may let the view's snapshot go during the
+  // run (StrataGraph hands it to the kernel, which releases it once its list cache holds every
+  // list: analytics::PageRank on a unique_ptr); nothing may be read through the view after.
+  virtual Status PageRankLast(int iterations, Digest* d) { return PageRank(iterations, d); }
   virtual Status Sssp(VertexId source, Digest* d) = 0;
   virtual Status Wcc(Digest* d) = 0;
   virtual Status Tc(Digest* d) = 0;

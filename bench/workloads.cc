@@ -1022,6 +1022,9 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // writers running, so both measurements use the same reader threads.
     const int reader_threads = std::max(1, (T - std::max(1, T - readers)) / readers);
     // Each reader makes `runs` PageRank runs, each on a fresh snapshot; their times go to *lat_s.
+    // Reader runs, and those that let their snapshot go before their iterations (each run's
+    // PageRank is its view's last read: View::PageRankLast).
+    std::atomic<int64_t> reader_runs{0}, reader_runs_released{0};
     auto readers_run = [&](std::vector<float>* lat_s, int runs) {
       std::vector<std::thread> ts;
       std::vector<std::vector<float>> per(readers);
@@ -1034,8 +1037,10 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
             v->SetThreads(reader_threads);
             Digest d;
             Status s;
-            arena.execute([&] { s = v->PageRank(cfg.mixed_pr_iterations, &d); });
+            arena.execute([&] { s = v->PageRankLast(cfg.mixed_pr_iterations, &d); });
             if (!s.ok()) Fail(system, "mixed reader", s);
+            ++reader_runs;
+            if (d.snapshot_released == 1) ++reader_runs_released;
             per[r].push_back(static_cast<float>(NowSec() - t0));
           }
         });
@@ -1200,17 +1205,21 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
         pk.info.Int("memory_bytes_after", static_cast<int64_t>(after_together.memory_bytes));
       }
       pk.info.Int("peak_rss_readers_alone", static_cast<int64_t>(peak_readers_alone));
+      pk.info.Int("reader_runs", reader_runs.load());
+      pk.info.Int("reader_runs_snapshot_released", reader_runs_released.load());
       pk.info.Str("source", "VmHWM over the mixed workload (reset before it via /proc/self/clear_refs)");
       sink->Add(pk);
       const double mib = 1.0 / 1048576.0;
       Log(system,
           "mixed peak RSS %.1f MiB; before it: RSS %.1f MiB, jemalloc %.1f MiB resident / %.1f MiB "
           "allocated, store %.1f MiB of %.1f M entries; readers alone peaked at %.1f MiB; when the writers "
-          "stop: %.1f M entries, store %.1f MiB with the last reader's versions",
+          "stop: %.1f M entries, store %.1f MiB with what the last reader held; %lld of %lld reader "
+          "runs let their snapshot go before iterating",
           PeakRssBytes() * mib, rss_before_mixed * mib, heap_before_mixed.jemalloc_resident * mib,
           heap_before_mixed.jemalloc_allocated * mib, stats_before_mixed.memory_bytes * mib,
           stats_before_mixed.stored_edges / 1e6, peak_readers_alone * mib, after_together.stored_edges / 1e6,
-          after_together.memory_bytes * mib);
+          after_together.memory_bytes * mib, static_cast<long long>(reader_runs_released.load()),
+          static_cast<long long>(reader_runs.load()));
     }
     // Control: the same writers beside a PageRank that does not read the store (the CSR kernel
     // on a copy of the loaded graph, same threads and iterations), timed alone first. What the

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "strata/snapshot.h"
@@ -151,6 +152,9 @@ struct PageRankStats {
   uint64_t streamed_blocks = 0;  // blocks of 4096 vertices whose lists did not fit: every
                                  // iteration read them from the snapshot
   uint64_t packed_blocks = 0;    // blocks kept packed (ListPacking)
+  // PageRank on a snapshot it owns: whether it let the snapshot go before its iterations (the
+  // cache held every list).
+  bool snapshot_released = false;
 };
 
 struct PageRankParams {
@@ -184,6 +188,16 @@ struct PageRankParams {
 // accumulator array per partition of the sources (no atomics on doubles). Deterministic for a
 // given thread count.
 Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank);
+
+// PageRank on a snapshot the kernel owns: the same ranks as PageRank(*snap, ...), but the
+// snapshot is destroyed — ending its hold on the versions writers replace after its
+// timestamp — as soon as the list cache holds every list, before the iterations (which then
+// read only the cache); else when the run ends. For a reader beside writers that takes a
+// snapshot for one PageRank: held to the end, it kept every version the writers replaced
+// meanwhile (docs/benchmarks.md, "Issue 28: PageRank lets its snapshot go"). Null snap:
+// InvalidArgument.
+Status PageRank(std::unique_ptr<Snapshot> snap, const PageRankParams& params,
+                std::vector<double>* rank);
 
 // ---- Single-source shortest paths (Graphalytics SSSP) by delta-stepping over out-edges
 

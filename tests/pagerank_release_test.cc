@@ -1,0 +1,151 @@
+// PageRank on a snapshot it owns (analytics::PageRank(std::unique_ptr<Snapshot>, ...)): it lets
+// the snapshot go once its list cache holds every list, before its iterations, and the ranks
+// are those of the snapshot all the same; it keeps the snapshot while any list is streamed.
+// ReleasedSnapshot, what the iterations read through afterwards, refuses every read.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analytics/released_snapshot.h"
+#include "strata/analytics.h"
+#include "strata/db.h"
+#include "tests/util/assert_ok.h"
+#include "tests/util/map_snapshot.h"
+
+namespace strata::analytics {
+namespace {
+
+// An in-memory store: n vertices with m random edges among them, and one isolated vertex
+// three layout blocks further on, so that the cache has blocks without any list.
+std::unique_ptr<DB> MakeStore(GraphKind kind, VertexId n, uint64_t m, uint64_t seed) {
+  Options o;
+  o.in_memory = true;
+  o.graph_kind = kind;
+  std::unique_ptr<DB> db;
+  EXPECT_TRUE(DB::Open(o, "pagerank_release", &db).ok());
+  std::mt19937_64 rng(seed);
+  WriteBatch b;
+  for (VertexId v = 0; v < n; ++v) b.AddVertex(v);
+  b.AddVertex(n + 3 * 4096);
+  for (uint64_t i = 0; i < m; ++i) b.InsertEdge(rng() % n, rng() % n);
+  EXPECT_TRUE(db->Write(b).ok());
+  return db;
+}
+
+// Runs PageRank on `snap` (handed over) in a thread while this one watches the store's
+// registered snapshots; once there are none (the kernel let its snapshot go) and the run is
+// still going, writes `later` to the store. Returns whether that happened before the run
+// ended.
+bool RunWatched(DB* db, std::unique_ptr<Snapshot> snap, const PageRankParams& p,
+                const WriteBatch& later, std::vector<double>* rank, Status* status) {
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    *status = PageRank(std::move(snap), p, rank);
+    done = true;
+  });
+  bool released_while_running = false;
+  while (!done.load()) {
+    if (db->GetStats(false).active_readers == 0) {
+      released_while_running = !done.load();
+      if (released_while_running) {
+        EXPECT_TRUE(db->Write(later).ok());
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  t.join();
+  return released_while_running;
+}
+
+TEST(PageRankRelease, LetsTheSnapshotGoOnceEveryListIsCached) {
+  // Pull over in-lists (undirected, directed with in-edges) and push over out-lists (kDirected:
+  // edges into deleted vertices are filtered from the cache, still without the store).
+  for (GraphKind kind :
+       {GraphKind::kUndirected, GraphKind::kDirectedWithInEdges, GraphKind::kDirected}) {
+    SCOPED_TRACE("kind " + std::to_string(static_cast<int>(kind)));
+    std::unique_ptr<DB> db = MakeStore(kind, 5000, 40000, 11);
+    // Enough iterations that the run outlasts the watcher's polls by far.
+    PageRankParams p{0.85, 4000};
+    PageRankStats st;
+    p.stats = &st;
+    std::unique_ptr<Snapshot> snap = db->GetSnapshot();
+    std::vector<double> expected;
+    ASSERT_OK(PageRank(*snap, p, &expected));  // the same snapshot, held throughout
+    EXPECT_FALSE(st.snapshot_released);
+    EXPECT_EQ(st.streamed_blocks, 0u);
+    ASSERT_EQ(db->GetStats(false).active_readers, 1u);
+    // What the writers do once the snapshot is gone: none of it may reach the ranks.
+    WriteBatch later;
+    for (VertexId v = 0; v < 200; ++v) later.InsertEdge(v, 4999 - v);
+    later.DeleteVertex(7);
+    std::vector<double> got;
+    Status s;
+    EXPECT_TRUE(RunWatched(db.get(), std::move(snap), p, later, &got, &s))
+        << "the snapshot was still registered when the run ended";
+    ASSERT_OK(s);
+    EXPECT_TRUE(st.snapshot_released);
+    EXPECT_EQ(got, expected);  // the same sums in the same order
+    EXPECT_EQ(db->GetStats(false).active_readers, 0u);
+  }
+}
+
+TEST(PageRankRelease, KeepsTheSnapshotWhileListsAreStreamed) {
+  std::unique_ptr<DB> db = MakeStore(GraphKind::kUndirected, 9000, 60000, 12);
+  PageRankParams p{0.85, 1500};
+  p.cache_bytes = 100000;  // a block of lists or so: the others are read from the snapshot
+  PageRankStats st;
+  p.stats = &st;
+  std::unique_ptr<Snapshot> snap = db->GetSnapshot();
+  std::vector<double> expected;
+  ASSERT_OK(PageRank(*snap, p, &expected));
+  ASSERT_GT(st.streamed_blocks, 0u);
+  WriteBatch later;
+  later.InsertEdge(1, 2);
+  std::vector<double> got;
+  Status s;
+  EXPECT_FALSE(RunWatched(db.get(), std::move(snap), p, later, &got, &s))
+      << "the snapshot was let go while lists were still read from it";
+  ASSERT_OK(s);
+  EXPECT_FALSE(st.snapshot_released);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(db->GetStats(false).active_readers, 0u);  // gone with the run
+}
+
+TEST(PageRankRelease, NullSnapshotIsInvalidArgument) {
+  std::vector<double> rank;
+  Status s = PageRank(std::unique_ptr<Snapshot>(), PageRankParams{}, &rank);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+}
+
+TEST(ReleasedSnapshot, KeepsTheIdentityAndRefusesEveryRead) {
+  MapSnapshot g(GraphKind::kUndirected);
+  g.PutEdge(1, 2);
+  g.PutEdge(2, 9);
+  ReleasedSnapshot r(g);
+  EXPECT_EQ(r.kind(), GraphKind::kUndirected);
+  EXPECT_EQ(r.VertexIdBound(), g.VertexIdBound());
+  EXPECT_EQ(r.NumVertices(), 3u);
+  EXPECT_EQ(r.NumEdges(), 4u);
+  EXPECT_EQ(r.timestamp(), g.timestamp());
+  ASSERT_OK(r.status());  // nothing read yet: the released snapshot's status
+  std::vector<VertexId> nbrs;
+  EXPECT_TRUE(r.GetNeighbors(2, &nbrs).IsAborted());
+  EXPECT_TRUE(nbrs.empty());
+  EXPECT_TRUE(r.ScanAdjacency(0, 10, Direction::kOut, false, [](VertexId) { return true; },
+                              [](VertexId, const NeighborChunk&) { return ScanStep::kMore; })
+                  .IsAborted());
+  EXPECT_TRUE(r.status().IsAborted());
+  ReleasedSnapshot q(g);
+  EXPECT_EQ(q.Degree(2, Direction::kOut), 0u);  // a value read: refused through status()
+  EXPECT_TRUE(q.status().IsAborted());
+}
+
+}  // namespace
+}  // namespace strata::analytics
