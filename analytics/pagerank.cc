@@ -182,7 +182,6 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
   return Finish(snap, s);
 }
 
-
 // Layout, list cache, then the iterations. owned: the snapshot `snap` is, when the caller
 // handed it over (PageRank on a unique_ptr), let go once the cache holds every list.
 Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank,
