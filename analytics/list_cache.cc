@@ -165,10 +165,8 @@ void ListCache::Unstage(Stage& st) {
   // stage, counting the packed bytes; a block that cannot be packed goes on as below.
   if (ShouldPack(st.n) && Pack(st.block, st.ids32.data(), st.n)) {
     const size_t bytes = Held(b);
-    if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) {
-      used_.fetch_sub(bytes, std::memory_order_relaxed);
-      Drop(b);
-    }
+    // Drop gives back what the block holds, these bytes included: not taken back here too.
+    if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) Drop(b);
     ReleaseStage(st);
     return;
   }

@@ -997,6 +997,52 @@ TEST(Analytics, ListCacheStagesAreMovedWhereverCollectGoes) {
   }
 }
 
+// A staged block packed when its thread moves on, and dropped then because other blocks filled
+// the budget meanwhile, gives back exactly what it was counted for: the cache's bytes() after
+// Complete are those of a cache that never saw the block. (It gave its packed bytes back
+// twice, so bytes() fell short by them and the budget no longer bounded the cache.)
+TEST(Analytics, ListCacheBlockPackedThenDroppedIsCountedOnce) {
+  MapSnapshot g(GraphKind::kDirected, false);
+  for (VertexId v = 2; v < 8002; ++v) g.PutEdge(1, v);                       // block 0
+  for (VertexId k = 0; k < 3000; ++k) g.PutEdge(kLayoutBlock + 1, 3 * k);    // block 1
+  for (VertexId k = 0; k < 50; ++k) g.PutEdge(2 * kLayoutBlock + 1, 5 * k);  // block 2
+  Layout L;
+  ASSERT_OK(BuildLayout(g, &L));
+  auto collect = [&](ListCache* cache, VertexId u) {
+    ASSERT_OK(g.ScanNeighbors(u, Direction::kOut, [&](const NeighborChunk& c) {
+      cache->Collect(u, c);
+      return true;
+    }));
+  };
+  // Block 0 staged by this thread, block 1 appended by a thread without a stage, then block 2
+  // moves block 0's stage (packed). bytes() after block 1, and after block 2's first chunk.
+  auto run = [&](ListCache* cache, bool block0, size_t* after1, size_t* after2) {
+    if (block0) collect(cache, 1);
+    std::thread outside([&] { collect(cache, kLayoutBlock + 1); });
+    outside.join();
+    if (after1 != nullptr) *after1 = cache->bytes();
+    collect(cache, 2 * kLayoutBlock + 1);
+    if (after2 != nullptr) *after2 = cache->bytes();
+    ASSERT_OK(cache->Complete(g, L));
+  };
+  size_t after1 = 0, after2 = 0;
+  {
+    ListCache roomy(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kAlways);
+    run(&roomy, true, &after1, &after2);
+    ASSERT_GT(after2, after1 + (kLayoutBlock + 1) * 4) << "block 0 was packed when moved";
+  }
+  // One byte short of what block 0's packed lists need when its stage moves: dropped then.
+  ListCache tight(g, Direction::kOut, after2 - 1, false, ListPacking::kAlways);
+  run(&tight, true, nullptr, nullptr);
+  EXPECT_FALSE(tight.Kept(1));
+  EXPECT_TRUE(tight.Kept(kLayoutBlock + 1));
+  EXPECT_TRUE(tight.Kept(2 * kLayoutBlock + 1));
+  ListCache without(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kAlways);
+  run(&without, false, nullptr, nullptr);
+  EXPECT_EQ(tight.bytes(), without.bytes());
+  ExpectPassGivesStoreLists(tight, g, L, Direction::kOut);
+}
+
 // ListCache::Chunks gives a kept vertex's whole list as the store does (edges into deleted
 // vertices included), with its weights when kept with them, and refuses vertices whose block
 // is not kept.
