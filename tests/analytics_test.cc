@@ -920,6 +920,94 @@ TEST(Analytics, ListCacheThreeByteIds) {
   }
 }
 
+// In a 3-byte block, lists longer than ListCache::kLongList whose packed record is smaller than
+// their 3-byte IDs are kept as records instead; the others (short, or long with a gap that
+// needs 3 bytes) stay 3-byte IDs. The bytes are exactly that arithmetic; Pass, PassInterleaved
+// and Chunks give the store's lists; PageRank's ranks are bit-identical to 4-byte IDs'.
+TEST(Analytics, ListCacheThreeByteBlocksPackLongLists) {
+  const size_t kLong = ListCache::kLongList;
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirected}) {
+    SCOPED_TRACE(KindName(kind));
+    std::mt19937_64 rng(41);
+    MapSnapshot g(kind, false);
+    const VertexId n = 3 * kLayoutBlock;
+    FillUniform(&g, n, 30000, rng);
+    // Long lists: two dense ones (1-byte gaps: packed), exactly kLong long (not long: 3-byte), one past
+    // it (packed), and one with a gap of 2^16 or more (its record is not smaller: 3-byte).
+    for (VertexId v = 0; v < n; v += 3) g.PutEdge(5, v);
+    for (VertexId k = 1; k <= 400; ++k) g.PutEdge(11, 4 * k);  // a second one in block 0
+    for (VertexId k = 0; k < kLong; ++k) g.PutEdge(kLayoutBlock + 7, 2 * k + 1);
+    for (VertexId k = 0; k <= kLong; ++k) g.PutEdge(kLayoutBlock + 9, 3 * k + 2);
+    for (VertexId k = 0; k < 2 * kLong; ++k) g.PutEdge(2 * kLayoutBlock + 1, k);
+    g.AddVertex(70000);
+    g.PutEdge(2 * kLayoutBlock + 1, 70000);
+    Mutate(&g, 0.05, rng);  // deleted vertices: dangling edges on kDirected
+    ListCache wide(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kNever);
+    ListCache cache(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kAuto);
+    Layout L, L2;
+    ASSERT_OK(FillCache(g, &wide, &L2));
+    ASSERT_OK(FillCache(g, &cache, &L));
+    EXPECT_EQ(cache.packed_blocks(), 0u);
+    EXPECT_EQ(cache.dropped_blocks(), 0u);
+    // The bytes by arithmetic, block by block, from the store's lists.
+    size_t want = 0, longs_total = 0;
+    for (VertexId base = 0; base < L.bound; base += kLayoutBlock) {
+      size_t plain = 0, longs = 0, records = 0;
+      bool any = false;
+      for (VertexId u = base; u < std::min<VertexId>(L.bound, base + kLayoutBlock); ++u) {
+        std::vector<VertexId> nb;
+        ASSERT_OK(g.GetNeighbors(u, &nb));
+        if (nb.empty()) continue;
+        any = true;
+        std::vector<uint32_t> ids(nb.begin(), nb.end());
+        const int w = ids.size() > kLong ? PackedWidth(ids.data(), ids.size()) : -1;
+        if (w >= 0 && PackedRecordSize(ids.size(), ids[0], w) < 3 * ids.size()) {
+          ++longs;
+          records += PackedRecordSize(ids.size(), ids[0], w);
+        } else {
+          plain += ids.size();
+        }
+      }
+      if (!any) continue;
+      want += (kLayoutBlock + 1) * 4 + 3 * plain + 1;
+      if (longs) want += 2 * longs + 4 * (longs + 1) + records + kPackedPad;
+      longs_total += longs;
+    }
+    EXPECT_EQ(longs_total, 3u) << "lists packed";
+    EXPECT_EQ(cache.bytes(), want);
+    EXPECT_LT(cache.bytes(), wide.bytes());
+    ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);
+    std::map<VertexId, std::vector<VertexId>> pass, inter;
+    for (VertexRange r : L.ranges) {
+      ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t k) {
+        for (size_t i = 0; i < k; ++i) pass[u].push_back(src[i]);
+      }));
+      ASSERT_OK(cache.PassInterleaved(
+          g, L, r, 8, [](const auto*, size_t) {},
+          [&](VertexId u, const auto* src, size_t k) {
+            for (size_t i = 0; i < k; ++i) inter[u].push_back(src[i]);
+          }));
+    }
+    EXPECT_EQ(inter, pass);
+    for (VertexId u = 0; u < L.bound; ++u) {
+      std::vector<VertexId> nb, got;
+      ASSERT_OK(g.GetNeighbors(u, &nb));
+      if (nb.empty()) continue;
+      ASSERT_TRUE(cache.Chunks(u, [&](const NeighborChunk& c) {
+        got.insert(got.end(), c.dst, c.dst + c.size);
+        return true;
+      }));
+      ASSERT_EQ(got, nb) << u;
+    }
+    PageRankParams p{0.85, 8};
+    std::vector<double> r24, r32;
+    ASSERT_OK(PageRank(g, p, &r24));
+    p.packing = ListPacking::kNever;
+    ASSERT_OK(PageRank(g, p, &r32));
+    EXPECT_EQ(r24, r32);
+  }
+}
+
 // Collect's stages (one per arena thread, a block's entries moved into exact vectors when its
 // thread starts another block): a thread that leaves a block and comes back to it (the rest
 // of the block goes to the block's own vectors), a thread outside any arena (no stage), and
