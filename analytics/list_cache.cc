@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cassert>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -53,20 +52,16 @@ size_t Id24Count(size_t bytes) { return (bytes - 1) / 3; }
 
 // *to = ids[0, n) as 3-byte IDs (each < 2^24) and the pad byte, in a vector of exactly
 // Id24Bytes(n).
-// d[0, 3n) = ids[0, n) as 3-byte IDs.
-void Put24(const uint32_t* ids, size_t n, uint8_t* d) {
+void Into24(const uint32_t* ids, size_t n, UninitVector<uint8_t>* to) {
+  to->clear();
+  to->resize(Id24Bytes(n));  // uninitialized (UninitVector): written below
+  uint8_t* d = to->data();
+  d[3 * n] = 0;
   for (size_t i = 0; i < n; ++i, d += 3) {
     d[0] = static_cast<uint8_t>(ids[i]);
     d[1] = static_cast<uint8_t>(ids[i] >> 8);
     d[2] = static_cast<uint8_t>(ids[i] >> 16);
   }
-}
-
-void Into24(const uint32_t* ids, size_t n, UninitVector<uint8_t>* to) {
-  to->clear();
-  to->resize(Id24Bytes(n));  // uninitialized (UninitVector): written below
-  to->data()[3 * n] = 0;
-  Put24(ids, n, to->data());
 }
 
 // *to = from, of from's exact size, written with non-temporal stores: the block's fresh memory
@@ -175,20 +170,15 @@ void ListCache::Unstage(Stage& st) {
     ReleaseStage(st);
     return;
   }
-  if (id24_) {
-    Keep24(st.block, st.ids32.data(), st.n);
-    const size_t bytes = Held(b);
-    if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) Drop(b);
-    ReleaseStage(st);
-    return;
-  }
-  b.form = Block::kPlain;
-  const size_t bytes = st.n * PerEdge();
+  b.form = id24_ ? Block::kId24 : Block::kPlain;
+  const size_t bytes = id24_ ? Id24Bytes(st.n) : st.n * PerEdge();
   if (used_.fetch_add(bytes, std::memory_order_relaxed) + bytes > max_bytes_) {
     used_.fetch_sub(bytes, std::memory_order_relaxed);
     Drop(b);
   } else {
-    if (narrow_) {
+    if (id24_) {
+      Into24(st.ids32.data(), st.n, &b.bytes);
+    } else if (narrow_) {
       StreamInto(st.ids32, st.n, &b.ids32);
     } else {
       StreamInto(st.ids64, st.n, &b.ids64);
@@ -264,8 +254,7 @@ size_t ListCache::Entries(const Block& b) const {
 
 size_t ListCache::Held(const Block& b) const {
   return b.ids32.capacity() * 4 + b.ids64.capacity() * 8 + b.w.capacity() * 8 +
-         b.skip.capacity() * 8 + b.bytes.capacity() + b.long_j.capacity() * 2 +
-         b.long_off.capacity() * 4 + b.long_bytes.capacity();
+         b.skip.capacity() * 8 + b.bytes.capacity();
 }
 
 uint64_t ListCache::LimitDegree(const Layout& estimate) {
@@ -321,57 +310,6 @@ uint64_t ListCache::LimitDegree(const Layout& estimate) {
     b.skip[j / 64] |= uint64_t{1} << (j % 64);
   }
   return cutoff;
-}
-
-void ListCache::Keep24(size_t bi, const uint32_t* ids, size_t count) {
-  Block& b = blocks_[bi];
-  const size_t len = static_cast<size_t>(
-      std::min<VertexId>(kLayoutBlock, bound_ - static_cast<VertexId>(bi) * kLayoutBlock));
-  while (b.next <= len) b.off[b.next++] = static_cast<uint32_t>(count);
-  // The long lists whose records are smaller than their 3-byte IDs: width[j] >= 0.
-  int8_t width[kLayoutBlock];
-  size_t longs = 0, record_bytes = 0, long_entries = 0;
-  for (size_t j = 0; j < len; ++j) {
-    width[j] = -1;
-    const uint32_t e0 = b.off[j], n = b.off[j + 1] - e0;
-    if (n <= kLongList) continue;
-    const int w = PackedWidth(ids + e0, n);
-    if (w < 0) continue;  // not ascending: kept as it is
-    const size_t size = PackedRecordSize(n, ids[e0], w);
-    if (size >= size_t{3} * n) continue;
-    width[j] = static_cast<int8_t>(w);
-    ++longs;
-    record_bytes += size;
-    long_entries += n;
-  }
-  b.form = Block::kId24;
-  if (longs == 0) {
-    Into24(ids, count, &b.bytes);
-    return;
-  }
-  const size_t plain = count - long_entries;
-  b.bytes.resize(Id24Bytes(plain));  // uninitialized (UninitVector): written below
-  b.long_j.resize(longs);
-  b.long_off.resize(longs + 1);
-  b.long_bytes.resize(record_bytes + kPackedPad);
-  size_t kept = 0, k = 0, pos = 0;
-  for (size_t j = 0; j < len; ++j) {
-    const uint32_t e0 = b.off[j], n = b.off[j + 1] - e0;
-    b.off[j] = static_cast<uint32_t>(kept);  // e1 is read before off[j + 1] is rewritten
-    if (width[j] >= 0) {
-      b.long_j[k] = static_cast<uint16_t>(j);
-      b.long_off[k++] = static_cast<uint32_t>(pos);
-      pos += PackList(ids + e0, n, width[j], b.long_bytes.data() + pos);
-      continue;
-    }
-    Put24(ids + e0, n, b.bytes.data() + 3 * kept);
-    kept += n;
-  }
-  assert(kept == plain && k == longs && pos == record_bytes);
-  b.long_off[longs] = static_cast<uint32_t>(pos);
-  std::memset(b.long_bytes.data() + pos, 0, kPackedPad);
-  b.bytes[3 * plain] = 0;
-  for (size_t j = len; j < b.off.size(); ++j) b.off[j] = static_cast<uint32_t>(kept);
 }
 
 void ListCache::Drop(Block& b) {
@@ -481,8 +419,9 @@ void ListCache::Close(Block& b, VertexId len) {
         Pack(static_cast<size_t>(&b - blocks_.data()), b.ids32.data(), count)) {
       b.ids32 = UninitVector<uint32_t>();
     } else if (id24_) {
-      Keep24(static_cast<size_t>(&b - blocks_.data()), b.ids32.data(), count);
+      Into24(b.ids32.data(), count, &b.bytes);
       b.ids32 = UninitVector<uint32_t>();
+      b.form = Block::kId24;
     } else {
       b.form = Block::kPlain;
     }

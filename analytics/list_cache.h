@@ -33,13 +33,6 @@
 // Head do not serve them (false, null), as packed blocks; Chunks does. A staged block is still
 // checked against the budget at 4 bytes an entry (its stage holds them so), so near the
 // budget's edge a block may be streamed whose 3-byte lists would have fitted.
-// In a 3-byte block, a list of more than kLongList entries whose packed record (packed_list.h)
-// is smaller than its 3-byte IDs is kept as that record (Block::long_j): 71 instead of 94 MiB
-// at scale 20, where such lists hold ~4/5 of the entries at ~2 bytes a gap, for ~9% more
-// PageRank time (docs/benchmarks.md, "Issue 28: long lists packed in 3-byte blocks"). Pass
-// decodes a record kPackedPiece IDs at a time, the next piece while fn reads the last, and
-// emits it between the block's other lists (vertices still ascending); PassInterleaved reads
-// such a block as Pass does; Chunks finds a record by a search.
 //
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
@@ -152,10 +145,6 @@ class ListCache {
   // that keeps per-vertex state sees exactly Pass's sequence for each vertex. Blocks not kept
   // (and kDirected's filtered lists) are streamed as by Pass. group <= 1 is Pass.
   static constexpr size_t kInterleavePiece = 16;
-  // Lists longer than this in a 3-byte block are kept packed when that is smaller (Block).
-  static constexpr size_t kLongList = 128;
-  // IDs a packed list is decoded by at a time in Pass.
-  static constexpr size_t kPackedPiece = 32;
   template <typename Prefetch, typename Fn>
   Status PassInterleaved(const Snapshot& snap, const Layout& layout, VertexRange r, size_t group,
                          Prefetch&& prefetch, Fn&& fn) const;
@@ -256,13 +245,6 @@ class ListCache {
     // (Unstage, or Close for lists never staged); kOpen until then. kId24: plain lists of
     // 3-byte IDs in `bytes` (entry k at 3k; off[] counts entries, as for ids32).
     enum Form : uint8_t { kOpen, kPlain, kPacked, kId24 } form = kOpen;
-    // kId24 only: the lists of more than kLongList entries whose packed record (packed_list.h)
-    // takes fewer bytes than their 3-byte IDs; their ranges in `bytes` are empty. long_j[k]:
-    // the k-th one's vertex in the block (ascending); its record is long_bytes[long_off[k],
-    // long_off[k + 1]), kPackedPad bytes after the last.
-    UninitVector<uint16_t> long_j;
-    UninitVector<uint32_t> long_off;
-    UninitVector<uint8_t> long_bytes;
     bool packed() const { return form == kPacked; }
     bool coded() const { return form == kPacked || form == kId24; }  // no ids32 to append to
     // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
@@ -304,9 +286,6 @@ class ListCache {
   // 4 GiB: then false and b unchanged. Does not count the bytes in used_.
   bool Pack(size_t bi, const uint32_t* ids, size_t count);
   void Drop(Block& b);
-  // Keeps block bi's complete lists ids[0, count) (offsets set for its first `next` vertices;
-  // the rest get `count`) as 3-byte IDs, its long lists packed where smaller (Block::long_j).
-  void Keep24(size_t bi, const uint32_t* ids, size_t count);
   void Close(Block& b, VertexId len);
   // This thread's stage for a block starting now, or null (see Stage).
   Stage* ClaimStage();
@@ -371,18 +350,9 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
   const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
   constexpr size_t kPiece = 256;
   VertexId wide[kPiece];
-  const uint8_t* record = b.packed() && e0 != e1 ? b.bytes.data() + e0 : nullptr;
-  if (e0 == e1 && !b.long_j.empty()) {
-    const uint16_t* const first = b.long_j.data();
-    const uint16_t* const last = first + b.long_j.size();
-    const uint16_t* const at = std::lower_bound(first, last, j);
-    if (at != last && *at == j) {
-      record = b.long_bytes.data() + b.long_off[static_cast<size_t>(at - first)];
-    }
-  }
-  if (record != nullptr || b.packed()) {
-    if (record == nullptr) return true;
-    PackedListReader rd(record);
+  if (b.packed()) {
+    if (e0 == e1) return true;
+    PackedListReader rd(b.bytes.data() + e0);
     while (size_t n = rd.Next(wide, kPiece)) {
       if (!fn(NeighborChunk{wide, nullptr, n})) break;
     }
@@ -453,11 +423,11 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
     const VertexId base = bi * kLayoutBlock;
     const VertexId hi = std::min<VertexId>(r.end, base + kLayoutBlock);
     const Block& b = blocks_[bi];
-    if (b.state != Block::kKept || !b.skip.empty() || !b.long_j.empty() || L.dangling) {
+    if (b.state != Block::kKept || !b.skip.empty() || L.dangling) {
       // Pass streams a run of blocks not kept at once; the run ends at the next kept block.
       VertexId end = hi;
       auto interleavable = [&](const Block& x) {
-        return x.state == Block::kKept && x.skip.empty() && x.long_j.empty() && !L.dangling;
+        return x.state == Block::kKept && x.skip.empty() && !L.dangling;
       };
       while (end < r.end && !interleavable(blocks_[static_cast<size_t>(end / kLayoutBlock)])) {
         end = std::min<VertexId>(r.end, end + kLayoutBlock);
@@ -530,74 +500,39 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
       lo = end;
       continue;
     }
-    // Appends a piece of u's list to fn, through `keep` when edges into deleted vertices must
-    // be dropped (kDirected keeps them); *n: the entries in `keep`.
-    auto emit = [&](VertexId u, const auto* ids, size_t count, size_t* n) {
-      if (!L.dangling) {
-        fn(u, ids, count);
-        return;
-      }
-      for (size_t k = 0; k < count; ++k) {
-        if (!exists[ids[k]]) continue;
-        keep[*n] = ids[k];
-        if (++*n == kKeep) {
-          fn(u, static_cast<const VertexId*>(keep), *n);
-          *n = 0;
+    for (VertexId u = lo; u < hi; ++u) {
+      const size_t j = static_cast<size_t>(u - base);
+      const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
+      if (e0 == e1 || !exists[u]) continue;
+      size_t n = 0;  // entries in `keep`
+      auto emit = [&](const auto* ids, size_t count) {
+        if (!L.dangling) {
+          fn(u, ids, count);
+          return;
         }
-      }
-    };
-    auto packed = [&](VertexId u, const uint8_t* record) {
-      size_t n = 0;
-      // Two pieces, one decoded while the other's IDs go to fn: the decode is a serial chain
-      // (an add per ID), and written before fn's gathers in program order it runs beside
-      // them instead of holding them back (pieces of 32: small enough that both fit in the
-      // core's window).
-      PackedListReader rd(record);
-      uint32_t piece[2][kPackedPiece];
-      size_t k = rd.Next(piece[0], kPackedPiece);
-      for (int cur = 0; k != 0; cur ^= 1) {
-        const size_t next = rd.Next(piece[cur ^ 1], kPackedPiece);
-        emit(u, static_cast<const uint32_t*>(piece[cur]), k, &n);
-        k = next;
+        for (size_t k = 0; k < count; ++k) {  // drop edges into deleted vertices (kDirected
+          if (!exists[ids[k]]) continue;      // keeps them)
+          keep[n] = ids[k];
+          if (++n == kKeep) {
+            fn(u, static_cast<const VertexId*>(keep), n);
+            n = 0;
+          }
+        }
+      };
+      if (b.packed()) {
+        PackedListReader rd(b.bytes.data() + e0);
+        uint32_t piece[kKeep];
+        while (size_t k = rd.Next(piece, kKeep)) {
+          emit(static_cast<const uint32_t*>(piece), k);
+        }
+      } else if (b.form == Block::kId24) {
+        emit(reinterpret_cast<const Id24*>(b.bytes.data()) + e0, static_cast<size_t>(e1 - e0));
+      } else if (narrow_) {
+        emit(b.ids32.data() + e0, static_cast<size_t>(e1 - e0));
+      } else {
+        emit(b.ids64.data() + e0, static_cast<size_t>(e1 - e0));
       }
       if (n) fn(u, static_cast<const VertexId*>(keep), n);
-    };
-    // The lists of [from, to) held in the block's main form.
-    auto lists = [&](VertexId from, VertexId to) {
-      for (VertexId u = from; u < to; ++u) {
-        const size_t j = static_cast<size_t>(u - base);
-        const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
-        if (e0 == e1 || !exists[u]) continue;
-        if (b.packed()) {
-          packed(u, b.bytes.data() + e0);
-          continue;
-        }
-        size_t n = 0;
-        const size_t count = static_cast<size_t>(e1 - e0);
-        if (b.form == Block::kId24) {
-          emit(u, reinterpret_cast<const Id24*>(b.bytes.data()) + e0, count, &n);
-        } else if (narrow_) {
-          emit(u, b.ids32.data() + e0, count, &n);
-        } else {
-          emit(u, b.ids64.data() + e0, count, &n);
-        }
-        if (n) fn(u, static_cast<const VertexId*>(keep), n);
-      }
-    };
-    if (b.long_j.empty()) {
-      lists(lo, hi);
-    } else {
-      // Vertices ascending: the long lists' records between the runs of the others.
-      VertexId at = lo;
-      for (size_t k = 0; k < b.long_j.size(); ++k) {
-        const VertexId u = base + b.long_j[k];
-        if (u < lo) continue;
-        if (u >= hi) break;
-        lists(at, u);
-        if (exists[u]) packed(u, b.long_bytes.data() + b.long_off[k]);
-        at = u + 1;
-      }
-      lists(at, hi);
     }
     lo = hi;
   }
