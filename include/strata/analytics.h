@@ -141,9 +141,7 @@ size_t AutoCacheBytes();
 //   kAuto    pack only when the lists will not fit the budget unpacked (estimated as they
 //            are collected); blocks not packed keep 3-byte IDs when every ID is below 2^24
 //            (3 bytes an entry instead of 4, read as they are: no slower; docs/benchmarks.md,
-//            "Issue 28: three-byte IDs in PageRank's list cache"), and their lists of more
-//            than 128 entries as packed records where smaller (94 -> 71 MiB at scale 20,
-//            PageRank ~9% slower: "Issue 28: long lists packed in 3-byte blocks");
+//            "Issue 28: three-byte IDs in PageRank's list cache");
 //   kNever   never pack, 4-byte IDs;
 //   kAlways  pack every block (measurement, or a budget known to be short).
 enum class ListPacking : uint8_t { kAuto, kNever, kAlways };
