@@ -34,9 +34,10 @@ double DeterministicSum(const Layout& L, Fn&& f) {
 
 // The iterations over layout L, reading lists from `cache` (and from `snap` those it does not
 // hold).
-// degree32: the out-degrees in 4 bytes, when Run made them (and freed L.out_degree).
+// out_degree: |N_out(u)| over existing neighbors (OutDegrees).
+template <typename Degree>
 Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
-               const PageRankParams& params, const uint32_t* degree32,
+               const PageRankParams& params, const Degree* out_degree,
                std::vector<double>* rank) {
   Status s;
   const bool pull = HasInEdges(snap.kind());
@@ -63,19 +64,6 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
     }
     return Status::OK();
   });
-  // |N_out(u)| counted over existing neighbors (Degree() also counts edges into deleted
-  // vertices on kDirected stores): one scan, cheap next to the iterations.
-  // Without dangling edges (every kind but kDirected) the layout's degrees are exactly that.
-  std::vector<uint64_t> counted;
-  if (L.dangling) {
-    counted.assign(L.bound, 0);
-    s = ForEachRange(L, [&](size_t, VertexRange r) {
-      return cache.Pass(snap, L, r, [&](VertexId u, const auto*, size_t k) { counted[u] += k; });
-    });
-    if (!s.ok()) return Finish(snap, s);
-  }
-  const uint64_t* const out_degree = L.dangling ? counted.data() : L.out_degree.data();
-  assert(degree32 == nullptr || !L.dangling);
   // Push mode: partition p owns the sources of ranges [cut[p], cut[p+1]) and accumulates into
   // acc[p]; partitions are summed in index order, so no two tasks ever write the same double.
   std::vector<std::vector<double>> acc;
@@ -90,7 +78,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
   for (int it = 0; it < params.iterations && s.ok(); ++it) {
     // One pass: each vertex's contribution, and the sinks' rank summed per range.
     const double sink_sum = DeterministicSum(L, [&](VertexId u) {
-      const uint64_t k = degree32 != nullptr ? degree32[u] : out_degree[u];
+      const uint64_t k = out_degree[u];
       contrib[u] = k ? static_cast<float>(pr[u] / static_cast<double>(k)) : 0.0f;
       return k == 0 ? pr[u] : 0.0;
     });
@@ -185,28 +173,28 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
   return Finish(snap, s);
 }
 
+// *out = |N_out(u)| for every u < L.bound, as T (wide enough for every degree): counted over
+// existing neighbors when edges may dangle (Degree() also counts edges into deleted vertices
+// on kDirected stores; one pass over the lists, cheap next to the iterations), else the
+// layout's degrees, which are exactly that.
+template <typename T>
+Status OutDegrees(const Snapshot& snap, const Layout& L, const ListCache& cache,
+                  UninitVector<T>* out) {
+  out->resize(L.bound);  // uninitialized (UninitVector): every element is set below
+  T* const deg = out->data();
+  return ForEachRange(L, [&](size_t, VertexRange r) {
+    for (VertexId v = r.begin; v < r.end; ++v) {
+      deg[v] = L.dangling ? 0 : static_cast<T>(L.out_degree[v]);
+    }
+    if (!L.dangling) return Status::OK();
+    return cache.Pass(snap, L, r, [&](VertexId u, const auto*, size_t k) { deg[u] += k; });
+  });
+}
+
 // Layout, list cache, then the iterations. owned: the snapshot `snap` is, when the caller
 // handed it over (PageRank on a unique_ptr), let go once the cache holds every list.
 Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank,
            std::unique_ptr<Snapshot>* owned) {
-  // Without dangling edges the iterations read the layout's degrees; they are kept in 4 bytes
-  // (when every one fits) and the layout's 8-byte array is freed: 16 MiB less at 2^22
-  // vertices, beside the list cache (kDirected counts its own degrees below, in Iterate).
-  UninitVector<uint32_t> degree32;
-  auto narrow_degrees = [&](Layout* L) {
-    if (L->dangling || L->bound == 0) return;
-    uint64_t max = 0;
-    for (VertexRange r : L->ranges) {
-      for (VertexId v = r.begin; v < r.end; ++v) max = std::max(max, L->out_degree[v]);
-    }
-    if (max > UINT32_MAX) return;
-    degree32.resize(L->bound);  // uninitialized (UninitVector): every element is set below
-    ForEachRange(*L, [&](size_t, VertexRange r) {
-      for (VertexId v = r.begin; v < r.end; ++v) degree32[v] = static_cast<uint32_t>(L->out_degree[v]);
-      return Status::OK();
-    });
-    L->out_degree = UninitVector<uint64_t>();
-  };
   // Lists read every iteration: in-lists (pull, when the store keeps them) or out-lists (push),
   // kept decoded in memory when they fit. Out-lists are collected during the layout's pass.
   const bool pull = HasInEdges(snap.kind());
@@ -232,19 +220,33 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
     rank->assign(L.bound, 0.0);
     return Finish(snap, s);
   }
-  narrow_degrees(&L);
-  const uint32_t* const d32 = degree32.empty() ? nullptr : degree32.data();
-  if (owned != nullptr && cache.HoldsAll()) {
-    // The iterations read only the cache (Pass and PassInterleaved read a snapshot only for
-    // lists not kept): the versions this snapshot held may go. A read that came anyway would
-    // fail the run (ReleasedSnapshot), not touch them.
-    const ReleasedSnapshot released(snap);
-    if (!released.status().ok()) return released.status();
-    owned->reset();
-    if (params.stats != nullptr) params.stats->snapshot_released = true;
-    return Iterate(released, L, cache, params, d32, rank);
-  }
-  return Iterate(snap, L, cache, params, d32, rank);
+  // The degrees the iterations divide by, in 4 bytes when every one fits (the layout's bounds
+  // are at least the counts); the layout's 8-byte array is freed then: 16 MiB less at 2^22
+  // vertices beside the list cache.
+  std::vector<uint64_t> part(L.ranges.size(), 0);
+  ForEachRange(L, [&](size_t i, VertexRange r) {
+    for (VertexId v = r.begin; v < r.end; ++v) part[i] = std::max(part[i], L.out_degree[v]);
+    return Status::OK();
+  });
+  const bool narrow = *std::max_element(part.begin(), part.end()) <= UINT32_MAX;
+  auto run = [&](auto width) {
+    UninitVector<decltype(width)> degree;
+    Status st = OutDegrees(snap, L, cache, &degree);
+    if (!st.ok()) return Finish(snap, st);
+    L.out_degree = UninitVector<uint64_t>();
+    if (owned != nullptr && cache.HoldsAll()) {
+      // The iterations read only the cache (Pass and PassInterleaved read a snapshot only for
+      // lists not kept): the versions this snapshot held may go. A read that came anyway would
+      // fail the run (ReleasedSnapshot), not touch them.
+      const ReleasedSnapshot released(snap);
+      if (!released.status().ok()) return released.status();
+      owned->reset();
+      if (params.stats != nullptr) params.stats->snapshot_released = true;
+      return Iterate(released, L, cache, params, degree.data(), rank);
+    }
+    return Iterate(snap, L, cache, params, degree.data(), rank);
+  };
+  return narrow ? run(uint32_t{}) : run(uint64_t{});
 }
 
 }  // namespace
