@@ -36,37 +36,5 @@ Status ReleasedSnapshot::ScanNeighbors(VertexId, Direction,
                                        FunctionRef<bool(const NeighborChunk&)>) const {
   return Refuse();
 }
-Status ReleasedSnapshot::ScanEdges(VertexId, VertexId, Direction,
-                                   FunctionRef<bool(VertexId, const NeighborChunk&)>) const {
-  return Refuse();
-}
-Status ReleasedSnapshot::ScanAdjacency(VertexId, VertexId, Direction, bool,
-                                       FunctionRef<bool(VertexId)>,
-                                       FunctionRef<ScanStep(VertexId, const NeighborChunk&)>) const {
-  return Refuse();
-}
-Status ReleasedSnapshot::ScanAdjacency(VertexId, VertexId, Direction, const AdjacencyScan&,
-                                       FunctionRef<ScanStep(VertexId, const NeighborChunk&)>) const {
-  return Refuse();
-}
-Status ReleasedSnapshot::ScanDegreeBounds(VertexId, VertexId, Direction,
-                                          FunctionRef<bool(VertexId, uint64_t)>) const {
-  return Refuse();
-}
-Status ReleasedSnapshot::ScanVertexDegreeBounds(VertexId, VertexId, Direction,
-                                                FunctionRef<bool(VertexId, uint64_t)>) const {
-  return Refuse();
-}
-Status ReleasedSnapshot::ScanNeighborsBatch(const VertexId*, size_t, Direction, bool,
-                                            FunctionRef<bool(size_t, const NeighborChunk&)>) const {
-  return Refuse();
-}
-uint64_t ReleasedSnapshot::IntersectCount(VertexId, VertexId) const {
-  Refuse();
-  return 0;
-}
-Status ReleasedSnapshot::Intersect(VertexId, VertexId, std::vector<VertexId>*) const {
-  return Refuse();
-}
 
 }  // namespace strata::analytics

@@ -2,7 +2,9 @@
 // on a snapshot it owns, after its list cache took every list). It keeps the released
 // snapshot's identity (timestamp, kind, bound, counts) and answers every read of the graph
 // with Aborted, which status() then reports too: a read the kernel should not have made
-// fails the run instead of touching versions the writers may have freed.
+// fails the run instead of touching versions the writers may have freed. Only the reads
+// Snapshot leaves abstract are refused here: its other reads (ScanEdges, ScanAdjacency,
+// ScanNeighborsBatch, IntersectCount, ...) are built on these and so fail with them.
 #pragma once
 
 #include <atomic>
@@ -28,20 +30,6 @@ class ReleasedSnapshot final : public Snapshot {
   uint64_t Degree(VertexId, Direction) const override;
   Status ScanNeighbors(VertexId, Direction,
                        FunctionRef<bool(const NeighborChunk&)>) const override;
-  Status ScanEdges(VertexId, VertexId, Direction,
-                   FunctionRef<bool(VertexId, const NeighborChunk&)>) const override;
-  Status ScanAdjacency(VertexId, VertexId, Direction, bool, FunctionRef<bool(VertexId)>,
-                       FunctionRef<ScanStep(VertexId, const NeighborChunk&)>) const override;
-  Status ScanAdjacency(VertexId, VertexId, Direction, const AdjacencyScan&,
-                       FunctionRef<ScanStep(VertexId, const NeighborChunk&)>) const override;
-  Status ScanDegreeBounds(VertexId, VertexId, Direction,
-                          FunctionRef<bool(VertexId, uint64_t)>) const override;
-  Status ScanVertexDegreeBounds(VertexId, VertexId, Direction,
-                                FunctionRef<bool(VertexId, uint64_t)>) const override;
-  Status ScanNeighborsBatch(const VertexId*, size_t, Direction, bool,
-                            FunctionRef<bool(size_t, const NeighborChunk&)>) const override;
-  uint64_t IntersectCount(VertexId, VertexId) const override;
-  Status Intersect(VertexId, VertexId, std::vector<VertexId>*) const override;
   // The released snapshot's status when it was copied; Aborted once any read came here.
   Status status() const override;
 
