@@ -489,7 +489,9 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
       // Stream the whole run of blocks not kept in one scan: a scan's setup (a scanner per
       // disk file) per 4096-vertex block made a partly cached PageRank slower than none.
       VertexId end = hi;
-      while (end < r.end && !whole(blocks_[static_cast<size_t>(end / kLayoutBlock)])) {
+      // (A kNone block has nothing to stream: the run ends there too.)
+      auto streamed = [&](const Block& x) { return !whole(x) && x.state != Block::kNone; };
+      while (end < r.end && streamed(blocks_[static_cast<size_t>(end / kLayoutBlock)])) {
         end = std::min<VertexId>(r.end, end + kLayoutBlock);
       }
       Status s = ScanRangeChunks(snap, VertexRange{lo, end}, d_, L, /*weights=*/false,
