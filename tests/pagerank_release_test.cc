@@ -38,22 +38,36 @@ std::unique_ptr<DB> MakeStore(GraphKind kind, VertexId n, uint64_t m, uint64_t s
   return db;
 }
 
-// Runs PageRank on `snap` (handed over) in a thread while this one watches the store's
-// registered snapshots; once there are none (the kernel let its snapshot go) and the run is
-// still going, writes `later` to the store. Returns whether that happened before the run
-// ended.
-bool RunWatched(DB* db, std::unique_ptr<Snapshot> snap, const PageRankParams& p,
-                const WriteBatch& later, std::vector<double>* rank, Status* status) {
+// PageRank on `snap`, first held (the expected ranks), then handed over and run in a thread
+// while this one watches the store's registered snapshots; once there are none (the kernel
+// let its snapshot go) and the run is still going, `later` is written to the store.
+struct Watched {
+  std::vector<double> expected;  // the ranks with the snapshot held throughout
+  std::vector<double> got;       // the ranks of the run handed the snapshot
+  Status status;
+  uint64_t streamed_blocks = 0;         // PageRankStats::streamed_blocks of the held run
+  bool released = false;                // PageRankStats::snapshot_released
+  bool released_while_running = false;  // the watcher saw no snapshot before the run ended
+};
+Watched RunWatched(DB* db, std::unique_ptr<Snapshot> snap, PageRankParams p,
+                   const WriteBatch& later) {
+  Watched w;
+  PageRankStats st;
+  p.stats = &st;
+  w.status = PageRank(*snap, p, &w.expected);
+  if (!w.status.ok()) return w;
+  EXPECT_FALSE(st.snapshot_released);
+  w.streamed_blocks = st.streamed_blocks;
+  EXPECT_EQ(db->GetStats(false).active_readers, 1u);
   std::atomic<bool> done{false};
   std::thread t([&] {
-    *status = PageRank(std::move(snap), p, rank);
+    w.status = PageRank(std::move(snap), p, &w.got);
     done = true;
   });
-  bool released_while_running = false;
   while (!done.load()) {
     if (db->GetStats(false).active_readers == 0) {
-      released_while_running = !done.load();
-      if (released_while_running) {
+      w.released_while_running = !done.load();
+      if (w.released_while_running) {
         EXPECT_TRUE(db->Write(later).ok());
       }
       break;
@@ -61,7 +75,9 @@ bool RunWatched(DB* db, std::unique_ptr<Snapshot> snap, const PageRankParams& p,
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   t.join();
-  return released_while_running;
+  w.released = st.snapshot_released;
+  EXPECT_EQ(db->GetStats(false).active_readers, 0u);  // gone by the end, either way
+  return w;
 }
 
 TEST(PageRankRelease, LetsTheSnapshotGoOnceEveryListIsCached) {
@@ -71,28 +87,17 @@ TEST(PageRankRelease, LetsTheSnapshotGoOnceEveryListIsCached) {
        {GraphKind::kUndirected, GraphKind::kDirectedWithInEdges, GraphKind::kDirected}) {
     SCOPED_TRACE("kind " + std::to_string(static_cast<int>(kind)));
     std::unique_ptr<DB> db = MakeStore(kind, 5000, 40000, 11);
-    // Enough iterations that the run outlasts the watcher's polls by far.
-    PageRankParams p{0.85, 4000};
-    PageRankStats st;
-    p.stats = &st;
-    std::unique_ptr<Snapshot> snap = db->GetSnapshot();
-    std::vector<double> expected;
-    ASSERT_OK(PageRank(*snap, p, &expected));  // the same snapshot, held throughout
-    EXPECT_FALSE(st.snapshot_released);
-    EXPECT_EQ(st.streamed_blocks, 0u);
-    ASSERT_EQ(db->GetStats(false).active_readers, 1u);
     // What the writers do once the snapshot is gone: none of it may reach the ranks.
     WriteBatch later;
     for (VertexId v = 0; v < 200; ++v) later.InsertEdge(v, 4999 - v);
     later.DeleteVertex(7);
-    std::vector<double> got;
-    Status s;
-    EXPECT_TRUE(RunWatched(db.get(), std::move(snap), p, later, &got, &s))
-        << "the snapshot was still registered when the run ended";
-    ASSERT_OK(s);
-    EXPECT_TRUE(st.snapshot_released);
-    EXPECT_EQ(got, expected);  // the same sums in the same order
-    EXPECT_EQ(db->GetStats(false).active_readers, 0u);
+    // Enough iterations that the run outlasts the watcher's polls by far.
+    Watched w = RunWatched(db.get(), db->GetSnapshot(), PageRankParams{0.85, 4000}, later);
+    ASSERT_OK(w.status);
+    EXPECT_EQ(w.streamed_blocks, 0u);
+    EXPECT_TRUE(w.released);
+    EXPECT_TRUE(w.released_while_running) << "the snapshot was registered until the run ended";
+    EXPECT_EQ(w.got, w.expected);  // the same sums in the same order
   }
 }
 
@@ -100,22 +105,14 @@ TEST(PageRankRelease, KeepsTheSnapshotWhileListsAreStreamed) {
   std::unique_ptr<DB> db = MakeStore(GraphKind::kUndirected, 9000, 60000, 12);
   PageRankParams p{0.85, 1500};
   p.cache_bytes = 100000;  // a block of lists or so: the others are read from the snapshot
-  PageRankStats st;
-  p.stats = &st;
-  std::unique_ptr<Snapshot> snap = db->GetSnapshot();
-  std::vector<double> expected;
-  ASSERT_OK(PageRank(*snap, p, &expected));
-  ASSERT_GT(st.streamed_blocks, 0u);
   WriteBatch later;
   later.InsertEdge(1, 2);
-  std::vector<double> got;
-  Status s;
-  EXPECT_FALSE(RunWatched(db.get(), std::move(snap), p, later, &got, &s))
-      << "the snapshot was let go while lists were still read from it";
-  ASSERT_OK(s);
-  EXPECT_FALSE(st.snapshot_released);
-  EXPECT_EQ(got, expected);
-  EXPECT_EQ(db->GetStats(false).active_readers, 0u);  // gone with the run
+  Watched w = RunWatched(db.get(), db->GetSnapshot(), p, later);
+  ASSERT_OK(w.status);
+  ASSERT_GT(w.streamed_blocks, 0u);
+  EXPECT_FALSE(w.released);
+  EXPECT_FALSE(w.released_while_running) << "let go while lists were still read from it";
+  EXPECT_EQ(w.got, w.expected);
 }
 
 TEST(PageRankRelease, NullSnapshotIsInvalidArgument) {
