@@ -41,6 +41,20 @@ struct NodeAllocator::Pool {
   void GiveBack(size_t c, uint32_t n);
 };
 
+// The blocks of one class that threads' full lists passed on, in the batches they came in
+// (each a chain of Pool::Block). bytes <= the allocator's list_limit_.
+struct NodeAllocator::Depot {
+  struct Batch {
+    Pool::Block* head;
+    uint32_t n;
+  };
+  std::mutex mu;
+  std::vector<Batch> batches;  // guarded by mu
+  // The depot's bytes: written under mu, read without it (ListedBytes, and Allocate's check
+  // before it takes the lock).
+  std::atomic<size_t> bytes{0};
+};
+
 #ifdef STRATA_NO_JEMALLOC
 // Sanitizer builds: plain aligned new/delete so the sanitizer sees every allocation.
 NodeAllocator::NodeAllocator() = default;
@@ -235,7 +249,8 @@ void ReleaseArena(unsigned arena) {
 
 }  // namespace
 
-NodeAllocator::NodeAllocator() : generation_(next_generation.fetch_add(1)) {
+NodeAllocator::NodeAllocator()
+    : generation_(next_generation.fetch_add(1)), depot_(new Depot[Pool::kClasses]) {
   use_arena_ = TakeSpareArena(&arena_);
   if (!use_arena_) {
     size_t sz = sizeof(arena_);
@@ -311,7 +326,48 @@ size_t NodeAllocator::ListedBytes() const {
   size_t listed = 0;
   std::lock_guard<std::mutex> g(caches_mu_);
   for (const auto& p : pools_) listed += p->held.load(std::memory_order_relaxed);
+  for (size_t c = 0; c < Pool::kClasses; ++c) {
+    listed += depot_[c].bytes.load(std::memory_order_relaxed);
+  }
   return listed;
+}
+
+bool NodeAllocator::ToDepot(Pool* pool, size_t c, uint32_t n) {
+  const size_t moved = n * Pool::ClassBytes(c);
+  Depot& d = depot_[c];
+  if (n == 0 || d.bytes.load(std::memory_order_relaxed) + moved > list_limit_) return false;
+  Pool::Block* const first = pool->head[c];
+  Pool::Block* last = first;
+  for (uint32_t k = 1; k < n; ++k) last = last->next;
+  {
+    std::lock_guard<std::mutex> g(d.mu);
+    if (d.bytes.load(std::memory_order_relaxed) + moved > list_limit_) return false;
+    pool->head[c] = last->next;
+    last->next = nullptr;
+    d.batches.push_back({first, n});
+    d.bytes.store(d.bytes.load(std::memory_order_relaxed) + moved, std::memory_order_relaxed);
+  }
+  pool->count[c] -= n;
+  pool->AddHeld(-static_cast<ptrdiff_t>(moved));
+  return true;
+}
+
+bool NodeAllocator::FromDepot(Pool* pool, size_t c) {
+  Depot& d = depot_[c];
+  if (d.bytes.load(std::memory_order_relaxed) == 0) return false;
+  Depot::Batch b;
+  {
+    std::lock_guard<std::mutex> g(d.mu);
+    if (d.batches.empty()) return false;
+    b = d.batches.back();
+    d.batches.pop_back();
+    d.bytes.store(d.bytes.load(std::memory_order_relaxed) - b.n * Pool::ClassBytes(c),
+                  std::memory_order_relaxed);
+  }
+  pool->head[c] = b.head;
+  pool->count[c] = b.n;
+  pool->AddHeld(static_cast<ptrdiff_t>(b.n * Pool::ClassBytes(c)));
+  return true;
 }
 
 NodeAllocator::Pool* NodeAllocator::ThreadPool() {
@@ -358,6 +414,7 @@ void* NodeAllocator::Allocate(size_t size) {
     size_t block = asked;
     if (asked <= kPoolMaxBytes) {
       const size_t c = Pool::PoolClass(asked);
+      if (pool->head[c] == nullptr) FromDepot(pool, c);
       if (Pool::Block* b = pool->head[c]) {
         pool->head[c] = b->next;
         // Blocks come back to the lists in bulk (a grace period's or a reader's versions) and
@@ -405,10 +462,12 @@ void NodeAllocator::Free(void* p, size_t size) {
   }
   Pool* pool = ThreadPool();
   const size_t c = Pool::PoolClass(asked);
-  // Full: the newest half of this class's list goes back to jemalloc. (One bound for all
-  // classes together was measured slower: a class freed in bulk crowded the versions out.)
-  if (pool->count[c] * Pool::ClassBytes(c) >= list_limit_) {
-    pool->GiveBack(c, pool->count[c] / 2);
+  // Full: the newest half of this class's list goes to the depot, or back to jemalloc when
+  // the depot's class is full. (One bound for all classes together was measured slower: a
+  // class freed in bulk crowded the versions out.)
+  if (pool->count[c] * Pool::ClassBytes(c) >= std::min(list_limit_, kThreadListBytes)) {
+    const uint32_t half = pool->count[c] / 2;
+    if (!ToDepot(pool, c, half)) pool->GiveBack(c, half);
   }
   auto* b = static_cast<Pool::Block*>(p);
   b->next = pool->head[c];

@@ -26,10 +26,20 @@
 // explicit arena, cache and alignment flags took ~15% of a full tier's load
 // (docs/benchmarks.md, "Issue 28: a version in one block; free lists in front of jemalloc");
 // without lists or caches a scale-20 load ran at about half the rate. A list holds blocks jemalloc
-// allocated at the class's size, at most the set_list_limit bytes of them: a free past it
-// gives half of the list back to jemalloc. A thread that exits, or drops the allocator from
-// its table of recent ones, gives its lists' blocks back (DrainIfLive). A list is used only by
-// its thread; a block freed by another thread joins that thread's list.
+// allocated at the class's size, at most kThreadListBytes of them (or the set_list_limit bytes,
+// if fewer). A list is used only by its thread; a block freed by another thread joins that
+// thread's list. A thread that exits, or drops the allocator from its table of recent ones,
+// gives its lists' blocks back to jemalloc (DrainIfLive).
+//
+// Depot. A free that finds its list full moves the newest half of it to the allocator's
+// depot of that class, shared by the threads, which holds at most set_list_limit bytes of each
+// class (past that, the half goes back to jemalloc); a thread whose list of a class is empty
+// takes a batch from the depot before it asks jemalloc. Two writers free each other's blocks
+// (the versions one replaces were often built by the other), so without it one thread's lists
+// filled to their bound while the other's drew fresh blocks from jemalloc, and when the
+// threads left, the lists' blocks went back as holes in slabs that stay resident: a loaded
+// scale-20 tier's arena kept ~18 MiB of such slabs (a class's lists up to 8 MiB per thread;
+// docs/benchmarks.md, "Issue 28: a depot for the free lists").
 #pragma once
 
 #include <atomic>
@@ -82,6 +92,8 @@ class NodeAllocator {
   static void DrainIfLive(uint64_t generation, void* pool);
 
   static constexpr size_t kPoolMaxBytes = 512;
+  // The bound of a thread's list of one class; what passes it goes to the depot.
+  static constexpr size_t kThreadListBytes = 512 << 10;
   // 8 MiB (512 KiB before): beside a reader, every commit allocates a version block while the
   // blocks it replaced wait for the reader or a grace period (4096 headers at a time), then
   // come back in bulk; with 512 KiB the version class ran dry and overflowed in turns, and
@@ -89,10 +101,10 @@ class NodeAllocator {
   // "Issue 28: free lists of 8 MiB per class"). What the lists hold is freed blocks of this
   // allocator, so a memgraph's allocated and listed bytes together stay near its peak.
   static constexpr size_t kPoolClassBytes = 8 << 20;
-  // The bound of each thread's list of each class, in bytes (kPoolClassBytes unless set).
-  // Set before the allocator is used. A store's memgraph lives within the memory budget's
-  // plan, which counts its bytes() only: the store bounds the lists by the memgraph's capacity
-  // (DBImpl::NewMemGraph).
+  // The bound of the depot's blocks of each class, and of each thread's list (with
+  // kThreadListBytes), in bytes (kPoolClassBytes unless set). Set before the allocator is
+  // used. A store's memgraph lives within the memory budget's plan, which counts its bytes()
+  // only: the store bounds the lists by the memgraph's capacity (DBImpl::NewMemGraph).
   void set_list_limit(size_t bytes) { list_limit_ = bytes; }
   // Whether each thread allocates through a jemalloc cache of its own (see the top). Set
   // before the allocator is used.
@@ -100,8 +112,14 @@ class NodeAllocator {
 
  private:
   struct Pool;
+  struct Depot;
   // This thread's free lists and jemalloc cache for this allocator (made on first use).
   Pool* ThreadPool();
+  // Moves the newest n blocks of pool's class-c list to the depot; false (nothing moved) when
+  // the depot's class is full.
+  bool ToDepot(Pool* pool, size_t c, uint32_t n);
+  // Refills pool's empty class-c list with a batch from the depot; false if it has none.
+  bool FromDepot(Pool* pool, size_t c);
 
   size_t list_limit_ = kPoolClassBytes;
   bool thread_caches_ = false;
@@ -114,6 +132,7 @@ class NodeAllocator {
   mutable std::mutex caches_mu_;
   std::vector<unsigned> caches_;  // every thread cache made for this allocator
   std::vector<std::unique_ptr<Pool>> pools_;  // every thread's free lists for this allocator
+  std::unique_ptr<Depot[]> depot_;            // one per class of the lists (jemalloc builds)
 };
 
 }  // namespace strata::mem

@@ -1,5 +1,6 @@
 // Unit tests of memgraph/subgraph.{h,cc}: packed per-vertex counts and version allocation.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -247,10 +248,11 @@ TEST(NodeAllocatorTest, FreedSmallBlocksAreReusedNewestFirst) {
   EXPECT_EQ(alloc.bytes(), 0u);
 }
 
-// set_list_limit bounds each list by the bytes given instead (a store's memgraph: a
-// sixty-fourth of its capacity). Without thread caches (the default) the overflow goes back to
-// the arena at once: it counts only the listed blocks as allocated (128 bytes: a class of the
-// lists and of jemalloc both, so the two count them alike).
+// set_list_limit bounds each list, and the depot's blocks of each class, by the bytes given
+// instead (a store's memgraph: a sixty-fourth of its capacity). Without thread caches (the
+// default) the overflow goes back to the arena at once: it counts only the listed blocks as
+// allocated (128 bytes: a class of the lists and of jemalloc both, so the two count them
+// alike).
 TEST(NodeAllocatorTest, ListLimitBoundsEachList) {
 #ifdef STRATA_NO_JEMALLOC
   GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
@@ -261,41 +263,99 @@ TEST(NodeAllocatorTest, ListLimitBoundsEachList) {
   std::vector<void*> ps;
   for (size_t i = 0; i < 8 * kLimit / kBlock; ++i) ps.push_back(alloc.Allocate(kBlock));
   for (void* p : ps) alloc.Free(p, kBlock);
-  EXPECT_LE(alloc.ListedBytes(), kLimit + kBlock);
-  EXPECT_GE(alloc.ListedBytes(), kLimit / 2);
+  EXPECT_LE(alloc.ListedBytes(), 2 * kLimit + kBlock);  // the list and the depot
+  EXPECT_GE(alloc.ListedBytes(), kLimit);
   EXPECT_EQ(alloc.bytes(), 0u);
 #ifndef STRATA_NO_JEMALLOC
   EXPECT_EQ(alloc.ArenaAllocatedBytes(), alloc.ListedBytes()) << "the overflow went to a cache";
 #endif
 }
 
-// A thread's list of one class holds at most about kPoolClassBytes: past it, half goes back to
-// jemalloc. Blocks freed by another thread join that thread's lists, not the allocating one's,
-// and go back to jemalloc when that thread exits.
+// A thread's list of one class holds at most about kThreadListBytes: past it, half goes to
+// the depot, which holds at most kPoolClassBytes of the class; past that, back to jemalloc.
+// Blocks freed by another thread join that thread's list (or the depot), not the allocating
+// one's; the thread's list goes back to jemalloc when it exits, the depot's blocks stay.
 TEST(NodeAllocatorTest, FreeListsAreBoundedAndPerThread) {
 #ifdef STRATA_NO_JEMALLOC
   GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
 #endif
   NodeAllocator alloc;
   constexpr size_t kBlock = 256;
-  const size_t n = 4 * NodeAllocator::kPoolClassBytes / kBlock;
+  constexpr size_t kList = NodeAllocator::kThreadListBytes, kDepot = NodeAllocator::kPoolClassBytes;
+  const size_t n = 4 * kDepot / kBlock;
   std::vector<void*> ps, small;
   for (size_t i = 0; i < n; ++i) ps.push_back(alloc.Allocate(kBlock));
   for (size_t i = 0; i < n; ++i) small.push_back(alloc.Allocate(32));
   std::thread other([&] {
     for (void* p : ps) alloc.Free(p, kBlock);
-    EXPECT_LE(alloc.ListedBytes(), NodeAllocator::kPoolClassBytes + kBlock);
-    EXPECT_GE(alloc.ListedBytes(), NodeAllocator::kPoolClassBytes / 2);
-    // Another class has a bound of its own.
+    EXPECT_LE(alloc.ListedBytes(), kDepot + kList + kBlock);
+    EXPECT_GE(alloc.ListedBytes(), kDepot - kList);
+    // Another class has bounds of its own: its n * 32 bytes (half a depot) all stay listed.
+    const size_t before = alloc.ListedBytes();
     for (void* p : small) alloc.Free(p, 32);
-    EXPECT_LE(alloc.ListedBytes(), 2 * NodeAllocator::kPoolClassBytes + kBlock);
-    EXPECT_GE(alloc.ListedBytes(), NodeAllocator::kPoolClassBytes);
+    EXPECT_EQ(alloc.ListedBytes(), before + n * 32);
   });
   other.join();
   EXPECT_EQ(alloc.bytes(), 0u);
-  // Nothing listed: the other thread's lists went back when it exited, and none of its frees
-  // joined this thread's lists (which would still hold them).
-  EXPECT_EQ(alloc.ListedBytes(), 0u) << "freed blocks stayed listed after their thread exited";
+  // The other thread's lists went back when it exited; the depot keeps what it held.
+  EXPECT_LE(alloc.ListedBytes(), kDepot + n * 32) << "freed blocks stayed listed after their thread exited";
+  EXPECT_GE(alloc.ListedBytes(), kDepot - kList + n * 32 - kList);
+#ifndef STRATA_NO_JEMALLOC
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), alloc.ListedBytes());
+#endif
+  // This thread takes the depot's blocks before asking jemalloc: allocating what it holds
+  // leaves the arena's allocated bytes where they are.
+  const size_t arena = alloc.ArenaAllocatedBytes();
+  std::vector<void*> again;
+  for (size_t i = 0; i < kDepot / 2 / kBlock; ++i) again.push_back(alloc.Allocate(kBlock));
+#ifndef STRATA_NO_JEMALLOC
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), arena) << "allocated from jemalloc with the depot full";
+#endif
+  for (void* p : again) alloc.Free(p, kBlock);
+}
+
+// One thread allocates, another frees (two writers replacing each other's versions): the
+// freeing thread's full list passes its blocks on through the depot, so the allocating thread
+// reuses them and the arena stays near what is live at once. (With each list bound at
+// kPoolClassBytes and the overflow given back to jemalloc, the freeing thread's list grew to
+// that bound while the other drew fresh blocks: kPoolClassBytes allocated for ~256 KiB live.)
+TEST(NodeAllocatorTest, BlocksFreedByAnotherThreadAreReusedThroughTheDepot) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
+#endif
+  NodeAllocator alloc;
+  constexpr size_t kBlock = 256, kPerRound = 1024, kRounds = 64;  // 16 MiB through
+  std::vector<void*> handed;
+  std::atomic<int> turn{0};  // 0: the allocator's, 1: the freer's, 2: stop
+  std::thread freer([&] {
+    for (;;) {
+      int t;
+      while ((t = turn.load(std::memory_order_acquire)) == 0) std::this_thread::yield();
+      if (t == 2) return;
+      for (void* p : handed) alloc.Free(p, kBlock);
+      turn.store(0, std::memory_order_release);
+    }
+  });
+  size_t peak = 0;
+  for (size_t r = 0; r < kRounds; ++r) {
+    handed.clear();
+    for (size_t i = 0; i < kPerRound; ++i) {
+      handed.push_back(alloc.Allocate(kBlock));
+      std::memset(handed.back(), static_cast<int>(r), kBlock);
+    }
+    peak = std::max(peak, alloc.ArenaAllocatedBytes());
+    turn.store(1, std::memory_order_release);
+    while (turn.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  }
+  turn.store(2, std::memory_order_release);
+  freer.join();
+  EXPECT_EQ(alloc.bytes(), 0u);
+#ifndef STRATA_NO_JEMALLOC
+  // Live at once: one round (256 KiB); beside it the freer's list (< kThreadListBytes) and a
+  // batch or two in the depot.
+  EXPECT_LE(peak, kPerRound * kBlock + 3 * NodeAllocator::kThreadListBytes);
+  EXPECT_GE(peak, kPerRound * kBlock);
+#endif
 }
 
 // With thread caches on (a persistent store's memgraphs), a thread that exits, or drops an
