@@ -192,6 +192,16 @@ class ListCache {
   }
   // Whether kept lists carry their weights.
   bool weights() const { return weights_; }
+  // Whether Length serves every vertex: every list kept (HoldsAll) and none packed (a packed
+  // block's offsets are bytes). After Complete.
+  bool HasLengths() const { return HoldsAll() && packed_blocks() == 0; }
+  // The entries of u's kept list (u < the bound; 0 in a block with no lists), when HasLengths.
+  uint32_t Length(VertexId u) const {
+    const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
+    if (b.state != Block::kKept) return 0;
+    const size_t j = static_cast<size_t>(u % kLayoutBlock);
+    return b.off[j + 1] - b.off[j];
+  }
   // Kept blocks held packed. After Complete.
   size_t packed_blocks() const {
     size_t n = 0;

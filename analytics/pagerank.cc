@@ -5,6 +5,7 @@
 
 #include <tbb/task_arena.h>
 
+#include "analytics/kernel_memory.h"
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
 #include "analytics/range_scan.h"
@@ -34,11 +35,11 @@ double DeterministicSum(const Layout& L, Fn&& f) {
 
 // The iterations over layout L, reading lists from `cache` (and from `snap` those it does not
 // hold).
-// out_degree: |N_out(u)| over existing neighbors (OutDegrees).
-template <typename Degree>
+// out_degree(u): |N_out(u)| over existing neighbors (an array OutDegrees filled, or the
+// cache's lengths).
+template <typename DegreeOf>
 Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
-               const PageRankParams& params, const Degree* out_degree,
-               std::vector<double>* rank) {
+               const PageRankParams& params, DegreeOf out_degree, std::vector<double>* rank) {
   Status s;
   const bool pull = HasInEdges(snap.kind());
   const double n = static_cast<double>(L.num_vertices);
@@ -78,7 +79,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
   for (int it = 0; it < params.iterations && s.ok(); ++it) {
     // One pass: each vertex's contribution, and the sinks' rank summed per range.
     const double sink_sum = DeterministicSum(L, [&](VertexId u) {
-      const uint64_t k = out_degree[u];
+      const uint64_t k = out_degree(u);
       contrib[u] = k ? static_cast<float>(pr[u] / static_cast<double>(k)) : 0.0f;
       return k == 0 ? pr[u] : 0.0;
     });
@@ -215,14 +216,42 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
     params.stats->streamed_blocks = cache.dropped_blocks();
     params.stats->packed_blocks = cache.packed_blocks();
     params.stats->snapshot_released = false;
+    params.stats->degrees_from_cache = false;
   }
   if (L.num_vertices == 0) {
     rank->assign(L.bound, 0.0);
     return Finish(snap, s);
   }
-  // The degrees the iterations divide by, in 4 bytes when every one fits (the layout's bounds
-  // are at least the counts); the layout's 8-byte array is freed then: 16 MiB less at 2^22
-  // vertices beside the list cache.
+  // The iterations read only the cache (Pass and PassInterleaved read a snapshot only for
+  // lists not kept): the versions this snapshot held may go. A read that came anyway would
+  // fail the run (ReleasedSnapshot), not touch them.
+  auto iterate = [&](auto out_degree) {
+    if (owned != nullptr && cache.HoldsAll()) {
+      const ReleasedSnapshot released(snap);
+      if (!released.status().ok()) return released.status();
+      owned->reset();
+      if (params.stats != nullptr) params.stats->snapshot_released = true;
+      return Iterate(released, L, cache, params, out_degree, rank);
+    }
+    return Iterate(snap, L, cache, params, out_degree, rank);
+  };
+  // The layout's 8-byte degrees are freed before the iterations, and the kernel arena's pages
+  // they leave are returned (KernelReleaseAll) rather than kept for the next run: the
+  // iterations' arrays take only half of them, and the rest would stay resident beside the
+  // list cache to the end (16 MiB at 2^22 vertices).
+  auto free_layout_degrees = [&L] {
+    L.out_degree = UninitVector<uint64_t>();
+    KernelReleaseAll();
+  };
+  if (list_dir == Direction::kOut && !L.dangling && cache.HasLengths()) {
+    // The kept lists are the out-lists, over existing neighbors: their lengths are the degrees
+    // (no array of them: 16 MiB less at 2^22 vertices).
+    if (params.stats != nullptr) params.stats->degrees_from_cache = true;
+    free_layout_degrees();
+    return iterate([&cache](VertexId u) -> uint64_t { return cache.Length(u); });
+  }
+  // Else the degrees the iterations divide by, in 4 bytes when every one fits (the layout's
+  // bounds are at least the counts).
   std::vector<uint64_t> part(L.ranges.size(), 0);
   ForEachRange(L, [&](size_t i, VertexRange r) {
     for (VertexId v = r.begin; v < r.end; ++v) part[i] = std::max(part[i], L.out_degree[v]);
@@ -233,18 +262,8 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
     UninitVector<decltype(width)> degree;
     Status st = OutDegrees(snap, L, cache, &degree);
     if (!st.ok()) return Finish(snap, st);
-    L.out_degree = UninitVector<uint64_t>();
-    if (owned != nullptr && cache.HoldsAll()) {
-      // The iterations read only the cache (Pass and PassInterleaved read a snapshot only for
-      // lists not kept): the versions this snapshot held may go. A read that came anyway would
-      // fail the run (ReleasedSnapshot), not touch them.
-      const ReleasedSnapshot released(snap);
-      if (!released.status().ok()) return released.status();
-      owned->reset();
-      if (params.stats != nullptr) params.stats->snapshot_released = true;
-      return Iterate(released, L, cache, params, degree.data(), rank);
-    }
-    return Iterate(snap, L, cache, params, degree.data(), rank);
+    free_layout_degrees();
+    return iterate([d = degree.data()](VertexId u) -> uint64_t { return d[u]; });
   };
   return narrow ? run(uint32_t{}) : run(uint64_t{});
 }

@@ -115,6 +115,40 @@ TEST(PageRankRelease, KeepsTheSnapshotWhileListsAreStreamed) {
   EXPECT_EQ(w.got, w.expected);
 }
 
+// On an undirected store whose lists the cache holds whole and unpacked, the iterations read
+// the degrees as the cached lists' lengths (no degree array); the ranks are those of the runs
+// that keep an array: lists streamed (no cache) or packed.
+TEST(PageRankDegrees, FromTheCachedListsAsFromAnArray) {
+  std::unique_ptr<DB> db = MakeStore(GraphKind::kUndirected, 5000, 40000, 11);
+  std::unique_ptr<Snapshot> snap = db->GetSnapshot();
+  PageRankParams p;
+  p.iterations = 12;
+  PageRankStats st;
+  p.stats = &st;
+  std::vector<double> from_cache, streamed, packed;
+  ASSERT_OK(PageRank(*snap, p, &from_cache));
+  EXPECT_TRUE(st.degrees_from_cache);
+  EXPECT_EQ(st.streamed_blocks, 0u);
+  PageRankParams q = p;
+  q.cache_bytes = 0;
+  ASSERT_OK(PageRank(*snap, q, &streamed));
+  EXPECT_FALSE(st.degrees_from_cache);
+  EXPECT_GT(st.streamed_blocks, 0u);
+  q = p;
+  q.packing = ListPacking::kAlways;
+  ASSERT_OK(PageRank(*snap, q, &packed));
+  EXPECT_FALSE(st.degrees_from_cache);
+  EXPECT_GT(st.packed_blocks, 0u);
+  EXPECT_EQ(from_cache, streamed);
+  EXPECT_EQ(from_cache, packed);
+  // Handed over, the same: the lengths outlive the snapshot.
+  std::vector<double> owned;
+  ASSERT_OK(PageRank(std::move(snap), p, &owned));
+  EXPECT_TRUE(st.snapshot_released);
+  EXPECT_TRUE(st.degrees_from_cache);
+  EXPECT_EQ(from_cache, owned);
+}
+
 TEST(PageRankRelease, NullSnapshotIsInvalidArgument) {
   std::vector<double> rank;
   Status s = PageRank(std::unique_ptr<Snapshot>(), PageRankParams{}, &rank);
