@@ -44,7 +44,8 @@ struct MemGraphOptions {
   // Record delete markers for edges deleted here (needed when older tiers exist).
   bool tombstones = false;
   uint32_t cart_threshold = 256;
-  // Bound of each writer thread's free list per block size (NodeAllocator::set_list_limit).
+  // Bound of the free lists' depot, and of each writer thread's list, per block size
+  // (NodeAllocator::set_list_limit).
   size_t free_list_class_bytes = NodeAllocator::kPoolClassBytes;
   // Whether writer threads allocate through jemalloc caches of their own
   // (NodeAllocator::set_thread_caches): faster, but a long-lived tier's arena keeps more

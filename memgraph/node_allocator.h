@@ -76,7 +76,7 @@ class NodeAllocator {
   // "Spare arenas"): with jemalloc and its lg_extent_max_active_fit at 16 or more.
   static bool RecyclesArenas();
 
-  // Bytes of the blocks on the threads' free lists (part of RetainedBytes).
+  // Bytes of the blocks on the threads' free lists and in the depot (part of RetainedBytes).
   size_t ListedBytes() const;
 
   // What jemalloc counts as allocated in the private arena: bytes() at class sizes, plus the
