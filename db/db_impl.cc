@@ -65,8 +65,9 @@ std::shared_ptr<mem::MemGraph> DBImpl::NewMemGraph() {
   if (!options_.in_memory) {
     // The plan counts a memgraph at its capacity, as bytes(); what the writers' free lists
     // hold is outside it (10-13 MiB a 64 MiB memgraph at seal with 8 MiB lists: ingest_large
-    // scale 23). A sixty-fourth of the capacity per list: that run's peak RSS 543-553 -> 531
-    // MiB, the rate unchanged (docs/benchmarks.md, "the free lists bounded").
+    // scale 23). A sixty-fourth of the capacity per list (and per class of the lists' depot,
+    // NodeAllocator): that run's peak RSS 543-553 -> 531 MiB, the rate unchanged
+    // (docs/benchmarks.md, "the free lists bounded").
     mo.free_list_class_bytes = std::min(mem::NodeAllocator::kPoolClassBytes,
                                         std::max<size_t>(size_t{64} << 10, memgraph_capacity() / 64));
     // Sealed and flushed at its capacity, its arena reset whole: its slabs' fill does not
