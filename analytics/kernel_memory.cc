@@ -2,7 +2,10 @@
 
 #ifndef STRATA_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
+#include <sys/mman.h>
 #endif
+
+#include <cstdint>
 
 #include <climits>
 #include <cstdio>
@@ -65,8 +68,20 @@ void ArenaCtl(const char* op) {
 }  // namespace
 
 void* KernelAllocate(size_t bytes, size_t align) {
-  void* p = mallocx(bytes == 0 ? 1 : bytes, Flags(bytes, align));
+  const int flags = Flags(bytes, align);
+  void* p = mallocx(bytes == 0 ? 1 : bytes, flags);
   if (p == nullptr) throw std::bad_alloc();
+  if (bytes >= kKernelArenaMinBytes) {
+    // jemalloc gives a large request the extent of its size class (four per doubling), whose
+    // pages past `bytes` no one touches; but an extent recycled from the arena's kept pages
+    // has them resident already. Those whole pages go back: the list cache's blocks, one per
+    // 4096 vertices at their exact sizes, held 100 MiB of extents for 90 MiB of lists at
+    // scale 20 (docs/benchmarks.md, "the list cache's rounded extents").
+    const uintptr_t page = 4096;
+    const uintptr_t used = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) & ~(page - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(p) + nallocx(bytes, flags);
+    if (end > used) ::madvise(reinterpret_cast<void*>(used), end - used, MADV_DONTNEED);
+  }
   return p;
 }
 

@@ -10,6 +10,10 @@
 // then returned (by jemalloc's background threads, which the binaries enable; without them, at
 // the next kernel's start or by ReleaseKernelMemory()). Smaller ones use the default arenas.
 //
+// A large array gets the extent of its jemalloc size class (four per doubling); the whole pages
+// of that extent past the array are returned when it is allocated (madvise), since an extent
+// recycled from the arena's kept pages has them resident.
+//
 // Invariants: memory is freed with the size and alignment it was allocated with; what the arena
 // retains is at most the largest set of kernel arrays live at once in the last kKernelDecayMs.
 // Builds without jemalloc (sanitizers, the Python module) use operator new and retain nothing.
