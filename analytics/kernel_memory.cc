@@ -3,11 +3,11 @@
 #ifndef STRATA_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
-#include <cstdint>
-
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 
 namespace strata::analytics {
@@ -77,7 +77,7 @@ void* KernelAllocate(size_t bytes, size_t align) {
     // has them resident already. Those whole pages go back: the list cache's blocks, one per
     // 4096 vertices at their exact sizes, held 100 MiB of extents for 90 MiB of lists at
     // scale 20 (docs/benchmarks.md, "the list cache's rounded extents").
-    const uintptr_t page = 4096;
+    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const uintptr_t used = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) & ~(page - 1);
     const uintptr_t end = reinterpret_cast<uintptr_t>(p) + nallocx(bytes, flags);
     if (end > used) ::madvise(reinterpret_cast<void*>(used), end - used, MADV_DONTNEED);

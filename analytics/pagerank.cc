@@ -238,14 +238,14 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
   // The layout's 8-byte degrees are freed before the iterations, and the kernel arena's pages
   // they leave are returned (KernelReleaseAll) rather than kept for the next run: the
   // iterations' arrays take only half of them, and the rest would stay resident beside the
-  // list cache to the end (16 MiB at 2^22 vertices).
+  // list cache to the end (by arithmetic, 16 MiB at 2^22 vertices).
   auto free_layout_degrees = [&L] {
     L.out_degree = UninitVector<uint64_t>();
     KernelReleaseAll();
   };
   if (list_dir == Direction::kOut && !L.dangling && cache.HasLengths()) {
     // The kept lists are the out-lists, over existing neighbors: their lengths are the degrees
-    // (no array of them: 16 MiB less at 2^22 vertices).
+    // (no array of them: by arithmetic, 16 MiB less at 2^22 vertices).
     if (params.stats != nullptr) params.stats->degrees_from_cache = true;
     free_layout_degrees();
     return iterate([&cache](VertexId u) -> uint64_t { return cache.Length(u); });

@@ -94,7 +94,8 @@ class NodeAllocator {
   static constexpr size_t kPoolMaxBytes = 512;
   // The bound of a thread's list of one class; what passes it goes to the depot.
   static constexpr size_t kThreadListBytes = 512 << 10;
-  // 8 MiB (512 KiB before): beside a reader, every commit allocates a version block while the
+  // The depot's bound per class (each thread's list's, before the depot). 8 MiB (512 KiB
+  // before that): beside a reader, every commit allocates a version block while the
   // blocks it replaced wait for the reader or a grace period (4096 headers at a time), then
   // come back in bulk; with 512 KiB the version class ran dry and overflowed in turns, and
   // jemalloc's arena took 14.5% of the writer's samples (3% with 8 MiB; docs/benchmarks.md,

@@ -5,6 +5,7 @@
 
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -78,9 +79,10 @@ TEST(KernelMemory, FreedArraysStayResidentForTheNextKernel) {
   KernelReleaseAll();
 }
 
-// Resident pages of [p, p + bytes) by mincore.
+// Resident pages of [p, p + bytes) by mincore (p page-aligned).
 size_t ResidentPages(const void* p, size_t bytes) {
-  std::vector<unsigned char> v(bytes / 4096);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> v((bytes + page - 1) / page);
   if (mincore(const_cast<void*>(p), bytes, v.data()) != 0) return SIZE_MAX;
   size_t n = 0;
   for (unsigned char c : v) n += c & 1;
@@ -92,17 +94,18 @@ size_t ResidentPages(const void* p, size_t bytes) {
 // sizes, held ~12% more resident memory than their lists).
 TEST(KernelMemory, PagesPastALargeArrayDoNotStayResident) {
   KernelReleaseAll();
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   constexpr size_t kClass = size_t{5} << 20;  // a large size class (four per doubling)
-  constexpr size_t kArray = (size_t{4} << 20) + 4096;  // rounded up to kClass
-  auto* p = static_cast<unsigned char*>(KernelAllocate(kClass, 4096));
+  const size_t array = (size_t{4} << 20) + page;  // rounded up to kClass
+  auto* p = static_cast<unsigned char*>(KernelAllocate(kClass, page));
   std::memset(p, 1, kClass);
-  ASSERT_EQ(ResidentPages(p, kClass), kClass / 4096);
-  KernelFree(p, kClass, 4096);
-  auto* q = static_cast<unsigned char*>(KernelAllocate(kArray, 4096));
+  ASSERT_EQ(ResidentPages(p, kClass), kClass / page);
+  KernelFree(p, kClass, page);
+  auto* q = static_cast<unsigned char*>(KernelAllocate(array, page));
   ASSERT_EQ(q, p) << "the freed extent was not handed out again: nothing to check";
-  EXPECT_EQ(ResidentPages(q, kArray), kArray / 4096) << "the array's own pages were released";
-  EXPECT_EQ(ResidentPages(q + kArray, kClass - kArray), 0u);
-  KernelFree(q, kArray, 4096);
+  EXPECT_EQ(ResidentPages(q, array), array / page) << "the array's own pages were released";
+  EXPECT_EQ(ResidentPages(q + array, kClass - array), 0u);
+  KernelFree(q, array, page);
   KernelReleaseAll();
 }
 
