@@ -3,7 +3,6 @@
 // resident for the next kernel instead of being faulted in again.
 #include "analytics/kernel_memory.h"
 
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -12,6 +11,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "tests/util/file_util.h"
 
 namespace strata::analytics {
 namespace {
@@ -79,20 +80,11 @@ TEST(KernelMemory, FreedArraysStayResidentForTheNextKernel) {
   KernelReleaseAll();
 }
 
-// Resident pages of [p, p + bytes) by mincore (p page-aligned).
-size_t ResidentPages(const void* p, size_t bytes) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> v((bytes + page - 1) / page);
-  if (mincore(const_cast<void*>(p), bytes, v.data()) != 0) return SIZE_MAX;
-  size_t n = 0;
-  for (unsigned char c : v) n += c & 1;
-  return n;
-}
-
 // A large array's extent is its size class; the pages past the array that an earlier array in
 // that extent left resident go back when it is handed out (the list cache's blocks, at exact
 // sizes, held ~12% more resident memory than their lists).
 TEST(KernelMemory, PagesPastALargeArrayDoNotStayResident) {
+  using testing::ResidentPages;
   KernelReleaseAll();
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   constexpr size_t kClass = size_t{5} << 20;  // a large size class (four per doubling)

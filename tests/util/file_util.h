@@ -6,6 +6,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -26,6 +27,17 @@ inline void WriteAll(const std::string& path, const std::string& data) {
   f.write(data.data(), static_cast<std::streamsize>(data.size()));
 }
 
+// Pages of the mapped range [p, p + n) (p page-aligned) that are resident, by mincore;
+// SIZE_MAX if mincore refuses the range.
+inline size_t ResidentPages(const void* p, size_t n) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec((n + page - 1) / page);
+  if (::mincore(const_cast<void*>(p), n, vec.data()) != 0) return SIZE_MAX;
+  size_t resident = 0;
+  for (unsigned char c : vec) resident += c & 1;
+  return resident;
+}
+
 // Pages of [offset, offset + n) of the file at `path` present in the kernel page cache
 // (mincore over a read-only mapping); 0 when the file cannot be mapped.
 inline size_t ResidentPages(const std::string& path, size_t offset, size_t n) {
@@ -35,13 +47,10 @@ inline size_t ResidentPages(const std::string& path, size_t offset, size_t n) {
   ::close(fd);
   if (m == MAP_FAILED) return 0;
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> vec((offset + n + page - 1) / page);
-  size_t resident = 0;
-  if (::mincore(m, offset + n, vec.data()) == 0) {
-    for (size_t i = offset / page; i < vec.size(); ++i) resident += vec[i] & 1;
-  }
+  const size_t from = offset / page * page;
+  const size_t resident = ResidentPages(static_cast<const char*>(m) + from, offset + n - from);
   ::munmap(m, offset + n);
-  return resident;
+  return resident == SIZE_MAX ? 0 : resident;
 }
 
 // Pages of the store's segment files (*.seg in `dir`) and how many of them are in the page
