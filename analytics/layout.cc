@@ -21,9 +21,11 @@ Status BuildLayout(const Snapshot& snap, Layout* layout) {
 namespace {
 
 // The layout's block pass: fill(lo, hi) sets exists[] and out_degree of the block's vertices
-// (an error if it reports a vertex outside [lo, hi)).
+// (an error if it reports a vertex outside [lo, hi)); (*block_done)(b), when given, after
+// block b's fill succeeded, by the thread that filled it (blocks then taken in order).
 Status LayoutPass(const Snapshot& snap, Layout* layout,
-                  FunctionRef<Status(VertexId lo, VertexId hi)> fill);
+                  FunctionRef<Status(VertexId lo, VertexId hi)> fill,
+                  FunctionRef<void(size_t block)>* block_done = nullptr);
 
 // exists[] of [lo, hi) from ScanVertices.
 Status FillExists(const Snapshot& snap, Layout* layout, VertexId lo, VertexId hi) {
@@ -65,14 +67,17 @@ Status VisitBlock(const Snapshot& snap, const UninitVector<uint8_t>& exists, Ver
 
 Status BuildLayout(const Snapshot& snap, Layout* layout,
                    FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit,
-                   bool weights) {
+                   bool weights, FunctionRef<void(size_t block)>* block_done) {
   Layout& L = *layout;
   L.exact_degrees = true;
-  return LayoutPass(snap, layout, [&](VertexId lo, VertexId hi) {
-    Status s = FillExists(snap, layout, lo, hi);
-    if (!s.ok()) return s;
-    return VisitBlock(snap, L.exists, lo, hi, weights, L.out_degree.data() + lo, visit);
-  });
+  return LayoutPass(
+      snap, layout,
+      [&](VertexId lo, VertexId hi) {
+        Status s = FillExists(snap, layout, lo, hi);
+        if (!s.ok()) return s;
+        return VisitBlock(snap, L.exists, lo, hi, weights, L.out_degree.data() + lo, visit);
+      },
+      block_done);
 }
 
 Status VisitOutLists(const Snapshot& snap, const Layout& L,
@@ -116,7 +121,8 @@ Status EstimateLayout(const Snapshot& snap, Layout* layout) {
 namespace {
 
 Status LayoutPass(const Snapshot& snap, Layout* layout,
-                  FunctionRef<Status(VertexId lo, VertexId hi)> fill) {
+                  FunctionRef<Status(VertexId lo, VertexId hi)> fill,
+                  FunctionRef<void(size_t block)>* block_done) {
   Layout& L = *layout;
   // Every kernel starts here: return what the kernel arena kept past its decay time (a no-op
   // when jemalloc's background threads already did).
@@ -136,29 +142,47 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
   std::vector<uint64_t> block_vertices(blocks, 0), block_edges(blocks, 0);
 
   FirstError err;
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, blocks), [&](const tbb::blocked_range<size_t>& r) {
-    for (size_t b = r.begin(); b < r.end(); ++b) {
-      if (err.failed()) return;
-      const VertexId lo = b * kBlock, hi = std::min<VertexId>(bound, lo + kBlock);
-      uint64_t nv = 0, ne = 0;
-      std::fill(L.exists.data() + lo, L.exists.data() + hi, 0);
-      std::fill(L.out_degree.data() + lo, L.out_degree.data() + hi, 0);
-      err.Set(fill(lo, hi));
-      for (VertexId g = lo / kGroup; g * kGroup < hi; ++g) {
-        uint64_t n = 0, e = 0;  // out_degree is 0 where a vertex does not exist
-        for (VertexId v = g * kGroup; v < std::min<VertexId>(bound, (g + 1) * kGroup); ++v) {
-          n += L.exists[v];
-          e += L.out_degree[v];
-        }
-        work[g] = 1 + e + n;
-        edges[g] = e;
-        nv += n;
-        ne += e;
+  auto run = [&](size_t b) {
+    const VertexId lo = b * kBlock, hi = std::min<VertexId>(bound, lo + kBlock);
+    uint64_t nv = 0, ne = 0;
+    std::fill(L.exists.data() + lo, L.exists.data() + hi, 0);
+    std::fill(L.out_degree.data() + lo, L.out_degree.data() + hi, 0);
+    err.Set(fill(lo, hi));
+    for (VertexId g = lo / kGroup; g * kGroup < hi; ++g) {
+      uint64_t n = 0, e = 0;  // out_degree is 0 where a vertex does not exist
+      for (VertexId v = g * kGroup; v < std::min<VertexId>(bound, (g + 1) * kGroup); ++v) {
+        n += L.exists[v];
+        e += L.out_degree[v];
       }
-      block_vertices[b] = nv;
-      block_edges[b] = ne;
+      work[g] = 1 + e + n;
+      edges[g] = e;
+      nv += n;
+      ne += e;
     }
-  });
+    block_vertices[b] = nv;
+    block_edges[b] = ne;
+  };
+  if (block_done != nullptr) {
+    // Blocks in ascending order, each taken by the next free thread, so the finished ones
+    // are nearly a prefix (what the caller's release of a prefix needs).
+    std::atomic<size_t> next{0};
+    const size_t workers = std::max<size_t>(
+        1, std::min<size_t>(blocks, static_cast<size_t>(tbb::this_task_arena::max_concurrency())));
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, workers, 1),
+        [&](const tbb::blocked_range<size_t>&) {
+          for (size_t b; !err.failed() && (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
+            run(b);
+            if (!err.failed()) (*block_done)(b);
+          }
+        },
+        tbb::simple_partitioner());
+  } else {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, blocks),
+                      [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t b = r.begin(); b < r.end() && !err.failed(); ++b) run(b);
+    });
+  }
   if (err.failed()) return err.Get();
 
   L.num_vertices = 0;

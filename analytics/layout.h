@@ -59,10 +59,13 @@ Status BuildLayout(const Snapshot& snap, Layout* layout);
 // consecutively from one thread. Only existing u are visited; the neighbors are not checked
 // (they may be >= VertexIdBound() in a damaged store, or not exist on kDirected stores).
 // Chunks carry weights only when `weights` (a weighted store's weight streams are read only
-// then).
+// then). With `block_done`, the kLayoutBlock blocks are taken in ascending order, one at a
+// time, by whichever thread is free, and (*block_done)(b) runs on the thread that read block
+// b once its reads have returned (so the blocks done form nearly a prefix: PageRank releases
+// its snapshot's prefix as it goes).
 Status BuildLayout(const Snapshot& snap, Layout* layout,
                    FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit,
-                   bool weights = false);
+                   bool weights = false, FunctionRef<void(size_t block)>* block_done = nullptr);
 
 // One pass over the out-lists of `layout`'s existing vertices (a layout of the same snapshot,
 // exact or estimated): visit(u, chunk, offset) as BuildLayout's visitor gets it, one task per

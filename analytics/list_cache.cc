@@ -431,6 +431,16 @@ void ListCache::Close(Block& b, VertexId len) {
   used_.fetch_sub(cap - now, std::memory_order_relaxed);
 }
 
+bool ListCache::EndBlock(size_t bi) {
+  if (max_bytes_ == 0 || bi >= blocks_.size()) return false;
+  Block& b = blocks_[bi];
+  const VertexId lo = bi * kLayoutBlock, hi = std::min<VertexId>(bound_, lo + kLayoutBlock);
+  Close(b, hi - lo);
+  // Complete's verdict on a block nothing was collected for, its lists all offered.
+  if (b.state == Block::kEmpty && b.skip.empty()) b.state = Block::kNone;
+  return b.state == Block::kNone || (b.state == Block::kKept && b.skip.empty());
+}
+
 Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {
   if (layout.bound != bound_) return Status::Corruption("analytics: VertexIdBound() changed");
   if (max_bytes_ == 0) return Status::OK();

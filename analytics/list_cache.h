@@ -128,6 +128,12 @@ class ListCache {
   // After BuildLayout: closes the collected blocks; when nothing was collected, reads the lists
   // (one parallel streamed pass) to keep what fits.
   Status Complete(const Snapshot& snap, const Layout& layout);
+  // Every list of block bi has been offered to Collect (BuildLayout's visitor, on the thread
+  // that read the block, called from its block_done): closes the block now, as Complete
+  // would. Returns whether Pass and PassInterleaved will read nothing of the block from the
+  // snapshot (its lists kept whole, or none in this direction), so that the caller may
+  // release the block's vertices (Snapshot::ReleaseBelow).
+  bool EndBlock(size_t bi);
 
   // One pass over range r: fn(u, src, n) for each chunk of existing neighbors of each existing
   // u in r, u ascending, src ascending; `src` is `const uint32_t*`, `const Id24*` or

@@ -1,7 +1,10 @@
 #include "strata/analytics.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
+#include <mutex>
+#include <optional>
 
 #include <tbb/task_arena.h>
 
@@ -192,8 +195,44 @@ Status OutDegrees(const Snapshot& snap, const Layout& L, const ListCache& cache,
   });
 }
 
+// Releases a snapshot's vertices below the first block not yet done, or done but not kept
+// whole by the list cache (those Pass reads from the snapshot): the layout's blocks finish in
+// nearly ascending order (BuildLayout's block_done), so the versions the snapshot pins go as
+// the layout passes them instead of all at its end.
+class PrefixRelease {
+ public:
+  PrefixRelease(Snapshot* snap, size_t blocks, VertexId bound)
+      : snap_(snap), bound_(bound), state_(blocks) {
+    for (std::atomic<uint8_t>& x : state_) x.store(kOpen, std::memory_order_relaxed);
+  }
+  void Done(size_t b, bool kept) {
+    state_[b].store(kept ? kKept : kHeld, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> g(mu_);
+    size_t f = front_;
+    while (f < state_.size() && state_[f].load(std::memory_order_relaxed) == kKept) ++f;
+    if (f == front_) return;
+    front_ = f;
+    snap_->ReleaseBelow(std::min<VertexId>(bound_, static_cast<VertexId>(f) * kLayoutBlock));
+  }
+  // Blocks released (a prefix).
+  size_t released() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return front_;
+  }
+
+ private:
+  enum : uint8_t { kOpen, kKept, kHeld };
+  Snapshot* const snap_;
+  const VertexId bound_;
+  std::vector<std::atomic<uint8_t>> state_;
+  mutable std::mutex mu_;
+  size_t front_ = 0;  // blocks [0, front_) are released
+};
+
 // Layout, list cache, then the iterations. owned: the snapshot `snap` is, when the caller
-// handed it over (PageRank on a unique_ptr), let go once the cache holds every list.
+// handed it over (PageRank on a unique_ptr), let go as the cache takes its lists: each block's
+// vertices once the block's lists are kept (PrefixRelease, when the lists are the out-lists
+// the layout's pass collects), the whole snapshot once the cache holds every list.
 Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank,
            std::unique_ptr<Snapshot>* owned) {
   // Lists read every iteration: in-lists (pull, when the store keeps them) or out-lists (push),
@@ -203,10 +242,27 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
   // One iteration reads each list once: nothing to keep.
   ListCache cache(snap, list_dir, params.iterations > 1 ? params.cache_bytes : 0,
                   /*keep_weights=*/false, params.packing);
+  // What the released snapshot says of itself, read before any release (its counts read every
+  // vertex, which a partly released snapshot refuses).
+  std::optional<ReleasedSnapshot> identity;
+  std::optional<PrefixRelease> prefix;
+  const bool release_early =
+      owned != nullptr && list_dir == Direction::kOut && params.iterations > 1;
+  if (release_early) {
+    identity.emplace(snap);
+    const VertexId bound = identity->VertexIdBound();
+    prefix.emplace(owned->get(), static_cast<size_t>((bound + kLayoutBlock - 1) / kLayoutBlock),
+                   bound);
+  }
+  auto block_done = [&](size_t b) { prefix->Done(b, cache.EndBlock(b)); };
+  FunctionRef<void(size_t)> done_ref(block_done);
   Layout L;
-  Status s = BuildLayout(snap, &L, [&](VertexId u, const NeighborChunk& c, uint64_t) {
-    if (list_dir == Direction::kOut) cache.Collect(u, c);
-  });
+  Status s = BuildLayout(
+      snap, &L,
+      [&](VertexId u, const NeighborChunk& c, uint64_t) {
+        if (list_dir == Direction::kOut) cache.Collect(u, c);
+      },
+      /*weights=*/false, release_early ? &done_ref : nullptr);
   if (!s.ok()) return s;
   s = cache.Complete(snap, L);
   if (!s.ok()) return s;
@@ -217,6 +273,7 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
     params.stats->packed_blocks = cache.packed_blocks();
     params.stats->snapshot_released = false;
     params.stats->degrees_from_cache = false;
+    params.stats->released_blocks = prefix ? prefix->released() : 0;
   }
   if (L.num_vertices == 0) {
     rank->assign(L.bound, 0.0);
@@ -227,11 +284,12 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
   // fail the run (ReleasedSnapshot), not touch them.
   auto iterate = [&](auto out_degree) {
     if (owned != nullptr && cache.HoldsAll()) {
-      const ReleasedSnapshot released(snap);
-      if (!released.status().ok()) return released.status();
+      if (!identity) identity.emplace(snap);
+      // The layout's and the cache's errors, recorded in the snapshot after identity was read.
+      if (Status st = snap.status(); !st.ok()) return st;
       owned->reset();
       if (params.stats != nullptr) params.stats->snapshot_released = true;
-      return Iterate(released, L, cache, params, out_degree, rank);
+      return Iterate(*identity, L, cache, params, out_degree, rank);
     }
     return Iterate(snap, L, cache, params, out_degree, rank);
   };

@@ -1,5 +1,7 @@
 #include "db/snapshot_impl.h"
 
+#include "memgraph/memgraph.h"
+
 namespace strata {
 
 SnapshotImpl::SnapshotImpl(std::shared_ptr<DBCore> core, mvcc::ReaderTracer::Slot slot,
@@ -42,12 +44,51 @@ Status SnapshotImpl::status() const {
   return reader_.status();
 }
 
+void SnapshotImpl::ReleaseBelow(VertexId v) {
+  VertexId cur = released_.load(std::memory_order_relaxed);
+  while (v > cur && !released_.compare_exchange_weak(cur, v, std::memory_order_seq_cst)) {
+  }
+  // Each subgraph is reclaimed by the one call that moved reclaimed_ past it.
+  const uint64_t s = v >> mem::kSubgraphBits;
+  uint64_t from = reclaimed_.load(std::memory_order_relaxed);
+  while (from < s && !reclaimed_.compare_exchange_weak(from, s, std::memory_order_relaxed)) {
+  }
+  if (from >= s) return;
+  core_->tracer.Release(slot_, s);
+  for (const std::shared_ptr<mem::MemGraph>& mg : version_->memgraphs) mg->Reclaim(from, s);
+}
+
+Status SnapshotImpl::Released(VertexId begin) const {
+  const VertexId r = released_.load(std::memory_order_relaxed);
+  if (begin >= r) return Status::OK();
+  return Status::Aborted("snapshot: a read of vertex " + std::to_string(begin) +
+                         ", below the bound " + std::to_string(r) +
+                         " the snapshot's owner released (Snapshot::ReleaseBelow)");
+}
+
+bool SnapshotImpl::RefuseValue(VertexId begin) const {
+  Status s = Released(begin);
+  if (s.ok()) return false;
+  RecordError(s);
+  return true;
+}
+
+bool SnapshotImpl::HasVertex(VertexId v) const {
+  return !RefuseValue(v) && reader_.HasVertex(v);
+}
+
+// Both count over every vertex (TierReader).
+uint64_t SnapshotImpl::NumVertices() const { return RefuseValue(0) ? 0 : reader_.NumVertices(); }
+uint64_t SnapshotImpl::NumEdges() const { return RefuseValue(0) ? 0 : reader_.NumEdges(); }
+
 Status SnapshotImpl::ScanVertices(VertexId begin, VertexId end,
                                   FunctionRef<bool(VertexId)> fn) const {
+  if (Status r = Released(begin); !r.ok()) return r;
   return reader_.ScanVertices(begin, end, fn);
 }
 
 Status SnapshotImpl::GetEdge(VertexId u, VertexId v, double* weight) const {
+  if (Status r = Released(u); !r.ok()) return r;
   double w = 1.0;
   if (!reader_.GetEdge(0, u, v, &w)) {
     Status s = reader_.status();
@@ -64,6 +105,7 @@ uint64_t SnapshotImpl::Degree(VertexId u, Direction d) const {
     RecordError(s);
     return 0;
   }
+  if (RefuseValue(u)) return 0;
   return reader_.Degree(dir, u);
 }
 
@@ -72,6 +114,7 @@ Status SnapshotImpl::ScanNeighbors(VertexId u, Direction d,
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
+  if (Status r = Released(u); !r.ok()) return r;
   return reader_.ScanNeighbors(dir, u, fn);
 }
 
@@ -80,6 +123,7 @@ Status SnapshotImpl::ScanEdges(VertexId begin, VertexId end, Direction d,
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
+  if (Status r = Released(begin); !r.ok()) return r;
   return reader_.ScanEdges(dir, begin, end, fn);
 }
 
@@ -89,6 +133,7 @@ Status SnapshotImpl::ScanAdjacency(VertexId begin, VertexId end, Direction d, bo
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
+  if (Status r = Released(begin); !r.ok()) return r;
   return reader_.ScanAdjacency(dir, begin, end, weights, want, fn);
 }
 
@@ -98,6 +143,7 @@ Status SnapshotImpl::ScanAdjacency(VertexId begin, VertexId end, Direction d,
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
+  if (Status r = Released(begin); !r.ok()) return r;
   return reader_.ScanAdjacency(dir, begin, end, scan, fn);
 }
 
@@ -106,6 +152,7 @@ Status SnapshotImpl::ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
+  if (Status r = Released(begin); !r.ok()) return r;
   return reader_.ScanDegreeBounds(dir, begin, end, fn);
 }
 
@@ -114,6 +161,7 @@ Status SnapshotImpl::ScanVertexDegreeBounds(VertexId begin, VertexId end, Direct
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
+  if (Status r = Released(begin); !r.ok()) return r;
   // Existence lives in the out-direction files; in-degrees need a second pass.
   if (dir != 0) return Snapshot::ScanVertexDegreeBounds(begin, end, d, fn);
   return reader_.ScanVertexDegreeBounds(begin, end, fn);
@@ -124,6 +172,9 @@ Status SnapshotImpl::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction 
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
+  for (size_t i = 0; i < n; ++i) {
+    if (Status r = Released(vs[i]); !r.ok()) return r;
+  }
   return reader_.ScanNeighborsBatch(dir, vs, n, weights, fn);
 }
 

@@ -1,9 +1,12 @@
 // SnapshotImpl: a Snapshot over a pinned Version at a registered timestamp.
 //
 // Invariant: while this object lives, its tracer slot holds ts, so writer GC keeps every
-// subgraph version it can select, and the shared_ptrs keep the tiers themselves alive.
+// subgraph version it can select in the subgraphs it has not released (ReleaseBelow), and the
+// shared_ptrs keep the tiers themselves alive. Every read of a vertex below released_ fails
+// (Aborted) before it reaches a tier.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -21,12 +24,12 @@ class SnapshotImpl final : public Snapshot {
   Timestamp timestamp() const override { return slot_.ts(); }
   GraphKind kind() const override { return kind_; }
   bool weighted() const override { return weighted_; }
-  bool HasVertex(VertexId v) const override { return reader_.HasVertex(v); }
+  bool HasVertex(VertexId v) const override;
   VertexId VertexIdBound() const override { return reader_.VertexIdBound(); }
-  uint64_t NumVertices() const override { return reader_.NumVertices(); }
+  uint64_t NumVertices() const override;
   Status ScanVertices(VertexId begin, VertexId end, FunctionRef<bool(VertexId)> fn) const override;
   Status GetEdge(VertexId u, VertexId v, double* weight) const override;
-  uint64_t NumEdges() const override { return reader_.NumEdges(); }
+  uint64_t NumEdges() const override;
   uint64_t Degree(VertexId u, Direction d) const override;
   Status ScanNeighbors(VertexId u, Direction d,
                        FunctionRef<bool(const NeighborChunk&)> fn) const override;
@@ -45,8 +48,15 @@ class SnapshotImpl final : public Snapshot {
   Status ScanNeighborsBatch(const VertexId* vs, size_t n, Direction d, bool weights,
                             FunctionRef<bool(size_t, const NeighborChunk&)> fn) const override;
   Status status() const override;
+  // Releases in every memgraph of the version the whole subgraphs below v (the tracer's
+  // released bound, then MemGraph::Reclaim over the subgraphs newly released).
+  void ReleaseBelow(VertexId v) override;
 
  private:
+  // Aborted if [begin, ...) reaches below the released bound, else OK.
+  Status Released(VertexId begin) const;
+  // Records Released(begin) when it fails; whether it did.
+  bool RefuseValue(VertexId begin) const;
   // Maps a public direction to a stored list: 0 = out-lists, 1 = in-lists.
   Status StoredDir(Direction d, uint8_t* dir) const;
   void RecordError(const Status& s) const;
@@ -57,6 +67,8 @@ class SnapshotImpl final : public Snapshot {
   GraphKind kind_;
   bool weighted_;
   TierReader reader_;
+  std::atomic<VertexId> released_{0};   // reads of vertices below it fail
+  std::atomic<uint64_t> reclaimed_{0};  // subgraphs below it released and reclaimed
   mutable std::mutex err_mu_;
   mutable Status err_;
 };

@@ -42,6 +42,10 @@ class ViewSnapshot final : public Snapshot {
   bool weighted() const override { return base_->weighted(); }
   bool HasVertex(VertexId v) const override { return view_->Contains(v) && base_->HasVertex(v); }
   VertexId VertexIdBound() const override { return base_->VertexIdBound(); }
+  // Forwarded to the base when this view owns it (a view's vertex IDs are its base's).
+  void ReleaseBelow(VertexId v) override {
+    if (owned_ != nullptr) owned_->ReleaseBelow(v);
+  }
   uint64_t NumVertices() const override;
   Status ScanVertices(VertexId begin, VertexId end, FunctionRef<bool(VertexId)> fn) const override;
   Status GetEdge(VertexId u, VertexId v, double* weight) const override;

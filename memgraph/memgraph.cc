@@ -25,7 +25,36 @@ struct ApplyScratch {
   std::vector<SubgraphVersion*> dead;
   std::vector<SubgraphVersion*> middle;
   std::vector<Timestamp> readers;
+  std::vector<mvcc::ReaderTracer::Active> active;
+  std::vector<Timestamp> subgraph_readers;
 };
+
+// Every distinct timestamp of `active` (ReaderTracer::ActiveReaders), ascending, into *all;
+// returns whether some reader has released a prefix (then per-subgraph lists are needed).
+bool ReaderTimestamps(const std::vector<mvcc::ReaderTracer::Active>& active,
+                      std::vector<Timestamp>* all) {
+  all->clear();
+  bool released = false;
+  for (const mvcc::ReaderTracer::Active& a : active) {
+    all->push_back(a.ts);
+    released |= a.released != 0;
+  }
+  std::sort(all->begin(), all->end());
+  all->erase(std::unique(all->begin(), all->end()), all->end());
+  return released;
+}
+
+// The timestamps of the readers that may still read subgraph s (those that have not released
+// it), ascending and distinct, into *out. t_r (released 0) is always among them.
+void SubgraphReaders(const std::vector<mvcc::ReaderTracer::Active>& active, uint64_t s,
+                     std::vector<Timestamp>* out) {
+  out->clear();
+  for (const mvcc::ReaderTracer::Active& a : active) {
+    if (a.released <= s) out->push_back(a.ts);
+  }
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+}
 thread_local ApplyScratch apply_scratch;
 
 // Sorts ops by (subgraph, seq), stably. Each subgraph's ops arrive in seq order (Apply's
@@ -571,15 +600,23 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   if (!has_commits_.load(std::memory_order_relaxed)) has_commits_.store(true, std::memory_order_release);
   clock_->Publish(t);
 
-  // Unlink what no snapshot can select, and unlock, in one pass.
+  // Unlink what no snapshot can select, and unlock, in one pass. In a subgraph that a reader
+  // has released (ReaderTracer::Release), what only that reader selects goes too.
   std::vector<Timestamp>& readers = apply_scratch.readers;
-  tracer_->ActiveTimestamps(*clock_, &readers);
+  std::vector<mvcc::ReaderTracer::Active>& active = apply_scratch.active;
+  tracer_->ActiveReaders(*clock_, &active);
+  const bool released = ReaderTimestamps(active, &readers);
   std::vector<SubgraphVersion*>& dead = apply_scratch.dead;
   std::vector<SubgraphVersion*>& middle = apply_scratch.middle;
   dead.clear();
   middle.clear();
   for (SubgraphWork& w : work) {
-    Unlink(w.slot, readers, &dead, &middle);
+    if (released) {
+      SubgraphReaders(active, w.s, &apply_scratch.subgraph_readers);
+      Unlink(w.slot, apply_scratch.subgraph_readers, &dead, &middle);
+    } else {
+      Unlink(w.slot, readers, &dead, &middle);
+    }
     w.slot->mu.unlock();
   }
   Retire(t, readers.front(), &dead, &middle);
@@ -587,6 +624,29 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   ReleaseScratch(&middle);
   *ts = t;
   return Status::OK();
+}
+
+void MemGraph::Reclaim(uint64_t begin, uint64_t end) {
+  end = std::min<uint64_t>(end, dir_.bound());
+  if (begin >= end) return;
+  // Not a writer's: its own buffers (a reader may call this from a writer's thread too).
+  std::vector<mvcc::ReaderTracer::Active> active;
+  std::vector<Timestamp> all, readers;
+  std::vector<SubgraphVersion*> dead, middle;
+  tracer_->ActiveReaders(*clock_, &active);
+  ReaderTimestamps(active, &all);
+  for (uint64_t s = begin; s < end; ++s) {
+    SubgraphSlot* slot = dir_.Get(s);
+    if (slot == nullptr) continue;
+    std::lock_guard<std::mutex> g(slot->mu);
+    // One version (head == tail): nothing to unlink, and no header to load.
+    if (slot->head.load(std::memory_order_relaxed) == slot->tail) continue;
+    SubgraphReaders(active, s, &readers);
+    Unlink(slot, readers, &dead, &middle);
+  }
+  if (dead.empty() && middle.empty()) return;
+  // Every version unlinked here was replaced by a commit published before this read.
+  Retire(clock_->read_ts(), all.front(), &dead, &middle);
 }
 
 // `dead` and `middle` were unlinked by commit t. A writer registered at t_r >= t read its heads

@@ -152,6 +152,12 @@ class MemGraph {
     return v;
   }
   uint64_t subgraph_bound() const { return dir_.bound(); }
+  // Unlinks, in subgraphs [begin, end), the versions no registered reader selects there (a
+  // reader that released those subgraphs selects none: ReaderTracer::Release), as a commit on
+  // each would, and frees them (or queues them, as a commit does: Retire). A commit reclaims
+  // only in the subgraphs it writes, so without this the versions a long reader pinned stay
+  // until each of its subgraphs is written again.
+  void Reclaim(uint64_t begin, uint64_t end);
   // Prefetches the header of subgraph s's head version (the one VersionAt usually returns), for
   // walks that call VersionAt on subgraphs ahead. Only a hint.
   void PrefetchHead(uint64_t s) const {

@@ -4,10 +4,17 @@
 
 namespace strata::mvcc {
 
-ReaderTracer::Block::Block(uint32_t count) : n(count), words(new std::atomic<uint64_t>[count]) {
-  for (uint32_t i = 0; i < n; ++i) words[i].store(0, std::memory_order_relaxed);
+ReaderTracer::Block::Block(uint32_t count)
+    : n(count), words(new std::atomic<uint64_t>[count]), released(new std::atomic<uint64_t>[count]) {
+  for (uint32_t i = 0; i < n; ++i) {
+    words[i].store(0, std::memory_order_relaxed);
+    released[i].store(0, std::memory_order_relaxed);
+  }
 }
-ReaderTracer::Block::~Block() { delete[] words; }
+ReaderTracer::Block::~Block() {
+  delete[] words;
+  delete[] released;
+}
 
 ReaderTracer::ReaderTracer(uint32_t slots_per_block)
     : slots_per_block_(slots_per_block == 0 ? 64 : slots_per_block),
@@ -22,12 +29,14 @@ ReaderTracer::~ReaderTracer() {
   }
 }
 
-std::atomic<uint64_t>* ReaderTracer::Acquire(uint64_t value) {
+std::atomic<uint64_t>* ReaderTracer::Acquire(uint64_t value,
+                                             std::atomic<uint64_t>** released) {
   for (Block* b = head_;;) {
     for (uint32_t i = 0; i < b->n; ++i) {
       uint64_t expected = 0;
       if (b->words[i].load(std::memory_order_relaxed) == 0 &&
           b->words[i].compare_exchange_strong(expected, value, std::memory_order_seq_cst)) {
+        *released = &b->released[i];
         return &b->words[i];
       }
     }
@@ -47,7 +56,7 @@ std::atomic<uint64_t>* ReaderTracer::Acquire(uint64_t value) {
 ReaderTracer::Slot ReaderTracer::Register(const CommitClock& clock) {
   Slot s;
   Timestamp t = clock.read_ts();
-  s.word_ = Acquire(kInUse | t);
+  s.word_ = Acquire(kInUse | t, &s.released_);
   for (;;) {
     Timestamp again = clock.read_ts();
     if (again == t) break;
@@ -59,7 +68,32 @@ ReaderTracer::Slot ReaderTracer::Register(const CommitClock& clock) {
 }
 
 void ReaderTracer::Unregister(const Slot& slot) {
-  if (slot.word_ != nullptr) slot.word_->store(0, std::memory_order_seq_cst);
+  if (slot.word_ == nullptr) return;
+  slot.released_->store(0, std::memory_order_relaxed);  // ordered before the free by the next store
+  slot.word_->store(0, std::memory_order_seq_cst);
+}
+
+void ReaderTracer::Release(const Slot& slot, uint64_t below) {
+  if (slot.released_ == nullptr) return;
+  // Release order: the reader's reads of the subgraphs below happen before a GC that sees it.
+  uint64_t cur = slot.released_->load(std::memory_order_relaxed);
+  while (below > cur &&
+         !slot.released_->compare_exchange_weak(cur, below, std::memory_order_release,
+                                                std::memory_order_relaxed)) {
+  }
+}
+
+void ReaderTracer::ActiveReaders(const CommitClock& clock, std::vector<Active>* out) const {
+  out->clear();
+  const Timestamp tr = clock.read_ts();
+  for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+    for (uint32_t i = 0; i < b->n; ++i) {
+      const uint64_t w = b->words[i].load(std::memory_order_seq_cst);
+      if ((w & kInUse) == 0 || (w & ~kInUse) >= tr) continue;
+      out->push_back(Active{w & ~kInUse, b->released[i].load(std::memory_order_acquire)});
+    }
+  }
+  out->push_back(Active{tr, 0});
 }
 
 Timestamp ReaderTracer::MinActive(const CommitClock& clock) const {

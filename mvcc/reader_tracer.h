@@ -11,6 +11,14 @@
 // retries with the new value. GC reads t_r *before* scanning the slots and uses
 // min(t_r, every slot). If GC's scan missed the slot, GC's t_r read preceded the reader's
 // confirming read, so GC's bound is <= the reader's ts.
+//
+// Released prefixes (Release): a reader that will read no subgraph below some ID again says
+// so, and GC may then reclaim, in those subgraphs, what only that reader selects (a long
+// analytics pass over the subgraphs in order stops pinning the part it has read). Each slot
+// has a second word, the released bound, 0 while the slot is free: Unregister zeroes it
+// before it frees the slot, so the reader that takes the slot next starts from 0. A scan
+// reads a slot's timestamp and then its bound: a bound that belongs to a later reader of the
+// slot pairs with a reader that has gone, and that later reader is covered by t_r.
 #pragma once
 
 #include <atomic>
@@ -35,7 +43,15 @@ class ReaderTracer {
    private:
     friend class ReaderTracer;
     std::atomic<uint64_t>* word_ = nullptr;
+    std::atomic<uint64_t>* released_ = nullptr;
     Timestamp ts_ = 0;
+  };
+
+  // A registered reader as GC sees it: it selects versions at ts in every subgraph at or past
+  // `released` (below it, none: see Release).
+  struct Active {
+    Timestamp ts;
+    uint64_t released;
   };
 
   // Registers a reader at the clock's current t_r.
@@ -49,6 +65,13 @@ class ReaderTracer {
   // registers at >= that t_r, so it is covered by the last element. out->front() is MinActive.
   void ActiveTimestamps(const CommitClock& clock, std::vector<Timestamp>* out) const;
   uint64_t ActiveCount() const;
+  // The reader of `slot` reads no subgraph below `below` again (its reads of them have
+  // returned). Only raises the bound; any of the reader's threads may call it.
+  void Release(const Slot& slot, uint64_t below);
+  // The registered readers with timestamps below t_r (read first), in no order, and t_r itself
+  // as a reader that releases nothing; into *out (cleared first). A reader the scan misses is
+  // covered by t_r, as for ActiveTimestamps.
+  void ActiveReaders(const CommitClock& clock, std::vector<Active>* out) const;
 
  private:
   static constexpr uint64_t kInUse = uint64_t{1} << 63;
@@ -57,9 +80,11 @@ class ReaderTracer {
     ~Block();
     uint32_t n;
     std::atomic<uint64_t>* words;
+    std::atomic<uint64_t>* released;  // released[i]: slot i's released bound
     std::atomic<Block*> next{nullptr};
   };
-  std::atomic<uint64_t>* Acquire(uint64_t value);
+  // A free slot set to value: its word, and its released bound in *released.
+  std::atomic<uint64_t>* Acquire(uint64_t value, std::atomic<uint64_t>** released);
 
   const uint32_t slots_per_block_;
   Block* head_;

@@ -216,6 +216,78 @@ TEST(DBApi, DropWrittenPagesTakesFlushOutputsOutOfThePageCache) {
   }
 }
 
+// ReleaseBelow: what the owner gave up is refused, loudly; the rest reads as before, and the
+// store's later writes do not show through.
+TEST(DBApi, AReleasedPrefixOfASnapshotRefusesItsReads) {
+  auto db = OpenMem(GraphKind::kDirectedWithInEdges);
+  for (VertexId u = 0; u < 256; ++u) ASSERT_TRUE(db->InsertEdge(u, (u * 7 + 1) % 256).ok());
+  auto snap = db->GetSnapshot();
+  for (VertexId u = 0; u < 256; u += 3) ASSERT_TRUE(db->InsertEdge(u, 300).ok());
+  snap->ReleaseBelow(130);
+  auto refused = [](const Status& s) { return s.IsAborted(); };
+  std::vector<VertexId> got;
+  auto collect = [&](const NeighborChunk& c) {
+    got.insert(got.end(), c.dst, c.dst + c.size);
+    return true;
+  };
+  EXPECT_TRUE(refused(snap->ScanNeighbors(129, Direction::kOut, collect)));
+  EXPECT_TRUE(refused(snap->ScanNeighbors(5, Direction::kIn, collect)));
+  EXPECT_TRUE(refused(snap->GetEdge(0, 1, nullptr)));
+  EXPECT_TRUE(refused(snap->ScanVertices(100, 200, [](VertexId) { return true; })));
+  EXPECT_TRUE(refused(snap->ScanEdges(0, 256, Direction::kOut,
+                                      [](VertexId, const NeighborChunk&) { return true; })));
+  const VertexId batch[] = {200, 3};
+  EXPECT_TRUE(refused(snap->ScanNeighborsBatch(batch, 2, Direction::kOut, false,
+                                               [](size_t, const NeighborChunk&) { return true; })));
+  EXPECT_TRUE(got.empty());
+  // Past the bound: as before the release, without the later writes.
+  ASSERT_TRUE(snap->ScanNeighbors(130, Direction::kOut, collect).ok());
+  EXPECT_EQ(got, std::vector<VertexId>{(130 * 7 + 1) % 256});
+  uint64_t seen = 0;
+  ASSERT_TRUE(snap->ScanVertices(130, 256, [&](VertexId) { return ++seen, true; }).ok());
+  EXPECT_EQ(seen, 126u);
+  EXPECT_TRUE(snap->status().ok()) << "no value-returning call was refused yet";
+  EXPECT_FALSE(snap->HasVertex(7));
+  EXPECT_TRUE(snap->status().IsAborted()) << "a refused HasVertex is recorded";
+  // A lower bound later changes nothing.
+  snap->ReleaseBelow(64);
+  EXPECT_TRUE(refused(snap->ScanNeighbors(100, Direction::kOut, collect)));
+  // Other snapshots are not affected.
+  auto other = db->GetSnapshot();
+  EXPECT_TRUE(other->HasEdge(3, 300));
+  EXPECT_EQ(other->NumVertices(), 257u);
+}
+
+TEST(ReaderTracer, ReleasedBoundsReachGcAndStartAtZeroForTheSlotsNextReader) {
+  mvcc::CommitClock clock;
+  mvcc::ReaderTracer tracer(1);  // one slot per block: the next reader reuses the freed one
+  Timestamp t = clock.NextCommit();
+  clock.Publish(t);
+  mvcc::ReaderTracer::Slot a = tracer.Register(clock);
+  t = clock.NextCommit();
+  clock.Publish(t);
+  tracer.Release(a, 10);
+  tracer.Release(a, 4);  // only raises
+  std::vector<mvcc::ReaderTracer::Active> active;
+  tracer.ActiveReaders(clock, &active);
+  ASSERT_EQ(active.size(), 2u);
+  EXPECT_EQ(active[0].ts, a.ts());
+  EXPECT_EQ(active[0].released, 10u);
+  EXPECT_EQ(active[1].ts, clock.read_ts()) << "t_r, which releases nothing";
+  EXPECT_EQ(active[1].released, 0u);
+  tracer.Unregister(a);
+  t = clock.NextCommit();
+  clock.Publish(t);
+  mvcc::ReaderTracer::Slot b = tracer.Register(clock);
+  t = clock.NextCommit();
+  clock.Publish(t);
+  tracer.ActiveReaders(clock, &active);
+  ASSERT_EQ(active.size(), 2u);
+  EXPECT_EQ(active[0].ts, b.ts());
+  EXPECT_EQ(active[0].released, 0u) << "the slot's next reader starts with nothing released";
+  tracer.Unregister(b);
+}
+
 TEST(ReaderTracer, GrowsInsteadOfFailingAndTracksMinimum) {
   mvcc::CommitClock clock;
   mvcc::ReaderTracer tracer(2);

@@ -96,6 +96,78 @@ TEST(VersionChain, ReadersSelectTheirVersionsAndTailsStayTrue) {
   }
 }
 
+// Versions of a chain from the head, newest first.
+size_t ChainLength(const mem::MemGraph& g, uint64_t s) {
+  size_t n = 0;
+  for (const mem::SubgraphVersion* v = g.VersionAt(s, UINT64_MAX); v != nullptr;
+       v = v->older.load()) {
+    ++n;
+  }
+  return n;
+}
+
+// A reader that released a prefix of the subgraphs (ReaderTracer::Release) pins nothing there:
+// a commit on such a subgraph drops what only that reader selected, Reclaim drops it in the
+// subgraphs no commit touches; past the prefix, and for every other reader, chains are as
+// before.
+TEST(VersionChain, AReleasedPrefixIsReclaimedAndTheRestKept) {
+  mvcc::CommitClock clock;
+  mvcc::ReaderTracer tracer;
+  mem::MemGraphOptions opt;
+  mem::MemGraph g(opt, &clock, &tracer);
+  auto put = [&](uint64_t s, VertexId v) {
+    std::vector<mem::PrimOp> ops{{mem::PrimOp::kPut, 0, 0, s * 64, v, 1.0}};
+    Timestamp t = 0;
+    EXPECT_TRUE(g.Apply(&ops, nullptr, &t).ok());
+    return t;
+  };
+  std::vector<Timestamp> first(kSubgraphs);
+  for (uint64_t s = 0; s < kSubgraphs; ++s) first[s] = put(s, 1);
+  mvcc::ReaderTracer::Slot old_reader = tracer.Register(clock);
+  for (uint64_t s = 0; s < kSubgraphs; ++s) put(s, 2);
+  mvcc::ReaderTracer::Slot young = tracer.Register(clock);
+  for (VertexId v = 3; v < 6; ++v) {
+    for (uint64_t s = 0; s < kSubgraphs; ++s) put(s, v);
+  }
+  for (uint64_t s = 0; s < kSubgraphs; ++s) {
+    ASSERT_EQ(ChainLength(g, s), 3u) << "head, the young reader's, the old reader's";
+  }
+  const uint64_t live = g.live_versions();
+
+  // The old reader is done with subgraphs 0-2.
+  tracer.Release(old_reader, 3);
+  put(1, 9);  // a commit there drops the old reader's version
+  EXPECT_EQ(ChainLength(g, 1), 2u);
+  EXPECT_EQ(ChainLength(g, 0), 3u) << "untouched: still there until reclaimed";
+  g.Reclaim(0, 3);
+  for (uint64_t s = 0; s < 3; ++s) {
+    EXPECT_EQ(ChainLength(g, s), 2u) << "subgraph " << s;
+    const mem::SubgraphVersion* v = g.VersionAt(s, young.ts());
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->ts, young.ts() - (kSubgraphs - 1 - s)) << "the young reader's, kept";
+  }
+  for (uint64_t s = 3; s < kSubgraphs; ++s) {
+    EXPECT_EQ(ChainLength(g, s), 3u) << "subgraph " << s;
+    const mem::SubgraphVersion* v = g.VersionAt(s, old_reader.ts());
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->ts, first[s]) << "the old reader still reads subgraph " << s;
+  }
+  // The commit: one version in, its replaced head and the old reader's version out; Reclaim:
+  // the old reader's in subgraphs 0 and 2.
+  EXPECT_EQ(g.live_versions(), live + 1 - 2 - 2);
+  EXPECT_EQ(g.FirstBadTailForTesting(), UINT64_MAX);
+
+  // Released everywhere: only the young reader's versions stay besides the heads.
+  tracer.Release(old_reader, kSubgraphs);
+  g.Reclaim(0, kSubgraphs);
+  for (uint64_t s = 0; s < kSubgraphs; ++s) EXPECT_EQ(ChainLength(g, s), 2u) << "subgraph " << s;
+  EXPECT_EQ(g.FirstBadTailForTesting(), UINT64_MAX);
+  tracer.Unregister(old_reader);
+  tracer.Unregister(young);
+  g.Reclaim(0, kSubgraphs);
+  for (uint64_t s = 0; s < kSubgraphs; ++s) EXPECT_EQ(ChainLength(g, s), 1u) << "subgraph " << s;
+}
+
 // Commits publish in timestamp order whatever the writers' interleaving: after Publish(t) the
 // clock's t_r is at least t (its own commit and every earlier one are visible) and never moves
 // back; at the end t_r == t_w.

@@ -155,6 +155,9 @@ struct PageRankStats {
   // PageRank on a snapshot it owns: whether it let the snapshot go before its iterations (the
   // cache held every list).
   bool snapshot_released = false;
+  // PageRank on a snapshot it owns, over out-lists: the blocks of 4096 vertices it released
+  // (Snapshot::ReleaseBelow) during its layout's pass, as their lists were kept (a prefix).
+  uint64_t released_blocks = 0;
   // Whether the iterations read the degrees as the cached lists' lengths (every out-list
   // kept, none packed, no edges into deleted vertices) instead of an array of them.
   bool degrees_from_cache = false;

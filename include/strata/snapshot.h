@@ -163,6 +163,15 @@ class Snapshot {
 
   // First read error seen by a value-returning call, or OK.
   virtual Status status() const = 0;
+
+  // --- Letting go early. The caller will read no vertex below v through this snapshot again
+  // (nor any list of one), and its reads of them have returned: the store may reclaim what
+  // only this snapshot pinned for those vertices while the rest is still read (a pass over the
+  // vertices in order, such as PageRank's list cache, stops pinning what it has passed). From
+  // then on a read of a vertex below the largest v given fails with Aborted (value-returning
+  // calls record it for status()), NumVertices and NumEdges too, which read every vertex. Any
+  // thread may call it. The default does nothing (a snapshot that pins nothing, or keeps it).
+  virtual void ReleaseBelow(VertexId v) { (void)v; }
 };
 
 }  // namespace strata
