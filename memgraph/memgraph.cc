@@ -647,6 +647,8 @@ void MemGraph::Reclaim(uint64_t begin, uint64_t end) {
   if (dead.empty() && middle.empty()) return;
   // Every version unlinked here was replaced by a commit published before this read.
   Retire(clock_->read_ts(), all.front(), &dead, &middle);
+  // What this (reader's) thread freed goes where the writers allocate from.
+  alloc_.PassOnThreadLists();
 }
 
 // `dead` and `middle` were unlinked by commit t. A writer registered at t_r >= t read its heads

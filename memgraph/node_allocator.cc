@@ -65,6 +65,7 @@ size_t NodeAllocator::ArenaAllocatedBytes() const { return 0; }
 size_t NodeAllocator::ThreadCachesForTesting() const { return 0; }
 bool NodeAllocator::RecyclesArenas() { return false; }
 void NodeAllocator::DrainIfLive(uint64_t, void*) {}
+void NodeAllocator::PassOnThreadLists() {}
 void* NodeAllocator::Allocate(size_t size) {
   void* p = ::operator new(size == 0 ? 1 : size, std::align_val_t(16));
   bytes_.Add(static_cast<int64_t>(size));
@@ -330,6 +331,15 @@ size_t NodeAllocator::ListedBytes() const {
     listed += depot_[c].bytes.load(std::memory_order_relaxed);
   }
   return listed;
+}
+
+void NodeAllocator::PassOnThreadLists() {
+  if (!use_arena_) return;
+  Pool* pool = ThreadPool();
+  for (size_t c = 0; c < Pool::kClasses; ++c) {
+    const uint32_t n = pool->count[c];
+    if (n != 0 && !ToDepot(pool, c, n)) pool->GiveBack(c, n);
+  }
 }
 
 bool NodeAllocator::ToDepot(Pool* pool, size_t c, uint32_t n) {

@@ -90,6 +90,10 @@ class NodeAllocator {
   // that thread stops using) back to jemalloc, and destroys the thread's jemalloc cache for
   // it, if that allocator still lives. Called by the owning thread only.
   static void DrainIfLive(uint64_t generation, void* pool);
+  // Moves this thread's listed blocks to the depot (or, past its bound, back to jemalloc), for
+  // a thread that freed many blocks it will not allocate again (a reader's Reclaim): on its own
+  // lists they would wait for its next allocations, out of the writers' reach.
+  void PassOnThreadLists();
 
   static constexpr size_t kPoolMaxBytes = 512;
   // The bound of a thread's list of one class; what passes it goes to the depot.

@@ -310,6 +310,35 @@ TEST(NodeAllocatorTest, FreeListsAreBoundedAndPerThread) {
   for (void* p : again) alloc.Free(p, kBlock);
 }
 
+// A thread that freed blocks it will not allocate again (a reader reclaiming the versions it
+// had pinned) passes its lists on: another thread then allocates them from the depot, while the
+// first is still alive (its lists are drained only when it exits).
+TEST(NodeAllocatorTest, AThreadPassesItsListsOnToTheDepot) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
+#endif
+  NodeAllocator alloc;
+  constexpr size_t kBlock = 256;
+  const size_t n = NodeAllocator::kThreadListBytes / 2 / kBlock;  // within one thread's list
+  std::vector<void*> ps;
+  for (size_t i = 0; i < n; ++i) ps.push_back(alloc.Allocate(kBlock));
+  std::atomic<int> phase{0};
+  std::thread reader([&] {
+    for (void* p : ps) alloc.Free(p, kBlock);
+    alloc.PassOnThreadLists();
+    phase = 1;
+    while (phase.load() != 2) std::this_thread::yield();
+  });
+  while (phase.load() != 1) std::this_thread::yield();
+  const size_t arena = alloc.ArenaAllocatedBytes();
+  std::vector<void*> again;
+  for (size_t i = 0; i < n; ++i) again.push_back(alloc.Allocate(kBlock));
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), arena) << "the freed blocks stayed on the reader's list";
+  phase = 2;
+  reader.join();
+  for (void* p : again) alloc.Free(p, kBlock);
+}
+
 // One thread allocates, another frees (two writers replacing each other's versions): the
 // freeing thread's list stays within kThreadListBytes, so the arena stays near what is live at
 // once. (With each list bound at kPoolClassBytes, the freeing thread's list grew to that bound
