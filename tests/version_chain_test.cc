@@ -168,6 +168,71 @@ TEST(VersionChain, AReleasedPrefixIsReclaimedAndTheRestKept) {
   for (uint64_t s = 0; s < kSubgraphs; ++s) EXPECT_EQ(ChainLength(g, s), 1u) << "subgraph " << s;
 }
 
+// Beside two writers, readers walk the subgraphs in order, releasing the prefix they have read
+// and reclaiming it as they go (as PageRank's layout does through Snapshot::ReleaseBelow):
+// every subgraph a reader has not released still gives it the version it first selected. Runs
+// under ThreadSanitizer (make tsan-core): the released bounds, the writers' GC and Reclaim
+// race here as in a store.
+TEST(VersionChain, ReadersReleasingTheirPrefixBesideWritersKeepWhatTheyStillRead) {
+  constexpr uint64_t kSubs = 64;
+  mvcc::CommitClock clock;
+  mvcc::ReaderTracer tracer;
+  mem::MemGraphOptions opt;
+  mem::MemGraph g(opt, &clock, &tracer);
+  for (uint64_t s = 0; s < kSubs; ++s) {
+    std::vector<mem::PrimOp> ops{{mem::PrimOp::kPut, 0, 0, s * 64, 1, 1.0}};
+    Timestamp t = 0;
+    ASSERT_TRUE(g.Apply(&ops, nullptr, &t).ok());
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> commits{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 2; ++w) {
+    writers.emplace_back([&, w] {
+      std::mt19937_64 rng(100 + w);
+      while (!stop.load(std::memory_order_relaxed)) {
+        const uint64_t s = rng() % kSubs;
+        std::vector<mem::PrimOp> ops{
+            {mem::PrimOp::kPut, 0, 0, s * 64 + rng() % 64, rng() % 4096, 1.0}};
+        Timestamp t = 0;
+        if (!g.Apply(&ops, nullptr, &t).ok()) ADD_FAILURE() << "commit failed";
+        commits.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  uint64_t mismatches = 0, reads = 0;
+  for (int round = 0; round < 40; ++round) {
+    mvcc::ReaderTracer::Slot r = tracer.Register(clock);
+    std::vector<const mem::SubgraphVersion*> first(kSubs);
+    std::vector<Timestamp> first_ts(kSubs);
+    for (uint64_t s = 0; s < kSubs; ++s) {
+      first[s] = g.VersionAt(s, r.ts());
+      ASSERT_NE(first[s], nullptr);
+      first_ts[s] = first[s]->ts;
+    }
+    // Let the writers replace many of them before the walk.
+    const uint64_t until = commits.load() + 2000;
+    while (commits.load() < until) std::this_thread::yield();
+    uint64_t released = 0;
+    for (uint64_t s = 0; s < kSubs; ++s) {
+      const mem::SubgraphVersion* v = g.VersionAt(s, r.ts());
+      ++reads;
+      if (v != first[s] || v == nullptr || v->ts != first_ts[s]) ++mismatches;
+      if (s % 8 == 7) {
+        tracer.Release(r, s + 1);
+        g.Reclaim(released, s + 1);
+        released = s + 1;
+      }
+    }
+    tracer.Unregister(r);
+  }
+  stop = true;
+  for (std::thread& t : writers) t.join();
+  EXPECT_EQ(mismatches, 0u) << "of " << reads << " reads past the released prefix";
+  EXPECT_GT(g.reclaimed_versions(), 10000u);
+  EXPECT_EQ(g.FirstBadTailForTesting(), UINT64_MAX);
+}
+
 // Commits publish in timestamp order whatever the writers' interleaving: after Publish(t) the
 // clock's t_r is at least t (its own commit and every earlier one are visible) and never moves
 // back; at the end t_r == t_w.
