@@ -11,6 +11,16 @@ ReleasedSnapshot::ReleasedSnapshot(const Snapshot& from)
       edges_(from.NumEdges()),
       status_(from.status()) {}
 
+ReleasedSnapshot::ReleasedSnapshot(const Snapshot& from, uint64_t num_vertices,
+                                   uint64_t num_edges)
+    : ts_(from.timestamp()),
+      kind_(from.kind()),
+      weighted_(from.weighted()),
+      bound_(from.VertexIdBound()),
+      vertices_(num_vertices),
+      edges_(num_edges),
+      status_(from.status()) {}
+
 Status ReleasedSnapshot::Refuse() const {
   read_.store(true, std::memory_order_relaxed);
   return Status::Aborted("analytics: a read of a snapshot the kernel had released");

@@ -17,6 +17,10 @@ class ReleasedSnapshot final : public Snapshot {
  public:
   // Copies what `from` says of itself; `from` may be destroyed afterwards.
   explicit ReleasedSnapshot(const Snapshot& from);
+  // The same with the counts given (an exact layout's: Layout::num_vertices and num_out_edges
+  // are NumVertices() and NumEdges()), so that nothing is read of `from` but its timestamp,
+  // kind, bound and status: no scan of every vertex.
+  ReleasedSnapshot(const Snapshot& from, uint64_t num_vertices, uint64_t num_edges);
 
   Timestamp timestamp() const override { return ts_; }
   GraphKind kind() const override { return kind_; }
