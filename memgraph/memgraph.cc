@@ -29,31 +29,19 @@ struct ApplyScratch {
   std::vector<Timestamp> subgraph_readers;
 };
 
-// Every distinct timestamp of `active` (ReaderTracer::ActiveReaders), ascending, into *all;
-// returns whether some reader has released a prefix (then per-subgraph lists are needed).
-bool ReaderTimestamps(const std::vector<mvcc::ReaderTracer::Active>& active,
-                      std::vector<Timestamp>* all) {
-  all->clear();
-  bool released = false;
-  for (const mvcc::ReaderTracer::Active& a : active) {
-    all->push_back(a.ts);
-    released |= a.released != 0;
-  }
-  std::sort(all->begin(), all->end());
-  all->erase(std::unique(all->begin(), all->end()), all->end());
-  return released;
-}
-
-// The timestamps of the readers that may still read subgraph s (those that have not released
-// it), ascending and distinct, into *out. t_r (released 0) is always among them.
-void SubgraphReaders(const std::vector<mvcc::ReaderTracer::Active>& active, uint64_t s,
+// The distinct timestamps, ascending, of the readers in `active` (ReaderTracer::ActiveReaders:
+// ascending by ts) that may still read subgraph s — those that have not released it — into
+// *out; s = 0: every reader's. t_r (released 0, last) is always among them. Returns whether
+// some reader has released a prefix (then other subgraphs may need other lists).
+bool SubgraphReaders(const std::vector<mvcc::ReaderTracer::Active>& active, uint64_t s,
                      std::vector<Timestamp>* out) {
   out->clear();
+  bool released = false;
   for (const mvcc::ReaderTracer::Active& a : active) {
-    if (a.released <= s) out->push_back(a.ts);
+    released |= a.released != 0;
+    if (a.released <= s && (out->empty() || out->back() != a.ts)) out->push_back(a.ts);
   }
-  std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
+  return released;
 }
 thread_local ApplyScratch apply_scratch;
 
@@ -605,7 +593,7 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   std::vector<Timestamp>& readers = apply_scratch.readers;
   std::vector<mvcc::ReaderTracer::Active>& active = apply_scratch.active;
   tracer_->ActiveReaders(*clock_, &active);
-  const bool released = ReaderTimestamps(active, &readers);
+  const bool released = SubgraphReaders(active, 0, &readers);
   std::vector<SubgraphVersion*>& dead = apply_scratch.dead;
   std::vector<SubgraphVersion*>& middle = apply_scratch.middle;
   dead.clear();
@@ -619,7 +607,7 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     }
     w.slot->mu.unlock();
   }
-  Retire(t, readers.front(), &dead, &middle);
+  Retire(t, active.front().ts, &dead, &middle);
   ReleaseScratch(&dead);
   ReleaseScratch(&middle);
   *ts = t;
@@ -631,10 +619,9 @@ void MemGraph::Reclaim(uint64_t begin, uint64_t end) {
   if (begin >= end) return;
   // Not a writer's: its own buffers (a reader may call this from a writer's thread too).
   std::vector<mvcc::ReaderTracer::Active> active;
-  std::vector<Timestamp> all, readers;
+  std::vector<Timestamp> readers;
   std::vector<SubgraphVersion*> dead, middle;
   tracer_->ActiveReaders(*clock_, &active);
-  ReaderTimestamps(active, &all);
   for (uint64_t s = begin; s < end; ++s) {
     SubgraphSlot* slot = dir_.Get(s);
     if (slot == nullptr) continue;
@@ -646,7 +633,7 @@ void MemGraph::Reclaim(uint64_t begin, uint64_t end) {
   }
   if (dead.empty() && middle.empty()) return;
   // Every version unlinked here was replaced by a commit published before this read.
-  Retire(clock_->read_ts(), all.front(), &dead, &middle);
+  Retire(clock_->read_ts(), active.front().ts, &dead, &middle);
   // What this (reader's) thread freed goes where the writers allocate from.
   alloc_.PassOnThreadLists();
 }

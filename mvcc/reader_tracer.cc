@@ -93,7 +93,9 @@ void ReaderTracer::ActiveReaders(const CommitClock& clock, std::vector<Active>* 
       out->push_back(Active{w & ~kInUse, b->released[i].load(std::memory_order_acquire)});
     }
   }
-  out->push_back(Active{tr, 0});
+  std::sort(out->begin(), out->end(),
+            [](const Active& a, const Active& b) { return a.ts < b.ts; });
+  out->push_back(Active{tr, 0});  // above every other
 }
 
 Timestamp ReaderTracer::MinActive(const CommitClock& clock) const {
@@ -108,20 +110,6 @@ Timestamp ReaderTracer::MinActive(const CommitClock& clock) const {
     }
   }
   return m;
-}
-
-void ReaderTracer::ActiveTimestamps(const CommitClock& clock, std::vector<Timestamp>* out) const {
-  out->clear();
-  const Timestamp tr = clock.read_ts();
-  for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
-    for (uint32_t i = 0; i < b->n; ++i) {
-      uint64_t w = b->words[i].load(std::memory_order_seq_cst);
-      if ((w & kInUse) != 0 && (w & ~kInUse) < tr) out->push_back(w & ~kInUse);
-    }
-  }
-  out->push_back(tr);
-  std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
 uint64_t ReaderTracer::ActiveCount() const {

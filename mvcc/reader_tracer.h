@@ -60,17 +60,14 @@ class ReaderTracer {
 
   // min(t_r read first, every registered reader's ts).
   Timestamp MinActive(const CommitClock& clock) const;
-  // Every timestamp a reader may select versions at: t_r (read first) and every registered
-  // reader's ts, ascending and distinct, into *out (cleared first). A reader the scan misses
-  // registers at >= that t_r, so it is covered by the last element. out->front() is MinActive.
-  void ActiveTimestamps(const CommitClock& clock, std::vector<Timestamp>* out) const;
   uint64_t ActiveCount() const;
   // The reader of `slot` reads no subgraph below `below` again (its reads of them have
   // returned). Only raises the bound; any of the reader's threads may call it.
   void Release(const Slot& slot, uint64_t below);
-  // The registered readers with timestamps below t_r (read first), in no order, and t_r itself
-  // as a reader that releases nothing; into *out (cleared first). A reader the scan misses is
-  // covered by t_r, as for ActiveTimestamps.
+  // Every reader GC must serve: the registered readers with timestamps below t_r (read
+  // first), and t_r itself as a reader that releases nothing, ascending by ts, into *out
+  // (cleared first). A reader the scan misses registers at >= that t_r, so it is covered by
+  // the last element. out->front().ts is MinActive.
   void ActiveReaders(const CommitClock& clock, std::vector<Active>* out) const;
 
  private:

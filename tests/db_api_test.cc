@@ -285,7 +285,24 @@ TEST(ReaderTracer, ReleasedBoundsReachGcAndStartAtZeroForTheSlotsNextReader) {
   ASSERT_EQ(active.size(), 2u);
   EXPECT_EQ(active[0].ts, b.ts());
   EXPECT_EQ(active[0].released, 0u) << "the slot's next reader starts with nothing released";
+  // Ascending by timestamp whatever the slots' order: a newer reader in an older one's slot.
+  mvcc::ReaderTracer::Slot c = tracer.Register(clock);  // the second slot
+  t = clock.NextCommit();
+  clock.Publish(t);
   tracer.Unregister(b);
+  t = clock.NextCommit();
+  clock.Publish(t);
+  mvcc::ReaderTracer::Slot d = tracer.Register(clock);  // the first slot again
+  t = clock.NextCommit();
+  clock.Publish(t);
+  tracer.ActiveReaders(clock, &active);
+  ASSERT_EQ(active.size(), 3u);
+  EXPECT_EQ(active[0].ts, c.ts());
+  EXPECT_EQ(active[1].ts, d.ts());
+  EXPECT_EQ(active[2].ts, clock.read_ts());
+  EXPECT_EQ(tracer.MinActive(clock), active[0].ts);
+  tracer.Unregister(c);
+  tracer.Unregister(d);
 }
 
 TEST(ReaderTracer, GrowsInsteadOfFailingAndTracksMinimum) {
