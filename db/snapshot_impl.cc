@@ -45,17 +45,16 @@ Status SnapshotImpl::status() const {
 }
 
 void SnapshotImpl::ReleaseBelow(VertexId v) {
-  VertexId cur = released_.load(std::memory_order_relaxed);
-  while (v > cur && !released_.compare_exchange_weak(cur, v, std::memory_order_seq_cst)) {
+  VertexId from = released_.load(std::memory_order_relaxed);
+  while (v > from && !released_.compare_exchange_weak(from, v, std::memory_order_seq_cst)) {
   }
-  // Each subgraph is reclaimed by the one call that moved reclaimed_ past it.
-  const uint64_t s = v >> mem::kSubgraphBits;
-  uint64_t from = reclaimed_.load(std::memory_order_relaxed);
-  while (from < s && !reclaimed_.compare_exchange_weak(from, s, std::memory_order_relaxed)) {
-  }
-  if (from >= s) return;
-  core_->tracer.Release(slot_, s);
-  for (const std::shared_ptr<mem::MemGraph>& mg : version_->memgraphs) mg->Reclaim(from, s);
+  if (v <= from) return;
+  // This call moved the bound from `from` to v: the whole subgraphs newly below it are its to
+  // release and reclaim (concurrent calls take disjoint ranges).
+  const uint64_t s0 = from >> mem::kSubgraphBits, s1 = v >> mem::kSubgraphBits;
+  if (s0 == s1) return;
+  core_->tracer.Release(slot_, s1);
+  for (const std::shared_ptr<mem::MemGraph>& mg : version_->memgraphs) mg->Reclaim(s0, s1);
 }
 
 Status SnapshotImpl::Released(VertexId begin) const {
@@ -172,8 +171,10 @@ Status SnapshotImpl::ScanNeighborsBatch(const VertexId* vs, size_t n, Direction 
   uint8_t dir;
   Status s = StoredDir(d, &dir);
   if (!s.ok()) return s;
-  for (size_t i = 0; i < n; ++i) {
-    if (Status r = Released(vs[i]); !r.ok()) return r;
+  if (released_.load(std::memory_order_relaxed) != 0) {
+    for (size_t i = 0; i < n; ++i) {
+      if (Status r = Released(vs[i]); !r.ok()) return r;
+    }
   }
   return reader_.ScanNeighborsBatch(dir, vs, n, weights, fn);
 }

@@ -67,8 +67,9 @@ class SnapshotImpl final : public Snapshot {
   GraphKind kind_;
   bool weighted_;
   TierReader reader_;
-  std::atomic<VertexId> released_{0};   // reads of vertices below it fail
-  std::atomic<uint64_t> reclaimed_{0};  // subgraphs below it released and reclaimed
+  // Reads of vertices below it fail; the whole subgraphs below it are released in the tracer
+  // and reclaimed (by the ReleaseBelow call that moved it past them).
+  std::atomic<VertexId> released_{0};
   mutable std::mutex err_mu_;
   mutable Status err_;
 };

@@ -5,7 +5,9 @@
 namespace strata::mvcc {
 
 ReaderTracer::Block::Block(uint32_t count)
-    : n(count), words(new std::atomic<uint64_t>[count]), released(new std::atomic<uint64_t>[count]) {
+    : n(count),
+      words(new std::atomic<uint64_t>[count]),
+      released(new std::atomic<uint64_t>[count]) {
   for (uint32_t i = 0; i < n; ++i) {
     words[i].store(0, std::memory_order_relaxed);
     released[i].store(0, std::memory_order_relaxed);

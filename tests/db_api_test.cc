@@ -223,7 +223,11 @@ TEST(DBApi, AReleasedPrefixOfASnapshotRefusesItsReads) {
   for (VertexId u = 0; u < 256; ++u) ASSERT_TRUE(db->InsertEdge(u, (u * 7 + 1) % 256).ok());
   auto snap = db->GetSnapshot();
   for (VertexId u = 0; u < 256; u += 3) ASSERT_TRUE(db->InsertEdge(u, 300).ok());
+  // Subgraphs 0-3 (vertices 0-255) each keep the snapshot's version beside the head; the
+  // release of vertices 0-129 reclaims the snapshot's in the whole subgraphs 0 and 1.
+  const uint64_t versions = db->GetStats(false).memgraph_versions;
   snap->ReleaseBelow(130);
+  EXPECT_EQ(db->GetStats(false).memgraph_versions, versions - 2);
   auto refused = [](const Status& s) { return s.IsAborted(); };
   std::vector<VertexId> got;
   auto collect = [&](const NeighborChunk& c) {
