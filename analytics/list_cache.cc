@@ -431,13 +431,17 @@ void ListCache::Close(Block& b, VertexId len) {
   used_.fetch_sub(cap - now, std::memory_order_relaxed);
 }
 
+void ListCache::CloseBlock(size_t bi, bool offered) {
+  Block& b = blocks_[bi];
+  Close(b, std::min<VertexId>(kLayoutBlock, bound_ - static_cast<VertexId>(bi) * kLayoutBlock));
+  // (A block whose every list LimitDegree left out stays kEmpty: Pass streams it.)
+  if (b.state == Block::kEmpty && offered && b.skip.empty()) b.state = Block::kNone;
+}
+
 bool ListCache::EndBlock(size_t bi) {
   if (max_bytes_ == 0 || bi >= blocks_.size()) return false;
-  Block& b = blocks_[bi];
-  const VertexId lo = bi * kLayoutBlock, hi = std::min<VertexId>(bound_, lo + kLayoutBlock);
-  Close(b, hi - lo);
-  // Complete's verdict on a block nothing was collected for, its lists all offered.
-  if (b.state == Block::kEmpty && b.skip.empty()) b.state = Block::kNone;
+  CloseBlock(bi, /*offered=*/true);
+  const Block& b = blocks_[bi];
   return b.state == Block::kNone || (b.state == Block::kKept && b.skip.empty());
 }
 
@@ -472,9 +476,7 @@ Status ListCache::Complete(const Snapshot& snap, const Layout& layout) {
         }
         read = s.ok();
       }
-      Close(b, hi - lo);
-      // (A block whose every list LimitDegree left out stays kEmpty: Pass streams it.)
-      if (b.state == Block::kEmpty && read && b.skip.empty()) b.state = Block::kNone;
+      CloseBlock(bi, read);
     }
   });
   // Every block is closed, so every stage moved: its buffers go back now, not with the cache.

@@ -303,6 +303,9 @@ class ListCache {
   bool Pack(size_t bi, const uint32_t* ids, size_t count);
   void Drop(Block& b);
   void Close(Block& b, VertexId len);
+  // Closes block bi; when every list of it was offered to Collect (`offered`) and it kept
+  // none, marks it kNone (no lists in this direction: Pass skips it).
+  void CloseBlock(size_t bi, bool offered);
   // This thread's stage for a block starting now, or null (see Stage).
   Stage* ClaimStage();
   // Moves st's block's entries into its vectors (dropping the block if they pass max_bytes)

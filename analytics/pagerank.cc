@@ -1,7 +1,6 @@
 #include "strata/analytics.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cassert>
 #include <mutex>
 #include <optional>
@@ -202,14 +201,13 @@ Status OutDegrees(const Snapshot& snap, const Layout& L, const ListCache& cache,
 class PrefixRelease {
  public:
   PrefixRelease(Snapshot* snap, size_t blocks, VertexId bound)
-      : snap_(snap), bound_(bound), state_(blocks) {
-    for (std::atomic<uint8_t>& x : state_) x.store(kOpen, std::memory_order_relaxed);
-  }
+      : snap_(snap), bound_(bound), kept_(blocks) {}
+  // Block b is done; kept: the cache keeps its lists whole (or it has none).
   void Done(size_t b, bool kept) {
-    state_[b].store(kept ? kKept : kHeld, std::memory_order_relaxed);
     std::lock_guard<std::mutex> g(mu_);
+    kept_[b] = kept;
     size_t f = front_;
-    while (f < state_.size() && state_[f].load(std::memory_order_relaxed) == kKept) ++f;
+    while (f < kept_.size() && kept_[f]) ++f;
     if (f == front_) return;
     front_ = f;
     snap_->ReleaseBelow(std::min<VertexId>(bound_, static_cast<VertexId>(f) * kLayoutBlock));
@@ -221,11 +219,10 @@ class PrefixRelease {
   }
 
  private:
-  enum : uint8_t { kOpen, kKept, kHeld };
   Snapshot* const snap_;
   const VertexId bound_;
-  std::vector<std::atomic<uint8_t>> state_;
   mutable std::mutex mu_;
+  std::vector<bool> kept_;  // guarded by mu_; false until the block is done and kept
   size_t front_ = 0;  // blocks [0, front_) are released
 };
 

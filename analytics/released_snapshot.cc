@@ -3,13 +3,7 @@
 namespace strata::analytics {
 
 ReleasedSnapshot::ReleasedSnapshot(const Snapshot& from)
-    : ts_(from.timestamp()),
-      kind_(from.kind()),
-      weighted_(from.weighted()),
-      bound_(from.VertexIdBound()),
-      vertices_(from.NumVertices()),
-      edges_(from.NumEdges()),
-      status_(from.status()) {}
+    : ReleasedSnapshot(from, from.NumVertices(), from.NumEdges()) {}
 
 ReleasedSnapshot::ReleasedSnapshot(const Snapshot& from, uint64_t num_vertices,
                                    uint64_t num_edges)
