@@ -171,7 +171,9 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
     tbb::parallel_for(
         tbb::blocked_range<size_t>(0, workers, 1),
         [&](const tbb::blocked_range<size_t>&) {
-          for (size_t b; !err.failed() && (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
+          while (!err.failed()) {
+            const size_t b = next.fetch_add(1, std::memory_order_relaxed);
+            if (b >= blocks) break;
             run(b);
             if (!err.failed()) (*block_done)(b);
           }
