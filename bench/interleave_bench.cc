@@ -5,11 +5,13 @@
 //   strata-bench interleave [--scale S] [--edge-factor F]
 //                           [--kernels bfs,sssp,pagerank,wcc,khop,frontier,tc,lcc]
 //                           [--settings g1p0,g1,g8,g16,g32,g1r0,g1r8] [--rounds R] [--threads N]
-//                           [--directed] [--sources K] [--stats] [--turn FILE --me K --of N]
+//                           [--directed] [--unweighted] [--pr-iterations N] [--sources K]
+//                           [--stats] [--turn FILE --me K --of N]
 //                           [--db DIR [--cold [--cold-method drop|fadvise]]]
 //
 // Loads a Kronecker graph (Graph500 initiator, seed 1, weights in (0, 1]) into an in-memory
-// store (undirected unless --directed: then kDirectedWithInEdges), then runs every setting once
+// store (undirected unless --directed: then kDirectedWithInEdges; --unweighted: no weights, as
+// the quick suite's main graph), then runs every setting once
 // per round, in an order rotated by one each round, so the settings of a round are seconds
 // apart and their ratio cancels most of what other processes do to the machine. A setting is
 // gN (interleave = N) optionally followed by pD (prefetch distance D; absent: the kernel's
@@ -22,7 +24,8 @@
 // or z (PageRankParams::packing kNever or kAlways; absent: kAuto). Each
 // run's result is checked equal to the first setting's (BFS depths exactly, SSSP distances
 // exactly: every setting relaxes to the same fixed point; PageRank's ranks and WCC's labels
-// exactly, run with default parameters but the cache to check the shared read path). Prints per
+// exactly, run with default parameters but the cache, and --pr-iterations N (default: the
+// kernel's 20), to check the shared read path). Prints per
 // setting the wall and CPU seconds (median, min, max) and the median per-round ratio to the
 // first setting. tc, lcc: TriangleCount and Lcc with TriangleParams from the setting (the
 // count, the coefficients exactly, checked equal). khop: analytics::KHop, k = 2, from the source
@@ -228,7 +231,8 @@ std::string DropStoreCache(const std::string& dir, const std::string& method) {
 int RunInterleaveBench(int argc, char** argv) {
   int scale = 22, rounds = 3, threads = 0, sources = 1;
   uint64_t edge_factor = 16;
-  bool directed = false, stats = false, cold = false;
+  bool directed = false, stats = false, cold = false, weighted = true;
+  int pr_iterations = 0;  // 0: PageRankParams' default
   uint64_t frontier_stride = 1000;
   std::string turn, db_dir, cold_method = "auto";
   int me = 0, of = 1;
@@ -259,6 +263,18 @@ int RunInterleaveBench(int argc, char** argv) {
       sources = std::atoi(next().c_str());
     } else if (a == "--directed") {
       directed = true;
+    } else if (a == "--unweighted") {
+      weighted = false;
+    } else if (a == "--pr-iterations") {
+      const std::string v = next();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != '\0' || n < 1 || n > 100000) {
+        std::fprintf(stderr, "interleave bench: --pr-iterations wants an integer in [1, 100000], "
+                     "got '%s'\n", v.c_str());
+        return 2;
+      }
+      pr_iterations = static_cast<int>(n);
     } else if (a == "--turn") {
       turn = next();
     } else if (a == "--me") {
@@ -279,6 +295,11 @@ int RunInterleaveBench(int argc, char** argv) {
       std::fprintf(stderr, "interleave bench: unknown option %s\n", a.c_str());
       return 2;
     }
+  }
+  if (!weighted && !db_dir.empty()) {
+    std::fprintf(stderr, "interleave bench: --unweighted applies to the generated graph, not --db "
+                 "(a store keeps the weights it was made with)\n");
+    return 2;
   }
   std::vector<Setting> settings(names.size());
   for (size_t j = 0; j < names.size(); ++j) {
@@ -314,14 +335,14 @@ int RunInterleaveBench(int argc, char** argv) {
                 cold ? ", cold runs" : ", warm runs");
   } else {
   o.in_memory = true;
-  o.weighted = true;
+  o.weighted = weighted;
   o.graph_kind = directed ? GraphKind::kDirectedWithInEdges : GraphKind::kUndirected;
   s = DB::Open(o, "interleave-bench", &db);
   if (!s.ok()) Die("open", s);
   graphio::GeneratorOptions go;
   go.scale = scale;
   go.edge_factor = edge_factor;
-  go.weighted = true;
+  go.weighted = weighted;
   std::unique_ptr<graphio::EdgeGenerator> gen;
   s = graphio::EdgeGenerator::New(go, &gen);
   if (!s.ok()) Die("generator", s);
@@ -341,9 +362,11 @@ int RunInterleaveBench(int argc, char** argv) {
     if (!s.ok()) Die("write", s);
   }
   snap = db->GetSnapshot();
-  std::printf("load: scale %d, edge factor %llu, %s, %.1f s, %llu stored edges, %.0f MiB of memgraph\n",
+  std::printf("load: scale %d, edge factor %llu, %s, %s, %.1f s, %llu stored edges, %.0f MiB of "
+              "memgraph\n",
               scale, static_cast<unsigned long long>(edge_factor),
-              directed ? "directed+in" : "undirected", Now() - t0,
+              directed ? "directed+in" : "undirected", weighted ? "weighted" : "unweighted",
+              Now() - t0,
               static_cast<unsigned long long>(snap->NumEdges()),
               static_cast<double>(db->GetStats(false).memgraph_bytes) / (1 << 20));
   }
@@ -434,6 +457,7 @@ int RunInterleaveBench(int argc, char** argv) {
             if (st.cache_mib >= 0) p.cache_bytes = static_cast<size_t>(st.cache_mib) << 20;
             p.packing = st.packing;
             p.stats = &pr_stats;
+            if (pr_iterations > 0) p.iterations = pr_iterations;
             s = analytics::PageRank(*snap, p, &dist);
           } else if (kernel == "wcc") {
             s = analytics::Wcc(*snap, analytics::WccParams{}, &label);

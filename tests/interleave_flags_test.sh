@@ -1,0 +1,23 @@
+#!/bin/bash
+# strata-bench interleave's graph and PageRank flags: --unweighted loads the Kronecker graph
+# without weights (the load line says so; by default it is weighted) and PageRank's settings
+# still agree with each other (the bench fails a run whose ranks differ from the first
+# setting's); --pr-iterations takes an integer in [1, 100000] and refuses anything else naming
+# the option; --unweighted with --db is refused (a store keeps its weights).
+# Usage: interleave_flags_test.sh STRATA_BENCH
+set -euo pipefail
+bench=$1
+run() { "$bench" interleave --scale 11 --kernels pagerank --settings g1,g4 --rounds 1 "$@"; }
+out=$(run --unweighted --pr-iterations 3)
+grep -q "^load: .*undirected, unweighted" <<<"$out" || { echo "no unweighted load line"; exit 1; }
+out=$(run --pr-iterations 2)
+grep -q "^load: .*undirected, weighted" <<<"$out" || { echo "no weighted load line"; exit 1; }
+for bad in 0 -1 x 3x 100001; do
+  if err=$(run --pr-iterations "$bad" 2>&1); then echo "--pr-iterations $bad accepted"; exit 1; fi
+  grep -q -- "--pr-iterations" <<<"$err" || { echo "error does not name the option: $err"; exit 1; }
+done
+if err=$("$bench" interleave --unweighted --db /nonexistent 2>&1); then
+  echo "--unweighted with --db accepted"; exit 1
+fi
+grep -q -- "--unweighted" <<<"$err" || { echo "error does not name the option: $err"; exit 1; }
+echo ok
