@@ -17,17 +17,13 @@ namespace strata::analytics {
 
 namespace {
 
-// Sum of f(v) over existing vertices, in a fixed order (per-range partials summed in range
-// order), so the result does not depend on scheduling.
+// Sum of f(r) over the layout's ranges r (f: a range's partial sum, its vertices in order), in
+// range order, so the result does not depend on scheduling.
 template <typename Fn>
 double DeterministicSum(const Layout& L, Fn&& f) {
   std::vector<double> part(L.ranges.size(), 0.0);
   ForEachRange(L, [&](size_t i, VertexRange r) {
-    double acc = 0;
-    for (VertexId v = r.begin; v < r.end; ++v) {
-      if (L.exists[v]) acc += f(v);
-    }
-    part[i] = acc;
+    part[i] = f(r);
     return Status::OK();
   });
   double sum = 0;
@@ -79,11 +75,22 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
   }
 
   for (int it = 0; it < params.iterations && s.ok(); ++it) {
-    // One pass: each vertex's contribution, and the sinks' rank summed per range.
-    const double sink_sum = DeterministicSum(L, [&](VertexId u) {
-      const uint64_t k = out_degree(u);
-      contrib[u] = k ? static_cast<float>(pr[u] / static_cast<double>(k)) : 0.0f;
-      return k == 0 ? pr[u] : 0.0;
+    // One pass: each vertex's contribution, and the sinks' rank summed per range. Only a
+    // sink's rank is added: adding 0.0 for every other vertex (the same sum: the partial
+    // sums are never -0.0) chained a dependent add through every vertex of the range.
+    const double sink_sum = DeterministicSum(L, [&](VertexRange r) {
+      double acc = 0;
+      for (VertexId u = r.begin; u < r.end; ++u) {
+        if (!L.exists[u]) continue;
+        const uint64_t k = out_degree(u);
+        if (k != 0) {
+          contrib[u] = static_cast<float>(pr[u] / static_cast<double>(k));
+        } else {
+          contrib[u] = 0.0f;
+          acc += pr[u];
+        }
+      }
+      return acc;
     });
     const double base = (1.0 - d) / n + d * sink_sum / n;
     if (pull) {
