@@ -412,6 +412,7 @@ int RunInterleaveBench(int argc, char** argv) {
         double w = 0, c = 0;
         uint64_t io_bytes = 0, faults = 0;
         analytics::PageRankStats pr_stats;  // pagerank: its last run's list cache
+        int pr_ran = 0;                     // and the iterations it was given
         for (VertexId src : srcs) {
           reopen();
           const uint64_t io0 = StorageReadBytes();
@@ -458,6 +459,7 @@ int RunInterleaveBench(int argc, char** argv) {
             p.packing = st.packing;
             p.stats = &pr_stats;
             if (pr_iterations > 0) p.iterations = pr_iterations;
+            pr_ran = p.iterations;
             s = analytics::PageRank(*snap, p, &dist);
           } else if (kernel == "wcc") {
             s = analytics::Wcc(*snap, analytics::WccParams{}, &label);
@@ -543,7 +545,9 @@ int RunInterleaveBench(int argc, char** argv) {
                     cold_done.empty() ? "" : " after ",
                     cold_done.c_str());
         if (kernel == "pagerank") {
-          std::printf("    list cache %.1f MiB of %.1f MiB, %llu blocks packed, %llu streamed\n",
+          std::printf("    %d iterations; list cache %.1f MiB of %.1f MiB, %llu blocks packed, "
+                      "%llu streamed\n",
+                      pr_ran,
                       static_cast<double>(pr_stats.cache_bytes) / (1 << 20),
                       static_cast<double>(pr_stats.cache_budget) / (1 << 20),
                       static_cast<unsigned long long>(pr_stats.packed_blocks),

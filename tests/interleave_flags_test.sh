@@ -2,16 +2,19 @@
 # strata-bench interleave's graph and PageRank flags: --unweighted loads the Kronecker graph
 # without weights (the load line says so; by default it is weighted) and PageRank's settings
 # still agree with each other (the bench fails a run whose ranks differ from the first
-# setting's); --pr-iterations takes an integer in [1, 100000] and refuses anything else naming
-# the option; --unweighted with --db is refused (a store keeps its weights).
+# setting's); --pr-iterations N is what each PageRank run is given (each run's line says how
+# many; by default the kernel's 20), takes an integer in [1, 100000] and refuses anything else
+# naming the option; --unweighted with --db is refused (a store keeps its weights).
 # Usage: interleave_flags_test.sh STRATA_BENCH
 set -euo pipefail
 bench=$1
 run() { "$bench" interleave --scale 11 --kernels pagerank --settings g1,g4 --rounds 1 "$@"; }
 out=$(run --unweighted --pr-iterations 3)
 grep -q "^load: .*undirected, unweighted" <<<"$out" || { echo "no unweighted load line"; exit 1; }
-out=$(run --pr-iterations 2)
+[[ $(grep -c "^    3 iterations;" <<<"$out") == 2 ]] || { echo "runs not given 3 iterations"; exit 1; }
+out=$(run)
 grep -q "^load: .*undirected, weighted" <<<"$out" || { echo "no weighted load line"; exit 1; }
+[[ $(grep -c "^    20 iterations;" <<<"$out") == 2 ]] || { echo "runs not given 20 iterations"; exit 1; }
 for bad in 0 -1 x 3x 100001; do
   if err=$(run --pr-iterations "$bad" 2>&1); then echo "--pr-iterations $bad accepted"; exit 1; fi
   grep -q -- "--pr-iterations" <<<"$err" || { echo "error does not name the option: $err"; exit 1; }
