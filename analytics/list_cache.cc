@@ -56,7 +56,8 @@ size_t Id24Count(size_t bytes) { return (bytes - 1) / 3; }
 // StreamInto (the block is not read again before the kernel's first pass). Share of a
 // 2-iteration PageRank's CPU samples on a 2^20-vertex memgraph: 7.0% with a store per byte,
 // 9.4% with plain 8-byte stores (they wait for the fresh lines to be read in), 5.8-6.3% so
-// (docs/benchmarks.md, "Issue 28: PageRank's sweep over kept blocks").
+// (docs/benchmarks.md, "Issue 28: an AMD machine again; PageRank's first pass and sweep, two
+// writers' batches").
 void Into24(const uint32_t* ids, size_t n, UninitVector<uint8_t>* to) {
   to->clear();
   to->resize(Id24Bytes(n));  // uninitialized (UninitVector): written below

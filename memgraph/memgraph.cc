@@ -31,8 +31,9 @@ struct ApplyScratch {
 
 // The distinct timestamps, ascending, of the readers in `active` (ReaderTracer::ActiveReaders:
 // ascending by ts) that may still read subgraph s — those that have not released it — into
-// *out; s = 0: every reader's. t_r (released 0, last) is always among them. Returns whether
-// some reader has released a prefix (then other subgraphs may need other lists).
+// *out. t_r (released 0, last) is always among them. Returns whether some reader has released
+// a prefix: if not, the list is every reader's and serves every subgraph; if so, each subgraph
+// needs its own.
 bool SubgraphReaders(const std::vector<mvcc::ReaderTracer::Active>& active, uint64_t s,
                      std::vector<Timestamp>* out) {
   out->clear();
