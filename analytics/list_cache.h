@@ -243,7 +243,11 @@ class ListCache {
 
  private:
   struct Stage;
-  struct Block {
+  // Aligned to cache lines of its own: Collect reads `stage` and writes `next` on every chunk,
+  // and a layout that takes its blocks in ascending order (BuildLayout with block_done: PageRank
+  // on a snapshot it owns) has two threads filling adjacent blocks, whose 176 bytes shared a
+  // line (docs/benchmarks.md, "Issue 28: list-cache blocks on lines of their own").
+  struct alignas(64) Block {
     // kNone: complete, and no vertex of the block has a list in direction d_ (Complete's
     // verdict on a block that nothing was collected for); Pass skips it.
     enum State : uint8_t { kEmpty, kFilling, kKept, kDropped, kNone } state = kEmpty;

@@ -67,7 +67,7 @@ void Usage() {
           "         change feed's delivered changes/s and ingest rate with vs without a subscriber\n"
           "       strata-bench interleave [--scale S] [--kernels bfs,sssp,pagerank,...]\n"
           "         [--settings gN[pD][cC],...] [--rounds R] [--threads N] [--directed]\n"
-          "         [--unweighted] [--pr-iterations N]: kernels\n"
+          "         [--unweighted] [--pr-iterations N] [--pr-owned]: kernels\n"
           "         over a memgraph snapshot by interleave group N, prefetch distance D and\n"
           "         PageRank list cache C MiB (more settings: bench/interleave_bench.cc)\n"
           "       strata-bench fill [--scale S] [--fraction F] [--batch B] [--weighted] [--verify]\n"
