@@ -208,6 +208,12 @@ class ListCache {
     const size_t j = static_cast<size_t>(u % kLayoutBlock);
     return b.off[j + 1] - b.off[j];
   }
+  // Block bi's offsets when HasLengths (Length(u) is off[j + 1] - off[j] for u = bi *
+  // kLayoutBlock + j), or null for a block without lists.
+  const uint32_t* Offsets(size_t bi) const {
+    const Block& b = blocks_[bi];
+    return b.state == Block::kKept ? b.off.data() : nullptr;
+  }
   // Kept blocks held packed. After Complete.
   size_t packed_blocks() const {
     size_t n = 0;

@@ -31,10 +31,32 @@ double DeterministicSum(const Layout& L, Fn&& f) {
   return sum;
 }
 
+// Out-degrees as the iterations read them: deg(u), and deg.Within(bi), the same for the
+// vertices of kLayoutBlock block bi only, so that a loop over a block reads where its degrees
+// are once rather than per vertex.
+template <typename T>
+struct ArrayDegrees {  // an array OutDegrees filled
+  const T* d;
+  uint64_t operator()(VertexId u) const { return d[u]; }
+  ArrayDegrees Within(size_t) const { return *this; }
+};
+struct CachedDegrees {  // the cache's lengths (ListCache::HasLengths)
+  const ListCache* cache;
+  struct InBlock {
+    const uint32_t* off;  // null: a block without lists
+    VertexId base;
+    uint64_t operator()(VertexId u) const {
+      return off == nullptr ? 0 : off[u - base + 1] - off[u - base];
+    }
+  };
+  uint64_t operator()(VertexId u) const { return cache->Length(u); }
+  InBlock Within(size_t bi) const {
+    return {cache->Offsets(bi), static_cast<VertexId>(bi) * kLayoutBlock};
+  }
+};
+
 // The iterations over layout L, reading lists from `cache` (and from `snap` those it does not
-// hold).
-// out_degree(u): |N_out(u)| over existing neighbors (an array OutDegrees filled, or the
-// cache's lengths).
+// hold). out_degree: |N_out(u)| over existing neighbors (ArrayDegrees or CachedDegrees).
 template <typename DegreeOf>
 Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
                const PageRankParams& params, DegreeOf out_degree, std::vector<double>* rank) {
@@ -80,15 +102,21 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
     // sums are never -0.0) chained a dependent add through every vertex of the range.
     const double sink_sum = DeterministicSum(L, [&](VertexRange r) {
       double acc = 0;
-      for (VertexId u = r.begin; u < r.end; ++u) {
-        if (!L.exists[u]) continue;
-        const uint64_t k = out_degree(u);
-        if (k != 0) {
-          contrib[u] = static_cast<float>(pr[u] / static_cast<double>(k));
-        } else {
-          contrib[u] = 0.0f;
-          acc += pr[u];
+      for (VertexId b0 = r.begin; b0 < r.end;) {
+        const size_t bi = static_cast<size_t>(b0 / kLayoutBlock);
+        const VertexId b1 = std::min<VertexId>(r.end, static_cast<VertexId>(bi + 1) * kLayoutBlock);
+        const auto deg = out_degree.Within(bi);
+        for (VertexId u = b0; u < b1; ++u) {
+          if (!L.exists[u]) continue;
+          const uint64_t k = deg(u);
+          if (k != 0) {
+            contrib[u] = static_cast<float>(pr[u] / static_cast<double>(k));
+          } else {
+            contrib[u] = 0.0f;
+            acc += pr[u];
+          }
         }
+        b0 = b1;
       }
       return acc;
     });
@@ -307,7 +335,7 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
     // (no array of them: by arithmetic, 16 MiB less at 2^22 vertices).
     if (params.stats != nullptr) params.stats->degrees_from_cache = true;
     free_layout_degrees();
-    return iterate([&cache](VertexId u) -> uint64_t { return cache.Length(u); });
+    return iterate(CachedDegrees{&cache});
   }
   // Else the degrees the iterations divide by, in 4 bytes when every one fits (the layout's
   // bounds are at least the counts).
@@ -322,7 +350,7 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
     Status st = OutDegrees(snap, L, cache, &degree);
     if (!st.ok()) return Finish(snap, st);
     free_layout_degrees();
-    return iterate([d = degree.data()](VertexId u) -> uint64_t { return d[u]; });
+    return iterate(ArrayDegrees<decltype(width)>{degree.data()});
   };
   return narrow ? run(uint32_t{}) : run(uint64_t{});
 }
