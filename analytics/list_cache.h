@@ -201,15 +201,8 @@ class ListCache {
   // Whether Length serves every vertex: every list kept (HoldsAll) and none packed (a packed
   // block's offsets are bytes). After Complete.
   bool HasLengths() const { return HoldsAll() && packed_blocks() == 0; }
-  // The entries of u's kept list (u < the bound; 0 in a block with no lists), when HasLengths.
-  uint32_t Length(VertexId u) const {
-    const Block& b = blocks_[static_cast<size_t>(u / kLayoutBlock)];
-    if (b.state != Block::kKept) return 0;
-    const size_t j = static_cast<size_t>(u % kLayoutBlock);
-    return b.off[j + 1] - b.off[j];
-  }
-  // Block bi's offsets when HasLengths (Length(u) is off[j + 1] - off[j] for u = bi *
-  // kLayoutBlock + j), or null for a block without lists.
+  // Block bi's offsets when HasLengths: u = bi * kLayoutBlock + j has a kept list of
+  // off[j + 1] - off[j] entries; null for a block without lists (every length 0).
   const uint32_t* Offsets(size_t bi) const {
     const Block& b = blocks_[bi];
     return b.state == Block::kKept ? b.off.data() : nullptr;
