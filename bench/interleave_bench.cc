@@ -47,6 +47,7 @@
 // each open, the page cache is emptied of the store: `sync; echo 3 > /proc/sys/vm/drop_caches`
 // when this process may write it (root), else posix_fadvise(POSIX_FADV_DONTNEED) on every file
 // of DIR (clean pages only; says which it used). --cold-method picks one.
+#include <CLI/CLI.hpp>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -61,6 +62,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <thread>
 #include <cstdlib>
 #include <memory>
@@ -240,73 +242,59 @@ int RunInterleaveBench(int argc, char** argv) {
   uint64_t frontier_stride = 1000;
   std::string turn, db_dir, cold_method = "auto";
   int me = 0, of = 1;
-  std::vector<std::string> kernels = {"bfs", "sssp"};
-  std::vector<std::string> names = {"g1p0", "g1", "g8", "g16", "g32"};
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "interleave bench: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--scale") {
-      scale = std::atoi(next().c_str());
-    } else if (a == "--edge-factor") {
-      edge_factor = std::strtoull(next().c_str(), nullptr, 10);
-    } else if (a == "--kernels") {
-      kernels = SplitList(next());
-    } else if (a == "--settings") {
-      names = SplitList(next());
-    } else if (a == "--rounds") {
-      rounds = std::atoi(next().c_str());
-    } else if (a == "--threads") {
-      threads = std::atoi(next().c_str());
-    } else if (a == "--sources") {
-      sources = std::atoi(next().c_str());
-    } else if (a == "--directed") {
-      directed = true;
-    } else if (a == "--unweighted") {
-      weighted = false;
-    } else if (a == "--pr-iterations") {
-      const std::string v = next();
-      char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end != '\0' || n < 1 || n > 100000) {
-        std::fprintf(stderr, "interleave bench: --pr-iterations wants an integer in [1, 100000], "
-                     "got '%s'\n", v.c_str());
-        return 2;
-      }
-      pr_iterations = static_cast<int>(n);
-    } else if (a == "--pr-owned") {
-      pr_owned = true;
-    } else if (a == "--turn") {
-      turn = next();
-    } else if (a == "--me") {
-      me = std::atoi(next().c_str());
-    } else if (a == "--of") {
-      of = std::atoi(next().c_str());
-    } else if (a == "--stats") {
-      stats = true;
-    } else if (a == "--db") {
-      db_dir = next();
-    } else if (a == "--frontier-stride") {
-      frontier_stride = std::max<uint64_t>(1, std::strtoull(next().c_str(), nullptr, 10));
-    } else if (a == "--cold") {
-      cold = true;
-    } else if (a == "--cold-method") {
-      cold_method = next();
-    } else {
-      std::fprintf(stderr, "interleave bench: unknown option %s\n", a.c_str());
-      return 2;
-    }
+  std::vector<std::string> kernels, names;
+  std::string kernel_list = "bfs,sssp", setting_list = "g1p0,g1,g8,g16,g32";
+  CLI::App app("Kernels over a memgraph snapshot (or a persisted store) by setting, rounds "
+               "rotated: bench/interleave_bench.cc.",
+               "strata-bench interleave");
+  app.add_option("--scale", scale, "Kronecker scale (2^S vertices)")
+      ->check(CLI::Range(1, 30))
+      ->capture_default_str();
+  app.add_option("--edge-factor", edge_factor, "edges per vertex")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--kernels", kernel_list, "comma-separated kernels")->capture_default_str();
+  app.add_option("--settings", setting_list, "comma-separated settings (gN[pD][rW]...)")
+      ->capture_default_str();
+  app.add_option("--rounds", rounds, "rounds of every setting")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--threads", threads, "TBB threads (0: all)")->check(CLI::Range(0, 4096));
+  app.add_option("--sources", sources, "BFS/SSSP/k-hop sources per run")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_flag("--directed", directed, "kDirectedWithInEdges instead of undirected");
+  CLI::Option* unweighted =
+      app.add_flag("--unweighted", [&weighted](int64_t) { weighted = false; },
+                   "a graph without weights (as the quick suite's main graph)");
+  app.add_option("--pr-iterations", pr_iterations, "PageRank's iterations (default: the kernel's)")
+      ->check(CLI::Range(1, 100000));
+  app.add_flag("--pr-owned", pr_owned, "hand each PageRank run a snapshot of its own");
+  CLI::Option* turn_opt = app.add_option("--turn", turn, "the file the processes take turns by");
+  app.add_option("--me", me, "this process's turn")->check(CLI::Range(0, 1000))->needs(turn_opt);
+  app.add_option("--of", of, "processes taking turns")->check(CLI::Range(1, 1000))->needs(turn_opt);
+  app.add_flag("--stats", stats, "BFS's steps");
+  CLI::Option* db_opt = app.add_option("--db", db_dir, "a persisted store, opened read-only");
+  unweighted->excludes(db_opt);
+  app.add_option("--frontier-stride", frontier_stride, "frontier: every S-th vertex")
+      ->check(CLI::Range(uint64_t{1}, std::numeric_limits<uint64_t>::max()))
+      ->capture_default_str();
+  app.add_flag("--cold", cold, "empty the page cache of the store before each open")
+      ->needs(db_opt);
+  app.add_option("--cold-method", cold_method, "how --cold empties it")
+      ->check(CLI::IsMember({"auto", "drop", "fadvise"}))
+      ->capture_default_str();
+  try {
+    app.parse(argc - 1, argv + 1);  // argv[1] is "interleave"
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help; or a usage error, 2 as in every subcommand
   }
-  if (!weighted && !db_dir.empty()) {
-    std::fprintf(stderr, "interleave bench: --unweighted applies to the generated graph, not --db "
-                 "(a store keeps the weights it was made with)\n");
+  if (me >= of) {
+    std::fprintf(stderr, "interleave bench: --me %d must be below --of %d\n", me, of);
     return 2;
   }
+  kernels = SplitList(kernel_list);
+  names = SplitList(setting_list);
   std::vector<Setting> settings(names.size());
   for (size_t j = 0; j < names.size(); ++j) {
     if (!ParseSetting(names[j], &settings[j])) {

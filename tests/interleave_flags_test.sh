@@ -4,7 +4,8 @@
 # still agree with each other (the bench fails a run whose ranks differ from the first
 # setting's); --pr-iterations N is what each PageRank run is given (each run's line says how
 # many; by default the kernel's 20), takes an integer in [1, 100000] and refuses anything else
-# naming the option; --unweighted with --db is refused (a store keeps its weights); with
+# naming the option; --unweighted with --db is refused (a store keeps its weights), as is
+# --cold without --db and an unknown option (the options are CLI11's, as `fill`'s); with
 # --pr-owned each PageRank run is handed its snapshot (its line says how many blocks the layout
 # released and that the snapshot went before the iterations), without it no run says so.
 # Usage: interleave_flags_test.sh STRATA_BENCH
@@ -28,4 +29,8 @@ if err=$("$bench" interleave --unweighted --db /nonexistent 2>&1); then
   echo "--unweighted with --db accepted"; exit 1
 fi
 grep -q -- "--unweighted" <<<"$err" || { echo "error does not name the option: $err"; exit 1; }
+if err=$("$bench" interleave --cold 2>&1); then echo "--cold without --db accepted"; exit 1; fi
+grep -q -- "--db" <<<"$err" || { echo "error does not name --db: $err"; exit 1; }
+if err=$("$bench" interleave --no-such-flag 2>&1); then echo "an unknown option accepted"; exit 1; fi
+grep -q -- "--no-such-flag" <<<"$err" || { echo "error does not name the option: $err"; exit 1; }
 echo ok
