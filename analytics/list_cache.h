@@ -198,8 +198,8 @@ class ListCache {
   }
   // Whether kept lists carry their weights.
   bool weights() const { return weights_; }
-  // Whether Length serves every vertex: every list kept (HoldsAll) and none packed (a packed
-  // block's offsets are bytes). After Complete.
+  // Whether Offsets gives every vertex's list length: every list kept (HoldsAll) and none
+  // packed (a packed block's offsets are bytes). After Complete.
   bool HasLengths() const { return HoldsAll() && packed_blocks() == 0; }
   // Block bi's offsets when HasLengths: u = bi * kLayoutBlock + j has a kept list of
   // off[j + 1] - off[j] entries; null for a block without lists (every length 0).
