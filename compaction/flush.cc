@@ -34,13 +34,13 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
     if (sv == nullptr) continue;
     const mem::Adjacency* a = dir == 0 ? &sv->out : sv->in;
     // Only vertices with a state or entries here are written: the masks name them.
-    for (uint64_t m = sv->exists_mask | sv->deleted_mask | a->count_mask; m != 0 && s.ok();
+    for (uint64_t m = sv->exists_mask | sv->deleted_mask | a->EntryMask(); m != 0 && s.ok();
          m &= m - 1) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
       uint8_t flags = 0;
       if ((sv->exists_mask >> i) & 1) flags |= kVertexExists;
       if ((sv->deleted_mask >> i) & 1) flags |= kVertexDeleted;
-      // A C-ART vertex's record counts its tree, which appended erases may hide whole.
+      // A record counts the container, which appended erases may hide whole.
       if (flags == 0 && a->Entries(i) == 0) continue;
       const VertexId v = (sg << mem::kSubgraphBits) | i;
       s = w.AddVertex(v, flags);

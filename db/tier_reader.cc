@@ -408,7 +408,7 @@ class MemAhead {
       const mem::SubgraphVersion* sv = mg_->VersionAt(SubgraphOf(base), ts_);
       if (sv == nullptr) continue;
       adj_ = Adj(sv, dir_);
-      mask_ = wanted & adj_->count_mask;
+      mask_ = wanted & adj_->EntryMask();
       base_ = base;
     }
     const uint32_t i = static_cast<uint32_t>(std::countr_zero(mask_));
@@ -792,7 +792,7 @@ Status TierReader::WalkRuns(uint8_t dir, VertexId begin, VertexId end, bool weig
     // The wanted vertices that may have runs: every one while L0 files are streamed (their
     // vertices are known only by walking them), else those with memgraph entries or indexed.
     uint64_t may = files.empty() ? 0 : ~uint64_t{0};
-    for (const mem::SubgraphVersion* sv : mems) may |= Adj(sv, dir)->count_mask;
+    for (const mem::SubgraphVersion* sv : mems) may |= Adj(sv, dir)->EntryMask();
     size_t n_indexed = 0, next_indexed = 0;
     if (indexed) {
       n_indexed = v_->index[dir].LocateGroup(base, wanted, indexed_u, indexed_loc);
@@ -958,7 +958,7 @@ Status TierReader::ScanDegreeBounds(uint8_t dir, VertexId begin, VertexId end,
                   [&](VertexId u, uint32_t i, const std::vector<const mem::Adjacency*>& mem_runs,
                       const std::vector<FileScan*>& file_runs, mem::VertexAt*, bool, Status*) {
     uint64_t d = 0;
-    for (const mem::Adjacency* a : mem_runs) d += a->Live(i);
+    for (const mem::Adjacency* a : mem_runs) d += a->LiveBound(i);
     for (const FileScan* f : file_runs) d += f->ve.degree;
     return d == 0 || fn(u, d);
   });
@@ -1258,9 +1258,9 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
       decided |= sv->exists_mask | sv->deleted_mask;
       if constexpr (kDegrees) {
         const mem::Adjacency* a = Adj(sv, 0);
-        for (uint64_t m = a->count_mask & ~hidden; m != 0; m &= m - 1) {
+        for (uint64_t m = a->EntryMask() & ~hidden; m != 0; m &= m - 1) {
           const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-          degree[i] += a->Live(i);
+          degree[i] += a->LiveBound(i);
           touched |= uint64_t{1} << i;
         }
         hidden |= sv->deleted_mask;

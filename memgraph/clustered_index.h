@@ -424,7 +424,7 @@ class ClusteredIndex {
   bool empty() const { return size_ == 0; }
   // Bytes of the nodes of this version's tree (shared nodes counted in full).
   size_t MemoryBytes() const { return bytes_; }
-  // For prefetching, and to tell trees apart (BuildProbeHint): a tree is immutable.
+  // For prefetching, and to tell trees apart: a tree is immutable.
   const void* root_node() const { return root_; }
   bool weighted() const { return weighted_; }
   NodeAllocator* allocator() const { return alloc_; }

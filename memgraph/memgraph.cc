@@ -61,8 +61,9 @@ void SortBySubgraph(std::vector<PrimOp>* ops, bool by_seq) {
 std::atomic<uint32_t> locate_config{LocateConfig::kPipeline | 16u << 8 | 1u << 16};
 
 // One work item's locate, then its build: the slot, the head version, the containers' roots
-// and the lookup path of the item's first edge update, each prefetched (when `prefetch`) and
-// followed by a suspension, so the scheduler's other items run while the line arrives. Reads
+// (CopyVersion takes a reference on each) and the append area's next slot, each prefetched
+// (when `prefetch`) and followed by a suspension, so the scheduler's other items run while
+// the line arrives. Reads
 // only what BuildPipelined's stages read (heads a registered or locking writer keeps
 // allocated). `build` runs the item's BuildVersion.
 template <typename W, typename Build>
@@ -78,12 +79,6 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
       coro::Prefetch(reinterpret_cast<const char*>(h + 1) - 1);
     }
     co_await coro::Suspend{};
-    const PrimOp* op = w->ops;
-    const PrimOp* const end = op + w->n;
-    while (op != end && op->kind != PrimOp::kPut && op->kind != PrimOp::kPutIfExists &&
-           op->kind != PrimOp::kDelete) {
-      ++op;
-    }
     for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
       if (a == nullptr || !prefetch) continue;
       coro::Prefetch(a->ci.root_node());
@@ -92,18 +87,14 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
       if (a->arts != nullptr) coro::Prefetch(a->arts);
     }
     co_await coro::Suspend{};
-    const Adjacency* a = op == end ? nullptr : (op->dir == 0 ? &h->out : h->in);
-    if (a != nullptr) {
-      const uint32_t i = LocalOf(op->u);
-      // A C-ART vertex's update takes no prior state (Adjacency's counts): no lookup.
-      if (!a->InArt(i)) {
-        ClusteredIndex::Probe p;
-        a->ci.ProbeStart(&p);
-        do {
-          co_await coro::Suspend{};
-        } while (ClusteredIndex::ProbeStep(&p, static_cast<uint8_t>(i), op->v));
-      }
+    // An update takes no prior state (Adjacency's counts): nothing is looked up, and the
+    // build's append writes the area's next slot.
+    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
+      if (a == nullptr || !prefetch || a->appended == nullptr) continue;
+      const AppendArea* ar = a->appended;
+      if (a->appended_n < ar->cap) coro::Prefetch(ar->v() + a->appended_n);
     }
+    co_await coro::Suspend{};
   }
   co_return build();
 }
@@ -124,35 +115,6 @@ LocateConfig GetLocateConfig() {
   c.prefetch = (x >> 16) & 1;
   return c;
 }
-
-namespace {
-
-// Prefetches the key lines of vertex x's entries among the first n of `a` (the lines
-// AppendArea::Find(n, x, key) compares), reading its u column, which should be in cache.
-void PrefetchAreaKeys(const AppendArea& a, size_t n, uint32_t x) {
-  const uint64_t* v = a.v();
-  uintptr_t last = 0;
-  for (uint64_t m = a.Matches(n, x); m != 0; m &= m - 1) {
-    const uintptr_t line = reinterpret_cast<uintptr_t>(v + __builtin_ctzll(m)) & ~uintptr_t{63};
-    if (line != last) coro::Prefetch(reinterpret_cast<const void*>(line));
-    last = line;
-  }
-}
-
-}  // namespace
-
-// What BuildPipelined's probe found for an item's first edge update (direction dir, vertex i
-// of the subgraph, key v) in the clustered index whose root is `root` (a C-ART vertex's update
-// takes no prior state: Adjacency's counts). Containers are immutable, so while the version
-// being built still holds that root the answer stands, and its build takes it instead of
-// searching again (docs/benchmarks.md, "the probe's answer").
-struct BuildProbeHint {
-  const void* root = nullptr;
-  uint8_t dir = 0;
-  uint8_t i = 0;
-  uint64_t v = 0;
-  probe::Outcome outcome = probe::Outcome::kUnfinished;
-};
 
 struct MemGraph::SubgraphWork {
   uint64_t s = 0;
@@ -271,30 +233,16 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 
 // Builds the version of every work item that has none yet, from its slot's head (loaded with
 // acquire: the optimistic build holds no lock). A shuffled stream touches each subgraph with about
-// one edge per batch, so the build is bound by cache misses on versions, their containers and
-// the lookup of each update's prior state (BuildVersion's ViewState). The items are software-
-// pipelined: item k + 24's slot is fetched, k + 20's head (both lines of the version header),
-// k + 16's counts (every line: CopyVersion copies them), append area and container roots; k +
-// 14's append area slot an in-place append writes; from k + 14 on the lookup of its first edge
-// update, unless its vertex has a C-ART (no prior state: Adjacency's counts), takes a probe
-// step every two items (ClusteredIndex::Probe: a level of the index, or a few levels of the
-// leaf's search, each prefetched two items before it is read); item k
-// is built with its path in cache, and with the probe's answer when it has one
-// (BuildProbeHint). The stages only read (heads a registered or locking writer keeps
-// allocated) and prefetch; a probe of a container the build no longer holds is not used.
+// one edge per batch, so the build is bound by cache misses on versions and their containers
+// (an update looks nothing up: Adjacency's counts). The items are software-pipelined: item
+// k + 24's slot is fetched, k + 20's head (both lines of the version header), k + 16's counts
+// (every line: CopyVersion copies them), append area and container roots (CopyVersion takes a
+// reference on each), k + 14's append area slot an in-place append writes; item k is built
+// with those lines in cache. The stages only read (heads a registered or locking writer keeps
+// allocated) and prefetch.
 Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* older) {
   std::vector<SubgraphWork>& work = *items;
-  constexpr size_t kSlot = 24, kHead = 20, kBase = 16, kProbe = 14, kRing = 16;
-  struct Probe {
-    ClusteredIndex::Probe ci;
-    const void* root = nullptr;  // the clustered index's root the probe started from
-    bool started = false;
-    bool live = false;
-    uint8_t dir = 0;
-    uint8_t u = 0;
-    uint64_t v = 0;
-  };
-  Probe probes[kRing];
+  constexpr size_t kSlot = 24, kHead = 20, kBase = 16, kArea = 14;
   auto pending = [&](size_t k) { return k < work.size() && work[k].fresh == nullptr; };
   // coro::Prefetch, not __builtin_prefetch: GCC deleted that one (the loop before the main one
   // holds nothing else, and in the main loop it went too), so each item's head load waited
@@ -320,72 +268,29 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
       if (a->arts != nullptr) __builtin_prefetch(a->arts);
     }
   };
-  // The lookup of item k's first edge update, started at its container's root.
-  auto start_probe = [&](size_t k) {
-    Probe& p = probes[k % kRing];
-    p.live = false;
-    p.started = false;
+  // The append area's next slot, where an in-place append writes its key (the header,
+  // prefetched two items ago, says where), in each direction the item updates.
+  auto prefetch_area = [&](size_t k) {
     if (!pending(k)) return;
     const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
     if (h == nullptr) return;
-    const PrimOp* op = work[k].ops;
-    const PrimOp* end = op + work[k].n;
-    while (op != end && op->kind != PrimOp::kPut && op->kind != PrimOp::kPutIfExists &&
-           op->kind != PrimOp::kDelete) {
-      ++op;
-    }
-    if (op == end) return;
-    const Adjacency* a = op->dir == 0 ? &h->out : h->in;
-    if (a == nullptr) return;
-    // The append area's next slot, where an in-place append writes its key (the header,
-    // prefetched two items ago, says where).
-    const uint32_t i = LocalOf(op->u);
-    if (a->appended != nullptr) {
+    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
+      if (a == nullptr || a->appended == nullptr) continue;
       const AppendArea* ar = a->appended;
       if (a->appended_n < ar->cap) __builtin_prefetch(ar->v() + a->appended_n, 1);
-      // The keys of vertex i's entries, which the build's lookup (ViewState) compares with
-      // (i, v): they were most of its misses (docs/benchmarks.md, "the area's key lines").
-      if (!a->InArt(i) && ar->MayHave(i)) PrefetchAreaKeys(*ar, a->appended_n, i);
     }
-    // A C-ART vertex's update takes no prior state (Adjacency's counts): nothing to look up.
-    if (a->InArt(i)) return;
-    p.u = static_cast<uint8_t>(i);
-    p.v = op->v;
-    p.dir = op->dir;
-    a->ci.ProbeStart(&p.ci);
-    p.root = a->ci.root_node();
-    p.started = p.live = true;
-  };
-  auto step_probe = [&](size_t k) {
-    if (!pending(k)) return;
-    Probe& p = probes[k % kRing];
-    if (!p.live) return;
-    p.live = ClusteredIndex::ProbeStep(&p.ci, p.u, p.v);
   };
   for (size_t k = 0; k < kSlot; ++k) prefetch_slot(k);
   for (size_t k = 0; k < kHead; ++k) prefetch_head(k);
   for (size_t k = 0; k < kBase; ++k) prefetch_base(k);
-  for (size_t k = 0; k < kProbe; ++k) start_probe(k);
+  for (size_t k = 0; k < kArea; ++k) prefetch_area(k);
   for (size_t k = 0; k < work.size(); ++k) {
     prefetch_slot(k + kSlot);
     prefetch_head(k + kHead);
     prefetch_base(k + kBase);
-    start_probe(k + kProbe);
-    for (size_t d = kProbe - 2; d >= 2; d -= 2) step_probe(k + d);
+    prefetch_area(k + kArea);
     if (work[k].fresh != nullptr) continue;
-    // Item k's probe (its ring slot is next reused by item k + kRing), if it has finished.
-    // One that has not is left: finishing it here measured slower than the build's own Find
-    // when C-ARTs were probed too (docs/benchmarks.md, "the probe's answer").
-    const Probe& p = probes[k % kRing];
-    BuildProbeHint hint;
-    if (p.started) {
-      hint.outcome = ClusteredIndex::ProbeOutcome(p.ci, p.u, p.v);
-      hint.root = p.root;
-      hint.dir = p.dir;
-      hint.i = p.u;
-      hint.v = p.v;
-    }
-    Status st = BuildVersion(&work[k], older, &hint);
+    Status st = BuildVersion(&work[k], older);
     if (!st.ok()) return st;
   }
   return Status::OK();
@@ -848,7 +753,7 @@ struct EdgeStage {
 // shuffled stream builds one version per edge: four heap allocations each were measurable).
 struct BuildScratch {
   std::vector<EdgeStage> st;
-  std::vector<PrevState> states;  // st's prior states (ViewStates)
+  std::vector<PrevState> prev;  // the clustered index's prior states (ApplyToContainers)
   std::vector<AppendEntry> merged;
   std::vector<AppendEntry> prior;
   std::vector<ClusteredUpdate> ci_ups;
@@ -867,12 +772,14 @@ inline Update ToUpdate(const AppendEntry& e) {
 }
 
 // Applies e (sorted by (u, v), unique) to a's containers: one batched Apply for the clustered
-// index, one per C-ART touched. The records of clustered-index vertices already count the
-// result (they count the view); each changed tree's record is set to its counts in *c.
+// index, one per C-ART touched, and counts the result in *c (records count containers): each
+// changed tree's record is set to the tree's counts, and a clustered-index vertex's record
+// takes each of its updates with the prior state the index's merge found.
 void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<AppendEntry>& e,
                        CountEdits* c) {
   BuildScratch& sc = build_scratch;
   std::vector<ClusteredUpdate>& ci_ups = sc.ci_ups;
+  std::vector<PrevState>& prev = sc.prev;
   std::vector<Update>& art_ups = sc.art_ups;
   ci_ups.clear();
   for (size_t b = 0; b < e.size();) {
@@ -891,7 +798,24 @@ void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<App
     }
     b = x;
   }
-  if (!ci_ups.empty()) a->ci = a->ci.Apply(ci_ups.data(), ci_ups.size(), nullptr);
+  if (ci_ups.empty()) return;
+  prev.resize(ci_ups.size());
+  a->ci = a->ci.Apply(ci_ups.data(), ci_ups.size(), prev.data());
+  for (size_t k = 0; k < ci_ups.size(); ++k) {
+    const uint32_t i = ci_ups[k].u;
+    const UpdateOp op = ci_ups[k].upd.op;
+    const PrevState p = prev[k];
+    if (op == UpdateOp::kPut) {
+      if (p != PrevState::kLive) ++c->live_ref(i);
+      if (p == PrevState::kAbsent) ++c->entries_ref(i);
+    } else if (op == UpdateOp::kTombstone) {
+      if (p == PrevState::kLive) --c->live_ref(i);
+      if (p == PrevState::kAbsent) ++c->entries_ref(i);
+    } else {
+      if (p == PrevState::kLive) --c->live_ref(i);
+      if (p != PrevState::kAbsent) --c->entries_ref(i);
+    }
+  }
 }
 
 // Moves a's appended updates into its containers (see ApplyToContainers).
@@ -905,87 +829,9 @@ void FlushAppended(NodeAllocator* alloc, Adjacency* a, CountEdits* c) {
   a->appended_n = 0;
 }
 
-// What a finished container probe found, as a prior state.
-inline PrevState PrevStateOf(probe::Outcome o) {
-  return o == probe::Outcome::kAbsent      ? PrevState::kAbsent
-         : o == probe::Outcome::kTombstone ? PrevState::kTombstone
-                                           : PrevState::kLive;
-}
-
-// Entry (i, v)'s state in a's view (FindEdge), its containers' part taken from `hint` when
-// the hint answers for the same container and a's appended updates hold nothing for it.
-// Builds ask it only for clustered-index vertices (a C-ART vertex's updates take no prior
-// state: Adjacency's counts).
-inline PrevState ViewState(const Adjacency& a, uint8_t dir, uint32_t i, uint64_t v,
-                           const BuildProbeHint* hint) {
-  if (hint != nullptr && hint->outcome != probe::Outcome::kUnfinished && hint->dir == dir &&
-      hint->i == i && hint->v == v && a.MayHaveEntries(i) &&
-      !a.InArt(i) && hint->root == a.ci.root_node() &&
-      AppendedIndex(a, i, v) < 0) {
-    return PrevStateOf(hint->outcome);
-  }
-  bool tomb = false;
-  if (!FindEdge(a, i, v, nullptr, &tomb)) return PrevState::kAbsent;
-  return tomb ? PrevState::kTombstone : PrevState::kLive;
-}
-
-// ViewState of every clustered-index entry of st (sorted, keys distinct) into (*out)[k]; a
-// C-ART vertex's entries get none (their updates take no prior state: Adjacency's counts).
-// The lookups are taken together: each entry that the hint and the appended updates leave to
-// the index starts a probe (ClusteredIndex::Probe), up to kGroup at a time, and the probes step
-// in turn, so their cache misses overlap where a Find per entry waited for each level's line in
-// turn. The build pipeline probes one entry per subgraph; the others of an item (a dense
-// graph's several vertices) were looked up one Find at a time (docs/benchmarks.md, "Issue 28:
-// an item's lookups interleaved").
-void ViewStates(const Adjacency& view, uint8_t dir, const std::vector<EdgeStage>& st,
-                const BuildProbeHint* hint, std::vector<PrevState>* out) {
-  constexpr size_t kGroup = 16;  // probes in flight
-  struct Pending {
-    uint32_t k;  // index into st
-    bool done;  // its last step returned false: not stepped again
-    ClusteredIndex::Probe cp;
-  };
-  out->resize(st.size());
-  Pending group[kGroup];
-  size_t k = 0;
-  while (k < st.size()) {
-    size_t n = 0;
-    for (; k < st.size() && n < kGroup; ++k) {
-      const EdgeStage& e = st[k];
-      if (view.InArt(e.i)) continue;
-      if (!view.MayHaveEntries(e.i) || AppendedIndex(view, e.i, e.v) >= 0 ||
-          (hint != nullptr && hint->dir == dir && hint->i == e.i && hint->v == e.v)) {
-        (*out)[k] = ViewState(view, dir, e.i, e.v, hint);
-        continue;
-      }
-      Pending& q = group[n++];
-      q.k = static_cast<uint32_t>(k);
-      q.done = false;
-      view.ci.ProbeStart(&q.cp);
-    }
-    // Step every unfinished probe once per round until none is left.
-    for (size_t live = n; live != 0;) {
-      live = 0;
-      for (size_t j = 0; j < n; ++j) {
-        Pending& q = group[j];
-        if (q.done) continue;
-        const EdgeStage& e = st[q.k];
-        q.done = !ClusteredIndex::ProbeStep(&q.cp, static_cast<uint8_t>(e.i), e.v);
-        live += !q.done;
-      }
-    }
-    for (size_t j = 0; j < n; ++j) {
-      const Pending& q = group[j];
-      const EdgeStage& e = st[q.k];
-      (*out)[q.k] =
-          PrevStateOf(ClusteredIndex::ProbeOutcome(q.cp, static_cast<uint8_t>(e.i), e.v));
-    }
-  }
-}
-
 }  // namespace
 
-Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildProbeHint* hint) {
+Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
   const bool with_in = opt_.kind == GraphKind::kDirectedWithInEdges;
   w->base = w->slot->head.load(std::memory_order_acquire);
   const SubgraphVersion* base = w->base;
@@ -1121,13 +967,14 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
     }
     Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
     CountEdits& c = counts[dir];
-    // The view the updates take their prior states from: a's until this loop changes it,
-    // which is the base's unless step 2 cleared a vertex (read from the base for the reason
-    // the counts are).
-    const Adjacency& view = base != nullptr && cleared == 0 ? (dir == 0 ? base->out : *base->in) : *a;
-
     uint64_t touched = 0;
-    auto make = [&](const EdgeStage& e) {
+    // e's update, recorded without its prior state: records count containers, and an
+    // appended update is resolved against its container when counts are read or when the
+    // area is applied (Adjacency's counts). An erase of an absent entry is recorded too (it
+    // hides nothing).
+    auto take = [&](size_t k) {
+      const EdgeStage& e = st[k];
+      touched |= uint64_t{1} << e.i;
       Update u;
       u.key = e.v;
       u.weight = e.w;
@@ -1140,41 +987,11 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       }
       return u;
     };
-    auto account = [&](uint32_t i, const Update& u, PrevState p) {
-      if (u.op == UpdateOp::kPut) {
-        if (p != PrevState::kLive) ++c.live_ref(i);
-        if (p == PrevState::kAbsent) ++c.entries_ref(i);
-      } else if (u.op == UpdateOp::kTombstone) {
-        if (p == PrevState::kLive) --c.live_ref(i);
-        if (p == PrevState::kAbsent) ++c.entries_ref(i);
-      } else {
-        if (p == PrevState::kLive) --c.live_ref(i);
-        if (p != PrevState::kAbsent) --c.entries_ref(i);
-      }
-    };
-    // The updates laid over the appended ones: each takes its prior state from the view, and
-    // overrides an appended entry of its key. An erase of an absent entry changes nothing.
+    // The updates laid over the appended ones: each overrides an appended entry of its key.
     auto kind_of = [](const Update& u) -> uint8_t {
       return u.op == UpdateOp::kPut         ? kAppendLive
              : u.op == UpdateOp::kTombstone ? kAppendTomb
                                             : kAppendErased;
-    };
-    // e's update, its prior state taken from the view and counted; false when there is
-    // nothing to record (an erase of an absent entry).
-    // Prior states: the view's before this build for every entry (the keys of st are
-    // distinct, so no update of this build changes another's).
-    std::vector<PrevState>& states = sc.states;
-    if (st.size() > 1) ViewStates(view, dir, st, hint, &states);
-    auto take = [&](size_t k, Update* u) {
-      const EdgeStage& e = st[k];
-      touched |= uint64_t{1} << e.i;
-      *u = make(e);
-      // A C-ART vertex's update is resolved against its tree when the area is flushed or
-      // counts are read; an erase of an absent entry is recorded too (it hides nothing).
-      if (view.InArt(e.i)) return true;
-      const PrevState p = st.size() > 1 ? states[k] : ViewState(view, dir, e.i, e.v, hint);
-      account(e.i, *u, p);
-      return !(u->op == UpdateOp::kErase && p == PrevState::kAbsent);
     };
     const AppendArea* const old = a->appended;
     const size_t old_n = a->appended_n;
@@ -1182,13 +999,11 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       // Updates that fit the area (the common case: a shuffled stream gives a subgraph about
       // one per batch): each appended in place when this build claims the next slot of the
       // area (the one the base version shares, at first), else onto a copy of the prefix,
-      // which the next ones append to. The keys of st are distinct, so each update's prior
-      // state is the view's before this build whatever was appended before it.
+      // which the next ones append to.
       size_t n = old_n;
       for (size_t k = 0; k < st.size(); ++k) {
         const EdgeStage& e = st[k];
-        Update u;
-        if (!take(k, &u)) continue;
+        const Update u = take(k);
         AppendArea* const cur = a->appended;
         if (cur == nullptr ||
             !TryAppend(cur, n, static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w)) {
@@ -1210,8 +1025,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
       };
       for (size_t k = 0; k < st.size(); ++k) {
         const EdgeStage& e = st[k];
-        Update u;
-        if (!take(k, &u)) continue;
+        const Update u = take(k);
         while (old_before(static_cast<uint8_t>(e.i), e.v)) merged.push_back(prior[op++]);
         if (op < prior.size() && prior[op].u == e.i && prior[op].v == e.v) ++op;
         merged.push_back({static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w});
@@ -1232,19 +1046,23 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
 
     // 4. Move vertices between the clustered index and their own C-ART by size (a vertex's view
     // changes only where a build touches it; a flush changes where it lies, not its size). A
-    // C-ART vertex's view has at least its tree's entries less its appended and pending updates
-    // (at most each of them erases one); only below that bound are they resolved.
+    // vertex's view has at most its container's entries plus its appended updates, and at
+    // least its container's entries less its appended and pending updates (each erases at most
+    // one); only between those bounds are they resolved.
     uint64_t to_art = 0, to_ci = 0;
     for (uint64_t m = touched; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
+      const Adjacency::CountPair rec{c.entries(i), c.live(i)};
       if (!a->InArt(i)) {
-        if (c.entries(i) > opt_.cart_threshold) to_art |= uint64_t{1} << i;
+        if (rec.entries + a->appended_n > opt_.cart_threshold &&
+            a->ResolvedCounts(i, rec).entries > opt_.cart_threshold) {
+          to_art |= uint64_t{1} << i;
+        }
         continue;
       }
       const uint32_t half = opt_.cart_threshold / 2;
-      const Adjacency::CountPair rec{c.entries(i), c.live(i)};
       if (rec.entries >= half + a->appended_n + a->Art(i).pending() ||
-          a->ResolvedArtCounts(i, rec).entries >= half) {
+          a->ResolvedCounts(i, rec).entries >= half) {
         continue;
       }
       to_ci |= uint64_t{1} << i;
@@ -1284,7 +1102,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildPro
         uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
         keys.clear(); wts.clear(); tombs.clear();
         a->Art(i).ForEachChunk(gather);
-        c.entries_ref(i) = static_cast<uint32_t>(keys.size());  // the record counts the view now
+        c.entries_ref(i) = static_cast<uint32_t>(keys.size());  // the index run it becomes
         c.live_ref(i) = static_cast<uint32_t>(
             keys.size() - static_cast<size_t>(std::count_if(
                               tombs.begin(), tombs.end(), [](uint8_t t) { return t != 0; })));

@@ -36,7 +36,6 @@
 
 namespace strata::mem {
 
-struct BuildProbeHint;  // memgraph.cc: what the build pipeline's probe found
 
 struct MemGraphOptions {
   GraphKind kind = GraphKind::kDirected;
@@ -191,12 +190,11 @@ class MemGraph {
   struct SubgraphWork;
   void ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
                            std::vector<PrimOp>* derived);
-  Status BuildVersion(SubgraphWork* w, OlderTiers* older, const BuildProbeHint* hint = nullptr);
+  Status BuildVersion(SubgraphWork* w, OlderTiers* older);
   Status BuildPending(std::vector<SubgraphWork>* work, OlderTiers* older);
   Status BuildPipelined(std::vector<SubgraphWork>* work, OlderTiers* older);
   Status BuildInterleaved(std::vector<SubgraphWork>* work, OlderTiers* older,
                           const LocateConfig& c);
-  void ApplyToAdjacency(SubgraphWork* w, uint8_t dir, Adjacency* a);
   void Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
               std::vector<SubgraphVersion*>* dead, std::vector<SubgraphVersion*>* middle);
   void QueueHollow(Timestamp t, std::vector<SubgraphVersion*>* vs);

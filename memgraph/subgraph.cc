@@ -222,10 +222,10 @@ CArt& MutableArt(NodeAllocator* alloc, Adjacency* a, uint32_t i) {
   return a->arts->trees()[__builtin_popcountll(a->art_mask & ((uint64_t{1} << i) - 1))];
 }
 
-Adjacency::CountPair Adjacency::ResolvedArtCounts(uint32_t i, CountPair rec) const {
-  const CArt& tree = Art(i);
-  if (tree.pending() != 0) {
-    rec = {static_cast<uint32_t>(tree.size()), static_cast<uint32_t>(tree.live_size())};
+Adjacency::CountPair Adjacency::ResolvedCounts(uint32_t i, CountPair rec) const {
+  const CArt* tree = InArt(i) ? &Art(i) : nullptr;
+  if (tree != nullptr && tree->pending() != 0) {
+    rec = {static_cast<uint32_t>(tree->size()), static_cast<uint32_t>(tree->live_size())};
   }
   if (appended == nullptr || !appended->MayHave(i)) return rec;
   uint8_t idx[kAppendCapacity];
@@ -236,12 +236,24 @@ Adjacency::CountPair Adjacency::ResolvedArtCounts(uint32_t i, CountPair rec) con
   for (size_t j = 0; j < m; ++j) {
     const uint8_t k = kind[idx[j]];
     bool tomb = false;
-    const bool had = tree.Find(key[idx[j]], nullptr, &tomb);
+    const bool had = tree != nullptr ? tree->Find(key[idx[j]], nullptr, &tomb)
+                                     : ci.Find(static_cast<uint8_t>(i), key[idx[j]], nullptr, &tomb);
     entries += static_cast<int64_t>(k != kAppendErased) - had;
     live += static_cast<int64_t>(k == kAppendLive) - (had && !tomb);
   }
   assert(live >= 0 && live <= entries);
   return {static_cast<uint32_t>(entries), static_cast<uint32_t>(live)};
+}
+
+uint32_t Adjacency::LiveBound(uint32_t i) const {
+  if (InArt(i)) return Live(i);
+  uint32_t live = Record(i).live;
+  if (appended == nullptr || !appended->MayHave(i)) return live;
+  const uint8_t* kind = appended->kind();
+  for (uint64_t m = appended->Matches(appended_n, i); m != 0; m &= m - 1) {
+    live += kind[__builtin_ctzll(m)] == kAppendLive;
+  }
+  return live;
 }
 
 void GetCounts(const Adjacency& a, VertexCounts* c) {

@@ -51,14 +51,16 @@ static_assert(sizeof(ArtArray) % alignof(CArt) == 0);
 // Low-degree vertices share the clustered index; vertex i with bit i of art_mask set has its
 // own C-ART, stored at arts->trees()[popcount(art_mask & ((1 << i) - 1))].
 //
-// Entry counts: vertex i's record counts the view of a clustered-index vertex (containers and
-// appended updates), and the tree only of a vertex with a C-ART ({tree_size, tree_live_size}
-// of its tree, without the C-ART's pending updates; written whenever the tree changes: an area
-// flush, a move between containers). A C-ART vertex's appended and pending updates are resolved
-// against its tree when counts are read (Counts, ResolvedArtCounts) or when they are applied to
-// the tree, so a writer takes no prior state for them: a hub's tree lookups were a third of
-// what a full tier's updates cost more than an empty one's (docs/benchmarks.md, "Issue 28: a
-// hub's updates without lookups").
+// Entry counts: vertex i's record counts its container only, never its appended updates: a
+// clustered-index vertex's entries in the index, a C-ART vertex's tree ({tree_size,
+// tree_live_size}, without the C-ART's pending updates). A record is written whenever its
+// container changes (an area flush, which learns each update's prior state from the merge; a
+// move between containers; a vertex deletion). Appended (and pending) updates are resolved
+// against the container when counts are read (Counts, ResolvedCounts), so a writer looks
+// nothing up to append an update: a hub's tree lookups were a third of what a full tier's
+// updates cost more than an empty one's (docs/benchmarks.md, "Issue 28: a hub's updates
+// without lookups"), and the clustered index's lookups most of the rest ("Issue 28: updates
+// without lookups").
 //
 // Records are sparse: bit i of count_mask is set iff vertex i's record is not {0, 0},
 // and the k-th set bit's counts are the k-th record of `counts`, in a format that holds every
@@ -121,20 +123,32 @@ struct Adjacency {
     uint32_t entries;
     uint32_t live;
   };
-  // Vertex i's counts in the view, both fields at once: its record, and for a C-ART vertex
-  // its pending and appended updates resolved against its tree (ResolvedArtCounts).
+  // Vertex i's counts in the view, both fields at once: its record with its appended (and a
+  // C-ART's pending) updates resolved against its container (ResolvedCounts).
   CountPair Counts(uint32_t i) const {
     const CountPair r = Record(i);
-    if (InArt(i)) return ResolvedArtCounts(i, r);
-    return r;
+    if (!InArt(i) && (appended == nullptr || !appended->MayHave(i))) return r;
+    return ResolvedCounts(i, r);
   }
-  // rec (vertex i's record, which counts its tree) with the tree's pending updates resolved
-  // (CArt::size) and then vertex i's appended updates, each against the state of its key in
-  // the C-ART's view (a Find per update); rec when there are neither. InArt(i).
-  CountPair ResolvedArtCounts(uint32_t i, CountPair rec) const;
-  // Whether vertex i may have entries in the view: its record says so, or it has a C-ART
-  // (whose appended updates the record does not count). A filter for readers, no lookups.
-  bool MayHaveEntries(uint32_t i) const { return (((count_mask | art_mask) >> i) & 1) != 0; }
+  // rec (vertex i's record: the counts of its container) with a C-ART's pending updates
+  // resolved (CArt::size) and then vertex i's appended updates, each against the state of its
+  // key in the container's view (a Find per update); rec when there are neither.
+  CountPair ResolvedCounts(uint32_t i, CountPair rec) const;
+  // An upper bound of Live(i) without a lookup: the record's live entries plus i's appended
+  // puts (exact when each put adds a key its container lacks and nothing is erased).
+  // C-ART vertices resolve (their pending updates may erase).
+  uint32_t LiveBound(uint32_t i) const;
+  // Vertices that may have entries in the view: a record, a C-ART (an empty tree may hold
+  // nothing), or an appended update (exact over the first appended_n entries).
+  uint64_t EntryMask() const {
+    return count_mask | art_mask | (appended != nullptr ? appended->PrefixMask(appended_n) : 0);
+  }
+  // Whether vertex i may have entries in the view: a record, a C-ART, or possibly an appended
+  // update (AppendArea::MayHave). A filter for readers, no lookups.
+  bool MayHaveEntries(uint32_t i) const {
+    return (((count_mask | art_mask) >> i) & 1) != 0 ||
+           (appended != nullptr && appended->MayHave(i));
+  }
   // Vertex i's record, both fields in one decode; {0, 0} when i has none. kCounts16 keeps one
   // field, which is both.
   CountPair Record(uint32_t i) const {

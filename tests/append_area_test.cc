@@ -250,13 +250,14 @@ TEST(AppendAreaBuild, SeveralUpdatesOfOneBuildAppendInPlace) {
   ASSERT_NE(v1, nullptr);
   ASSERT_NE(v1->out.appended, nullptr);
   ASSERT_EQ(v1->out.appended_n, 1);
-  // Three new keys and a delete of an absent edge (nothing to record without tombstones).
+  // Three new keys and a delete of an absent edge: recorded too (an update looks nothing up),
+  // though it hides nothing and counts nothing.
   const Timestamp t2 = apply({put(2, 200, 2.5), put(1, 300, 3.5), put(5, 100, 4.5),
                               PrimOp{PrimOp::kDelete, 0, seq++, 7, 9, 1.0}});
   const SubgraphVersion* v2 = g.VersionAt(0, t2);
   ASSERT_NE(v2, v1);
   EXPECT_EQ(v2->out.appended, v1->out.appended) << "appended in place, not copied";
-  EXPECT_EQ(v2->out.appended_n, 4);
+  EXPECT_EQ(v2->out.appended_n, 5);
   EXPECT_EQ(g.VersionAt(0, t1), v1);
   EXPECT_EQ(v1->out.appended_n, 1);
   double w = 0;
@@ -271,13 +272,14 @@ TEST(AppendAreaBuild, SeveralUpdatesOfOneBuildAppendInPlace) {
   EXPECT_FALSE(find(v1, 5, 100, &w));
   EXPECT_EQ(v2->out.Live(1), 2u);
   EXPECT_EQ(v2->out.Live(5), 1u);
+  EXPECT_EQ(v2->out.Entries(7), 0u);
   EXPECT_EQ(v1->out.Live(1), 1u);
   // An overwrite of an appended key and a new one: appended after v2's entries; the latest
   // entry of a key is the view's.
   const Timestamp t3 = apply({put(1, 100, 6.5), put(3, 1, 7.5)});
   const SubgraphVersion* v3 = g.VersionAt(0, t3);
   EXPECT_EQ(v3->out.appended, v1->out.appended);
-  EXPECT_EQ(v3->out.appended_n, 6);
+  EXPECT_EQ(v3->out.appended_n, 7);
   EXPECT_TRUE(find(v3, 1, 100, &w));
   EXPECT_EQ(w, 6.5);
   EXPECT_TRUE(find(v2, 1, 100, &w));
@@ -310,6 +312,20 @@ TEST(AppendAreaBuild, SeveralUpdatesOfOneBuildAppendInPlace) {
 // tombstones, shrinks back. With pending on, the hub's C-ART keeps up to four times its tree's
 // entries pending beside it (CArt::Apply), so its counts resolve those too.
 class HubCountsTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
+
+// Vertex i's run in a's clustered index (its container, without appended updates):
+// {key, live} in key order.
+std::vector<std::pair<uint64_t, bool>> IndexRun(const Adjacency& a, uint32_t i) {
+  std::vector<std::pair<uint64_t, bool>> run;
+  a.ci.ForEachInVertex(static_cast<uint8_t>(i),
+                       [&](const uint64_t* k, const double*, const uint8_t* tomb, size_t m) {
+                         for (size_t j = 0; j < m; ++j) {
+                           run.push_back({k[j], tomb == nullptr || tomb[j] == 0});
+                         }
+                         return true;
+                       });
+  return run;
+}
 
 struct PendingForTesting {
   explicit PendingForTesting(bool on) {
@@ -384,6 +400,9 @@ TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
     } else {
       ASSERT_LE(c.entries, opt.cart_threshold) << "round " << round;
     }
+    if (!a.InArt(1)) {
+      ASSERT_EQ(a.Record(1).entries, IndexRun(a, 1).size()) << "round " << round;
+    }
     if (a.InArt(1)) {
       const Adjacency::CountPair r = a.Record(1);
       ASSERT_EQ(r.entries, a.Art(1).tree_size()) << "round " << round;
@@ -413,6 +432,106 @@ TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
 
 INSTANTIATE_TEST_SUITE_P(TombstonesPending, HubCountsTest,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool()));
+
+// A clustered-index vertex's updates take no prior state either: its record counts its run in
+// the index, and its appended updates are resolved against the index when counts are read or
+// when the area is applied (Adjacency's counts). Eight low-degree vertices take random puts,
+// deletes (of absent keys too) and now and then a vertex deletion, a few per batch, so the
+// area fills and is applied at random points; after every commit each vertex's counts and
+// entries are checked against a model, its record against its run in the index, and the
+// masks readers filter with against the model.
+class IndexCountsTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(IndexCountsTest, AppendedUpdatesResolveAgainstTheIndex) {
+  const bool tombstones = GetParam();
+  mvcc::CommitClock clock;
+  mvcc::ReaderTracer tracer;
+  MemGraphOptions opt;
+  opt.tombstones = tombstones;
+  MemGraph g(opt, &clock, &tracer);
+  std::mt19937_64 rng(tombstones ? 3 : 5);
+  constexpr uint32_t kVertices = 8;
+  std::map<uint64_t, bool> model[kVertices];  // vertex -> key -> live
+  bool deleted_here[kVertices] = {};           // the vertex was deleted in this tier
+  uint32_t seq = 0;
+  size_t applied = 0, with_appended = 0, erased_absent = 0;
+  const AppendArea* last_area = nullptr;
+  for (int round = 0; round < 4000; ++round) {
+    std::vector<PrimOp> ops;
+    const int n = 1 + static_cast<int>(rng() % 6);
+    for (int k = 0; k < n; ++k) {
+      const uint32_t u = static_cast<uint32_t>(rng() % kVertices);
+      const uint64_t key = 1000 + rng() % 24;
+      const int r = static_cast<int>(rng() % 100);
+      if (r < 1) {
+        ops.push_back(PrimOp{PrimOp::kDeleteVertex, 0, seq++, u, 0, 1.0});
+      } else if (r < 60) {
+        ops.push_back(PrimOp{PrimOp::kPut, 0, seq++, u, key, 1.0});
+      } else {
+        ops.push_back(PrimOp{PrimOp::kDelete, 0, seq++, u, key, 1.0});
+      }
+    }
+    for (const PrimOp& op : ops) {
+      std::map<uint64_t, bool>& m = model[op.u];
+      if (op.kind == PrimOp::kDeleteVertex) {
+        m.clear();
+        deleted_here[op.u] = true;
+      } else if (op.kind == PrimOp::kPut) {
+        m[op.v] = true;
+      } else {
+        erased_absent += m.count(op.v) == 0;
+        // A tombstone marks an entry only where the vertex was not deleted in this tier (a
+        // deletion hides older tiers already).
+        if (tombstones && !deleted_here[op.u]) {
+          m[op.v] = false;
+        } else {
+          m.erase(op.v);
+        }
+      }
+    }
+    Timestamp t = 0;
+    ASSERT_TRUE(g.Apply(&ops, nullptr, &t).ok());
+    const SubgraphVersion* v = g.VersionAt(0, t);
+    ASSERT_NE(v, nullptr);
+    const Adjacency& a = v->out;
+    uint64_t with_entries = 0;
+    for (uint32_t i = 0; i < kVertices; ++i) {
+      ASSERT_FALSE(a.InArt(i));
+      size_t live = 0;
+      for (const auto& [key, is_live] : model[i]) live += is_live;
+      const Adjacency::CountPair c = a.Counts(i);
+      ASSERT_EQ(c.entries, model[i].size()) << "round " << round << ", vertex " << i;
+      ASSERT_EQ(c.live, live) << "round " << round << ", vertex " << i;
+      ASSERT_GE(a.LiveBound(i), live) << "round " << round << ", vertex " << i;
+      const std::vector<std::pair<uint64_t, bool>> run = IndexRun(a, i);
+      size_t run_live = 0;
+      for (const auto& e : run) run_live += e.second;
+      ASSERT_EQ(a.Record(i).entries, run.size()) << "round " << round << ", vertex " << i;
+      ASSERT_EQ(a.Record(i).live, run_live) << "round " << round << ", vertex " << i;
+      std::vector<std::pair<uint64_t, bool>> seen;
+      ScanVertex(a, i, [&](const uint64_t* k, const double*, const uint8_t* tomb, size_t m) {
+        for (size_t j = 0; j < m; ++j) seen.push_back({k[j], tomb == nullptr || tomb[j] == 0});
+      });
+      const std::vector<std::pair<uint64_t, bool>> want(model[i].begin(), model[i].end());
+      ASSERT_EQ(seen, want) << "round " << round << ", vertex " << i;
+      if (!model[i].empty()) {
+        with_entries |= uint64_t{1} << i;
+        ASSERT_TRUE(a.MayHaveEntries(i)) << "round " << round << ", vertex " << i;
+      }
+    }
+    ASSERT_EQ(a.EntryMask() & with_entries, with_entries) << "round " << round;
+    with_appended += a.appended != nullptr && a.appended_n != 0;
+    applied += last_area != nullptr && a.appended != last_area && a.appended_n <= 6;
+    last_area = a.appended;
+  }
+  // The paths this test is for were taken: counts read over appended updates, areas applied
+  // to the index, and deletes of absent keys recorded.
+  EXPECT_GT(with_appended, 1000u);
+  EXPECT_GT(applied, 20u);
+  EXPECT_GT(erased_absent, 100u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tombstones, IndexCountsTest, ::testing::Bool());
 
 }  // namespace
 }  // namespace strata::mem
