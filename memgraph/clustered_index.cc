@@ -7,7 +7,6 @@
 #include <new>
 #include <vector>
 
-#include "memgraph/search_probe.h"
 
 namespace strata::mem {
 
@@ -672,101 +671,6 @@ bool ClusteredIndex::Find(uint8_t u, uint64_t v, double* weight, bool* tombstone
   if (weight != nullptr) *weight = l->weighted() ? l->w()[i] : 1.0;
   if (tombstone != nullptr) *tombstone = l->ntomb != 0 && l->tomb()[i] != 0;
   return true;
-}
-
-namespace {
-enum ProbeStage : uint8_t { kAtNode, kInnerBody, kLeafU, kLeafSearch, kLeafLast };
-
-// Prefetches the v keys of the search range (base, len) of leaf l: whole if small, else the
-// positions of the next levels. Returns the stage that reads them.
-uint8_t PrefetchVSearch(const Leaf* l, uint32_t base, uint32_t len) {
-  const uint64_t* v = l->v();
-  if (len * sizeof(uint64_t) <= probe::kWholeRangeBytes) {
-    coro::PrefetchRange(v + base, len * sizeof(uint64_t));
-    return kLeafLast;
-  }
-  probe::PrefetchSearchLevels(base, len, probe::kLevelsPerStep, [v](uint32_t i) { return v + i; });
-  return kLeafSearch;
-}
-}  // namespace
-
-void ClusteredIndex::ProbeStart(Probe* p) const {
-  p->node = root_;
-  p->stage = kAtNode;
-  if (root_ != nullptr) __builtin_prefetch(root_);
-}
-
-bool ClusteredIndex::ProbeStep(Probe* p, uint8_t u, uint64_t v) {
-  if (p->node == nullptr) return false;
-  const Node* n = static_cast<const Node*>(p->node);
-  switch (p->stage) {
-    case kAtNode:
-      if (n->level > 0) {  // separators and children: the whole node
-        coro::PrefetchRange(n, n->bytes);
-        p->stage = kInnerBody;
-      } else {
-        const Leaf* l = static_cast<const Leaf*>(n);
-        coro::PrefetchRange(l->u(), l->count);
-        p->stage = kLeafU;
-      }
-      return true;
-    case kInnerBody: {
-      const Inner* x = static_cast<const Inner*>(n);
-      const Node* c = x->child()[ChildFor(x, MakeKey(u, v))];
-      __builtin_prefetch(c);
-      p->node = c;
-      p->stage = kAtNode;
-      return true;
-    }
-    case kLeafU: {
-      const Leaf* l = static_cast<const Leaf*>(n);
-      size_t b, e;
-      clustered::URun(l->u(), l->count, u, &b, &e);
-      if (b == e) break;  // Find stops at the u column
-      p->base = static_cast<uint32_t>(b);
-      p->len = static_cast<uint32_t>(e - b);
-      p->stage = PrefetchVSearch(l, p->base, p->len);
-      return true;
-    }
-    case kLeafSearch: {
-      const Leaf* l = static_cast<const Leaf*>(n);
-      const uint64_t* lv = l->v();
-      probe::SearchAdvance(&p->base, &p->len, probe::kLevelsPerStep,
-                           [lv, v](uint32_t i) { return lv[i] < v; });
-      p->stage = PrefetchVSearch(l, p->base, p->len);
-      return true;
-    }
-    case kLeafLast: {
-      const Leaf* l = static_cast<const Leaf*>(n);
-      const uint64_t* lv = l->v();
-      probe::SearchAdvance(&p->base, &p->len, 64, [lv, v](uint32_t i) { return lv[i] < v; });
-      const size_t i = p->base + (p->len != 0 && lv[p->base] < v);
-      p->base = static_cast<uint32_t>(i);
-      p->len = 0;
-      if (i < l->count && lv[i] == v) {
-        if (l->weighted()) __builtin_prefetch(l->w() + i);
-        if (l->ntomb != 0) __builtin_prefetch(l->tomb() + i);
-      }
-      p->stage = kLeafLast + 1;
-      return false;
-    }
-    default:
-      return false;
-  }
-  p->node = nullptr;
-  return false;
-}
-
-probe::Outcome ClusteredIndex::ProbeOutcome(const Probe& p, uint8_t u, uint64_t v) {
-  // A null node after ProbeStart: an empty index, or a leaf without u's run.
-  if (p.node == nullptr) return probe::Outcome::kAbsent;
-  if (p.stage != kLeafLast + 1) return probe::Outcome::kUnfinished;
-  const Leaf* l = static_cast<const Leaf*>(p.node);
-  if (!(p.base < l->count && l->u()[p.base] == u && l->v()[p.base] == v)) {
-    return probe::Outcome::kAbsent;
-  }
-  return l->ntomb != 0 && l->tomb()[p.base] != 0 ? probe::Outcome::kTombstone
-                                                  : probe::Outcome::kLive;
 }
 
 bool ClusteredIndex::CheckInvariants(std::string* why) const {

@@ -59,7 +59,6 @@
 #endif
 
 #include "memgraph/node_allocator.h"
-#include "memgraph/search_probe.h"
 #include "memgraph/update.h"
 #include "util/coro.h"
 
@@ -289,29 +288,6 @@ class ClusteredIndex {
 
   // True if (u, v) has an entry (live or tombstone); fills the non-null outputs.
   bool Find(uint8_t u, uint64_t v, double* weight, bool* tombstone) const;
-
-  // Find taken a step at a time, for callers that interleave many lookups so that their cache
-  // misses overlap (software pipelining, as GastCoCo's coroutines do). ProbeStart prefetches
-  // the root; each ProbeStep reads only lines an earlier step prefetched and prefetches the
-  // next ones: an inner node's separators and children, the child on (u, v)'s path, the
-  // leaf's u column, then u's run of v keys level by level (memgraph/search_probe.h), then the
-  // found entry's weight and tombstone. It returns false once Find(u, v) would read nothing
-  // that is not in flight or in cache. Only a hint: it reads nothing but nodes of this tree.
-  struct Probe {
-    const void* node = nullptr;  // the node being read; null once done
-    uint32_t base = 0, len = 0;  // leaf stages: the search range of u's run
-    uint8_t stage = 0;
-  };
-  void ProbeStart(Probe* p) const;
-  static bool ProbeStep(Probe* p, uint8_t u, uint64_t v);
-  // After ProbeStart: what the probe found for (u, v), in O(1) from the entry its last step
-  // reached (the build pipeline passes it to the build instead of a second Find).
-  static probe::Outcome ProbeOutcome(const Probe& p, uint8_t u, uint64_t v);
-  // Whether a finished probe ended at (u, v)'s entry (false if it has none).
-  static bool ProbeHit(const Probe& p, uint8_t u, uint64_t v) {
-    const probe::Outcome o = ProbeOutcome(p, u, v);
-    return o == probe::Outcome::kLive || o == probe::Outcome::kTombstone;
-  }
 
   // u's entries in v order, one call per leaf run:
   //   fn(const uint64_t* v, const double* w, const uint8_t* tomb, size_t n) -> bool (false stops)

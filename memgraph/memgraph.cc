@@ -1053,15 +1053,21 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     for (uint64_t m = touched; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
       const Adjacency::CountPair rec{c.entries(i), c.live(i)};
+      // Each appended update of i adds or erases at most one entry (a mid-degree vertex takes
+      // updates often: bounds by the whole area's size resolved its updates on most of them).
+      const uint32_t mine =
+          a->appended != nullptr
+              ? static_cast<uint32_t>(__builtin_popcountll(a->appended->Matches(a->appended_n, i)))
+              : 0;
       if (!a->InArt(i)) {
-        if (rec.entries + a->appended_n > opt_.cart_threshold &&
+        if (rec.entries + mine > opt_.cart_threshold &&
             a->ResolvedCounts(i, rec).entries > opt_.cart_threshold) {
           to_art |= uint64_t{1} << i;
         }
         continue;
       }
       const uint32_t half = opt_.cart_threshold / 2;
-      if (rec.entries >= half + a->appended_n + a->Art(i).pending() ||
+      if (rec.entries >= half + mine + a->Art(i).pending() ||
           a->ResolvedCounts(i, rec).entries >= half) {
         continue;
       }

@@ -236,8 +236,9 @@ Adjacency::CountPair Adjacency::ResolvedCounts(uint32_t i, CountPair rec) const 
   for (size_t j = 0; j < m; ++j) {
     const uint8_t k = kind[idx[j]];
     bool tomb = false;
-    const bool had = tree != nullptr ? tree->Find(key[idx[j]], nullptr, &tomb)
-                                     : ci.Find(static_cast<uint8_t>(i), key[idx[j]], nullptr, &tomb);
+    const uint64_t v = key[idx[j]];
+    const bool had = tree != nullptr ? tree->Find(v, nullptr, &tomb)
+                                     : ci.Find(static_cast<uint8_t>(i), v, nullptr, &tomb);
     entries += static_cast<int64_t>(k != kAppendErased) - had;
     live += static_cast<int64_t>(k == kAppendLive) - (had && !tomb);
   }

@@ -212,16 +212,6 @@ void ExpectVertexMatches(const ClusteredIndex& idx, const Model& m, uint8_t u, s
     bool found = idx.Find(u, v, &w, &t);
     const Entry* e = m.Find(u, v);
     ASSERT_EQ(found, e != nullptr);
-    // The stepwise probe ends where Find does.
-    ClusteredIndex::Probe p;
-    idx.ProbeStart(&p);
-    int steps = 0;
-    while (ClusteredIndex::ProbeStep(&p, u, v)) ASSERT_LT(++steps, 64);
-    ASSERT_EQ(ClusteredIndex::ProbeHit(p, u, v), found) << "vertex " << int{u} << " key " << v;
-    // Its outcome is Find's answer, tombstones told apart.
-    ASSERT_EQ(ClusteredIndex::ProbeOutcome(p, u, v),
-              !found ? probe::Outcome::kAbsent
-                     : (t ? probe::Outcome::kTombstone : probe::Outcome::kLive));
     if (found) {
       ASSERT_EQ(t, e->tomb);
       ASSERT_EQ(w, idx.weighted() ? e->w : 1.0);
@@ -515,25 +505,6 @@ TEST_P(ClusteredIndexTest, DeepTreeGrowsAndCollapses) {
     ASSERT_TRUE(idx.CheckInvariants(&why)) << why;
     EXPECT_EQ(idx.size(), 64 * kPerVertex);
     EXPECT_EQ(idx.height(), 4);
-    // A probe takes two steps per inner level (its body, then the child), then reads the
-    // leaf's u column and searches u's run a few levels a step; it ends at (u, v)'s entry, and
-    // without a hit for an absent key.
-    for (uint64_t i : {size_t{0}, kPerVertex / 2, kPerVertex - 1}) {
-      const uint8_t u = static_cast<uint8_t>(i % 64);
-      const uint64_t v = (kMax / kPerVertex) * i + u;
-      int steps = 0;
-      ClusteredIndex::Probe p;
-      idx.ProbeStart(&p);
-      while (ClusteredIndex::ProbeStep(&p, u, v)) ++steps;
-      EXPECT_TRUE(ClusteredIndex::ProbeHit(p, u, v)) << "vertex " << int{u} << " key " << v;
-      EXPECT_GE(steps, 2 * (idx.height() - 1) + 2) << "vertex " << int{u} << " key " << v;
-      EXPECT_LE(steps, 2 * (idx.height() - 1) + 5) << "vertex " << int{u} << " key " << v;
-      ClusteredIndex::Probe q;
-      idx.ProbeStart(&q);
-      while (ClusteredIndex::ProbeStep(&q, u, v + 1)) {
-      }
-      EXPECT_FALSE(ClusteredIndex::ProbeHit(q, u, v + 1)) << "vertex " << int{u} << " key " << v + 1;
-    }
     ClusteredIndex full = idx;
     std::vector<int> order(64);
     for (int u = 0; u < 64; ++u) order[u] = u;

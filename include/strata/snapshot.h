@@ -123,8 +123,9 @@ class Snapshot {
   // u's neighbors, and equal to it when u's list lives in one run without deletions (a
   // compacted or never-updated vertex). Otherwise bound sums u's runs: an edge stored on two
   // levels, or deleted, counts once per run, and once per put among a memgraph's recent
-  // updates (they are not looked up in its containers). A vertex with no entries gets no call; a deleted
-  // vertex's older runs are not counted. Disk levels read only their vertex tables.
+  // updates (they are not looked up in its containers). A vertex with no entries gets no
+  // call; a deleted vertex's older runs are not counted. Disk levels read only their vertex
+  // tables.
   virtual Status ScanDegreeBounds(VertexId begin, VertexId end, Direction d,
                                   FunctionRef<bool(VertexId u, uint64_t bound)> fn) const;
 
