@@ -313,6 +313,13 @@ TEST(AppendAreaBuild, SeveralUpdatesOfOneBuildAppendInPlace) {
 // entries pending beside it (CArt::Apply), so its counts resolve those too.
 class HubCountsTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
 
+// Commits ops to g and returns subgraph 0's version at that commit (null if Apply failed).
+const SubgraphVersion* CommitAndRead(MemGraph* g, std::vector<PrimOp>* ops) {
+  Timestamp t = 0;
+  if (!g->Apply(ops, nullptr, &t).ok()) return nullptr;
+  return g->VersionAt(0, t);
+}
+
 // Vertex i's run in a's clustered index (its container, without appended updates):
 // {key, live} in key order.
 std::vector<std::pair<uint64_t, bool>> IndexRun(const Adjacency& a, uint32_t i) {
@@ -375,10 +382,8 @@ TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
         model.erase(op.v);
       }
     }
-    Timestamp t = 0;
-    ASSERT_TRUE(g.Apply(&ops, nullptr, &t).ok());
-    const SubgraphVersion* v = g.VersionAt(0, t);
-    ASSERT_NE(v, nullptr);
+    const SubgraphVersion* v = CommitAndRead(&g, &ops);
+    ASSERT_NE(v, nullptr) << "round " << round;
     const Adjacency& a = v->out;
     size_t live = 0;
     for (const auto& [key, is_live] : model) live += is_live;
@@ -489,10 +494,8 @@ TEST_P(IndexCountsTest, AppendedUpdatesResolveAgainstTheIndex) {
         }
       }
     }
-    Timestamp t = 0;
-    ASSERT_TRUE(g.Apply(&ops, nullptr, &t).ok());
-    const SubgraphVersion* v = g.VersionAt(0, t);
-    ASSERT_NE(v, nullptr);
+    const SubgraphVersion* v = CommitAndRead(&g, &ops);
+    ASSERT_NE(v, nullptr) << "round " << round;
     const Adjacency& a = v->out;
     uint64_t with_entries = 0;
     for (uint32_t i = 0; i < kVertices; ++i) {
