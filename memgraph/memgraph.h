@@ -52,16 +52,15 @@ struct MemGraphOptions {
   bool thread_caches = false;
 };
 
-// How Apply locates a batch's work items (each subgraph's head version, its container roots
-// and the lookup path of its first edge update) before their copy-on-write builds:
+// How Apply locates a batch's work items (each subgraph's head version, its counts, container
+// roots and the append area's next slot) before their copy-on-write builds:
 //   kSequential  no prefetch; each item is built as it comes (the baseline of the ablation);
-//   kPipeline    a fixed software pipeline: later items' heads, headers and paths are
+//   kPipeline    a fixed software pipeline: later items' heads, headers and area slots are
 //                prefetched a fixed number of items ahead of the build; a batch of at most 8
 //                items, shorter than the pipeline's distances, runs as kInterleave with group 8;
 //   kInterleave  one coroutine per item (util/coro.h), `group` at a time: each prefetches the
 //                next thing it reads and suspends; `prefetch` false suspends without the
-//                prefetches of the locate itself (ablation only: the CArt/ClusteredIndex probes
-//                still prefetch the child they return).
+//                prefetches (ablation only).
 // All modes build the same versions; the mode changes only which lines are in cache when.
 // Process-wide; meant for measurement (docs/benchmarks.md, "Coroutine interleaving"): the
 // default is the mode that measured best.
