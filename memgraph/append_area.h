@@ -54,6 +54,12 @@ inline constexpr size_t kAppendCapacity = 64;
 static_assert(kAppendCapacity <= 64, "AppendArea::Matches returns a bit per entry in 64 bits");
 
 enum AppendKind : uint8_t { kAppendLive = 0, kAppendTomb = 1, kAppendErased = 2 };
+// The update an entry of `kind` records.
+inline UpdateOp OpOf(uint8_t kind) {
+  return kind == kAppendLive ? UpdateOp::kPut
+         : kind == kAppendTomb ? UpdateOp::kTombstone
+                               : UpdateOp::kErase;
+}
 
 // An entry while an area is built (scratch form).
 struct AppendEntry {

@@ -765,9 +765,7 @@ inline Update ToUpdate(const AppendEntry& e) {
   Update u;
   u.key = e.v;
   u.weight = e.w;
-  u.op = e.kind == kAppendLive ? UpdateOp::kPut
-         : e.kind == kAppendTomb ? UpdateOp::kTombstone
-                                 : UpdateOp::kErase;
+  u.op = OpOf(e.kind);
   return u;
 }
 
@@ -803,18 +801,9 @@ void ApplyToContainers(NodeAllocator* alloc, Adjacency* a, const std::vector<App
   a->ci = a->ci.Apply(ci_ups.data(), ci_ups.size(), prev.data());
   for (size_t k = 0; k < ci_ups.size(); ++k) {
     const uint32_t i = ci_ups[k].u;
-    const UpdateOp op = ci_ups[k].upd.op;
-    const PrevState p = prev[k];
-    if (op == UpdateOp::kPut) {
-      if (p != PrevState::kLive) ++c->live_ref(i);
-      if (p == PrevState::kAbsent) ++c->entries_ref(i);
-    } else if (op == UpdateOp::kTombstone) {
-      if (p == PrevState::kLive) --c->live_ref(i);
-      if (p == PrevState::kAbsent) ++c->entries_ref(i);
-    } else {
-      if (p == PrevState::kLive) --c->live_ref(i);
-      if (p != PrevState::kAbsent) --c->entries_ref(i);
-    }
+    const CountDelta d = DeltaOf(ci_ups[k].upd.op, prev[k]);
+    c->entries_ref(i) += static_cast<uint32_t>(d.entries);  // modulo 2^32: adds d
+    c->live_ref(i) += static_cast<uint32_t>(d.live);
   }
 }
 
@@ -1053,22 +1042,25 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     for (uint64_t m = touched; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
       const Adjacency::CountPair rec{c.entries(i), c.live(i)};
-      // Each appended update of i adds or erases at most one entry (a mid-degree vertex takes
-      // updates often: bounds by the whole area's size resolved its updates on most of them).
-      const uint32_t mine =
-          a->appended != nullptr
-              ? static_cast<uint32_t>(__builtin_popcountll(a->appended->Matches(a->appended_n, i)))
-              : 0;
+      // Each appended update of i adds or erases at most one entry. The area's size bounds
+      // their number for free; a vertex near a bound counts its own (a mid-degree vertex takes
+      // updates often: bounded by the area's size alone it resolved them on most of its builds).
+      auto mine = [&]() -> uint32_t {
+        if (a->appended == nullptr) return 0;
+        return static_cast<uint32_t>(__builtin_popcountll(a->appended->Matches(a->appended_n, i)));
+      };
       if (!a->InArt(i)) {
-        if (rec.entries + mine > opt_.cart_threshold &&
+        if (rec.entries + a->appended_n > opt_.cart_threshold &&
+            rec.entries + mine() > opt_.cart_threshold &&
             a->ResolvedCounts(i, rec).entries > opt_.cart_threshold) {
           to_art |= uint64_t{1} << i;
         }
         continue;
       }
       const uint32_t half = opt_.cart_threshold / 2;
-      if (rec.entries >= half + mine + a->Art(i).pending() ||
-          a->ResolvedCounts(i, rec).entries >= half) {
+      const uint32_t pending = a->Art(i).pending();
+      if (rec.entries >= half + a->appended_n + pending ||
+          rec.entries >= half + mine() + pending || a->ResolvedCounts(i, rec).entries >= half) {
         continue;
       }
       to_ci |= uint64_t{1} << i;

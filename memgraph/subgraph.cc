@@ -234,13 +234,15 @@ Adjacency::CountPair Adjacency::ResolvedCounts(uint32_t i, CountPair rec) const 
   const uint64_t* key = appended->v();
   int64_t entries = rec.entries, live = rec.live;
   for (size_t j = 0; j < m; ++j) {
-    const uint8_t k = kind[idx[j]];
     bool tomb = false;
     const uint64_t v = key[idx[j]];
     const bool had = tree != nullptr ? tree->Find(v, nullptr, &tomb)
                                      : ci.Find(static_cast<uint8_t>(i), v, nullptr, &tomb);
-    entries += static_cast<int64_t>(k != kAppendErased) - had;
-    live += static_cast<int64_t>(k == kAppendLive) - (had && !tomb);
+    const CountDelta d = DeltaOf(OpOf(kind[idx[j]]), !had  ? PrevState::kAbsent
+                                                     : tomb ? PrevState::kTombstone
+                                                            : PrevState::kLive);
+    entries += d.entries;
+    live += d.live;
   }
   assert(live >= 0 && live <= entries);
   return {static_cast<uint32_t>(entries), static_cast<uint32_t>(live)};

@@ -6,8 +6,6 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "memgraph/search_probe.h"
-
 namespace strata::mem {
 
 enum class UpdateOp : uint8_t {
@@ -18,6 +16,34 @@ enum class UpdateOp : uint8_t {
 
 // What an entry was before an update: lets the caller keep exact live degrees.
 enum class PrevState : uint8_t { kAbsent = 0, kLive = 1, kTombstone = 2 };
+
+// How an update changes its vertex's counts, from the state its key had: the vertex keeps an
+// entry for the key unless the update erases it, and a live one only after a put; the key's
+// old entry (live or not) goes.
+struct CountDelta {
+  int32_t entries;
+  int32_t live;
+};
+inline CountDelta DeltaOf(UpdateOp op, PrevState p) {
+  const int32_t had = p != PrevState::kAbsent, had_live = p == PrevState::kLive;
+  return {static_cast<int32_t>(op != UpdateOp::kErase) - had,
+          static_cast<int32_t>(op == UpdateOp::kPut) - had_live};
+}
+
+// The first i in [lo, hi) with !less(i), or hi; less(i) is key(i) < x. The branch-free lower
+// bound every container leaf uses: with (base, len) = (lo, hi - lo), while len > 1 { half =
+// len / 2; if (less(base + half)) base += half; len -= half; }, then base + less(base).
+template <class Less>
+inline uint32_t LowerBound(uint32_t lo, uint32_t hi, Less less) {
+  if (lo >= hi) return lo;
+  uint32_t base = lo, len = hi - lo;
+  while (len > 1) {
+    const uint32_t half = len / 2;
+    base = less(base + half) ? base + half : base;
+    len -= half;
+  }
+  return base + (less(base) ? 1 : 0);
+}
 
 struct Update {
   uint64_t key;   // destination vertex ID
@@ -70,7 +96,7 @@ void ScanOverlaid(size_t m, Key key, Emit emit, ScanContainer&& scan_container, 
       // linear scan was a quarter of this function's samples in a PageRank layout:
       // docs/benchmarks.md, "the layout's walk"). A chunk is at most one leaf's entries.
       assert(n <= UINT32_MAX);
-      const size_t q = probe::LowerBound(static_cast<uint32_t>(j), static_cast<uint32_t>(n),
+      const size_t q = LowerBound(static_cast<uint32_t>(j), static_cast<uint32_t>(n),
                                          [k, next](uint32_t x) { return k[x] < next; });
       if (q > j) {
         go = InvokeScan(fn, k + j, w != nullptr ? w + j : nullptr,
