@@ -116,7 +116,7 @@ thread_local ThreadCaches thread_caches;
 // takes from the OS is marked for transparent huge pages (madvise(MADV_HUGEPAGE); the system
 // default "madvise" mode gives huge pages only to such ranges). The tier's nodes are reached
 // by dependent random loads over hundreds of MiB, far past the TLB's reach in 4 KiB pages;
-// the arena never purges (below), so its huge pages are never split by a partial purge. An
+// the arena keeps its freed pages (below), so its huge pages are not split by partial purges. An
 // arena grows its address space geometrically (2, 2.5, 3, ... MiB); only mappings of
 // kHugePageMinExtent or more are advised, so a memgraph that stays under ~33 MiB (the disk
 // tier's memgraphs, sealed at Options::memgraph_bytes) keeps 4 KiB pages and its resident
@@ -154,6 +154,15 @@ extent_hooks_t* HugePageHooks() {
   return made;
 }
 
+
+// How long a memgraph arena keeps a freed page (its dirty_decay_ms). Not -1 (never purge):
+// an arena that can never purge leaves its jemalloc background thread asleep with no timeout,
+// and jemalloc then wakes that thread on every slab or extent the arena frees or takes
+// (arena_handle_deferred_work's inactivity check), which finds nothing to do: a futex wake
+// and a context switch per few blocks freed. An hour keeps the thread on a timer while
+// freed pages are, in practice, all kept (docs/benchmarks.md, "Issue 28: jemalloc's
+// background thread woken per slab").
+constexpr ssize_t kKeepDecayMs = ssize_t{3600} * 1000;
 
 void SetDecay(unsigned arena, ssize_t ms) {
   char name[64];
@@ -212,7 +221,7 @@ bool TakeSpareArena(unsigned* arena) {
   if (Spares().empty()) return false;
   *arena = Spares().back();
   Spares().pop_back();
-  SetDecay(*arena, -1);
+  SetDecay(*arena, kKeepDecayMs);
   return true;
 }
 
@@ -260,12 +269,12 @@ NodeAllocator::NodeAllocator()
     extent_hooks_t* hooks = HugePageHooks();
     use_arena_ = mallctl("arenas.create", &arena_, &sz, hooks != nullptr ? &hooks : nullptr,
                          hooks != nullptr ? sizeof(hooks) : 0) == 0;
-    // The arena keeps its freed pages until it is destroyed (no decay, no madvise): version
-    // GC frees nodes at the rate writers allocate them, and purging each emptied slab at once
-    // would cost an madvise and a TLB shootdown per few edges, then refaults (docs/design.md,
-    // "Memgraph memory"; figures in docs/benchmarks.md, "Allocator"). What the arena keeps is
-    // bounded by its own peak, which the memgraph's capacity bounds.
-    if (use_arena_) SetDecay(arena_, -1);
+    // The arena keeps its freed pages (a page is purged only after kKeepDecayMs unused):
+    // version GC frees nodes at the rate writers allocate them, and purging each emptied slab
+    // at once would cost an madvise and a TLB shootdown per few edges, then refaults
+    // (docs/design.md, "Memgraph memory"; figures in docs/benchmarks.md, "Allocator"). What
+    // the arena keeps is bounded by its own peak, which the memgraph's capacity bounds.
+    if (use_arena_) SetDecay(arena_, kKeepDecayMs);
   }
   if (use_arena_) {
     std::lock_guard<std::mutex> g(LiveMutex());

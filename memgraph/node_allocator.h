@@ -68,7 +68,7 @@ class NodeAllocator {
   size_t bytes() const { return static_cast<size_t>(bytes_.Count()); }
 
   // Freed memory kept for reuse instead of returned to the OS: the private arena's dirty
-  // pages (it never purges; see the constructor) and the blocks on the threads' free lists;
+  // pages (kept an hour; see the constructor) and the blocks on the threads' free lists;
   // 0 without a private arena. Not counted in bytes().
   size_t RetainedBytes() const;
 

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#ifndef STRATA_NO_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -696,6 +700,44 @@ TEST(NodeAllocatorTest, FreedPagesStayInTheArena) {
   EXPECT_GE(kept, size_t{15} << 20);
   round();
   EXPECT_LE(alloc.RetainedBytes(), kept + (size_t{1} << 20));  // reused, not grown
+}
+
+// Freeing a memgraph's blocks must not wake jemalloc's background thread: an arena that never
+// purges (decay -1) leaves its thread asleep with no timeout, and jemalloc wakes such a thread
+// on every slab the arena frees or takes — a futex wake and a context switch per few blocks,
+// 5% of a full tier's load (docs/benchmarks.md, "Issue 28: jemalloc's background thread woken
+// per slab"). Rounds of 4 KiB blocks free and take back thousands of slabs here.
+TEST(NodeAllocatorTest, FreeingBlocksDoesNotWakeTheBackgroundThread) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no arena to observe";
+#else
+  bool on = false;
+  size_t sz = sizeof(on);
+  if (mallctl("background_thread", &on, &sz, nullptr, 0) != 0 || !on) {
+    GTEST_SKIP() << "jemalloc's background threads are off (MALLOC_CONF?)";
+  }
+  auto runs = [] {
+    uint64_t epoch = 1;
+    size_t esz = sizeof(epoch);
+    mallctl("epoch", &epoch, &esz, &epoch, esz);
+    uint64_t n = 0;
+    size_t nsz = sizeof(n);
+    EXPECT_EQ(mallctl("stats.background_thread.num_runs", &n, &nsz, nullptr, 0), 0);
+    return n;
+  };
+  NodeAllocator alloc;
+  std::vector<void*> ps(4096);
+  auto round = [&] {
+    for (void*& p : ps) p = alloc.Allocate(4000);  // a slab class (4 KiB): one region a slab
+    for (void* p : ps) alloc.Free(p, 4000);
+  };
+  round();  // the arena's first pages; its thread may run once on the first freed slab
+  const uint64_t before = runs();
+  for (int k = 0; k < 8; ++k) round();
+  // Each round empties and refills thousands of slabs; the thread may run on its timer (an
+  // epoch of the hour's decay is 18 s) or for another arena, not once per slab.
+  EXPECT_LE(runs() - before, 20u);
+#endif
 }
 
 // A memgraph's allocator, destroyed after its flush, leaves its arena (reset: every block in

@@ -5,8 +5,8 @@
 // jemalloc reads malloc_conf once at startup; the MALLOC_CONF environment variable overrides
 // it. Freed pages go back to the OS at once, without a "muzzy" stage: flushes, compactions and
 // vertex-index installs free large buffers in bursts, and resident memory must stay near what
-// Options::memory_budget allows. The memgraph arenas are the exception (they never purge; see
-// NodeAllocator), the kernels' arena keeps freed arrays for a few seconds for the next kernel
+// Options::memory_budget allows. The memgraph arenas are the exception (they keep freed pages
+// an hour; see NodeAllocator), the kernels' arena keeps freed arrays for a few seconds for the next kernel
 // (analytics/kernel_memory.h), and hot paths keep large temporaries as per-thread scratch
 // (util/scratch.h). Background threads return those arenas' expired pages on time even when
 // the process allocates nothing more (they run only while some arena has pages to decay).
