@@ -438,6 +438,41 @@ TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
 INSTANTIATE_TEST_SUITE_P(TombstonesPending, HubCountsTest,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool()));
 
+// A hub whose deletes wait pending beside its tree still moves back to the clustered index
+// when its view falls below half the threshold: its record (the tree alone) stays high, and
+// the build's shrink check may keep a hub without reading its tree only while the record
+// stays above half by more than the tree can hold pending (CArt::PendingCapacity).
+TEST(HubShrinkTest, PendingDeletesMoveTheHubBack) {
+  const PendingForTesting pending(true);  // a tree keeps up to 4x its entries pending
+  mvcc::CommitClock clock;
+  mvcc::ReaderTracer tracer;
+  MemGraphOptions opt;
+  opt.tombstones = false;
+  opt.cart_threshold = 16;
+  MemGraph g(opt, &clock, &tracer);
+  uint32_t seq = 0;
+  std::vector<PrimOp> ops;
+  for (uint64_t key = 0; key < 40; ++key) ops.push_back(PrimOp{PrimOp::kPut, 0, seq++, 1, key, 1.0});
+  const SubgraphVersion* v = CommitAndRead(&g, &ops);
+  ASSERT_NE(v, nullptr);
+  ASSERT_TRUE(v->out.InArt(1)) << "40 entries: past the threshold, in its own C-ART";
+  // 36 deletes and more filler than the area holds, in one batch: the area is applied within
+  // the build and the hub's deletes go to its tree as pending updates (no prior states asked).
+  ops.clear();
+  for (uint64_t key = 0; key < 36; ++key) {
+    ops.push_back(PrimOp{PrimOp::kDelete, 0, seq++, 1, key, 1.0});
+  }
+  for (uint64_t x = 0; x < 2 * kAppendCapacity; ++x) {
+    ops.push_back(PrimOp{PrimOp::kPut, 0, seq++, 2, 1000 + x, 1.0});
+  }
+  v = CommitAndRead(&g, &ops);
+  ASSERT_NE(v, nullptr);
+  const Adjacency& a = v->out;
+  ASSERT_EQ(a.Counts(1).entries, 4u);
+  EXPECT_FALSE(a.InArt(1)) << "4 entries, below half the threshold, left in its C-ART";
+  if (!a.InArt(1)) EXPECT_EQ(IndexRun(a, 1).size(), 4u);
+}
+
 // A clustered-index vertex's updates take no prior state either: its record counts its run in
 // the index, and its appended updates are resolved against the index when counts are read or
 // when the area is applied (Adjacency's counts). Eight low-degree vertices take random puts,
