@@ -334,6 +334,20 @@ std::vector<std::pair<uint64_t, bool>> IndexRun(const Adjacency& a, uint32_t i) 
   return run;
 }
 
+// A memgraph whose hubs move to their own C-ART past 16 entries (and back below 8).
+struct HubMemGraph {
+  explicit HubMemGraph(bool tombstones) : g(Options(tombstones), &clock, &tracer) {}
+  static MemGraphOptions Options(bool tombstones) {
+    MemGraphOptions opt;
+    opt.tombstones = tombstones;
+    opt.cart_threshold = 16;
+    return opt;
+  }
+  mvcc::CommitClock clock;
+  mvcc::ReaderTracer tracer;
+  MemGraph g;
+};
+
 struct PendingForTesting {
   explicit PendingForTesting(bool on) {
     if (on) CArt::SetPendingForTesting(1, 1, 4);
@@ -344,12 +358,9 @@ struct PendingForTesting {
 TEST_P(HubCountsTest, AppendedUpdatesResolveAgainstTheTree) {
   const bool tombstones = std::get<0>(GetParam());
   const PendingForTesting pending(std::get<1>(GetParam()));
-  mvcc::CommitClock clock;
-  mvcc::ReaderTracer tracer;
-  MemGraphOptions opt;
-  opt.tombstones = tombstones;
-  opt.cart_threshold = 16;
-  MemGraph g(opt, &clock, &tracer);
+  HubMemGraph hub(tombstones);
+  MemGraph& g = hub.g;
+  const MemGraphOptions opt = HubMemGraph::Options(tombstones);
   std::mt19937_64 rng(tombstones ? 7 : 11);
   std::map<uint64_t, bool> model;  // hub 1's entries: key -> live
   uint32_t seq = 0;
@@ -444,15 +455,13 @@ INSTANTIATE_TEST_SUITE_P(TombstonesPending, HubCountsTest,
 // stays above half by more than the tree can hold pending (CArt::PendingCapacity).
 TEST(HubShrinkTest, PendingDeletesMoveTheHubBack) {
   const PendingForTesting pending(true);  // a tree keeps up to 4x its entries pending
-  mvcc::CommitClock clock;
-  mvcc::ReaderTracer tracer;
-  MemGraphOptions opt;
-  opt.tombstones = false;
-  opt.cart_threshold = 16;
-  MemGraph g(opt, &clock, &tracer);
+  HubMemGraph hub(/*tombstones=*/false);
+  MemGraph& g = hub.g;
   uint32_t seq = 0;
   std::vector<PrimOp> ops;
-  for (uint64_t key = 0; key < 40; ++key) ops.push_back(PrimOp{PrimOp::kPut, 0, seq++, 1, key, 1.0});
+  for (uint64_t key = 0; key < 40; ++key) {
+    ops.push_back(PrimOp{PrimOp::kPut, 0, seq++, 1, key, 1.0});
+  }
   const SubgraphVersion* v = CommitAndRead(&g, &ops);
   ASSERT_NE(v, nullptr);
   ASSERT_TRUE(v->out.InArt(1)) << "40 entries: past the threshold, in its own C-ART";

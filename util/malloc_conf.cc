@@ -6,9 +6,9 @@
 // it. Freed pages go back to the OS at once, without a "muzzy" stage: flushes, compactions and
 // vertex-index installs free large buffers in bursts, and resident memory must stay near what
 // Options::memory_budget allows. The memgraph arenas are the exception (they keep freed pages
-// an hour; see NodeAllocator), the kernels' arena keeps freed arrays for a few seconds for the next kernel
-// (analytics/kernel_memory.h), and hot paths keep large temporaries as per-thread scratch
-// (util/scratch.h). Background threads return those arenas' expired pages on time even when
+// an hour; see NodeAllocator), the kernels' arena keeps freed arrays for a few seconds for
+// the next kernel (analytics/kernel_memory.h), and hot paths keep large temporaries as
+// per-thread scratch (util/scratch.h). Background threads return those arenas' expired pages on time even when
 // the process allocates nothing more (they run only while some arena has pages to decay).
 // oversize_threshold:0 turns off jemalloc's dedicated arena for requests of 8 MiB and more,
 // whose pages are purged at once whatever arena was asked for: the kernel arena's per-vertex
