@@ -8,8 +8,9 @@
 // Options::memory_budget allows. The memgraph arenas are the exception (they keep freed pages
 // an hour; see NodeAllocator), the kernels' arena keeps freed arrays for a few seconds for
 // the next kernel (analytics/kernel_memory.h), and hot paths keep large temporaries as
-// per-thread scratch (util/scratch.h). Background threads return those arenas' expired pages on time even when
-// the process allocates nothing more (they run only while some arena has pages to decay).
+// per-thread scratch (util/scratch.h). Background threads return those arenas' expired pages
+// on time even when the process allocates nothing more (they run only while some arena has
+// pages to decay).
 // oversize_threshold:0 turns off jemalloc's dedicated arena for requests of 8 MiB and more,
 // whose pages are purged at once whatever arena was asked for: the kernel arena's per-vertex
 // arrays are that large from 2^20 vertices. The default arenas purge at once anyway.
