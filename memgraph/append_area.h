@@ -54,11 +54,16 @@ inline constexpr size_t kAppendCapacity = 64;
 static_assert(kAppendCapacity <= 64, "AppendArea::Matches returns a bit per entry in 64 bits");
 
 enum AppendKind : uint8_t { kAppendLive = 0, kAppendTomb = 1, kAppendErased = 2 };
-// The update an entry of `kind` records.
+// The update an entry of `kind` records, and the kind that records an update: inverses.
 inline UpdateOp OpOf(uint8_t kind) {
   return kind == kAppendLive ? UpdateOp::kPut
          : kind == kAppendTomb ? UpdateOp::kTombstone
                                : UpdateOp::kErase;
+}
+inline uint8_t KindOf(UpdateOp op) {
+  return op == UpdateOp::kPut         ? kAppendLive
+         : op == UpdateOp::kTombstone ? kAppendTomb
+                                      : kAppendErased;
 }
 
 // An entry while an area is built (scratch form).

@@ -977,11 +977,6 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
       return u;
     };
     // The updates laid over the appended ones: each overrides an appended entry of its key.
-    auto kind_of = [](const Update& u) -> uint8_t {
-      return u.op == UpdateOp::kPut         ? kAppendLive
-             : u.op == UpdateOp::kTombstone ? kAppendTomb
-                                            : kAppendErased;
-    };
     const AppendArea* const old = a->appended;
     const size_t old_n = a->appended_n;
     if (old_n + st.size() <= kAppendCapacity) {
@@ -995,9 +990,9 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
         const Update u = take(k);
         AppendArea* const cur = a->appended;
         if (cur == nullptr ||
-            !TryAppend(cur, n, static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w)) {
+            !TryAppend(cur, n, static_cast<uint8_t>(e.i), KindOf(u.op), e.v, e.w)) {
           a->appended = AreaWith(&alloc_, opt_.weighted, cur, n, static_cast<uint8_t>(e.i),
-                                 kind_of(u), e.v, e.w);
+                                 KindOf(u.op), e.v, e.w);
           UnrefAppendArea(&alloc_, cur);
         }
         a->appended_n = static_cast<uint8_t>(++n);
@@ -1017,7 +1012,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
         const Update u = take(k);
         while (old_before(static_cast<uint8_t>(e.i), e.v)) merged.push_back(prior[op++]);
         if (op < prior.size() && prior[op].u == e.i && prior[op].v == e.v) ++op;
-        merged.push_back({static_cast<uint8_t>(e.i), kind_of(u), e.v, e.w});
+        merged.push_back({static_cast<uint8_t>(e.i), KindOf(u.op), e.v, e.w});
       }
       while (op < prior.size()) merged.push_back(prior[op++]);
       UnrefAppendArea(&alloc_, a->appended);
