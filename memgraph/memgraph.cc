@@ -66,6 +66,13 @@ std::atomic<uint32_t> locate_config{LocateConfig::kPipeline | 16u << 8 | 1u << 1
 // the line arrives. Reads
 // only what BuildPipelined's stages read (heads a registered or locking writer keeps
 // allocated). `build` runs the item's BuildVersion.
+// Where a build's in-place append to a's area writes its key (the area's next slot), or null
+// when a has no area or it is full: the locate prefetches it.
+inline const uint64_t* NextAreaSlot(const Adjacency* a) {
+  if (a == nullptr || a->appended == nullptr || a->appended_n >= a->appended->cap) return nullptr;
+  return a->appended->v() + a->appended_n;
+}
+
 template <typename W, typename Build>
 coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
   if (w->fresh != nullptr) co_return Status::OK();
@@ -90,9 +97,9 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
     // An update takes no prior state (Adjacency's counts): nothing is looked up, and the
     // build's append writes the area's next slot.
     for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
-      if (a == nullptr || !prefetch || a->appended == nullptr) continue;
-      const AppendArea* ar = a->appended;
-      if (a->appended_n < ar->cap) coro::Prefetch(ar->v() + a->appended_n);
+      if (const uint64_t* slot = NextAreaSlot(a); slot != nullptr && prefetch) {
+        coro::Prefetch(slot);
+      }
     }
     co_await coro::Suspend{};
   }
@@ -275,9 +282,7 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
     if (h == nullptr) return;
     for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
-      if (a == nullptr || a->appended == nullptr) continue;
-      const AppendArea* ar = a->appended;
-      if (a->appended_n < ar->cap) __builtin_prefetch(ar->v() + a->appended_n, 1);
+      if (const uint64_t* slot = NextAreaSlot(a); slot != nullptr) __builtin_prefetch(slot, 1);
     }
   };
   for (size_t k = 0; k < kSlot; ++k) prefetch_slot(k);
