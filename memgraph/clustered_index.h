@@ -119,26 +119,13 @@ struct Inner : Node {
 // Index of the child of x whose key range holds k (the number of separators <= k).
 inline size_t ChildFor(const Inner* x, Key k) {
   const Key* s = x->sep();
-  const Key* base = s;
-  size_t len = x->count - 1;  // >= 1
-  while (len > 1) {
-    size_t half = len / 2;
-    base = (base[half] <= k) ? base + half : base;
-    len -= half;
-  }
-  return static_cast<size_t>(base - s) + (*base <= k);
+  return LowerBound(0, x->count - 1u, [s, k](uint32_t i) { return s[i] <= k; });
 }
 
 // First index i in [lo, hi) with u[i] >= x, or hi.
 inline size_t LowerBoundU(const uint8_t* u, size_t lo, size_t hi, unsigned x) {
-  if (lo >= hi) return lo;
-  size_t base = lo, len = hi - lo;
-  while (len > 1) {
-    size_t half = len / 2;
-    base = (u[base + half] < x) ? base + half : base;
-    len -= half;
-  }
-  return base + (u[base] < x);
+  return LowerBound(static_cast<uint32_t>(lo), static_cast<uint32_t>(hi),
+                    [u, x](uint32_t i) { return u[i] < x; });
 }
 
 // The run of vertex x in a leaf's sorted u column u[0, n): [*b, *e). Scans 16 bytes at a time
@@ -173,14 +160,8 @@ inline void URun(const uint8_t* u, size_t n, unsigned x, size_t* b, size_t* e) {
 
 // First index i in [lo, hi) with v[i] >= x, or hi.
 inline size_t LowerBoundV(const uint64_t* v, size_t lo, size_t hi, uint64_t x) {
-  if (lo >= hi) return lo;
-  size_t base = lo, len = hi - lo;
-  while (len > 1) {
-    size_t half = len / 2;
-    base = (v[base + half] < x) ? base + half : base;
-    len -= half;
-  }
-  return base + (v[base] < x);
+  return LowerBound(static_cast<uint32_t>(lo), static_cast<uint32_t>(hi),
+                    [v, x](uint32_t i) { return v[i] < x; });
 }
 
 inline bool AnyNonZero(const uint8_t* p, size_t n) {

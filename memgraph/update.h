@@ -30,9 +30,10 @@ inline CountDelta DeltaOf(UpdateOp op, PrevState p) {
           static_cast<int32_t>(op == UpdateOp::kPut) - had_live};
 }
 
-// The first i in [lo, hi) with !less(i), or hi; less(i) is key(i) < x. The branch-free lower
-// bound every container leaf uses: with (base, len) = (lo, hi - lo), while len > 1 { half =
-// len / 2; if (less(base + half)) base += half; len -= half; }, then base + less(base).
+// The first i in [lo, hi) with !less(i), or hi, for less true on a prefix of [lo, hi) (key(i) <
+// x). Branch-free: with (base, len) = (lo, hi - lo), while len > 1 { half = len / 2; if
+// (less(base + half)) base += half; len -= half; }, then base + less(base). The clustered
+// index's searches (ChildFor, LowerBoundU, LowerBoundV) and ScanOverlaid use it.
 template <class Less>
 inline uint32_t LowerBound(uint32_t lo, uint32_t hi, Less less) {
   if (lo >= hi) return lo;
