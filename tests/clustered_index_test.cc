@@ -705,8 +705,8 @@ TEST(NodeAllocatorTest, FreedPagesStayInTheArena) {
 // Freeing a memgraph's blocks must not wake jemalloc's background thread: an arena that never
 // purges (decay -1) leaves its thread asleep with no timeout, and jemalloc wakes such a thread
 // on every slab the arena frees or takes — a futex wake and a context switch per few blocks,
-// 5% of a full tier's load (docs/benchmarks.md, "Issue 28: jemalloc's background thread woken
-// per slab"). Rounds of 4 KiB blocks free and take back thousands of slabs here.
+// 5.2% of the samples of a scale-20 fill's last tenth (docs/benchmarks.md, "Issue 28:
+// jemalloc's background thread woken per slab"). Rounds of 4 KiB blocks free and take back thousands of slabs here.
 TEST(NodeAllocatorTest, FreeingBlocksDoesNotWakeTheBackgroundThread) {
 #ifdef STRATA_NO_JEMALLOC
   GTEST_SKIP() << "plain new/delete (sanitizer build): no arena to observe";
