@@ -47,9 +47,8 @@ namespace {
 thread_local char stage_token;  // its address names this thread to ListCache::Stage::owner
 
 // Bytes of n 3-byte IDs and the zero pad byte after them (Id24's 4-byte load of the last ID
-// reads it); Id24Count inverts it.
+// reads it).
 size_t Id24Bytes(size_t n) { return 3 * n + 1; }
-size_t Id24Count(size_t bytes) { return (bytes - 1) / 3; }
 
 // *to = ids[0, n) as 3-byte IDs (each < 2^24) and the pad byte, in a vector of exactly
 // Id24Bytes(n). Eight IDs go into three 8-byte words, written with non-temporal stores as in
@@ -125,7 +124,121 @@ void StreamInto(const UninitVector<T>& from, size_t count, UninitVector<T>* to) 
 #endif
   if (i < n) std::memcpy(d + i, s + i, n - i);
 }
+
+// The k in [1, n) where ids[k]'s bits above the low 16 differ from ids[k - 1]'s, in order:
+// fn(k) for each. Four IDs at a time where none differs (a list's runs are few and long).
+template <typename Fn>
+void ForEachHighChange(const uint32_t* ids, size_t n, Fn&& fn) {
+  size_t k = 1;
+#if defined(__SSE2__)
+  for (; k + 4 <= n;) {
+    const auto* p = reinterpret_cast<const __m128i*>(ids + k);
+    const __m128i a = _mm_srli_epi32(_mm_loadu_si128(p), 16);
+    const __m128i b = _mm_srli_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k - 1)), 16);
+    const int same = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a, b)));
+    if (same == 0xF) {
+      k += 4;
+      continue;
+    }
+    k += static_cast<size_t>(__builtin_ctz(~same & 0xF));
+    fn(k);
+    ++k;
+  }
+#endif
+  for (; k < n; ++k) {
+    if ((ids[k] >> 16) != (ids[k - 1] >> 16)) fn(k);
+  }
+}
+
+// Bytes of the runs record (Block::runs) of a list ids[0, n), or 0 when the list stays in 3-byte
+// IDs: shorter than kRunList, too long for a run's 24-bit count, or no saving once its index
+// entries are counted. (Runs keep the list's order whatever it is: IDs need not ascend.)
+size_t RunsRecordBytes(const uint32_t* ids, size_t n) {
+  if (n < ListCache::kRunList || n >= (size_t{1} << 24)) return 0;
+  size_t runs = 1;
+  ForEachHighChange(ids, n, [&](size_t) { ++runs; });
+  const size_t bytes = 4 + 4 * runs + 2 * n;
+  // Its index entries (long_j, long_off) count against the saving too.
+  return bytes + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n ? bytes : 0;
+}
+
+// Writes the runs record of ids[0, n) (RunsRecordBytes(ids, n) bytes) at `out`.
+void WriteRunsRecord(const uint32_t* ids, size_t n, uint8_t* out) {
+  uint32_t runs = 0;
+  uint8_t* const headers = out + 4;
+  size_t start = 0;
+  auto header = [&](size_t end) {
+    const uint32_t h = (ids[start] >> 16) << 24 | static_cast<uint32_t>(end - start);
+    std::memcpy(headers + 4 * size_t{runs}, &h, 4);
+    ++runs;
+    start = end;
+  };
+  ForEachHighChange(ids, n, header);
+  header(n);
+  std::memcpy(out, &runs, 4);
+  auto* low = reinterpret_cast<uint16_t*>(headers + 4 * size_t{runs});  // 2-aligned: Block::runs
+  size_t i = 0;
+#if defined(__SSE2__)
+  // Low halves, eight at a time: biased into int16's range for the signed saturating pack.
+  const __m128i mask = _mm_set1_epi32(0xFFFF), bias32 = _mm_set1_epi32(0x8000);
+  const __m128i bias16 = _mm_set1_epi16(static_cast<int16_t>(0x8000));
+  for (; i + 8 <= n; i += 8) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + i + 4));
+    const __m128i p = _mm_packs_epi32(_mm_sub_epi32(_mm_and_si128(a, mask), bias32),
+                                      _mm_sub_epi32(_mm_and_si128(b, mask), bias32));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(low + i), _mm_xor_si128(p, bias16));
+  }
+#endif
+  for (; i < n; ++i) low[i] = static_cast<uint16_t>(ids[i]);
+}
 }  // namespace
+
+void ListCache::Keep24(Block& b, uint32_t* ids, size_t count, size_t lists) {
+  // Long lists first: which, and their records' bytes.
+  uint64_t long_entries = 0, run_bytes = 0;
+  size_t longs = 0;
+  auto end_of = [&](size_t j) -> size_t { return j + 1 < lists ? b.off[j + 1] : count; };
+  uint32_t record[kLayoutBlock];  // each list's record bytes, 0: kept in 3-byte IDs
+  assert(lists <= kLayoutBlock);
+  for (size_t j = 0; j < lists; ++j) {
+    const size_t e0 = b.off[j], e1 = end_of(j);
+    const size_t r = RunsRecordBytes(ids + e0, e1 - e0);
+    record[j] = static_cast<uint32_t>(std::min<size_t>(r, UINT32_MAX));
+    if (r == 0) continue;
+    ++longs;
+    long_entries += e1 - e0;
+    run_bytes += r;
+  }
+  b.coded_count = static_cast<uint32_t>(count);
+  b.form = Block::kId24;
+  if (longs == 0 || run_bytes > UINT32_MAX) {
+    Into24(ids, count, &b.bytes);
+    return;
+  }
+  b.long_j.resize(longs);
+  b.long_off.resize(longs);
+  b.runs.resize(static_cast<size_t>(run_bytes));
+  // The other lists compacted in place (each moves down, never over a list not yet read).
+  size_t n_short = 0, k = 0, at = 0;
+  for (size_t j = 0; j < lists; ++j) {
+    const size_t e0 = b.off[j], e1 = end_of(j);
+    const size_t r = record[j];
+    if (r == 0) {
+      if (n_short != e0) std::memmove(ids + n_short, ids + e0, (e1 - e0) * sizeof(uint32_t));
+      n_short += e1 - e0;
+      continue;
+    }
+    b.long_j[k] = static_cast<uint16_t>(j);
+    b.long_off[k] = static_cast<uint32_t>(at);
+    WriteRunsRecord(ids + e0, e1 - e0, b.runs.data() + at);
+    at += r;
+    ++k;
+  }
+  assert(n_short == count - long_entries && at == run_bytes);
+  Into24(ids, n_short, &b.bytes);
+}
 
 ListCache::Stage* ListCache::ClaimStage() {
   if (!reserve_.empty()) return nullptr;
@@ -211,7 +324,10 @@ void ListCache::Unstage(Stage& st) {
     Drop(b);
   } else {
     if (id24_) {
-      Into24(st.ids32.data(), st.n, &b.bytes);
+      // Counted at 3 bytes an entry; the long lists' records take less (Keep24).
+      // (A Pack that declined has set every offset: next is then past the last vertex.)
+      Keep24(b, st.ids32.data(), st.n, std::min<size_t>(b.next, kLayoutBlock));
+      used_.fetch_sub(bytes - Held(b), std::memory_order_relaxed);
     } else if (narrow_) {
       StreamInto(st.ids32, st.n, &b.ids32);
     } else {
@@ -288,7 +404,8 @@ size_t ListCache::Entries(const Block& b) const {
 
 size_t ListCache::Held(const Block& b) const {
   return b.ids32.capacity() * 4 + b.ids64.capacity() * 8 + b.w.capacity() * 8 +
-         b.skip.capacity() * 8 + b.bytes.capacity();
+         b.skip.capacity() * 8 + b.bytes.capacity() + b.runs.capacity() +
+         b.long_j.capacity() * sizeof(uint16_t) + b.long_off.capacity() * sizeof(uint32_t);
 }
 
 uint64_t ListCache::LimitDegree(const Layout& estimate) {
@@ -433,7 +550,7 @@ void ListCache::CollectSlow(VertexId u, const NeighborChunk& c) {
 void ListCache::Close(Block& b, VertexId len) {
   if (b.stage != nullptr) Unstage(*b.stage);
   if (b.state != Block::kFilling) return;
-  const size_t count = b.form == Block::kId24 ? Id24Count(b.bytes.size())
+  const size_t count = b.form == Block::kId24 ? b.coded_count
                        : narrow_              ? b.ids32.size()
                                               : b.ids64.size();
   while (b.next <= len) b.off[b.next++] = static_cast<uint32_t>(count);
@@ -453,9 +570,8 @@ void ListCache::Close(Block& b, VertexId len) {
         Pack(static_cast<size_t>(&b - blocks_.data()), b.ids32.data(), count)) {
       b.ids32 = UninitVector<uint32_t>();
     } else if (id24_) {
-      Into24(b.ids32.data(), count, &b.bytes);
+      Keep24(b, b.ids32.data(), count, len);
       b.ids32 = UninitVector<uint32_t>();
-      b.form = Block::kId24;
     } else {
       b.form = Block::kPlain;
     }

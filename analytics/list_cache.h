@@ -34,6 +34,16 @@
 // checked against the budget at 4 bytes an entry (its stage holds them so), so near the
 // budget's edge a block may be streamed whose 3-byte lists would have fitted.
 //
+// Runs. In a 3-byte block, a list of at least kRunList IDs is kept instead as runs
+// of IDs sharing their high bits (above the low 16): per run a 4-byte header (high bits,
+// count), then the list's low halves, 2 bytes an ID (Block::runs; 16 runs at most on a
+// 2^20-vertex graph). Pass hands fn one Id16Run per run when fn takes it (`auto src`), else
+// the run widened to 32 bits; PassInterleaved reads blocks with runs as Pass does; Chunks
+// widens them. off[] still counts every list's entries (lengths for HasLengths), the 3-byte
+// array holding only the other lists. On the scale-20 Kronecker graph lists of 256 entries
+// or more hold ~64% of the entries (docs/benchmarks.md, "Issue 28: long lists as 16-bit
+// runs").
+//
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
 // Collect) keeps the shortest lists — every list up to a degree cutoff chosen so that they fit
@@ -54,6 +64,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -81,6 +93,36 @@ struct Id24 {
   }
 };
 static_assert(sizeof(Id24) == 3 && alignof(Id24) == 1);
+
+// A run of a long list in a 3-byte block (ListCache, "Runs"): IDs that share their bits above
+// the low 16, kept as their low halves; read as `hi | lo[i]` (one load and an OR, as deep as
+// an Id24's load and mask). Kernels that take `auto src` get it; others get 32-bit IDs.
+struct Id16Run {
+  const uint16_t* lo;
+  uint32_t hi;  // the shared high bits, in place
+  uint32_t operator[](size_t i) const { return hi | lo[i]; }
+};
+
+// A whole long list of a 3-byte block as its runs, for a kernel that loops over them itself
+// (Pass<true>): f(Id16Run, n) per run, in list order. One call per list instead of one per
+// run keeps the kernel's per-list state (PageRank's running sum) in registers across runs.
+struct Id16Runs {
+  const uint8_t* rec;  // the list's record (ListCache::Block::runs)
+  template <typename F>
+  void ForEach(F&& f) const {
+    uint32_t runs;
+    std::memcpy(&runs, rec, 4);
+    const uint8_t* const headers = rec + 4;
+    const uint16_t* lo = reinterpret_cast<const uint16_t*>(headers + 4 * size_t{runs});
+    for (uint32_t r = 0; r < runs; ++r) {
+      uint32_t h;
+      std::memcpy(&h, headers + 4 * size_t{r}, 4);
+      const size_t n = h & 0xFFFFFFu;
+      f(Id16Run{lo, (h >> 24) << 16}, n);
+      lo += n;
+    }
+  }
+};
 
 // A kernel's cache_bytes as a number of bytes: kAutoCacheBytes resolved (AutoCacheBytes(),
 // read now), anything else as it is. For a kernel that divides its budget before making its
@@ -139,7 +181,9 @@ class ListCache {
   // u in r, u ascending, src ascending; `src` is `const uint32_t*`, `const Id24*` or
   // `const VertexId*` (fn takes `const auto*` and reads src[i] as an ID). A neighbor >= the
   // bound is Corruption. Safe to call concurrently.
-  template <typename Fn>
+  // kWholeRuns: a long list kept as runs comes as one call, src an Id16Runs (fn loops over its
+  // runs), instead of one call per run.
+  template <bool kWholeRuns = false, typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
 
   // Pass with the lists of kept blocks read `group` vertices at a time, interleaved as
@@ -151,6 +195,8 @@ class ListCache {
   // that keeps per-vertex state sees exactly Pass's sequence for each vertex. Blocks not kept
   // (and kDirected's filtered lists) are streamed as by Pass. group <= 1 is Pass.
   static constexpr size_t kInterleavePiece = 16;
+  // The shortest list a 3-byte block keeps as runs (see "Runs").
+  static constexpr size_t kRunList = 256;
   template <typename Prefetch, typename Fn>
   Status PassInterleaved(const Snapshot& snap, const Layout& layout, VertexRange r, size_t group,
                          Prefetch&& prefetch, Fn&& fn) const;
@@ -266,6 +312,16 @@ class ListCache {
     enum Form : uint8_t { kOpen, kPlain, kPacked, kId24 } form = kOpen;
     bool packed() const { return form == kPacked; }
     bool coded() const { return form == kPacked || form == kId24; }  // no ids32 to append to
+    // kId24: every list's entries (off[] counts them), those in `bytes` and in `runs`.
+    uint32_t coded_count = 0;
+    // kId24: the lists kept as runs, ascending by vertex j (long_j), each a record at byte
+    // long_off of `runs`: uint32 count of runs; per run a uint32 (high bits << 24 | IDs);
+    // then the list's low halves (uint16). Every record's size is even, so the halves are
+    // 2-byte aligned. `bytes` holds the other lists back to back.
+    UninitVector<uint16_t> long_j;
+    UninitVector<uint32_t> long_off;
+    UninitVector<uint8_t> runs;
+    bool has_runs() const { return !long_j.empty(); }
     // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
     // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
     UninitVector<uint64_t> skip;
@@ -304,6 +360,19 @@ class ListCache {
   // rest get `count`) into `bytes`, unless they do not ascend, would not be smaller, or pass
   // 4 GiB: then false and b unchanged. Does not count the bytes in used_.
   bool Pack(size_t bi, const uint32_t* ids, size_t count);
+  // Makes b a kId24 block of ids[0, count): lists [0, lists) as off[] gives them (the last
+  // ends at count), long ones as runs (see "Runs"). ids is scratch: the other lists are
+  // compacted in it. Does not count the bytes in used_.
+  void Keep24(Block& b, uint32_t* ids, size_t count, size_t lists);
+  // Calls fn(src, n) for each run of the record at `rec` (Id16Run, or 32-bit IDs in `wide`
+  // when fn does not take one).
+  // kRuns: fn(Id16Run, n) per run; else fn(const uint32_t*, n) per piece of at most 256 IDs
+  // widened into wide[0, 256).
+  template <bool kRuns, typename Fn>
+  static void ForEachRun(const uint8_t* rec, uint32_t* wide, Fn&& fn);
+  // Entries of block b's long lists of vertices before j (not in its 3-byte array), and the
+  // index in long_j of the first long list at or after j.
+  static std::pair<uint64_t, size_t> LongBefore(const Block& b, size_t j);
   void Drop(Block& b);
   void Close(Block& b, VertexId len);
   // Closes block bi; when every list of it was offered to Collect (`offered`) and it kept
@@ -380,12 +449,27 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
     }
     return true;
   }
+  uint64_t shift = 0;  // entries of long lists before u: not in the 3-byte array
+  if (b.form == Block::kId24 && b.has_runs()) {
+    const auto [before, k] = LongBefore(b, j);
+    if (k < b.long_j.size() && b.long_j[k] == j) {
+      uint32_t narrow[kPiece];
+      bool more = true;
+      ForEachRun<false>(b.runs.data() + b.long_off[k], narrow, [&](const uint32_t* src, size_t n) {
+        if (!more) return;
+        for (size_t i = 0; i < n; ++i) wide[i] = src[i];
+        more = fn(NeighborChunk{wide, nullptr, n});
+      });
+      return true;
+    }
+    shift = before;
+  }
   const Id24* const ids24 = reinterpret_cast<const Id24*>(b.bytes.data());
   for (uint64_t k = e0; k < e1;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kPiece, e1 - k));
     const VertexId* dst;
     if (b.form == Block::kId24) {
-      for (size_t i = 0; i < n; ++i) wide[i] = ids24[k + i];
+      for (size_t i = 0; i < n; ++i) wide[i] = ids24[k - shift + i];
       dst = wide;
     } else if (narrow_) {
       for (size_t i = 0; i < n; ++i) wide[i] = b.ids32[k + i];
@@ -445,11 +529,12 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
     const VertexId base = bi * kLayoutBlock;
     const VertexId hi = std::min<VertexId>(r.end, base + kLayoutBlock);
     const Block& b = blocks_[bi];
-    if (b.state != Block::kKept || !b.skip.empty() || L.dangling) {
+    // (Blocks with runs too: Pass reads them.)
+    if (b.state != Block::kKept || !b.skip.empty() || L.dangling || b.has_runs()) {
       // Pass streams a run of blocks not kept at once; the run ends at the next kept block.
       VertexId end = hi;
       auto interleavable = [&](const Block& x) {
-        return x.state == Block::kKept && x.skip.empty() && !L.dangling;
+        return x.state == Block::kKept && x.skip.empty() && !L.dangling && !x.has_runs();
       };
       while (end < r.end && !interleavable(blocks_[static_cast<size_t>(end / kLayoutBlock)])) {
         end = std::min<VertexId>(r.end, end + kLayoutBlock);
@@ -491,7 +576,32 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
   return Status::OK();
 }
 
-template <typename Fn>
+template <bool kRuns, typename Fn>
+void ListCache::ForEachRun(const uint8_t* rec, uint32_t* wide, Fn&& fn) {
+  Id16Runs{rec}.ForEach([&](Id16Run run, size_t n) {
+    if constexpr (kRuns) {
+      fn(run, n);
+    } else {
+      for (size_t i = 0; i < n;) {
+        const size_t m = std::min<size_t>(256, n - i);
+        for (size_t k = 0; k < m; ++k) wide[k] = run[i + k];
+        fn(static_cast<const uint32_t*>(wide), m);
+        i += m;
+      }
+    }
+  });
+}
+
+inline std::pair<uint64_t, size_t> ListCache::LongBefore(const Block& b, size_t j) {
+  uint64_t before = 0;
+  size_t k = 0;
+  for (; k < b.long_j.size() && b.long_j[k] < j; ++k) {
+    before += b.off[b.long_j[k] + size_t{1}] - b.off[b.long_j[k]];
+  }
+  return {before, k};
+}
+
+template <bool kWholeRuns, typename Fn>
 Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&& fn) const {
   const uint8_t* const exists = L.exists.data();
   constexpr size_t kKeep = 256;
@@ -524,9 +634,49 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
       lo = end;
       continue;
     }
+    // A 3-byte block's long lists (runs): lk is the next one's index in long_j, long_before
+    // the entries of those before u (not in the 3-byte array).
+    auto [long_before, lk] = b.has_runs() ? LongBefore(b, static_cast<size_t>(lo - base))
+                                          : std::pair<uint64_t, size_t>{0, 0};
     for (VertexId u = lo; u < hi; ++u) {
       const size_t j = static_cast<size_t>(u - base);
       const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
+      const bool runs = lk < b.long_j.size() && b.long_j[lk] == j;
+      if (runs) {
+        const uint8_t* rec = b.runs.data() + b.long_off[lk];
+        ++lk;
+        long_before += e1 - e0;
+        if (!exists[u]) continue;
+        if constexpr (kWholeRuns) {
+          if (!L.dangling) {  // the whole list, read in place
+            fn(u, Id16Runs{rec}, static_cast<size_t>(e1 - e0));
+            continue;
+          }
+        } else if constexpr (std::is_invocable_v<Fn&, VertexId, Id16Run, size_t>) {
+          if (!L.dangling) {  // each run read in place
+            ForEachRun<true>(rec, nullptr, [&](Id16Run src, size_t m) { fn(u, src, m); });
+            continue;
+          }
+        }
+        uint32_t piece[kKeep];
+        size_t n = 0;  // entries in `keep`
+        ForEachRun<false>(rec, piece, [&](const uint32_t* src, size_t m) {
+          if (!L.dangling) {
+            fn(u, src, m);
+            return;
+          }
+          for (size_t k = 0; k < m; ++k) {  // drop edges into deleted vertices
+            if (!exists[src[k]]) continue;
+            keep[n] = src[k];
+            if (++n == kKeep) {
+              fn(u, static_cast<const VertexId*>(keep), n);
+              n = 0;
+            }
+          }
+        });
+        if (n) fn(u, static_cast<const VertexId*>(keep), n);
+        continue;
+      }
       if (e0 == e1 || !exists[u]) continue;
       size_t n = 0;  // entries in `keep`
       auto emit = [&](const auto* ids, size_t count) {
@@ -550,7 +700,8 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
           emit(static_cast<const uint32_t*>(piece), k);
         }
       } else if (b.form == Block::kId24) {
-        emit(reinterpret_cast<const Id24*>(b.bytes.data()) + e0, static_cast<size_t>(e1 - e0));
+        emit(reinterpret_cast<const Id24*>(b.bytes.data()) + (e0 - long_before),
+             static_cast<size_t>(e1 - e0));
       } else if (narrow_) {
         emit(b.ids32.data() + e0, static_cast<size_t>(e1 - e0));
       } else {

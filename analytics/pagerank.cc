@@ -146,7 +146,8 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
             }
             for (; done < upto; ++done) nx[done] = ex[done] ? base : 0.0;
           };
-          Status st = cache.Pass(snap, L, r, [&](VertexId v, const auto* src, size_t k) {
+          // `src` is a pointer, or a long list's runs (Id16Runs), read in place.
+          Status st = cache.Pass<true>(snap, L, r, [&](VertexId v, auto src, size_t k) {
             if (!summing || v != open) {
               assert(v >= done && ex[v]);
               close(v);
@@ -155,7 +156,13 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
               sum = 0;
             }
             double a = sum;
-            for (size_t i = 0; i < k; ++i) a += c[src[i]];
+            if constexpr (std::is_same_v<decltype(src), Id16Runs>) {
+              src.ForEach([&](Id16Run run, size_t m) {
+                for (size_t i = 0; i < m; ++i) a += c[run[i]];
+              });
+            } else {
+              for (size_t i = 0; i < k; ++i) a += c[src[i]];
+            }
             sum = a;
           });
           close(r.end);
@@ -190,7 +197,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
           for (size_t i = cut[p]; i < cut[p + 1] && !err.failed(); ++i) {
             double* const acc_p = a.data();
             const float* const c = contrib.data();
-            auto push = [acc_p, c](VertexId u, const auto* dst, size_t k) {
+            auto push = [acc_p, c](VertexId u, auto dst, size_t k) {  // a pointer or a run
               const double x = c[u];
               for (size_t j = 0; j < k; ++j) acc_p[dst[j]] += x;
             };
@@ -225,7 +232,7 @@ Status OutDegrees(const Snapshot& snap, const Layout& L, const ListCache& cache,
       deg[v] = L.dangling ? 0 : static_cast<T>(L.out_degree[v]);
     }
     if (!L.dangling) return Status::OK();
-    return cache.Pass(snap, L, r, [&](VertexId u, const auto*, size_t k) { deg[u] += k; });
+    return cache.Pass(snap, L, r, [&](VertexId u, auto, size_t k) { deg[u] += k; });
   });
 }
 

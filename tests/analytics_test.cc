@@ -920,6 +920,119 @@ TEST(Analytics, ListCacheThreeByteIds) {
   }
 }
 
+// Runs (ListCache, "Runs"): in a 3-byte block, lists of at least kRunList ascending IDs that
+// pay for it are kept as runs of IDs sharing their bits above the low 16. The cache's bytes
+// equal the arithmetic from the store's lists (heads; per block 3 bytes an entry of the other
+// lists and a pad byte; per long list 4 + 4 per run + 2 per entry, and 6 of index); Pass gives
+// the store's lists whether fn takes 32-bit IDs, one Id16Run per run, or (Pass<true>) a whole
+// list's Id16Runs; PassInterleaved and Chunks give them too (short lists after a long one in
+// the same block included); PageRank's ranks are the same to the bit as with 4-byte IDs, pull
+// and push. Bound ~300,000: IDs in five high parts. Hubs: long lists spanning every part, one
+// within a single part, one of exactly kRunList entries and one of kRunList - 1.
+TEST(Analytics, ListCacheLongListsAsRuns) {
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirected}) {
+    SCOPED_TRACE(KindName(kind));
+    std::mt19937_64 rng(41);
+    MapSnapshot g(kind, false);
+    constexpr uint64_t kN = 300000;
+    FillUniform(&g, kN, 100000, rng);
+    auto hub = [&](VertexId u, size_t deg, VertexId lo, VertexId hi) {
+      std::set<VertexId> nb;
+      while (nb.size() < deg) {
+        const VertexId v = lo + rng() % (hi - lo);
+        if (v != u) nb.insert(v);
+      }
+      for (VertexId v : nb) g.PutEdge(u, v, 1.0);
+    };
+    for (int i = 0; i < 40; ++i) hub(rng() % kN, 300 + rng() % 3000, 0, kN);
+    hub(5000, 2000, 131072, 131072 + 65536);  // one high part
+    hub(5001, ListCache::kRunList, 0, kN);
+    hub(5002, ListCache::kRunList - 1, 0, kN);
+    if (kind == GraphKind::kDirected) Mutate(&g, 0.05, rng);  // dangling edges
+    // The arithmetic: which out-lists are long (>= kRunList, and smaller as runs).
+    std::map<uint64_t, uint64_t> block_bytes;  // per block with any entry
+    uint64_t long_lists = 0;
+    for (VertexId u = 0; u < g.VertexIdBound(); ++u) {
+      std::vector<VertexId> nb;
+      std::vector<double> w;
+      ASSERT_OK(g.GetNeighbors(u, &nb, &w));
+      if (nb.empty()) continue;
+      uint64_t& bytes = block_bytes[u / kLayoutBlock];
+      size_t runs = 1;
+      for (size_t k = 1; k < nb.size(); ++k) runs += (nb[k] >> 16) != (nb[k - 1] >> 16);
+      const uint64_t as_runs = 4 + 4 * runs + 2 * nb.size() + 6;
+      if (nb.size() >= ListCache::kRunList && as_runs < 3 * nb.size()) {
+        bytes += as_runs;
+        ++long_lists;
+      } else {
+        bytes += 3 * nb.size();
+      }
+    }
+    ASSERT_GE(long_lists, 30u);
+    uint64_t want_bytes = 0;
+    for (const auto& [bi, b] : block_bytes) want_bytes += (kLayoutBlock + 1) * 4 + 1 + b;
+    ListCache cache(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kAuto);
+    Layout L;
+    ASSERT_OK(FillCache(g, &cache, &L));
+    EXPECT_EQ(cache.packed_blocks(), 0u);
+    EXPECT_EQ(cache.dropped_blocks(), 0u);
+    EXPECT_EQ(cache.bytes(), want_bytes);
+    ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);  // 32-bit IDs
+    std::map<VertexId, std::vector<VertexId>> per_run, whole, inter, chunks;
+    size_t run_calls = 0, whole_calls = 0;
+    for (VertexRange r : L.ranges) {
+      ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, auto src, size_t n) {
+        if constexpr (std::is_same_v<decltype(src), Id16Run>) ++run_calls;
+        for (size_t i = 0; i < n; ++i) per_run[u].push_back(src[i]);
+      }));
+      ASSERT_OK(cache.Pass<true>(g, L, r, [&](VertexId u, auto src, size_t n) {
+        if constexpr (std::is_same_v<decltype(src), Id16Runs>) {
+          ++whole_calls;
+          size_t seen = 0;
+          src.ForEach([&](Id16Run run, size_t m) {
+            for (size_t i = 0; i < m; ++i) whole[u].push_back(run[i]);
+            seen += m;
+          });
+          EXPECT_EQ(seen, n) << u;
+        } else {
+          for (size_t i = 0; i < n; ++i) whole[u].push_back(src[i]);
+        }
+      }));
+      ASSERT_OK(cache.PassInterleaved(
+          g, L, r, 8, [](const auto*, size_t) {},
+          [&](VertexId u, const auto* src, size_t n) {
+            for (size_t i = 0; i < n; ++i) inter[u].push_back(src[i]);
+          }));
+    }
+    EXPECT_EQ(whole, per_run);
+    EXPECT_EQ(inter, per_run);
+    if (kind == GraphKind::kUndirected) {  // kDirected's dangling edges go through the buffers
+      EXPECT_GT(run_calls, long_lists);
+      EXPECT_EQ(whole_calls, long_lists);
+    }
+    for (VertexId u = 0; u < L.bound; ++u) {
+      std::vector<VertexId> want, got;
+      std::vector<double> w;
+      ASSERT_OK(g.GetNeighbors(u, &want, &w));
+      if (want.empty()) continue;
+      ASSERT_TRUE(cache.Chunks(u, [&](const NeighborChunk& c) {
+        got.insert(got.end(), c.dst, c.dst + c.size);
+        return true;
+      }));
+      ASSERT_EQ(got, want) << u;
+    }
+    PageRankParams p{0.85, 5};
+    std::vector<double> runs_ranks, plain_ranks;
+    PageRankStats st;
+    p.stats = &st;
+    ASSERT_OK(PageRank(g, p, &runs_ranks));
+    EXPECT_EQ(st.cache_bytes, want_bytes);
+    p.packing = ListPacking::kNever;
+    ASSERT_OK(PageRank(g, p, &plain_ranks));
+    EXPECT_EQ(runs_ranks, plain_ranks);
+  }
+}
+
 // Collect's stages (one per arena thread, a block's entries moved into exact vectors when its
 // thread starts another block): a thread that leaves a block and comes back to it (the rest
 // of the block goes to the block's own vectors), a thread outside any arena (no stage), and
