@@ -671,6 +671,30 @@ void ExpectPassGivesStoreLists(const ListCache& cache, const Snapshot& g, const 
   EXPECT_EQ(want, got);
 }
 
+// Each vertex's list as PassInterleaved (8 at a time) gives it over every range of L.
+std::map<VertexId, std::vector<VertexId>> InterleavedLists(const ListCache& cache,
+                                                           const Snapshot& g, const Layout& L) {
+  std::map<VertexId, std::vector<VertexId>> lists;
+  for (VertexRange r : L.ranges) {
+    Status s = cache.PassInterleaved(g, L, r, 8, [](const auto*, size_t) {},
+                                     [&](VertexId u, const auto* src, size_t n) {
+                                       for (size_t i = 0; i < n; ++i) lists[u].push_back(src[i]);
+                                     });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  return lists;
+}
+
+// u's list as the cache's Chunks gives it; *kept = whether it did (the list is kept).
+std::vector<VertexId> ChunksOf(const ListCache& cache, VertexId u, bool* kept) {
+  std::vector<VertexId> got;
+  *kept = cache.Chunks(u, [&](const NeighborChunk& c) {
+    got.insert(got.end(), c.dst, c.dst + c.size);
+    return true;
+  });
+  return got;
+}
+
 // Builds L over g and fills `cache` as a kernel does: its out-lists collected from the
 // layout's pass, other lists read by Complete.
 Status FillCache(const Snapshot& g, ListCache* cache, Layout* L) {
@@ -888,29 +912,22 @@ TEST(Analytics, ListCacheThreeByteIds) {
                   blocks.size() * ((kLayoutBlock + 1) * 4 + 1) + entries * 3);
       }
       ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);
-      std::map<VertexId, std::vector<VertexId>> pass, inter;
+      std::map<VertexId, std::vector<VertexId>> pass;
       for (VertexRange r : L.ranges) {
         ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
           for (size_t i = 0; i < n; ++i) pass[u].push_back(src[i]);
         }));
-        ASSERT_OK(cache.PassInterleaved(
-            g, L, r, 8, [](const auto*, size_t) {},
-            [&](VertexId u, const auto* src, size_t n) {
-              for (size_t i = 0; i < n; ++i) inter[u].push_back(src[i]);
-            }));
       }
-      EXPECT_EQ(inter, pass);
+      EXPECT_EQ(InterleavedLists(cache, g, L), pass);
       size_t checked = 0;
       for (VertexId u = 0; u < L.bound; u += 97) {
-        std::vector<VertexId> want, got;
+        std::vector<VertexId> want;
         std::vector<double> w;
         ASSERT_OK(g.GetNeighbors(u, &want, &w));
         if (want.empty()) continue;
-        ASSERT_TRUE(cache.Chunks(u, [&](const NeighborChunk& c) {
-          got.insert(got.end(), c.dst, c.dst + c.size);
-          return true;
-        }));
-        EXPECT_EQ(got, want) << u;
+        bool kept = false;
+        EXPECT_EQ(ChunksOf(cache, u, &kept), want) << u;
+        EXPECT_TRUE(kept) << u;
         ListCache::Span span;
         EXPECT_EQ(cache.List(u, &span), pack == ListPacking::kNever) << u;
         ++checked;
@@ -978,7 +995,7 @@ TEST(Analytics, ListCacheLongListsAsRuns) {
     EXPECT_EQ(cache.dropped_blocks(), 0u);
     EXPECT_EQ(cache.bytes(), want_bytes);
     ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);  // 32-bit IDs
-    std::map<VertexId, std::vector<VertexId>> per_run, whole, inter, chunks;
+    std::map<VertexId, std::vector<VertexId>> per_run, whole;
     size_t run_calls = 0, whole_calls = 0;
     for (VertexRange r : L.ranges) {
       ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, auto src, size_t n) {
@@ -998,28 +1015,21 @@ TEST(Analytics, ListCacheLongListsAsRuns) {
           for (size_t i = 0; i < n; ++i) whole[u].push_back(src[i]);
         }
       }));
-      ASSERT_OK(cache.PassInterleaved(
-          g, L, r, 8, [](const auto*, size_t) {},
-          [&](VertexId u, const auto* src, size_t n) {
-            for (size_t i = 0; i < n; ++i) inter[u].push_back(src[i]);
-          }));
     }
     EXPECT_EQ(whole, per_run);
-    EXPECT_EQ(inter, per_run);
+    EXPECT_EQ(InterleavedLists(cache, g, L), per_run);
     if (kind == GraphKind::kUndirected) {  // kDirected's dangling edges go through the buffers
       EXPECT_GT(run_calls, long_lists);
       EXPECT_EQ(whole_calls, long_lists);
     }
     for (VertexId u = 0; u < L.bound; ++u) {
-      std::vector<VertexId> want, got;
+      std::vector<VertexId> want;
       std::vector<double> w;
       ASSERT_OK(g.GetNeighbors(u, &want, &w));
       if (want.empty()) continue;
-      ASSERT_TRUE(cache.Chunks(u, [&](const NeighborChunk& c) {
-        got.insert(got.end(), c.dst, c.dst + c.size);
-        return true;
-      }));
-      ASSERT_EQ(got, want) << u;
+      bool kept = false;
+      ASSERT_EQ(ChunksOf(cache, u, &kept), want) << u;
+      ASSERT_TRUE(kept) << u;
     }
     PageRankParams p{0.85, 5};
     std::vector<double> runs_ranks, plain_ranks;
