@@ -37,9 +37,9 @@
 // Runs. In a 3-byte block, a list of at least kRunList IDs is kept instead as runs
 // of IDs sharing their high bits (above the low 16): per run a 4-byte header (high bits,
 // count), then the list's low halves, 2 bytes an ID (Block::runs; 16 runs at most on a
-// 2^20-vertex graph). Pass hands fn one Id16Run per run when fn takes it (`auto src`), else
-// the run widened to 32 bits; PassInterleaved reads blocks with runs as Pass does; Chunks
-// widens them. off[] still counts every list's entries (lengths for HasLengths), the 3-byte
+// 2^20-vertex graph). Pass<true> hands fn such a list whole as an Id16Runs (fn reads it with
+// ForEachId), Pass the list widened to 32 bits; PassInterleaved reads blocks with runs as Pass
+// does; Chunks widens them. off[] still counts every list's entries (lengths for HasLengths), the 3-byte
 // array holding only the other lists. On the scale-20 Kronecker graph lists of 256 entries
 // or more hold ~64% of the entries (docs/benchmarks.md, "Issue 28: long lists as 16-bit
 // runs").
@@ -96,7 +96,7 @@ static_assert(sizeof(Id24) == 3 && alignof(Id24) == 1);
 
 // A run of a long list in a 3-byte block (ListCache, "Runs"): IDs that share their bits above
 // the low 16, kept as their low halves; read as `hi | lo[i]` (one load and an OR, as deep as
-// an Id24's load and mask). Kernels that take `auto src` get it; others get 32-bit IDs.
+// an Id24's load and mask).
 struct Id16Run {
   const uint16_t* lo;
   uint32_t hi;  // the shared high bits, in place
@@ -123,6 +123,19 @@ struct Id16Runs {
     }
   }
 };
+
+// f(id) for each ID of a list that ListCache::Pass<true> gave as `src` (n of them): a pointer's
+// n IDs, or an Id16Runs' runs, a loop per run (so a kernel's state stays in registers).
+template <typename Src, typename F>
+inline void ForEachId(const Src& src, size_t n, F&& f) {
+  if constexpr (std::is_same_v<Src, Id16Runs>) {
+    src.ForEach([&](Id16Run run, size_t m) {
+      for (size_t i = 0; i < m; ++i) f(run[i]);
+    });
+  } else {
+    for (size_t i = 0; i < n; ++i) f(src[i]);
+  }
+}
 
 // A kernel's cache_bytes as a number of bytes: kAutoCacheBytes resolved (AutoCacheBytes(),
 // read now), anything else as it is. For a kernel that divides its budget before making its
@@ -181,8 +194,8 @@ class ListCache {
   // u in r, u ascending, src ascending; `src` is `const uint32_t*`, `const Id24*` or
   // `const VertexId*` (fn takes `const auto*` and reads src[i] as an ID). A neighbor >= the
   // bound is Corruption. Safe to call concurrently.
-  // kWholeRuns: a long list kept as runs comes as one call, src an Id16Runs (fn loops over its
-  // runs), instead of one call per run.
+  // kWholeRuns: a long list kept as runs comes in one call as an Id16Runs, read in place (fn
+  // takes `auto src` and reads it with ForEachId), instead of widened to 32 bits.
   template <bool kWholeRuns = false, typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
 
@@ -364,12 +377,10 @@ class ListCache {
   // ends at count), long ones as runs (see "Runs"). ids is scratch: the other lists are
   // compacted in it. Does not count the bytes in used_.
   void Keep24(Block& b, uint32_t* ids, size_t count, size_t lists);
-  // Calls fn(src, n) for each run of the record at `rec` (Id16Run, or 32-bit IDs in `wide`
-  // when fn does not take one).
-  // kRuns: fn(Id16Run, n) per run; else fn(const uint32_t*, n) per piece of at most 256 IDs
-  // widened into wide[0, 256).
-  template <bool kRuns, typename Fn>
-  static void ForEachRun(const uint8_t* rec, uint32_t* wide, Fn&& fn);
+  // fn(const uint32_t*, n) for the list of the runs record at `rec`, in pieces of at most 256
+  // IDs widened into wide[0, 256).
+  template <typename Fn>
+  static void WidenRuns(const uint8_t* rec, uint32_t* wide, Fn&& fn);
   // Entries of block b's long lists of vertices before j (not in its 3-byte array), and the
   // index in long_j of the first long list at or after j.
   static std::pair<uint64_t, size_t> LongBefore(const Block& b, size_t j);
@@ -455,7 +466,7 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
     if (k < b.long_j.size() && b.long_j[k] == j) {
       uint32_t narrow[kPiece];
       bool more = true;
-      ForEachRun<false>(b.runs.data() + b.long_off[k], narrow, [&](const uint32_t* src, size_t n) {
+      WidenRuns(b.runs.data() + b.long_off[k], narrow, [&](const uint32_t* src, size_t n) {
         if (!more) return;
         for (size_t i = 0; i < n; ++i) wide[i] = src[i];
         more = fn(NeighborChunk{wide, nullptr, n});
@@ -576,18 +587,14 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
   return Status::OK();
 }
 
-template <bool kRuns, typename Fn>
-void ListCache::ForEachRun(const uint8_t* rec, uint32_t* wide, Fn&& fn) {
+template <typename Fn>
+void ListCache::WidenRuns(const uint8_t* rec, uint32_t* wide, Fn&& fn) {
   Id16Runs{rec}.ForEach([&](Id16Run run, size_t n) {
-    if constexpr (kRuns) {
-      fn(run, n);
-    } else {
-      for (size_t i = 0; i < n;) {
-        const size_t m = std::min<size_t>(256, n - i);
-        for (size_t k = 0; k < m; ++k) wide[k] = run[i + k];
-        fn(static_cast<const uint32_t*>(wide), m);
-        i += m;
-      }
+    for (size_t i = 0; i < n;) {
+      const size_t m = std::min<size_t>(256, n - i);
+      for (size_t k = 0; k < m; ++k) wide[k] = run[i + k];
+      fn(static_cast<const uint32_t*>(wide), m);
+      i += m;
     }
   });
 }
@@ -641,41 +648,11 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
     for (VertexId u = lo; u < hi; ++u) {
       const size_t j = static_cast<size_t>(u - base);
       const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
-      const bool runs = lk < b.long_j.size() && b.long_j[lk] == j;
-      if (runs) {
-        const uint8_t* rec = b.runs.data() + b.long_off[lk];
-        ++lk;
+      // u's runs record, when its list is one of them (never empty: at least kRunList IDs).
+      const uint8_t* rec = nullptr;
+      if (lk < b.long_j.size() && b.long_j[lk] == j) {
+        rec = b.runs.data() + b.long_off[lk++];
         long_before += e1 - e0;
-        if (!exists[u]) continue;
-        if constexpr (kWholeRuns) {
-          if (!L.dangling) {  // the whole list, read in place
-            fn(u, Id16Runs{rec}, static_cast<size_t>(e1 - e0));
-            continue;
-          }
-        } else if constexpr (std::is_invocable_v<Fn&, VertexId, Id16Run, size_t>) {
-          if (!L.dangling) {  // each run read in place
-            ForEachRun<true>(rec, nullptr, [&](Id16Run src, size_t m) { fn(u, src, m); });
-            continue;
-          }
-        }
-        uint32_t piece[kKeep];
-        size_t n = 0;  // entries in `keep`
-        ForEachRun<false>(rec, piece, [&](const uint32_t* src, size_t m) {
-          if (!L.dangling) {
-            fn(u, src, m);
-            return;
-          }
-          for (size_t k = 0; k < m; ++k) {  // drop edges into deleted vertices
-            if (!exists[src[k]]) continue;
-            keep[n] = src[k];
-            if (++n == kKeep) {
-              fn(u, static_cast<const VertexId*>(keep), n);
-              n = 0;
-            }
-          }
-        });
-        if (n) fn(u, static_cast<const VertexId*>(keep), n);
-        continue;
       }
       if (e0 == e1 || !exists[u]) continue;
       size_t n = 0;  // entries in `keep`
@@ -698,6 +675,18 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
         uint32_t piece[kKeep];
         while (size_t k = rd.Next(piece, kKeep)) {
           emit(static_cast<const uint32_t*>(piece), k);
+        }
+      } else if (rec != nullptr) {
+        bool whole = false;  // given in one call, read in place
+        if constexpr (kWholeRuns) {
+          if (!L.dangling) {
+            fn(u, Id16Runs{rec}, static_cast<size_t>(e1 - e0));
+            whole = true;
+          }
+        }
+        if (!whole) {
+          uint32_t piece[kKeep];
+          WidenRuns(rec, piece, [&](const uint32_t* src, size_t m) { emit(src, m); });
         }
       } else if (b.form == Block::kId24) {
         emit(reinterpret_cast<const Id24*>(b.bytes.data()) + (e0 - long_before),

@@ -156,13 +156,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
               sum = 0;
             }
             double a = sum;
-            if constexpr (std::is_same_v<decltype(src), Id16Runs>) {
-              src.ForEach([&](Id16Run run, size_t m) {
-                for (size_t i = 0; i < m; ++i) a += c[run[i]];
-              });
-            } else {
-              for (size_t i = 0; i < k; ++i) a += c[src[i]];
-            }
+            ForEachId(src, k, [&](VertexId x) { a += c[x]; });
             sum = a;
           });
           close(r.end);
@@ -197,11 +191,11 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
           for (size_t i = cut[p]; i < cut[p + 1] && !err.failed(); ++i) {
             double* const acc_p = a.data();
             const float* const c = contrib.data();
-            auto push = [acc_p, c](VertexId u, auto dst, size_t k) {  // a pointer or a run
+            auto push = [acc_p, c](VertexId u, auto dst, size_t k) {  // Pass<true>: ForEachId
               const double x = c[u];
-              for (size_t j = 0; j < k; ++j) acc_p[dst[j]] += x;
+              ForEachId(dst, k, [&](VertexId v) { acc_p[v] += x; });
             };
-            Status st = cache.Pass(snap, L, L.ranges[i], push);
+            Status st = cache.Pass<true>(snap, L, L.ranges[i], push);
             if (!st.ok()) err.Set(st);
           }
         }
@@ -232,7 +226,7 @@ Status OutDegrees(const Snapshot& snap, const Layout& L, const ListCache& cache,
       deg[v] = L.dangling ? 0 : static_cast<T>(L.out_degree[v]);
     }
     if (!L.dangling) return Status::OK();
-    return cache.Pass(snap, L, r, [&](VertexId u, auto, size_t k) { deg[u] += k; });
+    return cache.Pass<true>(snap, L, r, [&](VertexId u, auto, size_t k) { deg[u] += k; });
   });
 }
 

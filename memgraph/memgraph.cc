@@ -60,12 +60,6 @@ void SortBySubgraph(std::vector<PrimOp>* ops, bool by_seq) {
 // The process-wide LocateConfig, packed: mode | group << 8 | prefetch << 16.
 std::atomic<uint32_t> locate_config{LocateConfig::kPipeline | 16u << 8 | 1u << 16};
 
-// One work item's locate, then its build: the slot, the head version, the containers' roots
-// (CopyVersion takes a reference on each) and the append area's next slot, each prefetched
-// (when `prefetch`) and followed by a suspension, so the scheduler's other items run while
-// the line arrives. Reads
-// only what BuildPipelined's stages read (heads a registered or locking writer keeps
-// allocated). `build` runs the item's BuildVersion.
 // Where a build's in-place append to a's area writes its key (the area's next slot), or null
 // when a has no area or it is full: the locate prefetches it.
 inline const uint64_t* NextAreaSlot(const Adjacency* a) {
@@ -73,6 +67,11 @@ inline const uint64_t* NextAreaSlot(const Adjacency* a) {
   return a->appended->v() + a->appended_n;
 }
 
+// One work item's locate, then its build: the slot, the head version, the containers' roots
+// (CopyVersion takes a reference on each) and the append area's next slot, each prefetched
+// (when `prefetch`) and followed by a suspension, so the scheduler's other items run while
+// the line arrives. Reads only what BuildPipelined's stages read (heads a registered or
+// locking writer keeps allocated). `build` runs the item's BuildVersion.
 template <typename W, typename Build>
 coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
   if (w->fresh != nullptr) co_return Status::OK();
