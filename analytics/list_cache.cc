@@ -50,22 +50,29 @@ thread_local char stage_token;  // its address names this thread to ListCache::S
 // reads it).
 size_t Id24Bytes(size_t n) { return 3 * n + 1; }
 
-// *to = ids[0, n) as 3-byte IDs (each < 2^24) and the pad byte, in a vector of exactly
-// Id24Bytes(n). Eight IDs go into three 8-byte words, written with non-temporal stores as in
-// StreamInto (the block is not read again before the kernel's first pass). Share of a
-// 2-iteration PageRank's CPU samples on a 2^20-vertex memgraph: 7.0% with a store per byte,
-// 9.4% with plain 8-byte stores (they wait for the fresh lines to be read in), 5.8-6.3% so
+// Writes ids[0, n) (each < 2^24) as 3-byte IDs at base + 3 o: where ID o of an array at
+// `base` (8-aligned) goes. IDs one at a time until o is a multiple of eight, then eight at a
+// time into three 8-byte words (aligned so), written with non-temporal stores as in StreamInto
+// (the block is not read again before the kernel's first pass), then the rest one at a time.
+// The caller fences (_mm_sfence) before the bytes are handed on. Share of a 2-iteration
+// PageRank's CPU samples on a 2^20-vertex memgraph: 7.0% with a store per byte, 9.4% with
+// plain 8-byte stores (they wait for the fresh lines to be read in), 5.8-6.3% so
 // (docs/benchmarks.md, "Issue 28: an AMD machine again; PageRank's first pass and sweep, two
 // writers' batches").
-void Into24(const uint32_t* ids, size_t n, UninitVector<uint8_t>* to) {
-  to->clear();
-  to->resize(Id24Bytes(n));  // uninitialized (UninitVector): written below
-  uint8_t* d = to->data();
+void Put24(const uint32_t* ids, size_t n, uint8_t* base, size_t o) {
+  uint8_t* d = base + 3 * o;
   size_t i = 0;
+  auto one = [&] {
+    d[0] = static_cast<uint8_t>(ids[i]);
+    d[1] = static_cast<uint8_t>(ids[i] >> 8);
+    d[2] = static_cast<uint8_t>(ids[i] >> 16);
+    ++i;
+    d += 3;
+  };
+  while (i < n && (o + i) % 8 != 0) one();
   constexpr uint64_t kLow24 = (uint64_t{1} << 24) - 1;
   static_assert(std::endian::native == std::endian::little);
-  // malloc's alignment (16 bytes) keeps every group's three words 8-byte aligned.
-  assert((reinterpret_cast<uintptr_t>(d) & 7) == 0);
+  assert((reinterpret_cast<uintptr_t>(d) & 7) == 0 || i == n);
   for (; i + 8 <= n; i += 8, d += 24) {
     uint64_t pair[4];  // two IDs in each, the first in the low half
     std::memcpy(pair, ids + i, sizeof(pair));
@@ -86,15 +93,30 @@ void Into24(const uint32_t* ids, size_t n, UninitVector<uint8_t>* to) {
     std::memcpy(d, w, sizeof(w));
 #endif
   }
+  while (i < n) one();
+}
+
+// Makes *to exactly Id24Bytes(n) bytes (uninitialized) with the pad byte set; the caller fills
+// the IDs (Put24).
+void Size24(size_t n, UninitVector<uint8_t>* to) {
+  to->clear();
+  to->resize(Id24Bytes(n));  // uninitialized (UninitVector): written by Put24
+  // malloc's alignment (16 bytes) keeps every group's three words 8-byte aligned.
+  assert((reinterpret_cast<uintptr_t>(to->data()) & 7) == 0);
+  (*to)[3 * n] = 0;  // the pad byte
+}
+
+inline void FenceStreamed() {
 #if defined(__SSE2__) && defined(__x86_64__)
   _mm_sfence();
 #endif
-  for (; i < n; ++i, d += 3) {
-    d[0] = static_cast<uint8_t>(ids[i]);
-    d[1] = static_cast<uint8_t>(ids[i] >> 8);
-    d[2] = static_cast<uint8_t>(ids[i] >> 16);
-  }
-  d[0] = 0;  // the pad byte
+}
+
+// *to = ids[0, n) as 3-byte IDs and the pad byte, in a vector of exactly Id24Bytes(n).
+void Into24(const uint32_t* ids, size_t n, UninitVector<uint8_t>* to) {
+  Size24(n, to);
+  Put24(ids, n, to->data(), 0);
+  FenceStreamed();
 }
 
 // *to = from, of from's exact size, written with non-temporal stores: the block's fresh memory
@@ -126,24 +148,32 @@ void StreamInto(const UninitVector<T>& from, size_t count, UninitVector<T>* to) 
 }
 
 // The k in [1, n) where ids[k]'s bits above the low 16 differ from ids[k - 1]'s, in order:
-// fn(k) for each. Four IDs at a time where none differs (a list's runs are few and long).
+// fn(k) for each. Sixteen IDs at a time are compared with the current run's high part, so a
+// group inside one run costs one branch (a long list's runs are few and long: at most 16 in an
+// ascending list at 2^20 vertices; four IDs compared pairwise per branch were a quarter of
+// Keep24's samples: docs/benchmarks.md, "Issue 28: the runs' encoding in one pass").
 template <typename Fn>
 void ForEachHighChange(const uint32_t* ids, size_t n, Fn&& fn) {
   size_t k = 1;
 #if defined(__SSE2__)
-  for (; k + 4 <= n;) {
-    const auto* p = reinterpret_cast<const __m128i*>(ids + k);
-    const __m128i a = _mm_srli_epi32(_mm_loadu_si128(p), 16);
-    const __m128i b = _mm_srli_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k - 1)), 16);
-    const int same = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a, b)));
-    if (same == 0xF) {
-      k += 4;
-      continue;
+  if (n != 0) {
+    uint32_t cur = ids[0] >> 16;  // the high part of ids[k - 1]
+    while (k + 16 <= n) {
+      const __m128i h = _mm_set1_epi32(static_cast<int>(cur));
+      auto same = [&](size_t at) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + at));
+        return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_srli_epi32(x, 16), h)));
+      };
+      const int m = same(k) | same(k + 4) << 4 | same(k + 8) << 8 | same(k + 12) << 12;
+      if (m == 0xFFFF) {
+        k += 16;
+        continue;
+      }
+      k += static_cast<size_t>(__builtin_ctz(~m & 0xFFFF));  // the first of another part
+      fn(k);
+      cur = ids[k] >> 16;
+      ++k;
     }
-    k += static_cast<size_t>(__builtin_ctz(~same & 0xF));
-    fn(k);
-    ++k;
   }
 #endif
   for (; k < n; ++k) {
@@ -151,32 +181,35 @@ void ForEachHighChange(const uint32_t* ids, size_t n, Fn&& fn) {
   }
 }
 
-// Bytes of the runs record (Block::runs) of a list ids[0, n), or 0 when the list stays in 3-byte
-// IDs: shorter than kRunList, too long for a run's 24-bit count, or no saving once its index
-// entries are counted. (Runs keep the list's order whatever it is: IDs need not ascend.)
-size_t RunsRecordBytes(const uint32_t* ids, size_t n) {
+// The runs of ids[0, n) as the k where each run after the first starts (ForEachHighChange),
+// appended to *cuts; returns the bytes of its runs record (Block::runs), or 0 when the list
+// stays in 3-byte IDs (then *cuts is as it was): shorter than kRunList, too long for a run's
+// 24-bit count, or no saving once its index entries are counted. (Runs keep the list's order
+// whatever it is: IDs need not ascend.)
+size_t RunCuts(const uint32_t* ids, size_t n, std::vector<uint32_t>* cuts) {
   if (n < ListCache::kRunList || n >= (size_t{1} << 24)) return 0;
-  size_t runs = 1;
-  ForEachHighChange(ids, n, [&](size_t) { ++runs; });
+  const size_t before = cuts->size();
+  ForEachHighChange(ids, n, [&](size_t k) { cuts->push_back(static_cast<uint32_t>(k)); });
+  const size_t runs = cuts->size() - before + 1;
   const size_t bytes = 4 + 4 * runs + 2 * n;
   // Its index entries (long_j, long_off) count against the saving too.
-  return bytes + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n ? bytes : 0;
+  if (bytes + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n) return bytes;
+  cuts->resize(before);
+  return 0;
 }
 
-// Writes the runs record of ids[0, n) (RunsRecordBytes(ids, n) bytes) at `out`.
-void WriteRunsRecord(const uint32_t* ids, size_t n, uint8_t* out) {
-  uint32_t runs = 0;
-  uint8_t* const headers = out + 4;
-  size_t start = 0;
-  auto header = [&](size_t end) {
-    const uint32_t h = (ids[start] >> 16) << 24 | static_cast<uint32_t>(end - start);
-    std::memcpy(headers + 4 * size_t{runs}, &h, 4);
-    ++runs;
-    start = end;
-  };
-  ForEachHighChange(ids, n, header);
-  header(n);
+// Writes the runs record of ids[0, n), whose runs start after the first at cuts[0, ncuts)
+// (RunCuts), at `out`.
+void WriteRunsRecord(const uint32_t* ids, size_t n, const uint32_t* cuts, size_t ncuts,
+                     uint8_t* out) {
+  const uint32_t runs = static_cast<uint32_t>(ncuts + 1);
   std::memcpy(out, &runs, 4);
+  uint8_t* const headers = out + 4;
+  for (size_t r = 0; r < runs; ++r) {
+    const size_t start = r == 0 ? 0 : cuts[r - 1], end = r < ncuts ? cuts[r] : n;
+    const uint32_t h = (ids[start] >> 16) << 24 | static_cast<uint32_t>(end - start);
+    std::memcpy(headers + 4 * r, &h, 4);
+  }
   auto* low = reinterpret_cast<uint16_t*>(headers + 4 * size_t{runs});  // 2-aligned: Block::runs
   size_t i = 0;
 #if defined(__SSE2__)
@@ -195,8 +228,11 @@ void WriteRunsRecord(const uint32_t* ids, size_t n, uint8_t* out) {
 }
 }  // namespace
 
-void ListCache::Keep24(Block& b, uint32_t* ids, size_t count, size_t lists) {
-  // Long lists first: which, and their records' bytes.
+void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists) {
+  // Long lists first: which, their records' bytes, and where their runs start (one pass over
+  // each list; WriteRunsRecord reuses the starts).
+  thread_local std::vector<uint32_t> cuts;  // the long lists' run starts, list after list
+  cuts.clear();
   uint64_t long_entries = 0, run_bytes = 0;
   size_t longs = 0;
   auto end_of = [&](size_t j) -> size_t { return j + 1 < lists ? b.off[j + 1] : count; };
@@ -204,7 +240,7 @@ void ListCache::Keep24(Block& b, uint32_t* ids, size_t count, size_t lists) {
   assert(lists <= kLayoutBlock);
   for (size_t j = 0; j < lists; ++j) {
     const size_t e0 = b.off[j], e1 = end_of(j);
-    const size_t r = RunsRecordBytes(ids + e0, e1 - e0);
+    const size_t r = RunCuts(ids + e0, e1 - e0, &cuts);
     record[j] = static_cast<uint32_t>(std::min<size_t>(r, UINT32_MAX));
     if (r == 0) continue;
     ++longs;
@@ -220,24 +256,34 @@ void ListCache::Keep24(Block& b, uint32_t* ids, size_t count, size_t lists) {
   b.long_j.resize(longs);
   b.long_off.resize(longs);
   b.runs.resize(static_cast<size_t>(run_bytes));
-  // The other lists compacted in place (each moves down, never over a list not yet read).
-  size_t n_short = 0, k = 0, at = 0;
+  // The other lists go into the 3-byte array from where they are: each stretch of them
+  // between two long lists at once (moving them together first, a memmove, took about a
+  // fifth of the encoding's samples).
+  Size24(count - long_entries, &b.bytes);
+  size_t n_short = 0, k = 0, at = 0, c = 0;  // c: the next list's first entry in `cuts`
+  size_t stretch = 0;                          // where the short lists not yet written begin
+  auto put_stretch = [&](size_t end) {
+    Put24(ids + stretch, end - stretch, b.bytes.data(), n_short);
+    n_short += end - stretch;
+  };
   for (size_t j = 0; j < lists; ++j) {
     const size_t e0 = b.off[j], e1 = end_of(j);
     const size_t r = record[j];
-    if (r == 0) {
-      if (n_short != e0) std::memmove(ids + n_short, ids + e0, (e1 - e0) * sizeof(uint32_t));
-      n_short += e1 - e0;
-      continue;
-    }
+    if (r == 0) continue;
+    put_stretch(e0);
+    stretch = e1;
     b.long_j[k] = static_cast<uint16_t>(j);
     b.long_off[k] = static_cast<uint32_t>(at);
-    WriteRunsRecord(ids + e0, e1 - e0, b.runs.data() + at);
+    // The list's runs: (r - 4 - 2 n) / 4 headers, all but the first with a start in `cuts`.
+    const size_t ncuts = (r - 4 - 2 * (e1 - e0)) / 4 - 1;
+    WriteRunsRecord(ids + e0, e1 - e0, cuts.data() + c, ncuts, b.runs.data() + at);
+    c += ncuts;
     at += r;
     ++k;
   }
-  assert(n_short == count - long_entries && at == run_bytes);
-  Into24(ids, n_short, &b.bytes);
+  put_stretch(count);
+  FenceStreamed();
+  assert(n_short == count - long_entries && at == run_bytes && c == cuts.size());
 }
 
 ListCache::Stage* ListCache::ClaimStage() {

@@ -374,9 +374,8 @@ class ListCache {
   // 4 GiB: then false and b unchanged. Does not count the bytes in used_.
   bool Pack(size_t bi, const uint32_t* ids, size_t count);
   // Makes b a kId24 block of ids[0, count): lists [0, lists) as off[] gives them (the last
-  // ends at count), long ones as runs (see "Runs"). ids is scratch: the other lists are
-  // compacted in it. Does not count the bytes in used_.
-  void Keep24(Block& b, uint32_t* ids, size_t count, size_t lists);
+  // ends at count), long ones as runs (see "Runs"). Does not count the bytes in used_.
+  void Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists);
   // fn(const uint32_t*, n) for the list of the runs record at `rec`, in pieces of at most 256
   // IDs widened into wide[0, 256).
   template <typename Fn>
