@@ -376,10 +376,11 @@ class ListCache {
   // Makes b a kId24 block of ids[0, count): lists [0, lists) as off[] gives them (the last
   // ends at count), long ones as runs (see "Runs"). Does not count the bytes in used_.
   void Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists);
-  // fn(const uint32_t*, n) for the list of the runs record at `rec`, in pieces of at most 256
-  // IDs widened into wide[0, 256).
+  // fn(const uint32_t*, n) for the list of the runs record at `rec`, in pieces of at most
+  // kWidenPiece IDs widened into `wide`.
+  static constexpr size_t kWidenPiece = 256;
   template <typename Fn>
-  static void WidenRuns(const uint8_t* rec, uint32_t* wide, Fn&& fn);
+  static void WidenRuns(const uint8_t* rec, uint32_t (&wide)[kWidenPiece], Fn&& fn);
   // Entries of block b's long lists of vertices before j (not in its 3-byte array), and the
   // index in long_j of the first long list at or after j.
   static std::pair<uint64_t, size_t> LongBefore(const Block& b, size_t j);
@@ -463,7 +464,7 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
   if (b.form == Block::kId24 && b.has_runs()) {
     const auto [before, k] = LongBefore(b, j);
     if (k < b.long_j.size() && b.long_j[k] == j) {
-      uint32_t narrow[kPiece];
+      uint32_t narrow[kWidenPiece];
       bool more = true;
       WidenRuns(b.runs.data() + b.long_off[k], narrow, [&](const uint32_t* src, size_t n) {
         if (!more) return;
@@ -587,10 +588,10 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
 }
 
 template <typename Fn>
-void ListCache::WidenRuns(const uint8_t* rec, uint32_t* wide, Fn&& fn) {
+void ListCache::WidenRuns(const uint8_t* rec, uint32_t (&wide)[kWidenPiece], Fn&& fn) {
   Id16Runs{rec}.ForEach([&](Id16Run run, size_t n) {
     for (size_t i = 0; i < n;) {
-      const size_t m = std::min<size_t>(256, n - i);
+      const size_t m = std::min(kWidenPiece, n - i);
       for (size_t k = 0; k < m; ++k) wide[k] = run[i + k];
       fn(static_cast<const uint32_t*>(wide), m);
       i += m;
@@ -684,7 +685,7 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
           }
         }
         if (!whole) {
-          uint32_t piece[kKeep];
+          uint32_t piece[kWidenPiece];
           WidenRuns(rec, piece, [&](const uint32_t* src, size_t m) { emit(src, m); });
         }
       } else if (b.form == Block::kId24) {

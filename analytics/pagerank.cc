@@ -226,7 +226,7 @@ Status OutDegrees(const Snapshot& snap, const Layout& L, const ListCache& cache,
       deg[v] = L.dangling ? 0 : static_cast<T>(L.out_degree[v]);
     }
     if (!L.dangling) return Status::OK();
-    return cache.Pass<true>(snap, L, r, [&](VertexId u, auto, size_t k) { deg[u] += k; });
+    return cache.Pass(snap, L, r, [&](VertexId u, const auto*, size_t k) { deg[u] += k; });
   });
 }
 
