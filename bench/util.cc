@@ -74,6 +74,26 @@ HeapBreakdown ReadHeapBreakdown() {
   if (mallctl("stats.resident", &v, &sz, nullptr, 0) == 0) h.jemalloc_resident = v;
   sz = sizeof(v);
   if (mallctl("stats.allocated", &v, &sz, nullptr, 0) == 0) h.jemalloc_allocated = v;
+  sz = sizeof(v);
+  if (mallctl("stats.metadata", &v, &sz, nullptr, 0) == 0) h.metadata = v;
+  // Automatic arenas are [0, opt.narenas); the rest were made by arenas.create.
+  unsigned automatic = 0, all = 0;
+  sz = sizeof(unsigned);
+  if (mallctl("opt.narenas", &automatic, &sz, nullptr, 0) != 0) return h;
+  sz = sizeof(unsigned);
+  if (mallctl("arenas.narenas", &all, &sz, nullptr, 0) != 0) return h;
+  for (unsigned i = automatic; i < all; ++i) {
+    const std::string a = "stats.arenas." + std::to_string(i) + ".";
+    size_t r = 0, small = 0, large = 0;
+    sz = sizeof(size_t);
+    if (mallctl((a + "resident").c_str(), &r, &sz, nullptr, 0) != 0) continue;  // destroyed
+    sz = sizeof(size_t);
+    mallctl((a + "small.allocated").c_str(), &small, &sz, nullptr, 0);
+    sz = sizeof(size_t);
+    mallctl((a + "large.allocated").c_str(), &large, &sz, nullptr, 0);
+    h.private_resident += r;
+    h.private_allocated += small + large;
+  }
 #endif
   return h;
 }

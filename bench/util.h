@@ -38,6 +38,11 @@ struct HeapBreakdown {
   uint64_t rss = 0;
   uint64_t jemalloc_resident = 0;
   uint64_t jemalloc_allocated = 0;
+  // Of jemalloc_resident: the arenas made with arenas.create (the memgraphs' node arenas, the
+  // kernels' arena), what they hold allocated, and jemalloc's own metadata.
+  uint64_t private_resident = 0;
+  uint64_t private_allocated = 0;
+  uint64_t metadata = 0;
 };
 HeapBreakdown ReadHeapBreakdown();
 

@@ -1512,12 +1512,14 @@ void RunIngestLargeJob(const SuiteConfig& cfg, const std::string& system, Result
   info.Str("engine", st.note);
   {
     const double mib = 1.0 / (1 << 20);
-    char buf[256];
+    char buf[384];
     snprintf(buf, sizeof(buf),
              "at the largest sampled RSS (%.1f MiB): jemalloc %.1f MiB resident, %.1f "
-             "allocated; rss before open %.1f MiB",
+             "allocated (memgraph arenas %.1f resident, %.1f allocated; metadata %.1f); rss "
+             "before open %.1f MiB",
              heap_peak.rss * mib, heap_peak.jemalloc_resident * mib,
-             heap_peak.jemalloc_allocated * mib, rss0 * mib);
+             heap_peak.jemalloc_allocated * mib, heap_peak.private_resident * mib,
+             heap_peak.private_allocated * mib, heap_peak.metadata * mib, rss0 * mib);
     info.Str("heap_at_peak", buf);
   }
   info.Str("generation", "edges generated inside the timed loop by one producer thread, which "
