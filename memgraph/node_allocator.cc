@@ -60,6 +60,7 @@ struct NodeAllocator::Depot {
 NodeAllocator::NodeAllocator() = default;
 NodeAllocator::~NodeAllocator() = default;
 size_t NodeAllocator::RetainedBytes() const { return 0; }
+size_t NodeAllocator::ArenaPagesBytes() const { return 0; }
 size_t NodeAllocator::ListedBytes() const { return 0; }
 size_t NodeAllocator::ArenaAllocatedBytes() const { return 0; }
 size_t NodeAllocator::ThreadCachesForTesting() const { return 0; }
@@ -320,6 +321,14 @@ bool NodeAllocator::RecyclesArenas() { return SparesReusePages(); }
 size_t NodeAllocator::RetainedBytes() const {
   if (!use_arena_) return 0;
   return DirtyBytes(arena_) + ListedBytes();
+}
+
+size_t NodeAllocator::ArenaPagesBytes() const {
+  if (!use_arena_) return 0;
+  size_t page = 0;
+  size_t sz = sizeof(page);
+  if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
+  return (ArenaStat(arena_, "pactive") + ArenaStat(arena_, "pdirty")) * page;
 }
 
 size_t NodeAllocator::ArenaAllocatedBytes() const {

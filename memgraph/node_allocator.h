@@ -72,6 +72,12 @@ class NodeAllocator {
   // 0 without a private arena. Not counted in bytes().
   size_t RetainedBytes() const;
 
+  // The pages the private arena holds: in use (whole slabs and extents, however full) and
+  // freed but kept — what this allocator costs in resident memory, against bytes() of nodes.
+  // 0 without a private arena. Refreshes jemalloc's statistics (a process-wide step): for
+  // statistics, not for a write path.
+  size_t ArenaPagesBytes() const;
+
   // Whether a destroyed allocator's arena is kept, reset, for the next one (node_allocator.cc,
   // "Spare arenas"): with jemalloc and its lg_extent_max_active_fit at 16 or more.
   static bool RecyclesArenas();

@@ -394,6 +394,35 @@ TEST(DiskStore, BlockCacheGetsWhatTheBudgetLeaves) {
   EXPECT_GT(st.block_cache_hits, st.block_cache_misses) << "the second round should hit";
 }
 
+// DBStats::memgraph_resident_bytes: the pages the memgraphs' arenas hold, at least the bytes
+// their nodes take (whole pages, slabs however full), in a store on disk and in memory.
+TEST(DiskStore, MemgraphResidentBytesAreTheArenasPages) {
+  testing::TempDir dir;
+  for (bool in_memory : {false, true}) {
+    Options o = NoWalOptions(4 << 20, 64 << 20);
+    o.in_memory = in_memory;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path() + (in_memory ? "/mem" : "/db"), &db).ok());
+    for (VertexId i = 0; i < 20000; i += 500) {
+      WriteBatch b;
+      for (VertexId j = i; j < i + 500; ++j) b.InsertEdge(j, (j * 7919) % 20000);
+      ASSERT_TRUE(db->Write(b).ok());
+    }
+    const DBStats st = db->GetStats(false);
+    ASSERT_GT(st.memgraph_bytes, 0u) << st.ToString();
+#ifdef STRATA_NO_JEMALLOC
+    EXPECT_EQ(st.memgraph_resident_bytes, 0u) << "no private arena without jemalloc";
+#else
+    EXPECT_GE(st.memgraph_resident_bytes, st.memgraph_bytes) << st.ToString();
+    EXPECT_EQ(st.memgraph_resident_bytes % 4096, 0u) << "whole pages";
+#endif
+    EXPECT_NE(st.ToString().find(" memgraph_resident_bytes=" +
+                                 std::to_string(st.memgraph_resident_bytes)),
+              std::string::npos)
+        << st.ToString();
+  }
+}
+
 // As the resident indexes grow, the memgraphs shrink so that the plan still fits the budget,
 // down to memgraph_bytes / 8; past that LOG says the budget is exceeded. Nothing is lost.
 TEST(DiskStore, MemgraphsShrinkWhenResidentIndexesGrow) {

@@ -36,6 +36,11 @@ struct DBStats {
   uint64_t batches_committed = 0;
   uint64_t ops_applied = 0;
   uint64_t memgraph_bytes = 0;      // bytes held by all memgraphs (active + sealed)
+  // The pages their arenas hold, in use (slabs however full) and freed but kept: the
+  // memgraphs' resident memory, which the memory plan (counting memgraph_bytes) does not see.
+  // About memgraph_bytes for large memgraphs, ~2x for memgraphs of a few MiB
+  // (docs/benchmarks.md, "ingest_large's memory"); 0 in builds without jemalloc.
+  uint64_t memgraph_resident_bytes = 0;
   uint64_t memgraph_versions = 0;   // subgraph versions alive (not yet reclaimed)
   uint64_t versions_reclaimed = 0;  // subgraph versions whose contents writer GC freed
   // Headers (~100 bytes each) of versions reclaimed from between two readers' versions, kept
