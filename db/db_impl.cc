@@ -435,6 +435,7 @@ Status DBImpl::FlushOldest() {
   fo.store_id = store_id_;
   fo.drop_page_cache = options_.drop_written_pages;
   compaction::FlushResult r;
+  planner_.NoteSealedPages(mg->arena_pages_bytes(), [this](const std::string& l) { Log(l); });
   uint64_t first_number = next_file_.fetch_add(2);
   uint64_t number = first_number;
   Status s = compaction::FlushMemGraph(*mg, fo, env_.get(), &number, &r);

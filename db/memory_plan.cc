@@ -42,6 +42,24 @@ Status CheckMemoryBudget(const Options& o) {
   return Status::OK();
 }
 
+void MemoryPlanner::NoteSealedPages(size_t pages,
+                                    const std::function<void(const std::string&)>& log) {
+  if (pages == 0) return;
+  std::lock_guard<std::mutex> plan(plan_mu_);
+  const size_t cap = memgraph_capacity();
+  const bool over = pages > cap + cap / 4;
+  if (over == logged_pages_over_) return;
+  logged_pages_over_ = over;
+  log(over ? "memory: a sealed memgraph's arena holds " + std::to_string(pages) +
+                 " bytes of pages against the " + std::to_string(cap) +
+                 " bytes of capacity the plan counts it at (slabs part used, freed pages "
+                 "kept): the memgraphs take more of memory_budget than planned "
+                 "(DBStats::memgraph_resident_bytes)"
+           : "memory: a sealed memgraph's arena is back within its planned capacity (" +
+                 std::to_string(pages) + " bytes of pages, capacity " + std::to_string(cap) +
+                 ")");
+}
+
 void MemoryPlanner::Update(const VersionSet& versions, BlockCache* cache,
                            const std::function<void(const std::string&)>& log) {
   std::lock_guard<std::mutex> plan(plan_mu_);

@@ -64,12 +64,20 @@ class MemoryPlanner {
   void Update(const VersionSet& versions, BlockCache* cache,
               const std::function<void(const std::string&)>& log);
 
+  // A sealed memgraph's arena holds `pages` bytes of pages (MemGraph::arena_pages_bytes; 0
+  // without a private arena: nothing to say). The plan counts it at its capacity; `log` gets
+  // a line when its pages first pass that by a quarter (slabs part used and freed pages kept,
+  // which small memgraphs pay most: docs/benchmarks.md, "ingest_large's memory"), and when a
+  // later one is back within it.
+  void NoteSealedPages(size_t pages, const std::function<void(const std::string&)>& log);
+
  private:
   const Options& options_;
   std::atomic<size_t> memgraph_capacity_;
   std::mutex plan_mu_;  // serializes Update; before version_mu_ and the store's log_mu_
   size_t logged_capacity_ = 0;  // under plan_mu_: the capacity LOG last reported
   bool logged_over_ = false;    // under plan_mu_: LOG said the budget is exceeded
+  bool logged_pages_over_ = false;  // under plan_mu_: LOG said an arena passed its capacity
 };
 
 }  // namespace strata

@@ -423,6 +423,28 @@ TEST(DiskStore, MemgraphResidentBytesAreTheArenasPages) {
   }
 }
 
+// A sealed memgraph whose arena holds more pages than its capacity by a quarter gets a LOG
+// line before its flush: 64 KiB memgraphs take whole slabs of every size class they use.
+TEST(DiskStore, ArenaPagesPastTheCapacityAreLogged) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "no private arenas without jemalloc";
+#endif
+  testing::TempDir dir;
+  Options o = NoWalOptions(64 << 10, 4 << 20);
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
+  for (VertexId i = 0; i < 20000; i += 500) {
+    WriteBatch b;
+    for (VertexId j = i; j < i + 500; ++j) b.InsertEdge(j, (j * 7919) % 20000);
+    ASSERT_TRUE(db->Write(b).ok());
+  }
+  ASSERT_TRUE(db->Flush().ok());
+  const DBStats st = db->GetStats(false);
+  EXPECT_GT(st.flushes, 1u);
+  const std::string log = testing::ReadAll(dir.path() + "/db/LOG");
+  EXPECT_NE(log.find("memory: a sealed memgraph's arena holds"), std::string::npos) << log;
+}
+
 // As the resident indexes grow, the memgraphs shrink so that the plan still fits the budget,
 // down to memgraph_bytes / 8; past that LOG says the budget is exceeded. Nothing is lost.
 TEST(DiskStore, MemgraphsShrinkWhenResidentIndexesGrow) {
