@@ -363,6 +363,15 @@ TEST(DiskStore, CheapOpsThenInsertsStillSealAtCapacity) {
   }
 }
 
+// Edges j -> (j * 7919) % n for j in [0, n), in batches of 500.
+void WriteSpread(DB* db, VertexId n) {
+  for (VertexId i = 0; i < n; i += 500) {
+    WriteBatch b;
+    for (VertexId j = i; j < std::min<VertexId>(i + 500, n); ++j) b.InsertEdge(j, (j * 7919) % n);
+    ASSERT_TRUE(db->Write(b).ok());
+  }
+}
+
 // The budget is split: memgraphs (active + sealed), an I/O reserve, the per-file indexes that
 // stay resident, and the block cache, which gets exactly the rest and never holds more.
 TEST(DiskStore, BlockCacheGetsWhatTheBudgetLeaves) {
@@ -370,11 +379,7 @@ TEST(DiskStore, BlockCacheGetsWhatTheBudgetLeaves) {
   Options o = NoWalOptions(64 << 10, 4 << 20);
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
-  for (VertexId i = 0; i < 30000; i += 500) {
-    WriteBatch b;
-    for (VertexId j = i; j < i + 500; ++j) b.InsertEdge(j, (j * 7919) % 30000);
-    ASSERT_TRUE(db->Write(b).ok());
-  }
+  WriteSpread(db.get(), 30000);
   ASSERT_TRUE(db->CompactAll().ok());
   auto snap = db->GetSnapshot();
   for (int round = 0; round < 2; ++round) {
@@ -403,11 +408,7 @@ TEST(DiskStore, MemgraphResidentBytesAreTheArenasPages) {
     o.in_memory = in_memory;
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(o, dir.path() + (in_memory ? "/mem" : "/db"), &db).ok());
-    for (VertexId i = 0; i < 20000; i += 500) {
-      WriteBatch b;
-      for (VertexId j = i; j < i + 500; ++j) b.InsertEdge(j, (j * 7919) % 20000);
-      ASSERT_TRUE(db->Write(b).ok());
-    }
+    WriteSpread(db.get(), 20000);
     const DBStats st = db->GetStats(false);
     ASSERT_GT(st.memgraph_bytes, 0u) << st.ToString();
 #ifdef STRATA_NO_JEMALLOC
@@ -433,11 +434,7 @@ TEST(DiskStore, ArenaPagesPastTheCapacityAreLogged) {
   Options o = NoWalOptions(64 << 10, 4 << 20);
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
-  for (VertexId i = 0; i < 20000; i += 500) {
-    WriteBatch b;
-    for (VertexId j = i; j < i + 500; ++j) b.InsertEdge(j, (j * 7919) % 20000);
-    ASSERT_TRUE(db->Write(b).ok());
-  }
+  WriteSpread(db.get(), 20000);
   ASSERT_TRUE(db->Flush().ok());
   const DBStats st = db->GetStats(false);
   EXPECT_GT(st.flushes, 1u);
