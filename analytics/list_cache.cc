@@ -186,12 +186,17 @@ void ForEachHighChange(const uint32_t* ids, size_t n, Fn&& fn) {
 // stays in 3-byte IDs (then *cuts is as it was): shorter than kRunList, too long for a run's
 // 24-bit count, or no saving once its index entries are counted. (Runs keep the list's order
 // whatever it is: IDs need not ascend.)
+// Bytes of the runs record of an n-ID list in `runs` runs (Block::runs: the count, a header
+// per run, a 16-bit low part per ID), and its inverse.
+constexpr size_t RunsRecordBytes(size_t n, size_t runs) { return 4 + 4 * runs + 2 * n; }
+constexpr size_t RunsOfRecord(size_t n, size_t bytes) { return (bytes - 4 - 2 * n) / 4; }
+
 size_t RunCuts(const uint32_t* ids, size_t n, std::vector<uint32_t>* cuts) {
   if (n < ListCache::kRunList || n >= (size_t{1} << 24)) return 0;
   const size_t before = cuts->size();
   ForEachHighChange(ids, n, [&](size_t k) { cuts->push_back(static_cast<uint32_t>(k)); });
   const size_t runs = cuts->size() - before + 1;
-  const size_t bytes = 4 + 4 * runs + 2 * n;
+  const size_t bytes = RunsRecordBytes(n, runs);
   // Its index entries (long_j, long_off) count against the saving too.
   if (bytes + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n) return bytes;
   cuts->resize(before);
@@ -241,7 +246,7 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
   for (size_t j = 0; j < lists; ++j) {
     const size_t e0 = b.off[j], e1 = end_of(j);
     const size_t r = RunCuts(ids + e0, e1 - e0, &cuts);
-    record[j] = static_cast<uint32_t>(std::min<size_t>(r, UINT32_MAX));
+    record[j] = static_cast<uint32_t>(r);  // < 2^27: RunCuts takes lists under 2^24 IDs
     if (r == 0) continue;
     ++longs;
     long_entries += e1 - e0;
@@ -274,8 +279,8 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
     stretch = e1;
     b.long_j[k] = static_cast<uint16_t>(j);
     b.long_off[k] = static_cast<uint32_t>(at);
-    // The list's runs: (r - 4 - 2 n) / 4 headers, all but the first with a start in `cuts`.
-    const size_t ncuts = (r - 4 - 2 * (e1 - e0)) / 4 - 1;
+    // All the list's runs but the first start in `cuts`.
+    const size_t ncuts = RunsOfRecord(e1 - e0, r) - 1;
     WriteRunsRecord(ids + e0, e1 - e0, cuts.data() + c, ncuts, b.runs.data() + at);
     c += ncuts;
     at += r;
