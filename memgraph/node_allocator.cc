@@ -171,24 +171,36 @@ void SetDecay(unsigned arena, ssize_t ms) {
   mallctl(name, nullptr, nullptr, &ms, sizeof(ms));
 }
 
-// The size_t statistic stats.arenas.<arena>.<stat>, read fresh (jemalloc's statistics are
-// refreshed first); 0 if jemalloc has no such statistic.
-size_t ArenaStat(unsigned arena, const char* stat) {
+// Refreshes jemalloc's statistics (one step for every arena): before reading them.
+void RefreshStats() {
   uint64_t epoch = 1;
   size_t sz = sizeof(epoch);
   mallctl("epoch", &epoch, &sz, &epoch, sz);
+}
+
+// The size_t statistic stats.arenas.<arena>.<stat> as of the last RefreshStats; 0 if jemalloc
+// has no such statistic.
+size_t ArenaStat(unsigned arena, const char* stat) {
   char name[96];
   snprintf(name, sizeof(name), "stats.arenas.%u.%s", arena, stat);
   size_t v = 0;
-  sz = sizeof(v);
+  size_t sz = sizeof(v);
   return mallctl(name, &v, &sz, nullptr, 0) == 0 ? v : 0;
 }
 
+// jemalloc's page size (0 if it does not say), for its page counts.
+size_t PageBytes() {
+  static const size_t page = [] {
+    size_t p = 0;
+    size_t sz = sizeof(p);
+    return mallctl("arenas.page", &p, &sz, nullptr, 0) == 0 ? p : size_t{0};
+  }();
+  return page;
+}
+
 size_t DirtyBytes(unsigned arena) {
-  size_t page = 0;
-  size_t sz = sizeof(page);
-  if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
-  return ArenaStat(arena, "pdirty") * page;
+  RefreshStats();
+  return ArenaStat(arena, "pdirty") * PageBytes();
 }
 
 // Spare arenas: those of destroyed allocators, reset (every allocation in them discarded) but
@@ -325,14 +337,13 @@ size_t NodeAllocator::RetainedBytes() const {
 
 size_t NodeAllocator::ArenaPagesBytes() const {
   if (!use_arena_) return 0;
-  size_t page = 0;
-  size_t sz = sizeof(page);
-  if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
-  return (ArenaStat(arena_, "pactive") + ArenaStat(arena_, "pdirty")) * page;
+  RefreshStats();
+  return (ArenaStat(arena_, "pactive") + ArenaStat(arena_, "pdirty")) * PageBytes();
 }
 
 size_t NodeAllocator::ArenaAllocatedBytes() const {
   if (!use_arena_) return 0;
+  RefreshStats();
   return ArenaStat(arena_, "small.allocated") + ArenaStat(arena_, "large.allocated");
 }
 
