@@ -77,6 +77,9 @@ HeapBreakdown ReadHeapBreakdown() {
   sz = sizeof(v);
   if (mallctl("stats.metadata", &v, &sz, nullptr, 0) == 0) h.metadata = v;
   // Automatic arenas are [0, opt.narenas); the rest were made by arenas.create.
+  size_t page = 4096;
+  sz = sizeof(page);
+  mallctl("arenas.page", &page, &sz, nullptr, 0);
   unsigned automatic = 0, all = 0;
   sz = sizeof(unsigned);
   if (mallctl("opt.narenas", &automatic, &sz, nullptr, 0) != 0) return h;
@@ -91,8 +94,12 @@ HeapBreakdown ReadHeapBreakdown() {
     mallctl((a + "small.allocated").c_str(), &small, &sz, nullptr, 0);
     sz = sizeof(size_t);
     mallctl((a + "large.allocated").c_str(), &large, &sz, nullptr, 0);
+    size_t dirty = 0;
+    sz = sizeof(size_t);
+    mallctl((a + "pdirty").c_str(), &dirty, &sz, nullptr, 0);
     h.private_resident += r;
     h.private_allocated += small + large;
+    h.private_dirty += dirty * page;
   }
 #endif
   return h;

@@ -42,6 +42,9 @@ struct HeapBreakdown {
   // kernels' arena), what they hold allocated, and jemalloc's own metadata.
   uint64_t private_resident = 0;
   uint64_t private_allocated = 0;
+  // Of private_resident: freed pages those arenas keep (pdirty: not yet purged; the memgraph
+  // arenas keep them for an hour). The rest of it less private_allocated is partly used slabs.
+  uint64_t private_dirty = 0;
   uint64_t metadata = 0;
 };
 HeapBreakdown ReadHeapBreakdown();

@@ -1194,6 +1194,11 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       pk.info.Int("rss_before", static_cast<int64_t>(rss_before_mixed));
       pk.info.Int("jemalloc_resident_before", static_cast<int64_t>(heap_before_mixed.jemalloc_resident));
       pk.info.Int("jemalloc_allocated_before", static_cast<int64_t>(heap_before_mixed.jemalloc_allocated));
+      pk.info.Int("private_resident_before",
+                  static_cast<int64_t>(heap_before_mixed.private_resident));
+      pk.info.Int("private_allocated_before",
+                  static_cast<int64_t>(heap_before_mixed.private_allocated));
+      pk.info.Int("private_dirty_before", static_cast<int64_t>(heap_before_mixed.private_dirty));
       pk.info.Int("memory_bytes_before", static_cast<int64_t>(stats_before_mixed.memory_bytes));
       // The writers keep adding edges (at scale 22, ~+7% of entries by the end of the last
       // round): the graph at the peak is the one they leave. Its size is estimated as the
@@ -1212,11 +1217,14 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       const double mib = 1.0 / 1048576.0;
       Log(system,
           "mixed peak RSS %.1f MiB; before it: RSS %.1f MiB, jemalloc %.1f MiB resident / %.1f MiB "
-          "allocated, store %.1f MiB of %.1f M entries; readers alone peaked at %.1f MiB; when the writers "
+          "allocated (private arenas %.1f / %.1f MiB, %.1f MiB of it freed pages kept), store %.1f "
+          "MiB of %.1f M entries; readers alone peaked at %.1f MiB; when the writers "
           "stop: %.1f M entries, store %.1f MiB with what the last reader held; %lld of %lld reader "
           "runs let their snapshot go before iterating",
           PeakRssBytes() * mib, rss_before_mixed * mib, heap_before_mixed.jemalloc_resident * mib,
-          heap_before_mixed.jemalloc_allocated * mib, stats_before_mixed.memory_bytes * mib,
+          heap_before_mixed.jemalloc_allocated * mib, heap_before_mixed.private_resident * mib,
+          heap_before_mixed.private_allocated * mib, heap_before_mixed.private_dirty * mib,
+          stats_before_mixed.memory_bytes * mib,
           stats_before_mixed.stored_edges / 1e6, peak_readers_alone * mib, after_together.stored_edges / 1e6,
           after_together.memory_bytes * mib, static_cast<long long>(reader_runs_released.load()),
           static_cast<long long>(reader_runs.load()));

@@ -9,6 +9,7 @@ usage: scripts/ab_bench.py [--rounds N] [--dir DIR] MODE BIN [BIN...]
 MODE is one of
   fill         strata-bench fill --scale 20 --weighted (one writer into strata-mem): total CPU
                of the tenths, first and last tenth's CPU and rate, last / first
+  fill22       strata-bench fill --scale 22 (unweighted, 103 M directed entries): as fill
   update       --suite quick --only update --systems strata-mem: the 80% load's rate and CPU,
                the optimistic builds rebuilt under locks
   update22     the same at the full suite's scale (22)
@@ -28,6 +29,7 @@ import sys
 
 MODES = {
     "fill": ["fill", "--scale", "20", "--weighted"],
+    "fill22": ["fill", "--scale", "22"],
     "update": ["--suite", "quick", "--only", "update", "--systems", "strata-mem"],
     "update22": ["--suite", "full", "--only", "update", "--systems", "strata-mem"],
     "ingest": ["--suite", "quick", "--only", "ingest_large", "--systems", "strata",
@@ -80,8 +82,8 @@ def parse_ingest(_, path):
     return row
 
 
-PARSERS = {"fill": parse_fill, "update": parse_update, "update22": parse_update,
-           "ingest": parse_ingest}
+PARSERS = {"fill": parse_fill, "fill22": parse_fill, "update": parse_update,
+           "update22": parse_update, "ingest": parse_ingest}
 
 
 def main():
@@ -102,7 +104,7 @@ def main():
         for b in a.bins:
             stem = os.path.join(a.dir, "%s.%d" % (os.path.basename(b), r))
             cmd = [b] + MODES[a.mode]
-            if a.mode != "fill":
+            if not a.mode.startswith("fill"):
                 cmd += ["--json", stem + ".json", "--dir", os.path.join(a.dir, "data")]
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             with open(stem + ".out", "w") as f:
