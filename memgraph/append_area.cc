@@ -12,7 +12,7 @@ namespace strata::mem {
 namespace {
 
 size_t Bytes(size_t cap, bool weighted) {
-  return sizeof(AppendArea) + cap * (2 + sizeof(uint64_t) + (weighted ? sizeof(double) : 0));
+  return sizeof(AppendArea) + cap * (1 + sizeof(uint64_t) + (weighted ? sizeof(double) : 0));
 }
 
 // The capacity of a new area that holds n entries: room for a few appends before the next
@@ -35,8 +35,7 @@ AppendArea* Allocate(NodeAllocator* alloc, bool weighted, size_t n) {
 }
 
 void Set(AppendArea* a, size_t i, uint8_t u, uint8_t kind, uint64_t v, double w) {
-  const_cast<uint8_t*>(a->u())[i] = u;
-  const_cast<uint8_t*>(a->kind())[i] = kind;
+  const_cast<uint8_t*>(a->uk())[i] = static_cast<uint8_t>(u | kind << 6);
   const_cast<uint64_t*>(a->v())[i] = v;
   if (a->weighted) const_cast<double*>(a->w())[i] = w;
 }
@@ -60,8 +59,7 @@ size_t AppendArea::Run(size_t n, uint32_t x, uint8_t* idx) const {
 
 uint64_t AppendArea::PrefixMask(size_t n) const {
   uint64_t m = 0;
-  const uint8_t* uu = u();
-  for (size_t i = 0; i < n; ++i) m |= uint64_t{1} << uu[i];
+  for (size_t i = 0; i < n; ++i) m |= uint64_t{1} << U(i);
   return m;
 }
 
@@ -95,8 +93,7 @@ AppendArea* AreaWith(NodeAllocator* alloc, bool weighted, const AppendArea* old,
   assert(n < kAppendCapacity && (old != nullptr || n == 0));
   AppendArea* a = Allocate(alloc, weighted, n + 1);
   if (n != 0) {
-    std::memcpy(const_cast<uint8_t*>(a->u()), old->u(), n);
-    std::memcpy(const_cast<uint8_t*>(a->kind()), old->kind(), n);
+    std::memcpy(const_cast<uint8_t*>(a->uk()), old->uk(), n);
     std::memcpy(const_cast<uint64_t*>(a->v()), old->v(), n * sizeof(uint64_t));
     if (weighted) std::memcpy(const_cast<double*>(a->w()), old->w(), n * sizeof(double));
   }
@@ -108,8 +105,8 @@ AppendArea* AreaWith(NodeAllocator* alloc, bool weighted, const AppendArea* old,
 void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out) {
   out->clear();
   if (n == 0) return;
-  const uint8_t* u = old->u();
-  const uint8_t* k = old->kind();
+  const uint8_t* uk = old->uk();
+  auto u = [uk](size_t i) { return static_cast<uint8_t>(uk[i] & 63); };
   const uint64_t* v = old->v();
   const double* w = old->w();
   // The entries' positions in (u, v) order, log order among equal keys (so the last of each
@@ -126,7 +123,7 @@ void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out)
     // against 2.7% for this, docs/benchmarks.md).
     uint64_t key[kAppendCapacity];
     for (size_t i = 0; i < n; ++i) {
-      const uint64_t x = (uint64_t{u[i]} << 56) | (v[i] << 6) | i;
+      const uint64_t x = (uint64_t{u(i)} << 56) | (v[i] << 6) | i;
       size_t j = i;
       for (; j > 0 && key[j - 1] > x; --j) key[j] = key[j - 1];
       key[j] = x;
@@ -139,11 +136,11 @@ void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out)
     for (size_t i = 0; i < n; ++i) ord[i] = static_cast<uint8_t>(i);
     // Stable: equal keys keep log order.
     StableSmallSort(ord, ord + n, [u, v](uint8_t a, uint8_t b) {
-      return u[a] != u[b] ? u[a] < u[b] : v[a] < v[b];
+      return u(a) != u(b) ? u(a) < u(b) : v[a] < v[b];
     });
     for (size_t j = 0; j < n; ++j) {
       const size_t i = ord[j];
-      if (j + 1 < n && u[ord[j + 1]] == u[i] && v[ord[j + 1]] == v[i]) continue;  // not the latest
+      if (j + 1 < n && u(ord[j + 1]) == u(i) && v[ord[j + 1]] == v[i]) continue;  // not the latest
       ord[m++] = static_cast<uint8_t>(i);
     }
   }
@@ -151,7 +148,7 @@ void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out)
   AppendEntry* o = out->data();
   for (size_t j = 0; j < m; ++j) {
     const size_t i = ord[j];
-    o[j] = {u[i], k[i], v[i], w != nullptr ? w[i] : 1.0};
+    o[j] = {u(i), static_cast<uint8_t>(uk[i] >> 6), v[i], w != nullptr ? w[i] : 1.0};
   }
 }
 

@@ -25,9 +25,12 @@
 // Invariants: 1 <= appended_n <= claimed <= cap <= kAppendCapacity for a published version
 // (an empty view is a null pointer); bit u of `mask` is set if some claimed entry has vertex u
 // (a superset for any prefix: a filter, never an answer); the w column exists iff weighted.
-// Columns are laid out by `cap`: uint8_t u[cap]; uint8_t kind[cap]; uint64_t v[cap];
-// double w[cap] iff weighted (u and kind first, so the header's line holds a small area's
-// vertex column). `refs` counts the Adjacencies (of any version) holding the area; the last
+// Columns are laid out by `cap`: uint8_t uk[cap] (entry i's vertex u in its low 6 bits, its
+// kind in the high 2); uint64_t v[cap]; double w[cap] iff weighted (uk first, so the header's
+// line holds a small area's vertex column). One byte for u and kind: an append writes two
+// lines of the area (uk, v), not three, and in a full tier each is a cold line whose store
+// the build waits for (docs/benchmarks.md, "Issue 28: an area entry's vertex and kind in one
+// byte"). `refs` counts the Adjacencies (of any version) holding the area; the last
 // reference frees it.
 #pragma once
 
@@ -82,31 +85,34 @@ struct AppendArea {
   uint8_t reserved;
   std::atomic<uint64_t> mask;     // grows as entries are claimed
 
-  const uint8_t* u() const { return reinterpret_cast<const uint8_t*>(this + 1); }
-  const uint8_t* kind() const { return u() + cap; }
-  const uint64_t* v() const { return reinterpret_cast<const uint64_t*>(u() + 2 * size_t{cap}); }
+  const uint8_t* uk() const { return reinterpret_cast<const uint8_t*>(this + 1); }
+  uint8_t U(size_t i) const { return uk()[i] & 63; }
+  uint8_t Kind(size_t i) const { return uk()[i] >> 6; }
+  const uint64_t* v() const { return reinterpret_cast<const uint64_t*>(uk() + size_t{cap}); }
   const double* w() const { return weighted ? reinterpret_cast<const double*>(v() + cap) : nullptr; }
   // False only if no entry (of any prefix) has vertex x.
   bool MayHave(uint32_t x) const { return (mask.load(std::memory_order_relaxed) >> x) & 1; }
-  // Bit i set iff entry i (i < n) has vertex x. Compares the u column 16 bytes at a time,
+  // Bit i set iff entry i (i < n) has vertex x. Compares the uk column's low 6 bits 16 bytes
+  // at a time,
   // from a copy of its first n bytes only: slots past a reader's prefix may be written by a
   // build at the same time (a load of them would race, even with their bits masked off).
   uint64_t Matches(size_t n, uint32_t x) const {
 #if defined(__SSE2__)
     alignas(16) uint8_t col[kAppendCapacity] = {};
-    std::memcpy(col, u(), n);
+    std::memcpy(col, uk(), n);
     const __m128i key = _mm_set1_epi8(static_cast<char>(x));
+    const __m128i low6 = _mm_set1_epi8(63);
     const auto* c = reinterpret_cast<const __m128i*>(col);
     uint64_t m = 0;
     for (size_t q = 0; q * 16 < n; ++q) {
-      m |= static_cast<uint64_t>(static_cast<uint32_t>(
-               _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_load_si128(c + q), key))))
+      const __m128i u = _mm_and_si128(_mm_load_si128(c + q), low6);
+      m |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(u, key))))
            << (16 * q);
     }
     return n >= 64 ? m : m & ((uint64_t{1} << n) - 1);
 #else
     uint64_t m = 0;
-    for (size_t i = 0; i < n; ++i) m |= static_cast<uint64_t>(u()[i] == x) << i;
+    for (size_t i = 0; i < n; ++i) m |= static_cast<uint64_t>(U(i) == x) << i;
     return m;
 #endif
   }
@@ -158,14 +164,15 @@ void ScanWithAppended(const AppendArea& a, const uint8_t* idx, size_t m,
                       ScanContainer&& scan_container, F& fn) {
   const uint64_t* av = a.v();
   const double* aw = a.w();
-  const uint8_t* ak = a.kind();
+  static constexpr uint8_t kTombFlag = 1;  // a one-entry tomb column
   ScanOverlaid(
       m, [&](size_t p) { return av[idx[p]]; },
       [&](size_t p) {
         const size_t q = idx[p];
-        if (ak[q] == kAppendErased) return true;
+        const uint8_t kind = a.Kind(q);
+        if (kind == kAppendErased) return true;
         return InvokeScan(fn, av + q, aw != nullptr ? aw + q : nullptr,
-                          ak[q] == kAppendTomb ? ak + q : nullptr, size_t{1});
+                          kind == kAppendTomb ? &kTombFlag : nullptr, size_t{1});
       },
       scan_container, fn);
 }

@@ -98,6 +98,7 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
     for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
       if (const uint64_t* slot = NextAreaSlot(a); slot != nullptr && prefetch) {
         coro::Prefetch(slot);
+        coro::Prefetch(a->appended->uk() + a->appended_n);  // its vertex and kind
       }
     }
     co_await coro::Suspend{};
@@ -243,7 +244,8 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 // (an update looks nothing up: Adjacency's counts). The items are software-pipelined: item
 // k + 24's slot is fetched, k + 20's head (both lines of the version header), k + 16's counts
 // (every line: CopyVersion copies them), append area and container roots (CopyVersion takes a
-// reference on each), k + 14's append area slot an in-place append writes; item k is built
+// reference on each), k + 14's append area slot an in-place append writes (its key's line and
+// its vertex-and-kind byte's, for writing); item k is built
 // with those lines in cache. The stages only read (heads a registered or locking writer keeps
 // allocated) and prefetch.
 Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* older) {
@@ -281,7 +283,10 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
     if (h == nullptr) return;
     for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
-      if (const uint64_t* slot = NextAreaSlot(a); slot != nullptr) __builtin_prefetch(slot, 1);
+      if (const uint64_t* slot = NextAreaSlot(a); slot != nullptr) {
+        __builtin_prefetch(slot, 1);
+        __builtin_prefetch(a->appended->uk() + a->appended_n, 1);  // its vertex and kind
+      }
     }
   };
   for (size_t k = 0; k < kSlot; ++k) prefetch_slot(k);

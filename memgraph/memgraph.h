@@ -358,7 +358,7 @@ inline bool FindEdge(const Adjacency& a, uint32_t i, uint64_t v, double* w, bool
   if (!a.MayHaveEntries(i)) return false;
   const ptrdiff_t p = AppendedIndex(a, i, v);
   if (p >= 0) {
-    const uint8_t k = a.appended->kind()[p];
+    const uint8_t k = a.appended->Kind(static_cast<size_t>(p));
     if (k == kAppendErased) return false;
     if (w != nullptr) *w = a.appended->w() != nullptr ? a.appended->w()[p] : 1.0;
     if (tomb != nullptr) *tomb = k == kAppendTomb;

@@ -230,7 +230,6 @@ Adjacency::CountPair Adjacency::ResolvedCounts(uint32_t i, CountPair rec) const 
   if (appended == nullptr || !appended->MayHave(i)) return rec;
   uint8_t idx[kAppendCapacity];
   const size_t m = appended->Run(appended_n, i, idx);
-  const uint8_t* kind = appended->kind();
   const uint64_t* key = appended->v();
   int64_t entries = rec.entries, live = rec.live;
   for (size_t j = 0; j < m; ++j) {
@@ -238,7 +237,7 @@ Adjacency::CountPair Adjacency::ResolvedCounts(uint32_t i, CountPair rec) const 
     const uint64_t v = key[idx[j]];
     const bool had = tree != nullptr ? tree->Find(v, nullptr, &tomb)
                                      : ci.Find(static_cast<uint8_t>(i), v, nullptr, &tomb);
-    const CountDelta d = DeltaOf(OpOf(kind[idx[j]]), !had  ? PrevState::kAbsent
+    const CountDelta d = DeltaOf(OpOf(appended->Kind(idx[j])), !had  ? PrevState::kAbsent
                                                      : tomb ? PrevState::kTombstone
                                                             : PrevState::kLive);
     entries += d.entries;
@@ -252,9 +251,8 @@ uint32_t Adjacency::LiveBound(uint32_t i) const {
   if (InArt(i)) return Live(i);
   uint32_t live = Record(i).live;
   if (appended == nullptr || !appended->MayHave(i)) return live;
-  const uint8_t* kind = appended->kind();
   for (uint64_t m = appended->Matches(appended_n, i); m != 0; m &= m - 1) {
-    live += kind[__builtin_ctzll(m)] == kAppendLive;
+    live += appended->Kind(static_cast<size_t>(__builtin_ctzll(m))) == kAppendLive;
   }
   return live;
 }

@@ -54,7 +54,7 @@ void ExpectView(const Version& ver, bool weighted) {
     const ptrdiff_t p = a->Find(ver.n, k.first, k.second);
     ASSERT_GE(p, 0);
     EXPECT_LT(static_cast<size_t>(p), ver.n);
-    EXPECT_EQ(a->kind()[p], val.first);
+    EXPECT_EQ(a->Kind(static_cast<size_t>(p)), val.first);
     EXPECT_EQ(a->v()[p], k.second);
     if (!ver.m.count({k.first, k.second + 1})) {
       EXPECT_EQ(a->Find(ver.n, k.first, k.second + 1), -1);
@@ -69,7 +69,7 @@ void ExpectView(const Version& ver, bool weighted) {
     for (size_t j = 0; j < r; ++j, ++it) {
       ASSERT_TRUE(it != ver.m.end() && it->first.first == x) << "vertex " << x;
       EXPECT_EQ(a->v()[idx[j]], it->first.second);
-      EXPECT_EQ(a->kind()[idx[j]], it->second.first);
+      EXPECT_EQ(a->Kind(idx[j]), it->second.first);
     }
     EXPECT_TRUE(it == ver.m.end() || it->first.first != x) << "vertex " << x << " run short";
   }
@@ -172,7 +172,7 @@ TEST(AppendAreaRace, OneBuildClaimsASlot) {
     for (auto& th : t) th.join();
     ASSERT_NE(won[0], won[1]);
     const int k = won[0] ? 0 : 1;
-    EXPECT_EQ(a->u()[1], k + 1);
+    EXPECT_EQ(a->U(1), k + 1);
     EXPECT_EQ(a->v()[1], static_cast<uint64_t>(100 + k));
     EXPECT_EQ(a->claimed.load(), 2);
     UnrefAppendArea(&alloc, a);
