@@ -245,7 +245,7 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 // k + 24's slot is fetched, k + 20's head (both lines of the version header), k + 16's counts
 // (every line: CopyVersion copies them), append area and container roots (CopyVersion takes a
 // reference on each), k + 14's append area slot an in-place append writes (its key's line and
-// its vertex-and-kind byte's, for writing); item k is built
+// its vertex-and-kind byte's); item k is built
 // with those lines in cache. The stages only read (heads a registered or locking writer keeps
 // allocated) and prefetch.
 Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* older) {
