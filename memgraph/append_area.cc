@@ -35,7 +35,8 @@ AppendArea* Allocate(NodeAllocator* alloc, bool weighted, size_t n) {
 }
 
 void Set(AppendArea* a, size_t i, uint8_t u, uint8_t kind, uint64_t v, double w) {
-  const_cast<uint8_t*>(a->uk())[i] = static_cast<uint8_t>(u | kind << 6);
+  assert(u <= kAreaVertexMask && kind <= kAppendErased);
+  const_cast<uint8_t*>(a->uk())[i] = PackUk(u, kind);
   const_cast<uint64_t*>(a->v())[i] = v;
   if (a->weighted) const_cast<double*>(a->w())[i] = w;
 }
@@ -105,8 +106,7 @@ AppendArea* AreaWith(NodeAllocator* alloc, bool weighted, const AppendArea* old,
 void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out) {
   out->clear();
   if (n == 0) return;
-  const uint8_t* uk = old->uk();
-  auto u = [uk](size_t i) { return static_cast<uint8_t>(uk[i] & 63); };
+  auto u = [old](size_t i) { return old->U(i); };
   const uint64_t* v = old->v();
   const double* w = old->w();
   // The entries' positions in (u, v) order, log order among equal keys (so the last of each
@@ -148,7 +148,7 @@ void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out)
   AppendEntry* o = out->data();
   for (size_t j = 0; j < m; ++j) {
     const size_t i = ord[j];
-    o[j] = {u(i), static_cast<uint8_t>(uk[i] >> 6), v[i], w != nullptr ? w[i] : 1.0};
+    o[j] = {u(i), old->Kind(i), v[i], w != nullptr ? w[i] : 1.0};
   }
 }
 

@@ -77,6 +77,14 @@ struct AppendEntry {
   double w;
 };
 
+// An entry's vertex and kind in one byte of the uk column: the vertex (< 64) in the low bits,
+// the kind above them.
+inline constexpr unsigned kAreaKindShift = 6;
+inline constexpr uint8_t kAreaVertexMask = (1u << kAreaKindShift) - 1;
+inline uint8_t PackUk(uint8_t u, uint8_t kind) {
+  return static_cast<uint8_t>(u | kind << kAreaKindShift);
+}
+
 struct AppendArea {
   std::atomic<uint32_t> refs;
   uint8_t cap;                    // entries the columns have room for: 8, 16, 32 or 64
@@ -86,26 +94,26 @@ struct AppendArea {
   std::atomic<uint64_t> mask;     // grows as entries are claimed
 
   const uint8_t* uk() const { return reinterpret_cast<const uint8_t*>(this + 1); }
-  uint8_t U(size_t i) const { return uk()[i] & 63; }
-  uint8_t Kind(size_t i) const { return uk()[i] >> 6; }
+  uint8_t U(size_t i) const { return uk()[i] & kAreaVertexMask; }
+  uint8_t Kind(size_t i) const { return uk()[i] >> kAreaKindShift; }
   const uint64_t* v() const { return reinterpret_cast<const uint64_t*>(uk() + size_t{cap}); }
   const double* w() const { return weighted ? reinterpret_cast<const double*>(v() + cap) : nullptr; }
   // False only if no entry (of any prefix) has vertex x.
   bool MayHave(uint32_t x) const { return (mask.load(std::memory_order_relaxed) >> x) & 1; }
-  // Bit i set iff entry i (i < n) has vertex x. Compares the uk column's low 6 bits 16 bytes
-  // at a time,
-  // from a copy of its first n bytes only: slots past a reader's prefix may be written by a
-  // build at the same time (a load of them would race, even with their bits masked off).
+  // Bit i set iff entry i (i < n) has vertex x. Compares the uk column's vertex bits 16 bytes
+  // at a time, from a copy of its first n bytes only: slots past a reader's prefix may be
+  // written by a build at the same time (a load of them would race, even with their bits
+  // masked off).
   uint64_t Matches(size_t n, uint32_t x) const {
 #if defined(__SSE2__)
     alignas(16) uint8_t col[kAppendCapacity] = {};
     std::memcpy(col, uk(), n);
     const __m128i key = _mm_set1_epi8(static_cast<char>(x));
-    const __m128i low6 = _mm_set1_epi8(63);
+    const __m128i vertex = _mm_set1_epi8(static_cast<char>(kAreaVertexMask));
     const auto* c = reinterpret_cast<const __m128i*>(col);
     uint64_t m = 0;
     for (size_t q = 0; q * 16 < n; ++q) {
-      const __m128i u = _mm_and_si128(_mm_load_si128(c + q), low6);
+      const __m128i u = _mm_and_si128(_mm_load_si128(c + q), vertex);
       m |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(u, key))))
            << (16 * q);
     }

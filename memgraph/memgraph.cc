@@ -60,11 +60,12 @@ void SortBySubgraph(std::vector<PrimOp>* ops, bool by_seq) {
 // The process-wide LocateConfig, packed: mode | group << 8 | prefetch << 16.
 std::atomic<uint32_t> locate_config{LocateConfig::kPipeline | 16u << 8 | 1u << 16};
 
-// Where a build's in-place append to a's area writes its key (the area's next slot), or null
-// when a has no area or it is full: the locate prefetches it.
-inline const uint64_t* NextAreaSlot(const Adjacency* a) {
-  if (a == nullptr || a->appended == nullptr || a->appended_n >= a->appended->cap) return nullptr;
-  return a->appended->v() + a->appended_n;
+// Prefetches the two lines a build's in-place append to a's area writes (the next slot's key
+// and its vertex-and-kind byte); nothing when a has no area or it is full.
+inline void PrefetchAreaSlot(const Adjacency* a) {
+  if (a == nullptr || a->appended == nullptr || a->appended_n >= a->appended->cap) return;
+  coro::Prefetch(a->appended->v() + a->appended_n);
+  coro::Prefetch(a->appended->uk() + a->appended_n);
 }
 
 // One work item's locate, then its build: the slot, the head version, the containers' roots
@@ -95,10 +96,9 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
     co_await coro::Suspend{};
     // An update takes no prior state (Adjacency's counts): nothing is looked up, and the
     // build's append writes the area's next slot.
-    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
-      if (const uint64_t* slot = NextAreaSlot(a); slot != nullptr && prefetch) {
-        coro::Prefetch(slot);
-        coro::Prefetch(a->appended->uk() + a->appended_n);  // its vertex and kind
+    if (prefetch) {
+      for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
+        PrefetchAreaSlot(a);
       }
     }
     co_await coro::Suspend{};
@@ -283,10 +283,7 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
     if (h == nullptr) return;
     for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
-      if (const uint64_t* slot = NextAreaSlot(a); slot != nullptr) {
-        __builtin_prefetch(slot, 1);
-        __builtin_prefetch(a->appended->uk() + a->appended_n, 1);  // its vertex and kind
-      }
+      PrefetchAreaSlot(a);
     }
   };
   for (size_t k = 0; k < kSlot; ++k) prefetch_slot(k);
