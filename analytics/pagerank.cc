@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <mutex>
 #include <optional>
 
@@ -60,6 +61,7 @@ struct CachedDegrees {  // the cache's lengths (ListCache::HasLengths)
 template <typename DegreeOf>
 Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
                const PageRankParams& params, DegreeOf out_degree, std::vector<double>* rank) {
+  const auto start = std::chrono::steady_clock::now();
   Status s;
   const bool pull = HasInEdges(snap.kind());
   const double n = static_cast<double>(L.num_vertices);
@@ -209,6 +211,10 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
       });
     }
   }
+  if (params.stats != nullptr) {
+    params.stats->iterate_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   return Finish(snap, s);
 }
 
@@ -270,6 +276,7 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
            std::unique_ptr<Snapshot>* owned) {
   // Lists read every iteration: in-lists (pull, when the store keeps them) or out-lists (push),
   // kept decoded in memory when they fit. Out-lists are collected during the layout's pass.
+  const auto start = std::chrono::steady_clock::now();
   const bool pull = HasInEdges(snap.kind());
   const Direction list_dir = pull ? InDirection(snap.kind()) : Direction::kOut;
   // One iteration reads each list once: nothing to keep.
@@ -303,6 +310,8 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
     params.stats->snapshot_released = false;
     params.stats->degrees_from_cache = false;
     params.stats->released_blocks = prefix ? prefix->released() : 0;
+    params.stats->prepare_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   if (L.num_vertices == 0) {
     rank->assign(L.bound, 0.0);

@@ -85,6 +85,10 @@ struct Digest {
   int64_t list_cache_bytes = -1;
   int64_t list_cache_packed_blocks = -1;
   int64_t list_cache_streamed_blocks = -1;
+  // StrataGraph's PageRank: seconds of its layout and list cache before the first iteration
+  // (PageRankStats::prepare_seconds); -1 for other kernels and systems.
+  double prepare_seconds = -1;
+  double iterate_seconds = -1;  // PageRankStats::iterate_seconds; -1 as prepare_seconds
   // StrataGraph's PageRank as a view's last read (View::PageRankLast): 1 if it let the
   // snapshot go before its iterations (PageRankStats::snapshot_released), else 0; -1 otherwise.
   int snapshot_released = -1;

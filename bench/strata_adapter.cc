@@ -107,6 +107,8 @@ class StrataView : public View {
     d->list_cache_bytes = static_cast<int64_t>(stats.cache_bytes);
     d->list_cache_packed_blocks = static_cast<int64_t>(stats.packed_blocks);
     d->list_cache_streamed_blocks = static_cast<int64_t>(stats.streamed_blocks);
+    d->prepare_seconds = stats.prepare_seconds;
+    d->iterate_seconds = stats.iterate_seconds;
     if (s.ok()) d->text = PageRankDigest(rank.data(), rank.size());
     return s;
   }

@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "analytics/kernel_memory.h"
 #include "bench/csr.h"
 #include "bench/util.h"
 #include "bench/writers.h"
@@ -415,7 +416,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
     if (strata && cfg.pr_packing) params.Str("packing", PackingName(*cfg.pr_packing));
   }
   if (sys_name != "csr") params.Str("cache", cold ? "cold" : "warm");
-  std::vector<double> secs, cpus, faults;
+  std::vector<double> secs, cpus, faults, prepares, iterates;
   std::string digest;
   Digest last;  // the last measured run's (its list cache)
   std::unique_ptr<View> view = sys->NewView();
@@ -441,6 +442,8 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
     const double c1 = ProcessCpuSec();
     if (!s.ok()) Fail(sys_name, AlgoName(algo), s);
     secs.push_back(d.seconds);
+    if (d.prepare_seconds >= 0) prepares.push_back(d.prepare_seconds);
+    if (d.iterate_seconds >= 0) iterates.push_back(d.iterate_seconds);
     cpus.push_back(c1 - c0);
     faults.push_back(static_cast<double>(ProcessMinorFaults() - f0));
     spent += d.seconds;
@@ -464,6 +467,8 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   if (algo == Algo::kBfs || algo == Algo::kSssp) info.Int("source", static_cast<int64_t>(source));
   info.Raw("all_seconds", NumbersJson(secs));
   AddListCache(last, &info);
+  if (!prepares.empty()) info.Num("prepare_seconds_median", Median(prepares));
+  if (!iterates.empty()) info.Num("iterate_seconds_median", Median(iterates));
   // Pages the run faulted in (the process's, so a concurrent thread's count too): what a
   // kernel's freed arrays cost the next run (analytics/kernel_memory.h).
   info.Num("minor_faults_median", Median(faults));
@@ -471,8 +476,13 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   a.info = info;
   sink->Add(a);
   sink->Add(R(AlgoName(algo), sys_name, "cpu_seconds", Median(cpus), "s", params));
-  Log(sys_name, "%s on %s (%s): median %.3f s of %zu, %s", AlgoName(algo), graph,
-      cold ? "cold" : "warm", Median(secs), secs.size(), digest.c_str());
+  char prepare[96] = "";
+  if (!prepares.empty() && !iterates.empty()) {
+    snprintf(prepare, sizeof(prepare), " (layout and list cache %.3f s, iterations %.3f s)",
+             Median(prepares), Median(iterates));
+  }
+  Log(sys_name, "%s on %s (%s): median %.3f s of %zu%s, %s", AlgoName(algo), graph,
+      cold ? "cold" : "warm", Median(secs), secs.size(), prepare, digest.c_str());
 }
 
 // The main graph as the update phases leave it: the whole stream, less the edges the
@@ -1152,6 +1162,8 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // versions the last reader pinned, until commits on their subgraphs reclaim them) and its
     // directed entries.
     SystemStats after_together;
+    HeapBreakdown heap_after;
+    size_t kernel_retained_after = 0;
     for (int k = 0; k < pr_runs; ++k) {
       if (writers > 0) {
         auto [ts, t0] = writers_for(std::max(0.5, last_run));
@@ -1172,7 +1184,11 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     }
     // The last round ended with the writers stopping beside the readers. (Stats counts the
     // whole graph: once, here, not per round.)
-    if (writers > 0) after_together = sys->Stats();
+    if (writers > 0) {
+      after_together = sys->Stats();
+      heap_after = ReadHeapBreakdown();
+      kernel_retained_after = analytics::KernelRetainedBytes();
+    }
     add_reader(0, alone, nullptr,
                writers > 0 ? "one run per round, between the writers alone and the round together "
                              "(all_seconds in round order)"
@@ -1208,6 +1224,12 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       if (after_together.stored_edges != 0) {
         pk.info.Int("stored_edges_after", static_cast<int64_t>(after_together.stored_edges));
         pk.info.Int("memory_bytes_after", static_cast<int64_t>(after_together.memory_bytes));
+        pk.info.Int("rss_after", static_cast<int64_t>(heap_after.rss));
+        pk.info.Int("private_resident_after", static_cast<int64_t>(heap_after.private_resident));
+        pk.info.Int("private_allocated_after",
+                    static_cast<int64_t>(heap_after.private_allocated));
+        pk.info.Int("private_dirty_after", static_cast<int64_t>(heap_after.private_dirty));
+        pk.info.Int("kernel_retained_after", static_cast<int64_t>(kernel_retained_after));
       }
       pk.info.Int("peak_rss_readers_alone", static_cast<int64_t>(peak_readers_alone));
       pk.info.Int("reader_runs", reader_runs.load());
@@ -1219,14 +1241,18 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
           "mixed peak RSS %.1f MiB; before it: RSS %.1f MiB, jemalloc %.1f MiB resident / %.1f MiB "
           "allocated (private arenas %.1f / %.1f MiB, %.1f MiB of it freed pages kept), store %.1f "
           "MiB of %.1f M entries; readers alone peaked at %.1f MiB; when the writers "
-          "stop: %.1f M entries, store %.1f MiB with what the last reader held; %lld of %lld reader "
+          "stop: %.1f M entries, store %.1f MiB with what the last reader held, RSS %.1f MiB, "
+          "private arenas %.1f / %.1f MiB (%.1f MiB freed pages kept, %.1f MiB of them the "
+          "kernels'); %lld of %lld reader "
           "runs let their snapshot go before iterating",
           PeakRssBytes() * mib, rss_before_mixed * mib, heap_before_mixed.jemalloc_resident * mib,
           heap_before_mixed.jemalloc_allocated * mib, heap_before_mixed.private_resident * mib,
           heap_before_mixed.private_allocated * mib, heap_before_mixed.private_dirty * mib,
           stats_before_mixed.memory_bytes * mib,
           stats_before_mixed.stored_edges / 1e6, peak_readers_alone * mib, after_together.stored_edges / 1e6,
-          after_together.memory_bytes * mib, static_cast<long long>(reader_runs_released.load()),
+          after_together.memory_bytes * mib, heap_after.rss * mib,
+          heap_after.private_resident * mib, heap_after.private_allocated * mib,
+          heap_after.private_dirty * mib, kernel_retained_after * mib, static_cast<long long>(reader_runs_released.load()),
           static_cast<long long>(reader_runs.load()));
     }
     // Control: the same writers beside a PageRank that does not read the store (the CSR kernel

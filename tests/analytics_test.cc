@@ -801,6 +801,9 @@ TEST(Analytics, PageRankCacheBudgetAndStats) {
     EXPECT_GT(st.cache_bytes, 0u) << what;
     EXPECT_LE(st.cache_bytes, st.cache_budget) << what;
     EXPECT_EQ(st.streamed_blocks, 0u) << what;
+    // The two phases' times are measured (a run that left them unset reads 0).
+    EXPECT_GT(st.prepare_seconds, 0.0) << what;
+    EXPECT_GT(st.iterate_seconds, 0.0) << what;
     // kAuto keeps lists that fit the budget unpacked, in 3-byte IDs; kNever in 4-byte ones;
     // kAlways packs every block into fewer bytes than 4-byte IDs. The same ranks each way.
     EXPECT_EQ(st.packed_blocks, 0u) << what;

@@ -337,6 +337,10 @@ int RunAnalyze(const AnalyzeArgs& a) {
         summary += " (" + std::to_string(pr_stats.streamed_blocks) +
                    " blocks of 4096 vertices did not fit: streamed every iteration)";
       }
+      char phases[96];
+      std::snprintf(phases, sizeof(phases), "; layout and list cache %.3f s, iterations %.3f s",
+                    pr_stats.prepare_seconds, pr_stats.iterate_seconds);
+      summary += phases;
     }
     std::fprintf(stderr, "%s\n", summary.c_str());
   }

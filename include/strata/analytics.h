@@ -163,6 +163,11 @@ struct PageRankStats {
   // Whether the iterations read the degrees as the cached lists' lengths (every out-list
   // kept, none packed, no edges into deleted vertices) instead of an array of them.
   bool degrees_from_cache = false;
+  // Wall seconds before the first iteration: the layout's pass over the snapshot and the
+  // list cache's completion (what a CSR kernel does not pay; the rest is the iterations).
+  double prepare_seconds = 0;
+  // Wall seconds of the iterations themselves (their arrays' setup included).
+  double iterate_seconds = 0;
 };
 
 struct PageRankParams {
