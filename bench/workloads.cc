@@ -19,7 +19,6 @@
 #include <unordered_set>
 #include <utility>
 
-#include "analytics/kernel_memory.h"
 #include "bench/csr.h"
 #include "bench/util.h"
 #include "bench/writers.h"
@@ -1163,7 +1162,6 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // directed entries.
     SystemStats after_together;
     HeapBreakdown heap_after;
-    size_t kernel_retained_after = 0;
     for (int k = 0; k < pr_runs; ++k) {
       if (writers > 0) {
         auto [ts, t0] = writers_for(std::max(0.5, last_run));
@@ -1187,7 +1185,6 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     if (writers > 0) {
       after_together = sys->Stats();
       heap_after = ReadHeapBreakdown();
-      kernel_retained_after = analytics::KernelRetainedBytes();
     }
     add_reader(0, alone, nullptr,
                writers > 0 ? "one run per round, between the writers alone and the round together "
@@ -1229,7 +1226,6 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
         pk.info.Int("private_allocated_after",
                     static_cast<int64_t>(heap_after.private_allocated));
         pk.info.Int("private_dirty_after", static_cast<int64_t>(heap_after.private_dirty));
-        pk.info.Int("kernel_retained_after", static_cast<int64_t>(kernel_retained_after));
       }
       pk.info.Int("peak_rss_readers_alone", static_cast<int64_t>(peak_readers_alone));
       pk.info.Int("reader_runs", reader_runs.load());
@@ -1242,8 +1238,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
           "allocated (private arenas %.1f / %.1f MiB, %.1f MiB of it freed pages kept), store %.1f "
           "MiB of %.1f M entries; readers alone peaked at %.1f MiB; when the writers "
           "stop: %.1f M entries, store %.1f MiB with what the last reader held, RSS %.1f MiB, "
-          "private arenas %.1f / %.1f MiB (%.1f MiB freed pages kept, %.1f MiB of them the "
-          "kernels'); %lld of %lld reader "
+          "private arenas %.1f / %.1f MiB (%.1f MiB freed pages kept); %lld of %lld reader "
           "runs let their snapshot go before iterating",
           PeakRssBytes() * mib, rss_before_mixed * mib, heap_before_mixed.jemalloc_resident * mib,
           heap_before_mixed.jemalloc_allocated * mib, heap_before_mixed.private_resident * mib,
@@ -1252,7 +1247,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
           stats_before_mixed.stored_edges / 1e6, peak_readers_alone * mib, after_together.stored_edges / 1e6,
           after_together.memory_bytes * mib, heap_after.rss * mib,
           heap_after.private_resident * mib, heap_after.private_allocated * mib,
-          heap_after.private_dirty * mib, kernel_retained_after * mib, static_cast<long long>(reader_runs_released.load()),
+          heap_after.private_dirty * mib, static_cast<long long>(reader_runs_released.load()),
           static_cast<long long>(reader_runs.load()));
     }
     // Control: the same writers beside a PageRank that does not read the store (the CSR kernel
