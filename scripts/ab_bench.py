@@ -15,6 +15,14 @@ MODE is one of
   update22     the same at the full suite's scale (22)
   ingest       --suite quick --only ingest_large --systems strata --large-analytics none:
                rate, peak RSS, process CPU
+  insert       --suite quick --only insert --systems strata-mem: single-edge and batched
+               (1024) inserts into a fresh tier, 1 and 2 writers (K edges/s), batch / single
+               for 1 writer, 2 writers / 1 batched
+  pr           --suite quick --only pr --systems strata-mem,csr: PageRank's time on each, the
+               layout and list cache and the iterations (PageRankStats), the paired ratio
+  mixed22      --suite full --only mixed --systems strata-mem (scale 22): peak RSS, its ratio
+               to the loaded graph, the writer's rate beside the reader / alone, the reader's
+               time beside the writer / alone
 
 Each run's output is kept in DIR (default /tmp/ab_bench) as <binary name>.<round>.{out,json}.
 Build the binaries first and copy them aside (a rebuild replaces build/bin/strata-bench).
@@ -34,6 +42,9 @@ MODES = {
     "update22": ["--suite", "full", "--only", "update", "--systems", "strata-mem"],
     "ingest": ["--suite", "quick", "--only", "ingest_large", "--systems", "strata",
                "--large-analytics", "none"],
+    "insert": ["--suite", "quick", "--only", "insert", "--systems", "strata-mem"],
+    "pr": ["--suite", "quick", "--only", "pr", "--systems", "strata-mem,csr"],
+    "mixed22": ["--suite", "full", "--only", "mixed", "--systems", "strata-mem"],
 }
 
 
@@ -82,8 +93,65 @@ def parse_ingest(_, path):
     return row
 
 
+def parse_insert(_, path):
+    rate = {}
+    for r in results(path):
+        p = r.get("params", {})
+        if (r["workload"] == "insert" and r["system"] == "strata-mem" and
+                r["metric"] == "edges_per_s" and p.get("wal") == "off"):
+            rate[(p["batch"], p["threads"])] = r["value"] / 1e3
+    want = [(1, 1), (1, 2), (1024, 1), (1024, 2)]
+    if any(k not in rate for k in want):
+        raise ValueError("insert rows missing in " + path)
+    return {"single_1w_K": rate[(1, 1)], "single_2w_K": rate[(1, 2)],
+            "batch_1w_K": rate[(1024, 1)], "batch_2w_K": rate[(1024, 2)],
+            "batch/single": rate[(1024, 1)] / rate[(1, 1)],
+            "2w/1w_batch": rate[(1024, 2)] / rate[(1024, 1)]}
+
+
+def parse_pr(_, path):
+    row = {}
+    for r in results(path):
+        if r["workload"] != "pr" or r.get("params", {}).get("graph") != "main":
+            continue
+        info = r.get("params", {}).get("info", {})
+        if r["metric"] == "seconds" and r["system"] in ("strata-mem", "csr"):
+            row[r["system"] + "_s"] = r["value"]
+            if r["system"] == "strata-mem":
+                row["prepare_s"] = info.get("prepare_seconds_median", float("nan"))
+                row["iterate_s"] = info.get("iterate_seconds_median", float("nan"))
+        elif r["metric"] == "seconds_ratio_paired":
+            row["paired"] = r["value"]
+    if "strata-mem_s" not in row or "csr_s" not in row:
+        raise ValueError("no pr rows for strata-mem and csr in " + path)
+    row["separate"] = row["strata-mem_s"] / row["csr_s"]
+    return row
+
+
+def parse_mixed(_, path):
+    writer, reader, row = {}, {}, {}
+    for r in results(path):
+        p = r.get("params", {})
+        if r["workload"] != "mixed" or r["system"] != "strata-mem" or "reader" in p:
+            continue
+        if r["metric"] == "peak_rss_bytes":
+            row["peak_MiB"] = r["value"] / 2**20
+            before = p.get("info", {}).get("memory_bytes_before", 0)
+            row["peak/graph"] = r["value"] / before if before else float("nan")
+        elif r["metric"] == "ops_per_s" and p.get("role") == "writer":
+            writer[p["readers"]] = r["value"]
+        elif r["metric"] == "seconds" and p.get("role") == "reader":
+            reader[p["writers"]] = r["value"]
+    if "peak_MiB" not in row or 0 not in writer or 1 not in writer:
+        raise ValueError("no mixed rows for strata-mem in " + path)
+    row["writer_with/alone"] = writer[1] / writer[0]
+    row["reader_with/alone"] = reader[1] / reader[0]
+    return row
+
+
 PARSERS = {"fill": parse_fill, "fill22": parse_fill, "update": parse_update,
-           "update22": parse_update, "ingest": parse_ingest}
+           "update22": parse_update, "ingest": parse_ingest, "insert": parse_insert,
+           "pr": parse_pr, "mixed22": parse_mixed}
 
 
 def main():
