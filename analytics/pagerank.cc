@@ -312,6 +312,7 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
     params.stats->released_blocks = prefix ? prefix->released() : 0;
     params.stats->prepare_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    params.stats->iterate_seconds = 0;  // set by Iterate
   }
   if (L.num_vertices == 0) {
     rank->assign(L.bound, 0.0);
