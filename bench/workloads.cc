@@ -399,6 +399,21 @@ void AddListCache(const Digest& d, JsonObject* info) {
   info->Int("list_cache_streamed_blocks", d.list_cache_streamed_blocks);
 }
 
+// The private arenas' share of a heap reading (the memgraphs' and the kernels' arenas): into a
+// row's info as private_{resident,allocated,dirty}_<when>, and as log text.
+void AddPrivateArenas(const HeapBreakdown& h, const std::string& when, JsonObject* info) {
+  info->Int("private_resident_" + when, static_cast<int64_t>(h.private_resident));
+  info->Int("private_allocated_" + when, static_cast<int64_t>(h.private_allocated));
+  info->Int("private_dirty_" + when, static_cast<int64_t>(h.private_dirty));
+}
+std::string PrivateArenasText(const HeapBreakdown& h) {
+  char buf[128];
+  snprintf(buf, sizeof(buf), "private arenas %.1f / %.1f MiB, %.1f MiB of it freed pages kept",
+           h.private_resident / 1048576.0, h.private_allocated / 1048576.0,
+           h.private_dirty / 1048576.0);
+  return buf;
+}
+
 // Warm-up run + `runs` timed runs, median reported; or one cold run per drop of the page cache.
 void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo algo,
                   VertexId source, int runs, bool cold, const char* graph, int graph_scale,
@@ -1207,11 +1222,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       pk.info.Int("rss_before", static_cast<int64_t>(rss_before_mixed));
       pk.info.Int("jemalloc_resident_before", static_cast<int64_t>(heap_before_mixed.jemalloc_resident));
       pk.info.Int("jemalloc_allocated_before", static_cast<int64_t>(heap_before_mixed.jemalloc_allocated));
-      pk.info.Int("private_resident_before",
-                  static_cast<int64_t>(heap_before_mixed.private_resident));
-      pk.info.Int("private_allocated_before",
-                  static_cast<int64_t>(heap_before_mixed.private_allocated));
-      pk.info.Int("private_dirty_before", static_cast<int64_t>(heap_before_mixed.private_dirty));
+      AddPrivateArenas(heap_before_mixed, "before", &pk.info);
       pk.info.Int("memory_bytes_before", static_cast<int64_t>(stats_before_mixed.memory_bytes));
       // The writers keep adding edges (at scale 22, ~+7% of entries by the end of the last
       // round): the graph at the peak is the one they leave. Its size is estimated as the
@@ -1222,10 +1233,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
         pk.info.Int("stored_edges_after", static_cast<int64_t>(after_together.stored_edges));
         pk.info.Int("memory_bytes_after", static_cast<int64_t>(after_together.memory_bytes));
         pk.info.Int("rss_after", static_cast<int64_t>(heap_after.rss));
-        pk.info.Int("private_resident_after", static_cast<int64_t>(heap_after.private_resident));
-        pk.info.Int("private_allocated_after",
-                    static_cast<int64_t>(heap_after.private_allocated));
-        pk.info.Int("private_dirty_after", static_cast<int64_t>(heap_after.private_dirty));
+        AddPrivateArenas(heap_after, "after", &pk.info);
       }
       pk.info.Int("peak_rss_readers_alone", static_cast<int64_t>(peak_readers_alone));
       pk.info.Int("reader_runs", reader_runs.load());
@@ -1235,19 +1243,15 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       const double mib = 1.0 / 1048576.0;
       Log(system,
           "mixed peak RSS %.1f MiB; before it: RSS %.1f MiB, jemalloc %.1f MiB resident / %.1f MiB "
-          "allocated (private arenas %.1f / %.1f MiB, %.1f MiB of it freed pages kept), store %.1f "
-          "MiB of %.1f M entries; readers alone peaked at %.1f MiB; when the writers "
-          "stop: %.1f M entries, store %.1f MiB with what the last reader held, RSS %.1f MiB, "
-          "private arenas %.1f / %.1f MiB (%.1f MiB freed pages kept); %lld of %lld reader "
-          "runs let their snapshot go before iterating",
+          "allocated (%s), store %.1f MiB of %.1f M entries; readers alone peaked at %.1f MiB; "
+          "when the writers stop: %.1f M entries, store %.1f MiB with what the last reader held, "
+          "RSS %.1f MiB, %s; %lld of %lld reader runs let their snapshot go before iterating",
           PeakRssBytes() * mib, rss_before_mixed * mib, heap_before_mixed.jemalloc_resident * mib,
-          heap_before_mixed.jemalloc_allocated * mib, heap_before_mixed.private_resident * mib,
-          heap_before_mixed.private_allocated * mib, heap_before_mixed.private_dirty * mib,
+          heap_before_mixed.jemalloc_allocated * mib, PrivateArenasText(heap_before_mixed).c_str(),
           stats_before_mixed.memory_bytes * mib,
           stats_before_mixed.stored_edges / 1e6, peak_readers_alone * mib, after_together.stored_edges / 1e6,
           after_together.memory_bytes * mib, heap_after.rss * mib,
-          heap_after.private_resident * mib, heap_after.private_allocated * mib,
-          heap_after.private_dirty * mib, static_cast<long long>(reader_runs_released.load()),
+          PrivateArenasText(heap_after).c_str(), static_cast<long long>(reader_runs_released.load()),
           static_cast<long long>(reader_runs.load()));
     }
     // Control: the same writers beside a PageRank that does not read the store (the CSR kernel
