@@ -1,7 +1,8 @@
 #!/bin/bash
 # scripts/ab_bench.py against two fake strata-bench binaries: runs alternate (a, b, a, b), each
-# run's figures are parsed from the fill output or the JSON report, the medians are those of
-# the runs, and a failing binary stops the comparison with its exit code named.
+# run's figures are parsed from the fill output or the JSON report (each mode's rows, not the
+# rows beside them), the medians are those of the runs, and a failing binary stops the
+# comparison with its exit code named.
 # Usage: ab_bench_test.sh SRC_DIR
 set -euo pipefail
 src=$1
@@ -25,13 +26,64 @@ if [[ \$1 == fill ]]; then
   done
   exit 0
 fi
-while [[ \$# -gt 0 && \$1 != --json ]]; do shift; done
-cat > "\$2" <<JSON
+only=
+while [[ \$# -gt 0 && \$1 != --json ]]; do
+  [[ \$1 == --only ]] && only=\$2
+  shift
+done
+case \$only in
+insert)  # rates in K edges/s: single 1 writer RATE, 2 writers 2 RATE; batched 3x, 2 writers 4.5x
+  cat > "\$2" <<JSON
+{"results": [
+ {"workload": "insert", "system": "strata-mem", "metric": "edges_per_s", "value": \$(( $rate * 1000 )),
+  "params": {"batch": 1, "threads": 1, "wal": "off"}},
+ {"workload": "insert", "system": "strata-mem", "metric": "edges_per_s", "value": \$(( $rate * 2000 )),
+  "params": {"batch": 1, "threads": 2, "wal": "off"}},
+ {"workload": "insert", "system": "strata-mem", "metric": "edges_per_s", "value": \$(( $rate * 3000 )),
+  "params": {"batch": 1024, "threads": 1, "wal": "off"}},
+ {"workload": "insert", "system": "strata-mem", "metric": "edges_per_s", "value": 1,
+  "params": {"batch": 1024, "threads": 1, "wal": "on"}},
+ {"workload": "insert", "system": "strata-mem", "metric": "edges_per_s", "value": \$(( $rate * 4500 )),
+  "params": {"batch": 1024, "threads": 2, "wal": "off"}}]}
+JSON
+  ;;
+pr)  # strata-mem 0.6 s (0.2 + 0.4), the CSR 0.4 s, paired 1.4
+  cat > "\$2" <<JSON
+{"results": [
+ {"workload": "pr", "system": "strata-mem", "metric": "seconds", "value": 0.6,
+  "params": {"graph": "main", "info": {"prepare_seconds_median": 0.2, "iterate_seconds_median": 0.4}}},
+ {"workload": "pr", "system": "csr", "metric": "seconds", "value": 0.4, "params": {"graph": "main"}},
+ {"workload": "pr", "system": "strata-mem", "metric": "seconds_ratio_paired", "value": 1.4,
+  "params": {"graph": "main"}},
+ {"workload": "pr", "system": "strata-mem", "metric": "seconds", "value": 9.0,
+  "params": {"graph": "ingest_large"}}]}
+JSON
+  ;;
+mixed)  # peak 2 GiB over a 1-GiB graph; writer 0.8 of alone; reader 1.1x; a CSR control apart
+  cat > "\$2" <<JSON
+{"results": [
+ {"workload": "mixed", "system": "strata-mem", "metric": "peak_rss_bytes", "value": 2147483648,
+  "params": {"readers": 1, "writers": 1, "info": {"memory_bytes_before": 1073741824}}},
+ {"workload": "mixed", "system": "strata-mem", "metric": "ops_per_s", "value": 500,
+  "params": {"role": "writer", "readers": 0, "writers": 1}},
+ {"workload": "mixed", "system": "strata-mem", "metric": "ops_per_s", "value": 400,
+  "params": {"role": "writer", "readers": 1, "writers": 1}},
+ {"workload": "mixed", "system": "strata-mem", "metric": "ops_per_s", "value": 100,
+  "params": {"role": "writer", "readers": 1, "writers": 1, "reader": "csr"}},
+ {"workload": "mixed", "system": "strata-mem", "metric": "seconds", "value": 10.0,
+  "params": {"role": "reader", "readers": 1, "writers": 0}},
+ {"workload": "mixed", "system": "strata-mem", "metric": "seconds", "value": 11.0,
+  "params": {"role": "reader", "readers": 1, "writers": 1}}]}
+JSON
+  ;;
+*)
+  cat > "\$2" <<JSON
 {"results": [{"workload": "update", "system": "strata-mem", "metric": "edges_per_s",
   "value": \$(( $rate * 1000 * n * n )), "unit": "edges/s",
   "params": {"phase": "load", "info": {"cpu_seconds": 10.0,
   "engine": "rebuilt=2000000"}}}]}
 JSON
+esac
 FAKE
   chmod +x "$t/$name"
 }
@@ -49,6 +101,18 @@ rm -f "$t/order"
 # Tenths 1000 .. 100 K edges/s, 1.5 CPU s each.
 grep -q "cpu_s 15.00  first_cpu_s 1.50  last_cpu_s 1.50  first_K 1000.00  last_K 100.00  last/first 0.10" \
   "$t/log" || fail "fill figures"
+
+# The modes read from JSON rows other than the update load's: the rows each names, no others
+# (a WAL-on insert row, another graph's PageRank, the mixed job's CSR control are ignored).
+"$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" insert "$t/fa" > "$t/log"
+grep -q "single_1w_K 100.00  single_2w_K 200.00  batch_1w_K 300.00  batch_2w_K 450.00  batch/single 3.00  2w/1w_batch 1.50$" \
+  "$t/log" || fail "insert figures"
+"$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" pr "$t/fa" > "$t/log"
+grep -q "strata-mem_s 0.60  prepare_s 0.20  iterate_s 0.40  csr_s 0.40  paired 1.40  separate 1.50$" \
+  "$t/log" || fail "pr figures"
+"$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" mixed22 "$t/fa" > "$t/log"
+grep -q "peak_MiB 2048.00  peak/graph 2.00  writer_with/alone 0.80  reader_with/alone 1.10$" \
+  "$t/log" || fail "mixed figures"
 
 printf '#!/bin/bash\necho broken; exit 3\n' > "$t/fc"
 chmod +x "$t/fc"
