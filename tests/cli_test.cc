@@ -224,6 +224,10 @@ TEST(CliTest, GenerateIngestQueryAnalyzeExportRoundTrip) {
     const size_t of = err.find(" MiB of ");
     ASSERT_NE(of, std::string::npos) << err;
     EXPECT_GE(std::stoull(err.substr(of + 8)), 256u) << err;
+    // Then the run's two phases.
+    const size_t ph = err.find("; layout and list cache ");
+    ASSERT_NE(ph, std::string::npos) << err;
+    EXPECT_NE(err.find(" s, iterations ", ph), std::string::npos) << err;
     const std::string small =
         Ok({"analyze", "--db", s1, "--algo", "pr", "--cache-bytes", "4K"}).err;
     EXPECT_NE(small.find("list cache 0 MiB of 0 MiB ("), std::string::npos) << small;
