@@ -96,23 +96,20 @@ make_fake fb 200
 grep -q "^  fa  *load_K 400.00  cpu_s 10.00  rebuilt_M 2.00$" "$t/log" || fail "fa's medians"
 grep -q "^  fb  *load_K 800.00  cpu_s 10.00  rebuilt_M 2.00$" "$t/log" || fail "fb's medians"
 
+# One round of MODE on fa; its medians line must end with FIGURES.
+one_round() {
+  local mode=$1 figures=$2
+  "$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" "$mode" "$t/fa" > "$t/log"
+  grep -q -- "$figures\$" "$t/log" || fail "$mode figures"
+}
 rm -f "$t/order"
-"$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" fill "$t/fa" > "$t/log"
 # Tenths 1000 .. 100 K edges/s, 1.5 CPU s each.
-grep -q "cpu_s 15.00  first_cpu_s 1.50  last_cpu_s 1.50  first_K 1000.00  last_K 100.00  last/first 0.10" \
-  "$t/log" || fail "fill figures"
-
+one_round fill "cpu_s 15.00  first_cpu_s 1.50  last_cpu_s 1.50  first_K 1000.00  last_K 100.00  last/first 0.10"
 # The modes read from JSON rows other than the update load's: the rows each names, no others
 # (a WAL-on insert row, another graph's PageRank, the mixed job's CSR control are ignored).
-"$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" insert "$t/fa" > "$t/log"
-grep -q "single_1w_K 100.00  single_2w_K 200.00  batch_1w_K 300.00  batch_2w_K 450.00  batch/single 3.00  2w/1w_batch 1.50$" \
-  "$t/log" || fail "insert figures"
-"$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" pr "$t/fa" > "$t/log"
-grep -q "strata-mem_s 0.60  prepare_s 0.20  iterate_s 0.40  csr_s 0.40  paired 1.40  separate 1.50$" \
-  "$t/log" || fail "pr figures"
-"$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" mixed22 "$t/fa" > "$t/log"
-grep -q "peak_MiB 2048.00  peak/graph 2.00  writer_with/alone 0.80  reader_with/alone 1.10$" \
-  "$t/log" || fail "mixed figures"
+one_round insert "single_1w_K 100.00  single_2w_K 200.00  batch_1w_K 300.00  batch_2w_K 450.00  batch/single 3.00  2w/1w_batch 1.50"
+one_round pr "strata-mem_s 0.60  prepare_s 0.20  iterate_s 0.40  csr_s 0.40  paired 1.40  separate 1.50"
+one_round mixed22 "peak_MiB 2048.00  peak/graph 2.00  writer_with/alone 0.80  reader_with/alone 1.10"
 
 printf '#!/bin/bash\necho broken; exit 3\n' > "$t/fc"
 chmod +x "$t/fc"
