@@ -142,7 +142,7 @@ def parse_mixed(_, path):
             writer[p["readers"]] = r["value"]
         elif r["metric"] == "seconds" and p.get("role") == "reader":
             reader[p["writers"]] = r["value"]
-    if "peak_MiB" not in row or 0 not in writer or 1 not in writer:
+    if "peak_MiB" not in row or any(k not in d for d in (writer, reader) for k in (0, 1)):
         raise ValueError("no mixed rows for strata-mem in " + path)
     row["writer_with/alone"] = writer[1] / writer[0]
     row["reader_with/alone"] = reader[1] / reader[0]
@@ -179,7 +179,10 @@ def main():
                 f.write(p.stdout)
             if p.returncode != 0:
                 sys.exit("%s failed (exit %d); output in %s.out" % (b, p.returncode, stem))
-            row = PARSERS[a.mode](p.stdout, stem + ".json")
+            try:
+                row = PARSERS[a.mode](p.stdout, stem + ".json")
+            except (ValueError, KeyError, OSError) as e:
+                sys.exit("%s: cannot read its figures (%s); output in %s.out" % (b, e, stem))
             rows[b].append(row)
             print("round %d  %-24s %s" % (r + 1, os.path.basename(b),
                                           "  ".join("%s %.2f" % kv for kv in row.items())),

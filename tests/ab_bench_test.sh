@@ -111,6 +111,28 @@ one_round insert "single_1w_K 100.00  single_2w_K 200.00  batch_1w_K 300.00  bat
 one_round pr "strata-mem_s 0.60  prepare_s 0.20  iterate_s 0.40  csr_s 0.40  paired 1.40  separate 1.50"
 one_round mixed22 "peak_MiB 2048.00  peak/graph 2.00  writer_with/alone 0.80  reader_with/alone 1.10"
 
+# A report without the rows a mode reads (here the mixed job's reader rows) stops the
+# comparison with a message, not a traceback.
+cat > "$t/fd" <<'FAKE'
+#!/bin/bash
+while [[ $# -gt 0 && $1 != --json ]]; do shift; done
+cat > "$2" <<JSON
+{"results": [
+ {"workload": "mixed", "system": "strata-mem", "metric": "peak_rss_bytes", "value": 2,
+  "params": {"readers": 1, "writers": 1, "info": {"memory_bytes_before": 1}}},
+ {"workload": "mixed", "system": "strata-mem", "metric": "ops_per_s", "value": 500,
+  "params": {"role": "writer", "readers": 0, "writers": 1}},
+ {"workload": "mixed", "system": "strata-mem", "metric": "ops_per_s", "value": 400,
+  "params": {"role": "writer", "readers": 1, "writers": 1}}]}
+JSON
+FAKE
+chmod +x "$t/fd"
+if "$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" mixed22 "$t/fd" > "$t/log" 2>&1; then
+  fail "a report without reader rows was not reported"
+fi
+grep -q "fd: cannot read its figures (no mixed rows for strata-mem in" "$t/log" ||
+  fail "missing rows message: $(cat "$t/log")"
+
 printf '#!/bin/bash\necho broken; exit 3\n' > "$t/fc"
 chmod +x "$t/fc"
 if "$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" fill "$t/fc" > "$t/log" 2>&1; then
