@@ -113,18 +113,15 @@ one_round mixed22 "peak_MiB 2048.00  peak/graph 2.00  writer_with/alone 0.80  re
 
 # A report without the rows a mode reads (here the mixed job's reader rows) stops the
 # comparison with a message, not a traceback.
-cat > "$t/fd" <<'FAKE'
+# fd: fa's mixed report without its reader rows.
+cat > "$t/fd" <<FAKE
 #!/bin/bash
-while [[ $# -gt 0 && $1 != --json ]]; do shift; done
-cat > "$2" <<JSON
-{"results": [
- {"workload": "mixed", "system": "strata-mem", "metric": "peak_rss_bytes", "value": 2,
-  "params": {"readers": 1, "writers": 1, "info": {"memory_bytes_before": 1}}},
- {"workload": "mixed", "system": "strata-mem", "metric": "ops_per_s", "value": 500,
-  "params": {"role": "writer", "readers": 0, "writers": 1}},
- {"workload": "mixed", "system": "strata-mem", "metric": "ops_per_s", "value": 400,
-  "params": {"role": "writer", "readers": 1, "writers": 1}}]}
-JSON
+"$t/fa" "\$@" || exit
+while [[ \$# -gt 0 && \$1 != --json ]]; do shift; done
+"$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["results"] = [r for r in d["results"] if r["params"].get("role") != "reader"]
+json.dump(d, open(sys.argv[1], "w"))' "\$2"
 FAKE
 chmod +x "$t/fd"
 if "$PY" "$src/scripts/ab_bench.py" --rounds 1 --dir "$t/out" mixed22 "$t/fd" > "$t/log" 2>&1; then
