@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <unordered_map>
 #include <vector>
@@ -26,6 +27,22 @@ struct NodeAllocator::Pool {
 
   Block* head[kClasses] = {};
   uint32_t count[kClasses] = {};
+
+  // Leaf lists (see the header): class c holds blocks of LeafClassBytes(c), jemalloc's
+  // classes past kPoolMaxBytes up to kLeafListMaxBytes (four per doubling: 640, 768, 896,
+  // 1024, 1280, ..., 4096); leaf[c][0, leaf_n[c]) by address, highest first.
+  static constexpr size_t kLeafClasses = 12;
+  static size_t LeafClass(size_t size) {  // kPoolMaxBytes < size <= kLeafListMaxBytes
+    const int g = 63 - __builtin_clzll(size - 1);  // 9, 10 or 11
+    const size_t step = size_t{1} << (g - 2);
+    return static_cast<size_t>(g - 9) * 4 + (size + step - 1) / step - 5;
+  }
+  static size_t LeafClassBytes(size_t c) {
+    const size_t step = size_t{1} << (7 + c / 4);
+    return step * (c % 4 + 5);
+  }
+  void* leaf[kLeafClasses][kLeafListBlocks];
+  uint32_t leaf_n[kLeafClasses] = {};
   // MALLOCX_TCACHE flags of the thread's jemalloc cache, and its index (both set when the
   // pool is made); MALLOCX_TCACHE_NONE when there is none (not made, or destroyed).
   int tcache_flag = 0;
@@ -39,6 +56,12 @@ struct NodeAllocator::Pool {
   }
   // The newest n blocks of class c's list back to jemalloc (jemalloc builds only).
   void GiveBack(size_t c, uint32_t n);
+  // Leaf class c's first (highest) n blocks back to jemalloc.
+  void GiveBackLeaves(size_t c, uint32_t n);
+  // Every leaf list's blocks back to jemalloc.
+  void GiveBackAllLeaves() {
+    for (size_t c = 0; c < kLeafClasses; ++c) GiveBackLeaves(c, leaf_n[c]);
+  }
 };
 
 // The blocks of one class that threads' full lists passed on, in the batches they came in
@@ -315,6 +338,7 @@ void NodeAllocator::DrainIfLive(uint64_t generation, void* pool_ptr) {
     pool->tcache_flag = MALLOCX_TCACHE_NONE;
   }
   for (size_t c = 0; c < Pool::kClasses; ++c) pool->GiveBack(c, pool->count[c]);
+  pool->GiveBackAllLeaves();
 }
 
 NodeAllocator::~NodeAllocator() {
@@ -369,6 +393,7 @@ void NodeAllocator::PassOnThreadLists() {
     const uint32_t n = pool->count[c];
     if (n != 0 && !ToDepot(pool, c, n)) pool->GiveBack(c, n);
   }
+  pool->GiveBackAllLeaves();
 }
 
 bool NodeAllocator::ToDepot(Pool* pool, size_t c, uint32_t n) {
@@ -433,6 +458,14 @@ NodeAllocator::Pool* NodeAllocator::ThreadPool() {
   return p;
 }
 
+void NodeAllocator::Pool::GiveBackLeaves(size_t c, uint32_t n) {
+  const size_t bytes = LeafClassBytes(c);
+  for (uint32_t i = 0; i < n; ++i) sdallocx(leaf[c][i], bytes, MALLOCX_ALIGN(16) | tcache_flag);
+  std::memmove(leaf[c], leaf[c] + n, (leaf_n[c] - n) * sizeof(void*));
+  leaf_n[c] -= n;
+  AddHeld(-static_cast<ptrdiff_t>(n * bytes));
+}
+
 void NodeAllocator::Pool::GiveBack(size_t c, uint32_t n) {
   for (; n > 0 && head[c] != nullptr; --n) {
     Block* b = head[c];
@@ -476,6 +509,15 @@ void* NodeAllocator::Allocate(size_t size) {
         return b;
       }
       block = Pool::ClassBytes(c);  // allocated (and given back) at its class's size
+    } else if (asked <= kLeafListMaxBytes && !thread_caches_) {
+      const size_t c = Pool::LeafClass(asked);
+      block = Pool::LeafClassBytes(c);  // allocated (and given back) at its class's size
+      if (pool->leaf_n[c] != 0) {  // the lowest address listed
+        void* b = pool->leaf[c][--pool->leaf_n[c]];
+        pool->AddHeld(-static_cast<ptrdiff_t>(block));
+        bytes_.Add(static_cast<int64_t>(size));
+        return b;
+      }
     }
     p = mallocx(block, MALLOCX_ALIGN(16) | MALLOCX_ARENA(arena_) | pool->tcache_flag);
   }
@@ -492,6 +534,26 @@ void NodeAllocator::Free(void* p, size_t size) {
   // 16-byte one), and a free into the wrong class corrupts a thread cache.
   if (!use_arena_) {
     sdallocx(p, asked, MALLOCX_ALIGN(16));
+    return;
+  }
+  if (asked > kPoolMaxBytes && asked <= kLeafListMaxBytes && !thread_caches_) {
+    Pool* pool = ThreadPool();
+    const size_t c = Pool::LeafClass(asked);
+    const size_t bytes = Pool::LeafClassBytes(c);
+    const uint32_t cap = static_cast<uint32_t>(
+        std::clamp<size_t>(list_limit_ / bytes, 4, kLeafListBlocks));
+    // Full: its highest quarter goes back (one move of the rest for a quarter's frees).
+    if (pool->leaf_n[c] >= cap) pool->GiveBackLeaves(c, pool->leaf_n[c] - cap + cap / 4);
+    void** const a = pool->leaf[c];
+    const uint32_t n = pool->leaf_n[c];
+    const uint32_t i = static_cast<uint32_t>(
+        std::lower_bound(a, a + n, p, [](const void* x, const void* y) {
+          return reinterpret_cast<uintptr_t>(x) > reinterpret_cast<uintptr_t>(y);
+        }) - a);
+    std::memmove(a + i + 1, a + i, (n - i) * sizeof(void*));
+    a[i] = p;
+    pool->leaf_n[c] = n + 1;
+    pool->AddHeld(static_cast<ptrdiff_t>(bytes));
     return;
   }
   if (asked > kPoolMaxBytes) {  // the thread's pool only for its cache, when there are caches

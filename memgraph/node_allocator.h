@@ -40,6 +40,19 @@
 // threads left, the lists' blocks went back as holes in slabs that stay resident: a loaded
 // scale-20 tier's arena kept ~18 MiB of such slabs (a class's lists up to 8 MiB per thread;
 // docs/benchmarks.md, "Issue 28: a depot for the free lists").
+//
+// Leaf lists. Without thread caches (the in-memory store's memgraph), blocks past
+// kPoolMaxBytes up to kLeafListMaxBytes — clustered-index and C-ART leaves, which an area's
+// apply replaces several at a time — are kept too, per thread, per jemalloc size class (four per
+// doubling), each class's list in address order: an allocation takes the lowest block listed,
+// and a full list (kLeafListBlocks, or fewer when list_limit bytes hold fewer) gives its
+// highest quarter back to the arena. Address order is what keeps the arena's slabs compact: the
+// arena itself fills the lowest slab with room first, so that slabs high up empty and their
+// pages serve other classes as the leaves grow through them. LIFO lists of the same sizes
+// (newest first, whatever the address) loaded a scale-22 tier 9-11% faster but left ~100 MiB
+// more of its slabs partly used; address order keeps +13 MiB of that and more of the speed
+// (docs/benchmarks.md, "Issue 28: leaf lists in address order"). With thread caches on, those
+// sizes go to the cache, as before.
 #pragma once
 
 #include <atomic>
@@ -102,6 +115,9 @@ class NodeAllocator {
   void PassOnThreadLists();
 
   static constexpr size_t kPoolMaxBytes = 512;
+  // Leaf lists (see the top): blocks up to this size, at most this many per class and thread.
+  static constexpr size_t kLeafListMaxBytes = 4096;
+  static constexpr uint32_t kLeafListBlocks = 512;
   // The bound of a thread's list of one class; what passes it goes to the depot.
   static constexpr size_t kThreadListBytes = 512 << 10;
   // The depot's bound per class (each thread's list's, before the depot). 8 MiB (512 KiB

@@ -236,15 +236,73 @@ TEST(NodeAllocatorTest, FreedSmallBlocksAreReusedNewestFirst) {
   }
   EXPECT_EQ(alloc.ListedBytes(), 0u);
   EXPECT_EQ(alloc.bytes(), 50u * 208 + 50u * 193);
-  // Another class does not take them; a block past the pooled sizes is not listed.
+  // Another class does not take them; a block past the listed sizes is not listed.
   for (int i = 0; i < 100; ++i) alloc.Free(ps[static_cast<size_t>(i)], i % 2 == 0 ? 208 : 193);
   void* other = alloc.Allocate(64);
   EXPECT_EQ(std::find(ps.begin(), ps.end(), other), ps.end());
-  void* big = alloc.Allocate(NodeAllocator::kPoolMaxBytes + 16);
+  void* big = alloc.Allocate(NodeAllocator::kLeafListMaxBytes + 16);
   const size_t listed = alloc.ListedBytes();
-  alloc.Free(big, NodeAllocator::kPoolMaxBytes + 16);
+  alloc.Free(big, NodeAllocator::kLeafListMaxBytes + 16);
   EXPECT_EQ(alloc.ListedBytes(), listed);
   alloc.Free(other, 64);
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+// Leaf-sized blocks (past kPoolMaxBytes) go to the freeing thread's list of their jemalloc
+// class and come out lowest address first, whatever order they were freed in; a full list
+// gives back its highest blocks, never its lowest; a thread that exits gives its lists back.
+TEST(NodeAllocatorTest, LeafListsKeepTheLowestAddresses) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
+#endif
+  NodeAllocator alloc;
+  const size_t base = alloc.ArenaAllocatedBytes();
+  const auto low_first = [](const void* a, const void* b) {
+    return reinterpret_cast<uintptr_t>(a) < reinterpret_cast<uintptr_t>(b);
+  };
+  std::mt19937_64 rng(7);
+  // 300 blocks of the 1,536-byte class (1,281..1,536 bytes), freed shuffled.
+  std::vector<void*> ps;
+  for (int i = 0; i < 300; ++i) ps.push_back(alloc.Allocate(1500));
+  std::vector<void*> freed = ps;
+  std::shuffle(freed.begin(), freed.end(), rng);
+  for (void* p : freed) alloc.Free(p, 1500);
+  EXPECT_EQ(alloc.bytes(), 0u);
+  EXPECT_EQ(alloc.ListedBytes(), 300u * 1536);
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), base + 300u * 1536);
+  // Another class (768 bytes) does not take them.
+  void* other = alloc.Allocate(700);
+  EXPECT_EQ(std::find(ps.begin(), ps.end(), other), ps.end());
+  alloc.Free(other, 700);
+  std::sort(ps.begin(), ps.end(), low_first);
+  for (int i = 0; i < 300; ++i) {
+    void* p = alloc.Allocate(i % 2 == 0 ? 1300 : 1536);  // the same class
+    ASSERT_EQ(p, ps[static_cast<size_t>(i)]) << i;
+    std::memset(p, 0xcd, i % 2 == 0 ? 1300 : 1536);
+  }
+  for (int i = 0; i < 300; ++i) alloc.Free(ps[static_cast<size_t>(i)], i % 2 == 0 ? 1300 : 1536);
+  alloc.PassOnThreadLists();
+  EXPECT_EQ(alloc.ListedBytes(), 0u);
+
+  // More than a list holds, freed shuffled by another thread: it keeps at most
+  // kLeafListBlocks, gives the rest back, and the lowest of them all is listed.
+  const size_t n = NodeAllocator::kLeafListBlocks * 2;
+  std::vector<void*> qs;
+  for (size_t i = 0; i < n; ++i) qs.push_back(alloc.Allocate(3000));  // the 3,072-byte class
+  std::shuffle(qs.begin(), qs.end(), rng);
+  std::thread th([&] {
+    for (void* q : qs) alloc.Free(q, 3000);
+    const size_t listed = alloc.ListedBytes();
+    EXPECT_LE(listed, NodeAllocator::kLeafListBlocks * 3072u);
+    EXPECT_GE(listed, NodeAllocator::kLeafListBlocks * 3072u * 3 / 4);
+    EXPECT_EQ(alloc.ArenaAllocatedBytes(), base + listed);
+    void* lowest = alloc.Allocate(3000);
+    EXPECT_EQ(lowest, *std::min_element(qs.begin(), qs.end(), low_first));
+    alloc.Free(lowest, 3000);
+  });
+  th.join();
+  EXPECT_EQ(alloc.ListedBytes(), 0u) << "an exited thread's leaf list was not given back";
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), base);
   EXPECT_EQ(alloc.bytes(), 0u);
 }
 
@@ -443,8 +501,9 @@ TEST(NodeAllocatorTest, ThreadsThatLeaveLeaveNoCachedBlocks) {
 // Without thread caches (the default; the in-memory store's memgraph) nothing stands between
 // the free lists and the arena's slabs: a block past the listed sizes goes back to the arena
 // at once (the arena counts it free while the thread lives on; a list's overflow:
-// ListLimitBoundsEachList), so the arena's bins, which fill the oldest slab with room first, place every block
-// that is not on a list. With caches on, a thread's cache keeps some of each class it saw.
+// ListLimitBoundsEachList, LeafListsKeepTheLowestAddresses), so the arena's bins, which fill
+// the oldest slab with room first, place every block that is not on a list. With caches on, a
+// thread's cache keeps some of each class it saw, and the leaf lists are not used.
 TEST(NodeAllocatorTest, BlocksOffTheListsGoStraightBackToTheArena) {
 #ifdef STRATA_NO_JEMALLOC
   GTEST_SKIP() << "plain new/delete (sanitizer build): no arena";
@@ -452,12 +511,23 @@ TEST(NodeAllocatorTest, BlocksOffTheListsGoStraightBackToTheArena) {
   NodeAllocator alloc;
   void* kept = alloc.Allocate(64);
   const size_t base = alloc.ArenaAllocatedBytes();
-  for (size_t n : {NodeAllocator::kPoolMaxBytes + 16, size_t{640}, size_t{1536}, size_t{12000}}) {
+  for (size_t n : {NodeAllocator::kLeafListMaxBytes + 16, size_t{12000}}) {
     std::vector<void*> ps;
     for (int i = 0; i < 500; ++i) ps.push_back(alloc.Allocate(n));
     EXPECT_GE(alloc.ArenaAllocatedBytes(), base + 500 * n);
     for (void* p : ps) alloc.Free(p, n);
     EXPECT_EQ(alloc.ArenaAllocatedBytes(), base) << n << "-byte blocks held after their free";
+  }
+  // Leaf-sized blocks: what is not listed went back; once passed on, nothing is listed.
+  for (size_t n : {NodeAllocator::kPoolMaxBytes + 16, size_t{640}, size_t{1536}}) {
+    std::vector<void*> ps;
+    for (int i = 0; i < 1000; ++i) ps.push_back(alloc.Allocate(n));
+    for (void* p : ps) alloc.Free(p, n);
+    EXPECT_GT(alloc.ListedBytes(), 0u) << n;
+    EXPECT_EQ(alloc.ArenaAllocatedBytes(), base + alloc.ListedBytes()) << n;
+    alloc.PassOnThreadLists();
+    EXPECT_EQ(alloc.ListedBytes(), 0u) << n;
+    EXPECT_EQ(alloc.ArenaAllocatedBytes(), base) << n << "-byte blocks held after their lists went";
   }
   alloc.Free(kept, 64);
   EXPECT_EQ(alloc.bytes(), 0u);
@@ -468,6 +538,7 @@ TEST(NodeAllocatorTest, BlocksOffTheListsGoStraightBackToTheArena) {
   for (int i = 0; i < 500; ++i) qs.push_back(cached.Allocate(640));
   for (void* p : qs) cached.Free(p, 640);
   EXPECT_EQ(cached.bytes(), 0u);
+  EXPECT_EQ(cached.ListedBytes(), 0u) << "a leaf list beside a thread cache";
   EXPECT_GT(cached.ArenaAllocatedBytes(), 0u) << "no thread cache held any of the blocks";
   EXPECT_EQ(cached.ThreadCachesForTesting(), 1u);
 }
