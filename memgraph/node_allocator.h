@@ -50,9 +50,9 @@
 // arena itself fills the lowest slab with room first, so that slabs high up empty and their
 // pages serve other classes as the leaves grow through them. LIFO lists of the same sizes
 // (newest first, whatever the address) loaded a scale-22 tier 9-11% faster but left ~100 MiB
-// more of its slabs partly used; address order keeps +13 MiB of that and more of the speed
-// (docs/benchmarks.md, "Issue 28: leaf lists in address order"). With thread caches on, those
-// sizes go to the cache, as before.
+// more of its slabs partly used; address order costs 4-10 MiB of it, and loads 10-11% faster
+// (the last tenth 19-23%; docs/benchmarks.md, "Issue 28: leaf lists in address order"). With
+// thread caches on, those sizes go to the cache, as before.
 #pragma once
 
 #include <atomic>
