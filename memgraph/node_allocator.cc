@@ -30,7 +30,8 @@ struct NodeAllocator::Pool {
 
   // Leaf lists (see the header): class c holds blocks of LeafClassBytes(c), jemalloc's
   // classes past kPoolMaxBytes up to kLeafListMaxBytes (four per doubling: 640, 768, 896,
-  // 1024, 1280, ..., 4096); leaf[c][0, leaf_n[c]) by address, highest first.
+  // 1024, 1280, ..., 4096; test LeafListClassesAreJemallocs); leaf[c][0, leaf_n[c]) by
+  // address, highest first.
   static constexpr size_t kLeafClasses = 12;
   static size_t LeafClass(size_t size) {  // kPoolMaxBytes < size <= kLeafListMaxBytes
     const int g = 63 - __builtin_clzll(size - 1);  // 9, 10 or 11
@@ -509,7 +510,7 @@ void* NodeAllocator::Allocate(size_t size) {
         return b;
       }
       block = Pool::ClassBytes(c);  // allocated (and given back) at its class's size
-    } else if (asked <= kLeafListMaxBytes && !thread_caches_) {
+    } else if (LeafListed(asked)) {
       const size_t c = Pool::LeafClass(asked);
       block = Pool::LeafClassBytes(c);  // allocated (and given back) at its class's size
       if (pool->leaf_n[c] != 0) {  // the lowest address listed
@@ -536,14 +537,15 @@ void NodeAllocator::Free(void* p, size_t size) {
     sdallocx(p, asked, MALLOCX_ALIGN(16));
     return;
   }
-  if (asked > kPoolMaxBytes && asked <= kLeafListMaxBytes && !thread_caches_) {
+  if (asked > kPoolMaxBytes && LeafListed(asked)) {
     Pool* pool = ThreadPool();
     const size_t c = Pool::LeafClass(asked);
     const size_t bytes = Pool::LeafClassBytes(c);
-    const uint32_t cap = static_cast<uint32_t>(
-        std::clamp<size_t>(list_limit_ / bytes, 4, kLeafListBlocks));
-    // Full: its highest quarter goes back (one move of the rest for a quarter's frees).
-    if (pool->leaf_n[c] >= cap) pool->GiveBackLeaves(c, pool->leaf_n[c] - cap + cap / 4);
+    // Full (kLeafListBlocks, or list_limit_ bytes): its highest quarter goes back, one move of
+    // the rest for a quarter's frees.
+    if (const uint32_t k = pool->leaf_n[c]; k == kLeafListBlocks || k * bytes >= list_limit_) {
+      pool->GiveBackLeaves(c, std::max<uint32_t>(1, k / 4));
+    }
     void** const a = pool->leaf[c];
     const uint32_t n = pool->leaf_n[c];
     const uint32_t i = static_cast<uint32_t>(

@@ -45,12 +45,12 @@
 // kPoolMaxBytes up to kLeafListMaxBytes — clustered-index and C-ART leaves, which an area's
 // apply replaces several at a time — are kept too, per thread, per jemalloc size class (four per
 // doubling), each class's list in address order: an allocation takes the lowest block listed,
-// and a full list (kLeafListBlocks, or fewer when list_limit bytes hold fewer) gives its
+// and a full list (kLeafListBlocks blocks, or list_limit bytes if they are fewer) gives its
 // highest quarter back to the arena. Address order is what keeps the arena's slabs compact: the
 // arena itself fills the lowest slab with room first, so that slabs high up empty and their
 // pages serve other classes as the leaves grow through them. LIFO lists of the same sizes
 // (newest first, whatever the address) loaded a scale-22 tier 9-11% faster but left ~100 MiB
-// more of its slabs partly used; address order costs 4-10 MiB of it, and loads 10-11% faster
+// more of its slabs partly used; address order costs 4-11 MiB of it, and loads 10-11% faster
 // (the last tenth 19-23%; docs/benchmarks.md, "Issue 28: leaf lists in address order"). With
 // thread caches on, those sizes go to the cache, as before.
 #pragma once
@@ -142,6 +142,8 @@ class NodeAllocator {
   struct Depot;
   // This thread's free lists and jemalloc cache for this allocator (made on first use).
   Pool* ThreadPool();
+  // Whether a block of `asked` > kPoolMaxBytes bytes goes to the leaf lists (see the top).
+  bool LeafListed(size_t asked) const { return asked <= kLeafListMaxBytes && !thread_caches_; }
   // Moves the newest n blocks of pool's class-c list to the depot; false (nothing moved) when
   // the depot's class is full.
   bool ToDepot(Pool* pool, size_t c, uint32_t n);

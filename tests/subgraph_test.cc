@@ -12,6 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#ifndef STRATA_NO_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
 #include "memgraph/subgraph.h"
 
 namespace strata::mem {
@@ -304,6 +308,42 @@ TEST(NodeAllocatorTest, LeafListsKeepTheLowestAddresses) {
   EXPECT_EQ(alloc.ListedBytes(), 0u) << "an exited thread's leaf list was not given back";
   EXPECT_EQ(alloc.ArenaAllocatedBytes(), base);
   EXPECT_EQ(alloc.bytes(), 0u);
+  // Under a list limit of fewer bytes than kLeafListBlocks blocks, the limit bounds the list.
+  NodeAllocator small;
+  constexpr size_t kLimit = 64 << 10;
+  small.set_list_limit(kLimit);
+  const size_t small_base = small.ArenaAllocatedBytes();
+  std::vector<void*> rs;
+  for (int i = 0; i < 100; ++i) rs.push_back(small.Allocate(3000));
+  for (void* r : rs) small.Free(r, 3000);
+  EXPECT_LT(small.ListedBytes(), kLimit + 3072);
+  EXPECT_GE(small.ListedBytes(), kLimit * 3 / 4);
+  EXPECT_EQ(small.ArenaAllocatedBytes(), small_base + small.ListedBytes());
+}
+
+// The leaf lists' classes are jemalloc's: a block freed at any size of 513..4,096 bytes serves
+// the largest request of its jemalloc class (nallocx), and not the smallest of the next class.
+TEST(NodeAllocatorTest, LeafListClassesAreJemallocs) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
+#else
+  NodeAllocator alloc;
+  for (size_t n = NodeAllocator::kPoolMaxBytes + 1; n <= NodeAllocator::kLeafListMaxBytes; ++n) {
+    const size_t top = nallocx(n, MALLOCX_ALIGN(16));  // the largest size of n's class
+    void* p = alloc.Allocate(n);
+    alloc.Free(p, n);
+    void* q = alloc.Allocate(top);
+    ASSERT_EQ(q, p) << n << " and " << top << " bytes in different lists";
+    std::memset(q, 0xef, top);
+    alloc.Free(q, top);  // listed again, the lowest of its class
+    if (top < NodeAllocator::kLeafListMaxBytes) {
+      void* r = alloc.Allocate(top + 1);
+      EXPECT_NE(r, p) << n << " and " << top + 1 << " bytes in one list";
+      alloc.Free(r, top + 1);
+    }
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+#endif
 }
 
 // set_list_limit bounds each list, and the depot's blocks of each class, by the bytes given
