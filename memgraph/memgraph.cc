@@ -411,7 +411,14 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
         free_fresh();  // e.g. a failed kPutIfExists: decided again under the locks
       }
     }
-    for (SubgraphWork& w : work) w.slot->mu.lock();
+    // The slots' lines are cold by now (the build read them thousands of lines ago), and each
+    // lock's atomic waits for the miss before the next lock's load may start: fetched ahead.
+    constexpr size_t kLockAhead = 16;
+    for (size_t k = 0; k < std::min(kLockAhead, work.size()); ++k) coro::Prefetch(work[k].slot);
+    for (size_t k = 0; k < work.size(); ++k) {
+      if (k + kLockAhead < work.size()) coro::Prefetch(work[k + kLockAhead].slot);
+      work[k].slot->mu.lock();
+    }
   } else {
     std::vector<uint64_t> lockset;
     for (const PrimOp& op : *ops) {
@@ -487,7 +494,14 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
       return st;
     }
   }
-  for (SubgraphWork& w : work) {
+  // The new versions' first lines were written thousands of lines ago (a batch): fetched
+  // ahead, so the stores below do not fill the store buffer with misses that the unlocks
+  // (atomics: they drain it) then wait for one by one.
+  constexpr size_t kPublishAhead = 8;
+  for (size_t k = 0; k < std::min(kPublishAhead, work.size()); ++k) coro::Prefetch(work[k].fresh);
+  for (size_t k = 0; k < work.size(); ++k) {
+    if (k + kPublishAhead < work.size()) coro::Prefetch(work[k + kPublishAhead].fresh);
+    SubgraphWork& w = work[k];
     w.fresh->ts = t;
     w.fresh->older.store(w.base, std::memory_order_relaxed);
     w.slot->head.store(w.fresh, std::memory_order_release);
@@ -738,7 +752,10 @@ void MemGraph::Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
   // whose older link is null (SubgraphSlot's invariant), so its header is not loaded (in a
   // batch the replaced head, read ~2,000 builds earlier, is cold: three quarters of this
   // function's samples were that load).
-  SubgraphVersion* below = kept->older.exchange(nullptr, std::memory_order_acq_rel);
+  // Links change only under the slot's lock, which this thread holds: a load and a store, not
+  // an exchange (a locked instruction per subgraph, which waits for the store buffer).
+  SubgraphVersion* below = kept->older.load(std::memory_order_relaxed);
+  kept->older.store(nullptr, std::memory_order_release);
   if (run == 0) {
     for (SubgraphVersion* d = below; d != nullptr;
          d = d == tail ? nullptr : d->older.load(std::memory_order_relaxed)) {

@@ -16,7 +16,7 @@
 
 namespace strata::mem {
 
-struct SubgraphSlot {
+struct alignas(64) SubgraphSlot {  // one cache line: a writer locks it, then loads head
   std::atomic<SubgraphVersion*> head{nullptr};
   std::mutex mu;  // MV2PL writer lock; taken in ascending subgraph order
   // The chain's oldest version and its ts, read and written only under mu (readers never look).
