@@ -9,6 +9,7 @@
 #include <tbb/task_arena.h>
 
 #include "analytics/kernel_memory.h"
+#include "analytics/lane_sum.h"
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
 #include "analytics/range_scan.h"
@@ -139,10 +140,10 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
           VertexId done = r.begin;  // pr[v] holds the new rank for v < done
           VertexId open = 0;        // the vertex being summed, when `summing`
           bool summing = false;
-          double sum = 0;
+          LaneSum sum;
           auto close = [&](VertexId upto) {
             if (summing) {  // Pass gives existing vertices only
-              nx[open] = base + d * sum;
+              nx[open] = base + d * sum.Take();
               done = open + 1;
               summing = false;
             }
@@ -155,22 +156,23 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
               close(v);
               summing = true;
               open = v;
-              sum = 0;
             }
-            double a = sum;
-            ForEachId(src, k, [&](VertexId x) { a += c[x]; });
-            sum = a;
+            if constexpr (std::is_same_v<decltype(src), Id16Runs>) {
+              src.ForEach([&](Id16Run run, size_t m) { sum.Add(c, run, m); });
+            } else {
+              sum.Add(c, src, k);
+            }
           });
           close(r.end);
           return st;
         }
-        for (VertexId v = r.begin; v < r.end; ++v) pr[v] = 0.0;
-        auto gather = [c, nx](VertexId v, const auto* src, size_t k) {
-          // One running sum in list order: the result does not depend on how the list is
-          // cut into chunks (streamed, cached or interleaved).
-          double a = nx[v];
-          for (size_t i = 0; i < k; ++i) a += c[src[i]];
-          nx[v] = a;
+        // The vertices' lists interleave, so each vertex of the range keeps its lanes until the
+        // pass ends: the same Adds in the same order per vertex as the sweep above, so the
+        // same ranks to the last bit (pieces of kInterleavePiece, a multiple of 4).
+        static_assert(ListCache::kInterleavePiece % 4 == 0);
+        std::vector<LaneSum> part(static_cast<size_t>(r.end - r.begin));
+        auto gather = [c, &part, &r](VertexId v, const auto* src, size_t k) {
+          part[static_cast<size_t>(v - r.begin)].Add(c, src, k);
         };
         const bool pf = params.interleave_prefetch;
         auto prefetch = [c, pf](const auto* src, size_t k) {
@@ -179,7 +181,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
         };
         Status st = cache.PassInterleaved(snap, L, r, params.interleave, prefetch, gather);
         for (VertexId v = r.begin; v < r.end; ++v) {
-          if (L.exists[v]) pr[v] = base + d * pr[v];
+          pr[v] = L.exists[v] ? base + d * part[static_cast<size_t>(v - r.begin)].Take() : 0.0;
         }
         return st;
       });

@@ -12,6 +12,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tbb/global_control.h>
@@ -59,17 +60,31 @@ TEST(AnalyticsInterleave, PageRankEveryGroupMatchesSequentialAndReference) {
       PageRankParams p{0.85, 6};
       std::vector<double> ref, seq;
       ASSERT_OK(ReferencePageRank(*snap, p, &ref));
-      // Every list kept, part of them (the rest streamed), none.
-      for (size_t cache_bytes : {size_t{64} << 20, size_t{60000}, size_t{0}}) {
+      // Every list kept, part of them (the rest streamed), none; kept lists as 3-byte IDs
+      // and runs (kAuto), packed (whose sequential pass hands 256-entry pieces, the
+      // interleaved one 16-entry pieces), or 32-bit IDs.
+      const std::pair<size_t, ListPacking> settings[] = {
+          {size_t{64} << 20, ListPacking::kAuto}, {size_t{64} << 20, ListPacking::kAlways},
+          {size_t{64} << 20, ListPacking::kNever}, {60000, ListPacking::kAuto},
+          {60000, ListPacking::kAlways},           {0, ListPacking::kAuto}};
+      for (const auto& [cache_bytes, packing] : settings) {
         p.cache_bytes = cache_bytes;
+        p.packing = packing;
         p.interleave = 1;
+        PageRankStats stats;
+        p.stats = &stats;
         ASSERT_OK(PageRank(*snap, p, &seq));
+        // (With the small budget a graph may keep no block at all.)
+        if (packing == ListPacking::kAlways && cache_bytes != 60000) {
+          EXPECT_GT(stats.packed_blocks, 0u);
+        }
         ASSERT_OK(CheckEpsilon(ref, seq, kGraphalyticsEpsilon, "PR sequential"));
         for (size_t g = 2; g <= 64; ++g) {
           for (bool pf : {true, false}) {
             if (!pf && g % 7 != 0) continue;
             SCOPED_TRACE("kind " + std::to_string(static_cast<int>(kind)) +
                          (skewed ? " skewed" : " random") + " cache " + std::to_string(cache_bytes) +
+                         " packing " + std::to_string(static_cast<int>(packing)) +
                          " group " + std::to_string(g) + (pf ? "" : " no prefetch"));
             p.interleave = g;
             p.interleave_prefetch = pf;
@@ -79,6 +94,7 @@ TEST(AnalyticsInterleave, PageRankEveryGroupMatchesSequentialAndReference) {
           }
         }
         p.interleave_prefetch = true;
+        p.stats = nullptr;
       }
     }
   }

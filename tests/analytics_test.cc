@@ -24,6 +24,7 @@
 #include <tbb/task_arena.h>
 
 #include "analytics/intersect.h"
+#include "analytics/lane_sum.h"
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
 #include "analytics/packed_list.h"
@@ -530,6 +531,67 @@ INSTANTIATE_TEST_SUITE_P(All, RandomGraphs, ::testing::ValuesIn(RandomCases()),
                          });
 
 // The same results with 1, 3 and 8 worker threads (push PageRank has one partition per thread).
+// LaneSum: a list handed in pieces of a multiple of 4 entries (but the last), or in the
+// chunks of a stream, sums to the bits of one call over the whole list, with lanes that carry
+// across calls; and the association it keeps is the documented one. Contributions log-uniform
+// over 2^-40..1, so that the order of additions shows in the result (floats of similar size
+// sum exactly in double in any order: a test with them could not tell associations apart).
+TEST(LaneSum, PiecesSumLikeOneCall) {
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> expo(-40.0, 0.0);
+  std::vector<float> x(4096);
+  for (float& v : x) v = static_cast<float>(std::exp2(expo(rng)));
+  int order_mattered = 0;
+  for (int round = 0; round < 2000; ++round) {
+    const size_t n = 1 + rng() % 700;
+    std::vector<uint32_t> ids(n);
+    for (uint32_t& id : ids) id = static_cast<uint32_t>(rng() % x.size());
+    LaneSum whole;
+    whole.Add(x.data(), ids.data(), n);
+    const double expect = whole.Take();
+    // The association spelled out.
+    double l[4] = {0, 0, 0, 0};
+    const size_t q = n / 4 * 4;
+    for (size_t i = 0; i < n; ++i) l[i < q ? i % 4 : 0] += x[ids[i]];
+    ASSERT_EQ(expect, (l[0] + l[1]) + (l[2] + l[3])) << "n " << n;
+    double chain = 0;
+    for (uint32_t id : ids) chain += x[id];
+    order_mattered += chain != expect;
+    // Pieces of 16 and of 256 (the interleaved mode's and a packed block's), and of random
+    // multiples of 4.
+    for (size_t piece : {size_t{16}, size_t{256}, size_t{0}}) {
+      LaneSum s;
+      for (size_t i = 0; i < n;) {
+        const size_t want = piece != 0 ? piece : 4 * (1 + rng() % 40);
+        const size_t k = std::min(want, n - i);
+        s.Add(x.data(), ids.data() + i, k);
+        i += k;
+      }
+      ASSERT_EQ(s.Take(), expect) << "n " << n << " piece " << piece;
+    }
+    // The same arbitrary chunks twice (a streamed list, in either mode) give the same bits,
+    // and Take starts the next list from zero.
+    std::vector<size_t> cuts;
+    for (size_t i = 0; i < n;) {
+      const size_t k = std::min<size_t>(1 + rng() % 37, n - i);
+      cuts.push_back(k);
+      i += k;
+    }
+    LaneSum s1, s2;
+    s2.Add(x.data(), ids.data(), n);
+    s2.Take();
+    for (LaneSum* s : {&s1, &s2}) {
+      size_t i = 0;
+      for (size_t k : cuts) {
+        s->Add(x.data(), ids.data() + i, k);
+        i += k;
+      }
+    }
+    ASSERT_EQ(s1.Take(), s2.Take());
+  }
+  EXPECT_GT(order_mattered, 100);  // the data tells associations apart
+}
+
 TEST(Analytics, ThreadCounts) {
   for (GraphKind k : {GraphKind::kDirected, GraphKind::kUndirected}) {
     std::mt19937_64 rng(5);
