@@ -38,7 +38,7 @@
 // of IDs sharing their high bits (above the low 16): per run a 4-byte header (high bits,
 // count), then the list's low halves, 2 bytes an ID (Block::runs; 16 runs at most on a
 // 2^20-vertex graph). Pass<true> hands fn such a list whole as an Id16Runs (fn reads it with
-// ForEachId), Pass the list widened to 32 bits; PassInterleaved reads blocks with runs as Pass
+// ForEachId or ForEachPiece), Pass the list widened to 32 bits; PassInterleaved reads blocks with runs as Pass
 // does; Chunks widens them. off[] still counts every list's entries (lengths for HasLengths), the 3-byte
 // array holding only the other lists. On the scale-20 Kronecker graph lists of 256 entries
 // or more hold ~64% of the entries (docs/benchmarks.md, "Issue 28: long lists as 16-bit
@@ -124,17 +124,23 @@ struct Id16Runs {
   }
 };
 
-// f(id) for each ID of a list that ListCache::Pass<true> gave as `src` (n of them): a pointer's
-// n IDs, or an Id16Runs' runs, a loop per run (so a kernel's state stays in registers).
+// f(ids, m) for each piece of a list that ListCache::Pass<true> gave as `src` (n IDs): a
+// pointer's n IDs in one piece, or an Id16Runs' runs one by one; ids[i] reads an ID either way.
+template <typename Src, typename F>
+inline void ForEachPiece(const Src& src, size_t n, F&& f) {
+  if constexpr (std::is_same_v<Src, Id16Runs>) {
+    src.ForEach(f);
+  } else {
+    f(src, n);
+  }
+}
+
+// f(id) for each ID of such a list, a loop per piece (so a kernel's state stays in registers).
 template <typename Src, typename F>
 inline void ForEachId(const Src& src, size_t n, F&& f) {
-  if constexpr (std::is_same_v<Src, Id16Runs>) {
-    src.ForEach([&](Id16Run run, size_t m) {
-      for (size_t i = 0; i < m; ++i) f(run[i]);
-    });
-  } else {
-    for (size_t i = 0; i < n; ++i) f(src[i]);
-  }
+  ForEachPiece(src, n, [&](const auto& ids, size_t m) {
+    for (size_t i = 0; i < m; ++i) f(ids[i]);
+  });
 }
 
 // A kernel's cache_bytes as a number of bytes: kAutoCacheBytes resolved (AutoCacheBytes(),
@@ -195,7 +201,7 @@ class ListCache {
   // `const VertexId*` (fn takes `const auto*` and reads src[i] as an ID). A neighbor >= the
   // bound is Corruption. Safe to call concurrently.
   // kWholeRuns: a long list kept as runs comes in one call as an Id16Runs, read in place (fn
-  // takes `auto src` and reads it with ForEachId), instead of widened to 32 bits.
+  // takes `auto src` and reads it with ForEachId or ForEachPiece), instead of widened to 32 bits.
   template <bool kWholeRuns = false, typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
 

@@ -157,22 +157,28 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
               summing = true;
               open = v;
             }
-            if constexpr (std::is_same_v<decltype(src), Id16Runs>) {
-              src.ForEach([&](Id16Run run, size_t m) { sum.Add(c, run, m); });
-            } else {
-              sum.Add(c, src, k);
-            }
+            ForEachPiece(src, k, [&](const auto& ids, size_t m) { sum.Add(c, ids, m); });
           });
           close(r.end);
           return st;
         }
-        // The vertices' lists interleave, so each vertex of the range keeps its lanes until the
-        // pass ends: the same Adds in the same order per vertex as the sweep above, so the
-        // same ranks to the last bit (pieces of kInterleavePiece, a multiple of 4).
+        // The vertices' lists interleave within a layout block, so each vertex keeps its lanes
+        // (in `part`, by its index in the block) until the pass reaches the next block —
+        // PassInterleaved goes block by block, ascending — and its rank is written then: the
+        // same Adds in the same order per vertex as the sweep above, so the same ranks to the
+        // last bit (pieces of kInterleavePiece, a multiple of 4).
         static_assert(ListCache::kInterleavePiece % 4 == 0);
-        std::vector<LaneSum> part(static_cast<size_t>(r.end - r.begin));
-        auto gather = [c, &part, &r](VertexId v, const auto* src, size_t k) {
-          part[static_cast<size_t>(v - r.begin)].Add(c, src, k);
+        UninitVector<LaneSum> part(kLayoutBlock);
+        VertexId done = r.begin;  // pr[v] holds the new rank for v < done
+        auto finish = [&](VertexId upto) {
+          for (; done < upto; ++done) {
+            LaneSum& p = part[done % kLayoutBlock];
+            nx[done] = ex[done] ? base + d * p.Take() : 0.0;
+          }
+        };
+        auto gather = [&](VertexId v, const auto* src, size_t k) {
+          finish(v - v % kLayoutBlock);  // blocks before v's are complete
+          part[v % kLayoutBlock].Add(c, src, k);
         };
         const bool pf = params.interleave_prefetch;
         auto prefetch = [c, pf](const auto* src, size_t k) {
@@ -180,9 +186,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
           for (size_t i = 0; i < k; ++i) coro::Prefetch(c + src[i]);
         };
         Status st = cache.PassInterleaved(snap, L, r, params.interleave, prefetch, gather);
-        for (VertexId v = r.begin; v < r.end; ++v) {
-          pr[v] = L.exists[v] ? base + d * part[static_cast<size_t>(v - r.begin)].Take() : 0.0;
-        }
+        finish(r.end);
         return st;
       });
     } else {

@@ -106,6 +106,17 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
   co_return build();
 }
 
+// body(k) for k in [0, n), each item's line fetched `ahead` items before its body: for loops
+// over items whose lines are cold and whose bodies wait on them one at a time (atomics).
+template <typename Fetch, typename Body>
+void LoopFetchingAhead(size_t n, size_t ahead, Fetch&& fetch, Body&& body) {
+  for (size_t k = 0; k < std::min(ahead, n); ++k) fetch(k);
+  for (size_t k = 0; k < n; ++k) {
+    if (k + ahead < n) fetch(k + ahead);
+    body(k);
+  }
+}
+
 }  // namespace
 
 void SetLocateConfig(const LocateConfig& c) {
@@ -413,12 +424,9 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
     }
     // The slots' lines are cold by now (the build read them thousands of lines ago), and each
     // lock's atomic waits for the miss before the next lock's load may start: fetched ahead.
-    constexpr size_t kLockAhead = 16;
-    for (size_t k = 0; k < std::min(kLockAhead, work.size()); ++k) coro::Prefetch(work[k].slot);
-    for (size_t k = 0; k < work.size(); ++k) {
-      if (k + kLockAhead < work.size()) coro::Prefetch(work[k + kLockAhead].slot);
-      work[k].slot->mu.lock();
-    }
+    LoopFetchingAhead(
+        work.size(), 16, [&](size_t k) { coro::Prefetch(work[k].slot); },
+        [&](size_t k) { work[k].slot->mu.lock(); });
   } else {
     std::vector<uint64_t> lockset;
     for (const PrimOp& op : *ops) {
@@ -497,19 +505,17 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   // The new versions' first lines were written thousands of lines ago (a batch): fetched
   // ahead, so the stores below do not fill the store buffer with misses that the unlocks
   // (atomics: they drain it) then wait for one by one.
-  constexpr size_t kPublishAhead = 8;
-  for (size_t k = 0; k < std::min(kPublishAhead, work.size()); ++k) coro::Prefetch(work[k].fresh);
-  for (size_t k = 0; k < work.size(); ++k) {
-    if (k + kPublishAhead < work.size()) coro::Prefetch(work[k + kPublishAhead].fresh);
-    SubgraphWork& w = work[k];
-    w.fresh->ts = t;
-    w.fresh->older.store(w.base, std::memory_order_relaxed);
-    w.slot->head.store(w.fresh, std::memory_order_release);
-    if (w.base == nullptr) {
-      w.slot->tail = w.fresh;
-      w.slot->tail_ts = t;
-    }
-  }
+  LoopFetchingAhead(work.size(), 8, [&](size_t k) { coro::Prefetch(work[k].fresh); },
+                    [&](size_t k) {
+                      SubgraphWork& w = work[k];
+                      w.fresh->ts = t;
+                      w.fresh->older.store(w.base, std::memory_order_relaxed);
+                      w.slot->head.store(w.fresh, std::memory_order_release);
+                      if (w.base == nullptr) {
+                        w.slot->tail = w.fresh;
+                        w.slot->tail_ts = t;
+                      }
+                    });
   live_versions_.Add(static_cast<int64_t>(work.size()));
   if (!has_commits_.load(std::memory_order_relaxed)) has_commits_.store(true, std::memory_order_release);
   clock_->Publish(t);
