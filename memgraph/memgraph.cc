@@ -1065,7 +1065,8 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     // changes only where a build touches it; a flush changes where it lies, not its size). A
     // vertex's view has at most its container's entries plus its appended updates, and at
     // least its container's entries less its appended and pending updates (each erases at most
-    // one); only between those bounds are they resolved.
+    // one); only between those bounds are they resolved, and a vertex moves into a C-ART
+    // unresolved when even the lower bound keeps it there.
     uint64_t to_art = 0, to_ci = 0;
     for (uint64_t m = touched; m != 0; m &= m - 1) {
       uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
@@ -1077,15 +1078,23 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
         if (a->appended == nullptr) return 0;
         return static_cast<uint32_t>(__builtin_popcountll(a->appended->Matches(a->appended_n, i)));
       };
+      const uint32_t half = opt_.cart_threshold / 2;
       if (!a->InArt(i)) {
-        if (rec.entries + a->appended_n > opt_.cart_threshold &&
-            rec.entries + mine() > opt_.cart_threshold &&
-            a->ResolvedCounts(i, rec).entries > opt_.cart_threshold) {
+        if (rec.entries + a->appended_n <= opt_.cart_threshold) continue;
+        const uint32_t own = mine();
+        if (rec.entries + own <= opt_.cart_threshold) continue;
+        // Its view may pass the threshold. It moves without resolving when the view holds at
+        // least half the threshold whatever its updates do (each erases at most one entry):
+        // inside the band where a C-ART vertex stays one, so it moves at most once there and
+        // is not moved back. Resolving (a lookup per appended update, cold in a full tier)
+        // was 2.1% of a scale-22 fill's last tenth, and a vertex whose updates re-add keys it
+        // has resolved again on every build (docs/benchmarks.md, "Issue 28: moves to a C-ART
+        // without lookups").
+        if (rec.entries >= half + own || a->ResolvedCounts(i, rec).entries > opt_.cart_threshold) {
           to_art |= uint64_t{1} << i;
         }
         continue;
       }
-      const uint32_t half = opt_.cart_threshold / 2;
       // A hub's record counts its tree alone, and the tree keeps at most PendingCapacity of
       // its size pending (CArt::Apply): a hub that stays far enough above half is kept
       // without reading its tree, a cold line per hub touched (the read was a third of

@@ -482,6 +482,53 @@ TEST(HubShrinkTest, PendingDeletesMoveTheHubBack) {
   EXPECT_EQ(IndexRun(a, 1).size(), 4u);
 }
 
+// Moving into a C-ART by bounds. Vertex 1 holds 10 entries in the clustered index (the area
+// applied by filler), then takes 7 appended updates: its container plus them pass the threshold
+// (17 > 16). Re-adding 7 of its keys, its container less them (3) may fall under half the
+// threshold (8), so the move is decided by resolving: 10 entries, it stays. 7 deletes likewise
+// leave 3 (without tombstones): it stays; moved on the bounds alone, it would sit in a C-ART
+// under half the threshold. From 14 entries, 3 re-added keys leave at least 11 >= 8 whatever
+// they do: it moves with 14, no lookup needed, inside the band where a C-ART vertex stays one.
+TEST(HubMoveTest, MovesOnBoundsOnlyWhenHalfTheThresholdIsSure) {
+  struct Case {
+    uint64_t held;     // vertex 1's entries in the index after the first batch
+    uint64_t touched;  // then this many of its keys, each re-added or deleted
+    bool del;
+    bool art;          // where it should lie after the second batch
+    uint64_t entries;  // its view's entries then
+  };
+  for (const Case& k : {Case{10, 7, false, false, 10}, Case{10, 7, true, false, 3},
+                        Case{14, 3, false, true, 14}}) {
+    SCOPED_TRACE(testing::Message() << k.held << " held, " << k.touched
+                                    << (k.del ? " deleted" : " re-added"));
+    HubMemGraph hub(/*tombstones=*/false);
+    uint32_t seq = 0;
+    std::vector<PrimOp> ops;
+    for (uint64_t key = 0; key < k.held; ++key) {
+      ops.push_back(PrimOp{PrimOp::kPut, 0, seq++, 1, key, 1.0});
+    }
+    for (uint64_t x = 0; x < 2 * kAppendCapacity; ++x) {
+      ops.push_back(PrimOp{PrimOp::kPut, 0, seq++, 2, 1000 + x, 1.0});
+    }
+    const SubgraphVersion* v = CommitAndRead(&hub.g, &ops);
+    ASSERT_NE(v, nullptr);
+    ASSERT_FALSE(v->out.InArt(1));
+    ASSERT_EQ(v->out.Record(1).entries, k.held) << "the area was applied: the index holds them";
+    ops.clear();
+    for (uint64_t key = 0; key < k.touched; ++key) {
+      ops.push_back(PrimOp{k.del ? PrimOp::kDelete : PrimOp::kPut, 0, seq++, 1, key, 1.0});
+    }
+    v = CommitAndRead(&hub.g, &ops);
+    ASSERT_NE(v, nullptr);
+    const Adjacency& a = v->out;
+    EXPECT_EQ(a.InArt(1), k.art);
+    EXPECT_EQ(a.Counts(1).entries, k.entries);
+    size_t seen = 0;
+    ScanVertex(a, 1, [&](const uint64_t*, const double*, const uint8_t*, size_t m) { seen += m; });
+    EXPECT_EQ(seen, k.entries);
+  }
+}
+
 // A clustered-index vertex's updates take no prior state either: its record counts its run in
 // the index, and its appended updates are resolved against the index when counts are read or
 // when the area is applied (Adjacency's counts). Eight low-degree vertices take random puts,
