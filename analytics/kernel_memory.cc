@@ -21,6 +21,7 @@ void KernelFree(void* p, size_t, size_t align) noexcept {
   ::operator delete(p, std::align_val_t(align));
 }
 size_t KernelRetainedBytes() { return 0; }
+int KernelArenaIndex() { return -1; }
 void KernelReleaseExpired() {}
 void KernelReleaseAll() {}
 
@@ -108,6 +109,11 @@ size_t KernelRetainedBytes() {
   sz = sizeof(page);
   if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
   return pages * page;
+}
+
+int KernelArenaIndex() {
+  const unsigned a = KernelArena();
+  return a == kNoArena ? -1 : static_cast<int>(a);
 }
 
 void KernelReleaseExpired() { ArenaCtl("decay"); }

@@ -1,5 +1,7 @@
 #include "bench/util.h"
 
+#include "analytics/kernel_memory.h"
+
 #include <fcntl.h>
 #ifndef STRATA_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -85,6 +87,7 @@ HeapBreakdown ReadHeapBreakdown() {
   if (mallctl("opt.narenas", &automatic, &sz, nullptr, 0) != 0) return h;
   sz = sizeof(unsigned);
   if (mallctl("arenas.narenas", &all, &sz, nullptr, 0) != 0) return h;
+  const int kernel = analytics::KernelArenaIndex();
   for (unsigned i = automatic; i < all; ++i) {
     const std::string a = "stats.arenas." + std::to_string(i) + ".";
     size_t r = 0, small = 0, large = 0;
@@ -100,6 +103,11 @@ HeapBreakdown ReadHeapBreakdown() {
     h.private_resident += r;
     h.private_allocated += small + large;
     h.private_dirty += dirty * page;
+    if (static_cast<int>(i) == kernel) {
+      h.kernel_resident = r;
+      h.kernel_allocated = small + large;
+      h.kernel_dirty = dirty * page;
+    }
   }
 #endif
   return h;

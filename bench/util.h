@@ -45,6 +45,11 @@ struct HeapBreakdown {
   // Of private_resident: freed pages those arenas keep (pdirty: not yet purged; the memgraph
   // arenas keep them for an hour). The rest of it less private_allocated is partly used slabs.
   uint64_t private_dirty = 0;
+  // Of the private_* figures: the kernels' arena's (analytics/kernel_memory.h: PageRank's list
+  // cache and arrays). The rest of them is the memgraphs' arenas.
+  uint64_t kernel_resident = 0;
+  uint64_t kernel_allocated = 0;
+  uint64_t kernel_dirty = 0;
   uint64_t metadata = 0;
 };
 HeapBreakdown ReadHeapBreakdown();

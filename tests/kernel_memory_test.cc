@@ -8,9 +8,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#ifndef STRATA_NO_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
 
 #include "tests/util/file_util.h"
 
@@ -109,7 +114,34 @@ TEST(KernelMemory, SmallArraysUseTheDefaultArenas) {
   for (void* p : ps) KernelFree(p, kKernelArenaMinBytes / 2, 16);
   EXPECT_EQ(KernelRetainedBytes(), 0u);
 }
+
+size_t ArenaLargeAllocated(int arena) {
+  uint64_t epoch = 1;
+  size_t sz = sizeof(epoch);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);
+  const std::string name = "stats.arenas." + std::to_string(arena) + ".large.allocated";
+  size_t v = 0;
+  sz = sizeof(v);
+  EXPECT_EQ(mallctl(name.c_str(), &v, &sz, nullptr, 0), 0) << name;
+  return v;
+}
+
+// KernelArenaIndex names the arena a kernel's large arrays come from (the bench reads its
+// counters to split a peak's memory between the kernels and the memgraphs).
+TEST(KernelMemory, ArenaIndexNamesTheArenaHoldingKernelArrays) {
+  const int arena = KernelArenaIndex();
+  ASSERT_GE(arena, 0);
+  const size_t before = ArenaLargeAllocated(arena);
+  constexpr size_t kBytes = size_t{8} << 20;
+  void* p = KernelAllocate(kBytes, 64);
+  EXPECT_GE(ArenaLargeAllocated(arena), before + kBytes);
+  KernelFree(p, kBytes, 64);
+  EXPECT_EQ(ArenaLargeAllocated(arena), before);
+  KernelReleaseAll();
+}
 #else
+TEST(KernelMemory, ArenaIndexIsNoneWithoutJemalloc) { EXPECT_EQ(KernelArenaIndex(), -1); }
+
 TEST(KernelMemory, RetainsNothingWithoutJemalloc) {
   TouchAndFree(size_t{4} << 20);
   EXPECT_EQ(KernelRetainedBytes(), 0u);
