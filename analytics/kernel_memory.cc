@@ -1,5 +1,7 @@
 #include "analytics/kernel_memory.h"
 
+#include "strata/analytics.h"
+
 #ifndef STRATA_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
 #include <sys/mman.h>
@@ -21,7 +23,7 @@ void KernelFree(void* p, size_t, size_t align) noexcept {
   ::operator delete(p, std::align_val_t(align));
 }
 size_t KernelRetainedBytes() { return 0; }
-int KernelArenaIndex() { return -1; }
+KernelMemoryStats GetKernelMemoryStats() { return {}; }
 void KernelReleaseExpired() {}
 void KernelReleaseAll() {}
 
@@ -111,9 +113,27 @@ size_t KernelRetainedBytes() {
   return pages * page;
 }
 
-int KernelArenaIndex() {
+KernelMemoryStats GetKernelMemoryStats() {
+  KernelMemoryStats st;
   const unsigned a = KernelArena();
-  return a == kNoArena ? -1 : static_cast<int>(a);
+  if (a == kNoArena) return st;
+  uint64_t epoch = 1;
+  size_t sz = sizeof(epoch);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refresh jemalloc's statistics
+  auto stat = [a](const char* field) {
+    char name[96];
+    snprintf(name, sizeof(name), "stats.arenas.%u.%s", a, field);
+    size_t v = 0;
+    size_t len = sizeof(v);
+    return mallctl(name, &v, &len, nullptr, 0) == 0 ? v : size_t{0};
+  };
+  size_t page = 0;
+  sz = sizeof(page);
+  if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return st;
+  st.resident = stat("resident");
+  st.allocated = stat("small.allocated") + stat("large.allocated");
+  st.retained = stat("pdirty") * page;
+  return st;
 }
 
 void KernelReleaseExpired() { ArenaCtl("decay"); }

@@ -36,9 +36,7 @@ void KernelFree(void* p, size_t bytes, size_t align) noexcept;
 
 // Bytes of freed pages the kernel arena holds resident (0 without jemalloc or its arena).
 size_t KernelRetainedBytes();
-// The kernel arena's jemalloc index (for its stats.arenas.<i> counters); -1 without jemalloc
-// or its arena. Makes the arena if no kernel has yet.
-int KernelArenaIndex();
+// (GetKernelMemoryStats, in include/strata/analytics.h, reads the same arena's counters.)
 // Returns the pages freed longer than kKernelDecayMs ago (called at each layout build).
 void KernelReleaseExpired();
 // Returns every retained page now.

@@ -1,6 +1,6 @@
 #include "bench/util.h"
 
-#include "analytics/kernel_memory.h"
+#include "strata/analytics.h"
 
 #include <fcntl.h>
 #ifndef STRATA_NO_JEMALLOC
@@ -87,7 +87,6 @@ HeapBreakdown ReadHeapBreakdown() {
   if (mallctl("opt.narenas", &automatic, &sz, nullptr, 0) != 0) return h;
   sz = sizeof(unsigned);
   if (mallctl("arenas.narenas", &all, &sz, nullptr, 0) != 0) return h;
-  const int kernel = analytics::KernelArenaIndex();
   for (unsigned i = automatic; i < all; ++i) {
     const std::string a = "stats.arenas." + std::to_string(i) + ".";
     size_t r = 0, small = 0, large = 0;
@@ -103,12 +102,11 @@ HeapBreakdown ReadHeapBreakdown() {
     h.private_resident += r;
     h.private_allocated += small + large;
     h.private_dirty += dirty * page;
-    if (static_cast<int>(i) == kernel) {
-      h.kernel_resident = r;
-      h.kernel_allocated = small + large;
-      h.kernel_dirty = dirty * page;
-    }
   }
+  const analytics::KernelMemoryStats k = analytics::GetKernelMemoryStats();
+  h.kernel_resident = k.resident;
+  h.kernel_allocated = k.allocated;
+  h.kernel_dirty = k.retained;
 #endif
   return h;
 }

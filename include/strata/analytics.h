@@ -131,6 +131,17 @@ inline constexpr size_t kAutoCacheBytes = ~size_t{0};
 // 256 MiB (the fixed default before; also what it gives when that memory cannot be read).
 size_t AutoCacheBytes();
 
+// The kernels' scratch memory now (their list caches, layouts and per-vertex arrays, which come
+// from one jemalloc arena that keeps freed pages a few seconds for the next kernel): bytes
+// resident, in use, and freed but kept. All 0 in builds without jemalloc. Refreshes jemalloc's
+// statistics (a process-wide step): for monitoring, not for a hot path.
+struct KernelMemoryStats {
+  size_t resident = 0;
+  size_t allocated = 0;
+  size_t retained = 0;
+};
+KernelMemoryStats GetKernelMemoryStats();
+
 // What a PageRank run did (PageRankParams::stats).
 // How a kernel's list cache keeps the lists it holds (analytics/list_cache.h): packed, each
 // list as its gaps in 0-4 bytes each (analytics/packed_list.h; 71 MiB instead of 124 for the
