@@ -123,6 +123,7 @@ class View {
 struct SystemStats {
   uint64_t stored_edges = 0;     // directed entries stored (2 per undirected edge, 1 per loop)
   uint64_t memory_bytes = 0;     // memory the system accounts for its graph (0: not known)
+  uint64_t listed_bytes = 0;     // freed nodes its allocator keeps on free lists (strata)
   uint64_t disk_bytes = 0;       // bytes of its files (0: in memory)
   uint64_t data_bytes = 0;       // bytes of its live data files (segments, SSTs): no logs
   uint64_t write_bytes = 0;      // bytes the engine wrote for flushes and compactions

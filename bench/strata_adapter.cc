@@ -187,6 +187,7 @@ class StrataSystem : public System {
     SystemStats s;
     s.stored_edges = st.num_edges;
     s.memory_bytes = st.memgraph_bytes;
+    s.listed_bytes = st.memgraph_listed_bytes;
     s.disk_bytes = in_memory_ ? 0 : DirBytes(config_.dir);
     s.data_bytes = st.disk_bytes;  // segment files
     s.write_bytes = st.flush_bytes + st.compaction_bytes;

@@ -1240,6 +1240,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       pk.info.Int("jemalloc_allocated_before", static_cast<int64_t>(heap_before_mixed.jemalloc_allocated));
       AddPrivateArenas(heap_before_mixed, "before", &pk.info);
       pk.info.Int("memory_bytes_before", static_cast<int64_t>(stats_before_mixed.memory_bytes));
+      pk.info.Int("listed_bytes_before", static_cast<int64_t>(stats_before_mixed.listed_bytes));
       // The writers keep adding edges (at scale 22, ~+7% of entries by the end of the last
       // round): the graph at the peak is the one they leave. Its size is estimated as the
       // loaded graph's bytes per entry times the entries then (memory_bytes_after still holds
@@ -1248,6 +1249,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       if (after_together.stored_edges != 0) {
         pk.info.Int("stored_edges_after", static_cast<int64_t>(after_together.stored_edges));
         pk.info.Int("memory_bytes_after", static_cast<int64_t>(after_together.memory_bytes));
+        pk.info.Int("listed_bytes_after", static_cast<int64_t>(after_together.listed_bytes));
         pk.info.Int("rss_after", static_cast<int64_t>(heap_after.rss));
         AddPrivateArenas(heap_after, "after", &pk.info);
       }
@@ -1261,15 +1263,17 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       const double mib = 1.0 / 1048576.0;
       Log(system,
           "mixed peak RSS %.1f MiB; before it: RSS %.1f MiB, jemalloc %.1f MiB resident / %.1f MiB "
-          "allocated (%s), store %.1f MiB of %.1f M entries; readers alone peaked at %.1f MiB; "
-          "when the writers stop: %.1f M entries, store %.1f MiB with what the last reader held, "
-          "RSS %.1f MiB, %s; %lld of %lld reader runs let their snapshot go before iterating; "
+          "allocated (%s), store %.1f MiB of %.1f M entries (free lists %.1f MiB); readers alone "
+          "peaked at %.1f MiB; when the writers stop: %.1f M entries, store %.1f MiB with what the "
+          "last reader held (free lists %.1f MiB), RSS %.1f MiB, %s; %lld of %lld reader runs let "
+          "their snapshot go before iterating; "
           "at the largest RSS sampled (%.1f MiB): %s",
           PeakRssBytes() * mib, rss_before_mixed * mib, heap_before_mixed.jemalloc_resident * mib,
           heap_before_mixed.jemalloc_allocated * mib, PrivateArenasText(heap_before_mixed).c_str(),
           stats_before_mixed.memory_bytes * mib,
-          stats_before_mixed.stored_edges / 1e6, peak_readers_alone * mib, after_together.stored_edges / 1e6,
-          after_together.memory_bytes * mib, heap_after.rss * mib,
+          stats_before_mixed.stored_edges / 1e6, stats_before_mixed.listed_bytes * mib,
+          peak_readers_alone * mib, after_together.stored_edges / 1e6,
+          after_together.memory_bytes * mib, after_together.listed_bytes * mib, heap_after.rss * mib,
           PrivateArenasText(heap_after).c_str(), static_cast<long long>(reader_runs_released.load()),
           static_cast<long long>(reader_runs.load()), heap_peak.rss * mib,
           PrivateArenasText(heap_peak).c_str());

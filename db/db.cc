@@ -47,7 +47,8 @@ std::string DBStats::ToString() const {
   o << "last_committed=" << last_committed << " vertices=" << num_vertices
     << " edges=" << num_edges << " batches=" << batches_committed << " ops=" << ops_applied
     << " memgraph_bytes=" << memgraph_bytes
-    << " memgraph_resident_bytes=" << memgraph_resident_bytes << " versions=" << memgraph_versions
+    << " memgraph_resident_bytes=" << memgraph_resident_bytes
+    << " memgraph_listed_bytes=" << memgraph_listed_bytes << " versions=" << memgraph_versions
     << " reclaimed=" << versions_reclaimed << " hollow=" << hollow_versions << " rebuilt=" << versions_rebuilt
     << " readers=" << active_readers
     << " sealed=" << sealed_memgraphs << " flushes=" << flushes

@@ -24,6 +24,7 @@ DBStats DBImpl::GetStats(bool count_graph) {
   for (const auto& m : v->memgraphs) {
     st.memgraph_bytes += m->bytes();
     st.memgraph_resident_bytes += m->arena_pages_bytes();
+    st.memgraph_listed_bytes += m->listed_bytes();
     st.memgraph_versions += m->live_versions();
     st.hollow_versions += m->hollow_versions();
     st.versions_reclaimed += m->reclaimed_versions();

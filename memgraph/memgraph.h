@@ -169,6 +169,8 @@ class MemGraph {
   size_t bytes() const { return alloc_.bytes(); }
   // Resident pages of its allocator's arena (NodeAllocator::ArenaPagesBytes).
   size_t arena_pages_bytes() const { return alloc_.ArenaPagesBytes(); }
+  // Freed blocks its allocator's free lists hold (NodeAllocator::ListedBytes).
+  size_t listed_bytes() const { return alloc_.ListedBytes(); }
   // The version counts below are striped (util/striped_counter.h): every commit changes two of
   // them, and one shared line bounced between the writers' cores. Exact once writers stop.
   uint64_t live_versions() const { return live_versions_.Count(); }

@@ -400,7 +400,8 @@ TEST(DiskStore, BlockCacheGetsWhatTheBudgetLeaves) {
 }
 
 // DBStats::memgraph_resident_bytes: the pages the memgraphs' arenas hold, at least the bytes
-// their nodes take (whole pages, slabs however full), in a store on disk and in memory.
+// their nodes take (whole pages, slabs however full) and the freed blocks their free lists
+// keep (memgraph_listed_bytes), in a store on disk and in memory.
 TEST(DiskStore, MemgraphResidentBytesAreTheArenasPages) {
   testing::TempDir dir;
   for (bool in_memory : {false, true}) {
@@ -416,9 +417,17 @@ TEST(DiskStore, MemgraphResidentBytesAreTheArenasPages) {
 #else
     EXPECT_GE(st.memgraph_resident_bytes, st.memgraph_bytes) << st.ToString();
     EXPECT_EQ(st.memgraph_resident_bytes % 4096, 0u) << "whole pages";
+    // Each commit replaced versions, whose blocks went to this thread's free lists.
+    EXPECT_GT(st.memgraph_listed_bytes, 0u) << st.ToString();
+    EXPECT_LE(st.memgraph_listed_bytes + st.memgraph_bytes, st.memgraph_resident_bytes)
+        << st.ToString();
 #endif
     EXPECT_NE(st.ToString().find(" memgraph_resident_bytes=" +
                                  std::to_string(st.memgraph_resident_bytes)),
+              std::string::npos)
+        << st.ToString();
+    EXPECT_NE(st.ToString().find(" memgraph_listed_bytes=" +
+                                 std::to_string(st.memgraph_listed_bytes)),
               std::string::npos)
         << st.ToString();
   }

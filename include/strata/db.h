@@ -41,6 +41,9 @@ struct DBStats {
   // About memgraph_bytes for large memgraphs, ~2x for memgraphs of a few MiB
   // (docs/benchmarks.md, "ingest_large's memory"); 0 in builds without jemalloc.
   uint64_t memgraph_resident_bytes = 0;
+  // Of memgraph_resident_bytes: freed nodes on the memgraphs' free lists (per thread and shared),
+  // kept for the next allocations of their sizes; not in memgraph_bytes. 0 without jemalloc.
+  uint64_t memgraph_listed_bytes = 0;
   uint64_t memgraph_versions = 0;   // subgraph versions alive (not yet reclaimed)
   uint64_t versions_reclaimed = 0;  // subgraph versions whose contents writer GC freed
   // Headers (~100 bytes each) of versions reclaimed from between two readers' versions, kept

@@ -523,6 +523,7 @@ pb::dict StatsDict(const DBStats& x) {
   STRATA_STAT(ops_applied);
   STRATA_STAT(memgraph_bytes);
   STRATA_STAT(memgraph_resident_bytes);
+  STRATA_STAT(memgraph_listed_bytes);
   STRATA_STAT(memgraph_versions);
   STRATA_STAT(versions_reclaimed);
   STRATA_STAT(hollow_versions);

@@ -256,6 +256,7 @@ def test_stats_compact_verify(tmp_path):
         assert st["flushes"] >= 1 and st["disk_bytes"] > 0
         assert isinstance(st["level_shape"], str)
         assert isinstance(st["memgraph_resident_bytes"], int)
+        assert isinstance(st["memgraph_listed_bytes"], int)
         db.compact()
         assert db.stats()["l0_files"] == 0
         db.verify()
