@@ -22,7 +22,6 @@ void* KernelAllocate(size_t bytes, size_t align) {
 void KernelFree(void* p, size_t, size_t align) noexcept {
   ::operator delete(p, std::align_val_t(align));
 }
-size_t KernelRetainedBytes() { return 0; }
 KernelMemoryStats GetKernelMemoryStats() { return {}; }
 void KernelReleaseExpired() {}
 void KernelReleaseAll() {}
@@ -94,23 +93,6 @@ void KernelFree(void* p, size_t bytes, size_t align) noexcept {
   int flags = MALLOCX_ALIGN(align);
   if (bytes >= kKernelArenaMinBytes && KernelArena() != kNoArena) flags |= MALLOCX_TCACHE_NONE;
   sdallocx(p, bytes == 0 ? 1 : bytes, flags);
-}
-
-size_t KernelRetainedBytes() {
-  const unsigned a = KernelArena();
-  if (a == kNoArena) return 0;
-  uint64_t epoch = 1;
-  size_t sz = sizeof(epoch);
-  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refresh jemalloc's statistics
-  char name[64];
-  snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", a);
-  size_t pages = 0;
-  sz = sizeof(pages);
-  if (mallctl(name, &pages, &sz, nullptr, 0) != 0) return 0;
-  size_t page = 0;
-  sz = sizeof(page);
-  if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return 0;
-  return pages * page;
 }
 
 KernelMemoryStats GetKernelMemoryStats() {

@@ -34,9 +34,8 @@ constexpr long kKernelDecayMs = 5000;
 void* KernelAllocate(size_t bytes, size_t align);
 void KernelFree(void* p, size_t bytes, size_t align) noexcept;
 
-// Bytes of freed pages the kernel arena holds resident (0 without jemalloc or its arena).
-size_t KernelRetainedBytes();
-// (GetKernelMemoryStats, in include/strata/analytics.h, reads the same arena's counters.)
+// What the arena holds (resident, allocated, freed pages kept): GetKernelMemoryStats, in
+// include/strata/analytics.h.
 // Returns the pages freed longer than kKernelDecayMs ago (called at each layout build).
 void KernelReleaseExpired();
 // Returns every retained page now.

@@ -1,7 +1,5 @@
 #include "bench/util.h"
 
-#include "strata/analytics.h"
-
 #include <fcntl.h>
 #ifndef STRATA_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -18,6 +16,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "strata/analytics.h"
 
 namespace strata::bench {
 
@@ -106,7 +106,6 @@ HeapBreakdown ReadHeapBreakdown() {
   const analytics::KernelMemoryStats k = analytics::GetKernelMemoryStats();
   h.kernel_resident = k.resident;
   h.kernel_allocated = k.allocated;
-  h.kernel_dirty = k.retained;
 #endif
   return h;
 }

@@ -49,7 +49,6 @@ struct HeapBreakdown {
   // cache and arrays). The rest of them is the memgraphs' arenas.
   uint64_t kernel_resident = 0;
   uint64_t kernel_allocated = 0;
-  uint64_t kernel_dirty = 0;
   uint64_t metadata = 0;
 };
 HeapBreakdown ReadHeapBreakdown();

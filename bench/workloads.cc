@@ -1161,11 +1161,10 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // The heap at the largest RSS sampled (every 0.25 s) over the workload: what the peak is
     // made of (the memgraph's arena, the reader's list cache and arrays in the kernels' arena).
     // At scale 22 the sample's RSS came within 0.2 MiB of VmHWM (1,327.3 / 1,327.1 MiB).
+    // Only the sampler's thread writes heap_peak; it is read after Stop() joins that thread.
     HeapBreakdown heap_peak;
-    std::mutex heap_peak_mu;
     PeriodicSampler heap_sampler(0.25, [&] {
       const HeapBreakdown h = ReadHeapBreakdown();
-      std::lock_guard<std::mutex> lk(heap_peak_mu);
       if (h.rss > heap_peak.rss) heap_peak = h;
     });
     // The readers' runs unmeasured first: the first runs of a process fault in the kernels'

@@ -67,16 +67,16 @@ TEST(KernelMemory, UninitVectorKeepsValuesItIsGiven) {
 TEST(KernelMemory, FreedArraysStayResidentForTheNextKernel) {
   constexpr size_t kBytes = size_t{32} << 20;
   KernelReleaseAll();
-  ASSERT_EQ(KernelRetainedBytes(), 0u);
+  ASSERT_EQ(GetKernelMemoryStats().retained, 0u);
   const long first = TouchAndFree(kBytes);
-  EXPECT_GE(KernelRetainedBytes(), kBytes / 2) << "freed kernel pages were returned at once";
+  EXPECT_GE(GetKernelMemoryStats().retained, kBytes / 2) << "freed kernel pages were returned at once";
   const long second = TouchAndFree(kBytes);
   EXPECT_GT(first, 0);
   EXPECT_LE(second * 4, first) << "first pass " << first << " faults, second " << second;
   KernelReleaseExpired();  // within the decay time: keeps them
-  EXPECT_GE(KernelRetainedBytes(), kBytes / 2);
+  EXPECT_GE(GetKernelMemoryStats().retained, kBytes / 2);
   KernelReleaseAll();
-  EXPECT_EQ(KernelRetainedBytes(), 0u);
+  EXPECT_EQ(GetKernelMemoryStats().retained, 0u);
   // Once released, the pages are faulted in again.
   EXPECT_GT(TouchAndFree(kBytes) * 4, first);
   KernelReleaseAll();
@@ -109,7 +109,7 @@ TEST(KernelMemory, SmallArraysUseTheDefaultArenas) {
   std::vector<void*> ps;
   for (int i = 0; i < 256; ++i) ps.push_back(KernelAllocate(kKernelArenaMinBytes / 2, 16));
   for (void* p : ps) KernelFree(p, kKernelArenaMinBytes / 2, 16);
-  EXPECT_EQ(KernelRetainedBytes(), 0u);
+  EXPECT_EQ(GetKernelMemoryStats().retained, 0u);
 }
 
 // GetKernelMemoryStats (the public view of this arena) counts a kernel array while it lives
@@ -129,7 +129,6 @@ TEST(KernelMemory, StatsCountArraysAndKeptPages) {
   const KernelMemoryStats freed = GetKernelMemoryStats();
   EXPECT_EQ(freed.allocated, before.allocated);
   EXPECT_GE(freed.retained, kBytes / 2);
-  EXPECT_EQ(freed.retained, KernelRetainedBytes());
   KernelReleaseAll();
   EXPECT_EQ(GetKernelMemoryStats().retained, 0u);
 }
@@ -143,7 +142,7 @@ TEST(KernelMemory, StatsAreZeroWithoutJemalloc) {
 
 TEST(KernelMemory, RetainsNothingWithoutJemalloc) {
   TouchAndFree(size_t{4} << 20);
-  EXPECT_EQ(KernelRetainedBytes(), 0u);
+  EXPECT_EQ(GetKernelMemoryStats().retained, 0u);
 }
 #endif
 
