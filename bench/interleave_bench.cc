@@ -543,9 +543,9 @@ int RunInterleaveBench(int argc, char** argv) {
                     cold_done.empty() ? "" : " after ",
                     cold_done.c_str());
         if (kernel == "pagerank") {
-          std::printf("    %d iterations; list cache %.1f MiB of %.1f MiB, %llu blocks packed, "
-                      "%llu streamed",
-                      pr_ran,
+          std::printf("    %d iterations (layout and list cache %.3f s, iterations %.3f s); "
+                      "list cache %.1f MiB of %.1f MiB, %llu blocks packed, %llu streamed",
+                      pr_ran, pr_stats.prepare_seconds, pr_stats.iterate_seconds,
                       static_cast<double>(pr_stats.cache_bytes) / (1 << 20),
                       static_cast<double>(pr_stats.cache_budget) / (1 << 20),
                       static_cast<unsigned long long>(pr_stats.packed_blocks),
