@@ -7,19 +7,20 @@
 # naming the option; --unweighted with --db is refused (a store keeps its weights), as is
 # --cold without --db and an unknown option (the options are CLI11's, as `fill`'s); with
 # --pr-owned each PageRank run is handed its snapshot (its line says how many blocks the layout
-# released and that the snapshot went before the iterations), without it no run says so.
+# released and that the snapshot went before the iterations), without it no run says so; each
+# run's line gives its layout-and-cache and iteration seconds.
 # Usage: interleave_flags_test.sh STRATA_BENCH
 set -euo pipefail
 bench=$1
 run() { "$bench" interleave --scale 11 --kernels pagerank --settings g1,g4 --rounds 1 "$@"; }
 out=$(run --unweighted --pr-iterations 3 --pr-owned)
 grep -q "^load: .*undirected, unweighted" <<<"$out" || { echo "no unweighted load line"; exit 1; }
-[[ $(grep -c "^    3 iterations;" <<<"$out") == 2 ]] || { echo "runs not given 3 iterations"; exit 1; }
+[[ $(grep -c "^    3 iterations (layout and list cache [0-9.]* s, iterations [0-9.]* s);" <<<"$out") == 2 ]] || { echo "runs not given 3 iterations"; exit 1; }
 owned="snapshot handed over: [1-9][0-9]* blocks released during the layout, let go before"
 [[ $(grep -c "$owned" <<<"$out") == 2 ]] || { echo "runs not handed their snapshots"; exit 1; }
 out=$(run)
 grep -q "^load: .*undirected, weighted" <<<"$out" || { echo "no weighted load line"; exit 1; }
-[[ $(grep -c "^    20 iterations;" <<<"$out") == 2 ]] || { echo "runs not given 20 iterations"; exit 1; }
+[[ $(grep -c "^    20 iterations (layout and list cache [0-9.]* s, iterations [0-9.]* s);" <<<"$out") == 2 ]] || { echo "runs not given 20 iterations"; exit 1; }
 ! grep -q "handed over" <<<"$out" || { echo "a run was handed its snapshot without --pr-owned"; exit 1; }
 for bad in 0 -1 x 3x 100001; do
   if err=$(run --pr-iterations "$bad" 2>&1); then echo "--pr-iterations $bad accepted"; exit 1; fi
