@@ -6,6 +6,8 @@
 #include <jemalloc/jemalloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "util/jemalloc_stats.h"
 #endif
 
 #include <climits>
@@ -97,24 +99,14 @@ void KernelFree(void* p, size_t bytes, size_t align) noexcept {
 
 KernelMemoryStats GetKernelMemoryStats() {
   KernelMemoryStats st;
+  jemalloc_stats::Refresh();  // always: callers may read other arenas' figures after it
   const unsigned a = KernelArena();
   if (a == kNoArena) return st;
-  uint64_t epoch = 1;
-  size_t sz = sizeof(epoch);
-  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refresh jemalloc's statistics
-  auto stat = [a](const char* field) {
-    char name[96];
-    snprintf(name, sizeof(name), "stats.arenas.%u.%s", a, field);
-    size_t v = 0;
-    size_t len = sizeof(v);
-    return mallctl(name, &v, &len, nullptr, 0) == 0 ? v : size_t{0};
-  };
-  size_t page = 0;
-  sz = sizeof(page);
-  if (mallctl("arenas.page", &page, &sz, nullptr, 0) != 0) return st;
-  st.resident = stat("resident");
-  st.allocated = stat("small.allocated") + stat("large.allocated");
-  st.retained = stat("pdirty") * page;
+  jemalloc_stats::ArenaMemory m;
+  if (!jemalloc_stats::ReadArena(a, &m)) return st;
+  st.resident = m.resident;
+  st.allocated = m.allocated;
+  st.retained = m.dirty;
   return st;
 }
 

@@ -36,6 +36,7 @@ void KernelFree(void* p, size_t bytes, size_t align) noexcept;
 
 // What the arena holds (resident, allocated, freed pages kept): GetKernelMemoryStats, in
 // include/strata/analytics.h.
+
 // Returns the pages freed longer than kKernelDecayMs ago (called at each layout build).
 void KernelReleaseExpired();
 // Returns every retained page now.

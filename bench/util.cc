@@ -18,6 +18,9 @@
 #include <sstream>
 
 #include "strata/analytics.h"
+#ifndef STRATA_NO_JEMALLOC
+#include "util/jemalloc_stats.h"
+#endif
 
 namespace strata::bench {
 
@@ -68,44 +71,31 @@ HeapBreakdown ReadHeapBreakdown() {
   HeapBreakdown h;
   h.rss = CurrentRssBytes();
 #ifndef STRATA_NO_JEMALLOC
-  uint64_t epoch = 1;
-  size_t sz = sizeof(epoch);
-  mallctl("epoch", &epoch, &sz, &epoch, sz);  // refreshes jemalloc's statistics
+  // GetKernelMemoryStats refreshes jemalloc's statistics: the figures below are of the same
+  // snapshot as the kernels' (a second refresh would date them apart).
+  const analytics::KernelMemoryStats k = analytics::GetKernelMemoryStats();
+  h.kernel_resident = k.resident;
+  h.kernel_allocated = k.allocated;
   size_t v = 0;
-  sz = sizeof(v);
+  size_t sz = sizeof(v);
   if (mallctl("stats.resident", &v, &sz, nullptr, 0) == 0) h.jemalloc_resident = v;
   sz = sizeof(v);
   if (mallctl("stats.allocated", &v, &sz, nullptr, 0) == 0) h.jemalloc_allocated = v;
   sz = sizeof(v);
   if (mallctl("stats.metadata", &v, &sz, nullptr, 0) == 0) h.metadata = v;
   // Automatic arenas are [0, opt.narenas); the rest were made by arenas.create.
-  size_t page = 4096;
-  sz = sizeof(page);
-  mallctl("arenas.page", &page, &sz, nullptr, 0);
   unsigned automatic = 0, all = 0;
   sz = sizeof(unsigned);
   if (mallctl("opt.narenas", &automatic, &sz, nullptr, 0) != 0) return h;
   sz = sizeof(unsigned);
   if (mallctl("arenas.narenas", &all, &sz, nullptr, 0) != 0) return h;
   for (unsigned i = automatic; i < all; ++i) {
-    const std::string a = "stats.arenas." + std::to_string(i) + ".";
-    size_t r = 0, small = 0, large = 0;
-    sz = sizeof(size_t);
-    if (mallctl((a + "resident").c_str(), &r, &sz, nullptr, 0) != 0) continue;  // destroyed
-    sz = sizeof(size_t);
-    mallctl((a + "small.allocated").c_str(), &small, &sz, nullptr, 0);
-    sz = sizeof(size_t);
-    mallctl((a + "large.allocated").c_str(), &large, &sz, nullptr, 0);
-    size_t dirty = 0;
-    sz = sizeof(size_t);
-    mallctl((a + "pdirty").c_str(), &dirty, &sz, nullptr, 0);
-    h.private_resident += r;
-    h.private_allocated += small + large;
-    h.private_dirty += dirty * page;
+    jemalloc_stats::ArenaMemory m;
+    if (!jemalloc_stats::ReadArena(i, &m)) continue;  // destroyed
+    h.private_resident += m.resident;
+    h.private_allocated += m.allocated;
+    h.private_dirty += m.dirty;
   }
-  const analytics::KernelMemoryStats k = analytics::GetKernelMemoryStats();
-  h.kernel_resident = k.resident;
-  h.kernel_allocated = k.allocated;
 #endif
   return h;
 }

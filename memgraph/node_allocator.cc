@@ -3,6 +3,8 @@
 #ifndef STRATA_NO_JEMALLOC
 #include <jemalloc/jemalloc.h>
 #include <sys/mman.h>
+
+#include "util/jemalloc_stats.h"
 #endif
 
 #include <algorithm>
@@ -195,36 +197,9 @@ void SetDecay(unsigned arena, ssize_t ms) {
   mallctl(name, nullptr, nullptr, &ms, sizeof(ms));
 }
 
-// Refreshes jemalloc's statistics (one step for every arena): before reading them.
-void RefreshStats() {
-  uint64_t epoch = 1;
-  size_t sz = sizeof(epoch);
-  mallctl("epoch", &epoch, &sz, &epoch, sz);
-}
-
-// The size_t statistic stats.arenas.<arena>.<stat> as of the last RefreshStats; 0 if jemalloc
-// has no such statistic.
-size_t ArenaStat(unsigned arena, const char* stat) {
-  char name[96];
-  snprintf(name, sizeof(name), "stats.arenas.%u.%s", arena, stat);
-  size_t v = 0;
-  size_t sz = sizeof(v);
-  return mallctl(name, &v, &sz, nullptr, 0) == 0 ? v : 0;
-}
-
-// jemalloc's page size (0 if it does not say), for its page counts.
-size_t PageBytes() {
-  static const size_t page = [] {
-    size_t p = 0;
-    size_t sz = sizeof(p);
-    return mallctl("arenas.page", &p, &sz, nullptr, 0) == 0 ? p : size_t{0};
-  }();
-  return page;
-}
-
 size_t DirtyBytes(unsigned arena) {
-  RefreshStats();
-  return ArenaStat(arena, "pdirty") * PageBytes();
+  jemalloc_stats::Refresh();
+  return jemalloc_stats::ArenaStat(arena, "pdirty") * jemalloc_stats::PageBytes();
 }
 
 // Spare arenas: those of destroyed allocators, reset (every allocation in them discarded) but
@@ -362,14 +337,18 @@ size_t NodeAllocator::RetainedBytes() const {
 
 size_t NodeAllocator::ArenaPagesBytes() const {
   if (!use_arena_) return 0;
-  RefreshStats();
-  return (ArenaStat(arena_, "pactive") + ArenaStat(arena_, "pdirty")) * PageBytes();
+  jemalloc_stats::Refresh();
+  jemalloc_stats::ArenaMemory m;
+  jemalloc_stats::ReadArena(arena_, &m);
+  return m.active + m.dirty;
 }
 
 size_t NodeAllocator::ArenaAllocatedBytes() const {
   if (!use_arena_) return 0;
-  RefreshStats();
-  return ArenaStat(arena_, "small.allocated") + ArenaStat(arena_, "large.allocated");
+  jemalloc_stats::Refresh();
+  jemalloc_stats::ArenaMemory m;
+  jemalloc_stats::ReadArena(arena_, &m);
+  return m.allocated;
 }
 
 size_t NodeAllocator::ThreadCachesForTesting() const {

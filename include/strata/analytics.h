@@ -134,7 +134,8 @@ size_t AutoCacheBytes();
 // The kernels' scratch memory now (their list caches, layouts and per-vertex arrays, which come
 // from one jemalloc arena that keeps freed pages a few seconds for the next kernel): bytes
 // resident, in use, and freed but kept. All 0 in builds without jemalloc. Refreshes jemalloc's
-// statistics (a process-wide step): for monitoring, not for a hot path.
+// statistics (a process-wide step; every call, so a caller may read other arenas' figures of
+// the same snapshot after it): for monitoring, not for a hot path.
 struct KernelMemoryStats {
   size_t resident = 0;
   size_t allocated = 0;
