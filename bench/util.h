@@ -50,8 +50,22 @@ struct HeapBreakdown {
   uint64_t kernel_resident = 0;
   uint64_t kernel_allocated = 0;
   uint64_t metadata = 0;
+  // The private arenas' small size classes, summed over the arenas (the kernels' arena
+  // allocates blocks of 16 KiB and more only, none of them small: these are the memgraphs'),
+  // the classes whose slabs hold the most unused room first; empty without jemalloc.
+  struct Bin {
+    uint64_t region_bytes = 0;
+    uint64_t slabs = 0;
+    uint64_t nonfull_slabs = 0;
+    uint64_t regions = 0;
+    uint64_t unused_bytes = 0;  // of the slabs, not held by a region in use
+  };
+  std::vector<Bin> private_bins;
 };
 HeapBreakdown ReadHeapBreakdown();
+// The first `top` of h.private_bins as text: each class's region size, unused MiB, slabs and
+// slabs with room.
+std::string PrivateBinsText(const HeapBreakdown& h, size_t top);
 
 // /proc/self/io counters (bytes). write_bytes counts pages dirtied by this process (the whole
 // thread group), cancelled_write_bytes those truncated before write-back.

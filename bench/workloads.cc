@@ -1277,6 +1277,17 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
           PrivateArenasText(heap_after).c_str(), static_cast<long long>(reader_runs_released.load()),
           static_cast<long long>(reader_runs.load()), heap_peak.rss * mib,
           PrivateArenasText(heap_peak).c_str());
+      // Which size classes the memgraph's partly used slabs are of (the slack the peak carries
+      // beside the store's nodes): after the load (before the workload), at the peak and when
+      // the writers stop.
+      Log(system, "mixed: the private arenas' bins before the workload: %s",
+          PrivateBinsText(heap_before_mixed, 8).c_str());
+      Log(system, "mixed: the private arenas' bins at the largest RSS sampled: %s",
+          PrivateBinsText(heap_peak, 8).c_str());
+      if (writers > 0) {
+        Log(system, "mixed: the private arenas' bins when the writers stop: %s",
+            PrivateBinsText(heap_after, 8).c_str());
+      }
     }
     // Control: the same writers beside a PageRank that does not read the store (the CSR kernel
     // on a copy of the loaded graph, same threads and iterations), timed alone first. What the

@@ -61,4 +61,52 @@ inline bool ReadArena(unsigned arena, ArenaMemory* m) {
   return true;
 }
 
+// One small size class (bin) of an arena, as of the last Refresh(): its region size, its slabs
+// now, the regions in use, the slabs with a free region, and the bytes of its slabs no region
+// in use holds (slabs * slab_bytes - regions * region_bytes: room in partly used slabs plus
+// each slab's tail that no region fits).
+struct BinUse {
+  size_t region_bytes = 0;
+  size_t slab_bytes = 0;
+  size_t slabs = 0;
+  size_t regions = 0;
+  size_t nonfull_slabs = 0;
+  size_t unused_bytes = 0;
+};
+
+// The number of small size classes; 0 if jemalloc does not say.
+inline unsigned BinCount() {
+  unsigned n = 0;
+  size_t sz = sizeof(n);
+  return mallctl("arenas.nbins", &n, &sz, nullptr, 0) == 0 ? n : 0u;
+}
+
+// Bin `bin` of `arena` added into *b (region and slab sizes set, counts summed: call it once per
+// arena to total several); false if jemalloc has no such arena or bin.
+inline bool AddBin(unsigned arena, unsigned bin, BinUse* b) {
+  char name[96];
+  size_t region = 0, slab = 0;
+  size_t sz = sizeof(size_t);
+  snprintf(name, sizeof(name), "arenas.bin.%u.size", bin);
+  if (mallctl(name, &region, &sz, nullptr, 0) != 0) return false;
+  sz = sizeof(size_t);
+  snprintf(name, sizeof(name), "arenas.bin.%u.slab_size", bin);
+  if (mallctl(name, &slab, &sz, nullptr, 0) != 0) return false;
+  char field[64];
+  snprintf(field, sizeof(field), "bins.%u.curslabs", bin);
+  size_t slabs = 0;
+  if (!ArenaStat(arena, field, &slabs)) return false;
+  snprintf(field, sizeof(field), "bins.%u.curregs", bin);
+  const size_t regions = ArenaStat(arena, field);
+  snprintf(field, sizeof(field), "bins.%u.nonfull_slabs", bin);
+  const size_t nonfull = ArenaStat(arena, field);
+  b->region_bytes = region;
+  b->slab_bytes = slab;
+  b->slabs += slabs;
+  b->regions += regions;
+  b->nonfull_slabs += nonfull;
+  b->unused_bytes += slabs * slab - regions * region;
+  return true;
+}
+
 }  // namespace strata::jemalloc_stats
