@@ -100,11 +100,10 @@ HeapBreakdown ReadHeapBreakdown() {
   for (unsigned b = 0; b < nbins; ++b) {
     jemalloc_stats::BinUse u;
     for (unsigned i = automatic; i < all; ++i) jemalloc_stats::AddBin(i, b, &u);
-    if (u.slabs == 0) continue;
-    h.private_bins.push_back({u.region_bytes, u.slabs, u.nonfull_slabs, u.regions, u.unused_bytes});
+    if (u.slabs != 0) h.private_bins.push_back(u);
   }
   std::sort(h.private_bins.begin(), h.private_bins.end(),
-            [](const HeapBreakdown::Bin& a, const HeapBreakdown::Bin& b) {
+            [](const jemalloc_stats::BinUse& a, const jemalloc_stats::BinUse& b) {
               return a.unused_bytes > b.unused_bytes;
             });
 #endif
@@ -114,13 +113,13 @@ HeapBreakdown ReadHeapBreakdown() {
 std::string PrivateBinsText(const HeapBreakdown& h, size_t top) {
   std::string out;
   uint64_t unused = 0;
-  for (const HeapBreakdown::Bin& b : h.private_bins) unused += b.unused_bytes;
+  for (const jemalloc_stats::BinUse& b : h.private_bins) unused += b.unused_bytes;
   char buf[160];
   snprintf(buf, sizeof(buf), "%.1f MiB unused in slabs of %zu classes", unused / 1048576.0,
            h.private_bins.size());
   out = buf;
   for (size_t i = 0; i < std::min(top, h.private_bins.size()); ++i) {
-    const HeapBreakdown::Bin& b = h.private_bins[i];
+    const jemalloc_stats::BinUse& b = h.private_bins[i];
     snprintf(buf, sizeof(buf), "%s%llu B: %.1f MiB unused, %llu slabs (%llu with room)",
              i == 0 ? "; " : ", ", static_cast<unsigned long long>(b.region_bytes),
              b.unused_bytes / 1048576.0, static_cast<unsigned long long>(b.slabs),

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/bin_use.h"
+
 namespace strata::bench {
 
 // Wall-clock seconds (steady clock).
@@ -53,14 +55,7 @@ struct HeapBreakdown {
   // The private arenas' small size classes, summed over the arenas (the kernels' arena
   // allocates blocks of 16 KiB and more only, none of them small: these are the memgraphs'),
   // the classes whose slabs hold the most unused room first; empty without jemalloc.
-  struct Bin {
-    uint64_t region_bytes = 0;
-    uint64_t slabs = 0;
-    uint64_t nonfull_slabs = 0;
-    uint64_t regions = 0;
-    uint64_t unused_bytes = 0;  // of the slabs, not held by a region in use
-  };
-  std::vector<Bin> private_bins;
+  std::vector<jemalloc_stats::BinUse> private_bins;
 };
 HeapBreakdown ReadHeapBreakdown();
 // The first `top` of h.private_bins as text: each class's region size, unused MiB, slabs and

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "util/bin_use.h"
+
 namespace strata::jemalloc_stats {
 
 // Makes jemalloc take a new snapshot of its statistics (they are cached until then).
@@ -60,19 +62,6 @@ inline bool ReadArena(unsigned arena, ArenaMemory* m) {
   m->dirty = ArenaStat(arena, "pdirty") * PageBytes();
   return true;
 }
-
-// One small size class (bin) of an arena, as of the last Refresh(): its region size, its slabs
-// now, the regions in use, the slabs with a free region, and the bytes of its slabs no region
-// in use holds (slabs * slab_bytes - regions * region_bytes: room in partly used slabs plus
-// each slab's tail that no region fits).
-struct BinUse {
-  size_t region_bytes = 0;
-  size_t slab_bytes = 0;
-  size_t slabs = 0;
-  size_t regions = 0;
-  size_t nonfull_slabs = 0;
-  size_t unused_bytes = 0;
-};
 
 // The number of small size classes; 0 if jemalloc does not say.
 inline unsigned BinCount() {
