@@ -808,6 +808,12 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
   common_info.Int("stream_edges", static_cast<int64_t>(g.m));
 
   if (sys->dynamic()) {
+    // The memgraph arenas' size classes ranked by the room their slabs hold unused, after each
+    // phase: where the slack the mixed workload starts with is made.
+    auto log_bins = [&](const char* phase) {
+      Log(system, "the private arenas' bins after the %s: %s", phase,
+          PrivateBinsText(ReadHeapBreakdown(), 4).c_str());
+    };
     // load: the first 80% in batches of 1024.
     {
       std::vector<PackedEdge> e;
@@ -827,6 +833,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       p.Str("wal", "off");
       Log(system, "update load (80%%, batch 1024): %.0f edges/s (writers' ends %.3f s apart)",
           run.ops / run.seconds, run.finish_spread);
+      log_bins("load");
       if (only.Has("update")) {
         AddWriteResults(sink, "update", system, p, run, true, common_info);
         AddDecileResults(sink, "update", system, p, run);
@@ -846,6 +853,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       p.Int("threads", T);
       p.Str("wal", "off");
       Log(system, "update insert (10%%, single-edge): %.0f edges/s", run.ops / run.seconds);
+      log_bins("single-edge inserts");
       if (only.Has("update")) AddWriteResults(sink, "update", system, p, run, false, common_info);
     }
     // insert_delete: [90%, 100%) with one delete per 20 inserts, single-edge transactions.
@@ -863,6 +871,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       p.Int("threads", T);
       p.Str("wal", "off");
       Log(system, "update insert:delete 20:1 (10%%, single-edge): %.0f ops/s", run.ops / run.seconds);
+      log_bins("inserts and deletes");
       if (only.Has("update")) AddWriteResults(sink, "update", system, p, run, false, common_info);
     }
     const double t0 = NowSec();
