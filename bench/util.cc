@@ -104,7 +104,7 @@ HeapBreakdown ReadHeapBreakdown() {
   }
   std::sort(h.private_bins.begin(), h.private_bins.end(),
             [](const jemalloc_stats::BinUse& a, const jemalloc_stats::BinUse& b) {
-              return a.unused_bytes > b.unused_bytes;
+              return a.UnusedBytes() > b.UnusedBytes();
             });
 #endif
   return h;
@@ -113,7 +113,7 @@ HeapBreakdown ReadHeapBreakdown() {
 std::string PrivateBinsText(const HeapBreakdown& h, size_t top) {
   std::string out;
   uint64_t unused = 0;
-  for (const jemalloc_stats::BinUse& b : h.private_bins) unused += b.unused_bytes;
+  for (const jemalloc_stats::BinUse& b : h.private_bins) unused += b.UnusedBytes();
   char buf[160];
   snprintf(buf, sizeof(buf), "%.1f MiB unused in slabs of %zu classes", unused / 1048576.0,
            h.private_bins.size());
@@ -122,7 +122,7 @@ std::string PrivateBinsText(const HeapBreakdown& h, size_t top) {
     const jemalloc_stats::BinUse& b = h.private_bins[i];
     snprintf(buf, sizeof(buf), "%s%llu B: %.1f MiB unused, %llu slabs (%llu with room)",
              i == 0 ? "; " : ", ", static_cast<unsigned long long>(b.region_bytes),
-             b.unused_bytes / 1048576.0, static_cast<unsigned long long>(b.slabs),
+             b.UnusedBytes() / 1048576.0, static_cast<unsigned long long>(b.slabs),
              static_cast<unsigned long long>(b.nonfull_slabs));
     out += buf;
   }

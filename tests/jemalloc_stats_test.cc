@@ -51,8 +51,9 @@ TEST(JemallocStats, ABinCountsItsSlabsAndTheRoomInThem) {
   ASSERT_TRUE(strata::jemalloc_stats::AddBin(arena, bin, &full));
   EXPECT_EQ(full.region_bytes, kBytes);
   EXPECT_EQ(full.regions, 1000u);
-  EXPECT_GE(full.slabs * full.slab_bytes, 1000 * kBytes);
-  EXPECT_EQ(full.unused_bytes, full.slabs * full.slab_bytes - 1000 * kBytes);
+  const size_t per_slab = full.slab_bytes / kBytes;
+  ASSERT_GE(per_slab, 1u);
+  EXPECT_EQ(full.slabs, (1000 + per_slab - 1) / per_slab);  // filled in order: no slab to spare
   EXPECT_LE(full.nonfull_slabs, 1u);  // filled in order: only the last slab has room
   for (size_t i = 0; i < ps.size(); i += 2) dallocx(ps[i], flags);
   strata::jemalloc_stats::Refresh();
@@ -60,7 +61,7 @@ TEST(JemallocStats, ABinCountsItsSlabsAndTheRoomInThem) {
   ASSERT_TRUE(strata::jemalloc_stats::AddBin(arena, bin, &half));
   EXPECT_EQ(half.regions, 500u);
   EXPECT_EQ(half.slabs, full.slabs) << "a slab emptied though each kept every other region";
-  EXPECT_EQ(half.unused_bytes, full.unused_bytes + 500 * kBytes);
+  EXPECT_EQ(half.UnusedBytes(), full.UnusedBytes() + 500 * kBytes);
   EXPECT_GE(half.nonfull_slabs, half.slabs - 1);
   // Added into a second BinUse twice: the counts sum, the sizes stay.
   BinUse twice;
@@ -68,7 +69,7 @@ TEST(JemallocStats, ABinCountsItsSlabsAndTheRoomInThem) {
   ASSERT_TRUE(strata::jemalloc_stats::AddBin(arena, bin, &twice));
   EXPECT_EQ(twice.region_bytes, kBytes);
   EXPECT_EQ(twice.regions, 1000u);
-  EXPECT_EQ(twice.unused_bytes, 2 * half.unused_bytes);
+  EXPECT_EQ(twice.UnusedBytes(), 2 * half.UnusedBytes());
   for (size_t i = 1; i < ps.size(); i += 2) dallocx(ps[i], flags);
   // An arena jemalloc does not have.
   BinUse none;

@@ -94,7 +94,6 @@ inline bool AddBin(unsigned arena, unsigned bin, BinUse* b) {
   b->slabs += slabs;
   b->regions += regions;
   b->nonfull_slabs += nonfull;
-  b->unused_bytes += slabs * slab - regions * region;
   return true;
 }
 
