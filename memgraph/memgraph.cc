@@ -22,6 +22,7 @@ inline uint32_t LocalOf(VertexId v) { return static_cast<uint32_t>(v & (kSubgrap
 // and work list are hundreds of KiB to MiB.
 struct ApplyScratch {
   RadixSortScratch<PrimOp> sort;
+  std::vector<SubgraphVersion*> unread;
   std::vector<SubgraphVersion*> dead;
   std::vector<SubgraphVersion*> middle;
   std::vector<Timestamp> readers;
@@ -415,8 +416,12 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   if (!has_vertex_delete) group();
   const bool optimistic = !has_vertex_delete && work.size() > kLockFirstSubgraphs;
   mvcc::ReaderTracer::Slot writer;
+  uint32_t filter = HeadFilters::kNone;
   if (!has_vertex_delete) {
     if (optimistic) {
+      // The heads this build may read are marked before it registers (head_filters.h).
+      filter = head_filters_.Claim();
+      for (const SubgraphWork& w : work) head_filters_.Mark(filter, w.s);
       writer = writers_.Register(*clock_);
       if (!BuildPending(&work, older).ok()) {
         free_fresh();  // e.g. a failed kPutIfExists: decided again under the locks
@@ -483,7 +488,11 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
       ++stale;
     }
   }
-  if (optimistic) writers_.Unregister(writer);
+  if (optimistic) {
+    writers_.Unregister(writer);
+    for (const SubgraphWork& w : work) head_filters_.Clear(filter, w.s);
+    head_filters_.Release(filter);
+  }
   if (stale != 0) rebuilt_.Add(static_cast<int64_t>(stale));
   Status st = BuildPending(&work, older);
   if (!st.ok()) {
@@ -526,20 +535,30 @@ Status MemGraph::Apply(std::vector<PrimOp>* ops, OlderTiers* older, Timestamp* t
   std::vector<mvcc::ReaderTracer::Active>& active = apply_scratch.active;
   tracer_->ActiveReaders(*clock_, &active);
   const bool released = SubgraphReaders(active, 0, &readers);
+  // A writer registered below t may still read a head this commit replaced, if its filter
+  // marks the subgraph: those versions wait in limbo (`dead`), the rest are freed (`unread`).
+  const Timestamp min_writer = writers_.MinActive(*clock_);
+  const bool writers_behind = min_writer < t;
+  const HeadFilters::View heads = writers_behind ? head_filters_.Load() : HeadFilters::View();
+  std::vector<SubgraphVersion*>& unread = apply_scratch.unread;
   std::vector<SubgraphVersion*>& dead = apply_scratch.dead;
   std::vector<SubgraphVersion*>& middle = apply_scratch.middle;
+  unread.clear();
   dead.clear();
   middle.clear();
   for (SubgraphWork& w : work) {
+    const bool may_be_read = writers_behind && head_filters_.MayRead(heads, w.s);
+    std::vector<SubgraphVersion*>* replaced = may_be_read ? &dead : &unread;
     if (released) {
       SubgraphReaders(active, w.s, &apply_scratch.subgraph_readers);
-      Unlink(w.slot, apply_scratch.subgraph_readers, &dead, &middle);
+      Unlink(w.slot, apply_scratch.subgraph_readers, replaced, &middle);
     } else {
-      Unlink(w.slot, readers, &dead, &middle);
+      Unlink(w.slot, readers, replaced, &middle);
     }
     w.slot->mu.unlock();
   }
-  Retire(t, active.front().ts, &dead, &middle);
+  Retire(t, active.front().ts, min_writer, &unread, &dead, &middle);
+  ReleaseScratch(&unread);
   ReleaseScratch(&dead);
   ReleaseScratch(&middle);
   *ts = t;
@@ -564,23 +583,29 @@ void MemGraph::Reclaim(uint64_t begin, uint64_t end) {
     Unlink(slot, readers, &dead, &middle);
   }
   if (dead.empty() && middle.empty()) return;
-  // Every version unlinked here was replaced by a commit published before this read.
-  Retire(clock_->read_ts(), active.front().ts, &dead, &middle);
+  // Every version unlinked here was replaced by a commit published before this read; a writer
+  // registered before it may have read any of them (no filter is consulted).
+  const Timestamp t = clock_->read_ts();
+  const Timestamp min_writer = writers_.MinActive(*clock_);
+  std::vector<SubgraphVersion*> unread;
+  Retire(t, active.front().ts, min_writer, &unread, &dead, &middle);
   // What this (reader's) thread freed goes where the writers allocate from.
   alloc_.PassOnThreadLists();
 }
 
-// `dead` and `middle` were unlinked by commit t. A writer registered at t_r >= t read its heads
-// after they were replaced (see ReaderTracer's protocol), so once the writers' minimum reaches t
-// no writer can read them: `dead` versions are freed then, `middle` ones hollowed (their
-// headers wait in hollow_ until a walk that may step through them has ended: a grace period
-// over VersionAt's walks started after the unlink has passed, or the readers' minimum has
-// reached t). Until the writers are past t both wait in limbo. Limbo and hollow entries that
-// are due are handled too. *dead and *middle are left empty (their buffers kept for reuse).
-void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVersion*>* dead,
+// `unread`, `dead` and `middle` were unlinked by commit t, and min_writer is the writers'
+// minimum read after t was published. `unread` versions no writer can read (head_filters.h):
+// they are freed now. A writer registered at t_r >= t read its heads after they were replaced
+// (see ReaderTracer's protocol), so once the writers' minimum reaches t no writer can read
+// the others: `dead` versions are freed then, `middle` ones hollowed (their headers wait in
+// hollow_ until a walk that may step through them has ended: a grace period over VersionAt's
+// walks started after the unlink has passed, or the readers' minimum has reached t). Until
+// the writers are past t both wait in limbo. Limbo and hollow entries that are due are handled
+// too. The lists are left empty (their buffers kept for reuse).
+void MemGraph::Retire(Timestamp t, Timestamp min_reader, Timestamp min_writer,
+                      std::vector<SubgraphVersion*>* unread, std::vector<SubgraphVersion*>* dead,
                       std::vector<SubgraphVersion*>* middle) {
   constexpr size_t kSpareLists = 8;
-  const Timestamp min_writer = writers_.MinActive(*clock_);
   const bool free_now = min_writer >= t;
   thread_local std::vector<std::vector<SubgraphVersion*>> drained;  // lists freed outside the lock
   drained.clear();
@@ -665,6 +690,9 @@ void MemGraph::Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVer
     freed += dead->size();
     dead->clear();
   }
+  FreeVersions(&alloc_, unread->data(), unread->data() + unread->size());
+  freed += unread->size();
+  unread->clear();
   if (!drained.empty()) {
     std::lock_guard<std::mutex> g(limbo_mu_);
     for (std::vector<SubgraphVersion*>& list : drained) {

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <vector>
 
+#include "memgraph/head_filters.h"
 #include "memgraph/node_allocator.h"
 #include "memgraph/subgraph.h"
 #include "memgraph/subgraph_directory.h"
@@ -201,7 +202,8 @@ class MemGraph {
   void Unlink(SubgraphSlot* slot, const std::vector<Timestamp>& readers,
               std::vector<SubgraphVersion*>* dead, std::vector<SubgraphVersion*>* middle);
   void QueueHollow(Timestamp t, std::vector<SubgraphVersion*>* vs);
-  void Retire(Timestamp t, Timestamp min_reader, std::vector<SubgraphVersion*>* dead,
+  void Retire(Timestamp t, Timestamp min_reader, Timestamp min_writer,
+              std::vector<SubgraphVersion*>* unread, std::vector<SubgraphVersion*>* dead,
               std::vector<SubgraphVersion*>* middle);
 
   const MemGraphOptions opt_;
@@ -219,6 +221,9 @@ class MemGraph {
   // allocated. Kept apart from the readers' tracer so that, with no snapshot open, GC still
   // unlinks every replaced version at once (a writer pins heads, never older versions).
   mvcc::ReaderTracer writers_{8};
+  // The subgraphs whose heads each registered writer may read: a commit holds back in limbo
+  // only the replaced versions of those (see head_filters.h).
+  HeadFilters head_filters_;
   // Unlinked versions that a writer registered before `retired_at` may still be reading; freed
   // once the writers' minimum timestamp reaches retired_at. In commit order, nearly: an entry
   // waits for the entries before it, which only delays it.
