@@ -8,8 +8,9 @@
 // under the locks, unregistered), takes t = ++t_w, links the versions with timestamp t,
 // advances t_r in commit order, then unlinks versions no registered reader can see, and
 // unlocks. An unlinked version is freed at once unless a writer registered before t may have
-// read it as a head; then it waits in limbo until every such writer has finished. Batches that
-// delete vertices lock first and build under the locks.
+// read it as a head (its subgraph is in that writer's batch: HeadFilters); then it waits in
+// limbo until every such writer has finished. Batches that delete vertices lock first and
+// build under the locks.
 //
 // Readers call VersionAt(s, ts) with a ts they registered in the tracer; the result stays
 // valid until they unregister.
