@@ -8,6 +8,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,6 +77,7 @@ struct NodeAllocator::Depot {
   };
   std::mutex mu;
   std::vector<Batch> batches;  // guarded by mu
+  bool active = false;         // guarded by mu: a batch came or went since the last trim
   // The depot's bytes: written under mu, read without it (ListedBytes, and Allocate's check
   // before it takes the lock).
   std::atomic<size_t> bytes{0};
@@ -269,10 +271,17 @@ void ReleaseArena(unsigned arena) {
   mallctl(name, nullptr, nullptr, nullptr, 0);
 }
 
+int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 NodeAllocator::NodeAllocator()
     : generation_(next_generation.fetch_add(1)), depot_(new Depot[Pool::kClasses]) {
+  last_trim_ns_.store(SteadyNs(), std::memory_order_relaxed);
   use_arena_ = TakeSpareArena(&arena_);
   if (!use_arena_) {
     size_t sz = sizeof(arena_);
@@ -376,7 +385,37 @@ void NodeAllocator::PassOnThreadLists() {
   pool->GiveBackAllLeaves();
 }
 
+void NodeAllocator::MaybeTrimDepots() {
+  const int64_t now = SteadyNs();
+  int64_t last = last_trim_ns_.load(std::memory_order_relaxed);
+  if (now - last < depot_trim_ns_) return;
+  if (!last_trim_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  std::vector<Depot::Batch> idle;
+  for (size_t c = 0; c < Pool::kClasses; ++c) {
+    Depot& d = depot_[c];
+    if (d.bytes.load(std::memory_order_relaxed) == 0 && !d.active) continue;  // racy peek
+    idle.clear();
+    {
+      std::lock_guard<std::mutex> g(d.mu);
+      if (!d.active && !d.batches.empty()) {
+        idle.swap(d.batches);
+        d.bytes.store(0, std::memory_order_relaxed);
+      }
+      d.active = false;
+    }
+    for (const Depot::Batch& b : idle) {
+      Pool::Block* k = b.head;
+      for (uint32_t i = 0; i < b.n; ++i) {
+        Pool::Block* next = k->next;
+        sdallocx(k, Pool::ClassBytes(c), MALLOCX_ALIGN(16) | MALLOCX_TCACHE_NONE);
+        k = next;
+      }
+    }
+  }
+}
+
 bool NodeAllocator::ToDepot(Pool* pool, size_t c, uint32_t n) {
+  MaybeTrimDepots();
   const size_t moved = n * Pool::ClassBytes(c);
   Depot& d = depot_[c];
   if (n == 0 || d.bytes.load(std::memory_order_relaxed) + moved > list_limit_) return false;
@@ -389,6 +428,7 @@ bool NodeAllocator::ToDepot(Pool* pool, size_t c, uint32_t n) {
     pool->head[c] = last->next;
     last->next = nullptr;
     d.batches.push_back({first, n});
+    d.active = true;
     d.bytes.store(d.bytes.load(std::memory_order_relaxed) + moved, std::memory_order_relaxed);
   }
   pool->count[c] -= n;
@@ -399,12 +439,14 @@ bool NodeAllocator::ToDepot(Pool* pool, size_t c, uint32_t n) {
 bool NodeAllocator::FromDepot(Pool* pool, size_t c) {
   Depot& d = depot_[c];
   if (d.bytes.load(std::memory_order_relaxed) == 0) return false;
+  MaybeTrimDepots();
   Depot::Batch b;
   {
     std::lock_guard<std::mutex> g(d.mu);
     if (d.batches.empty()) return false;
     b = d.batches.back();
     d.batches.pop_back();
+    d.active = true;
     d.bytes.store(d.bytes.load(std::memory_order_relaxed) - b.n * Pool::ClassBytes(c),
                   std::memory_order_relaxed);
   }

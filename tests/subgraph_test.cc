@@ -437,6 +437,40 @@ TEST(NodeAllocatorTest, AThreadPassesItsListsOnToTheDepot) {
   for (void* p : again) alloc.Free(p, kBlock);
 }
 
+// A depot class that no batch came to or went from for a whole trim interval gives its blocks
+// back to the arena (a class the tier's nodes have grown out of), while a class in use keeps
+// its own. With the interval 0 every depot operation checks, and "idle" is "since the last one".
+TEST(NodeAllocatorTest, ADepotClassLeftIdleGoesBackToTheArena) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
+#endif
+  NodeAllocator alloc;
+  alloc.set_depot_trim_ns(0);
+  constexpr size_t kList = NodeAllocator::kThreadListBytes;
+  // `bytes` of `block`-byte blocks allocated here and freed by a thread that then exits: its
+  // list passes the overflow to the depot at each bound, and goes back to jemalloc at exit.
+  auto free_on_another_thread = [&](size_t block, size_t bytes) {
+    std::vector<void*> ps;
+    for (size_t i = 0; i < bytes / block; ++i) ps.push_back(alloc.Allocate(block));
+    std::thread t([&] {
+      for (void* p : ps) alloc.Free(p, block);
+    });
+    t.join();
+  };
+  free_on_another_thread(192, 3 * kList);  // five overflows of half a list
+  const size_t big = alloc.ListedBytes();
+  ASSERT_GE(big, kList);
+  ASSERT_EQ(alloc.ArenaAllocatedBytes(), big);
+  // Two overflows of the 64-byte class: the first depot operation finds the 192-byte class
+  // active (its last batch came after the previous check), the second finds it idle.
+  free_on_another_thread(64, kList + kList / 2 + 64);
+  const size_t after = alloc.ListedBytes();
+  EXPECT_GE(after, kList / 2) << "the 64-byte class, active at each check, was given back";
+  EXPECT_LE(after, kList + 2 * 64) << "the idle 192-byte class stayed in the depot";
+  EXPECT_EQ(alloc.bytes(), 0u);
+  EXPECT_EQ(alloc.ArenaAllocatedBytes(), after) << "blocks neither listed nor freed";
+}
+
 // One thread allocates, another frees (two writers replacing each other's versions): the
 // freeing thread's list stays within kThreadListBytes, so the arena stays near what is live at
 // once. (With each list bound at kPoolClassBytes, the freeing thread's list grew to that bound
