@@ -67,8 +67,8 @@ TEST(HeadFilters, AWriterPastTheLastFilterMakesEverySubgraphReadable) {
 }
 
 // Older tiers whose HasEdge (what a kPutIfExists of an edge absent here asks) stops the first
-// caller until Resume: a writer stalled in its optimistic build, registered, with the heads of
-// its batch read.
+// caller until Resume: a writer stalled in its optimistic build, registered, with the head of
+// the subgraph it is building read.
 class StallingTiers : public mem::OlderTiers {
  public:
   bool HasEdge(uint8_t, VertexId, VertexId) override {
@@ -124,8 +124,10 @@ TEST(HeadFilters, AStalledWriterHoldsBackOnlyTheSubgraphsItReads) {
     Status b_status;
     if (stall) {
       b = std::thread([&] {
+        // Only subgraph 0's op asks the older tiers, so B stops in that build, after it read
+        // the head, whatever order the build takes the items in.
         std::vector<mem::PrimOp> bops = {Put(0, 0 * 64 + 1, 9, /*if_exists=*/true),
-                                         Put(1, 1 * 64 + 1, 9, true), Put(2, 2 * 64 + 1, 9, true)};
+                                         Put(1, 1 * 64 + 1, 9), Put(2, 2 * 64 + 1, 9)};
         Timestamp bt = 0;
         b_status = g.Apply(&bops, &tiers, &bt);
       });
