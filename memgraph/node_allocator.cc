@@ -4,11 +4,11 @@
 #include <jemalloc/jemalloc.h>
 #include <sys/mman.h>
 
+#include "util/clock.h"
 #include "util/jemalloc_stats.h"
 #endif
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -271,17 +271,11 @@ void ReleaseArena(unsigned arena) {
   mallctl(name, nullptr, nullptr, nullptr, 0);
 }
 
-int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 NodeAllocator::NodeAllocator()
     : generation_(next_generation.fetch_add(1)), depot_(new Depot[Pool::kClasses]) {
-  last_trim_ns_.store(SteadyNs(), std::memory_order_relaxed);
+  last_trim_us_.store(NowMicros(), std::memory_order_relaxed);
   use_arena_ = TakeSpareArena(&arena_);
   if (!use_arena_) {
     size_t sz = sizeof(arena_);
@@ -386,14 +380,17 @@ void NodeAllocator::PassOnThreadLists() {
 }
 
 void NodeAllocator::MaybeTrimDepots() {
-  const int64_t now = SteadyNs();
-  int64_t last = last_trim_ns_.load(std::memory_order_relaxed);
-  if (now - last < depot_trim_ns_) return;
-  if (!last_trim_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  const uint64_t now = NowMicros();
+  uint64_t last = last_trim_us_.load(std::memory_order_relaxed);
+  // Signed: another thread may have stored a later time than `now`.
+  if (static_cast<int64_t>(now - last) < depot_trim_us_) return;
+  if (!last_trim_us_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
   std::vector<Depot::Batch> idle;
   for (size_t c = 0; c < Pool::kClasses; ++c) {
     Depot& d = depot_[c];
-    if (d.bytes.load(std::memory_order_relaxed) == 0 && !d.active) continue;  // racy peek
+    // An empty class has nothing to give back; its stale `active` is harmless, as the batch
+    // that fills it again sets it anyway.
+    if (d.bytes.load(std::memory_order_relaxed) == 0) continue;
     idle.clear();
     {
       std::lock_guard<std::mutex> g(d.mu);

@@ -40,7 +40,7 @@
 // threads left, the lists' blocks went back as holes in slabs that stay resident: a loaded
 // scale-20 tier's arena kept ~18 MiB of such slabs (a class's lists up to 8 MiB per thread;
 // docs/benchmarks.md, "Issue 28: a depot for the free lists"). A depot class idle for a second
-// (no batch came or went) gives its blocks back to jemalloc (set_depot_trim_ns): a tier's
+// (no batch came or went) gives its blocks back to jemalloc (set_depot_trim_us): a tier's
 // version blocks grow through the 128-, 192- and 256-byte classes, and the depot of a class
 // they have left would otherwise keep its 8 MiB for good.
 //
@@ -143,8 +143,8 @@ class NodeAllocator {
   // at the next depot operation of any class: the classes a tier's nodes grow out of (a
   // subgraph's version block passes 128, 192 and 256 bytes as it fills) keep no blocks for
   // good. 0: at every depot operation, a class idle since the one before. Set before use.
-  static constexpr int64_t kDepotTrimNs = 1'000'000'000;
-  void set_depot_trim_ns(int64_t ns) { depot_trim_ns_ = ns; }
+  static constexpr int64_t kDepotTrimUs = 1'000'000;
+  void set_depot_trim_us(int64_t us) { depot_trim_us_ = us; }
 
  private:
   struct Pool;
@@ -158,14 +158,15 @@ class NodeAllocator {
   bool ToDepot(Pool* pool, size_t c, uint32_t n);
   // Refills pool's empty class-c list with a batch from the depot; false if it has none.
   bool FromDepot(Pool* pool, size_t c);
-  // Called by the depot's operations: at most once per depot_trim_ns_, gives back to jemalloc
+  // Called by the depot's operations: at most once per depot_trim_us_, gives back to jemalloc
   // the blocks of every depot class that no batch came to or went from since the last time.
+  // The classes left empty are not looked at.
   void MaybeTrimDepots();
 
   size_t list_limit_ = kPoolClassBytes;
   bool thread_caches_ = false;
-  int64_t depot_trim_ns_ = kDepotTrimNs;
-  std::atomic<int64_t> last_trim_ns_{0};
+  int64_t depot_trim_us_ = kDepotTrimUs;
+  std::atomic<uint64_t> last_trim_us_{0};  // NowMicros() at the last trim (or construction)
   unsigned arena_ = 0;
   bool use_arena_ = false;
   uint64_t generation_ = 0;  // unique per allocator, never reused

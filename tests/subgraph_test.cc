@@ -445,7 +445,7 @@ TEST(NodeAllocatorTest, ADepotClassLeftIdleGoesBackToTheArena) {
   GTEST_SKIP() << "plain new/delete (sanitizer build): no free lists";
 #endif
   NodeAllocator alloc;
-  alloc.set_depot_trim_ns(0);
+  alloc.set_depot_trim_us(0);
   constexpr size_t kList = NodeAllocator::kThreadListBytes;
   // `bytes` of `block`-byte blocks allocated here and freed by a thread that then exits: its
   // list passes the overflow to the depot at each bound, and goes back to jemalloc at exit.
