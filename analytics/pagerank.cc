@@ -61,7 +61,7 @@ struct CachedDegrees {  // the cache's lengths (ListCache::HasLengths)
 // hold). out_degree: |N_out(u)| over existing neighbors (ArrayDegrees or CachedDegrees).
 template <typename DegreeOf>
 Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
-               const PageRankParams& params, DegreeOf out_degree, std::vector<double>* rank) {
+               const PageRankParams& params, DegreeOf out_degree, UninitVector<float>* rank) {
   const auto start = std::chrono::steady_clock::now();
   Status s;
   const bool pull = HasInEdges(snap.kind());
@@ -72,18 +72,21 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
   // over every vertex) and writes it only in its second, so the new ranks overwrite the old in
   // place. (Two scratch arrays and the copy into *rank at the end held 16 bytes per vertex
   // more, 64 MiB at 2^22 vertices, beside the list cache.)
-  // contrib[u] = PR(u) / |N_out(u)|, 0 for sinks and absent vertices. Kept in single
-  // precision (as GAPBS keeps its scores): the gathers over it are the kernel's random
-  // accesses, and half the bytes keep twice as much of it in cache. Sums are in double; each
-  // term's relative error is at most 2^-24, so a rank's is too — far inside Graphalytics' 1e-4.
+  // contrib[u] = PR(u) / |N_out(u)|, 0 for sinks and absent vertices.
+  // Both in single precision (as GAPBS keeps its scores): the gathers over contrib are the
+  // kernel's random accesses, and half the bytes keep twice as much of it in cache; pr in
+  // floats is 4 bytes per vertex less beside the list cache (16 MiB at 2^22 vertices). Sums
+  // are in double, and each stored value is rounded once (relative error at most 2^-24), so
+  // an iteration adds at most ~2^-23 to a rank's relative error: ~1e-6 after 20, far inside
+  // Graphalytics' 1e-4.
   // Both are set by the ranges in parallel: a serial fill of the three arrays there were then
   // took 14 ms of a 470-ms, 10-iteration run on a 2^20-vertex memgraph (docs/benchmarks.md).
-  std::vector<double>& pr = *rank;
+  UninitVector<float>& pr = *rank;
   pr.resize(L.bound);  // every element is set below
   UninitVector<float> contrib(L.bound);
   ForEachRange(L, [&](size_t, VertexRange r) {
     for (VertexId v = r.begin; v < r.end; ++v) {
-      pr[v] = L.exists[v] ? 1.0 / n : 0.0;
+      pr[v] = L.exists[v] ? static_cast<float>(1.0 / n) : 0.0f;
       contrib[v] = 0.0f;
     }
     return Status::OK();
@@ -128,7 +131,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
       // Each range owns its vertices v: sums their in-neighbors' contributions in one stream.
       s = ForEachRange(L, [&](size_t, VertexRange r) {
         const float* const c = contrib.data();
-        double* const nx = pr.data();  // written after the contributions were taken
+        float* const nx = pr.data();  // written after the contributions were taken
         const uint8_t* const ex = L.exists.data();
         if (params.interleave <= 1) {
           // One sweep over the range: Pass gives vertices ascending, each one's chunks
@@ -143,11 +146,11 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
           LaneSum sum;
           auto close = [&](VertexId upto) {
             if (summing) {  // Pass gives existing vertices only
-              nx[open] = base + d * sum.Take();
+              nx[open] = static_cast<float>(base + d * sum.Take());
               done = open + 1;
               summing = false;
             }
-            for (; done < upto; ++done) nx[done] = ex[done] ? base : 0.0;
+            for (; done < upto; ++done) nx[done] = ex[done] ? static_cast<float>(base) : 0.0f;
           };
           // `src` is a pointer, or a long list's runs (Id16Runs), read in place.
           Status st = cache.Pass<true>(snap, L, r, [&](VertexId v, auto src, size_t k) {
@@ -173,7 +176,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
         auto finish = [&](VertexId upto) {
           for (; done < upto; ++done) {
             LaneSum& p = part[done % kLayoutBlock];
-            nx[done] = ex[done] ? base + d * p.Take() : 0.0;
+            nx[done] = ex[done] ? static_cast<float>(base + d * p.Take()) : 0.0f;
           }
         };
         auto gather = [&](VertexId v, const auto* src, size_t k) {
@@ -212,7 +215,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
       ForEachVertex(L, [&](VertexId v) {
         double sum = 0;
         for (const std::vector<double>& a : acc) sum += a[v];
-        pr[v] = base + d * sum;
+        pr[v] = static_cast<float>(base + d * sum);
         return Status::OK();
       });
     }
@@ -274,12 +277,13 @@ class PrefixRelease {
   size_t front_ = 0;  // blocks [0, front_) are released
 };
 
-// Layout, list cache, then the iterations. owned: the snapshot `snap` is, when the caller
-// handed it over (PageRank on a unique_ptr), let go as the cache takes its lists: each block's
-// vertices once the block's lists are kept (PrefixRelease, when the lists are the out-lists
-// the layout's pass collects), the whole snapshot once the cache holds every list.
-Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank,
-           std::unique_ptr<Snapshot>* owned) {
+// Layout, list cache, then the iterations, leaving the ranks in *rank. owned: the snapshot
+// `snap` is, when the caller handed it over (PageRank on a unique_ptr), let go as the cache
+// takes its lists: each block's vertices once the block's lists are kept (PrefixRelease, when
+// the lists are the out-lists the layout's pass collects), the whole snapshot once the cache
+// holds every list. The layout and the cache are freed when it returns.
+Status Ranks(const Snapshot& snap, const PageRankParams& params, UninitVector<float>* rank,
+             std::unique_ptr<Snapshot>* owned) {
   // Lists read every iteration: in-lists (pull, when the store keeps them) or out-lists (push),
   // kept decoded in memory when they fit. Out-lists are collected during the layout's pass.
   const auto start = std::chrono::steady_clock::now();
@@ -321,7 +325,7 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
     params.stats->iterate_seconds = 0;  // set by Iterate
   }
   if (L.num_vertices == 0) {
-    rank->assign(L.bound, 0.0);
+    rank->assign(L.bound, 0.0f);
     return Finish(snap, s);
   }
   // The iterations read only the cache (Pass and PassInterleaved read a snapshot only for
@@ -370,6 +374,25 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
     return iterate(ArrayDegrees<decltype(width)>{degree.data()});
   };
   return narrow ? run(uint32_t{}) : run(uint64_t{});
+}
+
+// Ranks, then *rank in double precision from its single-precision ranks, filled only after
+// Ranks' list cache is freed: at 2^22 vertices the 32-MiB result is never beside the cache.
+// Whatever *rank held is released first, so a caller's earlier result is not either.
+Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank,
+           std::unique_ptr<Snapshot>* owned) {
+  std::vector<double>().swap(*rank);
+  UninitVector<float> pr;
+  Status s = Ranks(snap, params, &pr, owned);
+  if (!s.ok()) return s;
+  rank->resize(pr.size());
+  const float* const src = pr.data();
+  double* const dst = rank->data();
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, pr.size(), size_t{1} << 16),
+                    [src, dst](const tbb::blocked_range<size_t>& r) {
+                      for (size_t v = r.begin(); v < r.end(); ++v) dst[v] = src[v];
+                    });
+  return s;
 }
 
 }  // namespace

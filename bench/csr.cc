@@ -135,10 +135,13 @@ void CsrPageRank(const CsrGraph& g, int iterations, std::vector<double>* rank_ou
       std::plus<uint64_t>());
   const double nn = static_cast<double>(std::max<uint64_t>(1, nv));
   const double d = 0.85;
-  std::vector<double>& rank = *rank_out;
-  rank.assign(n, 0.0);
-  std::vector<float> contrib(n);  // single precision as GAPBS's scores; sums in double
-  ParFor(n, 4096, [&](uint64_t v) { rank[v] = off[v + 1] != off[v] ? 1.0 / nn : 0.0; });
+  // Ranks and contributions in single precision (as GAPBS keeps its scores, and as the store's
+  // kernel keeps them: analytics/pagerank.cc); sums in double. Widened into *rank_out at the
+  // end, after the contributions are freed.
+  std::vector<float> rank(n);
+  std::vector<float> contrib(n);
+  const float first = static_cast<float>(1.0 / nn);
+  ParFor(n, 4096, [&](uint64_t v) { rank[v] = off[v + 1] != off[v] ? first : 0.0f; });
   const double base = (1.0 - d) / nn;
   for (int it = 0; it < iterations; ++it) {
     ParFor(n, 4096, [&](uint64_t u) {
@@ -153,10 +156,12 @@ void CsrPageRank(const CsrGraph& g, int iterations, std::vector<double>* rank_ou
                           if (b == e) continue;
                           double s = 0;
                           for (uint64_t i = b; i < e; ++i) s += c[adj[i]];
-                          rank[v] = base + d * s;
+                          rank[v] = static_cast<float>(base + d * s);
                         }
                       });
   }
+  std::vector<float>().swap(contrib);
+  rank_out->assign(rank.begin(), rank.end());
 }
 
 // ---------------------------------------------------------------------------------------------
