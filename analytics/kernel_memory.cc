@@ -27,6 +27,8 @@ void KernelFree(void* p, size_t, size_t align) noexcept {
 KernelMemoryStats GetKernelMemoryStats() { return {}; }
 void KernelReleaseExpired() {}
 void KernelReleaseAll() {}
+KernelArenaScope::KernelArenaScope() : previous_(0) {}
+KernelArenaScope::~KernelArenaScope() = default;
 
 #else
 
@@ -112,6 +114,17 @@ KernelMemoryStats GetKernelMemoryStats() {
 
 void KernelReleaseExpired() { ArenaCtl("decay"); }
 void KernelReleaseAll() { ArenaCtl("purge"); }
+
+KernelArenaScope::KernelArenaScope() : previous_(0) {
+  unsigned a = KernelArena();
+  if (a == kNoArena) return;
+  size_t sz = sizeof(previous_);
+  bound_ = mallctl("thread.arena", &previous_, &sz, &a, sizeof(a)) == 0;
+}
+
+KernelArenaScope::~KernelArenaScope() {
+  if (bound_) mallctl("thread.arena", nullptr, nullptr, &previous_, sizeof(previous_));
+}
 
 #endif
 

@@ -42,6 +42,23 @@ void KernelReleaseExpired();
 // Returns every retained page now.
 void KernelReleaseAll();
 
+// While one is alive, the calling thread's allocations come from the kernel arena (jemalloc's
+// thread.arena), whatever allocator asks: for a result a kernel hands back in a std::vector,
+// made after the kernel has freed its arrays, so that it takes their kept pages instead of
+// faulting in new ones beside them. The result is freed into the kernel arena whenever and
+// wherever its owner frees it. Not nestable; a no-op without jemalloc.
+class KernelArenaScope {
+ public:
+  KernelArenaScope();
+  ~KernelArenaScope();
+  KernelArenaScope(const KernelArenaScope&) = delete;
+  KernelArenaScope& operator=(const KernelArenaScope&) = delete;
+
+ private:
+  unsigned previous_;
+  bool bound_ = false;
+};
+
 // An allocator of kernel scratch memory whose value-less construction leaves trivial elements
 // uninitialized: a per-vertex array sized with resize() is then first written by the parallel
 // pass that fills it, so its pages are faulted in by every thread instead of zeroed by one.

@@ -376,16 +376,22 @@ Status Ranks(const Snapshot& snap, const PageRankParams& params, UninitVector<fl
   return narrow ? run(uint32_t{}) : run(uint64_t{});
 }
 
-// Ranks, then *rank in double precision from its single-precision ranks, filled only after
-// Ranks' list cache is freed: at 2^22 vertices the 32-MiB result is never beside the cache.
-// Whatever *rank held is released first, so a caller's earlier result is not either.
+// Ranks, then *rank in double precision from its single-precision ranks, made only after
+// Ranks' list cache is freed and from the kernel arena, on the pages the cache left (kept
+// there for kKernelDecayMs): at 2^22 vertices the 32-MiB result is never beside the cache, and
+// takes no new pages either (from the default arenas it did: 4 MiB more at the quick suite's
+// scale 20 than the double ranks it replaced, docs/benchmarks.md). Whatever *rank held is
+// released first, so a caller's earlier result is not beside the cache either.
 Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank,
            std::unique_ptr<Snapshot>* owned) {
   std::vector<double>().swap(*rank);
   UninitVector<float> pr;
   Status s = Ranks(snap, params, &pr, owned);
   if (!s.ok()) return s;
-  rank->resize(pr.size());
+  {
+    KernelArenaScope in_kernel_arena;
+    rank->resize(pr.size());
+  }
   const float* const src = pr.data();
   double* const dst = rank->data();
   tbb::parallel_for(tbb::blocked_range<size_t>(0, pr.size(), size_t{1} << 16),

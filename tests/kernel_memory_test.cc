@@ -112,6 +112,36 @@ TEST(KernelMemory, SmallArraysUseTheDefaultArenas) {
   EXPECT_EQ(GetKernelMemoryStats().retained, 0u);
 }
 
+// A result made in a KernelArenaScope (PageRank's ranks, after its list cache is freed) comes
+// from the kernel arena and takes the pages a freed kernel array left there; outside a scope
+// the same allocation does not.
+TEST(KernelMemory, AResultMadeInTheScopeTakesTheKeptPages) {
+  constexpr size_t kBytes = size_t{32} << 20;
+  KernelReleaseAll();
+  const size_t base = GetKernelMemoryStats().allocated;
+  const long first = TouchAndFree(kBytes);
+  ASSERT_GE(GetKernelMemoryStats().retained, kBytes / 2);
+  long faults = ThreadMinorFaults();
+  {
+    std::vector<double> result;
+    {
+      KernelArenaScope scope;
+      result.resize(kBytes / sizeof(double));  // zero-filled: every page written
+    }
+    faults = ThreadMinorFaults() - faults;
+    EXPECT_GE(GetKernelMemoryStats().allocated, base + kBytes);
+    EXPECT_LE(faults * 4, first) << "made in the scope: " << faults << " faults, a fresh array "
+                                 << first;
+    // Outside the scope the thread allocates from its own arena again.
+    std::vector<double> other(kBytes / sizeof(double));
+    EXPECT_LT(GetKernelMemoryStats().allocated, base + 2 * kBytes);
+  }
+  // Freed by its owner: back in the kernel arena, kept.
+  EXPECT_EQ(GetKernelMemoryStats().allocated, base);
+  EXPECT_GE(GetKernelMemoryStats().retained, kBytes / 2);
+  KernelReleaseAll();
+}
+
 // GetKernelMemoryStats (the public view of this arena) counts a kernel array while it lives
 // and its pages as kept once freed, until they are released (the bench splits a peak's
 // memory between the kernels and the memgraphs with it).
