@@ -77,7 +77,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
   // kernel's random accesses, and half the bytes keep twice as much of it in cache; pr in
   // floats is 4 bytes per vertex less beside the list cache (16 MiB at 2^22 vertices). Sums
   // are in double, and each stored value is rounded once (relative error at most 2^-24), so
-  // an iteration adds at most ~2^-23 to a rank's relative error: ~1e-6 after 20, far inside
+  // an iteration adds at most 2^-23 to a rank's relative error: 2.4e-6 after 20, far inside
   // Graphalytics' 1e-4.
   // Both are set by the ranges in parallel: a serial fill of the three arrays there were then
   // took 14 ms of a 470-ms, 10-iteration run on a 2^20-vertex memgraph (docs/benchmarks.md).

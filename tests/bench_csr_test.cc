@@ -138,9 +138,9 @@ void CheckAll(const EdgeList& list) {
     rwant.push_back(rref[v]);
     rgot.push_back(rank[v]);
   }
-  // The CSR keeps single-precision ranks and contributions (as GAPBS): below 7.4e-7 relative
-  // (the bound of analytics_test's PR check).
-  ASSERT_OK(analytics::CheckEpsilon(rwant, rgot, 1e-6, "CSR PageRank"));
+  // The CSR keeps single-precision ranks and contributions (as GAPBS): at most
+  // 2^-24 * (2t + 1) relative after t iterations (analytics_test's PR check), 1.25e-6 at 10.
+  ASSERT_OK(analytics::CheckEpsilon(rwant, rgot, 1.3e-6, "CSR PageRank"));
 
   uint64_t tref = 0;
   ASSERT_OK(analytics::ReferenceTriangleCount(g, &tref));
