@@ -388,16 +388,8 @@ Status Run(const Snapshot& snap, const PageRankParams& params, std::vector<doubl
   UninitVector<float> pr;
   Status s = Ranks(snap, params, &pr, owned);
   if (!s.ok()) return s;
-  {
-    KernelArenaScope in_kernel_arena;
-    rank->resize(pr.size());
-  }
-  const float* const src = pr.data();
-  double* const dst = rank->data();
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, pr.size(), size_t{1} << 16),
-                    [src, dst](const tbb::blocked_range<size_t>& r) {
-                      for (size_t v = r.begin(); v < r.end(); ++v) dst[v] = src[v];
-                    });
+  KernelArenaScope in_kernel_arena;
+  rank->assign(pr.begin(), pr.end());  // one pass: no zero fill before the copy
   return s;
 }
 

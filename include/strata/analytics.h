@@ -210,10 +210,10 @@ struct PageRankParams {
 // (*rank)[v] = PR_iterations(v); 0 for vertices that do not exist. Their sum is 1 (up to
 // rounding) when the graph has vertices. Ranks are kept in single precision between
 // iterations (sums in double): after t iterations each is within 2^-24 * (2t + 1) of the
-// exact ranks, relatively (2.4e-6 at 20). Whatever *rank held is freed when the run starts. Pull-based when the store answers in-edges
-// (kDirectedWithInEdges, kUndirected); push-based over out-edges for kDirected, with one private
-// accumulator array per partition of the sources (no atomics on doubles). Deterministic for a
-// given thread count.
+// exact ranks, relatively (2.4e-6 at 20). Whatever *rank held is freed when the run starts.
+// Pull-based when the store answers in-edges (kDirectedWithInEdges, kUndirected); push-based
+// over out-edges for kDirected, with one private accumulator array per partition of the
+// sources (no atomics on doubles). Deterministic for a given thread count.
 Status PageRank(const Snapshot& snap, const PageRankParams& params, std::vector<double>* rank);
 
 // PageRank on a snapshot the kernel owns: the same ranks as PageRank(*snap, ...), but the
