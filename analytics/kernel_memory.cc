@@ -7,6 +7,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <future>
+#include <system_error>
+#include <thread>
+
 #include "util/jemalloc_stats.h"
 #endif
 
@@ -36,6 +41,29 @@ namespace {
 
 constexpr unsigned kNoArena = UINT_MAX;
 
+// Binds a thread to arena `a` for the life of the process. jemalloc (5.3, arena_migrate)
+// purges an arena whole, decay time or not, when the last thread bound to it moves to another
+// arena — what a KernelArenaScope's end does on a thread that was the kernel arena's only
+// one. Every PageRank run ends in a scope, so each one returned all the pages it had freed
+// and the next faulted them in again (docs/benchmarks.md, "a scope's end purged the kernel
+// arena"). This thread keeps the arena's count of bound threads above zero; it allocates
+// nothing and sleeps. Returns once it is bound. Without it (no thread could be started) the
+// arena still works, and a scope's end purges it.
+void PinArena(unsigned a) {
+  try {
+    std::promise<void> bound;
+    std::future<void> ready = bound.get_future();
+    std::thread([a, done = std::move(bound)]() mutable {
+      unsigned arena = a;
+      mallctl("thread.arena", nullptr, nullptr, &arena, sizeof(arena));
+      done.set_value();
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(24));
+    }).detach();
+    ready.wait();
+  } catch (const std::system_error&) {
+  }
+}
+
 // The kernel arena, made on first use; kNoArena if jemalloc refused (the default arenas then).
 unsigned KernelArena() {
   static const unsigned arena = [] {
@@ -48,6 +76,7 @@ unsigned KernelArena() {
     mallctl(name, nullptr, nullptr, &dirty, sizeof(dirty));
     snprintf(name, sizeof(name), "arena.%u.muzzy_decay_ms", a);
     mallctl(name, nullptr, nullptr, &muzzy, sizeof(muzzy));
+    PinArena(a);
     return a;
   }();
   return arena;

@@ -46,7 +46,9 @@ void KernelReleaseAll();
 // thread.arena), whatever allocator asks: for a result a kernel hands back in a std::vector,
 // made after the kernel has freed its arrays, so that it takes their kept pages instead of
 // faulting in new ones beside them. The result is freed into the kernel arena whenever and
-// wherever its owner frees it. Not nestable; a no-op without jemalloc.
+// wherever its owner frees it. Not nestable; a no-op without jemalloc. Its end keeps the
+// arena's pages: a thread stays bound to the kernel arena for the life of the process, since
+// jemalloc purges an arena whole when the last thread bound to it leaves it.
 class KernelArenaScope {
  public:
   KernelArenaScope();

@@ -24,6 +24,7 @@
 #include <tbb/task_arena.h>
 
 #include "analytics/intersect.h"
+#include "analytics/kernel_memory.h"
 #include "analytics/lane_sum.h"
 #include "analytics/layout.h"
 #include "analytics/list_cache.h"
@@ -841,6 +842,33 @@ TEST(Analytics, AutoCacheBytesResolvedForEveryKernel) {
   ASSERT_OK(Sssp(g, p, &got));
   ASSERT_OK(CheckEpsilon(want, got, 0, "SSSP, automatic cache budget"));
 }
+
+#ifndef STRATA_NO_JEMALLOC
+// A PageRank run leaves the pages of its list cache and arrays in the kernel arena for the
+// next kernel (analytics/kernel_memory.h), and the next run takes them. It did not while each
+// run's end purged the arena (jemalloc purges an arena when the last thread bound to it leaves
+// it, and the run's result is made in a KernelArenaScope): nothing was kept but the arrays
+// freed after the scope, and the second run faulted in as many pages as the first.
+TEST(Analytics, PageRankLeavesItsPagesForTheNextRun) {
+  std::mt19937_64 rng(29);
+  MapSnapshot g(GraphKind::kUndirected, false);
+  FillUniform(&g, 8 * kLayoutBlock, 200000, rng);
+  PageRankParams p{0.85, 3};
+  PageRankStats st;
+  p.stats = &st;
+  std::vector<double> r1, r2;
+  KernelReleaseAll();
+  ASSERT_OK(PageRank(g, p, &r1));
+  ASSERT_GT(st.cache_bytes, size_t{1} << 20) << "too small a cache to tell";
+  const KernelMemoryStats after = GetKernelMemoryStats();
+  EXPECT_GE(after.retained, st.cache_bytes) << "the run's freed pages were returned";
+  ASSERT_OK(PageRank(g, p, &r2));
+  EXPECT_EQ(r1, r2);
+  // The second run's arrays came from the kept pages: the arena grew by less than a cache.
+  EXPECT_LT(GetKernelMemoryStats().resident, after.resident + st.cache_bytes / 2);
+  KernelReleaseAll();
+}
+#endif
 
 TEST(Analytics, PageRankCacheBudgetAndStats) {
   const size_t floor = size_t{256} << 20;

@@ -142,6 +142,24 @@ TEST(KernelMemory, AResultMadeInTheScopeTakesTheKeptPages) {
   KernelReleaseAll();
 }
 
+// Ending a scope keeps the pages the arena held: jemalloc 5.3 purges an arena whole when the
+// last thread bound to it leaves it (arena_migrate), so a scope on a thread that was the
+// arena's only one returned every kept page, and each PageRank run, which ends in a scope,
+// left the next nothing to reuse.
+TEST(KernelMemory, PagesKeptBeforeAScopeAreKeptAfterIt) {
+  constexpr size_t kBytes = size_t{32} << 20;
+  KernelReleaseAll();
+  const long first = TouchAndFree(kBytes);
+  ASSERT_GE(GetKernelMemoryStats().retained, kBytes / 2);
+  {
+    KernelArenaScope scope;
+    std::vector<double> small(16);  // the scope's use: an allocation in the kernel arena
+  }
+  EXPECT_GE(GetKernelMemoryStats().retained, kBytes / 2) << "the scope's end returned them";
+  EXPECT_LE(TouchAndFree(kBytes) * 4, first);
+  KernelReleaseAll();
+}
+
 // GetKernelMemoryStats (the public view of this arena) counts a kernel array while it lives
 // and its pages as kept once freed, until they are released (the bench splits a peak's
 // memory between the kernels and the memgraphs with it).
