@@ -84,6 +84,10 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
   UninitVector<float>& pr = *rank;
   pr.resize(L.bound);  // every element is set below
   UninitVector<float> contrib(L.bound);
+  // The two arrays took kept pages of the kernel arena (the layout's 8-byte degrees, freed by
+  // the caller, leave as many); whatever else it keeps (the layout's stages, a previous run's
+  // leftovers) would stay resident beside the list cache to the end: returned now.
+  KernelReleaseAll();
   ForEachRange(L, [&](size_t, VertexRange r) {
     for (VertexId v = r.begin; v < r.end; ++v) {
       pr[v] = L.exists[v] ? static_cast<float>(1.0 / n) : 0.0f;
@@ -343,14 +347,10 @@ Status Ranks(const Snapshot& snap, const PageRankParams& params, UninitVector<fl
     }
     return Iterate(snap, L, cache, params, out_degree, rank);
   };
-  // The layout's 8-byte degrees are freed before the iterations, and the kernel arena's pages
-  // they leave are returned (KernelReleaseAll) rather than kept for the next run: the
-  // iterations' arrays take only half of them, and the rest would stay resident beside the
-  // list cache to the end (by arithmetic, 16 MiB at 2^22 vertices).
-  auto free_layout_degrees = [&L] {
-    L.out_degree = UninitVector<uint64_t>();
-    KernelReleaseAll();
-  };
+  // The layout's 8-byte degrees are freed before the iterations, whose two 4-byte arrays take
+  // their pages (Iterate returns the arena's other kept pages once it has them: purged before,
+  // those arrays faulted in 8 bytes a vertex again).
+  auto free_layout_degrees = [&L] { L.out_degree = UninitVector<uint64_t>(); };
   if (list_dir == Direction::kOut && !L.dangling && cache.HasLengths()) {
     // The kept lists are the out-lists, over existing neighbors: their lengths are the degrees
     // (no array of them: by arithmetic, 16 MiB less at 2^22 vertices).
