@@ -688,7 +688,9 @@ void RunInsertJob(const SuiteConfig& cfg, const std::string& system, ResultSink*
     // machine runs slower then slows one run of each configuration, not all runs of one, and
     // the ratios between configurations (2 writers / 1, batch / single: issue 28's targets)
     // compare runs made moments apart.
-    const int nruns = wal ? cfg.insert_wal_runs : cfg.insert_runs;
+    const int runs_off =
+        system == "rocksdb" ? std::min(cfg.insert_runs, cfg.rocksdb_insert_runs) : cfg.insert_runs;
+    const int nruns = wal ? cfg.insert_wal_runs : runs_off;
     for (int r = 0; r < nruns; ++r) {
       for (Config& c : configs) {
         const std::string sub = "insert";
