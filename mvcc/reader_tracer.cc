@@ -57,6 +57,7 @@ std::atomic<uint64_t>* ReaderTracer::Acquire(uint64_t value,
 
 ReaderTracer::Slot ReaderTracer::Register(const CommitClock& clock) {
   Slot s;
+  registered_.fetch_add(1, std::memory_order_seq_cst);  // before the slot's first ts
   Timestamp t = clock.read_ts();
   s.word_ = Acquire(kInUse | t, &s.released_);
   for (;;) {
@@ -73,6 +74,7 @@ void ReaderTracer::Unregister(const Slot& slot) {
   if (slot.word_ == nullptr) return;
   slot.released_->store(0, std::memory_order_relaxed);  // ordered before the free by the next store
   slot.word_->store(0, std::memory_order_seq_cst);
+  registered_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void ReaderTracer::Release(const Slot& slot, uint64_t below) {
@@ -88,6 +90,10 @@ void ReaderTracer::Release(const Slot& slot, uint64_t below) {
 void ReaderTracer::ActiveReaders(const CommitClock& clock, std::vector<Active>* out) const {
   out->clear();
   const Timestamp tr = clock.read_ts();
+  if (registered_.load(std::memory_order_seq_cst) == 0) {
+    out->push_back(Active{tr, 0});
+    return;
+  }
   for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
     for (uint32_t i = 0; i < b->n; ++i) {
       const uint64_t w = b->words[i].load(std::memory_order_seq_cst);
@@ -102,6 +108,7 @@ void ReaderTracer::ActiveReaders(const CommitClock& clock, std::vector<Active>* 
 
 Timestamp ReaderTracer::MinActive(const CommitClock& clock) const {
   Timestamp m = clock.read_ts();
+  if (registered_.load(std::memory_order_seq_cst) == 0) return m;
   for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
     for (uint32_t i = 0; i < b->n; ++i) {
       uint64_t w = b->words[i].load(std::memory_order_seq_cst);

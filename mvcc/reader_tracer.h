@@ -19,6 +19,15 @@
 // before it frees the slot, so the reader that takes the slot next starts from 0. A scan
 // reads a slot's timestamp and then its bound: a bound that belongs to a later reader of the
 // slot pairs with a reader that has gone, and that later reader is covered by t_r.
+//
+// Registered count: Register adds one before it takes a slot, Unregister subtracts one after
+// it frees it (both seq_cst), and a GC scan that reads the count as 0 after its t_r skips the
+// slots. Why that misses no reader: the count read follows the t_r read, so a reader whose
+// increment the read did not see incremented after it, and so confirmed its ts after GC's
+// t_r was read: its ts >= that t_r, which GC serves anyway. A writer with no reader
+// registered then pays one load, not a pass over the slots (a 64-slot pass was ~7% of a
+// single-edge commit; docs/benchmarks.md, "Issue 28: the reader scan of a commit with no
+// reader").
 #pragma once
 
 #include <atomic>
@@ -61,6 +70,8 @@ class ReaderTracer {
   // min(t_r read first, every registered reader's ts).
   Timestamp MinActive(const CommitClock& clock) const;
   uint64_t ActiveCount() const;
+  // The registered count the scans test for 0 (see the top). For tests.
+  uint64_t RegisteredForTesting() const { return registered_.load(std::memory_order_relaxed); }
   // The reader of `slot` reads no subgraph below `below` again (its reads of them have
   // returned). Only raises the bound; any of the reader's threads may call it.
   void Release(const Slot& slot, uint64_t below);
@@ -85,6 +96,8 @@ class ReaderTracer {
 
   const uint32_t slots_per_block_;
   Block* head_;
+  // Readers registered or registering (see the top); >= the slots in use.
+  std::atomic<uint64_t> registered_{0};
 };
 
 }  // namespace strata::mvcc
