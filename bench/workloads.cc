@@ -1032,6 +1032,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
   if (cfg.main_analytics) {
     std::vector<Algo> algos = {Algo::kBfs, Algo::kPr, Algo::kWcc};
     if (system == "rocksdb" && !cfg.rocksdb_main_pr) std::erase(algos, Algo::kPr);
+    if (system == "rocksdb" && !cfg.rocksdb_all_kernels) algos.clear();
     RunAnalyticsSet(cfg, sys.get(), sink, algos, only,
                     PickSource(sys.get(), g), "main", cfg.scale, false, cfg.cold_analytics);
   } else if (cfg.main_pr_in_memory && (system == "strata-mem" || system == "csr")) {
@@ -1364,8 +1365,10 @@ void RunSmallJob(const SuiteConfig& cfg, const std::string& system, const Worklo
   Graph g = MakeGraph(cfg.small_scale, true, cfg.seed + 1);
   std::unique_ptr<System> sys = OpenSystem(system, MakeSystemConfig(cfg, "small", true, false));
   LoadWhole(cfg, sys.get(), g);
-  RunAnalyticsSet(cfg, sys.get(), sink, {Algo::kSssp, Algo::kTc}, only, PickSource(sys.get(), g),
-                  "small", cfg.small_scale, true, true, cfg.cold_tc);
+  std::vector<Algo> algos = {Algo::kSssp, Algo::kTc};
+  if (system == "rocksdb" && !cfg.rocksdb_all_kernels) algos = {Algo::kSssp};
+  RunAnalyticsSet(cfg, sys.get(), sink, algos, only, PickSource(sys.get(), g), "small",
+                  cfg.small_scale, true, true, cfg.cold_tc);
   sys->Close();
   RemoveTree(cfg.dir + "/small");
 }
