@@ -419,12 +419,12 @@ std::string PrivateArenasText(const HeapBreakdown& h) {
   return buf;
 }
 
-// Warm-up run + `runs` timed runs, median reported; or one cold run per drop of the page cache.
 // The shared warm-up's PageRank iterations for the system (SuiteConfig::shared_warmup).
 int WarmupIterations(const SuiteConfig& cfg, const std::string& system) {
   return system == "rocksdb" && cfg.rocksdb_warmup_one_pass ? 0 : 1;
 }
 
+// Warm-up run + `runs` timed runs, median reported; or one cold run per drop of the page cache.
 void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo algo,
                   VertexId source, int runs, bool cold, const char* graph, int graph_scale,
                   bool weighted) {

@@ -221,7 +221,7 @@ class MemGraph {
   // Writers between their optimistic build and their locks: the heads they read must stay
   // allocated. Kept apart from the readers' tracer so that, with no snapshot open, GC still
   // unlinks every replaced version at once (a writer pins heads, never older versions).
-  mvcc::ReaderTracer writers_{8};
+  mvcc::ReaderTracer writers_{8, /*counted=*/false};
   // The subgraphs whose heads each registered writer may read: a commit holds back in limbo
   // only the replaced versions of those (see head_filters.h).
   HeadFilters head_filters_;

@@ -18,9 +18,10 @@ ReaderTracer::Block::~Block() {
   delete[] released;
 }
 
-ReaderTracer::ReaderTracer(uint32_t slots_per_block)
+ReaderTracer::ReaderTracer(uint32_t slots_per_block, bool counted)
     : slots_per_block_(slots_per_block == 0 ? 64 : slots_per_block),
-      head_(new Block(slots_per_block_)) {}
+      head_(new Block(slots_per_block_)),
+      counted_(counted) {}
 
 ReaderTracer::~ReaderTracer() {
   Block* b = head_;
@@ -57,7 +58,7 @@ std::atomic<uint64_t>* ReaderTracer::Acquire(uint64_t value,
 
 ReaderTracer::Slot ReaderTracer::Register(const CommitClock& clock) {
   Slot s;
-  registered_.fetch_add(1, std::memory_order_seq_cst);  // before the slot's first ts
+  if (counted_) registered_.fetch_add(1, std::memory_order_seq_cst);  // before the slot's ts
   Timestamp t = clock.read_ts();
   s.word_ = Acquire(kInUse | t, &s.released_);
   for (;;) {
@@ -74,7 +75,7 @@ void ReaderTracer::Unregister(const Slot& slot) {
   if (slot.word_ == nullptr) return;
   slot.released_->store(0, std::memory_order_relaxed);  // ordered before the free by the next store
   slot.word_->store(0, std::memory_order_seq_cst);
-  registered_.fetch_sub(1, std::memory_order_seq_cst);
+  if (counted_) registered_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void ReaderTracer::Release(const Slot& slot, uint64_t below) {
@@ -90,7 +91,7 @@ void ReaderTracer::Release(const Slot& slot, uint64_t below) {
 void ReaderTracer::ActiveReaders(const CommitClock& clock, std::vector<Active>* out) const {
   out->clear();
   const Timestamp tr = clock.read_ts();
-  if (registered_.load(std::memory_order_seq_cst) == 0) {
+  if (NoneRegistered()) {
     out->push_back(Active{tr, 0});
     return;
   }
@@ -108,7 +109,7 @@ void ReaderTracer::ActiveReaders(const CommitClock& clock, std::vector<Active>* 
 
 Timestamp ReaderTracer::MinActive(const CommitClock& clock) const {
   Timestamp m = clock.read_ts();
-  if (registered_.load(std::memory_order_seq_cst) == 0) return m;
+  if (NoneRegistered()) return m;
   for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
     for (uint32_t i = 0; i < b->n; ++i) {
       uint64_t w = b->words[i].load(std::memory_order_seq_cst);

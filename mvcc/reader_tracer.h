@@ -41,7 +41,10 @@ namespace strata::mvcc {
 
 class ReaderTracer {
  public:
-  explicit ReaderTracer(uint32_t slots_per_block = 64);
+  // counted: keep the registered count (see the top). A tracer of writers registering once a
+  // batch (MemGraph's) passes false: its few slots cost less to scan than a line all of its
+  // writers would write twice a batch.
+  explicit ReaderTracer(uint32_t slots_per_block = 64, bool counted = true);
   ~ReaderTracer();
   ReaderTracer(const ReaderTracer&) = delete;
   ReaderTracer& operator=(const ReaderTracer&) = delete;
@@ -70,7 +73,7 @@ class ReaderTracer {
   // min(t_r read first, every registered reader's ts).
   Timestamp MinActive(const CommitClock& clock) const;
   uint64_t ActiveCount() const;
-  // The registered count the scans test for 0 (see the top). For tests.
+  // The registered count the scans test for 0 (see the top; 0 unless counted). For tests.
   uint64_t RegisteredForTesting() const { return registered_.load(std::memory_order_relaxed); }
   // The reader of `slot` reads no subgraph below `below` again (its reads of them have
   // returned). Only raises the bound; any of the reader's threads may call it.
@@ -96,8 +99,13 @@ class ReaderTracer {
 
   const uint32_t slots_per_block_;
   Block* head_;
-  // Readers registered or registering (see the top); >= the slots in use.
+  const bool counted_;
+  // Readers registered or registering (see the top); >= the slots in use. 0 unless counted_.
   std::atomic<uint64_t> registered_{0};
+  // Whether a scan may skip the slots: the count is kept, and read 0 (after t_r).
+  bool NoneRegistered() const {
+    return counted_ && registered_.load(std::memory_order_seq_cst) == 0;
+  }
 };
 
 }  // namespace strata::mvcc

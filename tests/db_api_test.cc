@@ -311,43 +311,47 @@ TEST(ReaderTracer, ReleasedBoundsReachGcAndStartAtZeroForTheSlotsNextReader) {
 
 // With no reader registered the scans skip the slots (reader_tracer.h, "Registered count"):
 // what they return must be what a pass over the slots would, before, between and after
-// readers, whichever slots those readers took.
+// readers, whichever slots those readers took; a tracer without the count (MemGraph's
+// writers') returns the same.
 TEST(ReaderTracer, NoReaderLeftMeansOnlyTheReadTimestamp) {
-  mvcc::CommitClock clock;
-  mvcc::ReaderTracer tracer(2);
-  auto commit = [&] {
-    const Timestamp t = clock.NextCommit();
-    clock.Publish(t);
-  };
-  std::vector<mvcc::ReaderTracer::Active> active;
-  commit();
-  tracer.ActiveReaders(clock, &active);
-  ASSERT_EQ(active.size(), 1u);
-  EXPECT_EQ(active[0].ts, clock.read_ts());
-  EXPECT_EQ(tracer.RegisteredForTesting(), 0u);
-  for (int round = 0; round < 3; ++round) {
-    std::vector<mvcc::ReaderTracer::Slot> slots;
-    for (int i = 0; i < 3 + round; ++i) {  // past one block: the later slots are in new ones
-      slots.push_back(tracer.Register(clock));
-      commit();
-    }
-    EXPECT_EQ(tracer.RegisteredForTesting(), slots.size());
-    tracer.ActiveReaders(clock, &active);
-    ASSERT_EQ(active.size(), slots.size() + 1);
-    EXPECT_EQ(active[0].ts, slots[0].ts());
-    EXPECT_EQ(tracer.MinActive(clock), slots[0].ts());
-    for (size_t i = 0; i + 1 < slots.size(); ++i) tracer.Unregister(slots[i]);
-    tracer.ActiveReaders(clock, &active);
-    ASSERT_EQ(active.size(), 2u) << "the last reader, still registered, is seen";
-    EXPECT_EQ(active[0].ts, slots.back().ts());
-    tracer.Unregister(slots.back());
+  for (bool counted : {true, false}) {
+    SCOPED_TRACE(counted ? "counted" : "not counted");
+    mvcc::CommitClock clock;
+    mvcc::ReaderTracer tracer(2, counted);
+    auto commit = [&] {
+      const Timestamp t = clock.NextCommit();
+      clock.Publish(t);
+    };
+    std::vector<mvcc::ReaderTracer::Active> active;
     commit();
-    EXPECT_EQ(tracer.RegisteredForTesting(), 0u);
     tracer.ActiveReaders(clock, &active);
     ASSERT_EQ(active.size(), 1u);
     EXPECT_EQ(active[0].ts, clock.read_ts());
-    EXPECT_EQ(tracer.MinActive(clock), clock.read_ts());
-    EXPECT_EQ(tracer.ActiveCount(), 0u);
+    EXPECT_EQ(tracer.RegisteredForTesting(), 0u);
+    for (int round = 0; round < 3; ++round) {
+      std::vector<mvcc::ReaderTracer::Slot> slots;
+      for (int i = 0; i < 3 + round; ++i) {  // past one block: the later slots are in new ones
+        slots.push_back(tracer.Register(clock));
+        commit();
+      }
+      EXPECT_EQ(tracer.RegisteredForTesting(), counted ? slots.size() : 0u);
+      tracer.ActiveReaders(clock, &active);
+      ASSERT_EQ(active.size(), slots.size() + 1);
+      EXPECT_EQ(active[0].ts, slots[0].ts());
+      EXPECT_EQ(tracer.MinActive(clock), slots[0].ts());
+      for (size_t i = 0; i + 1 < slots.size(); ++i) tracer.Unregister(slots[i]);
+      tracer.ActiveReaders(clock, &active);
+      ASSERT_EQ(active.size(), 2u) << "the last reader, still registered, is seen";
+      EXPECT_EQ(active[0].ts, slots.back().ts());
+      tracer.Unregister(slots.back());
+      commit();
+      EXPECT_EQ(tracer.RegisteredForTesting(), 0u);
+      tracer.ActiveReaders(clock, &active);
+      ASSERT_EQ(active.size(), 1u);
+      EXPECT_EQ(active[0].ts, clock.read_ts());
+      EXPECT_EQ(tracer.MinActive(clock), clock.read_ts());
+      EXPECT_EQ(tracer.ActiveCount(), 0u);
+    }
   }
 }
 
