@@ -1325,25 +1325,46 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
         Status s = BuildCsr(list, &csr);
         if (!s.ok()) Fail(system, "mixed control CSR", s);
       }
-      auto csr_runs = [&](std::vector<float>* lat) {
+      // With `marks`: the time and the writers' ops at each run's end.
+      auto csr_runs = [&](std::vector<float>* lat,
+                          std::vector<std::pair<double, uint64_t>>* marks) {
         tbb::task_arena arena(reader_threads);
         std::vector<double> rank;
         for (int k = 0; k < pr_runs * readers; ++k) {
           const double r0 = NowSec();
           arena.execute([&] { CsrPageRank(csr, cfg.mixed_pr_iterations, &rank); });
-          lat->push_back(static_cast<float>(NowSec() - r0));
+          const double r1 = NowSec();
+          lat->push_back(static_cast<float>(r1 - r0));
+          if (marks == nullptr) continue;
+          uint64_t ops = 0;
+          for (int w = 0; w < writers; ++w) ops += wdone[w].v.load(std::memory_order_relaxed);
+          marks->emplace_back(r1, ops);
         }
       };
       std::vector<float> csr_alone, csr_with;
-      csr_runs(&csr_alone);
+      csr_runs(&csr_alone, nullptr);
       add_reader(0, csr_alone, "csr");
+      std::vector<std::pair<double, uint64_t>> marks;
       auto [ts, t0] = writers_for(0);
-      std::thread reader([&] { csr_runs(&csr_with); });
+      std::thread reader([&] { csr_runs(&csr_with, &marks); });
       reader.join();
       stop = true;
       for (auto& t : ts) t.join();
-      WriterSide beside_csr;  // one round
+      // One window, the writers' rate in each CSR run (as the store's rounds give one rate
+      // per reader run; one rate for the whole window was a single sample against medians).
+      WriterSide beside_csr;
       collect(&beside_csr, NowSec() - t0);
+      beside_csr.rates.clear();
+      double prev_t = t0;
+      uint64_t prev_ops = 0;
+      for (const auto& [t, ops] : marks) {
+        if (t > prev_t) {
+          beside_csr.rates.push_back(static_cast<double>(ops - prev_ops) / (t - prev_t));
+        }
+        prev_t = t;
+        prev_ops = ops;
+      }
+      if (beside_csr.rates.empty()) beside_csr.rates.push_back(beside_csr.ops / beside_csr.seconds);
       add_writer(readers, beside_csr, "csr");
       add_reader(writers, csr_with, "csr");
       Log(system, "mixed control: CSR PageRank median %.3f s alone, %.3f s beside %d writers",
