@@ -1353,18 +1353,15 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       // One window, the writers' rate in each CSR run (as the store's rounds give one rate
       // per reader run; one rate for the whole window was a single sample against medians).
       WriterSide beside_csr;
-      collect(&beside_csr, NowSec() - t0);
+      collect(&beside_csr, NowSec() - t0);  // ops and latencies; its one rate is replaced
       beside_csr.rates.clear();
       double prev_t = t0;
       uint64_t prev_ops = 0;
-      for (const auto& [t, ops] : marks) {
-        if (t > prev_t) {
-          beside_csr.rates.push_back(static_cast<double>(ops - prev_ops) / (t - prev_t));
-        }
+      for (const auto& [t, ops] : marks) {  // pr_runs * readers >= 1 marks, each after a run
+        beside_csr.rates.push_back(static_cast<double>(ops - prev_ops) / (t - prev_t));
         prev_t = t;
         prev_ops = ops;
       }
-      if (beside_csr.rates.empty()) beside_csr.rates.push_back(beside_csr.ops / beside_csr.seconds);
       add_writer(readers, beside_csr, "csr");
       add_reader(writers, csr_with, "csr");
       Log(system, "mixed control: CSR PageRank median %.3f s alone, %.3f s beside %d writers",

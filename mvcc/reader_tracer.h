@@ -25,9 +25,9 @@
 // slots. Why that misses no reader: the count read follows the t_r read, so a reader whose
 // increment the read did not see incremented after it, and so confirmed its ts after GC's
 // t_r was read: its ts >= that t_r, which GC serves anyway. A writer with no reader
-// registered then pays one load, not a pass over the slots (a 64-slot pass was ~7% of a
-// single-edge commit; docs/benchmarks.md, "Issue 28: the reader scan of a commit with no
-// reader").
+// registered then pays one load, not a pass over the slots (the 64-slot pass was 7% of the
+// samples of a single-edge load; docs/benchmarks.md, "Issue 28: the reader scan of a commit
+// with no reader").
 #pragma once
 
 #include <atomic>
@@ -41,9 +41,10 @@ namespace strata::mvcc {
 
 class ReaderTracer {
  public:
-  // counted: keep the registered count (see the top). A tracer of writers registering once a
-  // batch (MemGraph's) passes false: its few slots cost less to scan than a line all of its
-  // writers would write twice a batch.
+  // counted: keep the registered count (see the top). MemGraph's tracer of writers, which
+  // register once per multi-subgraph transaction, passes false: the count would be one more
+  // line every writer writes twice a transaction (beside the slots' line they share), to
+  // spare a scan of 8 slots. Neither cost was measurable against a batch's time.
   explicit ReaderTracer(uint32_t slots_per_block = 64, bool counted = true);
   ~ReaderTracer();
   ReaderTracer(const ReaderTracer&) = delete;
