@@ -329,7 +329,6 @@ int Main(int argc, char** argv) {
     cfg.read_budget_seconds = 5;
     cfg.shared_warmup = true;
     cfg.rocksdb_warmup_one_pass = true;  // ~8 s less of RocksDB iterator reads (workloads.h)
-    cfg.rocksdb_main_pr = false;
     cfg.rocksdb_all_kernels = false;  // ~65 s of RocksDB iterator kernels (workloads.h)
     cfg.cold_analytics = false;
     cfg.rocksdb_mixed = false;

@@ -1031,7 +1031,6 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
   // Analytics, warm then cold (the full suite runs them on the ingest_large graph instead).
   if (cfg.main_analytics) {
     std::vector<Algo> algos = {Algo::kBfs, Algo::kPr, Algo::kWcc};
-    if (system == "rocksdb" && !cfg.rocksdb_main_pr) std::erase(algos, Algo::kPr);
     if (system == "rocksdb" && !cfg.rocksdb_all_kernels) algos.clear();
     RunAnalyticsSet(cfg, sys.get(), sink, algos, only,
                     PickSource(sys.get(), g), "main", cfg.scale, false, cfg.cold_analytics);
