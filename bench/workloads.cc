@@ -1137,16 +1137,20 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       LatencyHistogram lat;
       std::vector<double> rates;
     };
-    // Adds the round the writers just finished (their counters since writers_for) to *side.
-    auto collect = [&](WriterSide* side, double seconds) {
+    // The writers' ops since writers_for.
+    auto writer_ops = [&] {
       uint64_t ops = 0;
-      for (int w = 0; w < writers; ++w) {
-        ops += wdone[w].v.load();
-        side->lat.Merge(wlat[w]);
-      }
+      for (int w = 0; w < writers; ++w) ops += wdone[w].v.load();
+      return ops;
+    };
+    // Adds the round the writers just finished (their counters since writers_for) to *side:
+    // its ops, latencies and time, and its one rate unless `with_rate` is false.
+    auto collect = [&](WriterSide* side, double seconds, bool with_rate = true) {
+      const uint64_t ops = writer_ops();
+      for (int w = 0; w < writers; ++w) side->lat.Merge(wlat[w]);
       side->ops += ops;
       side->seconds += seconds;
-      side->rates.push_back(ops / seconds);
+      if (with_rate) side->rates.push_back(ops / seconds);
     };
     // The writers' rate is the median of their rounds' rates.
     auto add_writer = [&](int r, const WriterSide& side, const char* reader_kind = nullptr) {
@@ -1334,10 +1338,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
           arena.execute([&] { CsrPageRank(csr, cfg.mixed_pr_iterations, &rank); });
           const double r1 = NowSec();
           lat->push_back(static_cast<float>(r1 - r0));
-          if (marks == nullptr) continue;
-          uint64_t ops = 0;
-          for (int w = 0; w < writers; ++w) ops += wdone[w].v.load(std::memory_order_relaxed);
-          marks->emplace_back(r1, ops);
+          if (marks != nullptr) marks->emplace_back(r1, writer_ops());
         }
       };
       std::vector<float> csr_alone, csr_with;
@@ -1352,8 +1353,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       // One window, the writers' rate in each CSR run (as the store's rounds give one rate
       // per reader run; one rate for the whole window was a single sample against medians).
       WriterSide beside_csr;
-      collect(&beside_csr, NowSec() - t0);  // ops and latencies; its one rate is replaced
-      beside_csr.rates.clear();
+      collect(&beside_csr, NowSec() - t0, /*with_rate=*/false);
       double prev_t = t0;
       uint64_t prev_ops = 0;
       for (const auto& [t, ops] : marks) {  // pr_runs * readers >= 1 marks, each after a run
