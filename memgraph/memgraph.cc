@@ -260,8 +260,15 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 // its vertex-and-kind byte's); item k is built
 // with those lines in cache. The stages only read (heads a registered or locking writer keeps
 // allocated) and prefetch.
+namespace {
+thread_local uint64_t tls_pipelined_items = 0;  // PipelinedItemsForTesting
+}  // namespace
+
+uint64_t MemGraph::PipelinedItemsForTesting() { return tls_pipelined_items; }
+
 Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* older) {
   std::vector<SubgraphWork>& work = *items;
+  tls_pipelined_items += work.size();
   constexpr size_t kSlot = 24, kHead = 20, kBase = 16, kArea = 14;
   auto pending = [&](size_t k) { return k < work.size() && work[k].fresh == nullptr; };
   // coro::Prefetch, not __builtin_prefetch: GCC deleted that one (the loop before the main one

@@ -97,10 +97,10 @@ struct SmallPartsGuard {
   ~SmallPartsGuard() { compaction::SetMinPartEdges(compaction::kMinPartEdges); }
 };
 
-TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
-  const Param p = GetParam();
-  if (p.io == IoBackend::kIoUring && !io::Env::IoUringAvailable()) GTEST_SKIP() << "no io_uring";
-  SmallPartsGuard small_parts;
+// One run of the workload of p with seed number `seed` (0: the suite's fixed seed); the flushes,
+// compactions and parts it counted are added to the three counters.
+void RunDiskDifferential(const Param& p, int seed, uint64_t* flushes, uint64_t* compactions,
+                         uint64_t* parts) {
   testing::TempDir dir;
   Options o;
   o.graph_kind = p.kind;
@@ -122,13 +122,13 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
 
   testing::ReferenceGraph ref(p.kind, p.weighted);
   const VertexId limit = 150;
-  std::mt19937_64 rng(77 + static_cast<int>(p.kind) * 3 + p.weighted + static_cast<int>(p.wal));
+  std::mt19937_64 rng(77 + static_cast<int>(p.kind) * 3 + p.weighted + static_cast<int>(p.wal) +
+                      7919 * seed);
   struct Held {
     std::unique_ptr<Snapshot> snap;
     testing::ReferenceGraph model;
   };
   std::vector<Held> held;
-  uint64_t flushes = 0, compactions = 0, parts = 0;
   const int kBatches = 1500;
   for (int i = 0; i < kBatches; ++i) {
     WriteBatch b = RandomBatch(rng, limit, p.weighted);
@@ -153,9 +153,9 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
     }
     if (i % 500 == 499) {
       DBStats st = db->GetStats();
-      flushes += st.flushes;
-      compactions += st.compactions;
-      parts += st.compaction_parts;
+      *flushes += st.flushes;
+      *compactions += st.compactions;
+      *parts += st.compaction_parts;
       std::string report;
       Status v = db->Verify(&report);
       ASSERT_TRUE(v.ok()) << v.ToString() << "\n" << report;
@@ -169,6 +169,17 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
     }
   }
   for (auto& h : held) ASSERT_EQ(h.model.Compare(*h.snap, limit), "");
+}
+
+TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
+  const Param p = GetParam();
+  if (p.io == IoBackend::kIoUring && !io::Env::IoUringAvailable()) GTEST_SKIP() << "no io_uring";
+  SmallPartsGuard small_parts;
+  uint64_t flushes = 0, compactions = 0, parts = 0;
+  for (int seed = 0; seed < testing::DiffSeedCount() && !HasFatalFailure(); ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    RunDiskDifferential(p, seed, &flushes, &compactions, &parts);
+  }
   EXPECT_GT(flushes, 5u) << "the memgraph never filled: the test would not cross flushes";
   EXPECT_GT(compactions, 5u) << "compaction never ran";
   EXPECT_GT(parts, compactions) << "no compaction was cut into parts";

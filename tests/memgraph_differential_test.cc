@@ -1,13 +1,27 @@
 // Randomized differential test of the in-memory tier against ReferenceGraph: thousands of
 // random batches (edge inserts/deletes/weight changes, vertex adds/deletes, failing batches),
 // every query checked on the current snapshot and on snapshots held from earlier.
+//
+// Two shapes of workload. Narrow: batches of up to 24 ops over 4 subgraphs, so every commit
+// takes its small-batch paths (locks first, or the coroutine build of at most 8 items). Wide:
+// batches of up to 400 ops over 47 subgraphs, half of the deletes aimed at edges inserted
+// before, so commits of more than 8 subgraphs take the optimistic, software-pipelined build
+// (MemGraph::BuildPipelined) that the bench's loads run, with full append areas applied to
+// the containers, tombstones and erasures among them.
+//
+// STRATA_DIFF_SEEDS=N runs every parameter with N seeds (1 by default; the default seed
+// first), for sweeps outside `make test`, e.g. under ASan.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "memgraph/cart.h"
+#include "memgraph/memgraph.h"
 #include "strata/db.h"
+#include "tests/util/random_batch.h"
 #include "tests/util/reference_graph.h"
 
 namespace strata {
@@ -20,13 +34,29 @@ struct Param {
   // C-ARTs keep updates pending from this many entries on (mem::CArt::SetPendingForTesting, a
   // capacity of a quarter of the tree); 0: the default (none at these sizes).
   size_t pending_from = 0;
+  bool wide = false;  // the wide workload (file comment)
 };
 
 class MemgraphDifferential : public ::testing::TestWithParam<Param> {};
 
-WriteBatch RandomBatch(std::mt19937_64& rng, VertexId limit, bool weighted) {
+// Edges inserted lately, for deletes that hit (a random pair of the wide workload's 3000
+// vertices almost never names a stored edge).
+struct Recent {
+  std::vector<std::pair<VertexId, VertexId>> ring;
+  size_t next = 0;
+  void Add(VertexId a, VertexId b) {
+    if (ring.size() < 4096) {
+      ring.emplace_back(a, b);
+    } else {
+      ring[next++ % ring.size()] = {a, b};
+    }
+  }
+};
+
+WriteBatch RandomBatch(std::mt19937_64& rng, VertexId limit, bool weighted, int max_ops = 24,
+                       Recent* recent = nullptr) {
   WriteBatch b;
-  int n = 1 + static_cast<int>(rng() % 24);
+  int n = 1 + static_cast<int>(rng() % static_cast<uint64_t>(max_ops));
   // A few hub vertices get most edges so they cross the C-ART threshold and back.
   auto vertex = [&]() -> VertexId {
     if (rng() % 3 == 0) return rng() % 4;
@@ -36,12 +66,28 @@ WriteBatch RandomBatch(std::mt19937_64& rng, VertexId limit, bool weighted) {
     uint64_t r = rng() % 100;
     double w = weighted ? static_cast<double>(rng() % 1000) / 8.0 : 1.0;
     if (r < 55) {
-      b.InsertEdge(vertex(), vertex(), w);
+      const VertexId x = vertex(), y = vertex();
+      b.InsertEdge(x, y, w);
+      if (recent != nullptr) recent->Add(x, y);
     } else if (r < 80) {
-      b.DeleteEdge(vertex(), vertex());
-    } else if (r < 86 && weighted) {
+      if (recent != nullptr && !recent->ring.empty() && rng() % 2 == 0) {
+        const auto& e = recent->ring[rng() % recent->ring.size()];
+        b.DeleteEdge(e.first, e.second);
+      } else {
+        b.DeleteEdge(vertex(), vertex());
+      }
+    } else if (r < 86 && weighted && recent == nullptr) {
       b.SetWeight(vertex(), vertex(), w);  // often aborts: the edge may be absent
-    } else if (r < 92) {
+    } else if (r < 86 && weighted) {
+      // A wide batch aborts on one SetWeight of an absent edge: rare, and on an edge that
+      // probably exists, so that most batches land.
+      if (rng() % 50 == 0 && !recent->ring.empty()) {
+        const auto& e = recent->ring[rng() % recent->ring.size()];
+        b.SetWeight(e.first, e.second, w);
+      } else {
+        b.InsertEdge(vertex(), vertex(), w);
+      }
+    } else if (r < 92 || (recent != nullptr && (r < 99 || rng() % 4 != 0))) {
       b.AddVertex(rng() % limit);
     } else {
       b.DeleteVertex(rng() % 97 == 0 ? rng() % 4 : rng() % limit);
@@ -50,13 +96,8 @@ WriteBatch RandomBatch(std::mt19937_64& rng, VertexId limit, bool weighted) {
   return b;
 }
 
-TEST_P(MemgraphDifferential, RandomBatchesMatchReference) {
-  const Param p = GetParam();
-  const uint64_t kept_before = mem::cart_detail::KeptPendingForTesting();
-  if (p.pending_from != 0) mem::CArt::SetPendingForTesting(4, p.pending_from / 4);
-  struct Reset {
-    ~Reset() { mem::CArt::SetPendingForTesting(0, 0); }
-  } reset;
+// One run of the workload of p with seed number `seed` (0: the suite's fixed seed).
+void RunDifferential(const Param& p, int seed) {
   Options o;
   o.in_memory = true;
   o.graph_kind = p.kind;
@@ -65,9 +106,16 @@ TEST_P(MemgraphDifferential, RandomBatchesMatchReference) {
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(o, "diff", &db).ok());
 
+  // Narrow: 200 ids span 4 subgraphs, those beyond 128 leave one partly used. Wide: 3000 span
+  // 47, the last partly used.
+  const VertexId limit = p.wide ? 3000 : 200;
+  const int max_ops = p.wide ? 400 : 24;
+  const int batches = p.wide ? 700 : 3000;
+  const int check_every = p.wide ? 25 : 50;  // the current snapshot against the model
+  const int held_every = p.wide ? 100 : 250;  // the held snapshots against theirs
   testing::ReferenceGraph ref(p.kind, p.weighted);
-  const VertexId limit = 200;  // spans 4 subgraphs, ids beyond 128 leave a subgraph partly used
-  std::mt19937_64 rng(1234 + static_cast<int>(p.kind) * 7 + p.weighted);
+  std::mt19937_64 rng(1234 + static_cast<int>(p.kind) * 7 + p.weighted + 7919 * seed);
+  Recent recent;
 
   struct Held {
     std::unique_ptr<Snapshot> snap;
@@ -75,9 +123,8 @@ TEST_P(MemgraphDifferential, RandomBatchesMatchReference) {
   };
   std::vector<Held> held;
   int aborted = 0;
-  const int kBatches = 3000;
-  for (int i = 0; i < kBatches; ++i) {
-    WriteBatch b = RandomBatch(rng, limit, p.weighted);
+  for (int i = 0; i < batches; ++i) {
+    WriteBatch b = RandomBatch(rng, limit, p.weighted, max_ops, p.wide ? &recent : nullptr);
     bool ref_ok = ref.Apply(b);
     Status s = db->Write(b);
     ASSERT_EQ(ref_ok, s.ok()) << "batch " << i << ": " << s.ToString();
@@ -85,13 +132,13 @@ TEST_P(MemgraphDifferential, RandomBatchesMatchReference) {
       ASSERT_TRUE(s.IsNotFound()) << s.ToString();
       ++aborted;
     }
-    if (i % 50 == 0) {
+    if (i % check_every == 0) {
       auto snap = db->GetSnapshot();
       std::string diff = ref.Compare(*snap, limit);
       ASSERT_EQ(diff, "") << "current snapshot after batch " << i;
       if (held.size() < 8) held.push_back({std::move(snap), ref});
     }
-    if (i % 250 == 0) {
+    if (i % held_every == 0) {
       for (size_t h = 0; h < held.size(); ++h) {
         std::string diff = held[h].model.Compare(*held[h].snap, limit);
         ASSERT_EQ(diff, "") << "held snapshot " << h << " at batch " << i;
@@ -105,16 +152,36 @@ TEST_P(MemgraphDifferential, RandomBatchesMatchReference) {
   auto snap = db->GetSnapshot();
   EXPECT_EQ(ref.Compare(*snap, limit), "");
   EXPECT_GT(ref.edges().size(), 100u) << "workload too sparse to mean anything";
-  if (p.pending_from != 0) {
-    EXPECT_GT(mem::cart_detail::KeptPendingForTesting() - kept_before, 100u)
-        << "no C-ART kept updates pending";
-  }
   held.clear();
   snap.reset();
   // With no reader left, a writer's GC trims every chain to its head.
   ASSERT_TRUE(db->InsertEdge(0, 1).ok());
   DBStats st = db->GetStats();
   EXPECT_GT(st.versions_reclaimed, 0u);
+}
+
+TEST_P(MemgraphDifferential, RandomBatchesMatchReference) {
+  const Param p = GetParam();
+  const uint64_t kept_before = mem::cart_detail::KeptPendingForTesting();
+  const uint64_t pipelined_before = mem::MemGraph::PipelinedItemsForTesting();
+  if (p.pending_from != 0) mem::CArt::SetPendingForTesting(4, p.pending_from / 4);
+  struct Reset {
+    ~Reset() { mem::CArt::SetPendingForTesting(0, 0); }
+  } reset;
+  for (int seed = 0; seed < testing::DiffSeedCount() && !HasFatalFailure(); ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    RunDifferential(p, seed);
+  }
+  const uint64_t pipelined = mem::MemGraph::PipelinedItemsForTesting() - pipelined_before;
+  if (p.wide) {
+    EXPECT_GT(pipelined, 1000u) << "the wide workload never reached the pipelined build";
+  } else {
+    EXPECT_EQ(pipelined, 0u) << "the narrow workload is meant for the small-batch paths";
+  }
+  if (p.pending_from != 0) {
+    EXPECT_GT(mem::cart_detail::KeptPendingForTesting() - kept_before, 100u)
+        << "no C-ART kept updates pending";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -125,14 +192,19 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{GraphKind::kUndirected, true, 16},
                       Param{GraphKind::kDirectedWithInEdges, false, 256},
                       Param{GraphKind::kDirected, true, 8, 12},
-                      Param{GraphKind::kUndirected, false, 16, 24}),
+                      Param{GraphKind::kUndirected, false, 16, 24},
+                      Param{GraphKind::kDirected, true, 16, 0, true},
+                      Param{GraphKind::kDirectedWithInEdges, false, 32, 0, true},
+                      Param{GraphKind::kUndirected, true, 16, 48, true},
+                      Param{GraphKind::kUndirected, false, 256, 0, true}),
     [](const ::testing::TestParamInfo<Param>& i) {
       std::string k = i.param.kind == GraphKind::kDirected          ? "Directed"
                       : i.param.kind == GraphKind::kUndirected      ? "Undirected"
                                                                     : "DirectedIn";
       return k + (i.param.weighted ? "Weighted" : "") + "T" +
              std::to_string(i.param.cart_threshold) +
-             (i.param.pending_from != 0 ? "P" + std::to_string(i.param.pending_from) : "");
+             (i.param.pending_from != 0 ? "P" + std::to_string(i.param.pending_from) : "") +
+             (i.param.wide ? "Wide" : "");
     });
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 
 #include "strata/write_batch.h"
@@ -19,6 +20,15 @@ struct BatchMix {
   int add_vertex = 93;
   VertexId hot = 4;  // size of the hot set of endpoints
 };
+
+// How many seeds a randomized differential test runs each parameter with: STRATA_DIFF_SEEDS
+// (for sweeps outside `make test`, e.g. under ASan), else 1 (the suite's fixed seed; a test
+// derives seed k's generator from it and k, so seed 0 is the same run with or without it).
+inline int DiffSeedCount() {
+  const char* e = std::getenv("STRATA_DIFF_SEEDS");
+  const int n = e != nullptr ? std::atoi(e) : 1;
+  return n > 0 ? n : 1;
+}
 
 inline WriteBatch RandomBatch(std::mt19937_64& rng, VertexId limit, bool weighted,
                               const BatchMix& mix = BatchMix()) {
