@@ -19,6 +19,7 @@
 #include "compaction/compactor.h"
 #include "db/db_impl.h"
 #include "io/env.h"
+#include "memgraph/memgraph.h"
 #include "segment/segment_reader.h"
 #include "strata/db.h"
 #include "tests/util/file_util.h"
@@ -37,6 +38,10 @@ struct Param {
   bool weighted;
   IoBackend io;
   WalMode wal;
+  // Batches of up to 400 ops over 47 subgraphs (a hot set of 64 endpoints), in memgraphs of
+  // 256 KiB: commits take the pipelined build, memgraphs are sealed between large batches and
+  // flush full append areas and C-ARTs. Else batches of up to 16 ops over 3 subgraphs.
+  bool wide = false;
 };
 
 
@@ -107,7 +112,7 @@ void RunDiskDifferential(const Param& p, int seed, uint64_t* flushes, uint64_t* 
   o.weighted = p.weighted;
   o.io_backend = p.io;
   o.wal = p.wal;
-  o.memgraph_bytes = 6 << 10;  // seals every few hundred entries
+  o.memgraph_bytes = p.wide ? 256 << 10 : 6 << 10;  // seals every few batches / hundred entries
   o.cart_threshold = 8;
   o.memory_budget = 1 << 20;
   // Tiny levels so data crosses L0 -> L1 -> L2 -> L3 many times.
@@ -121,7 +126,14 @@ void RunDiskDifferential(const Param& p, int seed, uint64_t* flushes, uint64_t* 
   ASSERT_TRUE(DB::Open(o, path, &db).ok());
 
   testing::ReferenceGraph ref(p.kind, p.weighted);
-  const VertexId limit = 150;
+  const VertexId limit = p.wide ? 3000 : 150;
+  BatchMix mix;
+  if (p.wide) {
+    mix.max_ops = 400;
+    mix.hot = 64;
+    mix.set_weight = mix.remove;  // none: one on an absent edge aborts a whole batch
+    mix.add_vertex = 99;          // a vertex delete in one op of 100
+  }
   std::mt19937_64 rng(77 + static_cast<int>(p.kind) * 3 + p.weighted + static_cast<int>(p.wal) +
                       7919 * seed);
   struct Held {
@@ -129,9 +141,9 @@ void RunDiskDifferential(const Param& p, int seed, uint64_t* flushes, uint64_t* 
     testing::ReferenceGraph model;
   };
   std::vector<Held> held;
-  const int kBatches = 1500;
+  const int kBatches = p.wide ? 600 : 1500;
   for (int i = 0; i < kBatches; ++i) {
-    WriteBatch b = RandomBatch(rng, limit, p.weighted);
+    WriteBatch b = RandomBatch(rng, limit, p.weighted, mix);
     bool ok = ref.Apply(b);
     Status s = db->Write(b);
     ASSERT_EQ(ok, s.ok()) << "batch " << i << ": " << s.ToString();
@@ -176,13 +188,25 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
   if (p.io == IoBackend::kIoUring && !io::Env::IoUringAvailable()) GTEST_SKIP() << "no io_uring";
   SmallPartsGuard small_parts;
   uint64_t flushes = 0, compactions = 0, parts = 0;
+  const uint64_t pipelined_before = mem::MemGraph::PipelinedItemsForTesting();
   for (int seed = 0; seed < testing::DiffSeedCount() && !HasFatalFailure(); ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     RunDiskDifferential(p, seed, &flushes, &compactions, &parts);
   }
+  const uint64_t pipelined = mem::MemGraph::PipelinedItemsForTesting() - pipelined_before;
+  if (p.wide) {
+    EXPECT_GT(pipelined, 1000u) << "the wide workload never reached the pipelined build";
+  } else {
+    EXPECT_EQ(pipelined, 0u) << "the narrow workload is meant for the small-batch paths";
+  }
   EXPECT_GT(flushes, 5u) << "the memgraph never filled: the test would not cross flushes";
   EXPECT_GT(compactions, 5u) << "compaction never ran";
-  EXPECT_GT(parts, compactions) << "no compaction was cut into parts";
+  // Wide runs cut fewer of their compactions (84-89 parts for 130-185 compactions at seed 0).
+  if (p.wide) {
+    EXPECT_GT(parts, 0u) << "no compaction was cut into parts";
+  } else {
+    EXPECT_GT(parts, compactions) << "no compaction was cut into parts";
+  }
 }
 
 std::string Name(const ::testing::TestParamInfo<Param>& i) {
@@ -191,7 +215,7 @@ std::string Name(const ::testing::TestParamInfo<Param>& i) {
                                                            : "DirectedIn";
   std::string io = i.param.io == IoBackend::kPosix ? "Posix" : "IoUring";
   std::string wal = i.param.wal == WalMode::kOff ? "WalOff" : i.param.wal == WalMode::kSync ? "WalSync" : "WalGroup";
-  return k + (i.param.weighted ? "Weighted" : "") + io + wal;
+  return k + (i.param.weighted ? "Weighted" : "") + io + wal + (i.param.wide ? "Wide" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -201,7 +225,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{GraphKind::kDirectedWithInEdges, true, IoBackend::kPosix, WalMode::kGroup},
                       Param{GraphKind::kDirectedWithInEdges, false, IoBackend::kIoUring, WalMode::kOff},
                       Param{GraphKind::kUndirected, false, IoBackend::kPosix, WalMode::kSync},
-                      Param{GraphKind::kUndirected, true, IoBackend::kIoUring, WalMode::kGroup}),
+                      Param{GraphKind::kUndirected, true, IoBackend::kIoUring, WalMode::kGroup},
+                      Param{GraphKind::kDirected, true, IoBackend::kIoUring, WalMode::kGroup, true},
+                      Param{GraphKind::kDirectedWithInEdges, false, IoBackend::kPosix,
+                            WalMode::kOff, true},
+                      Param{GraphKind::kUndirected, false, IoBackend::kIoUring, WalMode::kSync,
+                            true}),
     Name);
 
 TEST(DiskStore, ReopenRefusesKindMismatchAndSecondOpen) {

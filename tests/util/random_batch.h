@@ -19,6 +19,7 @@ struct BatchMix {
   int set_weight = 87;
   int add_vertex = 93;
   VertexId hot = 4;  // size of the hot set of endpoints
+  int max_ops = 16;   // ops per batch: 1 to max_ops
 };
 
 // How many seeds a randomized differential test runs each parameter with: STRATA_DIFF_SEEDS
@@ -33,7 +34,7 @@ inline int DiffSeedCount() {
 inline WriteBatch RandomBatch(std::mt19937_64& rng, VertexId limit, bool weighted,
                               const BatchMix& mix = BatchMix()) {
   WriteBatch b;
-  const int n = 1 + static_cast<int>(rng() % 16);
+  const int n = 1 + static_cast<int>(rng() % static_cast<uint64_t>(mix.max_ops));
   auto vertex = [&]() -> VertexId { return rng() % 3 == 0 ? rng() % mix.hot : rng() % limit; };
   for (int i = 0; i < n; ++i) {
     const int r = static_cast<int>(rng() % 100);
