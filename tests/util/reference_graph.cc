@@ -10,7 +10,12 @@ void ReferenceGraph::Erase(VertexId u, VertexId v) {
 }
 
 bool ReferenceGraph::Apply(const WriteBatch& b) {
-  ReferenceGraph before = *this;
+  // Only a SetWeight can fail a batch: the model is copied to roll back to only then (a copy
+  // per batch made the wide workloads' models quadratic).
+  bool may_fail = false;
+  for (const WriteBatch::Op& op : b.ops()) may_fail |= op.type == WriteBatch::OpType::kSetWeight;
+  ReferenceGraph before(kind_, weighted_);
+  if (may_fail) before = *this;
   for (const WriteBatch::Op& op : b.ops()) {
     double w = weighted_ ? op.weight : 1.0;
     switch (op.type) {
@@ -19,11 +24,18 @@ bool ReferenceGraph::Apply(const WriteBatch& b) {
         break;
       case WriteBatch::OpType::kDeleteVertex: {
         vertices_.erase(op.u);
+        // Its out-edges, and where the store keeps in-edges, the edges into it: on undirected
+        // stores the mirrors of its out-edges, on kDirectedWithInEdges every (x, u) (a scan).
         std::vector<std::pair<VertexId, VertexId>> gone;
-        for (const auto& [e, _] : edges_) {
-          bool out = e.first == op.u;
-          bool in = e.second == op.u && kind_ != GraphKind::kDirected;
-          if (out || in) gone.push_back(e);
+        for (auto it = edges_.lower_bound({op.u, 0}); it != edges_.end() && it->first.first == op.u;
+             ++it) {
+          gone.push_back(it->first);
+          if (kind_ == GraphKind::kUndirected) gone.push_back({it->first.second, op.u});
+        }
+        if (kind_ == GraphKind::kDirectedWithInEdges) {
+          for (const auto& [e, _] : edges_) {
+            if (e.second == op.u) gone.push_back(e);
+          }
         }
         for (const auto& e : gone) edges_.erase(e);
         break;
