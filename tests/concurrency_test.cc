@@ -1,10 +1,14 @@
 // Snapshot consistency under concurrent writers. Writers commit batches that keep an
 // invariant — edges come in symmetric pairs (a,b),(b,a) inserted or deleted together — while
 // readers check on their snapshots that the invariant holds and that a held snapshot never
-// changes. Meant to run clean under TSan (make tsan).
+// changes. Beside them, readers whose every snapshot is checked against the model: a writer's
+// committed batches replayed afterwards give the graph each snapshot's timestamp must show
+// (ModelCheckedReaders). Meant to run clean under TSan (make tsan).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <future>
 #include <map>
 #include <random>
@@ -15,6 +19,8 @@
 #include "memgraph/memgraph.h"
 #include "mvcc/walk_registry.h"
 #include "tests/util/open_walk.h"
+#include "tests/util/random_batch.h"
+#include "tests/util/reference_graph.h"
 #include "tests/util/temp_dir.h"
 
 namespace strata {
@@ -92,6 +98,173 @@ void RunPairs(GraphKind kind, uint32_t cart_threshold) {
   EXPECT_GT(checks.load(), 0u);
   auto snap = db->GetSnapshot();
   EXPECT_EQ(snap->timestamp(), db->GetStats().last_committed);
+}
+
+// A digest of a graph's vertices and edges (with weights) in ascending order, for comparing a
+// snapshot with the model state it should show without keeping either.
+struct Digest {
+  uint64_t h = 0x9e3779b97f4a7c15;
+  uint64_t n = 0;
+  void Add(uint64_t x) {
+    h ^= x + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9;
+    ++n;
+  }
+  void AddEdge(VertexId u, VertexId v, double w) {
+    uint64_t bits;
+    std::memcpy(&bits, &w, sizeof(bits));
+    Add(u);
+    Add(v);
+    Add(bits);
+  }
+  bool operator==(const Digest& o) const { return h == o.h && n == o.n; }
+};
+
+// Vertices [0, limit), then edges out (and in, on kDirectedWithInEdges) of a snapshot.
+Digest SnapshotDigest(const Snapshot& s, VertexId limit, bool with_in) {
+  Digest d;
+  s.ScanVertices(0, limit, [&](VertexId v) {
+    d.Add(v);
+    return true;
+  });
+  for (int in = 0; in < (with_in ? 2 : 1); ++in) {
+    d.Add(~uint64_t{0});  // direction separator
+    Status st = s.ScanEdges(0, limit, in ? Direction::kIn : Direction::kOut,
+                            [&](VertexId u, const NeighborChunk& c) {
+                              for (size_t i = 0; i < c.size; ++i) {
+                                d.AddEdge(u, c.dst[i], c.weight ? c.weight[i] : 1.0);
+                              }
+                              return true;
+                            });
+    if (!st.ok()) d.Add(0xdead);  // never equal to a model's
+  }
+  return d;
+}
+
+Digest ModelDigest(const testing::ReferenceGraph& m, VertexId limit, bool with_in) {
+  Digest d;
+  for (VertexId v : m.vertices()) {
+    if (v < limit) d.Add(v);
+  }
+  d.Add(~uint64_t{0});
+  for (const auto& [e, w] : m.edges()) {
+    if (e.first < limit) d.AddEdge(e.first, e.second, w);
+  }
+  if (with_in) {
+    d.Add(~uint64_t{0});
+    std::map<std::pair<VertexId, VertexId>, double> in;
+    for (const auto& [e, w] : m.edges()) in[{e.second, e.first}] = w;
+    for (const auto& [e, w] : in) {
+      if (e.first < limit) d.AddEdge(e.first, e.second, w);
+    }
+  }
+  return d;
+}
+
+// One writer commits wide random batches (up to 400 ops over 47 subgraphs: the pipelined
+// build, area applies, C-ART moves, vertex deletes) while readers take snapshots at random
+// moments, scan them whole (beside the writer's version GC), keep a few to scan again later,
+// and record each scan's digest with the snapshot's timestamp. Afterwards the committed
+// batches are replayed into the model: every scan must equal the model after exactly the
+// batches committed at or before its snapshot's timestamp.
+void RunModelCheckedReaders(GraphKind kind, bool weighted) {
+  Options o;
+  o.in_memory = true;
+  o.graph_kind = kind;
+  o.weighted = weighted;
+  o.cart_threshold = 16;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, "conc", &db).ok());
+  const VertexId limit = 3000;
+  const bool with_in = kind == GraphKind::kDirectedWithInEdges;
+  testing::BatchMix mix;
+  mix.max_ops = 400;
+  mix.hot = 64;
+  mix.set_weight = mix.remove;  // none: every batch commits
+  mix.add_vertex = 99;
+
+  // The writer: batch k committed, and snapshots taken just before and after it saw pre[k]
+  // and post[k] (it is the only writer: its commit's timestamp is in (pre[k], post[k]]).
+  std::vector<WriteBatch> batches;
+  std::vector<Timestamp> pre, post;
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    std::mt19937_64 rng(2026);
+    for (int k = 0; k < 250; ++k) {
+      WriteBatch b = testing::RandomBatch(rng, limit, weighted, mix);
+      const Timestamp before = db->GetSnapshot()->timestamp();
+      Status st = db->Write(b);
+      if (!st.ok()) {
+        ADD_FAILURE() << "batch " << k << ": " << st.ToString();
+        break;
+      }
+      pre.push_back(before);
+      post.push_back(db->GetSnapshot()->timestamp());
+      batches.push_back(std::move(b));
+    }
+    done = true;
+  });
+  struct Scan {
+    Timestamp ts;
+    Digest d;
+  };
+  std::vector<std::vector<Scan>> scans(2);
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&, r] {
+      std::mt19937_64 rng(77 + r);
+      std::vector<std::pair<std::unique_ptr<Snapshot>, Digest>> kept;
+      while (!done) {
+        auto snap = db->GetSnapshot();
+        const Digest d = SnapshotDigest(*snap, limit, with_in);
+        scans[r].push_back({snap->timestamp(), d});
+        if (kept.size() < 3 && rng() % 4 == 0) kept.push_back({std::move(snap), d});
+        if (!kept.empty() && rng() % 3 == 0) {
+          // A held snapshot scanned again while the writer went on: unchanged.
+          const size_t i = rng() % kept.size();
+          EXPECT_TRUE(SnapshotDigest(*kept[i].first, limit, with_in) == kept[i].second)
+              << "held snapshot at ts " << kept[i].first->timestamp() << " changed";
+          kept.erase(kept.begin() + static_cast<ptrdiff_t>(i));
+        }
+      }
+    });
+  }
+  writer.join();
+  for (auto& t : readers) t.join();
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  ASSERT_GT(batches.size(), 100u);
+
+  // Model digests after each prefix of the batches: digests[k] after batches [0, k).
+  testing::ReferenceGraph model(kind, weighted);
+  std::vector<Digest> digests{ModelDigest(model, limit, with_in)};
+  for (const WriteBatch& b : batches) {
+    ASSERT_TRUE(model.Apply(b));
+    digests.push_back(ModelDigest(model, limit, with_in));
+  }
+  size_t checked = 0, mid = 0;
+  for (const auto& per_reader : scans) {
+    for (const Scan& sc : per_reader) {
+      // k: batches whose post-commit snapshot is at or before ts (certainly seen). Batch k
+      // (the next) may be seen too when ts is past its pre-commit snapshot.
+      const size_t k = static_cast<size_t>(std::upper_bound(post.begin(), post.end(), sc.ts) -
+                                           post.begin());
+      const bool maybe_next = k < pre.size() && pre[k] < sc.ts;
+      const bool ok = sc.d == digests[k] || (maybe_next && sc.d == digests[k + 1]);
+      EXPECT_TRUE(ok) << "a snapshot at ts " << sc.ts << " is not the graph after " << k
+                      << " batches" << (maybe_next ? " (or one more)" : "");
+      ++checked;
+      mid += k > 0 && k < batches.size();
+    }
+  }
+  EXPECT_GT(checked, 10u) << "the readers took too few snapshots to mean anything";
+  EXPECT_GT(mid, 5u) << "too few snapshots fell while the writer ran";
+}
+
+TEST(Concurrency, ModelCheckedReadersUndirectedWeighted) {
+  RunModelCheckedReaders(GraphKind::kUndirected, true);
+}
+TEST(Concurrency, ModelCheckedReadersDirectedIn) {
+  RunModelCheckedReaders(GraphKind::kDirectedWithInEdges, false);
 }
 
 TEST(Concurrency, SymmetricPairsDirected) { RunPairs(GraphKind::kDirected, 16); }
