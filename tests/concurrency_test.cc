@@ -152,10 +152,9 @@ Digest ModelDigest(const testing::ReferenceGraph& m, VertexId limit, bool with_i
   }
   if (with_in) {
     d.Add(~uint64_t{0});
-    std::map<std::pair<VertexId, VertexId>, double> in;
-    for (const auto& [e, w] : m.edges()) in[{e.second, e.first}] = w;
-    for (const auto& [e, w] : in) {
-      if (e.first < limit) d.AddEdge(e.first, e.second, w);
+    const auto in = m.InLists(limit);
+    for (VertexId u = 0; u < limit; ++u) {
+      for (const auto& [x, w] : in[u]) d.AddEdge(u, x, w);
     }
   }
   return d;
@@ -177,11 +176,7 @@ void RunModelCheckedReaders(GraphKind kind, bool weighted) {
   ASSERT_TRUE(DB::Open(o, "conc", &db).ok());
   const VertexId limit = 3000;
   const bool with_in = kind == GraphKind::kDirectedWithInEdges;
-  testing::BatchMix mix;
-  mix.max_ops = 400;
-  mix.hot = 64;
-  mix.set_weight = mix.remove;  // none: every batch commits
-  mix.add_vertex = 99;
+  const testing::BatchMix mix = testing::WideBatchMix();  // no weight changes: all commit
 
   // The writer: batch k committed, and snapshots taken just before and after it saw pre[k]
   // and post[k] (it is the only writer: its commit's timestamp is in (pre[k], post[k]]).
@@ -190,8 +185,9 @@ void RunModelCheckedReaders(GraphKind kind, bool weighted) {
   std::atomic<bool> done{false};
   std::thread writer([&] {
     std::mt19937_64 rng(2026);
+    testing::RecentEdges recent;
     for (int k = 0; k < 250; ++k) {
-      WriteBatch b = testing::RandomBatch(rng, limit, weighted, mix);
+      WriteBatch b = testing::RandomBatch(rng, limit, weighted, mix, &recent);
       const Timestamp before = db->GetSnapshot()->timestamp();
       Status st = db->Write(b);
       if (!st.ok()) {

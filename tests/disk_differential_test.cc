@@ -38,9 +38,9 @@ struct Param {
   bool weighted;
   IoBackend io;
   WalMode wal;
-  // Batches of up to 400 ops over 47 subgraphs (a hot set of 64 endpoints), in memgraphs of
-  // 256 KiB: commits take the pipelined build, memgraphs are sealed between large batches and
-  // flush full append areas and C-ARTs. Else batches of up to 16 ops over 3 subgraphs.
+  // WideBatchMix over 3,000 vertices (47 subgraphs), in memgraphs of 256 KiB: commits take
+  // the pipelined build, memgraphs are sealed between large batches and flush full append
+  // areas and C-ARTs. Else batches of up to 16 ops over 3 subgraphs.
   bool wide = false;
 };
 
@@ -127,13 +127,8 @@ void RunDiskDifferential(const Param& p, int seed, uint64_t* flushes, uint64_t* 
 
   testing::ReferenceGraph ref(p.kind, p.weighted);
   const VertexId limit = p.wide ? 3000 : 150;
-  BatchMix mix;
-  if (p.wide) {
-    mix.max_ops = 400;
-    mix.hot = 64;
-    mix.set_weight = mix.remove;  // none: one on an absent edge aborts a whole batch
-    mix.add_vertex = 99;          // a vertex delete in one op of 100
-  }
+  const BatchMix mix = p.wide ? testing::WideBatchMix() : BatchMix();
+  testing::RecentEdges recent;  // the wide workload's deletes aim at stored edges
   std::mt19937_64 rng(77 + static_cast<int>(p.kind) * 3 + p.weighted + static_cast<int>(p.wal) +
                       7919 * seed);
   struct Held {
@@ -143,7 +138,7 @@ void RunDiskDifferential(const Param& p, int seed, uint64_t* flushes, uint64_t* 
   std::vector<Held> held;
   const int kBatches = p.wide ? 600 : 1500;
   for (int i = 0; i < kBatches; ++i) {
-    WriteBatch b = RandomBatch(rng, limit, p.weighted, mix);
+    WriteBatch b = RandomBatch(rng, limit, p.weighted, mix, p.wide ? &recent : nullptr);
     bool ok = ref.Apply(b);
     Status s = db->Write(b);
     ASSERT_EQ(ok, s.ok()) << "batch " << i << ": " << s.ToString();
@@ -1028,11 +1023,7 @@ TEST(DiskDifferentialCrash, ReopenAfterKillMatchesReference) {
 // Batches of up to 400 ops over 47 subgraphs: WAL records of large batches, and their
 // recovery into memgraphs through the pipelined build, cut by the kill at any point.
 TEST(DiskDifferentialCrash, WideBatchesReopenAfterKillMatchReference) {
-  BatchMix mix;
-  mix.max_ops = 400;
-  mix.hot = 64;
-  mix.set_weight = mix.remove;  // none: one on an absent edge aborts a whole batch
-  mix.add_vertex = 99;
+  const BatchMix mix = testing::WideBatchMix();
   const uint64_t pipelined_before = mem::MemGraph::PipelinedItemsForTesting();
   RunCrashRounds(256 << 10, 3000, mix);
   // This thread only reopens: what it built through the pipeline, recovery replayed.

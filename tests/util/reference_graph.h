@@ -27,6 +27,9 @@ class ReferenceGraph {
   const std::map<std::pair<VertexId, VertexId>, double>& edges() const { return edges_; }
   // Out-neighbors (or in-neighbors when in == true) with weights, ascending.
   std::vector<std::pair<VertexId, double>> Neighbors(VertexId u, bool in) const;
+  // Neighbors(u, true) of every u < id_limit, from one pass over the edges (a call of
+  // Neighbors(u, true) scans them all on kDirectedWithInEdges).
+  std::vector<std::vector<std::pair<VertexId, double>>> InLists(VertexId id_limit) const;
 
   // Compares every query of `s` with this model over vertex IDs [0, id_limit). Returns ""
   // when equal, else a description of the first difference.
