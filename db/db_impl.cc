@@ -10,6 +10,7 @@
 
 #include "compaction/compactor.h"
 #include "compaction/flush.h"
+#include "db/filename.h"
 #include "db/snapshot_impl.h"
 #include "util/clock.h"
 #include "util/scratch.h"
@@ -449,6 +450,15 @@ Status DBImpl::FlushOldest() {
   ManifestEdit edit;
   edit.added = r.files;
   edit.last_flushed_ts = seal_ts;
+  {
+    // The same edit unlists the logs whose batches it makes obsolete (retired below).
+    std::lock_guard<std::mutex> g(bg_mu_);
+    const Sealed& sealed = sealed_.at(mg.get());
+    for (const auto& l : sealed.logs) edit.logs_removed.push_back(l->number());
+    for (const std::string& p : sealed.replayed_logs) {
+      edit.logs_removed.push_back(WalNumberOfPath(p));
+    }
+  }
   edit.next_file_number = next_file_.load();
   edit.next_vertex_id = next_id_.load();
   VersionChange change;
@@ -573,19 +583,23 @@ Status DBImpl::Close() {
   compact_cv_.notify_all();
   if (flush_thread_.joinable()) flush_thread_.join();
   if (compact_thread_.joinable()) compact_thread_.join();
+  // After a clean flush the active memgraph is empty: its log holds no batch to replay, but
+  // maybe view changes committed since the flush, which a durable subscription may still
+  // need: retired like a flushed log (RetireLog), not deleted outright. The logs replayed at
+  // open go too. Each is unlisted from the manifest first; if that fails they stay (and are
+  // replayed, holding nothing newer than the flush, at the next open).
+  std::vector<std::string> retire;
   if (wal_) {
     std::string p = wal_->path();
     Status c = wal_->Close();
-    // After a clean flush the active memgraph is empty: its log holds no batch to replay,
-    // but maybe view changes committed since the flush, which a durable subscription may
-    // still need: retired like a flushed log (RetireLog), not deleted outright.
-    if (s.ok() && c.ok() && !current()->memgraphs[0]->HasCommits()) {
-      RetireLog(p, core_->clock.read_ts());
-    }
+    if (s.ok() && c.ok() && !current()->memgraphs[0]->HasCommits()) retire.push_back(p);
     wal_.reset();
   }
   if (s.ok() && !options_.read_only) {
-    for (const std::string& p : active_replayed_) RetireLog(p, core_->clock.read_ts());
+    retire.insert(retire.end(), active_replayed_.begin(), active_replayed_.end());
+  }
+  if (!retire.empty() && UnlistLogs(retire).ok()) {
+    for (const std::string& p : retire) RetireLog(p, core_->clock.read_ts());
   }
   Log("close: " + s.ToString());
   manifest_.reset();

@@ -210,7 +210,11 @@ class DBImpl final : public DB {
   // Repair: replaces log `path` by its first `bytes` bytes (temp file, sync, rename).
   Status TruncateLog(const std::string& path, uint64_t bytes);
   void RemoveObsoleteFiles(const StoreState& state);
+  // Creates the next log and lists it in the manifest (db/manifest.h, "Logs") before anything
+  // is written to it; on a failed listing the log is removed again.
   Status NewLog(std::unique_ptr<WriteAheadLog>* log);
+  // Unlists the logs at `paths` in one manifest edit (before they are retired at close).
+  Status UnlistLogs(const std::vector<std::string>& paths);
   // Opens a handle (reader included) on each named segment of this store. A level-0 file's
   // presence is taken from `flushed` (nullable) where its flush made it, else built from the
   // file.

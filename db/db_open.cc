@@ -168,8 +168,29 @@ Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
 }
 
 Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
-  return WriteAheadLog::Create(env_.get(), path_, next_file_.fetch_add(1), store_id_, options_.wal,
-                               log);
+  std::unique_ptr<WriteAheadLog> made;
+  Status s = WriteAheadLog::Create(env_.get(), path_, next_file_.fetch_add(1), store_id_,
+                                   options_.wal, &made);
+  if (!s.ok()) return s;
+  ManifestEdit edit;
+  edit.logs_added.push_back(made->number());
+  s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
+  if (!s.ok()) {
+    // Unlisted, it would only be replayed (empty); removed so that it is not left behind.
+    const std::string p = made->path();
+    made->Close();
+    env_->RemoveFile(p);
+    return s;
+  }
+  *log = std::move(made);
+  return Status::OK();
+}
+
+Status DBImpl::UnlistLogs(const std::vector<std::string>& paths) {
+  if (paths.empty()) return Status::OK();
+  ManifestEdit edit;
+  for (const std::string& p : paths) edit.logs_removed.push_back(WalNumberOfPath(p));
+  return manifest_->LogAndApply(edit, [this] { return CheckLock(); });
 }
 
 Status DBImpl::OpenDisk() {
@@ -368,6 +389,31 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
     }
   }
   std::sort(logs.begin(), logs.end());
+  // Every log the manifest lists must be here (db/manifest.h, "Logs"): one that is gone held
+  // acknowledged batches, so opening without it would answer without them.
+  std::vector<uint64_t> dropped;
+  for (uint64_t num : st.logs) {
+    const bool here = std::binary_search(
+        logs.begin(), logs.end(), std::make_pair(num, WalFilePath(path_, num)));
+    if (here) continue;
+    if (!options_.repair) {
+      return Status::Corruption(
+          "file " + WalFilePath(path_, num) +
+          ": missing; the manifest lists this log as holding batches newer than the last "
+          "flush (ts " + std::to_string(st.last_flushed_ts) +
+          "), which are lost without it; restore it, or open with Options::repair "
+          "(strata repair) to go on without them");
+    }
+    dropped.push_back(num);
+    Log("repair: log " + WalFilePath(path_, num) +
+        " listed in the manifest is missing; its batches are lost");
+  }
+  if (!dropped.empty() && !options_.read_only) {
+    ManifestEdit edit;
+    edit.logs_removed = dropped;
+    s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
+    if (!s.ok()) return s;
+  }
   std::vector<std::pair<Timestamp, WriteBatch>> records;
   for (const auto& [num, p] : logs) {
     RecordLogTail tail;
@@ -394,6 +440,18 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
                               },
                               &tail);
     if (!s.ok()) return s;
+    if (st.logs.count(num) != 0 && tail.valid_bytes <= kRecordLogHeaderSize) {
+      // Listed only once its header and identity record were synced: without them it was
+      // emptied or overwritten since, and whatever batches it held are gone.
+      const std::string why = "the manifest lists this log, but its header and identity record "
+                              "(synced before it was listed) are not whole: " + tail.reason;
+      if (!options_.repair) {
+        return io::CorruptionAt(p, tail.valid_bytes,
+                                why + "; its batches are lost without it; restore it, or open "
+                                      "with Options::repair (strata repair) to go on without them");
+      }
+      Log("repair: " + p + ": " + why + "; its batches are lost");
+    }
     if (tail.cut_bytes != 0 && tail.whole_damaged) {
       // Written whole (no zero-filled sector) with a wrong checksum: not a crashed append but
       // damage to a record that was synced, so an acknowledged batch. Only an explicit repair

@@ -41,6 +41,17 @@ std::string WalFileName(uint64_t number) {
   return name;
 }
 
+uint64_t WalNumberOfPath(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  FileType type;
+  uint64_t num = 0;
+  if (!ParseFileName(slash == std::string::npos ? path : path.substr(slash + 1), &type, &num) ||
+      type != FileType::kWal) {
+    return 0;
+  }
+  return num;
+}
+
 bool ParseFileName(const std::string& name, FileType* type, uint64_t* number) {
   uint64_t n = 0;
   if (EndsWith(name, kTempSuffix)) {

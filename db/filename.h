@@ -53,6 +53,8 @@ enum class FileType {
 // "MANIFEST-<n>", "<n>.wal" (six digits at least).
 std::string ManifestFileName(uint64_t number);
 std::string WalFileName(uint64_t number);
+// The number of the log at `path` (a path ending in a log's name); 0 if it names no log.
+uint64_t WalNumberOfPath(const std::string& path);
 
 // Paths in store directory `dir`.
 inline std::string StoreFilePath(const std::string& dir, const std::string& name) {

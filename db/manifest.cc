@@ -22,6 +22,8 @@ enum Tag : uint8_t {
   kNextVertex = 4,
   kAddFile = 5,
   kRemoveFile = 6,
+  kAddLog = 7,
+  kRemoveLog = 8,
 };
 
 class Decoder {
@@ -85,6 +87,14 @@ void ManifestEdit::EncodeTo(std::string* dst) const {
     dst->push_back(static_cast<char>(kRemoveFile));
     PutVarint64(dst, n);
   }
+  for (uint64_t n : logs_added) {
+    dst->push_back(static_cast<char>(kAddLog));
+    PutVarint64(dst, n);
+  }
+  for (uint64_t n : logs_removed) {
+    dst->push_back(static_cast<char>(kRemoveLog));
+    PutVarint64(dst, n);
+  }
 }
 
 Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) {
@@ -144,6 +154,14 @@ Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) 
         if (!d.Varint(&a)) return bad("bad removed file");
         removed.push_back(a);
         break;
+      case kAddLog:
+        if (!d.Varint(&a)) return bad("bad added log");
+        logs_added.push_back(a);
+        break;
+      case kRemoveLog:
+        if (!d.Varint(&a)) return bad("bad removed log");
+        logs_removed.push_back(a);
+        break;
       default:
         return bad("unknown tag");
     }
@@ -173,6 +191,12 @@ Status ManifestEdit::ApplyTo(StoreState* st, const std::string& where) const {
     }
     if (f.number >= st->next_file_number) st->next_file_number = f.number + 1;
   }
+  for (uint64_t n : logs_removed) st->logs.erase(n);
+  for (uint64_t n : logs_added) {
+    if (!st->logs.insert(n).second) {
+      return Status::Corruption(where + ": manifest lists log " + std::to_string(n) + " twice");
+    }
+  }
   return Status::OK();
 }
 
@@ -187,6 +211,7 @@ ManifestEdit ManifestEdit::FullState(const StoreState& s) {
   e.last_flushed_ts = s.last_flushed_ts;
   e.next_vertex_id = s.next_vertex_id;
   for (const auto& [n, f] : s.files) e.added.push_back(f);
+  e.logs_added.assign(s.logs.begin(), s.logs.end());
   return e;
 }
 
@@ -291,6 +316,14 @@ Status Manifest::Recover(io::Env* env, const std::string& dir, StoreState* state
         return io::CorruptionAt(old_path, tail->valid_bytes,
                                 "the last record is damaged, not torn: without it the manifest "
                                 "names " + seg + ", which is gone (" + tail->reason + ")");
+      }
+    }
+    for (uint64_t num : st.logs) {
+      const std::string log = WalFileName(num);
+      if (!env->FileExists(StoreFilePath(dir, log))) {
+        return io::CorruptionAt(old_path, tail->valid_bytes,
+                                "the last record is damaged, not torn: without it the manifest "
+                                "lists " + log + ", which is gone (" + tail->reason + ")");
       }
     }
   }

@@ -3,7 +3,16 @@
 // Directory layout (db/filename.h): CURRENT names the live manifest ("MANIFEST-<n>\n"). A
 // manifest is a record log (db/record_log.h, magic "SGMANIF1") of ManifestEdits; its first
 // record holds the whole state, later ones the changes: segment added/removed per level, next
-// file number, last flushed timestamp, next vertex ID. Each append is synced before LogAndApply returns.
+// file number, last flushed timestamp, next vertex ID, write-ahead logs made and retired. Each
+// append is synced before LogAndApply returns.
+//
+// Logs: a log is listed (ManifestEdit::logs_added) after its header and identity record are
+// synced and before any batch is written to it, and unlisted (logs_removed) by the edit that
+// makes its batches obsolete (the flush's, or a clean close's) before it is deleted. So every
+// listed log exists and holds its identity record; one that is gone or emptied was damaged
+// after the fact, and Open reports it rather than serve a store without its batches. A log not
+// listed (a crash between its creation and its listing; a store written before logs were
+// listed) holds no acknowledged batch and is replayed as before.
 //
 // Recover replays the live manifest (a torn last record is cut and reported; a last record
 // written whole but damaged, or one whose cut would leave the state naming a segment that is
@@ -22,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +55,7 @@ struct StoreState {
   Timestamp last_flushed_ts = 0;  // every commit <= this lives in segment files
   VertexId next_vertex_id = 0;
   std::map<uint64_t, FileMeta> files;  // by file number
+  std::set<uint64_t> logs;  // write-ahead logs listed: each must exist (see the file comment)
 };
 
 struct ManifestEdit {
@@ -58,6 +69,8 @@ struct ManifestEdit {
   std::optional<VertexId> next_vertex_id;
   std::vector<FileMeta> added;
   std::vector<uint64_t> removed;
+  std::vector<uint64_t> logs_added;    // listing a log twice is Corruption
+  std::vector<uint64_t> logs_removed;  // unlisting one not listed is a no-op
 
   void EncodeTo(std::string* dst) const;
   // `where` names the record in error messages.

@@ -7,8 +7,10 @@
 // present, and that the store verifies clean. Rounds with WAL `sync` and with `group` and two
 // concurrent writers.
 //
-// Corruption: flipped bytes in every kind of file are reported as Corruption naming the file,
-// at open, on read or by Verify — never a crash or a silently wrong answer.
+// Corruption: flipped bytes, and zeroed sectors and pages, in every kind of file are reported as
+// Corruption naming the file, at open, on read or by Verify — never a crash or a silently wrong
+// answer (zeros at a log's end may cut the records they reach, as a torn append is cut).
+// STRATA_DIFF_SEEDS=N repeats both with N seeds.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <poll.h>
@@ -23,12 +25,16 @@
 
 #include "strata/db.h"
 #include "tests/util/file_util.h"
+#include "tests/util/random_batch.h"
 #include "tests/util/temp_dir.h"
 
 namespace strata {
 namespace {
 
 constexpr int kEdgesPerBatch = 6;
+// BuildStore's batches, and the first of them that only its log holds.
+constexpr uint64_t kBuiltBatches = 520;
+constexpr uint64_t kFlushedBatches = 500;
 
 Options CrashOptions(WalMode wal) {
   Options o;
@@ -164,31 +170,32 @@ void BuildStore(const std::string& path, WalMode wal) {
 }
 
 // Opens, reads everything, verifies; returns the first error seen (OK if none).
-// `tail_may_go`: a flip in a log's last record is Corruption naming the log when the record
-// reads as written whole (db/record_log.h: no zero-filled sector, wrong checksum; only
-// Options::repair drops it), but a flip that leaves it looking torn (a sector piece that is
-// now all zero) cuts it as a torn append is cut, so only the final batch may then be missing.
-// A flip in the manifest's last record is Corruption.
-Status OpenReadVerify(const std::string& path, WalMode wal, bool tail_may_go) {
+// Batches from `may_lose_from` on may be missing, but only as a suffix (a log cut at a record:
+// once one is missing, every later one is). A flip in a log's last record is Corruption naming
+// the log when the record reads as written whole (db/record_log.h: no zero-filled sector, wrong
+// checksum; only Options::repair drops it), but damage that leaves it looking torn (a sector
+// piece that is now all zero) cuts it as a torn append is cut; zeros to the end of a log cut
+// every record they reach. A damaged manifest's last record is Corruption.
+Status OpenReadVerify(const std::string& path, WalMode wal, uint64_t may_lose_from) {
   std::unique_ptr<DB> db;
   Status s = DB::Open(CrashOptions(wal), path, &db);
   if (!s.ok()) return s;
   auto snap = db->GetSnapshot();
-  for (uint64_t k = 0; k < 520; ++k) {
+  bool lost = false;
+  for (uint64_t k = 0; k < kBuiltBatches; ++k) {
     int c = CountOf(*snap, k * 8);
     if (!snap->status().ok()) return snap->status();
-    if (c != kEdgesPerBatch && !(tail_may_go && k == 519 && c == 0)) {
-      return Status::Aborted("batch " + std::to_string(k) + " wrong without an error");
-    }
+    const bool ok = c == kEdgesPerBatch ? !lost : (c == 0 && k >= may_lose_from);
+    if (!ok) return Status::Aborted("batch " + std::to_string(k) + " wrong without an error");
+    lost = c == 0;
   }
   std::string report;
   return db->Verify(&report);
 }
 
-TEST(Corruption, FlippedBytesInEveryFileKindAreNamed) {
-  testing::TempDir dir;
-  const std::string pristine = dir.path() + "/pristine";
-  // The store is built in a child so that its leaked DB (and its lock) die with it.
+// The store of BuildStore, made once in a child (its leaked DB and lock die with it); returns
+// its segment, log and manifest files.
+std::vector<std::string> BuildPristine(const std::string& pristine) {
   pid_t pid = fork();
   if (pid == 0) {
     BuildStore(pristine, WalMode::kSync);
@@ -196,51 +203,155 @@ TEST(Corruption, FlippedBytesInEveryFileKindAreNamed) {
   }
   int st = 0;
   waitpid(pid, &st, 0);
-  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  namespace fs = std::filesystem;
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(pristine)) {
+  for (const auto& e : std::filesystem::directory_iterator(pristine)) {
     std::string n = e.path().filename();
     if (n.find(".seg") != std::string::npos || n.find(".wal") != std::string::npos ||
         n.rfind("MANIFEST-", 0) == 0) {
       files.push_back(n);
     }
   }
-  int kinds = 0;
-  for (const char* ext : {".seg", ".wal", "MANIFEST-"}) {
-    for (const auto& f : files) kinds += f.find(ext) != std::string::npos ? 1 : 0;
-  }
+  return files;
+}
+
+// Opens a copy of the pristine store with file f replaced by `bad` and reads every batch: an
+// error must name f and no answer may be wrong without one. True if the damage was reported.
+bool DamagedCopyIsNamedOrHarmless(const std::string& pristine, const std::string& work,
+                                  const std::string& f, const std::string& bad,
+                                  uint64_t may_lose_from, const std::string& what) {
+  namespace fs = std::filesystem;
+  fs::copy(pristine, work);
+  WriteAll(work + "/" + f, bad);
+  Status s = OpenReadVerify(work, WalMode::kSync, may_lose_from);
+  fs::remove_all(work);
+  if (s.ok()) return false;  // every answer was still right
+  EXPECT_FALSE(s.IsAborted()) << f << " " << what << ": wrong answer without error";
+  EXPECT_NE(s.ToString().find(f), std::string::npos) << f << " " << what << ": " << s.ToString();
+  return true;
+}
+
+TEST(Corruption, FlippedBytesInEveryFileKindAreNamed) {
+  testing::TempDir dir;
+  const std::string pristine = dir.path() + "/pristine";
+  const std::vector<std::string> files = BuildPristine(pristine);
   ASSERT_GE(files.size(), 3u);
-  std::mt19937_64 rng(9);
   int detected = 0, trials = 0;
-  for (const std::string& f : files) {
-    const std::string data = ReadAll(pristine + "/" + f);
-    if (data.empty()) continue;
-    for (int t = 0; t < 12; ++t) {
-      const std::string work = dir.path() + "/w" + std::to_string(trials);
-      fs::copy(pristine, work);
-      std::string bad = data;
-      size_t pos = rng() % bad.size();
-      bad[pos] = static_cast<char>(bad[pos] ^ (1 + rng() % 255));
-      WriteAll(work + "/" + f, bad);
-      const bool last_record = f.find(".wal") != std::string::npos &&
-                               pos + 16 + 64 >= bad.size();
-      Status s = OpenReadVerify(work, WalMode::kSync, last_record);
-      ++trials;
-      if (!s.ok()) {
-        ASSERT_FALSE(s.IsAborted()) << f << " flip at " << pos << ": wrong answer without error";
-        // A flip in the log's unsynced-looking tail may only cut the tail (reported in
-        // LOG); everything else must name the file.
-        EXPECT_NE(s.ToString().find(f), std::string::npos) << f << " at " << pos << ": "
-                                                           << s.ToString();
-        ++detected;
+  // Seed 0 is the suite's fixed run; STRATA_DIFF_SEEDS=N flips 12 more bytes a file per seed.
+  for (int seed = 0; seed < testing::DiffSeedCount(); ++seed) {
+    std::mt19937_64 rng(9 + 1000003 * static_cast<uint64_t>(seed));
+    for (const std::string& f : files) {
+      const std::string data = ReadAll(pristine + "/" + f);
+      if (data.empty()) continue;
+      for (int t = 0; t < 12; ++t) {
+        std::string bad = data;
+        size_t pos = rng() % bad.size();
+        bad[pos] = static_cast<char>(bad[pos] ^ (1 + rng() % 255));
+        // A flip in the log's last record (the final batch's) may cut only that record.
+        const bool last_record =
+            f.find(".wal") != std::string::npos && pos + 16 + 64 >= bad.size();
+        const std::string work = dir.path() + "/w" + std::to_string(trials++);
+        detected += DamagedCopyIsNamedOrHarmless(pristine, work, f, bad,
+                                                 last_record ? kBuiltBatches - 1 : kBuiltBatches,
+                                                 "flip at " + std::to_string(pos));
+        if (::testing::Test::HasFailure()) return;
       }
-      // An undetected flip passed OpenReadVerify: every answer was still right.
+    }
+  }
+  std::cerr << "corruption: " << detected << " of " << trials << " flips detected in "
+            << files.size() << " files\n";
+  EXPECT_GT(detected, trials / 2) << detected << " of " << trials << " flips detected";
+}
+
+// Zeroed 512-byte sectors and 4-KiB pages, as a failing disk or a careless copy leaves them.
+// Zeros look like a torn write, so this is the case a reader could take for a crash and cut
+// synced records: only zeros that reach a log's end may cut it (the records from the first
+// one they touch on), and everything else must be reported naming the file.
+TEST(Corruption, ZeroedSectorsAndPagesAreNamedOrHarmless) {
+  testing::TempDir dir;
+  const std::string pristine = dir.path() + "/pristine";
+  const std::vector<std::string> files = BuildPristine(pristine);
+  ASSERT_GE(files.size(), 3u);
+  int detected = 0, trials = 0;
+  for (int seed = 0; seed < testing::DiffSeedCount(); ++seed) {
+    std::mt19937_64 rng(17 + 1000003 * static_cast<uint64_t>(seed));
+    for (const std::string& f : files) {
+      const std::string data = ReadAll(pristine + "/" + f);
+      if (data.empty()) continue;
+      const bool log = f.find(".wal") != std::string::npos;
+      for (int t = 0; t < 8; ++t) {
+        const size_t unit = t % 2 == 0 ? 512 : 4096;
+        // The first unit of each file, its last one, and random ones between.
+        const size_t units = (data.size() + unit - 1) / unit;
+        const size_t u = t < 2 ? 0 : t < 4 ? units - 1 : rng() % units;
+        const size_t pos = u * unit, end = std::min(data.size(), pos + unit);
+        std::string bad = data;
+        std::fill(bad.begin() + static_cast<ptrdiff_t>(pos),
+                  bad.begin() + static_cast<ptrdiff_t>(end), '\0');
+        if (bad == data) continue;  // the range held zeros already
+        // Zeros that reach the last record of a log may cut the batches only it holds
+        // (from kFlushedBatches on); anywhere else nothing may be lost.
+        const bool tail = log && end + 16 + 64 >= data.size();
+        const std::string work = dir.path() + "/z" + std::to_string(trials++);
+        detected += DamagedCopyIsNamedOrHarmless(
+            pristine, work, f, bad, tail ? kFlushedBatches : kBuiltBatches,
+            "zeroed [" + std::to_string(pos) + ", " + std::to_string(end) + ") of " +
+                std::to_string(data.size()));
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+  std::cerr << "corruption: " << detected << " of " << trials << " zeroed ranges detected in "
+            << files.size() << " files\n";
+  EXPECT_GT(detected, trials / 2) << detected << " of " << trials << " zeroed ranges detected";
+}
+
+// A file the store needs, deleted or emptied (a partial copy, a cleanup script): named, or
+// no answer lost. An empty log is what a crash between its creation and its first record
+// leaves, so emptying the newest log may cut the batches it held... only if they were not
+// synced; they were (WalMode::kSync), but an empty file cannot show that, so that case may
+// only lose the log's batches, as a suffix.
+TEST(Corruption, MissingAndEmptiedFilesAreNamed) {
+  testing::TempDir dir;
+  const std::string pristine = dir.path() + "/pristine";
+  const std::vector<std::string> files = BuildPristine(pristine);
+  ASSERT_GE(files.size(), 3u);
+  namespace fs = std::filesystem;
+  int trials = 0, detected = 0;
+  for (const std::string& f : files) {
+    for (bool remove : {true, false}) {
+      const std::string work = dir.path() + "/m" + std::to_string(trials++);
+      fs::copy(pristine, work);
+      if (remove) {
+        fs::remove(work + "/" + f);
+      } else {
+        WriteAll(work + "/" + f, "");
+      }
+      Status s = OpenReadVerify(work, WalMode::kSync, kBuiltBatches);
+      const std::string what = std::string(remove ? "removed " : "emptied ") + f;
+      ASSERT_FALSE(s.ok()) << what << ": opened and read every batch";
+      EXPECT_FALSE(s.IsAborted()) << what << ": wrong answer without error";
+      EXPECT_NE(s.ToString().find(f), std::string::npos) << what << ": " << s.ToString();
+      ++detected;
+      if (f.find(".wal") != std::string::npos) {
+        // A repair goes on without the log's batches (a suffix: those only it held), says so
+        // in LOG, and unlists it: the next open without repair succeeds.
+        Options o = CrashOptions(WalMode::kSync);
+        o.repair = true;
+        std::unique_ptr<DB> db;
+        s = DB::Open(o, work, &db);
+        ASSERT_TRUE(s.ok()) << what << ", repair: " << s.ToString();
+        ASSERT_TRUE(db->Close().ok());
+        db.reset();
+        EXPECT_NE(ReadAll(work + "/LOG").find("its batches are lost"), std::string::npos) << what;
+        s = OpenReadVerify(work, WalMode::kSync, kFlushedBatches);
+        EXPECT_TRUE(s.ok()) << what << ", after the repair: " << s.ToString();
+      }
       fs::remove_all(work);
     }
   }
-  std::cerr << "corruption: " << detected << " of " << trials << " flips detected in " << files.size() << " files\n";
-  EXPECT_GT(detected, trials / 2) << detected << " of " << trials << " flips detected";
+  std::cerr << "corruption: " << detected << " of " << trials
+            << " missing or emptied files named\n";
 }
 
 }  // namespace

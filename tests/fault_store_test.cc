@@ -755,6 +755,48 @@ TEST(Cli, ReadingCommandsChangeNothingRepairIsExplicit) {
   EXPECT_TRUE(FilesWith(path, ".wal").empty()) << "repair flushed what it replayed";
 }
 
+// A log the manifest lists, deleted: every command refuses naming it (the batches only it held
+// would be missing without an error), inspect lists it as missing, and repair goes on without
+// it, saying so, after which the store verifies and the flushed batches are all there.
+TEST(Cli, MissingListedLogIsNamedAndRepairGoesOnWithoutIt) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  BuildFlushed(path, 1);
+  BuildCrashedOnto(path);  // batches 10..14 only in the log
+  const std::vector<std::string> wals = FilesWith(path, ".wal");
+  ASSERT_EQ(wals.size(), 1u);
+  const std::string wal = wals[0];
+  CliRun r = Strata("query --db " + path + " degree 12");
+  EXPECT_EQ(r.out, "4\n") << r.out;
+  std::filesystem::remove(path + "/" + wal);
+  const auto before = DirState(path);
+  r = Strata("verify --db " + path);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find(wal), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("missing"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("repair"), std::string::npos) << r.out;
+  r = Strata("query --db " + path + " degree 12");
+  EXPECT_NE(r.code, 0) << "answered without the log's batches: " << r.out;
+  r = Strata("inspect --db " + path);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("listed in the manifest but missing"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(wal), std::string::npos) << r.out;
+  r = Strata("inspect --json --db " + path);
+  EXPECT_NE(r.out.find("\"wal_missing\": [\"" + wal + "\"]"), std::string::npos) << r.out;
+  EXPECT_EQ(DirState(path), before) << "a reading command changed the store";
+  r = Strata("repair --db " + path);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(ReadAll(path + "/LOG").find("its batches are lost"), std::string::npos);
+  r = Strata("verify --db " + path);
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = Strata("inspect --db " + path);
+  EXPECT_EQ(r.out.find("missing"), std::string::npos) << r.out;
+  r = Strata("query --db " + path + " degree 3");
+  EXPECT_EQ(r.out, "4\n") << "a flushed batch: " << r.out;
+  r = Strata("query --db " + path + " degree 12");
+  EXPECT_EQ(r.out, "0\n") << "a batch only the deleted log held: " << r.out;
+}
+
 }  // namespace cli
 
 }  // namespace
