@@ -150,6 +150,12 @@ Status DBImpl::OpenSegments(const std::vector<FileMeta>& files,
     ro.cache = cache_.get();
     std::unique_ptr<SegmentReader> reader;
     Status s = SegmentReader::Open(env_.get(), h->path, ro, &reader);
+    if (!s.ok() && !env_->FileExists(h->path)) {
+      return Status::Corruption("file " + h->path + ": missing; the manifest names this segment " +
+                                "(level " + std::to_string(f.level) + ", " +
+                                std::to_string(f.num_edges) + " edge entries); restore it (" +
+                                s.ToString() + ")");
+    }
     if (!s.ok()) return s;
     h->reader = std::move(reader);
     s = CheckSegment(*h->reader, h->path, f);
@@ -251,6 +257,7 @@ Status DBImpl::OpenDisk() {
     st.kind = options_.graph_kind;
     st.weighted = options_.weighted;
     st.store_id = Manifest::NewStoreId();
+    st.lists_logs = true;
     s = Manifest::Create(env_.get(), path_, st, &manifest_);
     if (!s.ok()) return s;
     st = manifest_->state();
@@ -318,10 +325,14 @@ Status DBImpl::OpenDisk() {
   core_->clock.ResetTo(st.last_flushed_ts);
   next_id_ = st.next_vertex_id;
 
-  if (!options_.read_only) RemoveObsoleteFiles(st);
   UpdateMemoryPlan();
   s = RecoverLogs(st);
   if (!s.ok()) return s;
+  // Leftovers go only once the logs are found whole: a store refused for a missing log (say,
+  // its manifest replaced by an older copy, which no longer names the last flush's segments)
+  // keeps every file for its repair. The replay applies to the active memgraph only (no flush):
+  // `st` still names every segment.
+  if (!options_.read_only) RemoveObsoleteFiles(st);
   // Views after the logs: the clock continues past every view change too (a definition
   // committed after the last logged batch, or whose batches a WAL mode without sync lost).
   Timestamp views_ts = 0;
@@ -417,6 +428,7 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
   std::vector<std::pair<Timestamp, WriteBatch>> records;
   for (const auto& [num, p] : logs) {
     RecordLogTail tail;
+    const size_t records_before = records.size();
     s = WriteAheadLog::Replay(env_.get(), p, store_id_,
                               [&](std::string_view rec, uint64_t off) -> Status {
                                 Timestamp ts;
@@ -440,6 +452,23 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
                               },
                               &tail);
     if (!s.ok()) return s;
+    if (st.lists_logs && st.logs.count(num) == 0 && records.size() > records_before) {
+      // Nothing is written to a log before it is listed, and the edit that unlists it flushed
+      // its batches: the manifest is older than this log. Opening would drop the segments it
+      // does not name as leftovers; no repair can tell what else it lacks.
+      Timestamp lo = ~Timestamp{0}, hi = 0;
+      for (size_t i = records_before; i < records.size(); ++i) {
+        lo = std::min(lo, records[i].first);
+        hi = std::max(hi, records[i].first);
+      }
+      return io::CorruptionAt(
+          p, 0,
+          "holds batches after the manifest's last flushed timestamp (ts " + std::to_string(lo) +
+              ".." + std::to_string(hi) + " > " + std::to_string(st.last_flushed_ts) +
+              ") but the manifest that " + CurrentFilePath(path_) +
+              " names does not list it: the manifest is older than its logs (an older copy "
+              "restored?); restore the manifest that lists it. No file was removed");
+    }
     if (st.logs.count(num) != 0 && tail.valid_bytes <= kRecordLogHeaderSize) {
       // Listed only once its header and identity record were synced: without them it was
       // emptied or overwritten since, and whatever batches it held are gone.
@@ -473,6 +502,19 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
           tail.reason);
     }
     active_replayed_.push_back(p);
+  }
+  if (!st.lists_logs && !options_.read_only) {
+    // A store written before logs were listed: the logs here are all it has; listed now
+    // (unlisted with the flush of what they hold), and from here on every log is.
+    ManifestEdit edit;
+    edit.lists_logs = true;
+    for (const auto& [num, p] : logs) {
+      if (st.logs.count(num) == 0) edit.logs_added.push_back(num);
+    }
+    s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
+    if (!s.ok()) return s;
+    Log("open: the manifest now lists the store's write-ahead logs (" +
+        std::to_string(edit.logs_added.size()) + " found)");
   }
   std::sort(records.begin(), records.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });

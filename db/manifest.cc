@@ -24,6 +24,7 @@ enum Tag : uint8_t {
   kRemoveFile = 6,
   kAddLog = 7,
   kRemoveLog = 8,
+  kListsLogs = 9,
 };
 
 class Decoder {
@@ -95,6 +96,7 @@ void ManifestEdit::EncodeTo(std::string* dst) const {
     dst->push_back(static_cast<char>(kRemoveLog));
     PutVarint64(dst, n);
   }
+  if (lists_logs) dst->push_back(static_cast<char>(kListsLogs));
 }
 
 Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) {
@@ -162,6 +164,9 @@ Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) 
         if (!d.Varint(&a)) return bad("bad removed log");
         logs_removed.push_back(a);
         break;
+      case kListsLogs:
+        lists_logs = true;
+        break;
       default:
         return bad("unknown tag");
     }
@@ -191,6 +196,7 @@ Status ManifestEdit::ApplyTo(StoreState* st, const std::string& where) const {
     }
     if (f.number >= st->next_file_number) st->next_file_number = f.number + 1;
   }
+  if (lists_logs) st->lists_logs = true;
   for (uint64_t n : logs_removed) st->logs.erase(n);
   for (uint64_t n : logs_added) {
     if (!st->logs.insert(n).second) {
@@ -212,6 +218,7 @@ ManifestEdit ManifestEdit::FullState(const StoreState& s) {
   e.next_vertex_id = s.next_vertex_id;
   for (const auto& [n, f] : s.files) e.added.push_back(f);
   e.logs_added.assign(s.logs.begin(), s.logs.end());
+  e.lists_logs = s.lists_logs;
   return e;
 }
 

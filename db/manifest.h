@@ -12,7 +12,10 @@
 // listed log exists and holds its identity record; one that is gone or emptied was damaged
 // after the fact, and Open reports it rather than serve a store without its batches. A log not
 // listed (a crash between its creation and its listing; a store written before logs were
-// listed) holds no acknowledged batch and is replayed as before.
+// listed) holds no batch after the last flush — once the manifest lists logs
+// (StoreState::lists_logs), an unlisted log that does is newer than the manifest (an older
+// copy of it restored), and Open refuses the store rather than drop the segments that copy
+// does not name.
 //
 // Recover replays the live manifest (a torn last record is cut and reported; a last record
 // written whole but damaged, or one whose cut would leave the state naming a segment that is
@@ -56,6 +59,10 @@ struct StoreState {
   VertexId next_vertex_id = 0;
   std::map<uint64_t, FileMeta> files;  // by file number
   std::set<uint64_t> logs;  // write-ahead logs listed: each must exist (see the file comment)
+  // Set once every log that may hold a batch after the last flush is listed: from a store's
+  // creation, or the first open of a store written before logs were listed (which lists the
+  // logs it finds). Only then does an unlisted log holding such a batch mean a stale manifest.
+  bool lists_logs = false;
 };
 
 struct ManifestEdit {
@@ -71,6 +78,7 @@ struct ManifestEdit {
   std::vector<uint64_t> removed;
   std::vector<uint64_t> logs_added;    // listing a log twice is Corruption
   std::vector<uint64_t> logs_removed;  // unlisting one not listed is a no-op
+  bool lists_logs = false;             // sets StoreState::lists_logs
 
   void EncodeTo(std::string* dst) const;
   // `where` names the record in error messages.

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -352,6 +353,65 @@ TEST(Corruption, MissingAndEmptiedFilesAreNamed) {
   }
   std::cerr << "corruption: " << detected << " of " << trials
             << " missing or emptied files named\n";
+}
+
+// The segment files of a store directory, by name.
+std::set<std::string> SegmentFiles(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string n = e.path().filename();
+    if (n.find(".seg") != std::string::npos) out.insert(n);
+  }
+  return out;
+}
+
+// The manifest replaced by an older copy of itself (cut at each record boundary: a backup
+// restored, a careless copy): opened with every batch, or refused, and a refused store keeps
+// every segment (the last flushes' files, which the old copy does not name, are not removed as
+// leftovers before the refusal). Refusals come from the segments the old copy names that a
+// compaction deleted, and from the logs it lists that a flush deleted.
+TEST(Corruption, OlderManifestCopiesAreRefusedOrLoseNothing) {
+  testing::TempDir dir;
+  const std::string pristine = dir.path() + "/pristine";
+  const std::vector<std::string> files = BuildPristine(pristine);
+  std::string manifest;
+  for (const std::string& f : files) {
+    if (f.rfind("MANIFEST-", 0) == 0) manifest = f;
+  }
+  ASSERT_FALSE(manifest.empty());
+  const std::string data = ReadAll(pristine + "/" + manifest);
+  const std::set<std::string> segments = SegmentFiles(pristine);
+  // Record boundaries (db/record_log.h: a 16-byte file header; a record is a 16-byte header
+  // whose first 4 bytes are the payload's length, then the payload).
+  std::vector<size_t> bounds;
+  for (size_t b = 16; b + 16 <= data.size();) {
+    uint32_t len;
+    std::memcpy(&len, data.data() + b, 4);
+    b += 16 + len;
+    if (b > data.size()) break;
+    bounds.push_back(b);
+  }
+  ASSERT_GE(bounds.size(), 3u);
+  ASSERT_EQ(bounds.back(), data.size());
+  int refused = 0, opened = 0;
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {  // every older copy but the first record's
+    const std::string work = dir.path() + "/o" + std::to_string(i);
+    std::filesystem::copy(pristine, work);
+    WriteAll(work + "/" + manifest, data.substr(0, bounds[i]));
+    Status s = OpenReadVerify(work, WalMode::kSync, kBuiltBatches);
+    const std::string what = "manifest cut to " + std::to_string(i + 1) + " records";
+    if (s.ok()) {
+      ++opened;
+    } else {
+      ++refused;
+      EXPECT_TRUE(s.IsCorruption()) << what << ": " << s.ToString();
+      EXPECT_EQ(SegmentFiles(work), segments) << what << ": a refused open removed segments";
+    }
+    std::filesystem::remove_all(work);
+  }
+  std::cerr << "corruption: " << refused << " older manifest copies refused, " << opened
+            << " opened with every batch\n";
+  EXPECT_GT(refused, 0);
 }
 
 }  // namespace

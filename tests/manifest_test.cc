@@ -365,8 +365,10 @@ TEST(Manifest, LogsListedAndUnlistedRoundTrip) {
   ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
   std::unique_ptr<Manifest> m;
   ASSERT_TRUE(Manifest::Create(env.get(), d.path(), StoreState(), &m).ok());
+  EXPECT_FALSE(m->state().lists_logs);
   ManifestEdit e1;
   e1.logs_added = {3};
+  e1.lists_logs = true;
   ASSERT_TRUE(m->LogAndApply(e1).ok());
   ManifestEdit e2;
   e2.logs_added = {8};
@@ -389,6 +391,7 @@ TEST(Manifest, LogsListedAndUnlistedRoundTrip) {
     RecordLogTail tail;
     ASSERT_TRUE(Manifest::Recover(env.get(), d.path(), &st, &tail, &m).ok());
     EXPECT_EQ(st.logs, (std::set<uint64_t>{8, 12})) << round;
+    EXPECT_TRUE(st.lists_logs) << round;
     EXPECT_EQ(st.files.size(), 1u);
     m.reset();
   }
