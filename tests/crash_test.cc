@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <set>
 #include <thread>
@@ -232,35 +233,56 @@ bool DamagedCopyIsNamedOrHarmless(const std::string& pristine, const std::string
   return true;
 }
 
-TEST(Corruption, FlippedBytesInEveryFileKindAreNamed) {
+// Damages each data file of a pristine store `per_file` times per seed (STRATA_DIFF_SEEDS,
+// else one seed), each time in a fresh copy: `damage(rng, data, &bad, &may_lose_from)`
+// rewrites the file's bytes and returns what it did (empty: skip). Every damage must be
+// reported naming the file, or leave every answer right; returns {reported, tried}.
+std::pair<int, int> DamageRounds(
+    const std::string& tag, uint64_t seed_base, int per_file,
+    const std::function<std::string(std::mt19937_64&, const std::string& file,
+                                    const std::string& data, std::string* bad,
+                                    uint64_t* may_lose_from)>& damage) {
   testing::TempDir dir;
   const std::string pristine = dir.path() + "/pristine";
   const std::vector<std::string> files = BuildPristine(pristine);
-  ASSERT_GE(files.size(), 3u);
+  EXPECT_GE(files.size(), 3u);
   int detected = 0, trials = 0;
-  // Seed 0 is the suite's fixed run; STRATA_DIFF_SEEDS=N flips 12 more bytes a file per seed.
   for (int seed = 0; seed < testing::DiffSeedCount(); ++seed) {
-    std::mt19937_64 rng(9 + 1000003 * static_cast<uint64_t>(seed));
+    std::mt19937_64 rng(seed_base + 1000003 * static_cast<uint64_t>(seed));
     for (const std::string& f : files) {
       const std::string data = ReadAll(pristine + "/" + f);
       if (data.empty()) continue;
-      for (int t = 0; t < 12; ++t) {
+      for (int t = 0; t < per_file; ++t) {
         std::string bad = data;
-        size_t pos = rng() % bad.size();
-        bad[pos] = static_cast<char>(bad[pos] ^ (1 + rng() % 255));
-        // A flip in the log's last record (the final batch's) may cut only that record.
-        const bool last_record =
-            f.find(".wal") != std::string::npos && pos + 16 + 64 >= bad.size();
-        const std::string work = dir.path() + "/w" + std::to_string(trials++);
-        detected += DamagedCopyIsNamedOrHarmless(pristine, work, f, bad,
-                                                 last_record ? kBuiltBatches - 1 : kBuiltBatches,
-                                                 "flip at " + std::to_string(pos));
-        if (::testing::Test::HasFailure()) return;
+        uint64_t may_lose_from = kBuiltBatches;
+        const std::string what = damage(rng, f, data, &bad, &may_lose_from);
+        if (what.empty()) continue;
+        const std::string work = dir.path() + "/" + tag + std::to_string(trials++);
+        detected +=
+            DamagedCopyIsNamedOrHarmless(pristine, work, f, bad, may_lose_from, what);
+        if (::testing::Test::HasFailure()) return {detected, trials};
       }
     }
   }
-  std::cerr << "corruption: " << detected << " of " << trials << " flips detected in "
-            << files.size() << " files\n";
+  std::cerr << "corruption: " << detected << " of " << trials << " " << tag << " damages in "
+            << files.size() << " files reported\n";
+  return {detected, trials};
+}
+
+TEST(Corruption, FlippedBytesInEveryFileKindAreNamed) {
+  // Seed 0 is the suite's fixed run; STRATA_DIFF_SEEDS=N flips 12 more bytes a file per seed.
+  auto [detected, trials] = DamageRounds(
+      "flip", 9, 12,
+      [](std::mt19937_64& rng, const std::string& f, const std::string& data, std::string* bad,
+         uint64_t* may_lose_from) {
+        const size_t pos = rng() % data.size();
+        (*bad)[pos] = static_cast<char>(data[pos] ^ (1 + rng() % 255));
+        // A flip in the log's last record (the final batch's) may cut only that record.
+        if (f.find(".wal") != std::string::npos && pos + 16 + 64 >= data.size()) {
+          *may_lose_from = kBuiltBatches - 1;
+        }
+        return "flip at " + std::to_string(pos);
+      });
   EXPECT_GT(detected, trials / 2) << detected << " of " << trials << " flips detected";
 }
 
@@ -269,49 +291,33 @@ TEST(Corruption, FlippedBytesInEveryFileKindAreNamed) {
 // synced records: only zeros that reach a log's end may cut it (the records from the first
 // one they touch on), and everything else must be reported naming the file.
 TEST(Corruption, ZeroedSectorsAndPagesAreNamedOrHarmless) {
-  testing::TempDir dir;
-  const std::string pristine = dir.path() + "/pristine";
-  const std::vector<std::string> files = BuildPristine(pristine);
-  ASSERT_GE(files.size(), 3u);
-  int detected = 0, trials = 0;
-  for (int seed = 0; seed < testing::DiffSeedCount(); ++seed) {
-    std::mt19937_64 rng(17 + 1000003 * static_cast<uint64_t>(seed));
-    for (const std::string& f : files) {
-      const std::string data = ReadAll(pristine + "/" + f);
-      if (data.empty()) continue;
-      const bool log = f.find(".wal") != std::string::npos;
-      for (int t = 0; t < 8; ++t) {
-        const size_t unit = t % 2 == 0 ? 512 : 4096;
-        // The first unit of each file, its last one, and random ones between.
+  int t = 0;  // the damage's index within its file: first units, last units, then random
+  auto [detected, trials] = DamageRounds(
+      "zero", 17, 8,
+      [&t](std::mt19937_64& rng, const std::string& f, const std::string& data,
+           std::string* bad, uint64_t* may_lose_from) -> std::string {
+        const int k = t++ % 8;
+        const size_t unit = k % 2 == 0 ? 512 : 4096;
         const size_t units = (data.size() + unit - 1) / unit;
-        const size_t u = t < 2 ? 0 : t < 4 ? units - 1 : rng() % units;
+        const size_t u = k < 2 ? 0 : k < 4 ? units - 1 : rng() % units;
         const size_t pos = u * unit, end = std::min(data.size(), pos + unit);
-        std::string bad = data;
-        std::fill(bad.begin() + static_cast<ptrdiff_t>(pos),
-                  bad.begin() + static_cast<ptrdiff_t>(end), '\0');
-        if (bad == data) continue;  // the range held zeros already
+        std::fill(bad->begin() + static_cast<ptrdiff_t>(pos),
+                  bad->begin() + static_cast<ptrdiff_t>(end), '\0');
+        if (*bad == data) return "";  // the range held zeros already
         // Zeros that reach the last record of a log may cut the batches only it holds
         // (from kFlushedBatches on); anywhere else nothing may be lost.
-        const bool tail = log && end + 16 + 64 >= data.size();
-        const std::string work = dir.path() + "/z" + std::to_string(trials++);
-        detected += DamagedCopyIsNamedOrHarmless(
-            pristine, work, f, bad, tail ? kFlushedBatches : kBuiltBatches,
-            "zeroed [" + std::to_string(pos) + ", " + std::to_string(end) + ") of " +
-                std::to_string(data.size()));
-        if (::testing::Test::HasFailure()) return;
-      }
-    }
-  }
-  std::cerr << "corruption: " << detected << " of " << trials << " zeroed ranges detected in "
-            << files.size() << " files\n";
+        if (f.find(".wal") != std::string::npos && end + 16 + 64 >= data.size()) {
+          *may_lose_from = kFlushedBatches;
+        }
+        return "zeroed [" + std::to_string(pos) + ", " + std::to_string(end) + ") of " +
+               std::to_string(data.size());
+      });
   EXPECT_GT(detected, trials / 2) << detected << " of " << trials << " zeroed ranges detected";
 }
 
-// A file the store needs, deleted or emptied (a partial copy, a cleanup script): named, or
-// no answer lost. An empty log is what a crash between its creation and its first record
-// leaves, so emptying the newest log may cut the batches it held... only if they were not
-// synced; they were (WalMode::kSync), but an empty file cannot show that, so that case may
-// only lose the log's batches, as a suffix.
+// A file the store needs, deleted or emptied (a partial copy, a cleanup script): named, never
+// answered without. A log is listed in the manifest only once its header and identity record
+// are synced, so an emptied listed log is damage, not a crash inside its creation.
 TEST(Corruption, MissingAndEmptiedFilesAreNamed) {
   testing::TempDir dir;
   const std::string pristine = dir.path() + "/pristine";
