@@ -789,6 +789,7 @@ Status ChangeFeed::PersistPositions() {
   if (s.ok()) s = f->Close();
   if (s.ok()) s = o_.env->RenameFile(tmp, path);
   if (s.ok()) s = o_.env->SyncDir(o_.dir);
+  if (s.ok() && o_.persisted) o_.persisted();
   return s;
 }
 

@@ -57,6 +57,8 @@ struct ChangeFeedOptions {
   uint64_t max_retained_bytes = uint64_t{1} << 30;
   mvcc::CommitClock* clock = nullptr;
   std::function<void(const std::string&)> log;  // the event log (may be empty)
+  // Called after SUBSCRIPTIONS was written (may be empty): the store records that it keeps it.
+  std::function<void()> persisted;
 };
 
 // Live records of one committed batch, in op order. `prior(u, v, &w)` returns whether edge

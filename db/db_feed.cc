@@ -1,6 +1,7 @@
 // DBImpl's change-feed parts: opening the feed, the records a commit stages, log retirement,
 // and the DB methods (docs/change-feed.md).
 #include "db/db_impl.h"
+#include "db/filename.h"
 
 namespace strata {
 
@@ -15,6 +16,7 @@ Status DBImpl::OpenFeed() {
   fo.max_retained_bytes = options_.feed_max_retained_wal_bytes;
   fo.clock = &core_->clock;
   fo.log = [this](const std::string& line) { Log(line); };
+  fo.persisted = [this] { KeepFile(kKeptSubscriptions, kSubscriptionsFile); };
   feed_ = std::make_shared<ChangeFeed>(std::move(fo));
   return feed_->Open();
 }

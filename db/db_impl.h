@@ -215,6 +215,14 @@ class DBImpl final : public DB {
   Status NewLog(std::unique_ptr<WriteAheadLog>* log);
   // Unlists the logs at `paths` in one manifest edit (before they are retired at close).
   Status UnlistLogs(const std::vector<std::string>& paths);
+  // Records in the manifest, once, that the store keeps file `name` (bit of
+  // StoreState::kept_files): from then on Open refuses the store when it is gone. Called after
+  // the file was written; a failed edit is logged and retried at the next write or open.
+  void KeepFile(uint32_t bit, const char* name);
+  // At open: a kept file that is gone is Corruption naming it (a repair unkeeps it and goes
+  // on); a file that exists but is not yet kept (written before files were kept, or a crash
+  // between its write and its edit) is kept now.
+  Status CheckKeptFiles(const StoreState& st);
   // Opens a handle (reader included) on each named segment of this store. A level-0 file's
   // presence is taken from `flushed` (nullable) where its flush made it, else built from the
   // file.
@@ -294,6 +302,7 @@ class DBImpl final : public DB {
   std::shared_mutex seal_mu_;
   std::unique_ptr<WriteAheadLog> wal_;           // the active memgraph's log (null: kOff)
   std::vector<std::string> active_replayed_;     // logs replayed into the active memgraph
+  std::atomic<uint32_t> kept_files_{0};          // the manifest's kept_files, once recorded
   // Set by RecoverLogs: the newest view change in the logs after the last flush (a VIEWS
   // record; empty when none) and its timestamp.
   std::string logged_view_;

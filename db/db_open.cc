@@ -192,6 +192,51 @@ Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
   return Status::OK();
 }
 
+void DBImpl::KeepFile(uint32_t bit, const char* name) {
+  if (manifest_ == nullptr || (kept_files_.load(std::memory_order_acquire) & bit) != 0) return;
+  ManifestEdit edit;
+  edit.kept_files_set = bit;
+  Status s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
+  if (s.ok()) {
+    kept_files_.fetch_or(bit, std::memory_order_acq_rel);
+  } else {
+    Log(std::string("manifest: recording that the store keeps ") + name + " failed (" +
+        s.ToString() + "); retried at its next write or open");
+  }
+}
+
+Status DBImpl::CheckKeptFiles(const StoreState& st) {
+  kept_files_.store(st.kept_files, std::memory_order_release);
+  for (const auto& [bit, name] : {std::pair<uint32_t, const char*>{kKeptViews, kViewsFile},
+                                  {kKeptSubscriptions, kSubscriptionsFile}}) {
+    const bool here = env_->FileExists(StoreFilePath(path_, name));
+    if ((st.kept_files & bit) == 0) {
+      if (here && !options_.read_only) KeepFile(bit, name);
+      continue;
+    }
+    if (here) continue;
+    const std::string path = StoreFilePath(path_, name);
+    if (!options_.repair) {
+      return Status::Corruption(
+          "file " + path + ": missing; the manifest records that the store keeps " +
+          (bit == kKeptViews ? "its view definitions" : "its durable subscriptions' positions") +
+          " there; restore it, or open with Options::repair (strata repair) to go on without "
+          "them");
+    }
+    Log("repair: " + path + " is missing; going on without " +
+        (bit == kKeptViews ? std::string("its view definitions")
+                           : std::string("its durable subscriptions")));
+    if (!options_.read_only) {
+      ManifestEdit edit;
+      edit.kept_files_clear = bit;
+      Status s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
+      if (!s.ok()) return s;
+      kept_files_.fetch_and(~bit, std::memory_order_acq_rel);
+    }
+  }
+  return Status::OK();
+}
+
 Status DBImpl::UnlistLogs(const std::vector<std::string>& paths) {
   if (paths.empty()) return Status::OK();
   ManifestEdit edit;
@@ -326,6 +371,8 @@ Status DBImpl::OpenDisk() {
   next_id_ = st.next_vertex_id;
 
   UpdateMemoryPlan();
+  s = CheckKeptFiles(st);
+  if (!s.ok()) return s;
   s = RecoverLogs(st);
   if (!s.ok()) return s;
   // Leftovers go only once the logs are found whole: a store refused for a missing log (say,

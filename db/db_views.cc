@@ -1,6 +1,7 @@
 // DBImpl's views: definition changes as commits, and view snapshots (see db/views.h and
 // db/view_snapshot.h).
 #include "db/db_impl.h"
+#include "db/filename.h"
 #include "db/view_snapshot.h"
 
 namespace strata {
@@ -32,6 +33,7 @@ Status DBImpl::CommitView(ViewCatalog::Op op, const std::string& name, const Vie
   }
   // The entry becomes visible to snapshots at ts or later only; none exists before Publish.
   if (s.ok()) s = views_.Commit(ts, op, name, def, min_active);
+  if (s.ok() && !options_.in_memory) KeepFile(kKeptViews, kViewsFile);
   // Staged before ts is published, like a batch's records (read after ts was taken).
   bool staged = false;
   if (s.ok() && feed_->active()) {

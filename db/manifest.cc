@@ -25,6 +25,8 @@ enum Tag : uint8_t {
   kAddLog = 7,
   kRemoveLog = 8,
   kListsLogs = 9,
+  kKeepFiles = 10,
+  kUnkeepFiles = 11,
 };
 
 class Decoder {
@@ -97,6 +99,14 @@ void ManifestEdit::EncodeTo(std::string* dst) const {
     PutVarint64(dst, n);
   }
   if (lists_logs) dst->push_back(static_cast<char>(kListsLogs));
+  if (kept_files_set != 0) {
+    dst->push_back(static_cast<char>(kKeepFiles));
+    PutVarint64(dst, kept_files_set);
+  }
+  if (kept_files_clear != 0) {
+    dst->push_back(static_cast<char>(kUnkeepFiles));
+    PutVarint64(dst, kept_files_clear);
+  }
 }
 
 Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) {
@@ -167,6 +177,11 @@ Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) 
       case kListsLogs:
         lists_logs = true;
         break;
+      case kKeepFiles:
+      case kUnkeepFiles:
+        if (!d.Varint(&a) || a > 0xffffffffu) return bad("bad kept files");
+        (tag == kKeepFiles ? kept_files_set : kept_files_clear) = static_cast<uint32_t>(a);
+        break;
       default:
         return bad("unknown tag");
     }
@@ -197,6 +212,7 @@ Status ManifestEdit::ApplyTo(StoreState* st, const std::string& where) const {
     if (f.number >= st->next_file_number) st->next_file_number = f.number + 1;
   }
   if (lists_logs) st->lists_logs = true;
+  st->kept_files = (st->kept_files & ~kept_files_clear) | kept_files_set;
   for (uint64_t n : logs_removed) st->logs.erase(n);
   for (uint64_t n : logs_added) {
     if (!st->logs.insert(n).second) {
@@ -219,6 +235,7 @@ ManifestEdit ManifestEdit::FullState(const StoreState& s) {
   for (const auto& [n, f] : s.files) e.added.push_back(f);
   e.logs_added.assign(s.logs.begin(), s.logs.end());
   e.lists_logs = s.lists_logs;
+  e.kept_files_set = s.kept_files;
   return e;
 }
 

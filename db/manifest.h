@@ -63,7 +63,13 @@ struct StoreState {
   // creation, or the first open of a store written before logs were listed (which lists the
   // logs it finds). Only then does an unlisted log holding such a batch mean a stale manifest.
   bool lists_logs = false;
+  // Store files outside the manifest whose loss would go unseen (kKept*): set once the file
+  // exists; Open refuses the store, naming the file, when a kept file is gone.
+  uint32_t kept_files = 0;
 };
+
+inline constexpr uint32_t kKeptViews = 1;          // VIEWS
+inline constexpr uint32_t kKeptSubscriptions = 2;  // SUBSCRIPTIONS
 
 struct ManifestEdit {
   bool has_store_info = false;  // format_version, kind, weighted, store_id (version >= 2)
@@ -79,6 +85,8 @@ struct ManifestEdit {
   std::vector<uint64_t> logs_added;    // listing a log twice is Corruption
   std::vector<uint64_t> logs_removed;  // unlisting one not listed is a no-op
   bool lists_logs = false;             // sets StoreState::lists_logs
+  uint32_t kept_files_set = 0;         // bits set in StoreState::kept_files
+  uint32_t kept_files_clear = 0;       // bits cleared (a repair going on without the file)
 
   void EncodeTo(std::string* dst) const;
   // `where` names the record in error messages.

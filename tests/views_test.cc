@@ -711,6 +711,74 @@ TEST(Views, PersistAcrossReopenReadOnlyAndCrash) {
   }
 }
 
+// VIEWS and SUBSCRIPTIONS hold what no other file does once the logs are flushed: deleted, the
+// store would open without its views, and a durable subscriber would resume "from now",
+// skipping changes. The manifest records that the store keeps them once they are written, so
+// Open refuses the store naming the missing file; a repair goes on without it (and stops
+// expecting it). Before that record (a store that never wrote them) nothing is expected.
+TEST(Views, DeletedViewsOrSubscriptionsFileIsNamedNotIgnored) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+    ASSERT_TRUE(db->InsertEdge(1, 2).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok()) << "no VIEWS yet, none expected";
+    ASSERT_TRUE(db->CreateView("ring", Vertices({1, 2})).ok());
+    SubscribeOptions so;
+    so.name = "app";
+    std::unique_ptr<Subscription> sub;
+    ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+    ASSERT_TRUE(db->InsertEdge(2, 3).ok());
+    sub.reset();
+    ASSERT_TRUE(db->Close().ok());
+  }
+  for (const char* name : {"VIEWS", "SUBSCRIPTIONS"}) {
+    const std::string file = path + "/" + name;
+    ASSERT_TRUE(std::filesystem::exists(file)) << name;
+    const std::string kept = dir.path() + "/kept";
+    std::filesystem::rename(file, kept);
+    for (bool read_only : {false, true}) {
+      Options o = DiskOptions();
+      o.read_only = read_only;
+      std::unique_ptr<DB> db;
+      Status s = DB::Open(o, path, &db);
+      ASSERT_TRUE(s.IsCorruption()) << name << ": " << s.ToString();
+      EXPECT_NE(s.ToString().find(file), std::string::npos) << s.ToString();
+      EXPECT_NE(s.ToString().find("missing"), std::string::npos) << s.ToString();
+    }
+    std::filesystem::rename(kept, file);
+  }
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+    std::vector<ViewInfo> l;
+    ASSERT_TRUE(db->ListViews(&l).ok());
+    EXPECT_EQ(l.size(), 1u);
+    Timestamp pos = 0;
+    EXPECT_TRUE(db->GetPosition("app", &pos).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  // A repair goes on without VIEWS: no views, and the next plain open no longer expects it.
+  std::filesystem::remove(path + "/VIEWS");
+  Options repair = DiskOptions();
+  repair.repair = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(repair, path, &db).ok());
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+  ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+  std::vector<ViewInfo> l;
+  ASSERT_TRUE(db->ListViews(&l).ok());
+  EXPECT_TRUE(l.empty());
+  Timestamp pos = 0;
+  EXPECT_TRUE(db->GetPosition("app", &pos).ok()) << "SUBSCRIPTIONS untouched by the repair";
+}
+
 // View changes are commits among concurrent batches: every snapshot sees a view exactly when
 // its timestamp is at or after the view's, and the view's vertex set is the one its
 // definition (named by a counter) gives.
