@@ -132,6 +132,18 @@ void ExpectState(DB* db, const ReferenceGraph& ref, const std::string& what) {
   ASSERT_TRUE(snap->status().ok()) << what << ": " << snap->status().ToString();
 }
 
+// A child opens a store of `kind` at `path` with a synchronous WAL, writes `batches` and
+// dies without closing it: the batches are in its log only.
+void WriteThenCrash(GraphKind kind, const std::string& path,
+                    const std::vector<WriteBatch>& batches) {
+  InChild([&] {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(StoreOptions(kind, WalMode::kSync), path, &db).ok());
+    for (const WriteBatch& b : batches) ASSERT_TRUE(db->Write(b).ok());
+    db.release();  // NOLINT: the crash: no clean close
+  });
+}
+
 class TornWal : public ::testing::TestWithParam<GraphKind> {};
 
 TEST_P(TornWal, CutAtEveryInterestingOffsetReplaysWholeRecordsOnly) {
@@ -144,12 +156,7 @@ TEST_P(TornWal, CutAtEveryInterestingOffsetReplaysWholeRecordsOnly) {
     ReferenceGraph ref(kind, true);
     for (int i = 0; i < 24; ++i) batches.push_back(NextBatch(rng, &ref, 1 + i % 7, kVertices, true));
   }
-  InChild([&] {
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(StoreOptions(kind, WalMode::kSync), pristine, &db).ok());
-    for (const WriteBatch& b : batches) ASSERT_TRUE(db->Write(b).ok());
-    db.release();  // NOLINT: the crash: no clean close
-  });
+  WriteThenCrash(kind, pristine, batches);
   const std::string wal = OnlyFile(pristine, ".wal");
   ASSERT_FALSE(wal.empty());
   const std::string data = ReadAll(pristine + "/" + wal);
@@ -401,12 +408,7 @@ TEST(UnlistedLogs, TornInsideItsHeaderIsReplayedEmpty) {
     std::mt19937_64 rng(29);
     for (int i = 0; i < 10; ++i) batches.push_back(NextBatch(rng, &ref, 5, kVertices, true));
   }
-  InChild([&] {
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(StoreOptions(kind, WalMode::kSync), pristine, &db).ok());
-    for (const WriteBatch& b : batches) ASSERT_TRUE(db->Write(b).ok());
-    db.release();  // NOLINT: the crash: no clean close
-  });
+  WriteThenCrash(kind, pristine, batches);
   const std::string wal = OnlyFile(pristine, ".wal");
   ASSERT_FALSE(wal.empty());
   const std::string data = ReadAll(pristine + "/" + wal);
