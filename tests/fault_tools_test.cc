@@ -639,6 +639,42 @@ TEST(FaultTools, EngineLeftoversOfAFailedFirstOpenAreRetried) {
         "1 2\n");
 }
 
+// IDMODE gone or saying dense while an IDDICT is there: read as a dense store, `query degree 1`
+// answered for internal vertex 1 (another vertex) with exit 0. Every command refuses it now.
+TEST(FaultTools, MappedStoreWhoseIdModeIsGoneOrDenseIsRefused) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  Ok({"ingest", "--db", db, "--input", "-", "--ids", "map"}, "1000 2000\n1000 3000\n1 5\n");
+  const std::string want = Ok({"query", "--db", db, "degree", "1"}).out;
+  EXPECT_NE(want.find("1"), std::string::npos) << want;
+  for (const std::string& content : {std::string(), std::string("ids=dense\n")}) {
+    const bool missing = content.empty();
+    SCOPED_TRACE(missing ? "IDMODE removed" : "IDMODE says ids=dense");
+    if (missing) {
+      std::filesystem::remove(db + "/IDMODE");
+    } else {
+      WriteWholeFile(db + "/IDMODE", content);
+    }
+    const std::string why = missing ? "missing" : "says ids=dense";
+    const std::vector<std::string> needles = {"Corruption", db + "/IDMODE", why, "IDDICT"};
+    Fails(1, {"query", "--db", db, "degree", "1"}, needles);
+    Fails(1, {"verify", "--db", db}, needles);
+    Fails(1, {"export", "--db", db}, needles);
+    Fails(1, {"analyze", "--db", db, "--algo", "wcc"}, needles);
+    Fails(1, {"compact", "--db", db}, needles);
+    Fails(1, {"ingest", "--db", db, "--input", "-"}, needles, "7 8\n");
+    // inspect reads the files without opening the store: it says what the others refuse.
+    const std::string shown = Ok({"inspect", "--db", db}).out;
+    EXPECT_NE(shown.find("ids: Corruption: file " + db + "/IDMODE: " + why), std::string::npos)
+        << shown;
+    // Nothing was changed: restoring the file gives the same answers, the refused edge absent.
+    WriteWholeFile(db + "/IDMODE", "ids=map\n");
+    EXPECT_EQ(Ok({"query", "--db", db, "degree", "1"}).out, want);
+    Ok({"verify", "--db", db});
+    Fails(1, {"query", "--db", db, "degree", "7"}, {"7"});
+  }
+}
+
 TEST(FaultTools, IdModeIsWrittenBeforeTheStoreExists) {
   TempDir tmp;
   // IDMODE cannot be written (a directory is in its place): the store must not be created

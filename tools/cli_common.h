@@ -83,6 +83,10 @@ struct StoreInfo {
 // NotFound "no store at 'DIR': the directory does not exist" / "'DIR' is not a StrataGraph
 // store (no CURRENT file)"; errors of the manifest otherwise.
 Status ReadStoreInfo(const std::string& dir, StoreInfo* info);
+// A store that maps IDs (an IDDICT is there) whose IDMODE is gone or says dense would take
+// external IDs for internal ones: every answer wrong, none refused. Corruption naming IDMODE
+// then; OK otherwise. Every command that opens a store asks it (inspect shows the state).
+Status CheckIdMode(const StoreInfo& info);
 // True when `dir` holds a CURRENT file.
 bool IsStore(const std::string& dir);
 

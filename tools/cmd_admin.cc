@@ -179,6 +179,8 @@ int InspectStore(const InspectArgs& a) {
   }
   const uint64_t dict_bytes = files.id_dictionary_bytes;
   const bool has_dict = files.has_id_dictionary;
+  // IDMODE gone or dense beside an IDDICT: every other command refuses the store; say why.
+  const Status id_mode = CheckIdMode(info);
   const uint64_t disk = DirectoryBytes(a.db);
   // A store open elsewhere may delete segments meanwhile: then the index size is unavailable.
   VertexIndexSize vix;
@@ -190,6 +192,7 @@ int InspectStore(const InspectArgs& a) {
     j.Str("store", a.db).Num("format_version", st.format_version);
     j.Str("kind", KindName(st.kind)).Bool("weighted", st.weighted);
     j.Str("ids", IdModeName(info.ids));
+    if (!id_mode.ok()) j.Str("ids_problem", id_mode.ToString());
     j.Open("manifest", '{')
         .Str("file", Basename(info.manifest_path))
         .Num("bytes", manifest_bytes)
@@ -254,6 +257,7 @@ int InspectStore(const InspectArgs& a) {
   std::printf("store %s: format %u, %s, %s, ids %s; %s on disk\n", a.db.c_str(),
               st.format_version, KindName(st.kind), st.weighted ? "weighted" : "unweighted",
               IdModeName(info.ids), graphio::FormatSize(disk).c_str());
+  if (!id_mode.ok()) std::printf("ids: %s\n", id_mode.ToString().c_str());
   std::printf("manifest %s (%s%s): last flushed ts %" PRIu64 ", next file %" PRIu64
               ", next vertex ID %" PRIu64 "\n",
               Basename(info.manifest_path).c_str(), graphio::FormatSize(manifest_bytes).c_str(),
@@ -438,10 +442,7 @@ int RunVerify(const VerifyArgs& a) {
   }
   if (!s.ok() && problems.empty()) problems.push_back(s.ToString());
   const StoreFiles files = ListStoreFiles(a.db, store->info().manifest_path);
-  if (store->ids() == IdMode::kDense && files.has_id_dictionary) {
-    problems.push_back(std::string(kIdDictionaryFile) + " exists but " + kIdModeFile +
-                       " does not say ids=map");
-  }
+  // (An IDDICT beside a dense IDMODE is refused by Store::Open: CheckIdMode.)
   const uint64_t segments = store->info().state.files.size();
   const uint64_t wals = files.wals.size();
   const uint64_t ids = store->dictionary() ? store->dictionary()->size() : 0;

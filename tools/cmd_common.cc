@@ -265,6 +265,17 @@ Status ReadStoreInfo(const std::string& dir, StoreInfo* info) {
   return ReadIdMode(dir, &info->ids, &info->has_id_mode_file);
 }
 
+Status CheckIdMode(const StoreInfo& info) {
+  if (info.ids == IdMode::kMap || !FileExists(IdDictionaryFilePath(info.dir))) {
+    return Status::OK();
+  }
+  return Status::Corruption(
+      "file " + IdModePath(info.dir) + ": " +
+      (info.has_id_mode_file ? "says ids=dense" : "missing") + ", but " + kIdDictionaryFile +
+      " exists: the store maps external IDs through it, and reading them as internal IDs "
+      "would answer for other vertices; restore " + kIdModeFile + " (one line: ids=map)");
+}
+
 std::string OpenErrorMessage(const std::string& dir, const Status& s) {
   if (s.IsBusy()) {
     return "store '" + dir + "' is in use by another process (its LOCK is held); close it first";
@@ -281,6 +292,8 @@ Store::~Store() {
 Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr<Store>* out) {
   std::unique_ptr<Store> st(new Store());
   Status s = ReadStoreInfo(dir, &st->info_);
+  if (!s.ok()) return s;
+  s = CheckIdMode(st->info_);
   if (!s.ok()) return s;
   Options opt;
   opt.graph_kind = st->info_.state.kind;

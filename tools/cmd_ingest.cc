@@ -379,6 +379,7 @@ int Ingester::PrepareStore() {
   if (IsStore(a_.db)) {
     StoreInfo info;
     Status s = ReadStoreInfo(a_.db, &info);
+    if (s.ok()) s = CheckIdMode(info);
     if (!s.ok()) return FailStatus(s);
     kind_ = info.state.kind;
     weighted_ = info.state.weighted;
