@@ -31,7 +31,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr char kSubsMagic[] = "SGSUBS01";
-constexpr uint32_t kSubsVersion = 1;
+// 2: a set generation (u64) after the entry count (ChangeFeed::generation). Version 1 files
+// (without it) are read as generation 0; every write is version 2.
+constexpr uint32_t kSubsVersion = 2;
 constexpr uint32_t kSubsChecksumKind = 0x53;  // 'S'
 
 // The batch's own effects, overlaid on the prior state: an open-addressing map of edges the
@@ -368,8 +370,9 @@ ChangeFeed::ChangeFeed(ChangeFeedOptions o) : o_(std::move(o)) {}
 ChangeFeed::~ChangeFeed() { Close(); }
 
 Status ChangeFeed::ReadPositions(io::Env* env, const std::string& dir,
-                                 std::map<std::string, Position>* out) {
+                                 std::map<std::string, Position>* out, uint64_t* generation) {
   out->clear();
+  if (generation != nullptr) *generation = 0;
   const std::string path = SubscriptionsFilePath(dir);
   if (!env->FileExists(path)) return Status::OK();
   std::unique_ptr<io::RandomAccessFile> f;
@@ -384,9 +387,15 @@ Status ChangeFeed::ReadPositions(io::Env* env, const std::string& dir,
   if (Checksum64(data.data(), data.size() - 8, ChecksumSeed(kSubsChecksumKind, 0)) != sum) {
     return bad("checksum mismatch");
   }
-  if (DecodeFixed32(data.data() + 8) != kSubsVersion) return bad("unsupported version");
+  const uint32_t version = DecodeFixed32(data.data() + 8);
+  if (version != 1 && version != kSubsVersion) return bad("unsupported version");
   const uint32_t n = DecodeFixed32(data.data() + 12);
   const char* p = data.data() + 16;
+  if (version == kSubsVersion) {
+    if (data.size() < 32) return bad("truncated header");
+    if (generation != nullptr) *generation = DecodeFixed64(p);
+    p += 8;
+  }
   const char* end = data.data() + data.size() - 8;
   for (uint32_t i = 0; i < n; ++i) {
     uint64_t len;
@@ -405,7 +414,7 @@ Status ChangeFeed::ReadPositions(io::Env* env, const std::string& dir,
 
 Status ChangeFeed::Open() {
   if (o_.durable) {
-    Status s = ReadPositions(o_.env, o_.dir, &positions_);
+    Status s = ReadPositions(o_.env, o_.dir, &positions_, &generation_);
     if (!s.ok()) return s;
   }
   dispatcher_ = std::thread([this] { DispatchLoop(); });
@@ -616,9 +625,11 @@ Status ChangeFeed::Subscribe(const SubscribeOptions& so, ChangeHandler handler,
     s->worker_ts.assign(s->nthreads, from);
     if (s->durable && pos == nullptr) {
       positions_[so.name] = Position{from, false};
+      ++generation_;
       Status p = PersistPositions();
       if (!p.ok()) {
         positions_.erase(so.name);
+        --generation_;
         active_.fetch_sub(1);
         return p;
       }
@@ -763,6 +774,7 @@ Status ChangeFeed::Drop(const std::string& name) {
     if (o->name == name) return Status::Busy("DropSubscription: '" + name + "' is subscribed");
   }
   if (positions_.erase(name) == 0) return Status::NotFound("DropSubscription: no subscription '" + name + "'");
+  ++generation_;
   Status s = PersistPositions();
   CollectRetained();
   return s;
@@ -773,6 +785,7 @@ Status ChangeFeed::PersistPositions() {
   std::string data(kSubsMagic, 8);
   PutFixed32(&data, kSubsVersion);
   PutFixed32(&data, static_cast<uint32_t>(positions_.size()));
+  PutFixed64(&data, generation_);
   for (const auto& [name, pos] : positions_) {
     PutVarint64(&data, name.size());
     data += name;
@@ -789,7 +802,7 @@ Status ChangeFeed::PersistPositions() {
   if (s.ok()) s = f->Close();
   if (s.ok()) s = o_.env->RenameFile(tmp, path);
   if (s.ok()) s = o_.env->SyncDir(o_.dir);
-  if (s.ok() && o_.persisted) o_.persisted();
+  if (s.ok() && o_.persisted) o_.persisted(generation_);
   return s;
 }
 
@@ -850,7 +863,15 @@ void ChangeFeed::CollectRetained() {
     retained_bytes_ -= r.bytes;
     retained_.pop_front();
   }
-  if (changed) (void)PersistPositions();
+  if (changed) {
+    ++generation_;
+    (void)PersistPositions();
+  }
+}
+
+uint64_t ChangeFeed::generation() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return generation_;
 }
 
 uint64_t ChangeFeed::retained_bytes() const {

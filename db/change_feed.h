@@ -57,8 +57,9 @@ struct ChangeFeedOptions {
   uint64_t max_retained_bytes = uint64_t{1} << 30;
   mvcc::CommitClock* clock = nullptr;
   std::function<void(const std::string&)> log;  // the event log (may be empty)
-  // Called after SUBSCRIPTIONS was written (may be empty): the store records that it keeps it.
-  std::function<void()> persisted;
+  // Called after SUBSCRIPTIONS was written, with its set generation (may be empty): the store
+  // records that it keeps the file, and the generation when it grew.
+  std::function<void(uint64_t generation)> persisted;
 };
 
 // Live records of one committed batch, in op order. `prior(u, v, &w)` returns whether edge
@@ -94,8 +95,17 @@ class ChangeFeed : public std::enable_shared_from_this<ChangeFeed> {
   };
   // Reads <dir>/SUBSCRIPTIONS (none: an empty map). Corruption naming the file when its magic,
   // version, checksum or an entry is bad. Open and DB::Verify read it through this.
+  // *generation (nullable): the file's set generation (0 for none, or a version-1 file).
   static Status ReadPositions(io::Env* env, const std::string& dir,
-                              std::map<std::string, Position>* out);
+                              std::map<std::string, Position>* out,
+                              uint64_t* generation = nullptr);
+  // The set generation: counts the changes of the set of durable subscriptions (a creation, a
+  // drop, one becoming lost) over the store's life; SUBSCRIPTIONS (version 2) records it, and
+  // the store's manifest records each new one, so an older copy of the file — which may lack a
+  // subscription created since, whose subscriber would then resume "from now" and skip
+  // changes — is told from the current one. Position commits do not change it (an older
+  // position redelivers; it skips nothing).
+  uint64_t generation() const;
   // Ends every subscription (status Aborted "store closed") and stops the dispatcher. Retention
   // and positions keep working (the store's close still retires logs).
   void Close();
@@ -172,6 +182,7 @@ class ChangeFeed : public std::enable_shared_from_this<ChangeFeed> {
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<Sub>> subs_;
   std::map<std::string, Position> positions_;
+  uint64_t generation_ = 0;  // see generation()
   std::deque<Retained> retained_;
   uint64_t retained_bytes_ = 0;
   bool closed_ = false;

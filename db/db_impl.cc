@@ -92,9 +92,16 @@ Status DBImpl::Init() {
     return OpenFeed();
   }
   s = OpenDisk();
-  if (s.ok()) s = OpenFeed();
+  if (s.ok()) {
+    s = OpenFeed();
+    // OpenDisk started the flush and compaction threads: a failed open stops them (a thread
+    // still joinable at destruction ends the process). Nothing is flushed: the replayed
+    // batches stay in their logs, as after a crash.
+    if (!s.ok()) StopBackgroundThreads();
+  }
   if (!s.ok()) {
     closed_ = true;
+    if (wal_) (void)wal_->Close();
     ReleaseLock();
   }
   return s;
@@ -574,15 +581,7 @@ Status DBImpl::Close() {
   if (options_.in_memory) return Status::OK();
   // Read-only: what was replayed stays in its logs (nothing is flushed, nothing deleted).
   Status s = options_.read_only ? Status::OK() : FlushAll();
-  {
-    std::lock_guard<std::mutex> g(bg_mu_);
-    stop_ = true;
-  }
-  bg_cv_.notify_all();
-  room_cv_.notify_all();
-  compact_cv_.notify_all();
-  if (flush_thread_.joinable()) flush_thread_.join();
-  if (compact_thread_.joinable()) compact_thread_.join();
+  StopBackgroundThreads();
   // After a clean flush the active memgraph is empty: its log holds no batch to replay, but
   // maybe view changes committed since the flush, which a durable subscription may still
   // need: retired like a flushed log (RetireLog), not deleted outright. The logs replayed at
@@ -610,6 +609,18 @@ Status DBImpl::Close() {
   }
   ReleaseLock();
   return s;
+}
+
+void DBImpl::StopBackgroundThreads() {
+  {
+    std::lock_guard<std::mutex> g(bg_mu_);
+    stop_ = true;
+  }
+  bg_cv_.notify_all();
+  room_cv_.notify_all();
+  compact_cv_.notify_all();
+  if (flush_thread_.joinable()) flush_thread_.join();
+  if (compact_thread_.joinable()) compact_thread_.join();
 }
 
 void DBImpl::ReleaseLock() {

@@ -219,6 +219,20 @@ class DBImpl final : public DB {
   // StoreState::kept_files): from then on Open refuses the store when it is gone. Called after
   // the file was written; a failed edit is logged and retried at the next write or open.
   void KeepFile(uint32_t bit, const char* name);
+  // After VIEWS was rewritten with as-of timestamp `ts`: the manifest records it (and that the
+  // store keeps VIEWS), so an older copy of VIEWS restored later is refused (CheckViewsAsOf).
+  // A failure is logged: the manifest then lags VIEWS, which Open accepts.
+  void RecordViewsAsOf(Timestamp ts);
+  // VIEWS as loaded (as-of `loaded`) against the manifest's views_as_of: older is Corruption
+  // naming VIEWS; Options::repair goes on with it and records its timestamp.
+  Status CheckViewsAsOf(const StoreState& st, Timestamp loaded);
+  // After SUBSCRIPTIONS was written with set generation `gen` (ChangeFeed::generation): the
+  // manifest records that the store keeps it and, when the generation grew, the generation.
+  // Position commits (no new generation) write nothing there. Called under the feed's mutex.
+  void RecordSubscriptions(uint64_t gen);
+  // SUBSCRIPTIONS as the feed loaded it against the manifest's subscriptions_generation: lower
+  // is Corruption naming SUBSCRIPTIONS; Options::repair goes on with it and records it.
+  Status CheckSubscriptionsGeneration();
   // At open: a kept file that is gone is Corruption naming it (a repair unkeeps it and goes
   // on); a file that exists but is not yet kept (written before files were kept, or a crash
   // between its write and its edit) is kept now.
@@ -292,6 +306,9 @@ class DBImpl final : public DB {
   std::shared_ptr<io::Env> env_;  // shared with segment handles, which may outlive the DB
   std::shared_ptr<BlockCache> cache_;  // idem; every segment reader reads through it
   std::unique_ptr<Manifest> manifest_;
+  // Sets stop_ and joins the flush and compaction threads (Close; an open that fails after
+  // OpenDisk started them).
+  void StopBackgroundThreads();
   void ReleaseLock();  // closes lock_fd_ and dir_fd_ (their flocks go with them)
   int lock_fd_ = -1;
   int dir_fd_ = -1;       // the store directory, flocked
@@ -303,6 +320,7 @@ class DBImpl final : public DB {
   std::unique_ptr<WriteAheadLog> wal_;           // the active memgraph's log (null: kOff)
   std::vector<std::string> active_replayed_;     // logs replayed into the active memgraph
   std::atomic<uint32_t> kept_files_{0};          // the manifest's kept_files, once recorded
+  std::atomic<uint64_t> subscriptions_generation_{0};  // the manifest's, once recorded
   // Set by RecoverLogs: the newest view change in the logs after the last flush (a VIEWS
   // record; empty when none) and its timestamp.
   std::string logged_view_;

@@ -205,6 +205,39 @@ void DBImpl::KeepFile(uint32_t bit, const char* name) {
   }
 }
 
+void DBImpl::RecordViewsAsOf(Timestamp ts) {
+  if (manifest_ == nullptr) return;
+  ManifestEdit edit;
+  edit.kept_files_set = kKeptViews;
+  edit.views_as_of = ts;
+  Status s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
+  if (s.ok()) {
+    kept_files_.fetch_or(kKeptViews, std::memory_order_acq_rel);
+  } else {
+    Log("manifest: recording VIEWS as of ts " + std::to_string(ts) + " failed (" +
+        s.ToString() + "); the manifest records an older one until the next view change");
+  }
+}
+
+Status DBImpl::CheckViewsAsOf(const StoreState& st, Timestamp loaded) {
+  const std::string path = StoreFilePath(path_, kViewsFile);
+  // A missing VIEWS the manifest expects was refused or repaired by CheckKeptFiles.
+  if (loaded >= st.views_as_of || !env_->FileExists(path)) return Status::OK();
+  const std::string what = "holds the view definitions as of commit ts " +
+                           std::to_string(loaded) + ", but the manifest records a change at ts " +
+                           std::to_string(st.views_as_of);
+  if (!options_.repair) {
+    return Status::Corruption("file " + path + ": " + what +
+                              ": an older copy of it (restored?); restore the newest copy, or "
+                              "open with Options::repair (strata repair) to go on with this one");
+  }
+  Log("repair: " + path + " " + what + "; going on with its definitions");
+  if (options_.read_only) return Status::OK();
+  ManifestEdit edit;
+  edit.views_as_of = loaded;
+  return manifest_->LogAndApply(edit, [this] { return CheckLock(); });
+}
+
 Status DBImpl::CheckKeptFiles(const StoreState& st) {
   kept_files_.store(st.kept_files, std::memory_order_release);
   for (const auto& [bit, name] : {std::pair<uint32_t, const char*>{kKeptViews, kViewsFile},
@@ -229,6 +262,9 @@ Status DBImpl::CheckKeptFiles(const StoreState& st) {
     if (!options_.read_only) {
       ManifestEdit edit;
       edit.kept_files_clear = bit;
+      // VIEWS will hold changes from now on only: whatever the manifest recorded goes too.
+      if (bit == kKeptViews) edit.views_as_of = 0;
+      if (bit == kKeptSubscriptions) edit.subscriptions_generation = 0;
       Status s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
       if (!s.ok()) return s;
       kept_files_.fetch_and(~bit, std::memory_order_acq_rel);
@@ -384,6 +420,10 @@ Status DBImpl::OpenDisk() {
   // committed after the last logged batch, or whose batches a WAL mode without sync lost).
   Timestamp views_ts = 0;
   s = views_.Load(env_.get(), path_, &views_ts);
+  if (!s.ok()) return s;
+  // Before the logged change is applied: the log may hold the newest change an older copy
+  // lacks, but not the ones before it.
+  s = CheckViewsAsOf(st, views_ts);
   if (!s.ok()) return s;
   s = RecoverViewChange(&views_ts);
   if (!s.ok()) return s;
@@ -687,6 +727,7 @@ Status DBImpl::RecoverViewChange(Timestamp* views_ts) {
       s = views_.Commit(ts, op, name, op == ViewCatalog::Op::kCreate ? &def : nullptr, ts,
                         /*write_file=*/!options_.read_only);
       if (!s.ok()) return s;
+      if (!options_.read_only) RecordViewsAsOf(ts);
       Log("recovery: view '" + name + "' " + (op == ViewCatalog::Op::kCreate ? "definition" : "drop") +
           " at ts " + std::to_string(ts) + " was logged but not in VIEWS (a crash between the two): applied");
     }

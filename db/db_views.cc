@@ -33,7 +33,6 @@ Status DBImpl::CommitView(ViewCatalog::Op op, const std::string& name, const Vie
   }
   // The entry becomes visible to snapshots at ts or later only; none exists before Publish.
   if (s.ok()) s = views_.Commit(ts, op, name, def, min_active);
-  if (s.ok() && !options_.in_memory) KeepFile(kKeptViews, kViewsFile);
   // Staged before ts is published, like a batch's records (read after ts was taken).
   bool staged = false;
   if (s.ok() && feed_->active()) {
@@ -44,6 +43,9 @@ Status DBImpl::CommitView(ViewCatalog::Op op, const std::string& name, const Vie
   }
   core_->clock.Publish(ts);  // taken, so published even when the commit failed (an empty one)
   if (staged) feed_->Notify();
+  if (sl.owns_lock()) sl.unlock();  // a seal need not wait for the manifest's fsync
+  // VIEWS is rewritten; under view_mu_ still, so the manifest's as-of only grows.
+  if (s.ok() && !options_.in_memory) RecordViewsAsOf(ts);
   return s;
 }
 

@@ -27,6 +27,8 @@ enum Tag : uint8_t {
   kListsLogs = 9,
   kKeepFiles = 10,
   kUnkeepFiles = 11,
+  kViewsAsOf = 12,
+  kSubscriptionsGeneration = 13,
 };
 
 class Decoder {
@@ -107,6 +109,14 @@ void ManifestEdit::EncodeTo(std::string* dst) const {
     dst->push_back(static_cast<char>(kUnkeepFiles));
     PutVarint64(dst, kept_files_clear);
   }
+  if (views_as_of) {
+    dst->push_back(static_cast<char>(kViewsAsOf));
+    PutVarint64(dst, *views_as_of);
+  }
+  if (subscriptions_generation) {
+    dst->push_back(static_cast<char>(kSubscriptionsGeneration));
+    PutVarint64(dst, *subscriptions_generation);
+  }
 }
 
 Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) {
@@ -182,6 +192,14 @@ Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) 
         if (!d.Varint(&a) || a > 0xffffffffu) return bad("bad kept files");
         (tag == kKeepFiles ? kept_files_set : kept_files_clear) = static_cast<uint32_t>(a);
         break;
+      case kViewsAsOf:
+        if (!d.Varint(&a)) return bad("bad views as-of timestamp");
+        views_as_of = a;
+        break;
+      case kSubscriptionsGeneration:
+        if (!d.Varint(&a)) return bad("bad subscriptions generation");
+        subscriptions_generation = a;
+        break;
       default:
         return bad("unknown tag");
     }
@@ -213,6 +231,8 @@ Status ManifestEdit::ApplyTo(StoreState* st, const std::string& where) const {
   }
   if (lists_logs) st->lists_logs = true;
   st->kept_files = (st->kept_files & ~kept_files_clear) | kept_files_set;
+  if (views_as_of) st->views_as_of = *views_as_of;
+  if (subscriptions_generation) st->subscriptions_generation = *subscriptions_generation;
   for (uint64_t n : logs_removed) st->logs.erase(n);
   for (uint64_t n : logs_added) {
     if (!st->logs.insert(n).second) {
@@ -236,6 +256,8 @@ ManifestEdit ManifestEdit::FullState(const StoreState& s) {
   e.logs_added.assign(s.logs.begin(), s.logs.end());
   e.lists_logs = s.lists_logs;
   e.kept_files_set = s.kept_files;
+  if (s.views_as_of != 0) e.views_as_of = s.views_as_of;
+  if (s.subscriptions_generation != 0) e.subscriptions_generation = s.subscriptions_generation;
   return e;
 }
 

@@ -66,6 +66,14 @@ struct StoreState {
   // Store files outside the manifest whose loss would go unseen (kKept*): set once the file
   // exists; Open refuses the store, naming the file, when a kept file is gone.
   uint32_t kept_files = 0;
+  // The commit timestamp of the newest view definition change VIEWS held when it was last
+  // recorded here (each change: VIEWS rewritten, then this). 0: none recorded. A VIEWS whose
+  // own as-of timestamp is older is an older copy of it (Open refuses it).
+  Timestamp views_as_of = 0;
+  // The set generation of the SUBSCRIPTIONS last recorded here (ChangeFeed::generation): each
+  // creation, drop or loss of a durable subscription, after the file was rewritten. A
+  // SUBSCRIPTIONS of a lower generation is an older copy of it (Open refuses it).
+  uint64_t subscriptions_generation = 0;
 };
 
 inline constexpr uint32_t kKeptViews = 1;          // VIEWS
@@ -87,6 +95,8 @@ struct ManifestEdit {
   bool lists_logs = false;             // sets StoreState::lists_logs
   uint32_t kept_files_set = 0;         // bits set in StoreState::kept_files
   uint32_t kept_files_clear = 0;       // bits cleared (a repair going on without the file)
+  std::optional<Timestamp> views_as_of;  // sets StoreState::views_as_of (a repair may lower it)
+  std::optional<uint64_t> subscriptions_generation;  // likewise
 
   void EncodeTo(std::string* dst) const;
   // `where` names the record in error messages.

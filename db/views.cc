@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "db/filename.h"
 #include "db/record_log.h"
@@ -16,7 +17,10 @@ namespace {
 
 constexpr char kMagic[] = "SGVIEWS1";
 constexpr uint32_t kChecksumKind = 0x56;  // 'V'
-constexpr uint32_t kViewsVersion = 1;
+// 2: the first record is the file's as-of timestamp (fixed 64-bit; ViewCatalog::as_of).
+// Version 1 files (no such record) are read; every write is version 2.
+constexpr uint32_t kViewsVersion = 2;
+constexpr size_t kAsOfRecordBytes = 8;
 constexpr int kMaxDepth = 64;  // operand nesting; a closed history cannot be deeper than its views
 constexpr size_t kMaxNameBytes = 128;
 
@@ -216,9 +220,24 @@ Status ViewCatalog::Load(io::Env* env, const std::string& dir, Timestamp* max_ts
   if (!env->FileExists(path)) return Status::OK();
   std::map<std::string, std::vector<Entry>> h;
   RecordLogTail tail;
+  uint32_t version = 0;
+  bool first = true;
+  Timestamp as_of = 0;
+  Timestamp newest = 0;
   Status s = ReadRecordLog(
-      env, path, kMagic, nullptr, kChecksumKind,
+      env, path, kMagic, &version, kChecksumKind,
       [&](std::string_view rec, uint64_t off) -> Status {
+        if (version != 1 && version != kViewsVersion) {
+          return io::CorruptionAt(path, 8, "unsupported format version " +
+                                               std::to_string(version));
+        }
+        if (std::exchange(first, false) && version == kViewsVersion) {
+          if (rec.size() != kAsOfRecordBytes) {
+            return io::CorruptionAt(path, off, "the first record is not the as-of timestamp");
+          }
+          as_of = DecodeFixed64(rec.data());
+          return Status::OK();
+        }
         Entry e;
         Op op;
         std::string name;
@@ -229,17 +248,31 @@ Status ViewCatalog::Load(io::Env* env, const std::string& dir, Timestamp* max_ts
           return io::CorruptionAt(path, off, "view '" + name + "': timestamps out of order");
         }
         e.dropped = op == Op::kDrop;
-        *max_ts = std::max(*max_ts, e.ts);
+        if (version == kViewsVersion && e.ts > as_of) {
+          return io::CorruptionAt(path, off, "view '" + name + "': change at ts " +
+                                                 std::to_string(e.ts) + " after the file's as-of ts " +
+                                                 std::to_string(as_of));
+        }
+        newest = std::max(newest, e.ts);
         list.push_back(std::move(e));
         return Status::OK();
       },
       &tail);
+  if (s.ok() && version != 1 && version != kViewsVersion) {
+    s = io::CorruptionAt(path, 8, "unsupported format version " + std::to_string(version));
+  }
   if (!s.ok()) return s;
   if (tail.cut_bytes != 0) {
     // The file is replaced by rename, never appended to: a cut tail is damage.
     return io::CorruptionAt(path, tail.valid_bytes, "damaged record: " + tail.reason);
   }
+  if (version == kViewsVersion && first) {
+    return io::CorruptionAt(path, kRecordLogHeaderSize, "no as-of record");
+  }
+  if (version == 1) as_of = newest;
+  *max_ts = as_of;
   std::lock_guard<std::mutex> g(mu_);
+  as_of_ = as_of;
   history_.clear();
   for (auto& [name, list] : h) {
     if (!list.back().dropped) history_[name].push_back(std::move(list.back()));
@@ -255,6 +288,9 @@ Status ViewCatalog::WriteFile() {
   if (!s.ok()) return s;
   std::unique_ptr<RecordWriter> w;
   s = RecordWriter::Create(f.get(), kMagic, kViewsVersion, kChecksumKind, &w);
+  std::string as_of;
+  PutFixed64(&as_of, as_of_);
+  if (s.ok()) s = w->Add(as_of);
   // Records in timestamp order, so a reader replays them as they were committed.
   std::vector<std::pair<Timestamp, std::string>> recs;
   std::string rec;
@@ -382,13 +418,20 @@ Status ViewCatalog::Commit(Timestamp ts, Op op, const std::string& name,
   e.dropped = op == Op::kDrop;
   if (def != nullptr) e.def = *def;
   list.push_back(std::move(e));
+  const Timestamp old_as_of = std::exchange(as_of_, std::max(as_of_, ts));
   if (env_ == nullptr || !write_file) return Status::OK();
   Status s = WriteFile();
   if (!s.ok()) {
     list.pop_back();  // not durable: not visible either
     if (list.empty()) history_.erase(name);
+    as_of_ = old_as_of;
   }
   return s;
+}
+
+Timestamp ViewCatalog::as_of() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return as_of_;
 }
 
 Status ViewCatalog::Get(const std::string& name, Timestamp ts, ViewInfo* info) const {

@@ -954,18 +954,33 @@ TEST(ChangeFeed, ViewChangeLoggedButNotInViewsIsAppliedOnOpen) {
   a.vertices = {1, 2};
   ViewDefinition a2 = a;
   a2.vertices.push_back(3);
+  // A crash before the rewrite leaves VIEWS as it was and the manifest without the edit that
+  // records the new VIEWS' as-of timestamp (made after the rewrite): both saved, both put back.
+  auto manifest = [&] {
+    std::string name = testing::ReadAll(dir.path() + "/CURRENT");
+    while (!name.empty() && name.back() == '\n') name.pop_back();
+    return dir.path() + "/" + name;
+  };
+  auto save = [&] {
+    testing::WriteAll(views + ".saved", testing::ReadAll(views));
+    testing::WriteAll(dir.path() + "/manifest.saved", testing::ReadAll(manifest()));
+  };
+  auto restore = [&] {
+    testing::WriteAll(views, testing::ReadAll(views + ".saved"));
+    testing::WriteAll(manifest(), testing::ReadAll(dir.path() + "/manifest.saved"));
+  };
   testing::InChild([&] {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
     ASSERT_TRUE(db->CreateView("a", a).ok());      // ts 1
     ASSERT_TRUE(db->CreateView("b", a).ok());      // ts 2
     ASSERT_TRUE(db->InsertEdge(1, 2, 1.0).ok());   // ts 3
-    testing::WriteAll(views + ".saved", testing::ReadAll(views));
+    save();
     ASSERT_TRUE(db->CreateView("a", a2, true).ok());  // ts 4
     _exit(::testing::Test::HasFailure() ? 1 : 0);
   });
   saved = testing::ReadAll(views + ".saved");
-  testing::WriteAll(views, saved);  // as if the crash came before the rewrite
+  restore();  // as if the crash came before the rewrite
   auto check_a = [&](DB* db, Timestamp created, size_t nvertices) {
     std::vector<ViewInfo> vs;
     ASSERT_TRUE(db->ListViews(&vs).ok());
@@ -989,7 +1004,7 @@ TEST(ChangeFeed, ViewChangeLoggedButNotInViewsIsAppliedOnOpen) {
     check_a(db.get(), 4, 3);
     EXPECT_NE(testing::ReadAll(dir.path() + "/LOG").find("was logged but not in VIEWS"), std::string::npos);
     // The drop of "b" at ts 5, then the same crash: VIEWS still names "b".
-    testing::WriteAll(views + ".saved", testing::ReadAll(views));
+    save();
     ASSERT_TRUE(db->DropView("b").ok());
     // The replay from the logs has every commit in order.
     SubscribeOptions from0;
@@ -1007,7 +1022,7 @@ TEST(ChangeFeed, ViewChangeLoggedButNotInViewsIsAppliedOnOpen) {
     replay.reset();  // joins its finished catch-up thread
     _exit(::testing::Test::HasFailure() ? 1 : 0);  // no close: the logs stay as they are
   });
-  testing::WriteAll(views, testing::ReadAll(views + ".saved"));
+  restore();
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
   std::vector<ViewInfo> vs;
@@ -1018,6 +1033,130 @@ TEST(ChangeFeed, ViewChangeLoggedButNotInViewsIsAppliedOnOpen) {
   ASSERT_TRUE(db->InsertEdge(2, 3, 1.0).ok());
   EXPECT_EQ(db->GetSnapshot()->timestamp(), 6u);
   std::remove((views + ".saved").c_str());
+  std::remove((dir.path() + "/manifest.saved").c_str());
+}
+
+// SUBSCRIPTIONS replaced by an older copy of itself: a durable subscription created after the
+// copy was gone, and its subscriber, subscribing by name, started "from now" — skipping every
+// change since its committed position, with no error. The file and the manifest record the
+// set's generation (creations, drops, losses), and a copy of an older generation is refused.
+// A copy that differs in positions only is taken (it redelivers; it skips nothing).
+TEST(ChangeFeed, OlderCopyOfSubscriptionsIsRefusedNotResumedFromNow) {
+  TempDir dir;
+  const Options o = SmallOptions();
+  const std::string file = dir.path() + "/SUBSCRIPTIONS";
+  auto copy = [&](const std::string& to) {
+    std::filesystem::copy_file(file, dir.path() + "/" + to,
+                               std::filesystem::copy_options::overwrite_existing);
+  };
+  auto put_back = [&](const std::string& from) {
+    std::filesystem::copy_file(dir.path() + "/" + from, file,
+                               std::filesystem::copy_options::overwrite_existing);
+  };
+  auto subscribe = [](DB* db, const std::string& name) {
+    SubscribeOptions so;
+    so.name = name;
+    std::unique_ptr<Subscription> sub;
+    return db->Subscribe(so, {}, &sub);
+  };
+  Timestamp committed = 0;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+    ASSERT_TRUE(subscribe(db.get(), "old").ok());
+    copy("gen1");
+    ASSERT_TRUE(db->InsertEdge(1, 2, 1.0).ok());
+    ASSERT_TRUE(subscribe(db.get(), "new").ok());
+    copy("gen2-before-commit");
+    ASSERT_TRUE(db->InsertEdge(2, 3, 1.0).ok());
+    committed = db->GetSnapshot()->timestamp();
+    ASSERT_TRUE(db->CommitPosition("new", committed).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  copy("current");
+  put_back("gen1");
+  {
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(o, dir.path(), &db);
+    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.ToString().find(file), std::string::npos) << s.ToString();
+    EXPECT_NE(s.ToString().find("older copy"), std::string::npos) << s.ToString();
+  }
+  // Positions only older: opens, and "new" resumes at its older position.
+  put_back("gen2-before-commit");
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+    Timestamp pos = 0;
+    ASSERT_TRUE(db->GetPosition("new", &pos).ok());
+    EXPECT_LT(pos, committed);
+    // Verify names a copy put in place while the store is open.
+    ASSERT_TRUE(db->DropSubscription("old").ok());
+    const std::string now = testing::ReadAll(file);
+    put_back("gen2-before-commit");
+    std::string report;
+    EXPECT_FALSE(db->Verify(&report).ok());
+    EXPECT_NE(report.find("SUBSCRIPTIONS is at set generation 2, older than the manifest's 3"),
+              std::string::npos)
+        << report;
+    testing::WriteAll(file, now);
+    report.clear();
+    EXPECT_TRUE(db->Verify(&report).ok()) << report;
+    ASSERT_TRUE(db->Close().ok());
+  }
+  // Repair goes on with the older copy ("new" gone), and the next plain open takes it.
+  put_back("gen1");
+  Options repair = o;
+  repair.repair = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(repair, dir.path(), &db).ok());
+  Timestamp pos = 0;
+  EXPECT_TRUE(db->GetPosition("new", &pos).IsNotFound());
+  EXPECT_TRUE(db->GetPosition("old", &pos).ok());
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  EXPECT_TRUE(db->GetPosition("old", &pos).ok());
+}
+
+// A damaged SUBSCRIPTIONS fails the open with Corruption naming it — read once the disk tiers
+// are open and their background threads run, which a failed open must stop (it ended the
+// process: a joinable thread destroyed) — and the store opens again once the file is back.
+TEST(ChangeFeed, DamagedSubscriptionsFailsTheOpenAndLosesNothing) {
+  TempDir dir;
+  const Options o = SmallOptions();
+  const std::string file = dir.path() + "/SUBSCRIPTIONS";
+  testing::InChild([&] {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+    SubscribeOptions so;
+    so.name = "app";
+    std::unique_ptr<Subscription> sub;
+    ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+    sub.reset();
+    for (VertexId v = 0; v < 200; ++v) ASSERT_TRUE(db->InsertEdge(v, v + 1, 1.0).ok());
+    _exit(::testing::Test::HasFailure() ? 1 : 0);  // no close: the last batches in the log only
+  });
+  const std::string good = testing::ReadAll(file);
+  for (size_t off = 0; off < good.size(); off += 5) {
+    SCOPED_TRACE("byte " + std::to_string(off));
+    std::string bad = good;
+    bad[off] = static_cast<char>(bad[off] ^ 0x40);
+    testing::WriteAll(file, bad);
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(o, dir.path(), &db);
+    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.ToString().find(file), std::string::npos) << s.ToString();
+  }
+  testing::WriteAll(file, good);
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  std::unique_ptr<Snapshot> snap = db->GetSnapshot();
+  double w = 0;
+  for (VertexId v = 0; v < 200; ++v) EXPECT_TRUE(snap->GetEdge(v, v + 1, &w).ok()) << v;
+  snap.reset();
+  Timestamp pos = 0;
+  EXPECT_TRUE(db->GetPosition("app", &pos).ok());
 }
 
 // strata watch prints view changes as JSON lines, in commit order with the batches, with no

@@ -15,7 +15,9 @@
 #include <thread>
 #include <tuple>
 
+#include "db/record_log.h"
 #include "db/views.h"
+#include "io/env.h"
 #include "strata/analytics.h"
 #include "strata/db.h"
 #include "strata/view.h"
@@ -777,6 +779,143 @@ TEST(Views, DeletedViewsOrSubscriptionsFileIsNamedNotIgnored) {
   EXPECT_TRUE(l.empty());
   Timestamp pos = 0;
   EXPECT_TRUE(db->GetPosition("app", &pos).ok()) << "SUBSCRIPTIONS untouched by the repair";
+}
+
+std::vector<std::string> ViewNames(DB* db) {
+  std::vector<ViewInfo> l;
+  EXPECT_TRUE(db->ListViews(&l).ok());
+  std::vector<std::string> names;
+  for (const ViewInfo& v : l) names.push_back(v.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// VIEWS replaced by an older copy of itself (a file restored from a backup): the store served
+// the copy's definitions — a view dropped since was back, a redefined one answered with its
+// old vertex set. VIEWS records the commit timestamp of its newest change (a drop too, which
+// the file itself forgets), the manifest records it after each rewrite, and an older copy is
+// refused naming VIEWS.
+TEST(Views, OlderCopyOfViewsIsRefusedNotServed) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  const std::string file = path + "/VIEWS";
+  std::vector<std::string> copies;
+  auto keep_copy = [&] {
+    copies.push_back(dir.path() + "/copy" + std::to_string(copies.size()));
+    std::filesystem::copy_file(file, copies.back());
+  };
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+    ASSERT_TRUE(db->InsertEdge(1, 2).ok());
+    ASSERT_TRUE(db->CreateView("a", Vertices({1, 2})).ok());
+    keep_copy();  // a
+    ASSERT_TRUE(db->CreateView("b", Vertices({2, 3})).ok());
+    keep_copy();  // a, b
+    ASSERT_TRUE(db->CreateView("a", Vertices({1}), /*replace=*/true).ok());
+    keep_copy();  // a redefined, b
+    // No snapshot is open: the drop leaves nothing of b in the file, whose newest entry is
+    // then a's redefinition, as in the copy before the drop.
+    ASSERT_TRUE(db->DropView("b").ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  const std::string current = dir.path() + "/current";
+  std::filesystem::copy_file(file, current);
+  for (size_t i = 0; i < copies.size(); ++i) {
+    SCOPED_TRACE("copy " + std::to_string(i));
+    std::filesystem::copy_file(copies[i], file, std::filesystem::copy_options::overwrite_existing);
+    for (bool read_only : {false, true}) {
+      Options o = DiskOptions();
+      o.read_only = read_only;
+      std::unique_ptr<DB> db;
+      Status s = DB::Open(o, path, &db);
+      ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_NE(s.ToString().find(file), std::string::npos) << s.ToString();
+      EXPECT_NE(s.ToString().find("older copy"), std::string::npos) << s.ToString();
+    }
+  }
+  // The current file opens, with the current definitions.
+  std::filesystem::copy_file(current, file, std::filesystem::copy_options::overwrite_existing);
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+    EXPECT_EQ(ViewNames(db.get()), std::vector<std::string>({"a"}));
+    std::unique_ptr<Snapshot> v;
+    ASSERT_TRUE(db->GetViewSnapshot("a", &v).ok());
+    EXPECT_EQ(ViewVertices(*v), std::vector<VertexId>({1}));
+    v.reset();
+    // Verify names a copy put in place while the store is open.
+    std::filesystem::copy_file(copies[0], file,
+                               std::filesystem::copy_options::overwrite_existing);
+    std::string report;
+    EXPECT_FALSE(db->Verify(&report).ok());
+    EXPECT_NE(report.find("VIEWS is as of ts"), std::string::npos) << report;
+    EXPECT_NE(report.find("an older copy"), std::string::npos) << report;
+    std::filesystem::copy_file(current, file, std::filesystem::copy_options::overwrite_existing);
+    report.clear();
+    EXPECT_TRUE(db->Verify(&report).ok()) << report;
+    ASSERT_TRUE(db->Close().ok());
+  }
+  // Repair goes on with an older copy (b is back), and the next plain open takes it.
+  std::filesystem::copy_file(copies[1], file, std::filesystem::copy_options::overwrite_existing);
+  Options repair = DiskOptions();
+  repair.repair = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(repair, path, &db).ok());
+  EXPECT_EQ(ViewNames(db.get()), std::vector<std::string>({"a", "b"}));
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+  ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+  EXPECT_EQ(ViewNames(db.get()), std::vector<std::string>({"a", "b"}));
+  // Changes after the repair count from there: a copy older than the next change is refused.
+  ASSERT_TRUE(db->DropView("b").ok());
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+  std::filesystem::copy_file(copies[1], file, std::filesystem::copy_options::overwrite_existing);
+  EXPECT_TRUE(DB::Open(DiskOptions(), path, &db).IsCorruption());
+}
+
+// A version-1 VIEWS (written before the file recorded its as-of timestamp) is read, its
+// newest entry taken for it; the next change writes version 2.
+TEST(Views, VersionOneFileIsReadAndRewrittenAsVersionTwo) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+    ASSERT_TRUE(db->InsertEdge(1, 2).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  {
+    std::unique_ptr<io::Env> env;
+    ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
+    std::unique_ptr<io::WritableFile> f;
+    ASSERT_TRUE(env->NewWritableFile(path + "/VIEWS", &f).ok());
+    std::unique_ptr<RecordWriter> w;
+    ASSERT_TRUE(RecordWriter::Create(f.get(), "SGVIEWS1", 1, 0x56, &w).ok());
+    std::string rec;
+    const ViewDefinition def = Vertices({1, 2});
+    ViewCatalog::EncodeRecord(7, ViewCatalog::Op::kCreate, "old", &def, &rec);
+    ASSERT_TRUE(w->Add(rec).ok());
+    ASSERT_TRUE(f->Sync().ok());
+    ASSERT_TRUE(f->Close().ok());
+  }
+  auto version = [&] {
+    std::ifstream in(path + "/VIEWS", std::ios::binary);
+    char h[12] = {};
+    in.read(h, sizeof(h));
+    return static_cast<uint32_t>(static_cast<unsigned char>(h[8]));
+  };
+  EXPECT_EQ(version(), 1u);
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+  EXPECT_EQ(ViewNames(db.get()), std::vector<std::string>({"old"}));
+  ASSERT_TRUE(db->CreateView("new", Vertices({2})).ok());
+  ASSERT_TRUE(db->Close().ok());
+  EXPECT_EQ(version(), 2u);
+  db.reset();
+  ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+  EXPECT_EQ(ViewNames(db.get()), std::vector<std::string>({"new", "old"}));
 }
 
 // View changes are commits among concurrent batches: every snapshot sees a view exactly when
