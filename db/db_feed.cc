@@ -49,20 +49,14 @@ Status DBImpl::CheckSubscriptionsGeneration() {
   const uint64_t loaded = feed_->generation();
   // A missing SUBSCRIPTIONS the manifest expects was refused or repaired by CheckKeptFiles.
   if (loaded >= st.subscriptions_generation || !env_->FileExists(path)) return Status::OK();
-  const std::string what =
+  ManifestEdit lower;
+  lower.subscriptions_generation = loaded;
+  Status s = OlderCopyFound(
+      path,
       "holds the durable subscriptions as of set generation " + std::to_string(loaded) +
-      ", but the manifest records generation " + std::to_string(st.subscriptions_generation) +
-      " (a subscription created, dropped or lost since)";
-  if (!options_.repair) {
-    return Status::Corruption("file " + path + ": " + what +
-                              ": an older copy of it (restored?), whose subscribers could "
-                              "resume from now and skip changes; restore the newest copy, or "
-                              "open with Options::repair (strata repair) to go on with this one");
-  }
-  Log("repair: " + path + " " + what + "; going on with its subscriptions");
-  ManifestEdit edit;
-  edit.subscriptions_generation = loaded;
-  Status s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
+          ", but the manifest records generation " + std::to_string(st.subscriptions_generation) +
+          " (a subscription created, dropped or lost since)",
+      ", whose subscribers could resume from now and skip changes", "its subscriptions", lower);
   if (s.ok()) subscriptions_generation_.store(loaded, std::memory_order_release);
   return s;
 }

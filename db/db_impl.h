@@ -233,6 +233,12 @@ class DBImpl final : public DB {
   // SUBSCRIPTIONS as the feed loaded it against the manifest's subscriptions_generation: lower
   // is Corruption naming SUBSCRIPTIONS; Options::repair goes on with it and records it.
   Status CheckSubscriptionsGeneration();
+  // A kept file found older than the manifest records (`what` says how; `risk` what serving it
+  // would do): Corruption naming `path`; under Options::repair a LOG line saying the store goes
+  // on with `kept`, and (writable) `lower`, the edit recording the file's own state.
+  Status OlderCopyFound(const std::string& path, const std::string& what,
+                        const std::string& risk, const std::string& kept,
+                        const ManifestEdit& lower);
   // At open: a kept file that is gone is Corruption naming it (a repair unkeeps it and goes
   // on); a file that exists but is not yet kept (written before files were kept, or a crash
   // between its write and its edit) is kept now.

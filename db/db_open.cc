@@ -223,19 +223,27 @@ Status DBImpl::CheckViewsAsOf(const StoreState& st, Timestamp loaded) {
   const std::string path = StoreFilePath(path_, kViewsFile);
   // A missing VIEWS the manifest expects was refused or repaired by CheckKeptFiles.
   if (loaded >= st.views_as_of || !env_->FileExists(path)) return Status::OK();
-  const std::string what = "holds the view definitions as of commit ts " +
-                           std::to_string(loaded) + ", but the manifest records a change at ts " +
-                           std::to_string(st.views_as_of);
+  ManifestEdit lower;
+  lower.views_as_of = loaded;
+  return OlderCopyFound(path,
+                        "holds the view definitions as of commit ts " + std::to_string(loaded) +
+                            ", but the manifest records a change at ts " +
+                            std::to_string(st.views_as_of),
+                        "", "its definitions", lower);
+}
+
+Status DBImpl::OlderCopyFound(const std::string& path, const std::string& what,
+                              const std::string& risk, const std::string& kept,
+                              const ManifestEdit& lower) {
   if (!options_.repair) {
-    return Status::Corruption("file " + path + ": " + what +
-                              ": an older copy of it (restored?); restore the newest copy, or "
-                              "open with Options::repair (strata repair) to go on with this one");
+    return Status::Corruption("file " + path + ": " + what + ": an older copy of it (restored?)" +
+                              risk +
+                              "; restore the newest copy, or open with Options::repair (strata "
+                              "repair) to go on with this one");
   }
-  Log("repair: " + path + " " + what + "; going on with its definitions");
+  Log("repair: " + path + " " + what + "; going on with " + kept);
   if (options_.read_only) return Status::OK();
-  ManifestEdit edit;
-  edit.views_as_of = loaded;
-  return manifest_->LogAndApply(edit, [this] { return CheckLock(); });
+  return manifest_->LogAndApply(lower, [this] { return CheckLock(); });
 }
 
 Status DBImpl::CheckKeptFiles(const StoreState& st) {
