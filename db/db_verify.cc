@@ -7,6 +7,7 @@
 #include "db/change_feed.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
+#include "db/inspect.h"
 
 namespace strata {
 
@@ -26,29 +27,9 @@ Status DBImpl::Verify(std::string* report) {
   install.unlock();
   note(s);
   if (s.ok() && tail.cut_bytes != 0) problems.push_back("manifest has a torn tail: " + tail.reason);
-  {
-    ViewCatalog views;  // VIEWS as it is on disk (replaced by rename, so read whole)
-    Timestamp views_ts = 0;
-    Status vs = views.Load(env_.get(), path_, &views_ts);
-    note(vs);
-    // Older than the manifest records: a copy put in place after this store opened.
-    if (s.ok() && vs.ok() && views_ts < st.views_as_of &&
-        env_->FileExists(StoreFilePath(path_, kViewsFile))) {
-      problems.push_back("VIEWS is as of ts " + std::to_string(views_ts) +
-                         ", older than the manifest's " + std::to_string(st.views_as_of) +
-                         ": an older copy of it");
-    }
-    std::map<std::string, ChangeFeed::Position> positions;  // SUBSCRIPTIONS, likewise
-    uint64_t generation = 0;
-    Status ps = ChangeFeed::ReadPositions(env_.get(), path_, &positions, &generation);
-    note(ps);
-    if (s.ok() && ps.ok() && generation < st.subscriptions_generation &&
-        env_->FileExists(StoreFilePath(path_, kSubscriptionsFile))) {
-      problems.push_back("SUBSCRIPTIONS is at set generation " + std::to_string(generation) +
-                         ", older than the manifest's " +
-                         std::to_string(st.subscriptions_generation) + ": an older copy of it");
-    }
-  }
+  // VIEWS and SUBSCRIPTIONS as they are on disk (each replaced by rename, so read whole),
+  // against what the manifest records of them (nothing, when it could not be read).
+  for (std::string& p : KeptFileProblems(env_.get(), path_, st)) problems.push_back(std::move(p));
   // Every segment of the current version, every block — read afresh from its path (the file
   // there now, not the one opened earlier), and checked against the manifest on disk.
   for (int dir = 0; dir < 2; ++dir) {

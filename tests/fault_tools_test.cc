@@ -675,6 +675,34 @@ TEST(FaultTools, MappedStoreWhoseIdModeIsGoneOrDenseIsRefused) {
   }
 }
 
+// An older copy of VIEWS put back: every command that opens the store refuses it naming the
+// file, `inspect` (which does not open it) says what is wrong, `repair` goes on with the copy.
+TEST(FaultTools, OlderCopyOfViewsIsNamedByEveryCommand) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  const std::string vs = tmp.path() + "/vs.txt";
+  WriteWholeFile(vs, "1\n2\n");
+  Ok({"ingest", "--db", db, "--input", "-"}, "1 2\n2 3\n3 4\n");
+  Ok({"view", "--db", db, "create", "a", "--vertices", vs});
+  std::filesystem::copy_file(db + "/VIEWS", tmp.path() + "/VIEWS.old");
+  Ok({"view", "--db", db, "create", "b", "--vertices", vs});
+  EXPECT_EQ(Ok({"inspect", "--db", db}).out.find("problem:"), std::string::npos);
+  std::filesystem::copy_file(tmp.path() + "/VIEWS.old", db + "/VIEWS",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::vector<std::string> needles = {"Corruption", db + "/VIEWS", "older copy"};
+  Fails(1, {"query", "--db", db, "stats"}, needles);
+  Fails(1, {"verify", "--db", db}, needles);
+  Fails(1, {"view", "--db", db, "list"}, needles);
+  Fails(1, {"ingest", "--db", db, "--input", "-"}, needles, "5 6\n");
+  const std::string shown = Ok({"inspect", "--db", db}).out;
+  EXPECT_NE(shown.find("problem: " + db + "/VIEWS is as of ts"), std::string::npos) << shown;
+  EXPECT_NE(Ok({"inspect", "--db", db, "--json"}).out.find("\"kept_file_problems\": [\""),
+            std::string::npos);
+  Ok({"repair", "--db", db});
+  EXPECT_EQ(Ok({"view", "--db", db, "list"}).out, "a\tvertices 2\n");
+  Ok({"verify", "--db", db});
+}
+
 TEST(FaultTools, IdModeIsWrittenBeforeTheStoreExists) {
   TempDir tmp;
   // IDMODE cannot be written (a directory is in its place): the store must not be created

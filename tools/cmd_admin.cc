@@ -181,6 +181,8 @@ int InspectStore(const InspectArgs& a) {
   const bool has_dict = files.has_id_dictionary;
   // IDMODE gone or dense beside an IDDICT: every other command refuses the store; say why.
   const Status id_mode = CheckIdMode(info);
+  // A kept VIEWS or SUBSCRIPTIONS missing, damaged or older than the manifest says: likewise.
+  const std::vector<std::string> kept_problems = KeptFileProblems(a.db, st);
   const uint64_t disk = DirectoryBytes(a.db);
   // A store open elsewhere may delete segments meanwhile: then the index size is unavailable.
   VertexIndexSize vix;
@@ -241,6 +243,9 @@ int InspectStore(const InspectArgs& a) {
     if (files.has_views) {
       j.Open("views", '{').Str("file", kViewsFile).Num("bytes", files.views_bytes).Close('}');
     }
+    j.Open("kept_file_problems", '[');
+    for (const std::string& p : kept_problems) j.Str(nullptr, p);
+    j.Close(']');
     j.Open("vertex_index", '{')
         .Bool("ok", vix_status.ok())
         .Num("vertices", vix.vertices)
@@ -306,6 +311,11 @@ int InspectStore(const InspectArgs& a) {
   if (files.has_views) {
     std::printf("views: %s (%s; strata view --db DIR list)\n", kViewsFile,
                 graphio::FormatSize(files.views_bytes).c_str());
+  }
+  for (const std::string& p : kept_problems) {
+    std::printf("problem: %s (the store does not open; strata repair goes on with what is "
+                "there)\n",
+                p.c_str());
   }
   if (!vix_status.ok()) {
     std::printf("vertex index: unavailable (%s)\n", vix_status.ToString().c_str());
