@@ -28,11 +28,14 @@ using edge_binary::StoreLE64;
 //              | u64 XXH64(payload, seed = first internal ID)
 //              | u64 XXH64(record[0..24), seed 0)
 //              | payload: count x u64 external ID; entry j maps to first + j
+//   owner record (optional, only first): the same framing with type kOwnerRecord, count 1,
+//              first 0, payload the owner (u64, non-zero); it maps nothing
 constexpr char kMagic[8] = {'S', 'G', 'I', 'D', 'D', 'I', 'C', 'T'};
 constexpr uint32_t kVersion = 1;
 constexpr size_t kHeaderSize = 24;
 constexpr size_t kRecordHeaderSize = 32;
 constexpr uint32_t kMappingRecord = 1;
+constexpr uint32_t kOwnerRecord = 2;
 constexpr uint32_t kMaxRecordEntries = uint32_t{1} << 20;
 
 inline uint64_t HashId(uint64_t z) {
@@ -66,17 +69,29 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// Writes a file holding only the header, atomically: temporary, fsync, rename, fsync dir.
-Status CreateFile(const std::string& path) {
-  char h[kHeaderSize];
+// Writes a file holding only the header (and the owner record when `owner` is not 0),
+// atomically: temporary, fsync, rename, fsync dir.
+Status CreateFile(const std::string& path, uint64_t owner) {
+  char h[kHeaderSize + kRecordHeaderSize + 8];
   std::memcpy(h, kMagic, sizeof(kMagic));
   StoreLE32(h + 8, kVersion);
   StoreLE32(h + 12, 0);
   StoreLE64(h + 16, XXH64(h, 16, 0));
+  size_t n = kHeaderSize;
+  if (owner != 0) {
+    char* r = h + kHeaderSize;
+    StoreLE32(r, 1);
+    StoreLE32(r + 4, kOwnerRecord);
+    StoreLE64(r + 8, 0);
+    StoreLE64(r + kRecordHeaderSize, owner);
+    StoreLE64(r + 16, XXH64(r + kRecordHeaderSize, 8, 0));
+    StoreLE64(r + 24, XXH64(r, 24, 0));
+    n += kRecordHeaderSize + 8;
+  }
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(tmp, "open");
-  Status s = WriteAll(fd, h, kHeaderSize, 0, tmp);
+  Status s = WriteAll(fd, h, n, 0, tmp);
   if (s.ok() && ::fsync(fd) != 0) s = ErrnoStatus(tmp, "fsync");
   ::close(fd);
   if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) s = ErrnoStatus(path, "rename");
@@ -234,7 +249,7 @@ Status IdDictionary::Open(const std::string& path, const IdDictionaryOptions& op
     if (!options.create_if_missing || options.read_only) {
       return Status::NotFound(path + ": no ID dictionary");
     }
-    Status s = CreateFile(path);
+    Status s = CreateFile(path, options.owner);
     if (!s.ok()) return s;
     info->created = true;
   } else {
@@ -307,6 +322,26 @@ Status IdDictionary::Load(IdDictionaryLoadInfo* info) {
     const uint32_t type = LoadLE32(r + 4);
     const uint64_t first = LoadLE64(r + 8);
     const uint64_t payload_sum = LoadLE64(r + 16);
+    if (type == kOwnerRecord) {
+      // Written with the header at creation: only there, once, and whole.
+      if (off != kHeaderSize || count != 1 || first != 0) {
+        return Status::Corruption(path_ + ": bad owner record" + at +
+                                  " (only the first record, count 1, first 0)");
+      }
+      const size_t need = kRecordHeaderSize + 8;
+      s = in.Ensure(need);
+      if (!s.ok()) return s;
+      if (in.available() < need) {
+        return Status::Corruption(path_ + ": truncated owner record" + at);
+      }
+      const char* payload = in.data() + kRecordHeaderSize;
+      if (XXH64(payload, 8, 0) != payload_sum || LoadLE64(payload) == 0) {
+        return Status::Corruption(path_ + ": owner record payload checksum mismatch" + at);
+      }
+      info->owner = LoadLE64(payload);
+      in.Consume(need);
+      continue;
+    }
     if (type != kMappingRecord) {
       return Status::NotSupported(path_ + ": unknown record type " + std::to_string(type) + at);
     }

@@ -53,6 +53,10 @@ struct IdDictionaryOptions {
   // CutTornTail() or the next Persist() (which cuts first), so a caller can check the
   // dictionary against the store before changing the file.
   bool cut_torn_tail = true;
+  // A new file's owner (0: none): an owner record, first after the header, names it — the
+  // store ID, for the CLI — so that a dictionary put in another store's place is told from
+  // the store's own (IdDictionaryLoadInfo::owner).
+  uint64_t owner = 0;
 };
 
 struct IdDictionaryLoadInfo {
@@ -62,6 +66,7 @@ struct IdDictionaryLoadInfo {
   uint64_t file_bytes = 0;  // valid bytes (after any cut): the offset where a torn tail starts
   uint64_t bytes_cut = 0;   // torn tail removed (0 when read_only)
   uint64_t torn_bytes = 0;  // torn tail found (cut, or left in place when read_only)
+  uint64_t owner = 0;       // the file's owner record (0: it has none)
 };
 
 // <store>/IDMODE, written by `strata ingest` (docs/cli.md "ID modes"): "ids=dense\n" or

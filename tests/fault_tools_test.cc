@@ -80,11 +80,12 @@ TEST(FaultTools, ShortenedIdDictionaryIsCorruptionNamingTheFile) {
   Ok({"ingest", "--db", db, "--input", "-", "--ids", "map", "--batch", "10"},
      SparseEdges(40, 1ull << 40));
   Ok({"verify", "--db", db});
-  // Header 24 B; each record 32 B + 20 x 8 B = 192 B.
-  ASSERT_EQ(std::filesystem::file_size(db + "/IDDICT"), 24u + 4 * 192u);
+  // Header 24 B, the owner record 40 B; each record 32 B + 20 x 8 B = 192 B.
+  ASSERT_EQ(std::filesystem::file_size(db + "/IDDICT"), 64u + 4 * 192u);
   int copy = 0;
-  // At a record boundary, and inside a record (which the loader takes for a torn tail).
-  for (uint64_t cut : {24u + 192u, 24u + 2 * 192u + 100u, 24u}) {
+  // At a record boundary, and inside a record (which the loader takes for a torn tail); the
+  // last cut takes the owner record too.
+  for (uint64_t cut : {64u + 192u, 64u + 2 * 192u + 100u, 64u, 24u}) {
     SCOPED_TRACE("IDDICT cut to " + std::to_string(cut) + " bytes");
     const std::string d = tmp.path() + "/copy" + std::to_string(copy++);
     CopyStore(db, d);
@@ -701,6 +702,30 @@ TEST(FaultTools, OlderCopyOfViewsIsNamedByEveryCommand) {
   Ok({"repair", "--db", db});
   EXPECT_EQ(Ok({"view", "--db", db, "list"}).out, "a\tvertices 2\n");
   Ok({"verify", "--db", db});
+}
+
+// Another store's IDDICT put in a store's place: its IDs mapped to other vertices, and with
+// at least as many entries nothing told it from the store's own. The dictionary names its store
+// (an owner record with the store ID), and every command refuses another's.
+TEST(FaultTools, AnotherStoresIdDictionaryIsRefused) {
+  TempDir tmp;
+  const std::string a = tmp.path() + "/a", b = tmp.path() + "/b";
+  Ok({"ingest", "--db", a, "--input", "-", "--ids", "map"}, "100 200\n300 400\n");
+  Ok({"ingest", "--db", b, "--input", "-", "--ids", "map"}, "300 400\n100 200\n");
+  const std::string want = Ok({"query", "--db", b, "degree", "300"}).out;
+  std::filesystem::copy_file(b + "/IDDICT", tmp.path() + "/IDDICT.b");
+  std::filesystem::copy_file(a + "/IDDICT", b + "/IDDICT",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::vector<std::string> needles = {"Corruption", b + "/IDDICT", "another store"};
+  Fails(1, {"query", "--db", b, "degree", "300"}, needles);
+  Fails(1, {"verify", "--db", b}, needles);
+  Fails(1, {"export", "--db", b}, needles);
+  Fails(1, {"compact", "--db", b}, needles);
+  Fails(1, {"ingest", "--db", b, "--input", "-"}, needles, "5 6\n");
+  std::filesystem::copy_file(tmp.path() + "/IDDICT.b", b + "/IDDICT",
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(Ok({"query", "--db", b, "degree", "300"}).out, want);
+  Ok({"verify", "--db", b});
 }
 
 TEST(FaultTools, IdModeIsWrittenBeforeTheStoreExists) {

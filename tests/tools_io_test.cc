@@ -1218,6 +1218,63 @@ TEST(IdDictionary, HandBuiltFileMatchesDocumentedLayout) {
   EXPECT_TRUE(IdDictionary::Open(path, {}, &d).IsNotSupported());
 }
 
+// The owner record: written with the header when IdDictionaryOptions::owner is set, reported by
+// every load, mapping nothing; only as the first record, whole and non-zero. A file created
+// without an owner keeps the old layout.
+TEST(IdDictionary, OwnerRecordNamesTheStore) {
+  using edge_binary::StoreLE32;
+  using edge_binary::StoreLE64;
+  TempDir dir;
+  const std::string path = dir.File("dict");
+  {
+    IdDictionaryOptions o;
+    o.owner = 0x1234567890abcdefull;
+    std::unique_ptr<IdDictionary> d;
+    IdDictionaryLoadInfo info;
+    ASSERT_TRUE(IdDictionary::Open(path, o, &d, &info).ok());
+    EXPECT_EQ(info.owner, o.owner);
+    EXPECT_EQ(FileSize(path), 24u + 40u);
+    VertexId id;
+    ASSERT_TRUE(d->GetOrAdd(77, &id).ok());
+    EXPECT_EQ(id, 0u);
+    ASSERT_TRUE(d->Persist().ok());
+    EXPECT_EQ(FileSize(path), 24u + 40u + 40u);
+  }
+  for (bool read_only : {false, true}) {
+    IdDictionaryOptions o;  // no owner asked: the file's is reported
+    o.read_only = read_only;
+    std::unique_ptr<IdDictionary> d;
+    IdDictionaryLoadInfo info;
+    ASSERT_TRUE(IdDictionary::Open(path, o, &d, &info).ok());
+    EXPECT_EQ(info.owner, 0x1234567890abcdefull);
+    EXPECT_EQ(info.entries, 1u);
+    EXPECT_EQ(info.records, 1u);
+    EXPECT_EQ(d->External(0), 77u);
+  }
+  const std::string good = ReadAll(path);
+  auto fails = [&](const std::string& bytes, const std::string& what) {
+    WriteAll(path, bytes);
+    std::unique_ptr<IdDictionary> d;
+    Status s = IdDictionary::Open(path, {}, &d);
+    EXPECT_TRUE(s.IsCorruption()) << what << ": " << s.ToString();
+    EXPECT_NE(s.message().find("owner record"), std::string::npos) << what << ": " << s.message();
+  };
+  fails(good.substr(0, 24 + 36), "cut inside the owner record's payload");
+  std::string zero = good;  // owner 0, checksums fixed
+  StoreLE64(zero.data() + 24 + 32, 0);
+  StoreLE64(zero.data() + 24 + 16, XXH64(zero.data() + 24 + 32, 8, 0));
+  StoreLE64(zero.data() + 24 + 24, XXH64(zero.data() + 24, 24, 0));
+  fails(zero, "owner 0");
+  // The owner record after a mapping record.
+  const std::string owner_rec = good.substr(24, 40), map_rec = good.substr(64, 40);
+  fails(good.substr(0, 24) + map_rec + owner_rec, "owner record second");
+  std::unique_ptr<IdDictionary> d;
+  IdDictionaryLoadInfo info;
+  ASSERT_TRUE(IdDictionary::Open(dir.File("plain"), {}, &d, &info).ok());
+  EXPECT_EQ(info.owner, 0u);
+  EXPECT_EQ(FileSize(dir.File("plain")), 24u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // LDBC Graphalytics files
 

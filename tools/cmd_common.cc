@@ -321,6 +321,8 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
                                 "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
     }
     if (!s.ok()) return s;
+    s = CheckDictionaryOwner(dir, st->info_.state.store_id, st->dict_info_.owner);
+    if (!s.ok()) return s;
     std::unique_ptr<Snapshot> snap = st->db_->GetSnapshot();
     s = CheckDictionaryCovers(dir, *snap, *st->dict_);
     if (!s.ok()) {
@@ -335,6 +337,14 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
   }
   *out = std::move(st);
   return Status::OK();
+}
+
+Status CheckDictionaryOwner(const std::string& dir, uint64_t store_id, uint64_t owner) {
+  if (owner == 0 || owner == store_id) return Status::OK();
+  return Status::Corruption(IdDictionaryFilePath(dir) + " belongs to another store (its owner " +
+                            "record names store ID " + std::to_string(owner) + ", this store's " +
+                            "is " + std::to_string(store_id) + "): its IDs would answer for " +
+                            "other vertices; restore this store's " + kIdDictionaryFile);
 }
 
 Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,

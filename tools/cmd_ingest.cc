@@ -763,12 +763,18 @@ int Ingester::Run() {
     // A torn tail is cut only once the dictionary is known to cover the store: a shortened
     // IDDICT is left as it was found, for a restore.
     dopt.cut_torn_tail = false;
-    s = graphio::IdDictionary::Open(IdDictionaryFilePath(a_.db), dopt, &dict_);
+    // A new dictionary names its store; an existing one must name this store (or none).
+    StoreInfo store;
+    s = ReadStoreInfo(a_.db, &store);
+    dopt.owner = store.state.store_id;
+    graphio::IdDictionaryLoadInfo dinfo;
+    if (s.ok()) s = graphio::IdDictionary::Open(IdDictionaryFilePath(a_.db), dopt, &dict_, &dinfo);
     if (s.IsNotFound()) {
       s = Status::Corruption("store '" + a_.db +
                              "' maps its vertex IDs (IDMODE says ids=map) and holds vertices, "
                              "but has no IDDICT");
     }
+    if (s.ok()) s = CheckDictionaryOwner(a_.db, store.state.store_id, dinfo.owner);
     if (s.ok()) s = CheckDictionaryCovers(a_.db, *snap, *dict_);
     if (s.ok()) s = dict_->CutTornTail();
     snap.reset();
