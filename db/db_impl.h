@@ -327,6 +327,9 @@ class DBImpl final : public DB {
   std::vector<std::string> active_replayed_;     // logs replayed into the active memgraph
   std::atomic<uint32_t> kept_files_{0};          // the manifest's kept_files, once recorded
   std::atomic<uint64_t> subscriptions_generation_{0};  // the manifest's, once recorded
+  // Logs whose torn tail (a crashed append) this open read past, by path: where their whole
+  // records end. Set by RecoverLogs, read by Verify, which does not count that tail again.
+  std::map<std::string, uint64_t> torn_at_open_;
   // Set by RecoverLogs: the newest view change in the logs after the last flush (a VIEWS
   // record; empty when none) and its timestamp.
   std::string logged_view_;

@@ -595,6 +595,7 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
     } else if (!tail.reason.empty()) {
       Log("recovery: cut torn log tail (" + std::to_string(tail.cut_bytes) + " bytes): " +
           tail.reason);
+      if (tail.cut_bytes != 0) torn_at_open_[p] = tail.valid_bytes;
     }
     active_replayed_.push_back(p);
   }

@@ -99,7 +99,12 @@ Status DBImpl::Verify(std::string* report) {
       // a log that vanished meanwhile holds nothing the store still needs.
       if (!r.ok() && !env_->FileExists(path_ + "/" + n)) continue;
       note(r);
-      if (r.ok() && lt.cut_bytes != 0) {
+      // The torn tail of a crashed append that open already read past, still there until
+      // the log's batches are flushed: the crash's, not damage.
+      const auto torn = torn_at_open_.find(path_ + "/" + n);
+      const bool known = !lt.whole_damaged && torn != torn_at_open_.end() &&
+                         torn->second == lt.valid_bytes;
+      if (r.ok() && lt.cut_bytes != 0 && !known) {
         problems.push_back(std::string(lt.whole_damaged ? "log's last record is damaged, not torn "
                                                           "(strata repair drops it): "
                                                         : "log has a torn tail: ") +

@@ -188,6 +188,10 @@ TEST_P(TornWal, CutAtEveryInterestingOffsetReplaysWholeRecordsOnly) {
     }
     ASSERT_TRUE(s.ok()) << what << ": " << s.ToString();
     ExpectState(db.get(), ref, what);
+    // The torn tail open found and went past is the crash's, not damage: Verify does not
+    // count it (it did, while the replayed log stayed until the next flush).
+    std::string report;
+    EXPECT_TRUE(db->Verify(&report).ok()) << what << "\n" << report;
     ASSERT_TRUE(db->Close().ok()) << what;
     db.reset();
     const bool on_boundary = std::find(bounds.begin(), bounds.end(), cut) != bounds.end();
