@@ -158,6 +158,18 @@ Status ReadIdModeFile(const std::string& path, bool* mapped, bool* present) {
   return Status::OK();
 }
 
+Status CheckIdModeAgainstDictionary(const std::string& id_mode_path,
+                                    const std::string& dictionary_path, bool mapped,
+                                    bool present) {
+  struct stat st;
+  if (mapped || ::stat(dictionary_path.c_str(), &st) != 0) return Status::OK();
+  return Status::Corruption(
+      "file " + id_mode_path + ": " + (present ? "says ids=dense" : "missing") + ", but " +
+      dictionary_path +
+      " exists: the store maps external IDs through it, and reading them as internal IDs "
+      "would answer for other vertices; restore IDMODE (one line: ids=map)");
+}
+
 std::string TornTailNote(const std::string& path, const IdDictionaryLoadInfo& info) {
   if (info.torn_bytes == 0 || info.bytes_cut != 0) return "";
   return path + ": torn tail of " + std::to_string(info.torn_bytes) + " bytes at offset " +

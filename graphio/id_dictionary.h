@@ -75,6 +75,13 @@ struct IdDictionaryLoadInfo {
 // when there is no such file; trailing whitespace is ignored; other content is Corruption.
 // The CLI (tools/cmd_common.cc ReadIdMode) and the Python package both read it through this.
 Status ReadIdModeFile(const std::string& path, bool* mapped, bool* present);
+// Only a mapped store has an ID dictionary: with one at `dictionary_path`, an IDMODE that is
+// missing or says dense (ReadIdModeFile's `mapped`, `present`) would have external IDs read as
+// internal ones — every answer for another vertex, none refused. Corruption naming the IDMODE
+// file and why then; OK otherwise. The CLI (cli::CheckIdMode) and the Python package ask it.
+Status CheckIdModeAgainstDictionary(const std::string& id_mode_path,
+                                    const std::string& dictionary_path, bool mapped,
+                                    bool present);
 
 // "<path>: torn tail of N bytes at offset X (...)": what a read-only open left in place, for a
 // command to report; empty when info.torn_bytes == 0 or the tail was cut.

@@ -266,14 +266,9 @@ Status ReadStoreInfo(const std::string& dir, StoreInfo* info) {
 }
 
 Status CheckIdMode(const StoreInfo& info) {
-  if (info.ids == IdMode::kMap || !FileExists(IdDictionaryFilePath(info.dir))) {
-    return Status::OK();
-  }
-  return Status::Corruption(
-      "file " + IdModePath(info.dir) + ": " +
-      (info.has_id_mode_file ? "says ids=dense" : "missing") + ", but " + kIdDictionaryFile +
-      " exists: the store maps external IDs through it, and reading them as internal IDs "
-      "would answer for other vertices; restore " + kIdModeFile + " (one line: ids=map)");
+  return graphio::CheckIdModeAgainstDictionary(IdModePath(info.dir),
+                                               IdDictionaryFilePath(info.dir),
+                                               info.ids == IdMode::kMap, info.has_id_mode_file);
 }
 
 std::string OpenErrorMessage(const std::string& dir, const Status& s) {

@@ -439,6 +439,11 @@ class PyDB {
 Status LoadDictionary(DbState* st) {
   bool mapped = false, present = false;
   Status s = graphio::ReadIdModeFile(IdModeFilePath(st->path), &mapped, &present);
+  // An IDDICT beside a missing or dense IDMODE: refused, as the CLI refuses it.
+  if (s.ok()) {
+    s = graphio::CheckIdModeAgainstDictionary(IdModeFilePath(st->path),
+                                              IdDictionaryFilePath(st->path), mapped, present);
+  }
   if (!s.ok() || !mapped) return s;
   graphio::IdDictionaryOptions dopt;
   dopt.create_if_missing = false;

@@ -153,6 +153,23 @@ def test_bad_idmode(tmp_path):
     stratagraph.open(str(path)).close()
 
 
+def test_idmode_gone_beside_an_iddict_is_refused(tmp_path):
+    """A mapped store whose IDMODE is deleted or says dense: opened as dense, every external ID
+    would have been read as an internal one (and writes allowed). Refused, naming IDMODE."""
+    s, d = random_edges(N, M, seed=3)
+    path = tmp_path / "m"
+    ingest_mapped(path, EXT[s], EXT[d])
+    (path / "IDMODE").unlink()
+    with pytest.raises(stratagraph.CorruptionError, match="IDMODE: missing, but .*IDDICT exists"):
+        stratagraph.open(str(path))
+    (path / "IDMODE").write_text("ids=dense\n")
+    with pytest.raises(stratagraph.CorruptionError, match="says ids=dense"):
+        stratagraph.open(str(path))
+    (path / "IDMODE").write_text("ids=map\n")
+    with stratagraph.open(str(path)) as db:
+        assert db.mapped
+
+
 def test_mapped_view(mapped):
     db, snap, g = mapped
     keep = sorted(g.nodes)[::2]
