@@ -27,6 +27,8 @@
 #include "tests/util/in_child.h"
 #include "tests/util/random_batch.h"
 #include "tests/util/temp_dir.h"
+#include "util/coding.h"
+#include "util/crc.h"
 
 namespace strata {
 namespace {
@@ -1117,6 +1119,48 @@ TEST(ChangeFeed, OlderCopyOfSubscriptionsIsRefusedNotResumedFromNow) {
   db.reset();
   ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
   EXPECT_TRUE(db->GetPosition("old", &pos).ok());
+}
+
+// A version-1 SUBSCRIPTIONS (written before the set generation existed) is read as generation
+// 0, its positions kept; the next change of the set writes version 2.
+TEST(ChangeFeed, VersionOneSubscriptionsFileIsReadAndRewrittenAsVersionTwo) {
+  TempDir dir;
+  const Options o = SmallOptions();
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+    for (VertexId v = 0; v < 10; ++v) ASSERT_TRUE(db->InsertEdge(v, v + 1, 1.0).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  std::string data("SGSUBS01", 8);
+  PutFixed32(&data, 1);
+  PutFixed32(&data, 1);
+  PutVarint64(&data, 3);
+  data += "old";
+  PutFixed64(&data, 4);
+  data.push_back(0);
+  PutFixed64(&data, Checksum64(data.data(), data.size(), ChecksumSeed(0x53, 0)));
+  const std::string file = dir.path() + "/SUBSCRIPTIONS";
+  testing::WriteAll(file, data);
+  auto version = [&] { return DecodeFixed32(testing::ReadAll(file).data() + 8); };
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  Timestamp pos = 0;
+  ASSERT_TRUE(db->GetPosition("old", &pos).ok());
+  EXPECT_EQ(pos, 4u);
+  EXPECT_EQ(version(), 1u);
+  SubscribeOptions so;
+  so.name = "new";
+  std::unique_ptr<Subscription> sub;
+  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
+  sub.reset();
+  EXPECT_EQ(version(), 2u);
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+  ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
+  ASSERT_TRUE(db->GetPosition("old", &pos).ok());
+  EXPECT_EQ(pos, 4u);
+  EXPECT_TRUE(db->GetPosition("new", &pos).ok());
 }
 
 // A damaged SUBSCRIPTIONS fails the open with Corruption naming it — read once the disk tiers
