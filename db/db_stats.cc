@@ -9,6 +9,7 @@ namespace strata {
 
 DBStats DBImpl::GetStats(bool count_graph) {
   DBStats st;
+  st.store_id = options_.in_memory ? 0 : store_id_;
   std::unique_ptr<Snapshot> snap = GetSnapshot();
   st.last_committed = snap->timestamp();
   if (count_graph) {

@@ -158,6 +158,16 @@ Status ReadIdModeFile(const std::string& path, bool* mapped, bool* present) {
   return Status::OK();
 }
 
+Status CheckDictionaryOwner(const std::string& dictionary_path, uint64_t store_id,
+                            uint64_t owner) {
+  if (owner == 0 || owner == store_id) return Status::OK();
+  return Status::Corruption(dictionary_path + " belongs to another store (its owner record " +
+                            "names store ID " + std::to_string(owner) + ", this store's is " +
+                            std::to_string(store_id) +
+                            "): its IDs would answer for other vertices; restore this store's "
+                            "IDDICT");
+}
+
 Status CheckIdModeAgainstDictionary(const std::string& id_mode_path,
                                     const std::string& dictionary_path, bool mapped,
                                     bool present) {

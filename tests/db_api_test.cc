@@ -56,6 +56,30 @@ TEST(DBApi, RejectsBadOptionsNamingTheField) {
   }
 }
 
+// The store ID: random per store, the same across reopens; 0 in memory.
+TEST(DBApi, StatsCarryTheStoreId) {
+  testing::TempDir dir;
+  Options o;
+  uint64_t ids[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const std::string path = dir.path() + "/s" + std::to_string(k);
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, path, &db).ok());
+    ids[k] = db->GetStats(false).store_id;
+    EXPECT_NE(ids[k], 0u);
+    ASSERT_TRUE(db->Close().ok());
+    db.reset();
+    ASSERT_TRUE(DB::Open(o, path, &db).ok());
+    EXPECT_EQ(db->GetStats(false).store_id, ids[k]);
+  }
+  EXPECT_NE(ids[0], ids[1]);
+  Options mem;
+  mem.in_memory = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(mem, "", &db).ok());
+  EXPECT_EQ(db->GetStats(false).store_id, 0u);
+}
+
 TEST(DBApi, RejectsVertexIdsBeyondLimitAndAppliesNothing) {
   auto db = OpenMem();
   WriteBatch b;

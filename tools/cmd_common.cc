@@ -335,11 +335,7 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
 }
 
 Status CheckDictionaryOwner(const std::string& dir, uint64_t store_id, uint64_t owner) {
-  if (owner == 0 || owner == store_id) return Status::OK();
-  return Status::Corruption(IdDictionaryFilePath(dir) + " belongs to another store (its owner " +
-                            "record names store ID " + std::to_string(owner) + ", this store's " +
-                            "is " + std::to_string(store_id) + "): its IDs would answer for " +
-                            "other vertices; restore this store's " + kIdDictionaryFile);
+  return graphio::CheckDictionaryOwner(IdDictionaryFilePath(dir), store_id, owner);
 }
 
 Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,

@@ -27,6 +27,9 @@ struct WriteOptions {
 
 // Counters a store keeps about itself. All figures are since Open unless noted.
 struct DBStats {
+  // The store's ID: random, chosen at creation, in its manifest, every WAL and segment header,
+  // and the owner record of the CLI's ID dictionary. 0 for an in-memory store.
+  uint64_t store_id = 0;
   Timestamp last_committed = 0;     // newest timestamp visible to new snapshots
   uint64_t num_vertices = 0;        // in the current snapshot (GetStats(true) only)
   uint64_t num_edges = 0;           // stored directed entries, idem

@@ -449,11 +449,15 @@ Status LoadDictionary(DbState* st) {
   dopt.create_if_missing = false;
   dopt.read_only = true;
   std::unique_ptr<graphio::IdDictionary> dict;
-  s = graphio::IdDictionary::Open(IdDictionaryFilePath(st->path), dopt, &dict);
+  graphio::IdDictionaryLoadInfo info;
+  s = graphio::IdDictionary::Open(IdDictionaryFilePath(st->path), dopt, &dict, &info);
   if (s.IsNotFound()) {
     return Status::Corruption("store '" + st->path +
                               "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
   }
+  if (!s.ok()) return s;
+  // Another store's IDDICT put in this one's place (the CLI refuses it too).
+  s = graphio::CheckDictionaryOwner(dict->path(), st->db->GetStats(false).store_id, info.owner);
   if (!s.ok()) return s;
   std::unique_ptr<Snapshot> snap = st->db->GetSnapshot();
   const VertexId bound = snap->VertexIdBound();

@@ -170,6 +170,21 @@ def test_idmode_gone_beside_an_iddict_is_refused(tmp_path):
         assert db.mapped
 
 
+def test_another_stores_iddict_is_refused(tmp_path):
+    """Another mapped store's IDDICT copied in: its IDs would answer for other vertices."""
+    s, d = random_edges(N, M, seed=5)
+    a, b = tmp_path / "a", tmp_path / "b"
+    ingest_mapped(a, EXT[s], EXT[d])
+    ingest_mapped(b, EXT[d], EXT[s])
+    own = (b / "IDDICT").read_bytes()
+    (b / "IDDICT").write_bytes((a / "IDDICT").read_bytes())
+    with pytest.raises(stratagraph.CorruptionError, match="belongs to another store"):
+        stratagraph.open(str(b))
+    (b / "IDDICT").write_bytes(own)
+    with stratagraph.open(str(b)) as db:
+        assert db.mapped
+
+
 def test_mapped_view(mapped):
     db, snap, g = mapped
     keep = sorted(g.nodes)[::2]
