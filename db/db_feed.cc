@@ -16,48 +16,12 @@ Status DBImpl::OpenFeed() {
   fo.max_retained_bytes = options_.feed_max_retained_wal_bytes;
   fo.clock = &core_->clock;
   fo.log = [this](const std::string& line) { Log(line); };
-  fo.persisted = [this](uint64_t gen) { RecordSubscriptions(gen); };
+  fo.persisted = [this](uint64_t gen) { RecordKeptFile(kKeptSubscriptions, gen); };
   const bool durable = fo.durable;
   feed_ = std::make_shared<ChangeFeed>(std::move(fo));
   Status s = feed_->Open();
   // Only a durable feed reads SUBSCRIPTIONS (and may write it).
-  if (s.ok() && durable) s = CheckSubscriptionsGeneration();
-  return s;
-}
-
-void DBImpl::RecordSubscriptions(uint64_t gen) {
-  if (manifest_ == nullptr) return;
-  const bool kept = (kept_files_.load(std::memory_order_acquire) & kKeptSubscriptions) != 0;
-  if (kept && gen <= subscriptions_generation_.load(std::memory_order_acquire)) return;
-  ManifestEdit edit;
-  edit.kept_files_set = kKeptSubscriptions;
-  edit.subscriptions_generation = gen;
-  Status s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
-  if (s.ok()) {
-    kept_files_.fetch_or(kKeptSubscriptions, std::memory_order_acq_rel);
-    subscriptions_generation_.store(gen, std::memory_order_release);
-  } else {
-    Log("manifest: recording SUBSCRIPTIONS at generation " + std::to_string(gen) +
-        " failed (" + s.ToString() + "); retried at its next write");
-  }
-}
-
-Status DBImpl::CheckSubscriptionsGeneration() {
-  const StoreState st = manifest_->state();
-  subscriptions_generation_.store(st.subscriptions_generation, std::memory_order_release);
-  const std::string path = StoreFilePath(path_, kSubscriptionsFile);
-  const uint64_t loaded = feed_->generation();
-  // A missing SUBSCRIPTIONS the manifest expects was refused or repaired by CheckKeptFiles.
-  if (loaded >= st.subscriptions_generation || !env_->FileExists(path)) return Status::OK();
-  ManifestEdit lower;
-  lower.subscriptions_generation = loaded;
-  Status s = OlderCopyFound(
-      path,
-      "holds the durable subscriptions as of set generation " + std::to_string(loaded) +
-          ", but the manifest records generation " + std::to_string(st.subscriptions_generation) +
-          " (a subscription created, dropped or lost since)",
-      ", whose subscribers could resume from now and skip changes", "its subscriptions", lower);
-  if (s.ok()) subscriptions_generation_.store(loaded, std::memory_order_release);
+  if (s.ok() && durable) s = CheckKeptStamp(kKeptSubscriptions, feed_->generation());
   return s;
 }
 

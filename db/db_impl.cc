@@ -101,7 +101,6 @@ Status DBImpl::Init() {
   }
   if (!s.ok()) {
     closed_ = true;
-    if (wal_) (void)wal_->Close();
     ReleaseLock();
   }
   return s;

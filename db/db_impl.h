@@ -215,30 +215,16 @@ class DBImpl final : public DB {
   Status NewLog(std::unique_ptr<WriteAheadLog>* log);
   // Unlists the logs at `paths` in one manifest edit (before they are retired at close).
   Status UnlistLogs(const std::vector<std::string>& paths);
-  // Records in the manifest, once, that the store keeps file `name` (bit of
-  // StoreState::kept_files): from then on Open refuses the store when it is gone. Called after
-  // the file was written; a failed edit is logged and retried at the next write or open.
-  void KeepFile(uint32_t bit, const char* name);
-  // After VIEWS was rewritten with as-of timestamp `ts`: the manifest records it (and that the
-  // store keeps VIEWS), so an older copy of VIEWS restored later is refused (CheckViewsAsOf).
-  // A failure is logged: the manifest then lags VIEWS, which Open accepts.
-  void RecordViewsAsOf(Timestamp ts);
-  // VIEWS as loaded (as-of `loaded`) against the manifest's views_as_of: older is Corruption
-  // naming VIEWS; Options::repair goes on with it and records its timestamp.
-  Status CheckViewsAsOf(const StoreState& st, Timestamp loaded);
-  // After SUBSCRIPTIONS was written with set generation `gen` (ChangeFeed::generation): the
-  // manifest records that the store keeps it and, when the generation grew, the generation.
-  // Position commits (no new generation) write nothing there. Called under the feed's mutex.
-  void RecordSubscriptions(uint64_t gen);
-  // SUBSCRIPTIONS as the feed loaded it against the manifest's subscriptions_generation: lower
-  // is Corruption naming SUBSCRIPTIONS; Options::repair goes on with it and records it.
-  Status CheckSubscriptionsGeneration();
-  // A kept file found older than the manifest records (`what` says how; `risk` what serving it
-  // would do): Corruption naming `path`; under Options::repair a LOG line saying the store goes
-  // on with `kept`, and (writable) `lower`, the edit recording the file's own state.
-  Status OlderCopyFound(const std::string& path, const std::string& what,
-                        const std::string& risk, const std::string& kept,
-                        const ManifestEdit& lower);
+  // Kept files (db/kept_files.h). After kept file `bit` was written with stamp `stamp`: the
+  // manifest records that the store keeps it and, when the stamp grew past the one recorded
+  // (kept_stamps_), the stamp — so an older copy of the file is refused later. A write that
+  // leaves the stamp (a position commit) writes nothing there. A failed edit is logged: the
+  // manifest then lags the file, which Open accepts; the next write or open retries.
+  void RecordKeptFile(uint32_t bit, uint64_t stamp);
+  // Kept file `bit` as loaded, with stamp `loaded`, against the stamp the manifest records:
+  // below it is Corruption naming the file (an older copy put back); Options::repair goes on
+  // with it and records its stamp.
+  Status CheckKeptStamp(uint32_t bit, uint64_t loaded);
   // At open: a kept file that is gone is Corruption naming it (a repair unkeeps it and goes
   // on); a file that exists but is not yet kept (written before files were kept, or a crash
   // between its write and its edit) is kept now.
@@ -326,7 +312,7 @@ class DBImpl final : public DB {
   std::unique_ptr<WriteAheadLog> wal_;           // the active memgraph's log (null: kOff)
   std::vector<std::string> active_replayed_;     // logs replayed into the active memgraph
   std::atomic<uint32_t> kept_files_{0};          // the manifest's kept_files, once recorded
-  std::atomic<uint64_t> subscriptions_generation_{0};  // the manifest's, once recorded
+  std::atomic<uint64_t> kept_stamps_[2] = {};   // the manifest's kept_stamps, once recorded
   // Logs whose torn tail (a crashed append) this open read past, by path: where their whole
   // records end. Set by RecoverLogs, read by Verify, which does not count that tail again.
   std::map<std::string, uint64_t> torn_at_open_;

@@ -13,6 +13,7 @@
 
 #include "db/db_impl.h"
 #include "db/filename.h"
+#include "db/kept_files.h"
 #include "util/radix_sort.h"
 
 namespace strata {
@@ -192,87 +193,67 @@ Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
   return Status::OK();
 }
 
-void DBImpl::KeepFile(uint32_t bit, const char* name) {
-  if (manifest_ == nullptr || (kept_files_.load(std::memory_order_acquire) & bit) != 0) return;
+void DBImpl::RecordKeptFile(uint32_t bit, uint64_t stamp) {
+  if (manifest_ == nullptr) return;
+  std::atomic<uint64_t>& recorded = kept_stamps_[KeptIndex(bit)];
+  const bool kept = (kept_files_.load(std::memory_order_acquire) & bit) != 0;
+  if (kept && stamp <= recorded.load(std::memory_order_acquire)) return;
   ManifestEdit edit;
   edit.kept_files_set = bit;
+  if (stamp != 0) edit.kept_stamps[KeptIndex(bit)] = stamp;
   Status s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
-  if (s.ok()) {
-    kept_files_.fetch_or(bit, std::memory_order_acq_rel);
-  } else {
-    Log(std::string("manifest: recording that the store keeps ") + name + " failed (" +
-        s.ToString() + "); retried at its next write or open");
+  if (!s.ok()) {
+    Log(std::string("manifest: recording ") + KeptFileName(bit) + " (stamp " +
+        std::to_string(stamp) + ") failed (" + s.ToString() + "); retried at its next write");
+    return;
   }
+  kept_files_.fetch_or(bit, std::memory_order_acq_rel);
+  if (stamp != 0) recorded.store(stamp, std::memory_order_release);
 }
 
-void DBImpl::RecordViewsAsOf(Timestamp ts) {
-  if (manifest_ == nullptr) return;
-  ManifestEdit edit;
-  edit.kept_files_set = kKeptViews;
-  edit.views_as_of = ts;
-  Status s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
-  if (s.ok()) {
-    kept_files_.fetch_or(kKeptViews, std::memory_order_acq_rel);
-  } else {
-    Log("manifest: recording VIEWS as of ts " + std::to_string(ts) + " failed (" +
-        s.ToString() + "); the manifest records an older one until the next view change");
-  }
-}
-
-Status DBImpl::CheckViewsAsOf(const StoreState& st, Timestamp loaded) {
-  const std::string path = StoreFilePath(path_, kViewsFile);
-  // A missing VIEWS the manifest expects was refused or repaired by CheckKeptFiles.
-  if (loaded >= st.views_as_of || !env_->FileExists(path)) return Status::OK();
-  ManifestEdit lower;
-  lower.views_as_of = loaded;
-  return OlderCopyFound(path,
-                        "holds the view definitions as of commit ts " + std::to_string(loaded) +
-                            ", but the manifest records a change at ts " +
-                            std::to_string(st.views_as_of),
-                        "", "its definitions", lower);
-}
-
-Status DBImpl::OlderCopyFound(const std::string& path, const std::string& what,
-                              const std::string& risk, const std::string& kept,
-                              const ManifestEdit& lower) {
+Status DBImpl::CheckKeptStamp(uint32_t bit, uint64_t loaded) {
+  // A missing kept file was refused, or its stamp cleared by a repair, in CheckKeptFiles.
+  std::atomic<uint64_t>& recorded = kept_stamps_[KeptIndex(bit)];
+  const uint64_t want = recorded.load(std::memory_order_acquire);
+  if (loaded >= want) return Status::OK();
+  const std::string what = KeptFileOlder(path_, bit, loaded, want);
   if (!options_.repair) {
-    return Status::Corruption("file " + path + ": " + what + ": an older copy of it (restored?)" +
-                              risk +
-                              "; restore the newest copy, or open with Options::repair (strata "
-                              "repair) to go on with this one");
+    return Status::Corruption("file " + what +
+                              " (restored?); restore the newest copy, or open with "
+                              "Options::repair (strata repair) to go on with this one");
   }
-  Log("repair: " + path + " " + what + "; going on with " + kept);
+  Log("repair: " + what + "; going on with it");
+  recorded.store(loaded, std::memory_order_release);
   if (options_.read_only) return Status::OK();
+  ManifestEdit lower;
+  lower.kept_stamps[KeptIndex(bit)] = loaded;
   return manifest_->LogAndApply(lower, [this] { return CheckLock(); });
 }
 
 Status DBImpl::CheckKeptFiles(const StoreState& st) {
   kept_files_.store(st.kept_files, std::memory_order_release);
-  for (const auto& [bit, name] : {std::pair<uint32_t, const char*>{kKeptViews, kViewsFile},
-                                  {kKeptSubscriptions, kSubscriptionsFile}}) {
-    const bool here = env_->FileExists(StoreFilePath(path_, name));
+  for (uint32_t bit : kKeptFileBits) {
+    kept_stamps_[KeptIndex(bit)].store(st.kept_stamps[KeptIndex(bit)], std::memory_order_release);
+    const std::string path = StoreFilePath(path_, KeptFileName(bit));
+    const bool here = env_->FileExists(path);
     if ((st.kept_files & bit) == 0) {
-      if (here && !options_.read_only) KeepFile(bit, name);
+      if (here && !options_.read_only) RecordKeptFile(bit, 0);
       continue;
     }
     if (here) continue;
-    const std::string path = StoreFilePath(path_, name);
     if (!options_.repair) {
-      return Status::Corruption(
-          "file " + path + ": missing; the manifest records that the store keeps " +
-          (bit == kKeptViews ? "its view definitions" : "its durable subscriptions' positions") +
-          " there; restore it, or open with Options::repair (strata repair) to go on without "
-          "them");
+      return Status::Corruption("file " + path + ": missing; the manifest records that the "
+                                "store keeps " + KeptFileContents(bit) +
+                                " there; restore it, or open with Options::repair (strata "
+                                "repair) to go on without them");
     }
-    Log("repair: " + path + " is missing; going on without " +
-        (bit == kKeptViews ? std::string("its view definitions")
-                           : std::string("its durable subscriptions")));
+    Log("repair: " + path + " is missing; going on without " + KeptFileContents(bit));
+    // The file will hold changes from now on only: the stamp recorded goes too.
+    kept_stamps_[KeptIndex(bit)].store(0, std::memory_order_release);
     if (!options_.read_only) {
       ManifestEdit edit;
       edit.kept_files_clear = bit;
-      // VIEWS will hold changes from now on only: whatever the manifest recorded goes too.
-      if (bit == kKeptViews) edit.views_as_of = 0;
-      if (bit == kKeptSubscriptions) edit.subscriptions_generation = 0;
+      edit.kept_stamps[KeptIndex(bit)] = 0;
       Status s = manifest_->LogAndApply(edit, [this] { return CheckLock(); });
       if (!s.ok()) return s;
       kept_files_.fetch_and(~bit, std::memory_order_acq_rel);
@@ -431,7 +412,7 @@ Status DBImpl::OpenDisk() {
   if (!s.ok()) return s;
   // Before the logged change is applied: the log may hold the newest change an older copy
   // lacks, but not the ones before it.
-  s = CheckViewsAsOf(st, views_ts);
+  s = CheckKeptStamp(kKeptViews, views_ts);
   if (!s.ok()) return s;
   s = RecoverViewChange(&views_ts);
   if (!s.ok()) return s;
@@ -736,7 +717,7 @@ Status DBImpl::RecoverViewChange(Timestamp* views_ts) {
       s = views_.Commit(ts, op, name, op == ViewCatalog::Op::kCreate ? &def : nullptr, ts,
                         /*write_file=*/!options_.read_only);
       if (!s.ok()) return s;
-      if (!options_.read_only) RecordViewsAsOf(ts);
+      if (!options_.read_only) RecordKeptFile(kKeptViews, ts);
       Log("recovery: view '" + name + "' " + (op == ViewCatalog::Op::kCreate ? "definition" : "drop") +
           " at ts " + std::to_string(ts) + " was logged but not in VIEWS (a crash between the two): applied");
     }

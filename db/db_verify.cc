@@ -7,7 +7,7 @@
 #include "db/change_feed.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
-#include "db/inspect.h"
+#include "db/kept_files.h"
 
 namespace strata {
 

@@ -45,7 +45,7 @@ Status DBImpl::CommitView(ViewCatalog::Op op, const std::string& name, const Vie
   if (staged) feed_->Notify();
   if (sl.owns_lock()) sl.unlock();  // a seal need not wait for the manifest's fsync
   // VIEWS is rewritten; under view_mu_ still, so the manifest's as-of only grows.
-  if (s.ok() && !options_.in_memory) RecordViewsAsOf(ts);
+  if (s.ok() && !options_.in_memory) RecordKeptFile(kKeptViews, ts);
   return s;
 }
 

@@ -4,10 +4,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <map>
 #include <memory>
 
-#include "db/change_feed.h"
 #include "index/index_build.h"
 #include "io/env.h"
 #include "segment/segment_reader.h"
@@ -61,48 +59,6 @@ StoreFiles ListStoreFiles(const std::string& dir, const std::string& manifest_pa
   ::closedir(d);
   std::sort(out.wals.begin(), out.wals.end());
   return out;
-}
-
-std::vector<std::string> KeptFileProblems(io::Env* env, const std::string& dir,
-                                          const StoreState& st) {
-  std::vector<std::string> out;
-  const std::string views = StoreFilePath(dir, kViewsFile);
-  if (env->FileExists(views)) {
-    ViewCatalog catalog;
-    Timestamp as_of = 0;
-    Status s = catalog.Load(env, dir, &as_of);
-    if (!s.ok()) {
-      out.push_back(s.ToString());
-    } else if (as_of < st.views_as_of) {
-      out.push_back(views + " is as of ts " + std::to_string(as_of) + ", older than the manifest's " +
-                    std::to_string(st.views_as_of) + ": an older copy of it");
-    }
-  } else if ((st.kept_files & kKeptViews) != 0) {
-    out.push_back(views + " is missing; the manifest records that the store keeps it");
-  }
-  const std::string subs = StoreFilePath(dir, kSubscriptionsFile);
-  if (env->FileExists(subs)) {
-    std::map<std::string, ChangeFeed::Position> positions;
-    uint64_t generation = 0;
-    Status s = ChangeFeed::ReadPositions(env, dir, &positions, &generation);
-    if (!s.ok()) {
-      out.push_back(s.ToString());
-    } else if (generation < st.subscriptions_generation) {
-      out.push_back(subs + " is at set generation " + std::to_string(generation) +
-                    ", older than the manifest's " + std::to_string(st.subscriptions_generation) +
-                    ": an older copy of it");
-    }
-  } else if ((st.kept_files & kKeptSubscriptions) != 0) {
-    out.push_back(subs + " is missing; the manifest records that the store keeps it");
-  }
-  return out;
-}
-
-std::vector<std::string> KeptFileProblems(const std::string& dir, const StoreState& st) {
-  std::unique_ptr<io::Env> env;
-  Status s = io::Env::Open(IoBackend::kPosix, &env);
-  if (!s.ok()) return {s.ToString()};
-  return KeptFileProblems(env.get(), dir, st);
 }
 
 Status MeasureVertexIndex(const std::string& dir, const StoreState& st, VertexIndexSize* out) {

@@ -33,17 +33,6 @@ struct StoreFiles {
 // Regular files only; a directory that cannot be read lists nothing.
 StoreFiles ListStoreFiles(const std::string& dir, const std::string& manifest_path);
 
-// What is wrong with the files the manifest records that the store keeps (VIEWS,
-// SUBSCRIPTIONS: StoreState::kept_files) against what it records of them: one line per
-// problem — a kept file missing, unreadable (its Corruption), or older than the manifest says
-// (VIEWS' as-of timestamp, SUBSCRIPTIONS' set generation: an older copy). Open refuses each of
-// these (DBImpl::CheckKeptFiles, CheckViewsAsOf, CheckSubscriptionsGeneration); Verify and
-// `strata inspect` report them through this. Empty when all is well.
-std::vector<std::string> KeptFileProblems(io::Env* env, const std::string& dir,
-                                          const StoreState& state);
-// The same through the POSIX Env.
-std::vector<std::string> KeptFileProblems(const std::string& dir, const StoreState& state);
-
 // The multi-level vertex index an open store keeps in memory (index/), built from the segments
 // `state` names the same way an open builds it.
 struct VertexIndexSize {

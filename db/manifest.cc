@@ -27,8 +27,7 @@ enum Tag : uint8_t {
   kListsLogs = 9,
   kKeepFiles = 10,
   kUnkeepFiles = 11,
-  kViewsAsOf = 12,
-  kSubscriptionsGeneration = 13,
+  kKeptStamp = 12,  // 12 + KeptIndex: 12 VIEWS' stamp, 13 SUBSCRIPTIONS'
 };
 
 class Decoder {
@@ -109,13 +108,10 @@ void ManifestEdit::EncodeTo(std::string* dst) const {
     dst->push_back(static_cast<char>(kUnkeepFiles));
     PutVarint64(dst, kept_files_clear);
   }
-  if (views_as_of) {
-    dst->push_back(static_cast<char>(kViewsAsOf));
-    PutVarint64(dst, *views_as_of);
-  }
-  if (subscriptions_generation) {
-    dst->push_back(static_cast<char>(kSubscriptionsGeneration));
-    PutVarint64(dst, *subscriptions_generation);
+  for (size_t i = 0; i < 2; ++i) {
+    if (!kept_stamps[i]) continue;
+    dst->push_back(static_cast<char>(kKeptStamp + i));
+    PutVarint64(dst, *kept_stamps[i]);
   }
 }
 
@@ -192,13 +188,10 @@ Status ManifestEdit::DecodeFrom(std::string_view src, const std::string& where) 
         if (!d.Varint(&a) || a > 0xffffffffu) return bad("bad kept files");
         (tag == kKeepFiles ? kept_files_set : kept_files_clear) = static_cast<uint32_t>(a);
         break;
-      case kViewsAsOf:
-        if (!d.Varint(&a)) return bad("bad views as-of timestamp");
-        views_as_of = a;
-        break;
-      case kSubscriptionsGeneration:
-        if (!d.Varint(&a)) return bad("bad subscriptions generation");
-        subscriptions_generation = a;
+      case kKeptStamp:
+      case kKeptStamp + 1:
+        if (!d.Varint(&a)) return bad("bad kept file stamp");
+        kept_stamps[tag - kKeptStamp] = a;
         break;
       default:
         return bad("unknown tag");
@@ -231,8 +224,9 @@ Status ManifestEdit::ApplyTo(StoreState* st, const std::string& where) const {
   }
   if (lists_logs) st->lists_logs = true;
   st->kept_files = (st->kept_files & ~kept_files_clear) | kept_files_set;
-  if (views_as_of) st->views_as_of = *views_as_of;
-  if (subscriptions_generation) st->subscriptions_generation = *subscriptions_generation;
+  for (size_t i = 0; i < 2; ++i) {
+    if (kept_stamps[i]) st->kept_stamps[i] = *kept_stamps[i];
+  }
   for (uint64_t n : logs_removed) st->logs.erase(n);
   for (uint64_t n : logs_added) {
     if (!st->logs.insert(n).second) {
@@ -256,8 +250,9 @@ ManifestEdit ManifestEdit::FullState(const StoreState& s) {
   e.logs_added.assign(s.logs.begin(), s.logs.end());
   e.lists_logs = s.lists_logs;
   e.kept_files_set = s.kept_files;
-  if (s.views_as_of != 0) e.views_as_of = s.views_as_of;
-  if (s.subscriptions_generation != 0) e.subscriptions_generation = s.subscriptions_generation;
+  for (size_t i = 0; i < 2; ++i) {
+    if (s.kept_stamps[i] != 0) e.kept_stamps[i] = s.kept_stamps[i];
+  }
   return e;
 }
 

@@ -66,18 +66,18 @@ struct StoreState {
   // Store files outside the manifest whose loss would go unseen (kKept*): set once the file
   // exists; Open refuses the store, naming the file, when a kept file is gone.
   uint32_t kept_files = 0;
-  // The commit timestamp of the newest view definition change VIEWS held when it was last
-  // recorded here (each change: VIEWS rewritten, then this). 0: none recorded. A VIEWS whose
-  // own as-of timestamp is older is an older copy of it (Open refuses it).
-  Timestamp views_as_of = 0;
-  // The set generation of the SUBSCRIPTIONS last recorded here (ChangeFeed::generation): each
-  // creation, drop or loss of a durable subscription, after the file was rewritten. A
-  // SUBSCRIPTIONS of a lower generation is an older copy of it (Open refuses it).
-  uint64_t subscriptions_generation = 0;
+  // Per kept file (KeptIndex), its stamp as last recorded here: a number that only grows with
+  // what the file holds and that the file records too (VIEWS: the commit timestamp of its
+  // newest definition change; SUBSCRIPTIONS: its set generation, ChangeFeed::generation). The
+  // file is rewritten, then its stamp recorded, so a file whose own stamp is lower is an older
+  // copy of it (Open refuses it). 0: none recorded.
+  uint64_t kept_stamps[2] = {};
 };
 
 inline constexpr uint32_t kKeptViews = 1;          // VIEWS
 inline constexpr uint32_t kKeptSubscriptions = 2;  // SUBSCRIPTIONS
+// The index of kept file `bit` in StoreState::kept_stamps and ManifestEdit::kept_stamps.
+inline constexpr size_t KeptIndex(uint32_t bit) { return bit == kKeptViews ? 0 : 1; }
 
 struct ManifestEdit {
   bool has_store_info = false;  // format_version, kind, weighted, store_id (version >= 2)
@@ -95,8 +95,7 @@ struct ManifestEdit {
   bool lists_logs = false;             // sets StoreState::lists_logs
   uint32_t kept_files_set = 0;         // bits set in StoreState::kept_files
   uint32_t kept_files_clear = 0;       // bits cleared (a repair going on without the file)
-  std::optional<Timestamp> views_as_of;  // sets StoreState::views_as_of (a repair may lower it)
-  std::optional<uint64_t> subscriptions_generation;  // likewise
+  std::optional<uint64_t> kept_stamps[2];  // set StoreState::kept_stamps (a repair may lower one)
 
   void EncodeTo(std::string* dst) const;
   // `where` names the record in error messages.

@@ -17,7 +17,7 @@ namespace {
 
 constexpr char kMagic[] = "SGVIEWS1";
 constexpr uint32_t kChecksumKind = 0x56;  // 'V'
-// 2: the first record is the file's as-of timestamp (fixed 64-bit; ViewCatalog::as_of).
+// 2: the first record is the file's as-of timestamp (fixed 64-bit; ViewCatalog::as_of_).
 // Version 1 files (no such record) are read; every write is version 2.
 constexpr uint32_t kViewsVersion = 2;
 constexpr size_t kAsOfRecordBytes = 8;
@@ -221,16 +221,17 @@ Status ViewCatalog::Load(io::Env* env, const std::string& dir, Timestamp* max_ts
   std::map<std::string, std::vector<Entry>> h;
   RecordLogTail tail;
   uint32_t version = 0;
+  auto known_version = [&] {
+    return version == 1 || version == kViewsVersion
+               ? Status::OK()
+               : io::CorruptionAt(path, 8, "unsupported format version " + std::to_string(version));
+  };
   bool first = true;
-  Timestamp as_of = 0;
-  Timestamp newest = 0;
+  Timestamp as_of = 0;  // version 1: the newest entry's timestamp
   Status s = ReadRecordLog(
       env, path, kMagic, &version, kChecksumKind,
       [&](std::string_view rec, uint64_t off) -> Status {
-        if (version != 1 && version != kViewsVersion) {
-          return io::CorruptionAt(path, 8, "unsupported format version " +
-                                               std::to_string(version));
-        }
+        if (Status v = known_version(); !v.ok()) return v;
         if (std::exchange(first, false) && version == kViewsVersion) {
           if (rec.size() != kAsOfRecordBytes) {
             return io::CorruptionAt(path, off, "the first record is not the as-of timestamp");
@@ -248,19 +249,19 @@ Status ViewCatalog::Load(io::Env* env, const std::string& dir, Timestamp* max_ts
           return io::CorruptionAt(path, off, "view '" + name + "': timestamps out of order");
         }
         e.dropped = op == Op::kDrop;
-        if (version == kViewsVersion && e.ts > as_of) {
+        if (version == 1) {
+          as_of = std::max(as_of, e.ts);
+        } else if (e.ts > as_of) {
           return io::CorruptionAt(path, off, "view '" + name + "': change at ts " +
-                                                 std::to_string(e.ts) + " after the file's as-of ts " +
+                                                 std::to_string(e.ts) +
+                                                 " after the file's as-of ts " +
                                                  std::to_string(as_of));
         }
-        newest = std::max(newest, e.ts);
         list.push_back(std::move(e));
         return Status::OK();
       },
       &tail);
-  if (s.ok() && version != 1 && version != kViewsVersion) {
-    s = io::CorruptionAt(path, 8, "unsupported format version " + std::to_string(version));
-  }
+  if (s.ok()) s = known_version();  // a file with no record
   if (!s.ok()) return s;
   if (tail.cut_bytes != 0) {
     // The file is replaced by rename, never appended to: a cut tail is damage.
@@ -269,7 +270,6 @@ Status ViewCatalog::Load(io::Env* env, const std::string& dir, Timestamp* max_ts
   if (version == kViewsVersion && first) {
     return io::CorruptionAt(path, kRecordLogHeaderSize, "no as-of record");
   }
-  if (version == 1) as_of = newest;
   *max_ts = as_of;
   std::lock_guard<std::mutex> g(mu_);
   as_of_ = as_of;
@@ -429,10 +429,6 @@ Status ViewCatalog::Commit(Timestamp ts, Op op, const std::string& name,
   return s;
 }
 
-Timestamp ViewCatalog::as_of() const {
-  std::lock_guard<std::mutex> g(mu_);
-  return as_of_;
-}
 
 Status ViewCatalog::Get(const std::string& name, Timestamp ts, ViewInfo* info) const {
   std::lock_guard<std::mutex> g(mu_);

@@ -93,15 +93,9 @@ class ViewCatalog {
   enum class Op : uint8_t { kCreate = 1, kDrop = 2 };
 
   // Loads `dir`/VIEWS if it exists (nothing otherwise). *max_ts: the file's as-of timestamp
-  // (as_of(); 0 when there is no file); the store's clock must not start below it. Corruption
+  // (as_of_; 0 when there is no file); the store's clock must not start below it. Corruption
   // naming the file and offset when the file is damaged.
   Status Load(io::Env* env, const std::string& dir, Timestamp* max_ts);
-  // The commit timestamp of the newest change the catalog holds: of a create, a replace or a
-  // drop (which, unlike the others, VIEWS forgets once no snapshot needs it, so the newest
-  // entry's timestamp can go back; this never does). VIEWS (version 2) records it, so a
-  // restored older copy of VIEWS is told from the current one (the manifest records it too:
-  // StoreState::views_as_of). A version-1 file gives its newest entry's timestamp.
-  Timestamp as_of() const;
   // In-memory stores: nothing is read or written.
   void SetInMemory() { env_ = nullptr; }
 
@@ -158,7 +152,13 @@ class ViewCatalog {
   std::string dir_;
   mutable std::mutex mu_;  // history_; a leaf
   std::map<std::string, std::vector<Entry>> history_;
-  Timestamp as_of_ = 0;  // see as_of(); needs mu_
+  // The as-of timestamp: the commit timestamp of the newest change the catalog holds — a
+  // create, a replace or a drop (which, unlike the others, VIEWS forgets once no snapshot
+  // needs it, so the newest entry's timestamp can go back; this never does). VIEWS (version 2)
+  // records it, and so does the manifest (its stamp, db/kept_files.h), so a restored older
+  // copy of VIEWS is told from the current one. A version-1 file gives its newest entry's
+  // timestamp. Needs mu_.
+  Timestamp as_of_ = 0;
 };
 
 }  // namespace strata

@@ -79,15 +79,15 @@ Status ReadIdModeFile(const std::string& path, bool* mapped, bool* present);
 // missing or says dense (ReadIdModeFile's `mapped`, `present`) would have external IDs read as
 // internal ones — every answer for another vertex, none refused. Corruption naming the IDMODE
 // file and why then; OK otherwise. The CLI (cli::CheckIdMode) and the Python package ask it.
-// A dictionary whose owner record (IdDictionaryLoadInfo::owner) names another store than
-// `store_id` maps another store's IDs: Corruption naming `dictionary_path` and both IDs. A
-// dictionary without an owner record (written before they existed) passes. The CLI
-// (cli::CheckDictionaryOwner) and the Python package ask it.
-Status CheckDictionaryOwner(const std::string& dictionary_path, uint64_t store_id,
-                            uint64_t owner);
 Status CheckIdModeAgainstDictionary(const std::string& id_mode_path,
                                     const std::string& dictionary_path, bool mapped,
                                     bool present);
+// A dictionary whose owner record (IdDictionaryLoadInfo::owner) names another store than
+// `store_id` maps another store's IDs: Corruption naming `dictionary_path` and both IDs. A
+// dictionary without an owner record (written before they existed) passes. The CLI and the
+// Python package ask it after every load of a store's dictionary.
+Status CheckDictionaryOwner(const std::string& dictionary_path, uint64_t store_id,
+                            uint64_t owner);
 
 // "<path>: torn tail of N bytes at offset X (...)": what a read-only open left in place, for a
 // command to report; empty when info.torn_bytes == 0 or the tail was cut.

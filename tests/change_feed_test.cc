@@ -44,6 +44,15 @@ Options SmallOptions(GraphKind kind = GraphKind::kDirectedWithInEdges) {
   return o;
 }
 
+// Creates durable subscription `name` (its position: now) and lets it go, as a subscriber that
+// stopped would.
+Status CreateDurable(DB* db, const std::string& name) {
+  SubscribeOptions so;
+  so.name = name;
+  std::unique_ptr<Subscription> sub;
+  return db->Subscribe(so, {}, &sub);
+}
+
 // Collects records from a handler.
 struct Collector {
   std::mutex mu;
@@ -1055,20 +1064,14 @@ TEST(ChangeFeed, OlderCopyOfSubscriptionsIsRefusedNotResumedFromNow) {
     std::filesystem::copy_file(dir.path() + "/" + from, file,
                                std::filesystem::copy_options::overwrite_existing);
   };
-  auto subscribe = [](DB* db, const std::string& name) {
-    SubscribeOptions so;
-    so.name = name;
-    std::unique_ptr<Subscription> sub;
-    return db->Subscribe(so, {}, &sub);
-  };
   Timestamp committed = 0;
   {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
-    ASSERT_TRUE(subscribe(db.get(), "old").ok());
+    ASSERT_TRUE(CreateDurable(db.get(), "old").ok());
     copy("gen1");
     ASSERT_TRUE(db->InsertEdge(1, 2, 1.0).ok());
-    ASSERT_TRUE(subscribe(db.get(), "new").ok());
+    ASSERT_TRUE(CreateDurable(db.get(), "new").ok());
     copy("gen2-before-commit");
     ASSERT_TRUE(db->InsertEdge(2, 3, 1.0).ok());
     committed = db->GetSnapshot()->timestamp();
@@ -1098,7 +1101,7 @@ TEST(ChangeFeed, OlderCopyOfSubscriptionsIsRefusedNotResumedFromNow) {
     put_back("gen2-before-commit");
     std::string report;
     EXPECT_FALSE(db->Verify(&report).ok());
-    EXPECT_NE(report.find("SUBSCRIPTIONS is at set generation 2, older than the manifest's 3"),
+    EXPECT_NE(report.find("as of set generation 2, but the manifest records set generation 3"),
               std::string::npos)
         << report;
     testing::WriteAll(file, now);
@@ -1149,11 +1152,7 @@ TEST(ChangeFeed, VersionOneSubscriptionsFileIsReadAndRewrittenAsVersionTwo) {
   ASSERT_TRUE(db->GetPosition("old", &pos).ok());
   EXPECT_EQ(pos, 4u);
   EXPECT_EQ(version(), 1u);
-  SubscribeOptions so;
-  so.name = "new";
-  std::unique_ptr<Subscription> sub;
-  ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
-  sub.reset();
+  ASSERT_TRUE(CreateDurable(db.get(), "new").ok());
   EXPECT_EQ(version(), 2u);
   ASSERT_TRUE(db->Close().ok());
   db.reset();
@@ -1173,11 +1172,7 @@ TEST(ChangeFeed, DamagedSubscriptionsFailsTheOpenAndLosesNothing) {
   testing::InChild([&] {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
-    SubscribeOptions so;
-    so.name = "app";
-    std::unique_ptr<Subscription> sub;
-    ASSERT_TRUE(db->Subscribe(so, {}, &sub).ok());
-    sub.reset();
+    ASSERT_TRUE(CreateDurable(db.get(), "app").ok());
     for (VertexId v = 0; v < 200; ++v) ASSERT_TRUE(db->InsertEdge(v, v + 1, 1.0).ok());
     _exit(::testing::Test::HasFailure() ? 1 : 0);  // no close: the last batches in the log only
   });

@@ -696,7 +696,9 @@ TEST(FaultTools, OlderCopyOfViewsIsNamedByEveryCommand) {
   Fails(1, {"view", "--db", db, "list"}, needles);
   Fails(1, {"ingest", "--db", db, "--input", "-"}, needles, "5 6\n");
   const std::string shown = Ok({"inspect", "--db", db}).out;
-  EXPECT_NE(shown.find("problem: " + db + "/VIEWS is as of ts"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("problem: " + db + "/VIEWS holds its view definitions as of commit ts"),
+            std::string::npos)
+      << shown;
   EXPECT_NE(Ok({"inspect", "--db", db, "--json"}).out.find("\"kept_file_problems\": [\""),
             std::string::npos);
   Ok({"repair", "--db", db});

@@ -397,22 +397,23 @@ TEST(Manifest, LogsListedAndUnlistedRoundTrip) {
   }
 }
 
-// Kept files, VIEWS' as-of timestamp and SUBSCRIPTIONS' set generation survive the log of
-// edits and the full-state rewrite; a repair's edit may lower them (to 0: no file expected).
-TEST(Manifest, KeptFilesViewsAsOfAndSubscriptionsGenerationRoundTrip) {
+// Kept files and their stamps (VIEWS' as-of timestamp, SUBSCRIPTIONS' set generation) survive
+// the log of edits and the full-state rewrite; a repair's edit may lower a stamp (to 0: no
+// file expected).
+TEST(Manifest, KeptFilesAndTheirStampsRoundTrip) {
   TempDir d;
   std::unique_ptr<io::Env> env;
   ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
   std::unique_ptr<Manifest> m;
   ASSERT_TRUE(Manifest::Create(env.get(), d.path(), StoreState(), &m).ok());
-  EXPECT_EQ(m->state().views_as_of, 0u);
+  EXPECT_EQ(m->state().kept_stamps[0], 0u);
   ManifestEdit e1;
   e1.kept_files_set = kKeptViews | kKeptSubscriptions;
-  e1.views_as_of = 41;
+  e1.kept_stamps[0] = 41;
   ASSERT_TRUE(m->LogAndApply(e1).ok());
   ManifestEdit e2;
-  e2.views_as_of = 1ull << 40;
-  e2.subscriptions_generation = 7;
+  e2.kept_stamps[KeptIndex(kKeptViews)] = 1ull << 40;
+  e2.kept_stamps[KeptIndex(kKeptSubscriptions)] = 7;
   ASSERT_TRUE(m->LogAndApply(e2).ok());
   ManifestEdit other;  // an edit without the field leaves it
   other.next_vertex_id = 9;
@@ -422,8 +423,8 @@ TEST(Manifest, KeptFilesViewsAsOfAndSubscriptionsGenerationRoundTrip) {
     StoreState st;
     RecordLogTail tail;
     ASSERT_TRUE(Manifest::Recover(env.get(), d.path(), &st, &tail, &m).ok());
-    EXPECT_EQ(st.views_as_of, 1ull << 40) << round;
-    EXPECT_EQ(st.subscriptions_generation, 7u) << round;
+    EXPECT_EQ(st.kept_stamps[0], 1ull << 40) << round;
+    EXPECT_EQ(st.kept_stamps[1], 7u) << round;
     EXPECT_EQ(st.kept_files, kKeptViews | kKeptSubscriptions) << round;
     m.reset();
   }
@@ -432,13 +433,13 @@ TEST(Manifest, KeptFilesViewsAsOfAndSubscriptionsGenerationRoundTrip) {
   ASSERT_TRUE(Manifest::Recover(env.get(), d.path(), &st, &tail, &m).ok());
   ManifestEdit repair;
   repair.kept_files_clear = kKeptViews;
-  repair.views_as_of = 0;
-  repair.subscriptions_generation = 3;
+  repair.kept_stamps[0] = 0;
+  repair.kept_stamps[1] = 3;
   ASSERT_TRUE(m->LogAndApply(repair).ok());
   m.reset();
   ASSERT_TRUE(Manifest::Recover(env.get(), d.path(), &st, &tail, &m).ok());
-  EXPECT_EQ(st.views_as_of, 0u);
-  EXPECT_EQ(st.subscriptions_generation, 3u);
+  EXPECT_EQ(st.kept_stamps[0], 0u);
+  EXPECT_EQ(st.kept_stamps[1], 3u);
   EXPECT_EQ(st.kept_files, kKeptSubscriptions);
 }
 

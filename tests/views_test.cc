@@ -849,7 +849,9 @@ TEST(Views, OlderCopyOfViewsIsRefusedNotServed) {
                                std::filesystem::copy_options::overwrite_existing);
     std::string report;
     EXPECT_FALSE(db->Verify(&report).ok());
-    EXPECT_NE(report.find("VIEWS is as of ts"), std::string::npos) << report;
+    EXPECT_NE(report.find(file + " holds its view definitions as of commit ts"),
+              std::string::npos)
+        << report;
     EXPECT_NE(report.find("an older copy"), std::string::npos) << report;
     std::filesystem::copy_file(current, file, std::filesystem::copy_options::overwrite_existing);
     report.clear();

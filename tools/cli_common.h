@@ -155,10 +155,6 @@ class Store {
 // map new external IDs onto it. Corruption naming <dir>/IDDICT and the first such vertex.
 // Costs a vertex scan of [dict.size(), VertexIdBound()), which is empty or tiny in a sound
 // store.
-// An IDDICT whose owner record names another store than `store_id` (IdDictionaryLoadInfo::
-// owner) maps another store's IDs: Corruption naming it. A dictionary without an owner
-// record (written before they existed) passes.
-Status CheckDictionaryOwner(const std::string& dir, uint64_t store_id, uint64_t owner);
 Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
                              const graphio::IdDictionary& dict);
 

@@ -12,6 +12,7 @@
 
 #include "db/filename.h"
 #include "db/inspect.h"
+#include "db/kept_files.h"
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
 #include "graphio/size_parse.h"
@@ -452,7 +453,6 @@ int RunVerify(const VerifyArgs& a) {
   }
   if (!s.ok() && problems.empty()) problems.push_back(s.ToString());
   const StoreFiles files = ListStoreFiles(a.db, store->info().manifest_path);
-  // (An IDDICT beside a dense IDMODE is refused by Store::Open: CheckIdMode.)
   const uint64_t segments = store->info().state.files.size();
   const uint64_t wals = files.wals.size();
   const uint64_t ids = store->dictionary() ? store->dictionary()->size() : 0;

@@ -316,7 +316,8 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
                                 "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
     }
     if (!s.ok()) return s;
-    s = CheckDictionaryOwner(dir, st->info_.state.store_id, st->dict_info_.owner);
+    s = graphio::CheckDictionaryOwner(IdDictionaryFilePath(dir), st->info_.state.store_id,
+                                      st->dict_info_.owner);
     if (!s.ok()) return s;
     std::unique_ptr<Snapshot> snap = st->db_->GetSnapshot();
     s = CheckDictionaryCovers(dir, *snap, *st->dict_);
@@ -332,10 +333,6 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
   }
   *out = std::move(st);
   return Status::OK();
-}
-
-Status CheckDictionaryOwner(const std::string& dir, uint64_t store_id, uint64_t owner) {
-  return graphio::CheckDictionaryOwner(IdDictionaryFilePath(dir), store_id, owner);
 }
 
 Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,

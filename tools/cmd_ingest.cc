@@ -764,17 +764,17 @@ int Ingester::Run() {
     // IDDICT is left as it was found, for a restore.
     dopt.cut_torn_tail = false;
     // A new dictionary names its store; an existing one must name this store (or none).
-    StoreInfo store;
-    s = ReadStoreInfo(a_.db, &store);
-    dopt.owner = store.state.store_id;
+    dopt.owner = db_->GetStats(false).store_id;
     graphio::IdDictionaryLoadInfo dinfo;
-    if (s.ok()) s = graphio::IdDictionary::Open(IdDictionaryFilePath(a_.db), dopt, &dict_, &dinfo);
+    s = graphio::IdDictionary::Open(IdDictionaryFilePath(a_.db), dopt, &dict_, &dinfo);
     if (s.IsNotFound()) {
       s = Status::Corruption("store '" + a_.db +
                              "' maps its vertex IDs (IDMODE says ids=map) and holds vertices, "
                              "but has no IDDICT");
     }
-    if (s.ok()) s = CheckDictionaryOwner(a_.db, store.state.store_id, dinfo.owner);
+    if (s.ok()) {
+      s = graphio::CheckDictionaryOwner(IdDictionaryFilePath(a_.db), dopt.owner, dinfo.owner);
+    }
     if (s.ok()) s = CheckDictionaryCovers(a_.db, *snap, *dict_);
     if (s.ok()) s = dict_->CutTornTail();
     snap.reset();

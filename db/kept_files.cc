@@ -1,0 +1,73 @@
+#include "db/kept_files.h"
+
+#include <map>
+#include <memory>
+
+#include "db/change_feed.h"
+#include "db/filename.h"
+#include "db/views.h"
+
+namespace strata {
+
+const char* KeptFileName(uint32_t bit) {
+  return bit == kKeptViews ? kViewsFile : kSubscriptionsFile;
+}
+
+const char* KeptFileContents(uint32_t bit) {
+  return bit == kKeptViews ? "its view definitions" : "its durable subscriptions' positions";
+}
+
+std::string KeptFileOlder(const std::string& dir, uint32_t bit, uint64_t loaded,
+                          uint64_t recorded) {
+  const char* kind = bit == kKeptViews ? "commit ts " : "set generation ";
+  return StoreFilePath(dir, KeptFileName(bit)) + " holds " + KeptFileContents(bit) + " as of " +
+         kind + std::to_string(loaded) + ", but the manifest records " + kind +
+         std::to_string(recorded) + ": an older copy of it";
+}
+
+namespace {
+
+// The stamp the file at `dir` records (it exists).
+Status ReadStamp(io::Env* env, const std::string& dir, uint32_t bit, uint64_t* stamp) {
+  if (bit == kKeptViews) {
+    ViewCatalog catalog;
+    return catalog.Load(env, dir, stamp);
+  }
+  std::map<std::string, ChangeFeed::Position> positions;
+  return ChangeFeed::ReadPositions(env, dir, &positions, stamp);
+}
+
+}  // namespace
+
+std::vector<std::string> KeptFileProblems(io::Env* env, const std::string& dir,
+                                          const StoreState& st) {
+  std::vector<std::string> out;
+  for (uint32_t bit : kKeptFileBits) {
+    const std::string path = StoreFilePath(dir, KeptFileName(bit));
+    if (!env->FileExists(path)) {
+      if ((st.kept_files & bit) != 0) {
+        out.push_back(path + " is missing; the manifest records that the store keeps " +
+                      KeptFileContents(bit) + " there");
+      }
+      continue;
+    }
+    uint64_t stamp = 0;
+    Status s = ReadStamp(env, dir, bit, &stamp);
+    const uint64_t recorded = st.kept_stamps[KeptIndex(bit)];
+    if (!s.ok()) {
+      out.push_back(s.ToString());
+    } else if (stamp < recorded) {
+      out.push_back(KeptFileOlder(dir, bit, stamp, recorded));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> KeptFileProblems(const std::string& dir, const StoreState& st) {
+  std::unique_ptr<io::Env> env;
+  Status s = io::Env::Open(IoBackend::kPosix, &env);
+  if (!s.ok()) return {s.ToString()};
+  return KeptFileProblems(env.get(), dir, st);
+}
+
+}  // namespace strata
