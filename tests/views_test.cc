@@ -655,6 +655,14 @@ Options DiskOptions() {
   return o;
 }
 
+// A store at `path` holding edge (1, 2), closed.
+void CreateStoreWithAnEdge(const Options& o, const std::string& path) {
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, path, &db).ok());
+  ASSERT_TRUE(db->InsertEdge(1, 2).ok());
+  ASSERT_TRUE(db->Close().ok());
+}
+
 TEST(Views, PersistAcrossReopenReadOnlyAndCrash) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
@@ -721,12 +729,7 @@ TEST(Views, PersistAcrossReopenReadOnlyAndCrash) {
 TEST(Views, DeletedViewsOrSubscriptionsFileIsNamedNotIgnored) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
-  {
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
-    ASSERT_TRUE(db->InsertEdge(1, 2).ok());
-    ASSERT_TRUE(db->Close().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(CreateStoreWithAnEdge(DiskOptions(), path));
   {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok()) << "no VIEWS yet, none expected";
@@ -882,12 +885,7 @@ TEST(Views, OlderCopyOfViewsIsRefusedNotServed) {
 TEST(Views, VersionOneFileIsReadAndRewrittenAsVersionTwo) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
-  {
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
-    ASSERT_TRUE(db->InsertEdge(1, 2).ok());
-    ASSERT_TRUE(db->Close().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(CreateStoreWithAnEdge(DiskOptions(), path));
   {
     std::unique_ptr<io::Env> env;
     ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
@@ -975,12 +973,7 @@ TEST(Views, PersistWithTheWalOff) {
   const std::string path = dir.path() + "/db";
   Options o = DiskOptions();
   o.wal = WalMode::kOff;
-  {
-    std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(o, path, &db).ok());
-    ASSERT_TRUE(db->InsertEdge(1, 2).ok());
-    ASSERT_TRUE(db->Close().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(CreateStoreWithAnEdge(o, path));
   testing::InChild([&] {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(o, path, &db).ok());
