@@ -599,6 +599,7 @@ Status DBImpl::Close() {
   if (!retire.empty() && UnlistLogs(retire).ok()) {
     for (const std::string& p : retire) RetireLog(p, core_->clock.read_ts());
   }
+  if (s.ok()) RecordFoundKeptFiles();
   Log("close: " + s.ToString());
   manifest_.reset();
   {

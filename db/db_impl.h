@@ -225,10 +225,14 @@ class DBImpl final : public DB {
   // below it is Corruption naming the file (an older copy put back); Options::repair goes on
   // with it and records its stamp.
   Status CheckKeptStamp(uint32_t bit, uint64_t loaded);
-  // At open: a kept file that is gone is Corruption naming it (a repair unkeeps it and goes
-  // on); a file that exists but is not yet kept (written before files were kept, or a crash
-  // between its write and its edit) is kept now.
+  // At open: a kept file that is gone is Corruption naming it (a repair unkeeps VIEWS or
+  // SUBSCRIPTIONS and goes on, never the ID files: KeptFileRepairable); a file that exists but
+  // is not yet kept (written before files were kept, or a crash between its write and its
+  // edit) is kept now.
   Status CheckKeptFiles(const StoreState& st);
+  // Records every kept file that is here and not yet recorded (writable opens only): at Open,
+  // and at Close for the files written while the store was open (the CLI's first IDDICT).
+  void RecordFoundKeptFiles();
   // Opens a handle (reader included) on each named segment of this store. A level-0 file's
   // presence is taken from `flushed` (nullable) where its flush made it, else built from the
   // file.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -195,9 +196,10 @@ Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
 
 void DBImpl::RecordKeptFile(uint32_t bit, uint64_t stamp) {
   if (manifest_ == nullptr) return;
+  assert(stamp == 0 || KeptFileHasStamp(bit));
   std::atomic<uint64_t>& recorded = kept_stamps_[KeptIndex(bit)];
   const bool kept = (kept_files_.load(std::memory_order_acquire) & bit) != 0;
-  if (kept && stamp <= recorded.load(std::memory_order_acquire)) return;
+  if (kept && (stamp == 0 || stamp <= recorded.load(std::memory_order_acquire))) return;
   ManifestEdit edit;
   edit.kept_files_set = bit;
   if (stamp != 0) edit.kept_stamps[KeptIndex(bit)] = stamp;
@@ -230,22 +232,27 @@ Status DBImpl::CheckKeptStamp(uint32_t bit, uint64_t loaded) {
   return manifest_->LogAndApply(lower, [this] { return CheckLock(); });
 }
 
+void DBImpl::RecordFoundKeptFiles() {
+  if (options_.read_only) return;
+  for (uint32_t bit : kKeptFileBits) {
+    if ((kept_files_.load(std::memory_order_acquire) & bit) != 0) continue;
+    if (env_->FileExists(StoreFilePath(path_, KeptFileName(bit)))) RecordKeptFile(bit, 0);
+  }
+}
+
 Status DBImpl::CheckKeptFiles(const StoreState& st) {
   kept_files_.store(st.kept_files, std::memory_order_release);
   for (uint32_t bit : kKeptFileBits) {
-    kept_stamps_[KeptIndex(bit)].store(st.kept_stamps[KeptIndex(bit)], std::memory_order_release);
+    if (KeptFileHasStamp(bit)) {
+      kept_stamps_[KeptIndex(bit)].store(st.kept_stamps[KeptIndex(bit)],
+                                         std::memory_order_release);
+    }
     const std::string path = StoreFilePath(path_, KeptFileName(bit));
     const bool here = env_->FileExists(path);
-    if ((st.kept_files & bit) == 0) {
-      if (here && !options_.read_only) RecordKeptFile(bit, 0);
-      continue;
-    }
+    if ((st.kept_files & bit) == 0) continue;  // recorded below if it is here
     if (here) continue;
-    if (!options_.repair) {
-      return Status::Corruption("file " + path + ": missing; the manifest records that the "
-                                "store keeps " + KeptFileContents(bit) +
-                                " there; restore it, or open with Options::repair (strata "
-                                "repair) to go on without them");
+    if (!options_.repair || !KeptFileRepairable(bit)) {
+      return Status::Corruption("file " + KeptFileMissing(path_, bit));
     }
     Log("repair: " + path + " is missing; going on without " + KeptFileContents(bit));
     // The file will hold changes from now on only: the stamp recorded goes too.
@@ -259,6 +266,7 @@ Status DBImpl::CheckKeptFiles(const StoreState& st) {
       kept_files_.fetch_and(~bit, std::memory_order_acq_rel);
     }
   }
+  RecordFoundKeptFiles();
   return Status::OK();
 }
 

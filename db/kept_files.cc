@@ -10,11 +10,33 @@
 namespace strata {
 
 const char* KeptFileName(uint32_t bit) {
-  return bit == kKeptViews ? kViewsFile : kSubscriptionsFile;
+  switch (bit) {
+    case kKeptViews: return kViewsFile;
+    case kKeptSubscriptions: return kSubscriptionsFile;
+    case kKeptIdMode: return kIdModeFile;
+    default: return kIdDictionaryFile;
+  }
 }
 
 const char* KeptFileContents(uint32_t bit) {
-  return bit == kKeptViews ? "its view definitions" : "its durable subscriptions' positions";
+  switch (bit) {
+    case kKeptViews: return "its view definitions";
+    case kKeptSubscriptions: return "its durable subscriptions' positions";
+    case kKeptIdMode: return "its ID mode (strata ingest --ids)";
+    default: return "its external-ID dictionary";
+  }
+}
+
+std::string KeptFileMissing(const std::string& dir, uint32_t bit) {
+  std::string out = StoreFilePath(dir, KeptFileName(bit)) +
+                    ": missing; the manifest records that the store keeps " +
+                    KeptFileContents(bit) + " there; restore it";
+  if (KeptFileRepairable(bit)) {
+    return out + ", or open with Options::repair (strata repair) to go on without it";
+  }
+  // Without its ID files a mapped store reads as dense: no repair can say which it was.
+  return out + " (a repair cannot: without it the store's vertex IDs cannot be told apart "
+               "from the internal ones)";
 }
 
 std::string KeptFileOlder(const std::string& dir, uint32_t bit, uint64_t loaded,
@@ -45,12 +67,10 @@ std::vector<std::string> KeptFileProblems(io::Env* env, const std::string& dir,
   for (uint32_t bit : kKeptFileBits) {
     const std::string path = StoreFilePath(dir, KeptFileName(bit));
     if (!env->FileExists(path)) {
-      if ((st.kept_files & bit) != 0) {
-        out.push_back(path + " is missing; the manifest records that the store keeps " +
-                      KeptFileContents(bit) + " there");
-      }
+      if ((st.kept_files & bit) != 0) out.push_back(KeptFileMissing(dir, bit));
       continue;
     }
+    if (!KeptFileHasStamp(bit)) continue;
     uint64_t stamp = 0;
     Status s = ReadStamp(env, dir, bit, &stamp);
     const uint64_t recorded = st.kept_stamps[KeptIndex(bit)];

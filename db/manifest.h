@@ -76,7 +76,16 @@ struct StoreState {
 
 inline constexpr uint32_t kKeptViews = 1;          // VIEWS
 inline constexpr uint32_t kKeptSubscriptions = 2;  // SUBSCRIPTIONS
-// The index of kept file `bit` in StoreState::kept_stamps and ManifestEdit::kept_stamps.
+// The CLI's ID files (db/filename.h): the engine neither reads nor writes them, but a mapped
+// store without both would be read as dense, every external ID taken for an internal one.
+inline constexpr uint32_t kKeptIdMode = 4;          // IDMODE
+inline constexpr uint32_t kKeptIdDictionary = 8;    // IDDICT
+// Whether kept file `bit` records a stamp (VIEWS and SUBSCRIPTIONS; the ID files do not).
+inline constexpr bool KeptFileHasStamp(uint32_t bit) {
+  return bit == kKeptViews || bit == kKeptSubscriptions;
+}
+// The index of kept file `bit` (one with a stamp) in StoreState::kept_stamps and
+// ManifestEdit::kept_stamps.
 inline constexpr size_t KeptIndex(uint32_t bit) { return bit == kKeptViews ? 0 : 1; }
 
 struct ManifestEdit {

@@ -28,6 +28,7 @@
 #include <map>
 
 #include "io/env.h"
+#include "db/kept_files.h"
 #include "db/manifest.h"
 #include "db/record_log.h"
 #include "segment/segment_format.h"
@@ -747,6 +748,101 @@ TEST(Format, StoreWrittenBeforeLogsWereListedListsThemAtItsFirstOpen) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   auto snap = db->GetSnapshot();
   for (VertexId k = 0; k < 20; ++k) EXPECT_TRUE(HasBatch(*snap, k)) << k;
+}
+
+// The CLI's ID files are kept files without stamps: an IDMODE there at creation is recorded by
+// the creating open, an IDDICT written while the store is open by its close; a store that had
+// them before they were kept records them at its first writable open (not a read-only one).
+// Once recorded, one gone is Corruption naming it, read-only and under repair too (going on
+// would read a mapped store as dense); nothing is changed, and the file back, the store opens.
+TEST(KeptIdFiles, RecordedOnceHereThenAMissingOneIsRefusedEvenByRepair) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  fs::create_directories(path);
+  WriteAll(path + "/IDMODE", "ids=map\n");
+  std::unique_ptr<io::Env> env;
+  ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
+  auto kept = [&] {
+    StoreState st;
+    RecordLogTail tail;
+    std::string mpath;
+    EXPECT_TRUE(Manifest::ReadOnly(env.get(), path, &st, &tail, &mpath).ok());
+    return st.kept_files;
+  };
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(Opts(), path, &db).ok());
+    EXPECT_EQ(kept(), kKeptIdMode) << "recorded by the creating open";
+    ASSERT_TRUE(db->Write(Batch(0)).ok());
+    WriteAll(path + "/IDDICT", "the CLI's dictionary (the engine does not read it)");
+    ASSERT_TRUE(db->Close().ok());
+  }
+  EXPECT_EQ(kept(), kKeptIdMode | kKeptIdDictionary) << "IDDICT recorded by the close";
+  for (const char* name : {"IDMODE", "IDDICT"}) {
+    SCOPED_TRACE(name);
+    const std::string file = path + "/" + name;
+    const std::string bytes = ReadAll(file);
+    fs::remove(file);
+    const auto before = DirState(path);
+    const std::vector<std::string> needles = {file + ": missing",
+                                              "manifest records that the store keeps",
+                                              "a repair cannot"};
+    ExpectOpenCorruption(Opts(), path, needles);
+    ExpectOpenCorruption(ReadOnlyOpts(), path, needles);
+    Options repair = Opts();
+    repair.repair = true;
+    ExpectOpenCorruption(repair, path, needles);
+    EXPECT_EQ(kept(), kKeptIdMode | kKeptIdDictionary) << "the repair kept both";
+    // The logs and segments are as they were (a writable open rewrites the manifest and
+    // rotates LOG before it finds what is missing, as for any file it refuses).
+    auto data = [&](std::map<std::string, std::string> files) {
+      std::erase_if(files, [](const auto& f) {
+        return f.first.starts_with("LOG") || f.first.starts_with("MANIFEST-") ||
+               f.first == "CURRENT";
+      });
+      return files;
+    };
+    EXPECT_EQ(data(DirState(path)), data(before));
+    std::unique_ptr<DB> db;
+    std::vector<std::string> problems;
+    WriteAll(file, bytes);
+    Status s = DB::Open(Opts(), path, &db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(HasBatch(*db->GetSnapshot(), 0));
+    ASSERT_TRUE(db->Close().ok());
+    fs::remove(file);
+    // Verify of the files without opening (as inspect reads them) names it too.
+    StoreState st;
+    RecordLogTail tail;
+    std::string mpath;
+    ASSERT_TRUE(Manifest::ReadOnly(env.get(), path, &st, &tail, &mpath).ok());
+    problems = KeptFileProblems(env.get(), path, st);
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].find(file + ": missing"), std::string::npos) << problems[0];
+    WriteAll(file, bytes);
+  }
+  // A store that had them before they were kept: a read-only open records nothing, the first
+  // writable open records both.
+  {
+    StoreState st;
+    RecordLogTail tail;
+    std::unique_ptr<Manifest> m;
+    ASSERT_TRUE(Manifest::Recover(env.get(), path, &st, &tail, &m).ok());
+    st.kept_files = 0;
+    m.reset();
+    ASSERT_TRUE(Manifest::Create(env.get(), path, st, &m).ok());
+  }
+  ASSERT_EQ(kept(), 0u);
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(ReadOnlyOpts(), path, &db).ok());
+  }
+  EXPECT_EQ(kept(), 0u);
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(Opts(), path, &db).ok());
+  }
+  EXPECT_EQ(kept(), kKeptIdMode | kKeptIdDictionary);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -104,12 +104,15 @@ TEST(FaultTools, ShortenedIdDictionaryIsCorruptionNamingTheFile) {
     EXPECT_EQ(std::filesystem::file_size(d + "/IDDICT"), before);
   }
   // A missing IDDICT in a mapped store that holds vertices: ingest does not start a new one.
+  // (The manifest records that the store keeps it, so the engine names it first; the CLI's own
+  // "no IDDICT" is for a dictionary not yet recorded, python test_mapped.py test_bad_idmode.)
   const std::string d = tmp.path() + "/nodict";
   CopyStore(db, d);
   std::filesystem::remove(d + "/IDDICT");
-  Fails(1, {"ingest", "--db", d, "--input", "-"}, {"Corruption", "no IDDICT"}, "5 6\n");
+  const std::vector<std::string> missing = {"Corruption", d + "/IDDICT: missing"};
+  Fails(1, {"ingest", "--db", d, "--input", "-"}, missing, "5 6\n");
   EXPECT_FALSE(std::filesystem::exists(d + "/IDDICT"));
-  Fails(1, {"verify", "--db", d}, {"no IDDICT"});
+  Fails(1, {"verify", "--db", d}, missing);
   // The intact store still reads and grows.
   Ok({"ingest", "--db", db, "--input", "-"}, "5 6\n");
   Ok({"verify", "--db", db});
@@ -671,6 +674,53 @@ TEST(FaultTools, MappedStoreWhoseIdModeIsGoneOrDenseIsRefused) {
     // Nothing was changed: restoring the file gives the same answers, the refused edge absent.
     WriteWholeFile(db + "/IDMODE", "ids=map\n");
     EXPECT_EQ(Ok({"query", "--db", db, "degree", "1"}).out, want);
+    Ok({"verify", "--db", db});
+    Fails(1, {"query", "--db", db, "degree", "7"}, {"7"});
+  }
+}
+
+// Both ID files of a mapped store gone (or IDMODE rewritten dense and IDDICT gone): nothing
+// in the directory said the store was mapped, so it was read as dense and `query degree 1`
+// answered for internal vertex 1 with exit 0. The manifest records that the store keeps
+// them (from its creation for IDMODE, from the ingest's close for its first IDDICT); every
+// command refuses the store naming the file, and a repair cannot go on without it.
+TEST(FaultTools, MappedStoreWhoseIdFilesAreGoneIsRefused) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  Ok({"ingest", "--db", db, "--input", "-", "--ids", "map"}, "1000 2000\n1000 3000\n1 5\n");
+  const std::string want = Ok({"query", "--db", db, "degree", "1000"}).out;
+  const std::string idmode = ReadWholeFile(db + "/IDMODE");
+  const std::string iddict = ReadWholeFile(db + "/IDDICT");
+  struct Case {
+    const char* name;
+    bool dense_idmode;  // IDMODE rewritten ids=dense (else deleted)
+    const char* named;  // the file the refusal names
+  };
+  for (const Case& c : {Case{"both deleted", false, "/IDMODE"},
+                        Case{"IDMODE dense, IDDICT deleted", true, "/IDDICT"}}) {
+    SCOPED_TRACE(c.name);
+    if (c.dense_idmode) {
+      WriteWholeFile(db + "/IDMODE", "ids=dense\n");
+    } else {
+      std::filesystem::remove(db + "/IDMODE");
+    }
+    std::filesystem::remove(db + "/IDDICT");
+    const std::vector<std::string> needles = {"Corruption", db + c.named, "missing",
+                                              "manifest records that the store keeps"};
+    Fails(1, {"query", "--db", db, "degree", "1"}, needles);
+    Fails(1, {"query", "--db", db, "stats"}, needles);
+    Fails(1, {"verify", "--db", db}, needles);
+    Fails(1, {"export", "--db", db}, needles);
+    Fails(1, {"analyze", "--db", db, "--algo", "wcc"}, needles);
+    Fails(1, {"compact", "--db", db}, needles);
+    Fails(1, {"ingest", "--db", db, "--input", "-"}, needles, "7 8\n");
+    Fails(1, {"repair", "--db", db}, needles);
+    const std::string shown = Ok({"inspect", "--db", db}).out;
+    EXPECT_NE(shown.find("problem: " + db + c.named + ": missing"), std::string::npos) << shown;
+    // Nothing was changed: the files back, the same answers, the refused edge absent.
+    WriteWholeFile(db + "/IDMODE", idmode);
+    WriteWholeFile(db + "/IDDICT", iddict);
+    EXPECT_EQ(Ok({"query", "--db", db, "degree", "1000"}).out, want);
     Ok({"verify", "--db", db});
     Fails(1, {"query", "--db", db, "degree", "7"}, {"7"});
   }

@@ -182,7 +182,8 @@ int InspectStore(const InspectArgs& a) {
   const bool has_dict = files.has_id_dictionary;
   // IDMODE gone or dense beside an IDDICT: every other command refuses the store; say why.
   const Status id_mode = CheckIdMode(info);
-  // A kept VIEWS or SUBSCRIPTIONS missing, damaged or older than the manifest says: likewise.
+  // A kept file (VIEWS, SUBSCRIPTIONS, IDMODE, IDDICT) missing, damaged or older than the
+  // manifest says: likewise.
   const std::vector<std::string> kept_problems = KeptFileProblems(a.db, st);
   const uint64_t disk = DirectoryBytes(a.db);
   // A store open elsewhere may delete segments meanwhile: then the index size is unavailable.
@@ -314,9 +315,7 @@ int InspectStore(const InspectArgs& a) {
                 graphio::FormatSize(files.views_bytes).c_str());
   }
   for (const std::string& p : kept_problems) {
-    std::printf("problem: %s (the store does not open; strata repair goes on with what is "
-                "there)\n",
-                p.c_str());
+    std::printf("problem: %s (the store does not open)\n", p.c_str());
   }
   if (!vix_status.ok()) {
     std::printf("vertex index: unavailable (%s)\n", vix_status.ToString().c_str());

@@ -433,24 +433,27 @@ class PyDB {
   std::shared_ptr<DbState> st_;
 };
 
-// A mapped store (IDMODE, graphio::ReadIdModeFile): loads IDDICT read-only (a torn tail is left
-// as found, as the CLI's readers do) and checks that it covers every vertex of the store, as
-// tools/cmd_common.cc CheckDictionaryCovers does. Without the GIL.
+// The store's ID mode (IDMODE, graphio::ReadIdModeFile), read before the store is opened, as
+// the CLI reads it: an IDDICT beside a missing or dense IDMODE is refused naming IDMODE (the
+// engine would refuse a missing IDMODE it keeps, with less to say).
+Status ReadIdMode(const std::string& path, bool* mapped) {
+  bool present = false;
+  Status s = graphio::ReadIdModeFile(IdModeFilePath(path), mapped, &present);
+  if (!s.ok()) return s;
+  return graphio::CheckIdModeAgainstDictionary(IdModeFilePath(path), IdDictionaryFilePath(path),
+                                               *mapped, present);
+}
+
+// A mapped store: loads IDDICT read-only (a torn tail is left as found, as the CLI's readers
+// do) and checks that it covers every vertex of the store, as tools/cmd_common.cc
+// CheckDictionaryCovers does. Without the GIL.
 Status LoadDictionary(DbState* st) {
-  bool mapped = false, present = false;
-  Status s = graphio::ReadIdModeFile(IdModeFilePath(st->path), &mapped, &present);
-  // An IDDICT beside a missing or dense IDMODE: refused, as the CLI refuses it.
-  if (s.ok()) {
-    s = graphio::CheckIdModeAgainstDictionary(IdModeFilePath(st->path),
-                                              IdDictionaryFilePath(st->path), mapped, present);
-  }
-  if (!s.ok() || !mapped) return s;
   graphio::IdDictionaryOptions dopt;
   dopt.create_if_missing = false;
   dopt.read_only = true;
   std::unique_ptr<graphio::IdDictionary> dict;
   graphio::IdDictionaryLoadInfo info;
-  s = graphio::IdDictionary::Open(IdDictionaryFilePath(st->path), dopt, &dict, &info);
+  Status s = graphio::IdDictionary::Open(IdDictionaryFilePath(st->path), dopt, &dict, &info);
   if (s.IsNotFound()) {
     return Status::Corruption("store '" + st->path +
                               "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
@@ -511,8 +514,10 @@ PyDB Open(const std::string& path, bool directed, bool in_edges, bool weighted,
   Status s;
   {
     pb::gil_scoped_release nogil;
-    s = DB::Open(o, path, &st->db);
-    if (s.ok() && !in_memory) s = LoadDictionary(st.get());
+    bool mapped = false;
+    if (!in_memory) s = ReadIdMode(path, &mapped);
+    if (s.ok()) s = DB::Open(o, path, &st->db);
+    if (s.ok() && mapped) s = LoadDictionary(st.get());
     if (!s.ok() && st->db) {
       st->db->Close();
       st->db.reset();

@@ -170,6 +170,29 @@ def test_idmode_gone_beside_an_iddict_is_refused(tmp_path):
         assert db.mapped
 
 
+def test_both_id_files_gone_is_refused(tmp_path):
+    """A mapped store without IDMODE and IDDICT looked dense: every external ID would have been
+    read as an internal one. The manifest records that the store keeps both; refused, naming
+    the file, until it is back."""
+    s, d = random_edges(N, M, seed=4)
+    path = tmp_path / "m"
+    ingest_mapped(path, EXT[s], EXT[d])
+    idmode = (path / "IDMODE").read_bytes()
+    iddict = (path / "IDDICT").read_bytes()
+    (path / "IDMODE").unlink()
+    (path / "IDDICT").unlink()
+    with pytest.raises(stratagraph.CorruptionError,
+                       match="IDMODE: missing; the manifest records that the store keeps"):
+        stratagraph.open(str(path))
+    (path / "IDMODE").write_bytes(idmode)
+    with pytest.raises(stratagraph.CorruptionError,
+                       match="IDDICT: missing; the manifest records that the store keeps"):
+        stratagraph.open(str(path))
+    (path / "IDDICT").write_bytes(iddict)
+    with stratagraph.open(str(path)) as db:
+        assert db.mapped
+
+
 def test_another_stores_iddict_is_refused(tmp_path):
     """Another mapped store's IDDICT copied in: its IDs would answer for other vertices."""
     s, d = random_edges(N, M, seed=5)
