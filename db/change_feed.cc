@@ -31,9 +31,10 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr char kSubsMagic[] = "SGSUBS01";
-// 2: a set generation (u64) after the entry count (ChangeFeed::generation). Version 1 files
-// (without it) are read as generation 0; every write is version 2.
-constexpr uint32_t kSubsVersion = 2;
+// 2: a set generation (u64) after the entry count (ChangeFeed::generation). 3: the store ID
+// (u64) after it. Version 1 files (neither) are read as generation 0, version 2 without an
+// owner to check; every write is version 3.
+constexpr uint32_t kSubsVersion = 3;
 constexpr uint32_t kSubsChecksumKind = 0x53;  // 'S'
 
 // The batch's own effects, overlaid on the prior state: an open-addressing map of edges the
@@ -369,10 +370,12 @@ ChangeFeed::ChangeFeed(ChangeFeedOptions o) : o_(std::move(o)) {}
 
 ChangeFeed::~ChangeFeed() { Close(); }
 
-Status ChangeFeed::ReadPositions(io::Env* env, const std::string& dir,
-                                 std::map<std::string, Position>* out, uint64_t* generation) {
+Status ChangeFeed::ReadPositions(io::Env* env, const std::string& dir, uint64_t store_id,
+                                 std::map<std::string, Position>* out, uint64_t* generation,
+                                 uint32_t* version_out) {
   out->clear();
   if (generation != nullptr) *generation = 0;
+  if (version_out != nullptr) *version_out = 0;
   const std::string path = SubscriptionsFilePath(dir);
   if (!env->FileExists(path)) return Status::OK();
   std::unique_ptr<io::RandomAccessFile> f;
@@ -388,14 +391,26 @@ Status ChangeFeed::ReadPositions(io::Env* env, const std::string& dir,
     return bad("checksum mismatch");
   }
   const uint32_t version = DecodeFixed32(data.data() + 8);
-  if (version != 1 && version != kSubsVersion) return bad("unsupported version");
+  if (version < 1 || version > kSubsVersion) return bad("unsupported version");
   const uint32_t n = DecodeFixed32(data.data() + 12);
   const char* p = data.data() + 16;
-  if (version == kSubsVersion) {
-    if (data.size() < 32) return bad("truncated header");
+  if (version >= 2) {
+    if (data.size() < (version >= 3 ? 40u : 32u)) return bad("truncated header");
     if (generation != nullptr) *generation = DecodeFixed64(p);
     p += 8;
   }
+  if (version >= 3) {
+    const uint64_t owner = DecodeFixed64(p);
+    p += 8;
+    if (store_id != 0 && owner != store_id) {
+      // Another store's positions are its commit timestamps: a subscriber resumed from one
+      // would skip this store's changes up to it.
+      return io::CorruptionAt(path, 24, "the subscriptions belong to another store (store ID " +
+                                            std::to_string(owner) + "; this store is " +
+                                            std::to_string(store_id) + ")");
+    }
+  }
+  if (version_out != nullptr) *version_out = version;
   const char* end = data.data() + data.size() - 8;
   for (uint32_t i = 0; i < n; ++i) {
     uint64_t len;
@@ -414,7 +429,8 @@ Status ChangeFeed::ReadPositions(io::Env* env, const std::string& dir,
 
 Status ChangeFeed::Open() {
   if (o_.durable) {
-    Status s = ReadPositions(o_.env, o_.dir, &positions_, &generation_);
+    Status s =
+        ReadPositions(o_.env, o_.dir, o_.store_id, &positions_, &generation_, &file_version_);
     if (!s.ok()) return s;
   }
   dispatcher_ = std::thread([this] { DispatchLoop(); });
@@ -780,12 +796,19 @@ Status ChangeFeed::Drop(const std::string& name) {
   return s;
 }
 
+Status ChangeFeed::AddOwner() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!o_.durable || file_version_ == 0 || file_version_ >= kSubsVersion) return Status::OK();
+  return PersistPositions();
+}
+
 Status ChangeFeed::PersistPositions() {
   if (!o_.durable) return Status::OK();
   std::string data(kSubsMagic, 8);
   PutFixed32(&data, kSubsVersion);
   PutFixed32(&data, static_cast<uint32_t>(positions_.size()));
   PutFixed64(&data, generation_);
+  PutFixed64(&data, o_.store_id);
   for (const auto& [name, pos] : positions_) {
     PutVarint64(&data, name.size());
     data += name;
@@ -802,6 +825,7 @@ Status ChangeFeed::PersistPositions() {
   if (s.ok()) s = f->Close();
   if (s.ok()) s = o_.env->RenameFile(tmp, path);
   if (s.ok()) s = o_.env->SyncDir(o_.dir);
+  if (s.ok()) file_version_ = kSubsVersion;
   if (s.ok() && o_.persisted) o_.persisted(generation_);
   return s;
 }

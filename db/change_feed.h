@@ -94,11 +94,14 @@ class ChangeFeed : public std::enable_shared_from_this<ChangeFeed> {
     bool lost = false;
   };
   // Reads <dir>/SUBSCRIPTIONS (none: an empty map). Corruption naming the file when its magic,
-  // version, checksum or an entry is bad. Open and DB::Verify read it through this.
-  // *generation (nullable): the file's set generation (0 for none, or a version-1 file).
-  static Status ReadPositions(io::Env* env, const std::string& dir,
+  // version, checksum or an entry is bad, or when it names a store other than `store_id` (0:
+  // not checked; a file from before files named their store, versions 1 and 2, is not
+  // either). Open and DB::Verify read it through this. *generation (nullable): the file's set
+  // generation (0 for none, or a version-1 file); *version (nullable): its format version (0
+  // for none).
+  static Status ReadPositions(io::Env* env, const std::string& dir, uint64_t store_id,
                               std::map<std::string, Position>* out,
-                              uint64_t* generation = nullptr);
+                              uint64_t* generation = nullptr, uint32_t* version = nullptr);
   // The set generation: counts the changes of the set of durable subscriptions (a creation, a
   // drop, one becoming lost) over the store's life; SUBSCRIPTIONS (version 2) records it, and
   // the store's manifest records each new one, so an older copy of the file — which may lack a
@@ -106,6 +109,10 @@ class ChangeFeed : public std::enable_shared_from_this<ChangeFeed> {
   // changes — is told from the current one. Position commits do not change it (an older
   // position redelivers; it skips nothing).
   uint64_t generation() const;
+  // Rewrites a SUBSCRIPTIONS read by Open that does not name its store (versions 1 and 2) as
+  // the current version, which does; nothing otherwise. Once the file passed the store's
+  // checks.
+  Status AddOwner();
   // Ends every subscription (status Aborted "store closed") and stops the dispatcher. Retention
   // and positions keep working (the store's close still retires logs).
   void Close();
@@ -183,6 +190,7 @@ class ChangeFeed : public std::enable_shared_from_this<ChangeFeed> {
   std::vector<std::shared_ptr<Sub>> subs_;
   std::map<std::string, Position> positions_;
   uint64_t generation_ = 0;  // see generation()
+  uint32_t file_version_ = 0;  // of SUBSCRIPTIONS as read by Open or last written; 0 none
   std::deque<Retained> retained_;
   uint64_t retained_bytes_ = 0;
   bool closed_ = false;

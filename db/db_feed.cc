@@ -22,6 +22,8 @@ Status DBImpl::OpenFeed() {
   Status s = feed_->Open();
   // Only a durable feed reads SUBSCRIPTIONS (and may write it).
   if (s.ok() && durable) s = CheckKeptStamp(kKeptSubscriptions, feed_->generation());
+  // A SUBSCRIPTIONS from before files named their store: named from now on.
+  if (s.ok() && durable) s = feed_->AddOwner();
   return s;
 }
 

@@ -416,13 +416,16 @@ Status DBImpl::OpenDisk() {
   // Views after the logs: the clock continues past every view change too (a definition
   // committed after the last logged batch, or whose batches a WAL mode without sync lost).
   Timestamp views_ts = 0;
-  s = views_.Load(env_.get(), path_, &views_ts);
+  s = views_.Load(env_.get(), path_, store_id_, &views_ts);
   if (!s.ok()) return s;
   // Before the logged change is applied: the log may hold the newest change an older copy
   // lacks, but not the ones before it.
   s = CheckKeptStamp(kKeptViews, views_ts);
   if (!s.ok()) return s;
   s = RecoverViewChange(&views_ts);
+  if (!s.ok()) return s;
+  // A VIEWS from before files named their store: named from now on (once the checks passed).
+  if (!options_.read_only) s = views_.AddOwner();
   if (!s.ok()) return s;
   if (views_ts > core_->clock.read_ts()) core_->clock.ResetTo(views_ts);
   if (options_.read_only) return Status::OK();  // no log of its own, no background work

@@ -110,14 +110,14 @@ Status InspectSegmentFile(const std::string& path, SegmentInspection* out) {
   return Status::OK();
 }
 
-Status CompileStoredView(const std::string& dir, const std::string& name, const ViewShape& shape,
-                         std::shared_ptr<const CompiledView>* out) {
+Status CompileStoredView(const std::string& dir, uint64_t store_id, const std::string& name,
+                         const ViewShape& shape, std::shared_ptr<const CompiledView>* out) {
   std::unique_ptr<io::Env> env;
   Status s = io::Env::Open(IoBackend::kPosix, &env);
   if (!s.ok()) return s;
   ViewCatalog catalog;
   Timestamp newest = 0;
-  s = catalog.Load(env.get(), dir, &newest);
+  s = catalog.Load(env.get(), dir, store_id, &newest);
   if (!s.ok()) return s;
   return catalog.CompileAt(name, kMaxTimestamp, shape, out);
 }

@@ -61,8 +61,9 @@ Status InspectSegmentFile(const std::string& path, SegmentInspection* out);
 
 // View `name` as currently defined in <dir>/VIEWS, compiled for a store of `shape`: for
 // filtering the log records of a store another process writes (strata watch --view). NotFound
-// when there is no such view; Corruption naming the file and offset when VIEWS is damaged.
-Status CompileStoredView(const std::string& dir, const std::string& name, const ViewShape& shape,
-                         std::shared_ptr<const CompiledView>* out);
+// when there is no such view; Corruption naming the file and offset when VIEWS is damaged or
+// belongs to a store other than `store_id`.
+Status CompileStoredView(const std::string& dir, uint64_t store_id, const std::string& name,
+                         const ViewShape& shape, std::shared_ptr<const CompiledView>* out);
 
 }  // namespace strata

@@ -50,13 +50,14 @@ std::string KeptFileOlder(const std::string& dir, uint32_t bit, uint64_t loaded,
 namespace {
 
 // The stamp the file at `dir` records (it exists).
-Status ReadStamp(io::Env* env, const std::string& dir, uint32_t bit, uint64_t* stamp) {
+Status ReadStamp(io::Env* env, const std::string& dir, uint64_t store_id, uint32_t bit,
+                 uint64_t* stamp) {
   if (bit == kKeptViews) {
     ViewCatalog catalog;
-    return catalog.Load(env, dir, stamp);
+    return catalog.Load(env, dir, store_id, stamp);
   }
   std::map<std::string, ChangeFeed::Position> positions;
-  return ChangeFeed::ReadPositions(env, dir, &positions, stamp);
+  return ChangeFeed::ReadPositions(env, dir, store_id, &positions, stamp);
 }
 
 }  // namespace
@@ -72,7 +73,7 @@ std::vector<std::string> KeptFileProblems(io::Env* env, const std::string& dir,
     }
     if (!KeptFileHasStamp(bit)) continue;
     uint64_t stamp = 0;
-    Status s = ReadStamp(env, dir, bit, &stamp);
+    Status s = ReadStamp(env, dir, st.store_id, bit, &stamp);
     const uint64_t recorded = st.kept_stamps[KeptIndex(bit)];
     if (!s.ok()) {
       out.push_back(s.ToString());

@@ -18,9 +18,10 @@ namespace {
 constexpr char kMagic[] = "SGVIEWS1";
 constexpr uint32_t kChecksumKind = 0x56;  // 'V'
 // 2: the first record is the file's as-of timestamp (fixed 64-bit; ViewCatalog::as_of_).
-// Version 1 files (no such record) are read; every write is version 2.
-constexpr uint32_t kViewsVersion = 2;
-constexpr size_t kAsOfRecordBytes = 8;
+// 3: that record also holds the store ID (fixed 64-bit) after it. Versions 1 (no such record)
+// and 2 (no store ID) are read; every write is version 3.
+constexpr uint32_t kViewsVersion = 3;
+constexpr size_t kAsOfRecordBytes[] = {0, 0, 8, 16};  // by version
 constexpr int kMaxDepth = 64;  // operand nesting; a closed history cannot be deeper than its views
 constexpr size_t kMaxNameBytes = 128;
 
@@ -212,9 +213,12 @@ Status ViewCatalog::DecodeRecord(std::string_view in, Timestamp* ts, Op* op, std
 
 // ---- Persistence
 
-Status ViewCatalog::Load(io::Env* env, const std::string& dir, Timestamp* max_ts) {
+Status ViewCatalog::Load(io::Env* env, const std::string& dir, uint64_t store_id,
+                         Timestamp* max_ts) {
   env_ = env;
   dir_ = dir;
+  store_id_ = store_id;
+  file_version_ = 0;
   *max_ts = 0;
   const std::string path = ViewsFilePath(dir);
   if (!env->FileExists(path)) return Status::OK();
@@ -222,7 +226,7 @@ Status ViewCatalog::Load(io::Env* env, const std::string& dir, Timestamp* max_ts
   RecordLogTail tail;
   uint32_t version = 0;
   auto known_version = [&] {
-    return version == 1 || version == kViewsVersion
+    return version >= 1 && version <= kViewsVersion
                ? Status::OK()
                : io::CorruptionAt(path, 8, "unsupported format version " + std::to_string(version));
   };
@@ -232,11 +236,18 @@ Status ViewCatalog::Load(io::Env* env, const std::string& dir, Timestamp* max_ts
       env, path, kMagic, &version, kChecksumKind,
       [&](std::string_view rec, uint64_t off) -> Status {
         if (Status v = known_version(); !v.ok()) return v;
-        if (std::exchange(first, false) && version == kViewsVersion) {
-          if (rec.size() != kAsOfRecordBytes) {
+        if (std::exchange(first, false) && version >= 2) {
+          if (rec.size() != kAsOfRecordBytes[version]) {
             return io::CorruptionAt(path, off, "the first record is not the as-of timestamp");
           }
           as_of = DecodeFixed64(rec.data());
+          const uint64_t owner = version >= 3 ? DecodeFixed64(rec.data() + 8) : store_id;
+          if (store_id != 0 && owner != store_id) {
+            // Another store's definitions name its vertices and its commit timestamps.
+            return io::CorruptionAt(path, off, "the view definitions belong to another store "
+                                    "(store ID " + std::to_string(owner) + "; this store is " +
+                                    std::to_string(store_id) + ")");
+          }
           return Status::OK();
         }
         Entry e;
@@ -267,11 +278,12 @@ Status ViewCatalog::Load(io::Env* env, const std::string& dir, Timestamp* max_ts
     // The file is replaced by rename, never appended to: a cut tail is damage.
     return io::CorruptionAt(path, tail.valid_bytes, "damaged record: " + tail.reason);
   }
-  if (version == kViewsVersion && first) {
+  if (version >= 2 && first) {
     return io::CorruptionAt(path, kRecordLogHeaderSize, "no as-of record");
   }
   *max_ts = as_of;
   std::lock_guard<std::mutex> g(mu_);
+  file_version_ = version;
   as_of_ = as_of;
   history_.clear();
   for (auto& [name, list] : h) {
@@ -290,6 +302,7 @@ Status ViewCatalog::WriteFile() {
   s = RecordWriter::Create(f.get(), kMagic, kViewsVersion, kChecksumKind, &w);
   std::string as_of;
   PutFixed64(&as_of, as_of_);
+  PutFixed64(&as_of, store_id_);
   if (s.ok()) s = w->Add(as_of);
   // Records in timestamp order, so a reader replays them as they were committed.
   std::vector<std::pair<Timestamp, std::string>> recs;
@@ -309,7 +322,16 @@ Status ViewCatalog::WriteFile() {
   if (s.ok()) s = f->Close();
   if (s.ok()) s = env_->RenameFile(tmp, path);
   if (s.ok()) s = env_->SyncDir(dir_);
+  if (s.ok()) file_version_ = kViewsVersion;
   return s;
+}
+
+Status ViewCatalog::AddOwner() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (env_ == nullptr || file_version_ == 0 || file_version_ >= kViewsVersion) {
+    return Status::OK();
+  }
+  return WriteFile();
 }
 
 // ---- The history

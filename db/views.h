@@ -94,8 +94,12 @@ class ViewCatalog {
 
   // Loads `dir`/VIEWS if it exists (nothing otherwise). *max_ts: the file's as-of timestamp
   // (as_of_; 0 when there is no file); the store's clock must not start below it. Corruption
-  // naming the file and offset when the file is damaged.
-  Status Load(io::Env* env, const std::string& dir, Timestamp* max_ts);
+  // naming the file and offset when the file is damaged, or when it names a store other than
+  // `store_id` (0: not checked; a file written before it named its store is not either).
+  Status Load(io::Env* env, const std::string& dir, uint64_t store_id, Timestamp* max_ts);
+  // Rewrites a loaded VIEWS that does not name its store (versions 1 and 2) as the current
+  // version, which does; nothing otherwise. For writable opens.
+  Status AddOwner();
   // In-memory stores: nothing is read or written.
   void SetInMemory() { env_ = nullptr; }
 
@@ -143,14 +147,16 @@ class ViewCatalog {
   };
   // The entry of `name` in effect at ts, or null. Needs mu_.
   const Entry* Find(const std::string& name, Timestamp ts) const;
-  Status WriteFile();  // needs mu_
+  Status WriteFile();  // needs mu_; writes the current version
   struct Node;
   Status CompileNode(const ViewDefinition& def, Timestamp ts, const ViewShape& shape, int depth,
                      Node* out) const;  // needs mu_ (for operands)
 
   io::Env* env_ = nullptr;
   std::string dir_;
+  uint64_t store_id_ = 0;  // VIEWS (version 3) names its store
   mutable std::mutex mu_;  // history_; a leaf
+  uint32_t file_version_ = 0;  // of VIEWS as loaded or last written; 0 none. Needs mu_.
   std::map<std::string, std::vector<Entry>> history_;
   // The as-of timestamp: the commit timestamp of the newest change the catalog holds — a
   // create, a replace or a drop (which, unlike the others, VIEWS forgets once no snapshot

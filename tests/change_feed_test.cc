@@ -1124,9 +1124,55 @@ TEST(ChangeFeed, OlderCopyOfSubscriptionsIsRefusedNotResumedFromNow) {
   EXPECT_TRUE(db->GetPosition("old", &pos).ok());
 }
 
-// A version-1 SUBSCRIPTIONS (written before the set generation existed) is read as generation
-// 0, its positions kept; the next change of the set writes version 2.
-TEST(ChangeFeed, VersionOneSubscriptionsFileIsReadAndRewrittenAsVersionTwo) {
+// Another store's SUBSCRIPTIONS copied over a store's: of a generation at or above the
+// store's own, the older-copy check passed it, and a subscriber resumed by name from the other
+// store's position (its commit timestamps), skipping this store's changes up to it. The file
+// names its store: refused naming it; this store's file back, the position is its own.
+TEST(ChangeFeed, AnotherStoresSubscriptionsIsRefused) {
+  TempDir dir;
+  const Options o = SmallOptions();
+  const std::string a = dir.path() + "/a", b = dir.path() + "/b";
+  Timestamp b_pos = 0;
+  for (const std::string& path : {a, b}) {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, path, &db).ok());
+    // a: more changes of its set (a higher generation) and a far later position.
+    if (path == a) {
+      ASSERT_TRUE(CreateDurable(db.get(), "other").ok());
+      ASSERT_TRUE(db->DropSubscription("other").ok());
+    }
+    ASSERT_TRUE(CreateDurable(db.get(), "app").ok());
+    const VertexId edges = path == a ? 50 : 3;
+    for (VertexId v = 0; v < edges; ++v) ASSERT_TRUE(db->InsertEdge(v, v + 1, 1.0).ok());
+    const Timestamp now = db->GetSnapshot()->timestamp();
+    ASSERT_TRUE(db->CommitPosition("app", path == a ? now : now - 1).ok());
+    if (path == b) b_pos = now - 1;
+    ASSERT_TRUE(db->Close().ok());
+  }
+  const std::string file = b + "/SUBSCRIPTIONS";
+  const std::string own = dir.path() + "/b.SUBSCRIPTIONS";
+  std::filesystem::copy_file(file, own);
+  std::filesystem::copy_file(a + "/SUBSCRIPTIONS", file,
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(o, b, &db);
+    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.ToString().find(file), std::string::npos) << s.ToString();
+    EXPECT_NE(s.ToString().find("belong to another store"), std::string::npos) << s.ToString();
+  }
+  std::filesystem::copy_file(own, file, std::filesystem::copy_options::overwrite_existing);
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(o, b, &db).ok());
+  Timestamp pos = 0;
+  ASSERT_TRUE(db->GetPosition("app", &pos).ok());
+  EXPECT_EQ(pos, b_pos);
+}
+
+// A version-1 SUBSCRIPTIONS (written before the set generation and the store ID existed) is
+// read as generation 0, its positions kept; the open rewrites it as version 3, which names the
+// store (a read-only open, which does not read it, leaves it).
+TEST(ChangeFeed, VersionOneSubscriptionsFileIsReadAndRewrittenWithItsStoreAtOpen) {
   TempDir dir;
   const Options o = SmallOptions();
   {
@@ -1147,13 +1193,18 @@ TEST(ChangeFeed, VersionOneSubscriptionsFileIsReadAndRewrittenAsVersionTwo) {
   testing::WriteAll(file, data);
   auto version = [&] { return DecodeFixed32(testing::ReadAll(file).data() + 8); };
   std::unique_ptr<DB> db;
+  Options ro = o;
+  ro.read_only = true;
+  ASSERT_TRUE(DB::Open(ro, dir.path(), &db).ok());
+  db.reset();
+  EXPECT_EQ(version(), 1u);
   ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());
   Timestamp pos = 0;
   ASSERT_TRUE(db->GetPosition("old", &pos).ok());
   EXPECT_EQ(pos, 4u);
-  EXPECT_EQ(version(), 1u);
+  EXPECT_EQ(version(), 3u);
   ASSERT_TRUE(CreateDurable(db.get(), "new").ok());
-  EXPECT_EQ(version(), 2u);
+  EXPECT_EQ(version(), 3u);
   ASSERT_TRUE(db->Close().ok());
   db.reset();
   ASSERT_TRUE(DB::Open(o, dir.path(), &db).ok());

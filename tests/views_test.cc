@@ -15,6 +15,8 @@
 #include <thread>
 #include <tuple>
 
+#include "db/kept_files.h"
+#include "db/manifest.h"
 #include "db/record_log.h"
 #include "db/views.h"
 #include "io/env.h"
@@ -880,9 +882,56 @@ TEST(Views, OlderCopyOfViewsIsRefusedNotServed) {
   EXPECT_TRUE(DB::Open(DiskOptions(), path, &db).IsCorruption());
 }
 
-// A version-1 VIEWS (written before the file recorded its as-of timestamp) is read, its
-// newest entry taken for it; the next change writes version 2.
-TEST(Views, VersionOneFileIsReadAndRewrittenAsVersionTwo) {
+// Another store's VIEWS copied over a store's: with an as-of at or above the store's own, the
+// older-copy check passed it, and the store served the other store's definitions (vertex sets
+// of its vertices). VIEWS names its store: refused naming the file, read-only too, and
+// reported by the offline check; this store's file back, its definitions return.
+TEST(Views, AnotherStoresViewsIsRefused) {
+  testing::TempDir dir;
+  const std::string a = dir.path() + "/a", b = dir.path() + "/b";
+  for (const std::string& path : {a, b}) {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+    // a's definitions are newer than b's: a's file is not an older copy of b's.
+    const VertexId edges = path == a ? 20 : 2;
+    for (VertexId v = 0; v < edges; ++v) ASSERT_TRUE(db->InsertEdge(v, v + 1).ok());
+    ASSERT_TRUE(db->CreateView(path == a ? "of_a" : "of_b", Vertices({1, 2})).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  const std::string file = b + "/VIEWS";
+  const std::string own = dir.path() + "/b.VIEWS";
+  std::filesystem::copy_file(file, own);
+  std::filesystem::copy_file(a + "/VIEWS", file, std::filesystem::copy_options::overwrite_existing);
+  for (bool read_only : {false, true}) {
+    Options o = DiskOptions();
+    o.read_only = read_only;
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(o, b, &db);
+    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.ToString().find(file), std::string::npos) << s.ToString();
+    EXPECT_NE(s.ToString().find("belong to another store"), std::string::npos) << s.ToString();
+  }
+  {
+    std::unique_ptr<io::Env> env;
+    ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
+    StoreState st;
+    RecordLogTail tail;
+    std::string mpath;
+    ASSERT_TRUE(Manifest::ReadOnly(env.get(), b, &st, &tail, &mpath).ok());
+    const std::vector<std::string> problems = KeptFileProblems(env.get(), b, st);
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].find("belong to another store"), std::string::npos) << problems[0];
+  }
+  std::filesystem::copy_file(own, file, std::filesystem::copy_options::overwrite_existing);
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(DiskOptions(), b, &db).ok());
+  EXPECT_EQ(ViewNames(db.get()), std::vector<std::string>({"of_b"}));
+}
+
+// A version-1 VIEWS (written before the file recorded its as-of timestamp and its store) is
+// read, its newest entry taken for its as-of; a read-only open leaves it, a writable open
+// rewrites it as version 3 (which names the store) before any change.
+TEST(Views, VersionOneFileIsReadAndRewrittenWithItsStoreAtOpen) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
   ASSERT_NO_FATAL_FAILURE(CreateStoreWithAnEdge(DiskOptions(), path));
@@ -908,11 +957,18 @@ TEST(Views, VersionOneFileIsReadAndRewrittenAsVersionTwo) {
   };
   EXPECT_EQ(version(), 1u);
   std::unique_ptr<DB> db;
+  Options ro = DiskOptions();
+  ro.read_only = true;
+  ASSERT_TRUE(DB::Open(ro, path, &db).ok());
+  EXPECT_EQ(ViewNames(db.get()), std::vector<std::string>({"old"}));
+  db.reset();
+  EXPECT_EQ(version(), 1u);
   ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
+  EXPECT_EQ(version(), 3u);
   EXPECT_EQ(ViewNames(db.get()), std::vector<std::string>({"old"}));
   ASSERT_TRUE(db->CreateView("new", Vertices({2})).ok());
   ASSERT_TRUE(db->Close().ok());
-  EXPECT_EQ(version(), 2u);
+  EXPECT_EQ(version(), 3u);
   db.reset();
   ASSERT_TRUE(DB::Open(DiskOptions(), path, &db).ok());
   EXPECT_EQ(ViewNames(db.get()), std::vector<std::string>({"new", "old"}));

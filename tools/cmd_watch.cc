@@ -121,6 +121,7 @@ class WatchViewFilter {
     if (!s.ok()) return s;
     shape_.kind = state.kind;
     shape_.bound = std::max<VertexId>(state.next_vertex_id, 1024);
+    store_id_ = state.store_id;
     return Compile();
   }
 
@@ -169,7 +170,7 @@ class WatchViewFilter {
   Status Compile() {
     stamp_ = Stamp();
     std::shared_ptr<const CompiledView> v;
-    Status s = CompileStoredView(dir_, name_, shape_, &v);
+    Status s = CompileStoredView(dir_, store_id_, name_, shape_, &v);
     if (s.IsNotFound() && initialized_) {  // dropped since watch started
       view_.reset();
       return Status::OK();
@@ -183,6 +184,7 @@ class WatchViewFilter {
   const std::string dir_;
   const std::string name_;
   ViewShape shape_;
+  uint64_t store_id_ = 0;
   std::pair<int64_t, int64_t> stamp_{0, 0};
   std::shared_ptr<const CompiledView> view_;  // null once the view was dropped
   bool initialized_ = false;                   // compiled once (at Init)
