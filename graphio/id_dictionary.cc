@@ -69,10 +69,9 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// Writes a file holding only the header (and the owner record when `owner` is not 0),
-// atomically: temporary, fsync, rename, fsync dir.
-Status CreateFile(const std::string& path, uint64_t owner) {
-  char h[kHeaderSize + kRecordHeaderSize + 8];
+// The header, and the owner record when `owner` is not 0, into `h`: their size.
+constexpr size_t kStartBytes = kHeaderSize + kRecordHeaderSize + 8;
+size_t EncodeStart(uint64_t owner, char (&h)[kStartBytes]) {
   std::memcpy(h, kMagic, sizeof(kMagic));
   StoreLE32(h + 8, kVersion);
   StoreLE32(h + 12, 0);
@@ -88,10 +87,33 @@ Status CreateFile(const std::string& path, uint64_t owner) {
     StoreLE64(r + 24, XXH64(r, 24, 0));
     n += kRecordHeaderSize + 8;
   }
+  return n;
+}
+
+// Writes a file at `path` holding the header (and the owner record when `owner` is not 0),
+// then the bytes [from, to) of `copy_fd` (none when to <= from), atomically: temporary,
+// fsync, rename, fsync dir.
+Status WriteFileAtomically(const std::string& path, uint64_t owner, int copy_fd = -1,
+                           uint64_t from = 0, uint64_t to = 0) {
+  char h[kStartBytes];
+  const size_t n = EncodeStart(owner, h);
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(tmp, "open");
   Status s = WriteAll(fd, h, n, 0, tmp);
+  std::string buf;
+  for (uint64_t off = from, out = n; s.ok() && off < to;) {
+    buf.resize(static_cast<size_t>(std::min<uint64_t>(to - off, uint64_t{1} << 20)));
+    const ssize_t r = ::pread(copy_fd, buf.data(), buf.size(), static_cast<off_t>(off));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      s = r < 0 ? ErrnoStatus(path, "pread") : Status::IOError(path + ": shorter than read");
+      break;
+    }
+    s = WriteAll(fd, buf.data(), static_cast<size_t>(r), out, tmp);
+    off += static_cast<uint64_t>(r);
+    out += static_cast<uint64_t>(r);
+  }
   if (s.ok() && ::fsync(fd) != 0) s = ErrnoStatus(tmp, "fsync");
   ::close(fd);
   if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) s = ErrnoStatus(path, "rename");
@@ -271,7 +293,7 @@ Status IdDictionary::Open(const std::string& path, const IdDictionaryOptions& op
     if (!options.create_if_missing || options.read_only) {
       return Status::NotFound(path + ": no ID dictionary");
     }
-    Status s = CreateFile(path, options.owner);
+    Status s = WriteFileAtomically(path, options.owner);
     if (!s.ok()) return s;
     info->created = true;
   } else {
@@ -360,7 +382,7 @@ Status IdDictionary::Load(IdDictionaryLoadInfo* info) {
       if (XXH64(payload, 8, 0) != payload_sum || LoadLE64(payload) == 0) {
         return Status::Corruption(path_ + ": owner record payload checksum mismatch" + at);
       }
-      info->owner = LoadLE64(payload);
+      info->owner = owner_ = LoadLE64(payload);
       in.Consume(need);
       continue;
     }
@@ -431,6 +453,26 @@ Status IdDictionary::CutTornTail(uint64_t* bytes_cut) {
   if (::fdatasync(fd_) != 0) return ErrnoStatus(path_, "fdatasync");
   if (bytes_cut != nullptr) *bytes_cut = torn_bytes_;
   torn_bytes_ = 0;
+  return Status::OK();
+}
+
+Status IdDictionary::AddOwner(uint64_t owner) {
+  if (fd_ < 0 || owner == 0 || owner_ != 0) return Status::OK();
+  if (options_.read_only) {
+    return Status::NotSupported(path_ + ": ID dictionary opened read-only; owner not added");
+  }
+  Status s = CutTornTail();
+  if (!s.ok()) return s;
+  // The records do not depend on their offsets (their checksums are seeded by their first
+  // internal ID): the new file is the owner record put between the header and them.
+  s = WriteFileAtomically(path_, owner, fd_, kHeaderSize, file_end_);
+  if (!s.ok()) return s;
+  const int fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(path_, "open");
+  ::close(fd_);
+  fd_ = fd;
+  file_end_ += kRecordHeaderSize + 8;
+  owner_ = owner;
   return Status::OK();
 }
 

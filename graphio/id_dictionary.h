@@ -130,6 +130,14 @@ class IdDictionary {
   // No-op without one; NotSupported when read-only.
   Status CutTornTail(uint64_t* bytes_cut = nullptr);
 
+  // Gives a file without an owner record (written before they existed) one naming `owner`:
+  // rewritten whole with it after the header (temporary, fsync, rename), a torn tail cut
+  // first. No-op when the file has an owner, `owner` is 0 or the dictionary is memory-only;
+  // NotSupported when read-only. For writers, once the dictionary is known to be the store's.
+  Status AddOwner(uint64_t owner);
+  // The file's owner record (0: none).
+  uint64_t owner() const { return owner_; }
+
   // Appends the entries [persisted(), size()) to the file and fdatasyncs if options.sync.
   // On error nothing counts as persisted, and a later Persist() rewrites from the same offset.
   Status Persist();
@@ -157,6 +165,7 @@ class IdDictionary {
   IdDictionaryOptions options_;
   int fd_ = -1;
   uint64_t file_end_ = 0;  // offset of the next record
+  uint64_t owner_ = 0;     // the file's owner record (0: none)
   uint64_t torn_bytes_ = 0;  // a torn tail after file_end_ still in the file
 };
 

@@ -756,6 +756,52 @@ TEST(FaultTools, OlderCopyOfViewsIsNamedByEveryCommand) {
   Ok({"verify", "--db", db});
 }
 
+// A dictionary written before owner records has none, so nothing told it from another
+// store's. The next command that writes the store (here `compact`, after its checks) gives it
+// one naming the store; reading commands leave the file as it is. From then on it is refused
+// in another store's place.
+TEST(FaultTools, OlderDictionaryGetsItsOwnerFromTheNextWriter) {
+  TempDir tmp;
+  const std::string a = tmp.path() + "/a", b = tmp.path() + "/b";
+  Ok({"ingest", "--db", a, "--input", "-", "--ids", "map"}, "100 200\n300 400\n");
+  Ok({"ingest", "--db", b, "--input", "-", "--ids", "map"}, "300 400\n100 200\n500 300\n");
+  const std::string want = Ok({"query", "--db", b, "degree", "300"}).out;
+  {  // b's dictionary as written before owner records: the same entries, no owner
+    graphio::IdDictionaryOptions ro;
+    ro.read_only = true;
+    std::unique_ptr<graphio::IdDictionary> own;
+    ASSERT_TRUE(graphio::IdDictionary::Open(b + "/IDDICT", ro, &own).ok());
+    const std::string old = tmp.path() + "/old";
+    std::unique_ptr<graphio::IdDictionary> d;
+    ASSERT_TRUE(graphio::IdDictionary::Open(old, {}, &d).ok());
+    VertexId id = 0;
+    for (VertexId v = 0; v < own->size(); ++v) ASSERT_TRUE(d->GetOrAdd(own->External(v), &id).ok());
+    ASSERT_TRUE(d->Persist().ok());
+    d.reset();
+    std::filesystem::rename(old, b + "/IDDICT");
+  }
+  auto owner = [&] {
+    graphio::IdDictionaryOptions ro;
+    ro.read_only = true;
+    std::unique_ptr<graphio::IdDictionary> d;
+    EXPECT_TRUE(graphio::IdDictionary::Open(b + "/IDDICT", ro, &d).ok());
+    return d ? d->owner() : ~uint64_t{0};
+  };
+  const std::string ownerless = ReadWholeFile(b + "/IDDICT");
+  EXPECT_EQ(Ok({"query", "--db", b, "degree", "300"}).out, want);
+  Ok({"verify", "--db", b});
+  EXPECT_EQ(ReadWholeFile(b + "/IDDICT"), ownerless) << "a reading command changed it";
+  EXPECT_EQ(owner(), 0u);
+  Ok({"compact", "--db", b});
+  EXPECT_NE(owner(), 0u);
+  EXPECT_EQ(Ok({"query", "--db", b, "degree", "300"}).out, want);
+  Ok({"verify", "--db", b});
+  // Named now: in a's place it is another store's.
+  std::filesystem::copy_file(b + "/IDDICT", a + "/IDDICT",
+                             std::filesystem::copy_options::overwrite_existing);
+  Fails(1, {"query", "--db", a, "degree", "100"}, {"Corruption", a + "/IDDICT", "another store"});
+}
+
 // Another store's IDDICT put in a store's place: its IDs mapped to other vertices, and with
 // at least as many entries nothing told it from the store's own. The dictionary names its store
 // (an owner record with the store ID), and every command refuses another's.

@@ -1221,6 +1221,60 @@ TEST(IdDictionary, HandBuiltFileMatchesDocumentedLayout) {
 // The owner record: written with the header when IdDictionaryOptions::owner is set, reported by
 // every load, mapping nothing; only as the first record, whole and non-zero. A file created
 // without an owner keeps the old layout.
+// A dictionary written before owner records (none in the file) gets one from AddOwner: the
+// same entries after it, a torn tail cut first, appends going on into the new file, and
+// nothing done for a file that has one, a read-only dictionary refused.
+TEST(IdDictionary, AddOwnerNamesAnOlderFileAndKeepsItsEntries) {
+  TempDir dir;
+  const std::string path = dir.File("dict");
+  {
+    std::unique_ptr<IdDictionary> d;
+    ASSERT_TRUE(IdDictionary::Open(path, {}, &d).ok());  // no owner: as before the records
+    VertexId id;
+    for (uint64_t e = 0; e < 3000; ++e) ASSERT_TRUE(d->GetOrAdd(1000 + 7 * e, &id).ok());
+    ASSERT_TRUE(d->Persist().ok());
+  }
+  const uint64_t old_size = FileSize(path);
+  {  // a torn tail: half a record header
+    std::string bytes = ReadAll(path);
+    WriteAll(path, bytes + std::string(16, '\x5a'));
+  }
+  {
+    IdDictionaryOptions ro;
+    ro.read_only = true;
+    std::unique_ptr<IdDictionary> d;
+    ASSERT_TRUE(IdDictionary::Open(path, ro, &d).ok());
+    EXPECT_EQ(d->AddOwner(42).code(), Status::Code::kNotSupported);
+  }
+  {
+    IdDictionaryOptions o;
+    o.cut_torn_tail = false;
+    std::unique_ptr<IdDictionary> d;
+    IdDictionaryLoadInfo info;
+    ASSERT_TRUE(IdDictionary::Open(path, o, &d, &info).ok());
+    EXPECT_EQ(info.owner, 0u);
+    EXPECT_EQ(info.torn_bytes, 16u);
+    ASSERT_TRUE(d->AddOwner(42).ok());
+    EXPECT_EQ(d->owner(), 42u);
+    EXPECT_EQ(FileSize(path), old_size + 40) << "the owner record in, the torn tail out";
+    ASSERT_TRUE(d->AddOwner(43).ok());  // has one: nothing changes
+    EXPECT_EQ(d->owner(), 42u);
+    VertexId id;
+    ASSERT_TRUE(d->GetOrAdd(5, &id).ok());
+    EXPECT_EQ(id, 3000u);
+    ASSERT_TRUE(d->Persist().ok());  // into the new file
+  }
+  std::unique_ptr<IdDictionary> d;
+  IdDictionaryLoadInfo info;
+  ASSERT_TRUE(IdDictionary::Open(path, {}, &d, &info).ok());
+  EXPECT_EQ(info.owner, 42u);
+  EXPECT_EQ(info.entries, 3001u);
+  EXPECT_EQ(info.torn_bytes, 0u);
+  for (uint64_t e = 0; e < 3000; ++e) ASSERT_EQ(d->External(e), 1000 + 7 * e) << e;
+  EXPECT_EQ(d->External(3000), 5u);
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+}
+
 TEST(IdDictionary, OwnerRecordNamesTheStore) {
   using edge_binary::StoreLE32;
   using edge_binary::StoreLE64;

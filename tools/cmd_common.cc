@@ -328,6 +328,9 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
     }
     if (!o.read_only) {
       s = st->dict_->CutTornTail(&st->dict_info_.bytes_cut);
+      // A dictionary from before owner records: named from now on, once known to be this
+      // store's (it covers the store).
+      if (s.ok()) s = st->dict_->AddOwner(st->info_.state.store_id);
       if (!s.ok()) return s;
     }
   }

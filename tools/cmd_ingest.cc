@@ -777,6 +777,8 @@ int Ingester::Run() {
     }
     if (s.ok()) s = CheckDictionaryCovers(a_.db, *snap, *dict_);
     if (s.ok()) s = dict_->CutTornTail();
+    // A dictionary from before owner records: named from now on, once known to be this one's.
+    if (s.ok()) s = dict_->AddOwner(dopt.owner);
     snap.reset();
     if (!s.ok()) {
       dict_.reset();
