@@ -585,8 +585,10 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
           std::to_string(tail.cut_bytes) + " bytes at offset " + std::to_string(tail.valid_bytes) +
           "): " + tail.reason);
     } else if (!tail.reason.empty()) {
-      Log("recovery: cut torn log tail (" + std::to_string(tail.cut_bytes) + " bytes): " +
-          tail.reason);
+      // The bytes stay in the log (which is deleted once its batches are flushed); replay,
+      // appends (to a new log) and Verify all stop at valid_bytes.
+      Log("recovery: torn log tail: replayed up to offset " + std::to_string(tail.valid_bytes) +
+          ", ignored the " + std::to_string(tail.cut_bytes) + " bytes after it: " + tail.reason);
       if (tail.cut_bytes != 0) torn_at_open_[p] = tail.valid_bytes;
     }
     active_replayed_.push_back(p);

@@ -196,7 +196,7 @@ TEST_P(TornWal, CutAtEveryInterestingOffsetReplaysWholeRecordsOnly) {
     db.reset();
     const bool on_boundary = std::find(bounds.begin(), bounds.end(), cut) != bounds.end();
     const std::string log = LogText(work);
-    const size_t at = log.find("cut torn log tail");
+    const size_t at = log.find("recovery: torn log tail");
     EXPECT_EQ(at != std::string::npos, !on_boundary) << what << "\n" << log;
     if (at != std::string::npos) {
       EXPECT_NE(log.find(wal, at), std::string::npos) << what << "\n" << log;
@@ -434,7 +434,7 @@ TEST(UnlistedLogs, TornInsideItsHeaderIsReplayedEmpty) {
     ASSERT_TRUE(db->Close().ok()) << what;
     db.reset();
     const std::string log = LogText(work);
-    EXPECT_NE(log.find("cut torn log tail"), std::string::npos) << what << "\n" << log;
+    EXPECT_NE(log.find("recovery: torn log tail"), std::string::npos) << what << "\n" << log;
     EXPECT_NE(log.find(unlisted), std::string::npos) << what << "\n" << log;
   }
 }
