@@ -56,7 +56,7 @@ tsan: deps
 # Without address randomization where the system allows it: GCC 12's TSan is known to fail to
 # map its shadow memory under kernels with vm.mmap_rnd_bits above 28 (this machine has 28).
 NO_ASLR := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
-TSAN_CORE := concurrency_test version_chain_test head_filters_test append_area_test walk_registry_test memgraph_differential_test
+TSAN_CORE := concurrency_test version_chain_test head_filters_test append_area_test walk_registry_test subgraph_directory_test memgraph_differential_test
 tsan-core: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithAssert -DSTRATA_SANITIZE=thread $(LAUNCHER)
 	cmake --build build-tsan -j $(JOBS) --target $(TSAN_CORE) compactor_test disk_differential_test

@@ -1,13 +1,28 @@
 #include "memgraph/subgraph_directory.h"
 
+#include <new>
+
 namespace strata::mem {
 
 namespace {
 constexpr uint64_t kInitialChunks = 16;
+constexpr size_t kLine = 64;
+}
+
+std::atomic<SubgraphDirectory::Chunk*>* SubgraphDirectory::NewChunkArray(uint64_t n) {
+  const size_t bytes = (n * sizeof(std::atomic<Chunk*>) + kLine - 1) / kLine * kLine;
+  void* p = ::operator new(bytes, std::align_val_t{kLine});
+  auto* a = static_cast<std::atomic<Chunk*>*>(p);
+  for (uint64_t i = 0; i < n; ++i) new (&a[i]) std::atomic<Chunk*>(nullptr);
+  return a;
+}
+
+void SubgraphDirectory::DeleteChunkArray(std::atomic<Chunk*>* a) {
+  ::operator delete(static_cast<void*>(a), std::align_val_t{kLine});
 }
 
 SubgraphDirectory::SubgraphDirectory() {
-  Dir* d = new Dir{kInitialChunks, new std::atomic<Chunk*>[kInitialChunks]};
+  Dir* d = new Dir{kInitialChunks, NewChunkArray(kInitialChunks)};
   for (uint64_t i = 0; i < d->n; ++i) d->chunks[i].store(nullptr, std::memory_order_relaxed);
   dir_.store(d, std::memory_order_release);
 }
@@ -15,10 +30,10 @@ SubgraphDirectory::SubgraphDirectory() {
 SubgraphDirectory::~SubgraphDirectory() {
   Dir* d = dir_.load(std::memory_order_relaxed);
   for (uint64_t i = 0; i < d->n; ++i) delete d->chunks[i].load(std::memory_order_relaxed);
-  delete[] d->chunks;
+  DeleteChunkArray(d->chunks);
   delete d;
   for (Dir* r : retired_) {
-    delete[] r->chunks;
+    DeleteChunkArray(r->chunks);
     delete r;
   }
 }
@@ -34,7 +49,7 @@ SubgraphSlot* SubgraphDirectory::GetOrCreate(uint64_t s) {
   if (c >= d->n) {
     uint64_t n = d->n;
     while (n <= c) n *= 2;
-    Dir* nd = new Dir{n, new std::atomic<Chunk*>[n]};
+    Dir* nd = new Dir{n, NewChunkArray(n)};
     for (uint64_t i = 0; i < n; ++i) {
       nd->chunks[i].store(i < d->n ? d->chunks[i].load(std::memory_order_relaxed) : nullptr,
                           std::memory_order_relaxed);

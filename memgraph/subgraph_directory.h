@@ -51,14 +51,27 @@ class SubgraphDirectory {
   // Every subgraph ID ever passed to GetOrCreate is < bound().
   uint64_t bound() const { return bound_.load(std::memory_order_acquire); }
 
+  // Where the current directory and its chunk array start (each on a line of its own). Tests.
+  uintptr_t DirectoryAddressForTesting() const {
+    return reinterpret_cast<uintptr_t>(dir_.load(std::memory_order_acquire));
+  }
+  uintptr_t ChunkArrayAddressForTesting() const {
+    return reinterpret_cast<uintptr_t>(dir_.load(std::memory_order_acquire)->chunks);
+  }
+
  private:
   struct Chunk {
     SubgraphSlot slots[kChunkSize];
   };
-  struct Dir {
+  // On lines of their own, as is its chunk array (NewChunkArray): every commit reads both, and
+  // a line shared with a heap neighbor that another writer's thread writes would miss on
+  // every read (docs/benchmarks.md, "the directory's lines").
+  struct alignas(64) Dir {
     uint64_t n;
     std::atomic<Chunk*>* chunks;
   };
+  static std::atomic<Chunk*>* NewChunkArray(uint64_t n);
+  static void DeleteChunkArray(std::atomic<Chunk*>* a);
   std::atomic<Dir*> dir_;
   std::vector<Dir*> retired_;
   std::mutex grow_mu_;
