@@ -405,9 +405,7 @@ Status ChangeFeed::ReadPositions(io::Env* env, const std::string& dir, uint64_t 
     if (store_id != 0 && owner != store_id) {
       // Another store's positions are its commit timestamps: a subscriber resumed from one
       // would skip this store's changes up to it.
-      return io::CorruptionAt(path, 24, "the subscriptions belong to another store (store ID " +
-                                            std::to_string(owner) + "; this store is " +
-                                            std::to_string(store_id) + ")");
+      return io::CorruptionAt(path, 24, io::AnotherStore("SUBSCRIPTIONS", owner, store_id));
     }
   }
   if (version_out != nullptr) *version_out = version;

@@ -104,10 +104,7 @@ Status DBImpl::CheckSegment(const SegmentReader& r, const std::string& path,
            std::to_string(want);
   };
   if (h.store_id != store_id_) {
-    return io::CorruptionAt(path, hoff + 120,
-                            "segment belongs to another store (store ID " +
-                                std::to_string(h.store_id) + ", this store's is " +
-                                std::to_string(store_id_) + ")");
+    return io::CorruptionAt(path, hoff + 120, io::AnotherStore("segment", h.store_id, store_id_));
   }
   if (h.file_number != f.number) {
     return bad(hoff + 16, "segment was written as " + SegmentFileName(h.file_number) +
@@ -197,9 +194,10 @@ Status DBImpl::NewLog(std::unique_ptr<WriteAheadLog>* log) {
 void DBImpl::RecordKeptFile(uint32_t bit, uint64_t stamp) {
   if (manifest_ == nullptr) return;
   assert(stamp == 0 || KeptFileHasStamp(bit));
-  std::atomic<uint64_t>& recorded = kept_stamps_[KeptIndex(bit)];
+  // Only a file with a stamp has a slot in kept_stamps_ (KeptIndex).
+  std::atomic<uint64_t>* recorded = stamp != 0 ? &kept_stamps_[KeptIndex(bit)] : nullptr;
   const bool kept = (kept_files_.load(std::memory_order_acquire) & bit) != 0;
-  if (kept && (stamp == 0 || stamp <= recorded.load(std::memory_order_acquire))) return;
+  if (kept && (recorded == nullptr || stamp <= recorded->load(std::memory_order_acquire))) return;
   ManifestEdit edit;
   edit.kept_files_set = bit;
   if (stamp != 0) edit.kept_stamps[KeptIndex(bit)] = stamp;
@@ -210,7 +208,7 @@ void DBImpl::RecordKeptFile(uint32_t bit, uint64_t stamp) {
     return;
   }
   kept_files_.fetch_or(bit, std::memory_order_acq_rel);
-  if (stamp != 0) recorded.store(stamp, std::memory_order_release);
+  if (recorded != nullptr) recorded->store(stamp, std::memory_order_release);
 }
 
 Status DBImpl::CheckKeptStamp(uint32_t bit, uint64_t loaded) {

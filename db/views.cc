@@ -244,9 +244,7 @@ Status ViewCatalog::Load(io::Env* env, const std::string& dir, uint64_t store_id
           const uint64_t owner = version >= 3 ? DecodeFixed64(rec.data() + 8) : store_id;
           if (store_id != 0 && owner != store_id) {
             // Another store's definitions name its vertices and its commit timestamps.
-            return io::CorruptionAt(path, off, "the view definitions belong to another store "
-                                    "(store ID " + std::to_string(owner) + "; this store is " +
-                                    std::to_string(store_id) + ")");
+            return io::CorruptionAt(path, off, io::AnotherStore("VIEWS", owner, store_id));
           }
           return Status::OK();
         }

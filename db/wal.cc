@@ -264,8 +264,7 @@ Status WriteAheadLog::Replay(io::Env* env, const std::string& path, uint64_t sto
         id = DecodeFixed64(rec.data() + 1);
         if (id != store_id) {
           return io::CorruptionAt(path, off + kRecordHeaderSize + 1,
-                                  "log belongs to another store (store ID " + std::to_string(id) +
-                                      ", this store's is " + std::to_string(store_id) + ")");
+                                  io::AnotherStore("log", id, store_id));
         }
         if (number != NumberOfPath(path)) {
           return io::CorruptionAt(path, off + kRecordHeaderSize + 9,

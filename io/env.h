@@ -36,6 +36,9 @@ namespace strata::io {
 std::string FileErrorMessage(std::string_view path, uint64_t offset, std::string_view what);
 Status IOErrorAt(std::string_view path, uint64_t offset, std::string_view what);
 Status CorruptionAt(std::string_view path, uint64_t offset, std::string_view what);
+// "<what> belongs to another store (store ID <theirs>, this store's is <ours>)": the one
+// spelling of a store file (segment, log, VIEWS, SUBSCRIPTIONS) naming another store's ID.
+std::string AnotherStore(std::string_view what, uint64_t theirs, uint64_t ours);
 
 // One read of a MultiRead. The caller owns `buf` (at least `len` bytes).
 struct ReadRequest {

@@ -44,6 +44,11 @@ Status CorruptionAt(std::string_view path, uint64_t offset, std::string_view wha
   return Status::Corruption(FileErrorMessage(path, offset, what));
 }
 
+std::string AnotherStore(std::string_view what, uint64_t theirs, uint64_t ours) {
+  return std::string(what) + " belongs to another store (store ID " + std::to_string(theirs) +
+         ", this store's is " + std::to_string(ours) + ")";
+}
+
 namespace detail {
 
 Status OpenFd(const std::string& path, int flags, int* fd) {

@@ -1159,7 +1159,7 @@ TEST(ChangeFeed, AnotherStoresSubscriptionsIsRefused) {
     Status s = DB::Open(o, b, &db);
     ASSERT_TRUE(s.IsCorruption()) << s.ToString();
     EXPECT_NE(s.ToString().find(file), std::string::npos) << s.ToString();
-    EXPECT_NE(s.ToString().find("belong to another store"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.ToString().find("belongs to another store"), std::string::npos) << s.ToString();
   }
   std::filesystem::copy_file(own, file, std::filesystem::copy_options::overwrite_existing);
   std::unique_ptr<DB> db;

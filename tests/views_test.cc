@@ -909,7 +909,7 @@ TEST(Views, AnotherStoresViewsIsRefused) {
     Status s = DB::Open(o, b, &db);
     ASSERT_TRUE(s.IsCorruption()) << s.ToString();
     EXPECT_NE(s.ToString().find(file), std::string::npos) << s.ToString();
-    EXPECT_NE(s.ToString().find("belong to another store"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.ToString().find("belongs to another store"), std::string::npos) << s.ToString();
   }
   {
     std::unique_ptr<io::Env> env;
@@ -920,7 +920,7 @@ TEST(Views, AnotherStoresViewsIsRefused) {
     ASSERT_TRUE(Manifest::ReadOnly(env.get(), b, &st, &tail, &mpath).ok());
     const std::vector<std::string> problems = KeptFileProblems(env.get(), b, st);
     ASSERT_EQ(problems.size(), 1u);
-    EXPECT_NE(problems[0].find("belong to another store"), std::string::npos) << problems[0];
+    EXPECT_NE(problems[0].find("belongs to another store"), std::string::npos) << problems[0];
   }
   std::filesystem::copy_file(own, file, std::filesystem::copy_options::overwrite_existing);
   std::unique_ptr<DB> db;
