@@ -766,11 +766,16 @@ TEST(FaultTools, OlderDictionaryGetsItsOwnerFromTheNextWriter) {
   Ok({"ingest", "--db", a, "--input", "-", "--ids", "map"}, "100 200\n300 400\n");
   Ok({"ingest", "--db", b, "--input", "-", "--ids", "map"}, "300 400\n100 200\n500 300\n");
   const std::string want = Ok({"query", "--db", b, "degree", "300"}).out;
-  {  // b's dictionary as written before owner records: the same entries, no owner
+  auto open_b = [&] {  // b's IDDICT, read-only
     graphio::IdDictionaryOptions ro;
     ro.read_only = true;
-    std::unique_ptr<graphio::IdDictionary> own;
-    ASSERT_TRUE(graphio::IdDictionary::Open(b + "/IDDICT", ro, &own).ok());
+    std::unique_ptr<graphio::IdDictionary> d;
+    EXPECT_TRUE(graphio::IdDictionary::Open(b + "/IDDICT", ro, &d).ok());
+    return d;
+  };
+  {  // b's dictionary as written before owner records: the same entries, no owner
+    std::unique_ptr<graphio::IdDictionary> own = open_b();
+    ASSERT_NE(own, nullptr);
     const std::string old = tmp.path() + "/old";
     std::unique_ptr<graphio::IdDictionary> d;
     ASSERT_TRUE(graphio::IdDictionary::Open(old, {}, &d).ok());
@@ -781,10 +786,7 @@ TEST(FaultTools, OlderDictionaryGetsItsOwnerFromTheNextWriter) {
     std::filesystem::rename(old, b + "/IDDICT");
   }
   auto owner = [&] {
-    graphio::IdDictionaryOptions ro;
-    ro.read_only = true;
-    std::unique_ptr<graphio::IdDictionary> d;
-    EXPECT_TRUE(graphio::IdDictionary::Open(b + "/IDDICT", ro, &d).ok());
+    std::unique_ptr<graphio::IdDictionary> d = open_b();
     return d ? d->owner() : ~uint64_t{0};
   };
   const std::string ownerless = ReadWholeFile(b + "/IDDICT");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -64,11 +65,23 @@ TEST(SubgraphDirectory, TwoThreadsCreatingGetTheSameSlots) {
   EXPECT_EQ(d.bound(), kIds);
 }
 
+// Sixteen directories made between small allocations of the size class a 16-byte directory
+// used to come from: each must start a line (by chance, a 16-byte one did a quarter of the
+// time), and so must each chunk array, before and after growing.
 TEST(SubgraphDirectory, ItsLinesAreItsOwn) {
-  SubgraphDirectory d;
-  d.GetOrCreate(100 * kChunk);  // a grown directory: both of its allocations replaced
-  EXPECT_EQ(d.DirectoryAddressForTesting() % 64, 0u);
-  EXPECT_EQ(d.ChunkArrayAddressForTesting() % 64, 0u);
+  std::vector<std::unique_ptr<SubgraphDirectory>> dirs;
+  std::vector<std::unique_ptr<char[]>> small;
+  for (int i = 0; i < 16; ++i) {
+    small.push_back(std::make_unique<char[]>(16));
+    dirs.push_back(std::make_unique<SubgraphDirectory>());
+  }
+  for (auto& d : dirs) {
+    EXPECT_EQ(d->DirectoryAddressForTesting() % 64, 0u);
+    EXPECT_EQ(d->ChunkArrayAddressForTesting() % 64, 0u);
+    d->GetOrCreate(100 * kChunk);  // grown: both of its allocations replaced
+    EXPECT_EQ(d->DirectoryAddressForTesting() % 64, 0u);
+    EXPECT_EQ(d->ChunkArrayAddressForTesting() % 64, 0u);
+  }
 }
 
 }  // namespace
