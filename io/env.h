@@ -40,6 +40,13 @@ Status CorruptionAt(std::string_view path, uint64_t offset, std::string_view wha
 // spelling of a store file (segment, log, VIEWS, SUBSCRIPTIONS) naming another store's ID.
 std::string AnotherStore(std::string_view what, uint64_t theirs, uint64_t ours);
 
+// Testing: a full disk. Once `bytes` more bytes have been written through the WritableFiles of
+// every Env in the process, each write fails as the kernel's does when a file system fills: the
+// bytes up to the limit are written (a short write), then IOError "... write failed: No space
+// left on device". Negative: no limit (the default). Reads, syncs and file-system operations are
+// not affected.
+void SetWriteLimitForTesting(int64_t bytes);
+
 // One read of a MultiRead. The caller owns `buf` (at least `len` bytes).
 struct ReadRequest {
   uint64_t offset = 0;

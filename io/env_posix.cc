@@ -126,7 +126,34 @@ BufferedWritableFile::~BufferedWritableFile() {
   ReturnBuffer(&buf_);
 }
 
+namespace {
+// SetWriteLimitForTesting's bytes left; negative: no limit.
+std::atomic<int64_t> write_room{-1};
+
+// How many of n bytes a write may place before the disk is "full" (n when there is no limit).
+size_t TakeWriteRoom(size_t n) {
+  int64_t room = write_room.load(std::memory_order_relaxed);
+  for (;;) {
+    if (room < 0) return n;
+    const int64_t take = std::min<int64_t>(room, static_cast<int64_t>(n));
+    if (write_room.compare_exchange_weak(room, room - take, std::memory_order_relaxed)) {
+      return static_cast<size_t>(take);
+    }
+  }
+}
+}  // namespace
+
 Status BufferedWritableFile::WriteThrough(const char* data, size_t n) {
+  const size_t room = TakeWriteRoom(n);
+  if (room < n) {
+    Status s = room == 0 ? Status::OK() : WriteRaw(written_, data, room);
+    if (s.ok()) {
+      written_ += room;
+      s = IOErrorAt(path_, written_, "write failed: " + ErrnoText(ENOSPC));
+    }
+    error_ = s;
+    return s;
+  }
   Status s = WriteRaw(written_, data, n);
   if (!s.ok()) {
     error_ = s;
@@ -315,6 +342,10 @@ std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options) {
 }
 
 }  // namespace detail
+
+void SetWriteLimitForTesting(int64_t bytes) {
+  detail::write_room.store(bytes < 0 ? -1 : bytes, std::memory_order_relaxed);
+}
 
 // ---- Env: file-system operations (the same system calls for both back ends)
 

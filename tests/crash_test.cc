@@ -10,7 +10,7 @@
 // Corruption: flipped bytes, and zeroed sectors and pages, in every kind of file are reported as
 // Corruption naming the file, at open, on read or by Verify — never a crash or a silently wrong
 // answer (zeros at a log's end may cut the records they reach, as a torn append is cut).
-// STRATA_DIFF_SEEDS=N repeats both with N seeds.
+// STRATA_DIFF_SEEDS=N repeats both with N seeds (from STRATA_DIFF_SEED_FIRST, default 0).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <poll.h>
@@ -251,7 +251,7 @@ std::pair<int, int> DamageRounds(
   const std::vector<std::string> files = BuildPristine(pristine);
   EXPECT_GE(files.size(), 3u);
   int detected = 0, trials = 0;
-  for (int seed = 0; seed < testing::DiffSeedCount(); ++seed) {
+  for (int seed = testing::DiffSeedFirst(); seed < testing::DiffSeedEnd(); ++seed) {
     std::mt19937_64 rng(seed_base + 1000003 * static_cast<uint64_t>(seed));
     for (const std::string& f : files) {
       const std::string data = ReadAll(pristine + "/" + f);

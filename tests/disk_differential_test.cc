@@ -184,7 +184,7 @@ TEST_P(DiskDifferential, FlushesAndReopensMatchReference) {
   SmallPartsGuard small_parts;
   uint64_t flushes = 0, compactions = 0, parts = 0;
   const uint64_t pipelined_before = mem::MemGraph::PipelinedItemsForTesting();
-  for (int seed = 0; seed < testing::DiffSeedCount() && !HasFatalFailure(); ++seed) {
+  for (int seed = testing::DiffSeedFirst(); seed < testing::DiffSeedEnd() && !HasFatalFailure(); ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     RunDiskDifferential(p, seed, &flushes, &compactions, &parts);
   }
@@ -954,7 +954,7 @@ void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) 
   const std::string path = dir.path() + "/db";
   testing::ReferenceGraph ref(o.graph_kind, o.weighted);
   std::mt19937_64 timing(3);
-  for (int round = 0; round < 5 * testing::DiffSeedCount(); ++round) {
+  for (int round = 5 * testing::DiffSeedFirst(); round < 5 * testing::DiffSeedEnd(); ++round) {
     int p[2];
     ASSERT_EQ(pipe(p), 0);
     pid_t pid = fork();
@@ -1014,6 +1014,199 @@ void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) 
     snap.reset();
     ASSERT_TRUE(db->Close().ok());
   }
+}
+
+// A full disk (io::SetWriteLimitForTesting: after a random number of bytes every write is
+// short, then ENOSPC), met by a WAL append, a flush, a compaction or a manifest edit, whichever
+// comes first. Every batch the store acknowledged is there — read from the open store, and
+// after a reopen once there is room again —, no batch that failed is visible in the open
+// store, the failures say the disk is full, and the reopened store verifies and takes writes —
+// also after opens that found the disk still full.
+// Each round is a fresh store; `rounds` a seed (STRATA_DIFF_SEEDS).
+struct WriteLimitReset {
+  ~WriteLimitReset() { io::SetWriteLimitForTesting(-1); }
+};
+
+// A digest of the vertices in [0, limit) and their out-lists with weights: what both Compare
+// would read, hashed, to find which model of a sequence a store matches before comparing.
+uint64_t Fold(uint64_t h, uint64_t x) { return (h ^ x) * 0x100000001b3ULL + (h >> 29); }
+uint64_t WeightBits(double w) {
+  uint64_t b;
+  std::memcpy(&b, &w, sizeof(b));
+  return b;
+}
+uint64_t Digest(const Snapshot& s, VertexId limit) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (VertexId u = 0; u < limit; ++u) {
+    if (!s.HasVertex(u)) continue;
+    h = Fold(h, u + 1);
+    const Status st = s.ScanNeighbors(u, [&](const NeighborChunk& c) {
+      for (size_t i = 0; i < c.size; ++i) {
+        h = Fold(Fold(h, c.dst[i]), c.weight != nullptr ? WeightBits(c.weight[i]) : 0);
+      }
+      return true;
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+  return h;
+}
+uint64_t Digest(const testing::ReferenceGraph& g, VertexId limit, bool weighted) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (VertexId u = 0; u < limit; ++u) {
+    if (!g.HasVertex(u)) continue;
+    h = Fold(h, u + 1);
+    for (const auto& [v, w] : g.Neighbors(u, false)) {
+      h = Fold(Fold(h, v), weighted ? WeightBits(w) : 0);
+    }
+  }
+  return h;
+}
+
+void RunDiskFullRounds(WalMode wal, size_t memgraph_bytes, VertexId limit, const BatchMix& mix,
+                       uint64_t most_room, int rounds) {
+  WriteLimitReset reset;
+  for (int round = rounds * testing::DiffSeedFirst(); round < rounds * testing::DiffSeedEnd();
+       ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    testing::TempDir dir;
+    Options o;
+    o.graph_kind = GraphKind::kUndirected;
+    o.weighted = true;
+    o.wal = wal;
+    o.memgraph_bytes = memgraph_bytes;
+    o.memory_budget = 1 << 20;
+    o.cart_threshold = 8;
+    o.l0_compaction_trigger = 2;
+    o.level1_bytes = 24 << 10;
+    o.level_fanout = 2;
+    o.max_levels = 4;
+    o.target_file_bytes = 16 << 10;
+    const std::string path = dir.path() + "/db";
+    testing::ReferenceGraph ref(o.graph_kind, o.weighted);
+    std::mt19937_64 rng(7000 + round);
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, path, &db).ok());
+    // Some data first, so that a flush and compactions are under way when the disk fills.
+    std::vector<WriteBatch> acked;  // in order (kept for WalMode::kOff's prefix check)
+    for (int i = 0; i < 40; ++i) {
+      WriteBatch b = RandomBatch(rng, limit, o.weighted, mix);
+      const Status s = db->Write(b);
+      ASSERT_TRUE(s.ok() || s.IsNotFound()) << s.ToString();
+      ASSERT_EQ(ref.Apply(b), s.ok());
+      if (s.ok()) acked.push_back(b);
+    }
+    const uint64_t room = 1 + rng() % most_room;
+    io::SetWriteLimitForTesting(static_cast<int64_t>(room));
+    int failed = 0, acked_after_failure = 0;
+    std::vector<WriteBatch> failed_batches;
+    for (int i = 0; i < 20000 && failed < 3; ++i) {
+      WriteBatch b = RandomBatch(rng, limit, o.weighted, mix);
+      const Status s = db->Write(b);
+      if (s.ok() || s.IsNotFound()) {
+        ASSERT_EQ(ref.Apply(b), s.ok()) << "batch " << i;
+        if (s.ok() && failed > 0) ++acked_after_failure;
+        if (s.ok()) acked.push_back(b);
+        continue;
+      }
+      ++failed;
+      failed_batches.push_back(b);
+      ASSERT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_NE(s.ToString().find("No space left on device"), std::string::npos) << s.ToString();
+    }
+    ASSERT_EQ(failed, 3) << "the disk did not fill: " << room << " bytes of room";
+    // A full disk is not a transient error: the store stays failed (nothing was acknowledged
+    // after the first failure; each later batch failed too).
+    EXPECT_EQ(acked_after_failure, 0);
+    {
+      auto snap = db->GetSnapshot();
+      ASSERT_EQ(ref.Compare(*snap, limit), "") << "the open store after the disk filled";
+    }
+    // Close fails when its last flush finds no room (or a write failed before it).
+    const Status closed = db->Close();
+    db.reset();
+
+    // Opens while the disk is still nearly full: an open writes (a new manifest, a new log, the
+    // event log; a close may flush), so it may fail, but only with the disk's error, and it
+    // must leave the store as it found it.
+    for (int tries = 0; tries < 2; ++tries) {
+      io::SetWriteLimitForTesting(static_cast<int64_t>(rng() % 512));
+      std::unique_ptr<DB> tight;
+      const Status t = DB::Open(o, path, &tight);
+      if (!t.ok()) {
+        ASSERT_TRUE(t.IsIOError()) << "an open with no room: " << t.ToString();
+        continue;
+      }
+      (void)tight->Close();
+    }
+    io::SetWriteLimitForTesting(-1);
+    Status s = DB::Open(o, path, &db);
+    ASSERT_TRUE(s.ok()) << "reopen after the disk filled: " << s.ToString();
+    if (wal == WalMode::kOff) {
+      // Without a log what a store keeps is what it flushed: the model after some prefix of
+      // the acknowledged batches, whole (a memgraph is flushed whole or not at all). A Close
+      // that reported success kept every one of them.
+      auto snap = db->GetSnapshot();
+      const uint64_t want = Digest(*snap, limit);
+      testing::ReferenceGraph m(o.graph_kind, o.weighted);
+      size_t kept = SIZE_MAX;
+      if (Digest(m, limit, o.weighted) == want && m.Compare(*snap, limit).empty()) kept = 0;
+      for (size_t j = 0; j < acked.size(); ++j) {
+        m.Apply(acked[j]);
+        if (Digest(m, limit, o.weighted) == want && m.Compare(*snap, limit).empty()) kept = j + 1;
+      }
+      ASSERT_NE(kept, SIZE_MAX) << "the reopened store is no prefix of the acknowledged batches";
+      if (closed.ok()) {
+        ASSERT_EQ(kept, acked.size()) << "Close succeeded, yet batches " << kept << ".."
+                                      << acked.size() << " are gone";
+      }
+      ref = testing::ReferenceGraph(o.graph_kind, o.weighted);
+      for (size_t j = 0; j < kept; ++j) ref.Apply(acked[j]);
+    } else {
+      auto snap = db->GetSnapshot();
+      std::string diff = ref.Compare(*snap, limit);
+      if (!diff.empty()) {
+        // The batch the full disk failed may have reached the log whole (a short write that
+        // ended at its record's end) and been replayed: that one, and no other.
+        testing::ReferenceGraph with = ref;
+        with.Apply(failed_batches.front());
+        ASSERT_EQ(with.Compare(*snap, limit), "") << diff;
+        ref = with;
+      }
+    }
+    std::string report;
+    s = db->Verify(&report);
+    ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << report;
+    for (int i = 0; i < 20; ++i) {
+      WriteBatch b = RandomBatch(rng, limit, o.weighted, mix);
+      s = db->Write(b);
+      ASSERT_TRUE(s.ok() || s.IsNotFound()) << "a write after the reopen: " << s.ToString();
+      ASSERT_EQ(ref.Apply(b), s.ok());
+    }
+    ASSERT_TRUE(db->Flush().ok());
+    auto snap = db->GetSnapshot();
+    ASSERT_EQ(ref.Compare(*snap, limit), "") << "after writes and a flush past the reopen";
+    snap.reset();
+    ASSERT_TRUE(db->Close().ok());
+  }
+}
+
+TEST(DiskFull, AcknowledgedBatchesSurviveSyncWal) {
+  RunDiskFullRounds(WalMode::kSync, 8 << 10, 120, BatchMix(), 64 << 10, 16);
+}
+
+// No log: acknowledged batches live in the memgraph until a flush; the reopened store must be
+// a whole prefix of them, all of them when Close said it succeeded.
+TEST(DiskFull, WithoutALogTheStoreKeepsAPrefixAndCloseSaysWhatWasLost) {
+  RunDiskFullRounds(WalMode::kOff, 8 << 10, 120, BatchMix(), 64 << 10, 16);
+}
+
+TEST(DiskFull, AcknowledgedBatchesSurviveGroupWal) {
+  RunDiskFullRounds(WalMode::kGroup, 8 << 10, 120, BatchMix(), 64 << 10, 16);
+}
+
+// Wide batches: WAL records of many kilobytes, flushes of full areas and C-ARTs.
+TEST(DiskFull, WideBatchesAcknowledgedSurvive) {
+  RunDiskFullRounds(WalMode::kSync, 256 << 10, 3000, testing::WideBatchMix(), 1 << 20, 4);
 }
 
 TEST(DiskDifferentialCrash, ReopenAfterKillMatchesReference) {

@@ -328,6 +328,48 @@ TEST_P(IoTest, ClosedFileRejectsAppends) {
   EXPECT_EQ(size, 3u);
 }
 
+// SetWriteLimitForTesting: the write that passes the limit is short, then fails with ENOSPC
+// naming the file and the offset where the room ended; the file stays failed; a file made
+// after the limit is lifted writes again.
+TEST_P(IoTest, WriteLimitIsAFullDisk) {
+  struct Reset {
+    ~Reset() { SetWriteLimitForTesting(-1); }
+  } reset;
+  TempDir dir;
+  std::unique_ptr<WritableFile> f;
+  ASSERT_TRUE(env_->NewWritableFile(dir.File("x"), &f).ok());
+  const std::string data = RandomBytes(200000, 3);
+  SetWriteLimitForTesting(100000 + 123);
+  ASSERT_TRUE(f->Append(std::string_view(data).substr(0, 100000)).ok());  // large: written through
+  ASSERT_TRUE(f->Flush().ok());
+  Status s = f->Append(std::string_view(data).substr(100000));
+  ASSERT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.ToString().find(dir.File("x") + " offset 100123: write failed: No space left on device"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_FALSE(f->Append("more").ok());
+  EXPECT_FALSE(f->Sync().ok());
+  uint64_t size = 0;
+  ASSERT_TRUE(env_->GetFileSize(dir.File("x"), &size).ok());
+  EXPECT_EQ(size, 100123u);  // the short write's bytes are there
+  std::unique_ptr<RandomAccessFile> r;
+  ASSERT_TRUE(env_->NewRandomAccessFile(dir.File("x"), &r).ok());
+  std::string back(100123, '\0');
+  ASSERT_TRUE(r->Read(0, back.size(), back.data()).ok());
+  EXPECT_TRUE(back == data.substr(0, 100123));
+  // No room at all: a buffered file fails at its first write of its buffer.
+  std::unique_ptr<WritableFile> g;
+  ASSERT_TRUE(env_->NewWritableFile(dir.File("y"), &g).ok());
+  ASSERT_TRUE(g->Append("abc").ok());  // buffered: nothing written yet
+  EXPECT_TRUE(g->Sync().IsIOError());
+  SetWriteLimitForTesting(-1);
+  std::unique_ptr<WritableFile> h;
+  ASSERT_TRUE(env_->NewWritableFile(dir.File("z"), &h).ok());
+  ASSERT_TRUE(h->Append("abc").ok());
+  ASSERT_TRUE(h->Sync().ok());
+  ASSERT_TRUE(h->Close().ok());
+}
+
 TEST_P(IoTest, ConcurrentReadersOwnRings) {
   TempDir dir;
   const std::string path = dir.File("data");

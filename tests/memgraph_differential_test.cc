@@ -124,7 +124,7 @@ TEST_P(MemgraphDifferential, RandomBatchesMatchReference) {
   struct Reset {
     ~Reset() { mem::CArt::SetPendingForTesting(0, 0); }
   } reset;
-  for (int seed = 0; seed < testing::DiffSeedCount() && !HasFatalFailure(); ++seed) {
+  for (int seed = testing::DiffSeedFirst(); seed < testing::DiffSeedEnd() && !HasFatalFailure(); ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     RunDifferential(p, seed);
   }

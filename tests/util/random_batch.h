@@ -67,6 +67,16 @@ inline int DiffSeedCount() {
   return n > 0 ? n : 1;
 }
 
+// The first of those seeds: STRATA_DIFF_SEED_FIRST (default 0), so that a sweep can go on where
+// an earlier one stopped (seeds [first, first + DiffSeedCount())); a test derives each seed's
+// generator from its number alone, so seed k is the same run in every sweep.
+inline int DiffSeedFirst() {
+  const char* e = std::getenv("STRATA_DIFF_SEED_FIRST");
+  const int n = e != nullptr ? std::atoi(e) : 0;
+  return n > 0 ? n : 0;
+}
+inline int DiffSeedEnd() { return DiffSeedFirst() + DiffSeedCount(); }
+
 // With `recent`, inserts are recorded there, half of the edge deletes aim at a recorded edge,
 // and weight changes at the last one recorded (most likely still stored), one in eight at an
 // earlier one (perhaps deleted since: the batch then aborts), when there is one: so large
