@@ -937,12 +937,13 @@ namespace {
 // Rounds of: a child process writes random batches to a store with a synchronous WAL and is
 // killed at a random moment; the reopened store holds exactly the acknowledged batches (and
 // perhaps the one in flight). 5 rounds per seed (STRATA_DIFF_SEEDS).
-void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) {
-  testing::TempDir dir;
+// The stores of the crash and full-disk rounds: undirected and weighted, small C-ART
+// threshold, tiny levels (flushes and compactions every few batches).
+Options SmallLevelsOptions(WalMode wal, size_t memgraph_bytes) {
   Options o;
   o.graph_kind = GraphKind::kUndirected;
   o.weighted = true;
-  o.wal = WalMode::kSync;
+  o.wal = wal;
   o.memgraph_bytes = memgraph_bytes;
   o.memory_budget = 1 << 20;
   o.cart_threshold = 8;
@@ -951,6 +952,12 @@ void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) 
   o.level_fanout = 2;
   o.max_levels = 4;
   o.target_file_bytes = 16 << 10;
+  return o;
+}
+
+void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) {
+  testing::TempDir dir;
+  const Options o = SmallLevelsOptions(WalMode::kSync, memgraph_bytes);
   const std::string path = dir.path() + "/db";
   testing::ReferenceGraph ref(o.graph_kind, o.weighted);
   std::mt19937_64 timing(3);
@@ -1069,18 +1076,7 @@ void RunDiskFullRounds(WalMode wal, size_t memgraph_bytes, VertexId limit, const
        ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     testing::TempDir dir;
-    Options o;
-    o.graph_kind = GraphKind::kUndirected;
-    o.weighted = true;
-    o.wal = wal;
-    o.memgraph_bytes = memgraph_bytes;
-    o.memory_budget = 1 << 20;
-    o.cart_threshold = 8;
-    o.l0_compaction_trigger = 2;
-    o.level1_bytes = 24 << 10;
-    o.level_fanout = 2;
-    o.max_levels = 4;
-    o.target_file_bytes = 16 << 10;
+    const Options o = SmallLevelsOptions(wal, memgraph_bytes);
     const std::string path = dir.path() + "/db";
     testing::ReferenceGraph ref(o.graph_kind, o.weighted);
     std::mt19937_64 rng(7000 + round);
