@@ -52,8 +52,8 @@ tsan: deps
 # `make test`). The reader-age test runs 50 more times: the race it once hid showed in about
 # one run in 40 (docs/benchmarks.md, "a snapshot older than a subgraph"). Of the disk suites,
 # the writers beside flushes and compactions, the wide differential and crash cases (the
-# pipelined build beside the background threads, and in recovery), and the full-disk cases
-# (the background threads' error paths).
+# pipelined build beside the background threads, and in recovery), and the full-disk and
+# failed-sync cases (the background threads' error paths).
 # Without address randomization where the system allows it: GCC 12's TSan is known to fail to
 # map its shadow memory under kernels with vm.mmap_rnd_bits above 28 (this machine has 28).
 NO_ASLR := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
@@ -68,7 +68,7 @@ tsan-core: deps
 	cd build-tsan/bin && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" $(NO_ASLR) ./compactor_test \
 	  --gtest_brief=1 --gtest_filter='*Part*'
 	cd build-tsan/bin && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" $(NO_ASLR) ./disk_differential_test \
-	  --gtest_brief=1 --gtest_filter='DiskStore.TwoWriters*:DiskStore.CheapOps*:DiskStore.CompactionMoves*:DiskIdle.*:*Wide*:DiskFull.*'
+	  --gtest_brief=1 --gtest_filter='DiskStore.TwoWriters*:DiskStore.CheapOps*:DiskStore.CompactionMoves*:DiskIdle.*:*Wide*:DiskFull.*:FailedSync.*'
 
 demo: build
 	bash scripts/demo.sh

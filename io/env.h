@@ -46,6 +46,13 @@ std::string AnotherStore(std::string_view what, uint64_t theirs, uint64_t ours);
 // left on device". Negative: no limit (the default). Reads, syncs and file-system operations are
 // not affected.
 void SetWriteLimitForTesting(int64_t bytes);
+// Testing: a failing device. After `syncs` more successful syncs (a WritableFile's Sync, an
+// Env's SyncDir) the next `failures` fail with EIO ("... fdatasync failed: Input/output
+// error"), then syncs succeed again; a file whose sync failed loses what was written to it
+// since its last good sync (it is cut back there: what a crash after the failure would leave,
+// since the kernel may drop the dirty pages a failed fdatasync could not write, and report
+// the next fdatasync as a success). `syncs` negative: no failures (the default).
+void SetSyncFailureForTesting(int64_t syncs, int64_t failures = INT64_MAX);
 
 // One read of a MultiRead. The caller owns `buf` (at least `len` bytes).
 struct ReadRequest {
@@ -263,6 +270,7 @@ class BufferedWritableFile : public WritableFile {
   std::string buf_;        // bytes appended but not yet written; at most buffer_size_
   size_t buffer_size_;
   uint64_t written_ = 0;   // bytes handed to the kernel: the file offset of buf_[0]
+  uint64_t synced_ = 0;    // bytes durable as of the last successful Sync
   uint64_t size_ = 0;      // written_ + buf_.size()
   Status error_;           // first write error; every later call returns it
   bool closed_ = false;

@@ -130,6 +130,11 @@ namespace {
 // SetWriteLimitForTesting's bytes left; negative: no limit.
 std::atomic<int64_t> write_room{-1};
 
+// SetSyncFailureForTesting's syncs left to succeed (negative: no failures), then the failures
+// left. Set while no file syncs (a test's setting between its phases).
+std::atomic<int64_t> syncs_left{-1};
+std::atomic<int64_t> failures_left{0};
+
 // How many of n bytes a write may place before the disk is "full" (n when there is no limit).
 size_t TakeWriteRoom(size_t n) {
   int64_t room = write_room.load(std::memory_order_relaxed);
@@ -138,6 +143,23 @@ size_t TakeWriteRoom(size_t n) {
     const int64_t take = std::min<int64_t>(room, static_cast<int64_t>(n));
     if (write_room.compare_exchange_weak(room, room - take, std::memory_order_relaxed)) {
       return static_cast<size_t>(take);
+    }
+  }
+}
+
+// Whether this sync is to fail (SetSyncFailureForTesting).
+bool SyncFails() {
+  int64_t left = syncs_left.load(std::memory_order_relaxed);
+  for (;;) {
+    if (left < 0) return false;
+    if (left == 0) break;
+    if (syncs_left.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) return false;
+  }
+  int64_t fails = failures_left.load(std::memory_order_relaxed);
+  for (;;) {
+    if (fails <= 0) return false;
+    if (failures_left.compare_exchange_weak(fails, fails - 1, std::memory_order_relaxed)) {
+      return true;
     }
   }
 }
@@ -202,8 +224,19 @@ Status BufferedWritableFile::Flush() {
 Status BufferedWritableFile::Sync() {
   Status s = Flush();
   if (!s.ok()) return s;
-  s = SyncRaw();
-  if (!s.ok()) error_ = s;  // after a failed fsync the page cache state is unknown: stay failed
+  if (SyncFails()) {
+    // The injected failure: the bytes since the last good sync are gone, as a crash after a
+    // real one may find (SetSyncFailureForTesting).
+    if (fd_ >= 0) (void)::ftruncate(fd_, static_cast<off_t>(synced_));
+    s = IOErrorAt(path_, synced_, "fdatasync failed: " + ErrnoText(EIO));
+  } else {
+    s = SyncRaw();
+  }
+  if (!s.ok()) {
+    error_ = s;  // after a failed fsync the page cache state is unknown: stay failed
+    return s;
+  }
+  synced_ = written_;
   return s;
 }
 
@@ -347,6 +380,11 @@ void SetWriteLimitForTesting(int64_t bytes) {
   detail::write_room.store(bytes < 0 ? -1 : bytes, std::memory_order_relaxed);
 }
 
+void SetSyncFailureForTesting(int64_t syncs, int64_t failures) {
+  detail::failures_left.store(failures, std::memory_order_relaxed);
+  detail::syncs_left.store(syncs < 0 ? -1 : syncs, std::memory_order_relaxed);
+}
+
 // ---- Env: file-system operations (the same system calls for both back ends)
 
 std::unique_ptr<ReadQueue> Env::NewReadQueue(bool random_access) {
@@ -354,6 +392,7 @@ std::unique_ptr<ReadQueue> Env::NewReadQueue(bool random_access) {
 }
 
 Status Env::SyncDir(const std::string& dir) {
+  if (detail::SyncFails()) return IOErrorAt(dir, 0, "fsync of directory failed: " + ErrnoText(EIO));
   int fd;
   Status s = detail::OpenFd(dir, O_RDONLY | O_DIRECTORY, &fd);
   if (!s.ok()) return s;

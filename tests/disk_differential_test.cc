@@ -1023,15 +1023,32 @@ void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) 
   }
 }
 
-// A full disk (io::SetWriteLimitForTesting: after a random number of bytes every write is
-// short, then ENOSPC), met by a WAL append, a flush, a compaction or a manifest edit, whichever
-// comes first. Every batch the store acknowledged is there — read from the open store, and
-// after a reopen once there is room again —, no batch that failed is visible in the open
-// store, the failures say the disk is full, and the reopened store verifies and takes writes —
-// also after opens that found the disk still full.
-// Each round is a fresh store; `rounds` a seed (STRATA_DIFF_SEEDS).
-struct WriteLimitReset {
-  ~WriteLimitReset() { io::SetWriteLimitForTesting(-1); }
+// A failing device, met by a WAL append, a flush, a compaction or a manifest edit, whichever
+// comes first: a full disk (io::SetWriteLimitForTesting: after a random number of bytes every
+// write is short, then ENOSPC) or failing syncs (io::SetSyncFailureForTesting: after a random
+// number of syncs each fails with EIO, and its file loses what the failed sync was to make
+// durable). Every batch the store acknowledged is there — read from the open store, and after a
+// reopen once the device works again —, no batch that failed is visible in the open store, the
+// failures name the device's error, and the reopened store verifies and takes writes — also
+// after opens that met the fault still there. Each round is a fresh store; `rounds` a seed
+// (STRATA_DIFF_SEEDS).
+enum class DeviceFault { kFull, kSyncFails };
+
+// transient: only the first failing sync fails (kSyncFails; the device recovers, the store
+// must not: a sync that succeeds after a failed one does not make the lost bytes durable).
+void InjectFault(DeviceFault fault, int64_t after, bool transient = false) {
+  if (fault == DeviceFault::kFull) {
+    io::SetWriteLimitForTesting(after);
+  } else {
+    io::SetSyncFailureForTesting(after, transient ? 1 : INT64_MAX);
+  }
+}
+
+struct DeviceFaultReset {
+  ~DeviceFaultReset() {
+    io::SetWriteLimitForTesting(-1);
+    io::SetSyncFailureForTesting(-1);
+  }
 };
 
 // A digest of the vertices in [0, limit) and their out-lists with weights: what both Compare
@@ -1069,9 +1086,12 @@ uint64_t Digest(const testing::ReferenceGraph& g, VertexId limit, bool weighted)
   return h;
 }
 
-void RunDiskFullRounds(WalMode wal, size_t memgraph_bytes, VertexId limit, const BatchMix& mix,
-                       uint64_t most_room, int rounds) {
-  WriteLimitReset reset;
+// most: the largest number of bytes (kFull) or syncs (kSyncFails) before the fault.
+void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes, VertexId limit,
+                          const BatchMix& mix, uint64_t most, int rounds) {
+  DeviceFaultReset reset;
+  const char* const error =
+      fault == DeviceFault::kFull ? "No space left on device" : "Input/output error";
   for (int round = rounds * testing::DiffSeedFirst(); round < rounds * testing::DiffSeedEnd();
        ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
@@ -1082,7 +1102,7 @@ void RunDiskFullRounds(WalMode wal, size_t memgraph_bytes, VertexId limit, const
     std::mt19937_64 rng(7000 + round);
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(o, path, &db).ok());
-    // Some data first, so that a flush and compactions are under way when the disk fills.
+    // Some data first, so that a flush and compactions are under way when the fault comes.
     std::vector<WriteBatch> acked;  // in order (kept for WalMode::kOff's prefix check)
     for (int i = 0; i < 40; ++i) {
       WriteBatch b = RandomBatch(rng, limit, o.weighted, mix);
@@ -1091,8 +1111,8 @@ void RunDiskFullRounds(WalMode wal, size_t memgraph_bytes, VertexId limit, const
       ASSERT_EQ(ref.Apply(b), s.ok());
       if (s.ok()) acked.push_back(b);
     }
-    const uint64_t room = 1 + rng() % most_room;
-    io::SetWriteLimitForTesting(static_cast<int64_t>(room));
+    const uint64_t after = 1 + rng() % most;
+    InjectFault(fault, static_cast<int64_t>(after), /*transient=*/round % 2 == 0);
     int failed = 0, acked_after_failure = 0;
     std::vector<WriteBatch> failed_batches;
     for (int i = 0; i < 20000 && failed < 3; ++i) {
@@ -1107,36 +1127,38 @@ void RunDiskFullRounds(WalMode wal, size_t memgraph_bytes, VertexId limit, const
       ++failed;
       failed_batches.push_back(b);
       ASSERT_TRUE(s.IsIOError()) << s.ToString();
-      EXPECT_NE(s.ToString().find("No space left on device"), std::string::npos) << s.ToString();
+      EXPECT_NE(s.ToString().find(error), std::string::npos) << s.ToString();
     }
-    ASSERT_EQ(failed, 3) << "the disk did not fill: " << room << " bytes of room";
-    // A full disk is not a transient error: the store stays failed (nothing was acknowledged
-    // after the first failure; each later batch failed too).
+    ASSERT_EQ(failed, 3) << "3 failed batches expected, " << failed << " came (" << after
+                         << " bytes or syncs before the fault), then " << acked_after_failure
+                         << " were acknowledged";
+    // The store stays failed (nothing was acknowledged after the first failure; each later
+    // batch failed too): a device error is not retried.
     EXPECT_EQ(acked_after_failure, 0);
     {
       auto snap = db->GetSnapshot();
-      ASSERT_EQ(ref.Compare(*snap, limit), "") << "the open store after the disk filled";
+      ASSERT_EQ(ref.Compare(*snap, limit), "") << "the open store after the fault";
     }
     // Close fails when its last flush finds no room (or a write failed before it).
     const Status closed = db->Close();
     db.reset();
 
-    // Opens while the disk is still nearly full: an open writes (a new manifest, a new log, the
-    // event log; a close may flush), so it may fail, but only with the disk's error, and it
-    // must leave the store as it found it.
+    // Opens while the fault is still there (0-511 bytes of room, or 0-3 good syncs): an open
+    // writes and syncs (a new manifest, a new log, the event log; a close may flush), so it may
+    // fail, but only with the device's error, and it must leave the store as it found it.
     for (int tries = 0; tries < 2; ++tries) {
-      io::SetWriteLimitForTesting(static_cast<int64_t>(rng() % 512));
+      InjectFault(fault, static_cast<int64_t>(rng() % (fault == DeviceFault::kFull ? 512 : 4)));
       std::unique_ptr<DB> tight;
       const Status t = DB::Open(o, path, &tight);
       if (!t.ok()) {
-        ASSERT_TRUE(t.IsIOError()) << "an open with no room: " << t.ToString();
+        ASSERT_TRUE(t.IsIOError()) << "an open beside the fault: " << t.ToString();
         continue;
       }
       (void)tight->Close();
     }
-    io::SetWriteLimitForTesting(-1);
+    InjectFault(fault, -1);
     Status s = DB::Open(o, path, &db);
-    ASSERT_TRUE(s.ok()) << "reopen after the disk filled: " << s.ToString();
+    ASSERT_TRUE(s.ok()) << "reopen after the fault: " << s.ToString();
     if (wal == WalMode::kOff) {
       // Without a log what a store keeps is what it flushed: the model after some prefix of
       // the acknowledged batches, whole (a memgraph is flushed whole or not at all). A Close
@@ -1161,8 +1183,8 @@ void RunDiskFullRounds(WalMode wal, size_t memgraph_bytes, VertexId limit, const
       auto snap = db->GetSnapshot();
       std::string diff = ref.Compare(*snap, limit);
       if (!diff.empty()) {
-        // The batch the full disk failed may have reached the log whole (a short write that
-        // ended at its record's end) and been replayed: that one, and no other.
+        // The batch the fault failed may have reached the log whole (a short write that ended
+        // at its record's end) and been replayed: that one, and no other.
         testing::ReferenceGraph with = ref;
         with.Apply(failed_batches.front());
         ASSERT_EQ(with.Compare(*snap, limit), "") << diff;
@@ -1187,22 +1209,37 @@ void RunDiskFullRounds(WalMode wal, size_t memgraph_bytes, VertexId limit, const
 }
 
 TEST(DiskFull, AcknowledgedBatchesSurviveSyncWal) {
-  RunDiskFullRounds(WalMode::kSync, 8 << 10, 120, BatchMix(), 64 << 10, 16);
+  RunDeviceFaultRounds(DeviceFault::kFull, WalMode::kSync, 8 << 10, 120, BatchMix(), 64 << 10, 16);
 }
 
 // No log: acknowledged batches live in the memgraph until a flush; the reopened store must be
 // a whole prefix of them, all of them when Close said it succeeded.
 TEST(DiskFull, WithoutALogTheStoreKeepsAPrefixAndCloseSaysWhatWasLost) {
-  RunDiskFullRounds(WalMode::kOff, 8 << 10, 120, BatchMix(), 64 << 10, 16);
+  RunDeviceFaultRounds(DeviceFault::kFull, WalMode::kOff, 8 << 10, 120, BatchMix(), 64 << 10, 16);
 }
 
 TEST(DiskFull, AcknowledgedBatchesSurviveGroupWal) {
-  RunDiskFullRounds(WalMode::kGroup, 8 << 10, 120, BatchMix(), 64 << 10, 16);
+  RunDeviceFaultRounds(DeviceFault::kFull, WalMode::kGroup, 8 << 10, 120, BatchMix(), 64 << 10,
+                       16);
 }
 
 // Wide batches: WAL records of many kilobytes, flushes of full areas and C-ARTs.
 TEST(DiskFull, WideBatchesAcknowledgedSurvive) {
-  RunDiskFullRounds(WalMode::kSync, 256 << 10, 3000, testing::WideBatchMix(), 1 << 20, 4);
+  RunDeviceFaultRounds(DeviceFault::kFull, WalMode::kSync, 256 << 10, 3000,
+                       testing::WideBatchMix(), 1 << 20, 4);
+}
+
+TEST(FailedSync, AcknowledgedBatchesSurviveSyncWal) {
+  RunDeviceFaultRounds(DeviceFault::kSyncFails, WalMode::kSync, 8 << 10, 120, BatchMix(), 400, 16);
+}
+
+TEST(FailedSync, WithoutALogTheStoreKeepsAPrefixAndCloseSaysWhatWasLost) {
+  RunDeviceFaultRounds(DeviceFault::kSyncFails, WalMode::kOff, 8 << 10, 120, BatchMix(), 60, 16);
+}
+
+TEST(FailedSync, AcknowledgedBatchesSurviveGroupWal) {
+  RunDeviceFaultRounds(DeviceFault::kSyncFails, WalMode::kGroup, 8 << 10, 120, BatchMix(), 400,
+                       16);
 }
 
 TEST(DiskDifferentialCrash, ReopenAfterKillMatchesReference) {

@@ -370,6 +370,41 @@ TEST_P(IoTest, WriteLimitIsAFullDisk) {
   ASSERT_TRUE(h->Close().ok());
 }
 
+// SetSyncFailureForTesting: after the good syncs a sync fails with EIO naming the file, and the
+// file is cut back to its last good sync (what a crash after the failure may leave); the file
+// stays failed; a transient fault lets later files sync again.
+TEST_P(IoTest, SyncFailureLosesTheUnsyncedBytes) {
+  struct Reset {
+    ~Reset() { SetSyncFailureForTesting(-1); }
+  } reset;
+  TempDir dir;
+  std::unique_ptr<WritableFile> f;
+  ASSERT_TRUE(env_->NewWritableFile(dir.File("x"), &f).ok());
+  SetSyncFailureForTesting(1, /*failures=*/1);
+  ASSERT_TRUE(f->Append("durable").ok());
+  ASSERT_TRUE(f->Sync().ok());  // the one good sync
+  ASSERT_TRUE(f->Append("lost").ok());
+  Status s = f->Sync();
+  ASSERT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.ToString().find(dir.File("x") + " offset 7: fdatasync failed: Input/output error"),
+            std::string::npos)
+      << s.ToString();
+  uint64_t size = 0;
+  ASSERT_TRUE(env_->GetFileSize(dir.File("x"), &size).ok());
+  EXPECT_EQ(size, 7u);
+  EXPECT_FALSE(f->Append("more").ok());  // the file stays failed though the device is back
+  EXPECT_FALSE(f->Sync().ok());
+  std::unique_ptr<WritableFile> g;
+  ASSERT_TRUE(env_->NewWritableFile(dir.File("y"), &g).ok());
+  ASSERT_TRUE(g->Append("abc").ok());
+  ASSERT_TRUE(g->Sync().ok());
+  ASSERT_TRUE(env_->SyncDir(dir.path()).ok());
+  // A lasting fault fails directory syncs too.
+  SetSyncFailureForTesting(0);
+  EXPECT_TRUE(env_->SyncDir(dir.path()).IsIOError());
+  EXPECT_TRUE(g->Sync().IsIOError());
+}
+
 TEST_P(IoTest, ConcurrentReadersOwnRings) {
   TempDir dir;
   const std::string path = dir.File("data");
