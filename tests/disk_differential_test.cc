@@ -1112,10 +1112,11 @@ void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes,
       if (s.ok()) acked.push_back(b);
     }
     const uint64_t after = 1 + rng() % most;
-    InjectFault(fault, static_cast<int64_t>(after), /*transient=*/round % 2 == 0);
+    const bool transient = fault == DeviceFault::kSyncFails && round % 2 == 0;
+    InjectFault(fault, static_cast<int64_t>(after), transient);
     int failed = 0, acked_after_failure = 0;
     std::vector<WriteBatch> failed_batches;
-    for (int i = 0; i < 20000 && failed < 3; ++i) {
+    for (int i = 0; i < (transient ? 3000 : 20000) && failed < 3; ++i) {
       WriteBatch b = RandomBatch(rng, limit, o.weighted, mix);
       const Status s = db->Write(b);
       if (s.ok() || s.IsNotFound()) {
@@ -1129,9 +1130,14 @@ void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes,
       ASSERT_TRUE(s.IsIOError()) << s.ToString();
       EXPECT_NE(s.ToString().find(error), std::string::npos) << s.ToString();
     }
-    ASSERT_EQ(failed, 3) << "3 failed batches expected, " << failed << " came (" << after
-                         << " bytes or syncs before the fault), then " << acked_after_failure
-                         << " were acknowledged";
+    // A lasting fault fails the store. A transient one may not: a failed sync with nothing to
+    // make durable (a log's sync as it is closed, every record of it synced already) loses
+    // nothing, and the store may go on — what it holds is checked below all the same.
+    if (!(transient && failed == 0)) {
+      ASSERT_EQ(failed, 3) << "3 failed batches expected, " << failed << " came (" << after
+                           << " bytes or syncs before the fault), then " << acked_after_failure
+                           << " were acknowledged";
+    }
     // The store stays failed (nothing was acknowledged after the first failure; each later
     // batch failed too): a device error is not retried.
     EXPECT_EQ(acked_after_failure, 0);
@@ -1185,6 +1191,7 @@ void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes,
       if (!diff.empty()) {
         // The batch the fault failed may have reached the log whole (a short write that ended
         // at its record's end) and been replayed: that one, and no other.
+        ASSERT_FALSE(failed_batches.empty()) << diff;
         testing::ReferenceGraph with = ref;
         with.Apply(failed_batches.front());
         ASSERT_EQ(with.Compare(*snap, limit), "") << diff;
