@@ -43,8 +43,9 @@ std::string AnotherStore(std::string_view what, uint64_t theirs, uint64_t ours);
 // Testing: a full disk. Once `bytes` more bytes have been written through the WritableFiles of
 // every Env in the process, each write fails as the kernel's does when a file system fills: the
 // bytes up to the limit are written (a short write), then IOError "... write failed: No space
-// left on device". Negative: no limit (the default). Reads, syncs and file-system operations are
-// not affected.
+// left on device". Once no byte is left, creating a file and renaming one fail the same way
+// (as they may on a full file system: a directory that needs a block). Negative: no limit (the
+// default). Reads, syncs and removals are not affected.
 void SetWriteLimitForTesting(int64_t bytes);
 // Testing: a failing device. After `syncs` more successful syncs (a WritableFile's Sync, an
 // Env's SyncDir) the next `failures` fail with EIO ("... fdatasync failed: Input/output

@@ -51,7 +51,18 @@ std::string AnotherStore(std::string_view what, uint64_t theirs, uint64_t ours) 
 
 namespace detail {
 
+namespace {
+// SetWriteLimitForTesting's bytes left; negative: no limit.
+std::atomic<int64_t> write_room{-1};
+
+// Whether the simulated disk is full: no byte left (SetWriteLimitForTesting).
+bool DiskFull() { return write_room.load(std::memory_order_relaxed) == 0; }
+}  // namespace
+
 Status OpenFd(const std::string& path, int flags, int* fd) {
+  if ((flags & O_CREAT) != 0 && DiskFull()) {
+    return IOErrorAt(path, 0, "open failed: " + ErrnoText(ENOSPC));
+  }
   int r;
   do {
     r = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
@@ -127,9 +138,6 @@ BufferedWritableFile::~BufferedWritableFile() {
 }
 
 namespace {
-// SetWriteLimitForTesting's bytes left; negative: no limit.
-std::atomic<int64_t> write_room{-1};
-
 // SetSyncFailureForTesting's syncs left to succeed (negative: no failures), then the failures
 // left. Set while no file syncs (a test's setting between its phases).
 std::atomic<int64_t> syncs_left{-1};
@@ -412,6 +420,9 @@ Status Env::RemoveFile(const std::string& path) {
 }
 
 Status Env::RenameFile(const std::string& from, const std::string& to) {
+  if (detail::DiskFull()) {
+    return IOErrorAt(from, 0, "rename to " + to + " failed: " + ErrnoText(ENOSPC));
+  }
   if (::rename(from.c_str(), to.c_str()) < 0) {
     return IOErrorAt(from, 0, "rename to " + to + " failed: " + ErrnoText(errno));
   }

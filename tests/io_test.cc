@@ -329,8 +329,9 @@ TEST_P(IoTest, ClosedFileRejectsAppends) {
 }
 
 // SetWriteLimitForTesting: the write that passes the limit is short, then fails with ENOSPC
-// naming the file and the offset where the room ended; the file stays failed; a file made
-// after the limit is lifted writes again.
+// naming the file and the offset where the room ended; the file stays failed; with no room
+// left files can be neither created nor renamed; a file made after the limit is lifted writes
+// again.
 TEST_P(IoTest, WriteLimitIsAFullDisk) {
   struct Reset {
     ~Reset() { SetWriteLimitForTesting(-1); }
@@ -357,8 +358,19 @@ TEST_P(IoTest, WriteLimitIsAFullDisk) {
   std::string back(100123, '\0');
   ASSERT_TRUE(r->Read(0, back.size(), back.data()).ok());
   EXPECT_TRUE(back == data.substr(0, 100123));
-  // No room at all: a buffered file fails at its first write of its buffer.
+  // No room at all: creating a file, or renaming one, fails too.
   std::unique_ptr<WritableFile> g;
+  s = env_->NewWritableFile(dir.File("y"), &g);
+  ASSERT_TRUE(s.IsIOError());
+  EXPECT_NE(s.ToString().find("open failed: No space left on device"), std::string::npos)
+      << s.ToString();
+  EXPECT_FALSE(env_->FileExists(dir.File("y")));
+  s = env_->RenameFile(dir.File("x"), dir.File("w"));
+  EXPECT_TRUE(s.IsIOError());
+  EXPECT_NE(s.ToString().find("No space left on device"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(env_->FileExists(dir.File("x")));
+  // Room for nothing but the file: a buffered file fails at its first write of its buffer.
+  SetWriteLimitForTesting(1);
   ASSERT_TRUE(env_->NewWritableFile(dir.File("y"), &g).ok());
   ASSERT_TRUE(g->Append("abc").ok());  // buffered: nothing written yet
   EXPECT_TRUE(g->Sync().IsIOError());
