@@ -550,6 +550,23 @@ TEST(CliTest, UnknownVertex) {
   EXPECT_EQ(Ok({"query", "--db", db, "edge", "1", "2"}).out, "1\n");
 }
 
+// An undirected store's logical edges: each pair once whichever way it came, a self-loop (one
+// stored entry, where another edge is two) included. (Half the stored entries, as before, said
+// 2 here.)
+TEST(CliTest, StatsCountUndirectedEdgesWithSelfLoops) {
+  TempDir tmp;
+  const std::string db = tmp.path() + "/db";
+  Ok({"ingest", "--db", db, "--input", "-", "--undirected"}, "1 1\n1 2\n2 1\n3 4\n7 7\n");
+  CliResult st = Ok({"query", "--db", db, "stats"});
+  EXPECT_NE(st.out.find("edges           4 (undirected"), std::string::npos) << st.out;
+  CliResult js = Ok({"query", "--db", db, "stats", "--json"});
+  EXPECT_NE(js.out.find("\"edges\": 4, \"stored_entries\": 6,"), std::string::npos) << js.out;
+  WriteWholeFile(tmp.path() + "/v.txt", "1\n2\n3\n");
+  Ok({"view", "--db", db, "create", "low", "--vertices", tmp.path() + "/v.txt"});
+  CliResult sh = Ok({"view", "--db", db, "show", "low"});
+  EXPECT_NE(sh.out.find("vertices 3\nedges 2\nentries 3\n"), std::string::npos) << sh.out;
+}
+
 TEST(CliTest, UnknownOptionAndBadValues) {
   TempDir tmp;
   const std::string db = tmp.path() + "/db";

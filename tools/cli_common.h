@@ -158,6 +158,17 @@ class Store {
 Status CheckDictionaryCovers(const std::string& dir, const Snapshot& snap,
                              const graphio::IdDictionary& dict);
 
+// What a snapshot holds, counted by reading every vertex entry and edge block (a damaged one is
+// an error, not a smaller count). entries: stored directed entries (Snapshot::NumEdges's
+// sense); edges: logical edges — entries, or on an undirected store each pair once, a
+// self-loop being one entry where another edge is two.
+struct GraphCounts {
+  uint64_t vertices = 0;
+  uint64_t entries = 0;
+  uint64_t edges = 0;
+};
+Status CountGraph(const Snapshot& snap, GraphCounts* out);
+
 // Turns an Open failure into the right one-line message (missing store, not a store, busy).
 std::string OpenErrorMessage(const std::string& dir, const Status& s);
 

@@ -450,6 +450,28 @@ std::vector<std::pair<std::string, uint64_t>> FilesWithSuffix(const std::string&
   return out;
 }
 
+Status CountGraph(const Snapshot& snap, GraphCounts* out) {
+  *out = GraphCounts();
+  const VertexId bound = snap.VertexIdBound();
+  Status s = snap.ScanVertices(0, bound, [&](VertexId) {
+    ++out->vertices;
+    return true;
+  });
+  uint64_t loops = 0;
+  if (s.ok()) {
+    s = snap.ScanAdjacency(
+        0, bound, Direction::kOut, /*weights=*/false, [](VertexId) { return true; },
+        [&](VertexId u, const NeighborChunk& c) {
+          out->entries += c.size;
+          for (size_t i = 0; i < c.size; ++i) loops += c.dst[i] == u;
+          return ScanStep::kMore;
+        });
+  }
+  if (s.ok()) s = snap.status();
+  out->edges = snap.kind() == GraphKind::kUndirected ? (out->entries + loops) / 2 : out->entries;
+  return s;
+}
+
 uint64_t DirectoryBytes(const std::string& dir) {
   uint64_t total = 0;
   for (const auto& [name, size] : FilesWithSuffix(dir, "")) total += size;

@@ -104,26 +104,11 @@ int RunQuery(QueryKind kind, const QueryArgs& a) {
       // of its own (from the vertex entries' degrees). The counts are taken here on `snap`,
       // reading every edge block (a damaged one is an error, not a smaller count).
       DBStats st = store->db()->GetStats(false);
-      {
-        uint64_t nv = 0, ne = 0;
-        const VertexId bound = snap->VertexIdBound();
-        s = snap->ScanVertices(0, bound, [&](VertexId) {
-          ++nv;
-          return true;
-        });
-        if (s.ok()) {
-          s = snap->ScanAdjacency(
-              0, bound, Direction::kOut, /*weights=*/false, [](VertexId) { return true; },
-              [&](VertexId, const NeighborChunk& c) {
-                ne += c.size;
-                return ScanStep::kMore;
-              });
-        }
-        if (s.ok()) s = snap->status();
-        if (!s.ok()) return FailStatus(s, "reading the store for its counts");
-        st.num_vertices = nv;
-        st.num_edges = ne;
-      }
+      GraphCounts counts;
+      s = CountGraph(*snap, &counts);
+      if (!s.ok()) return FailStatus(s, "reading the store for its counts");
+      st.num_vertices = counts.vertices;
+      st.num_edges = counts.entries;
       const StoreInfo& info = store->info();
       uint64_t segments = 0, segment_bytes = 0, entries = 0;
       for (const auto& [num, f] : info.state.files) {
@@ -131,8 +116,7 @@ int RunQuery(QueryKind kind, const QueryArgs& a) {
         segment_bytes += f.size_bytes;
         if (f.tag == 0) entries += f.num_edges;
       }
-      const uint64_t logical =
-          store->kind() == GraphKind::kUndirected ? st.num_edges / 2 : st.num_edges;
+      const uint64_t logical = counts.edges;
       const uint64_t disk = DirectoryBytes(a.db);
       char per_edge[32] = "-";
       if (logical > 0) std::snprintf(per_edge, sizeof(per_edge), "%.2f", double(disk) / logical);

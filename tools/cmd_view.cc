@@ -182,10 +182,12 @@ int RunShow(const ViewArgs& a) {
     std::printf("name %s\ndefinition %s\ncreated_ts %" PRIu64 "\n", v.name.c_str(),
                 v.definition.Describe().c_str(), v.created);
   }
-  const uint64_t nv = snap->NumVertices(), ne = snap->NumEdges();
-  if (!snap->status().ok()) return FailStatus(snap->status());
-  std::printf("snapshot_ts %" PRIu64 "\nvertices %" PRIu64 "\nedges %" PRIu64 "\n",
-              snap->timestamp(), nv, ne);
+  GraphCounts counts;
+  s = CountGraph(*snap, &counts);
+  if (!s.ok()) return FailStatus(s, "reading the view for its counts");
+  std::printf("snapshot_ts %" PRIu64 "\nvertices %" PRIu64 "\nedges %" PRIu64
+              "\nentries %" PRIu64 "\n",
+              snap->timestamp(), counts.vertices, counts.edges, counts.entries);
   snap.reset();
   s = store->Close();
   return s.ok() ? kExitOk : FailStatus(s, "close");

@@ -82,7 +82,8 @@ class Snapshot {
   // OK with *weight set, NotFound, or an error.
   virtual Status GetEdge(VertexId u, VertexId v, double* weight) const = 0;
   bool HasEdge(VertexId u, VertexId v) const;
-  // Number of stored directed entries: for kUndirected, twice the logical edge count.
+  // Number of stored directed entries: for kUndirected, twice the logical edge count (a
+  // self-loop is one entry).
   virtual uint64_t NumEdges() const = 0;
 
   // --- Neighbors. kIn needs kDirectedWithInEdges (kUndirected treats kIn as kOut); otherwise
