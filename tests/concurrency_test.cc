@@ -18,6 +18,7 @@
 #include "strata/db.h"
 #include "memgraph/memgraph.h"
 #include "mvcc/walk_registry.h"
+#include "tests/util/graph_digest.h"
 #include "tests/util/open_walk.h"
 #include "tests/util/random_batch.h"
 #include "tests/util/reference_graph.h"
@@ -25,6 +26,10 @@
 
 namespace strata {
 namespace {
+
+using testing::Digest;
+using testing::ModelDigest;
+using testing::SnapshotDigest;
 
 std::vector<std::pair<VertexId, VertexId>> AllEdges(const Snapshot& s) {
   std::vector<std::pair<VertexId, VertexId>> e;
@@ -98,66 +103,6 @@ void RunPairs(GraphKind kind, uint32_t cart_threshold) {
   EXPECT_GT(checks.load(), 0u);
   auto snap = db->GetSnapshot();
   EXPECT_EQ(snap->timestamp(), db->GetStats().last_committed);
-}
-
-// A digest of a graph's vertices and edges (with weights) in ascending order, for comparing a
-// snapshot with the model state it should show without keeping either.
-struct Digest {
-  uint64_t h = 0x9e3779b97f4a7c15;
-  uint64_t n = 0;
-  void Add(uint64_t x) {
-    h ^= x + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2);
-    h *= 0xbf58476d1ce4e5b9;
-    ++n;
-  }
-  void AddEdge(VertexId u, VertexId v, double w) {
-    uint64_t bits;
-    std::memcpy(&bits, &w, sizeof(bits));
-    Add(u);
-    Add(v);
-    Add(bits);
-  }
-  bool operator==(const Digest& o) const { return h == o.h && n == o.n; }
-};
-
-// Vertices [0, limit), then edges out (and in, on kDirectedWithInEdges) of a snapshot.
-Digest SnapshotDigest(const Snapshot& s, VertexId limit, bool with_in) {
-  Digest d;
-  s.ScanVertices(0, limit, [&](VertexId v) {
-    d.Add(v);
-    return true;
-  });
-  for (int in = 0; in < (with_in ? 2 : 1); ++in) {
-    d.Add(~uint64_t{0});  // direction separator
-    Status st = s.ScanEdges(0, limit, in ? Direction::kIn : Direction::kOut,
-                            [&](VertexId u, const NeighborChunk& c) {
-                              for (size_t i = 0; i < c.size; ++i) {
-                                d.AddEdge(u, c.dst[i], c.weight ? c.weight[i] : 1.0);
-                              }
-                              return true;
-                            });
-    if (!st.ok()) d.Add(0xdead);  // never equal to a model's
-  }
-  return d;
-}
-
-Digest ModelDigest(const testing::ReferenceGraph& m, VertexId limit, bool with_in) {
-  Digest d;
-  for (VertexId v : m.vertices()) {
-    if (v < limit) d.Add(v);
-  }
-  d.Add(~uint64_t{0});
-  for (const auto& [e, w] : m.edges()) {
-    if (e.first < limit) d.AddEdge(e.first, e.second, w);
-  }
-  if (with_in) {
-    d.Add(~uint64_t{0});
-    const auto in = m.InLists(limit);
-    for (VertexId u = 0; u < limit; ++u) {
-      for (const auto& [x, w] : in[u]) d.AddEdge(u, x, w);
-    }
-  }
-  return d;
 }
 
 // One writer commits wide random batches (up to 400 ops over 47 subgraphs: the pipelined

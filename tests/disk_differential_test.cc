@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <thread>
 #include <set>
 #include <random>
@@ -22,7 +23,9 @@
 #include "memgraph/memgraph.h"
 #include "segment/segment_reader.h"
 #include "strata/db.h"
+#include "tests/util/device_faults.h"
 #include "tests/util/file_util.h"
+#include "tests/util/graph_digest.h"
 #include "tests/util/random_batch.h"
 #include "tests/util/reference_graph.h"
 #include "tests/util/temp_dir.h"
@@ -1026,12 +1029,12 @@ void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) 
 // A failing device, met by a WAL append, a flush, a compaction or a manifest edit, whichever
 // comes first: a full disk (io::SetWriteLimitForTesting: after a random number of bytes every
 // write is short, then ENOSPC) or failing syncs (io::SetSyncFailureForTesting: after a random
-// number of syncs each fails with EIO, and its file loses what the failed sync was to make
-// durable). Every batch the store acknowledged is there — read from the open store, and after a
-// reopen once the device works again —, no batch that failed is visible in the open store, the
-// failures name the device's error, and the reopened store verifies and takes writes — also
-// after opens that met the fault still there. Each round is a fresh store; `rounds` a seed
-// (STRATA_DIFF_SEEDS).
+// number of syncs one sync, or every one, fails with EIO, and its file loses what the failed
+// sync was to make durable). Every batch the store acknowledged is there — read from the open
+// store, and after a reopen once the device works again —, no batch that failed is visible in
+// the open store, the failures name the device's error, and the reopened store verifies and
+// takes writes — also after opens that met the fault still there. Each round is a fresh store;
+// `rounds` a seed (STRATA_DIFF_SEEDS).
 enum class DeviceFault { kFull, kSyncFails };
 
 // transient: only the first failing sync fails (kSyncFails; the device recovers, the store
@@ -1044,52 +1047,10 @@ void InjectFault(DeviceFault fault, int64_t after, bool transient = false) {
   }
 }
 
-struct DeviceFaultReset {
-  ~DeviceFaultReset() {
-    io::SetWriteLimitForTesting(-1);
-    io::SetSyncFailureForTesting(-1);
-  }
-};
-
-// A digest of the vertices in [0, limit) and their out-lists with weights: what both Compare
-// would read, hashed, to find which model of a sequence a store matches before comparing.
-uint64_t Fold(uint64_t h, uint64_t x) { return (h ^ x) * 0x100000001b3ULL + (h >> 29); }
-uint64_t WeightBits(double w) {
-  uint64_t b;
-  std::memcpy(&b, &w, sizeof(b));
-  return b;
-}
-uint64_t Digest(const Snapshot& s, VertexId limit) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (VertexId u = 0; u < limit; ++u) {
-    if (!s.HasVertex(u)) continue;
-    h = Fold(h, u + 1);
-    const Status st = s.ScanNeighbors(u, [&](const NeighborChunk& c) {
-      for (size_t i = 0; i < c.size; ++i) {
-        h = Fold(Fold(h, c.dst[i]), c.weight != nullptr ? WeightBits(c.weight[i]) : 0);
-      }
-      return true;
-    });
-    EXPECT_TRUE(st.ok()) << st.ToString();
-  }
-  return h;
-}
-uint64_t Digest(const testing::ReferenceGraph& g, VertexId limit, bool weighted) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (VertexId u = 0; u < limit; ++u) {
-    if (!g.HasVertex(u)) continue;
-    h = Fold(h, u + 1);
-    for (const auto& [v, w] : g.Neighbors(u, false)) {
-      h = Fold(Fold(h, v), weighted ? WeightBits(w) : 0);
-    }
-  }
-  return h;
-}
-
 // most: the largest number of bytes (kFull) or syncs (kSyncFails) before the fault.
 void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes, VertexId limit,
                           const BatchMix& mix, uint64_t most, int rounds) {
-  DeviceFaultReset reset;
+  testing::ClearDeviceFaults clear;
   const char* const error =
       fault == DeviceFault::kFull ? "No space left on device" : "Input/output error";
   for (int round = rounds * testing::DiffSeedFirst(); round < rounds * testing::DiffSeedEnd();
@@ -1115,7 +1076,7 @@ void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes,
     const bool transient = fault == DeviceFault::kSyncFails && round % 2 == 0;
     InjectFault(fault, static_cast<int64_t>(after), transient);
     int failed = 0, acked_after_failure = 0;
-    std::vector<WriteBatch> failed_batches;
+    std::optional<WriteBatch> first_failed;
     for (int i = 0; i < (transient ? 3000 : 20000) && failed < 3; ++i) {
       WriteBatch b = RandomBatch(rng, limit, o.weighted, mix);
       const Status s = db->Write(b);
@@ -1125,8 +1086,7 @@ void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes,
         if (s.ok()) acked.push_back(b);
         continue;
       }
-      ++failed;
-      failed_batches.push_back(b);
+      if (failed++ == 0) first_failed = b;
       ASSERT_TRUE(s.IsIOError()) << s.ToString();
       EXPECT_NE(s.ToString().find(error), std::string::npos) << s.ToString();
     }
@@ -1170,13 +1130,15 @@ void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes,
       // the acknowledged batches, whole (a memgraph is flushed whole or not at all). A Close
       // that reported success kept every one of them.
       auto snap = db->GetSnapshot();
-      const uint64_t want = Digest(*snap, limit);
+      const testing::Digest want = testing::SnapshotDigest(*snap, limit, /*with_in=*/false);
       testing::ReferenceGraph m(o.graph_kind, o.weighted);
-      size_t kept = SIZE_MAX;
-      if (Digest(m, limit, o.weighted) == want && m.Compare(*snap, limit).empty()) kept = 0;
+      auto matches = [&] {
+        return testing::ModelDigest(m, limit, false) == want && m.Compare(*snap, limit).empty();
+      };
+      size_t kept = matches() ? 0 : SIZE_MAX;
       for (size_t j = 0; j < acked.size(); ++j) {
         m.Apply(acked[j]);
-        if (Digest(m, limit, o.weighted) == want && m.Compare(*snap, limit).empty()) kept = j + 1;
+        if (matches()) kept = j + 1;
       }
       ASSERT_NE(kept, SIZE_MAX) << "the reopened store is no prefix of the acknowledged batches";
       if (closed.ok()) {
@@ -1191,9 +1153,9 @@ void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes,
       if (!diff.empty()) {
         // The batch the fault failed may have reached the log whole (a short write that ended
         // at its record's end) and been replayed: that one, and no other.
-        ASSERT_FALSE(failed_batches.empty()) << diff;
+        ASSERT_TRUE(first_failed.has_value()) << diff;
         testing::ReferenceGraph with = ref;
-        with.Apply(failed_batches.front());
+        with.Apply(*first_failed);
         ASSERT_EQ(with.Compare(*snap, limit), "") << diff;
         ref = with;
       }

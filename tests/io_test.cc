@@ -26,6 +26,7 @@
 #include <gtest/gtest.h>
 
 #include "io/env.h"
+#include "tests/util/device_faults.h"
 #include "tests/util/file_util.h"
 
 namespace strata::io {
@@ -333,9 +334,7 @@ TEST_P(IoTest, ClosedFileRejectsAppends) {
 // left files can be neither created nor renamed; a file made after the limit is lifted writes
 // again.
 TEST_P(IoTest, WriteLimitIsAFullDisk) {
-  struct Reset {
-    ~Reset() { SetWriteLimitForTesting(-1); }
-  } reset;
+  testing::ClearDeviceFaults clear;
   TempDir dir;
   std::unique_ptr<WritableFile> f;
   ASSERT_TRUE(env_->NewWritableFile(dir.File("x"), &f).ok());
@@ -386,9 +385,7 @@ TEST_P(IoTest, WriteLimitIsAFullDisk) {
 // file is cut back to its last good sync (what a crash after the failure may leave); the file
 // stays failed; a transient fault lets later files sync again.
 TEST_P(IoTest, SyncFailureLosesTheUnsyncedBytes) {
-  struct Reset {
-    ~Reset() { SetSyncFailureForTesting(-1); }
-  } reset;
+  testing::ClearDeviceFaults clear;
   TempDir dir;
   std::unique_ptr<WritableFile> f;
   ASSERT_TRUE(env_->NewWritableFile(dir.File("x"), &f).ok());
