@@ -116,10 +116,11 @@ int RunQuery(QueryKind kind, const QueryArgs& a) {
         segment_bytes += f.size_bytes;
         if (f.tag == 0) entries += f.num_edges;
       }
-      const uint64_t logical = counts.edges;
       const uint64_t disk = DirectoryBytes(a.db);
       char per_edge[32] = "-";
-      if (logical > 0) std::snprintf(per_edge, sizeof(per_edge), "%.2f", double(disk) / logical);
+      if (counts.edges > 0) {
+        std::snprintf(per_edge, sizeof(per_edge), "%.2f", double(disk) / counts.edges);
+      }
       if (a.json) {
         std::printf(
             "{\"store\": \"%s\", \"kind\": \"%s\", \"weighted\": %s, \"ids\": \"%s\", "
@@ -132,9 +133,9 @@ int RunQuery(QueryKind kind, const QueryArgs& a) {
             a.db.c_str(), KindName(store->kind()), store->weighted() ? "true" : "false",
             IdModeName(store->ids()),
             store->dictionary() ? store->dictionary()->size() : uint64_t{0}, st.num_vertices,
-            logical, st.num_edges, snap->VertexIdBound(), st.last_committed,
+            counts.edges, st.num_edges, snap->VertexIdBound(), st.last_committed,
             info.state.last_flushed_ts, segments, segment_bytes, entries, disk,
-            logical > 0 ? per_edge : "null");
+            counts.edges > 0 ? per_edge : "null");
       } else {
         std::printf("store           %s\n", a.db.c_str());
         std::printf("kind            %s%s\n", KindName(store->kind()),
@@ -146,7 +147,7 @@ int RunQuery(QueryKind kind, const QueryArgs& a) {
         }
         std::printf("\n");
         std::printf("vertices        %" PRIu64 "\n", st.num_vertices);
-        std::printf("edges           %" PRIu64 "%s\n", logical,
+        std::printf("edges           %" PRIu64 "%s\n", counts.edges,
                     store->kind() == GraphKind::kUndirected ? " (undirected; stored both ways)"
                                                             : "");
         std::printf("vertex ID bound %" PRIu64 "\n", snap->VertexIdBound());
