@@ -55,6 +55,25 @@ void SetWriteLimitForTesting(int64_t bytes);
 // the next fdatasync as a success). `syncs` negative: no failures (the default).
 void SetSyncFailureForTesting(int64_t syncs, int64_t failures = INT64_MAX);
 
+// Testing: a power loss. While a journal is on, every Env of the process records in the file
+// `journal` (on the store's file system: hard links are kept beside it, in `journal`.kept) what
+// a power loss could still undo: the files it creates, the bytes of each that a sync made
+// durable, renames and removals (keeping a link to the file they replace or remove), and syncs
+// of directories. A process killed while recording leaves its journal behind, and
+// SimulatePowerLossForTesting then undoes what was not durable when it died: every creation,
+// rename and removal that no sync of its directory followed (newest first), then every
+// created file's bytes past its last good sync. What the engine does outside Env is not
+// recorded and so counts as durable (LOCK, the CLI's IDDICT, an obsolete segment's unlink in
+// db/version.cc). The simulation removes the journal and its links.
+Status StartPowerLossJournalForTesting(const std::string& journal);
+void StopPowerLossJournalForTesting();
+struct PowerLossUndone {
+  uint64_t entries = 0;    // creations, renames and removals undone
+  uint64_t files_cut = 0;  // files cut back to their last good sync
+  uint64_t bytes_cut = 0;
+};
+Status SimulatePowerLossForTesting(const std::string& journal, PowerLossUndone* undone);
+
 // One read of a MultiRead. The caller owns `buf` (at least `len` bytes).
 struct ReadRequest {
   uint64_t offset = 0;
@@ -302,6 +321,18 @@ class SyncReadQueue final : public ReadQueue {
 // POSIX_FADV_RANDOM and published in *slot (one wins a race; the loser closes its own).
 // `fallback` when it cannot be opened. The owner closes *slot when it is not -1.
 int RandomAccessFd(const std::string& path, int fallback, std::atomic<int>* slot);
+
+// The power-loss journal's records (io/power_loss.cc); each a no-op while no journal is on.
+bool PowerLossJournalOn();
+void JournalCreate(const std::string& path, bool existed);
+void JournalSync(const std::string& path, uint64_t durable);
+void JournalSyncDir(const std::string& dir);
+// Before a rename over `path` or its removal: a hard link to keep the file for the undo.
+std::string JournalKeep(const std::string& path);
+void JournalRename(const std::string& from, const std::string& to, const std::string& kept);
+void JournalRemove(const std::string& path, const std::string& kept);
+// After a failed rename or removal: the link JournalKeep made.
+void JournalDropKept(const std::string& kept);
 
 std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options);
 // allow_fallback: a thread whose ring cannot be set up uses pread/pwrite instead of failing.

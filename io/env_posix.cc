@@ -63,11 +63,14 @@ Status OpenFd(const std::string& path, int flags, int* fd) {
   if ((flags & O_CREAT) != 0 && DiskFull()) {
     return IOErrorAt(path, 0, "open failed: " + ErrnoText(ENOSPC));
   }
+  const bool journal = (flags & O_CREAT) != 0 && PowerLossJournalOn();
+  const bool existed = journal && ::access(path.c_str(), F_OK) == 0;
   int r;
   do {
     r = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
   } while (r < 0 && errno == EINTR);
   if (r < 0) return IOErrorAt(path, 0, "open failed: " + ErrnoText(errno));
+  if (journal) JournalCreate(path, existed);
   *fd = r;
   return Status::OK();
 }
@@ -245,6 +248,7 @@ Status BufferedWritableFile::Sync() {
     return s;
   }
   synced_ = written_;
+  if (PowerLossJournalOn()) JournalSync(path_, synced_);
   return s;
 }
 
@@ -411,11 +415,19 @@ Status Env::SyncDir(const std::string& dir) {
   int e = errno;
   ::close(fd);
   if (r < 0) return IOErrorAt(dir, 0, "fsync of directory failed: " + ErrnoText(e));
+  if (detail::PowerLossJournalOn()) detail::JournalSyncDir(dir);
   return Status::OK();
 }
 
 Status Env::RemoveFile(const std::string& path) {
-  if (::unlink(path.c_str()) < 0) return IOErrorAt(path, 0, "unlink failed: " + ErrnoText(errno));
+  const bool journal = detail::PowerLossJournalOn();
+  const std::string kept = journal ? detail::JournalKeep(path) : std::string();
+  if (::unlink(path.c_str()) < 0) {
+    const int e = errno;
+    if (journal) detail::JournalDropKept(kept);
+    return IOErrorAt(path, 0, "unlink failed: " + ErrnoText(e));
+  }
+  if (journal) detail::JournalRemove(path, kept);
   return Status::OK();
 }
 
@@ -423,9 +435,14 @@ Status Env::RenameFile(const std::string& from, const std::string& to) {
   if (detail::DiskFull()) {
     return IOErrorAt(from, 0, "rename to " + to + " failed: " + ErrnoText(ENOSPC));
   }
+  const bool journal = detail::PowerLossJournalOn();
+  const std::string kept = journal ? detail::JournalKeep(to) : std::string();
   if (::rename(from.c_str(), to.c_str()) < 0) {
-    return IOErrorAt(from, 0, "rename to " + to + " failed: " + ErrnoText(errno));
+    const int e = errno;
+    if (journal) detail::JournalDropKept(kept);
+    return IOErrorAt(from, 0, "rename to " + to + " failed: " + ErrnoText(e));
   }
+  if (journal) detail::JournalRename(from, to, kept);
   return Status::OK();
 }
 

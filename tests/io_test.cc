@@ -32,7 +32,9 @@
 namespace strata::io {
 namespace {
 
+using strata::testing::ReadAll;
 using strata::testing::ResidentPages;
+using strata::testing::WriteAll;
 
 class TempDir {
  public:
@@ -412,6 +414,76 @@ TEST_P(IoTest, SyncFailureLosesTheUnsyncedBytes) {
   SetSyncFailureForTesting(0);
   EXPECT_TRUE(env_->SyncDir(dir.path()).IsIOError());
   EXPECT_TRUE(g->Sync().IsIOError());
+}
+
+// The power-loss journal: what no sync made durable is undone — a file's bytes past its last
+// good sync, creations, renames and removals no sync of their directory followed (newest
+// first, a renamed-over or removed file restored) — and what a sync made durable stays.
+TEST_P(IoTest, PowerLossUndoesWhatNoSyncMadeDurable) {
+  testing::ClearDeviceFaults clear;
+  TempDir dir;
+  const std::string journal = dir.File("journal");
+  const std::string d = dir.File("d");
+  ASSERT_TRUE(env_->CreateDir(d).ok());
+  WriteFile(d + "/old", "old content");   // before the journal: durable
+  WriteFile(d + "/gone", "removed file");
+  ASSERT_TRUE(StartPowerLossJournalForTesting(journal).ok());
+  EXPECT_TRUE(StartPowerLossJournalForTesting(journal).IsInvalidArgument());
+  auto write = [&](const std::string& name, const std::string& synced, const std::string& more) {
+    std::unique_ptr<WritableFile> f;
+    ASSERT_TRUE(env_->NewWritableFile(d + "/" + name, &f).ok());
+    ASSERT_TRUE(f->Append(synced).ok());
+    if (!synced.empty()) ASSERT_TRUE(f->Sync().ok());
+    ASSERT_TRUE(f->Append(more).ok());
+    ASSERT_TRUE(f->Close().ok());
+  };
+  write("a", "synced bytes", " unsynced bytes");  // created, then its entry synced
+  write("new.tmp", "new content", "");
+  ASSERT_TRUE(env_->SyncDir(d + "/").ok());
+  write("b", "synced but no directory sync", "");
+  ASSERT_TRUE(env_->RenameFile(d + "/new.tmp", d + "/old").ok());  // over "old", not synced
+  ASSERT_TRUE(env_->RemoveFile(d + "/gone").ok());
+  write("c", "", "never synced");
+  ASSERT_TRUE(env_->SyncDir(dir.path()).ok());  // another directory's sync changes nothing in d
+  StopPowerLossJournalForTesting();
+  // Before the power loss, every change is there.
+  EXPECT_EQ(ReadAll(d + "/a"), "synced bytes unsynced bytes");
+  EXPECT_EQ(ReadAll(d + "/old"), "new content");
+  EXPECT_FALSE(env_->FileExists(d + "/gone"));
+
+  PowerLossUndone undone;
+  ASSERT_TRUE(SimulatePowerLossForTesting(journal, &undone).ok());
+  EXPECT_EQ(ReadAll(d + "/a"), "synced bytes");
+  EXPECT_FALSE(env_->FileExists(d + "/b"));
+  EXPECT_FALSE(env_->FileExists(d + "/c"));
+  EXPECT_EQ(ReadAll(d + "/old"), "old content");
+  EXPECT_EQ(ReadAll(d + "/new.tmp"), "new content");
+  EXPECT_EQ(ReadAll(d + "/gone"), "removed file");
+  EXPECT_EQ(undone.entries, 4u);  // b, the rename, the removal, c
+  EXPECT_EQ(undone.files_cut, 1u);
+  EXPECT_EQ(undone.bytes_cut, std::string(" unsynced bytes").size());
+  // The journal and its links are gone; nothing else is left beside the directory.
+  std::vector<std::string> names;
+  ASSERT_TRUE(env_->GetChildren(dir.path(), &names).ok());
+  EXPECT_EQ(names, std::vector<std::string>{"d"});
+
+  // A journal whose directory syncs came after every change undoes nothing, and a torn last
+  // record (a process killed inside its write) is ignored.
+  ASSERT_TRUE(StartPowerLossJournalForTesting(journal).ok());
+  write("e", "all synced", "");
+  ASSERT_TRUE(env_->RemoveFile(d + "/a").ok());
+  ASSERT_TRUE(env_->SyncDir(d).ok());
+  StopPowerLossJournalForTesting();
+  {
+    std::string j = ReadAll(journal);
+    j += "U\t" + d + "/e";  // no newline: torn
+    WriteAll(journal, j);
+  }
+  ASSERT_TRUE(SimulatePowerLossForTesting(journal, &undone).ok());
+  EXPECT_EQ(undone.entries, 0u);
+  EXPECT_EQ(undone.files_cut, 0u);
+  EXPECT_EQ(ReadAll(d + "/e"), "all synced");
+  EXPECT_FALSE(env_->FileExists(d + "/a"));
 }
 
 TEST_P(IoTest, ConcurrentReadersOwnRings) {

@@ -1,4 +1,5 @@
-// The I/O layer's device faults (io::SetWriteLimitForTesting, io::SetSyncFailureForTesting),
+// The I/O layer's device faults (io::SetWriteLimitForTesting, io::SetSyncFailureForTesting)
+// and its power-loss journal,
 // cleared when a test's scope ends however it ends, so no later test in the process meets them.
 #pragma once
 
@@ -13,6 +14,7 @@ struct ClearDeviceFaults {
   ~ClearDeviceFaults() {
     io::SetWriteLimitForTesting(-1);
     io::SetSyncFailureForTesting(-1);
+    io::StopPowerLossJournalForTesting();
   }
 };
 
