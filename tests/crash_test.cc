@@ -32,6 +32,7 @@
 #include <thread>
 
 #include "io/env.h"
+#include "strata/change_feed.h"
 #include "strata/db.h"
 #include "strata/view.h"
 #include "tests/util/file_util.h"
@@ -73,11 +74,15 @@ int CountOf(const Snapshot& s, uint64_t k) {
   return n;
 }
 
-// With `views`, one writer only: after each 25th batch k the child creates view "v<k>" (the
-// vertex k*8) and drops "v<k-50>", reporting each acknowledged change through the pipe.
+// What a child does besides its batches, one writer only. kViews: after each 25th batch k it
+// creates view "v<k>" (the vertex k*8) and drops "v<k-50>". kFeed: it reads durable
+// subscription "sub" (pull mode) and, after each 25th batch, commits the newest timestamp it
+// read as the subscription's position. Each acknowledged change goes through the pipe, tagged.
+enum class Extra { kNone, kViews, kFeed };
 constexpr int kViewEvery = 25;
 constexpr uint64_t kViewCreated = uint64_t{1} << 62;
 constexpr uint64_t kViewDropped = uint64_t{1} << 61;
+constexpr uint64_t kPositionCommitted = uint64_t{1} << 60;
 
 ViewDefinition ViewOf(uint64_t k) {
   ViewDefinition d;
@@ -87,10 +92,17 @@ ViewDefinition ViewOf(uint64_t k) {
 }
 
 [[noreturn]] void Child(const std::string& path, WalMode wal, int writers, uint64_t first, int fd,
-                        const std::string& journal, bool views) {
+                        const std::string& journal, Extra extra) {
   if (!journal.empty() && !io::StartPowerLossJournalForTesting(journal).ok()) _exit(6);
   std::unique_ptr<DB> db;
   if (!DB::Open(CrashOptions(wal), path, &db).ok()) _exit(3);
+  std::unique_ptr<Subscription> sub;
+  if (extra == Extra::kFeed) {
+    SubscribeOptions so;
+    so.name = "sub";  // from its committed position, or from now the first time
+    if (!db->Subscribe(so, nullptr, &sub).ok()) _exit(9);
+  }
+  std::vector<ChangeRecord> recs;
   std::atomic<uint64_t> next{first};
   auto report = [&](uint64_t v) {
     if (write(fd, &v, sizeof(v)) != sizeof(v)) _exit(5);
@@ -100,7 +112,16 @@ ViewDefinition ViewOf(uint64_t k) {
       uint64_t k = next.fetch_add(1);
       if (!db->Write(Batch(k * 8)).ok()) _exit(4);
       report(k);
-      if (views && k % kViewEvery == 0) {
+      if (extra == Extra::kFeed && k % kViewEvery == 0) {
+        recs.clear();
+        if (!sub->Next(&recs, size_t{1} << 20, 0).ok()) _exit(10);
+        if (!recs.empty()) {
+          const Timestamp ts = recs.back().ts;
+          if (!db->CommitPosition("sub", ts).ok()) _exit(11);
+          report(ts | kPositionCommitted);
+        }
+      }
+      if (extra == Extra::kViews && k % kViewEvery == 0) {
         if (!db->CreateView("v" + std::to_string(k), ViewOf(k)).ok()) _exit(7);
         report(k | kViewCreated);
         if (k >= first + 2 * kViewEvery) {
@@ -119,11 +140,13 @@ ViewDefinition ViewOf(uint64_t k) {
 // power_loss: the child records a power-loss journal (io::StartPowerLossJournalForTesting), and
 // after the kill what no sync made durable is undone before the reopen — a kill alone loses
 // nothing the kernel was handed, so only this shows a missing sync of a file or directory.
-// views: the child changes views too (Child); with a log every acknowledged change is in the
-// reopened store's list, and no view is there whose creation was not tried or whose drop was
-// acknowledged.
+// extra: what the child does besides its batches (Child). kViews: with a log every
+// acknowledged change is in the reopened store's list, and no view is there whose creation was
+// not tried or whose drop was acknowledged. kFeed: the reopened store's position of "sub" is
+// at least the last one acknowledged.
 void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_loss = false,
-               bool views = false) {
+               Extra extra = Extra::kNone) {
+  const bool views = extra == Extra::kViews;
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
   const std::string journal = power_loss ? dir.path() + "/journal" : "";
@@ -132,6 +155,8 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
   std::set<uint64_t> seen;  // batches whole in the store reopened after an earlier round
   std::set<uint64_t> views_created, views_dropped;  // acknowledged view changes
   std::set<uint64_t> views_seen;  // views listed by the store reopened after an earlier round
+  Timestamp position = 0;         // the newest acknowledged position of "sub"
+  uint64_t positions = 0;
   io::PowerLossUndone undone_total;
   uint64_t next_first = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -142,7 +167,7 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       close(p[0]);
-      Child(path, wal, writers, next_first, p[1], journal, views);
+      Child(path, wal, writers, next_first, p[1], journal, extra);
     }
     close(p[1]);
     // Every fourth round kills the child a random while after the fork, wherever it is (often
@@ -163,7 +188,10 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
     uint64_t k;
     uint64_t round_acks = 0;
     while (read(p[0], &k, sizeof(k)) == sizeof(k)) {
-      if (k & kViewCreated) {
+      if (k & kPositionCommitted) {
+        position = std::max<Timestamp>(position, k & ~kPositionCommitted);
+        ++positions;
+      } else if (k & kViewCreated) {
         views_created.insert(k & ~kViewCreated);
       } else if (k & kViewDropped) {
         views_dropped.insert(k & ~kViewDropped);
@@ -239,6 +267,12 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
       }
       views_seen = std::move(listed);
     }
+    if (extra == Extra::kFeed && position > 0) {
+      Timestamp at = 0;
+      s = db->GetPosition("sub", &at);
+      ASSERT_TRUE(s.ok()) << "round " << round << ": " << s.ToString();
+      ASSERT_GE(at, position) << "round " << round << ": acknowledged position lost";
+    }
     std::string report;
     s = db->Verify(&report);
     ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << report;
@@ -260,6 +294,10 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
               << " drops acknowledged\n";
     EXPECT_GT(views_created.size(), 5u);
   }
+  if (extra == Extra::kFeed) {
+    std::cerr << "feed: " << positions << " positions acknowledged\n";
+    EXPECT_GT(positions, 5u);
+  }
   if (power_loss) EXPECT_GT(undone_total.files_cut, 0u) << "no power loss undid anything";
 }
 
@@ -271,10 +309,11 @@ TEST(Crash, KillDuringIngestGroupWalTwoWriters) { RunRounds(WalMode::kGroup, 2, 
 // last sync, every creation, rename and removal its directory's sync did not follow — and
 // every acknowledged batch is still there, no batch partly.
 // STRATA_DIFF_SEEDS=N runs N stores (seeds from STRATA_DIFF_SEED_FIRST).
-void PowerLossRounds(WalMode wal, int writers, int rounds, uint64_t base, bool views = false) {
+void PowerLossRounds(WalMode wal, int writers, int rounds, uint64_t base,
+                     Extra extra = Extra::kNone) {
   for (int seed = testing::DiffSeedFirst(); seed < testing::DiffSeedEnd(); ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    RunRounds(wal, writers, rounds, base + 1000 * static_cast<uint64_t>(seed), true, views);
+    RunRounds(wal, writers, rounds, base + 1000 * static_cast<uint64_t>(seed), true, extra);
     if (::testing::Test::HasFatalFailure()) return;
   }
 }
@@ -286,9 +325,17 @@ TEST(PowerLoss, KillDuringIngestNoWal) { PowerLossRounds(WalMode::kOff, 1, 10, 1
 // any two of those steps must neither lose an acknowledged change nor make the reopen call
 // VIEWS an older copy.
 TEST(PowerLoss, KillDuringIngestWithViewChanges) {
-  PowerLossRounds(WalMode::kSync, 1, 12, 14, /*views=*/true);
+  PowerLossRounds(WalMode::kSync, 1, 12, 14, Extra::kViews);
 }
-TEST(Crash, KillDuringIngestWithViewChanges) { RunRounds(WalMode::kSync, 1, 6, 3, false, true); }
+TEST(Crash, KillDuringIngestWithViewChanges) {
+  RunRounds(WalMode::kSync, 1, 6, 3, false, Extra::kViews);
+}
+// A durable subscriber commits its position as it reads: SUBSCRIPTIONS is rewritten as VIEWS
+// is, and a power loss must neither lose an acknowledged position nor make the reopen call the
+// file an older copy.
+TEST(PowerLoss, KillDuringIngestWithSubscriberPositions) {
+  PowerLossRounds(WalMode::kSync, 1, 12, 15, Extra::kFeed);
+}
 
 // --- Corruption.
 
