@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,16 +45,20 @@ std::string AnotherStore(std::string_view what, uint64_t theirs, uint64_t ours);
 // every Env in the process, each write fails as the kernel's does when a file system fills: the
 // bytes up to the limit are written (a short write), then IOError "... write failed: No space
 // left on device". Once no byte is left, creating a file and renaming one fail the same way
-// (as they may on a full file system: a directory that needs a block). Negative: no limit (the
-// default). Reads, syncs and removals are not affected.
-void SetWriteLimitForTesting(int64_t bytes);
+// (as they may on a full file system: a directory that needs a block) unless
+// `refuse_creation` is false (a file system with room left in its directories: files are
+// created, empty, and their first write fails). Negative: no limit (the default). Reads,
+// syncs and removals are not affected.
+void SetWriteLimitForTesting(int64_t bytes, bool refuse_creation = true);
 // Testing: a failing device. After `syncs` more successful syncs (a WritableFile's Sync, an
-// Env's SyncDir) the next `failures` fail with EIO ("... fdatasync failed: Input/output
-// error"), then syncs succeed again; a file whose sync failed loses what was written to it
-// since its last good sync (it is cut back there: what a crash after the failure would leave,
-// since the kernel may drop the dirty pages a failed fdatasync could not write, and report
-// the next fdatasync as a success). `syncs` negative: no failures (the default).
-void SetSyncFailureForTesting(int64_t syncs, int64_t failures = INT64_MAX);
+// Env's SyncDir) the next `failures` fail with `error` (EIO: "... fdatasync failed:
+// Input/output error"; ENOSPC: the late "No space left on device" of a file system that
+// allocates blocks at writeback), then syncs succeed again; a file whose sync failed loses
+// what was written to it since its last good sync (it is cut back there: what a crash after
+// the failure would leave, since the kernel may drop the dirty pages a failed fdatasync could
+// not write, and report the next fdatasync as a success). `syncs` negative: no failures (the
+// default).
+void SetSyncFailureForTesting(int64_t syncs, int64_t failures = INT64_MAX, int error = EIO);
 
 // Testing: a power loss. While a journal is on, every Env of the process records in the file
 // `journal` (on the store's file system: hard links are kept beside it, in `journal`.kept) what

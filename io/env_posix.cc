@@ -54,9 +54,13 @@ namespace detail {
 namespace {
 // SetWriteLimitForTesting's bytes left; negative: no limit.
 std::atomic<int64_t> write_room{-1};
+std::atomic<bool> full_refuses_creation{true};
 
-// Whether the simulated disk is full: no byte left (SetWriteLimitForTesting).
-bool DiskFull() { return write_room.load(std::memory_order_relaxed) == 0; }
+// Whether the simulated disk is full and refuses new files and renames (SetWriteLimitForTesting).
+bool DiskFull() {
+  return write_room.load(std::memory_order_relaxed) == 0 &&
+         full_refuses_creation.load(std::memory_order_relaxed);
+}
 }  // namespace
 
 Status OpenFd(const std::string& path, int flags, int* fd) {
@@ -145,6 +149,7 @@ namespace {
 // left. Set while no file syncs (a test's setting between its phases).
 std::atomic<int64_t> syncs_left{-1};
 std::atomic<int64_t> failures_left{0};
+std::atomic<int> sync_error{EIO};
 
 // How many of n bytes a write may place before the disk is "full" (n when there is no limit).
 size_t TakeWriteRoom(size_t n) {
@@ -239,7 +244,7 @@ Status BufferedWritableFile::Sync() {
     // The injected failure: the bytes since the last good sync are gone, as a crash after a
     // real one may find (SetSyncFailureForTesting).
     if (fd_ >= 0) (void)::ftruncate(fd_, static_cast<off_t>(synced_));
-    s = IOErrorAt(path_, synced_, "fdatasync failed: " + ErrnoText(EIO));
+    s = IOErrorAt(path_, synced_, "fdatasync failed: " + ErrnoText(sync_error.load()));
   } else {
     s = SyncRaw();
   }
@@ -388,11 +393,13 @@ std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options) {
 
 }  // namespace detail
 
-void SetWriteLimitForTesting(int64_t bytes) {
+void SetWriteLimitForTesting(int64_t bytes, bool refuse_creation) {
+  detail::full_refuses_creation.store(refuse_creation, std::memory_order_relaxed);
   detail::write_room.store(bytes < 0 ? -1 : bytes, std::memory_order_relaxed);
 }
 
-void SetSyncFailureForTesting(int64_t syncs, int64_t failures) {
+void SetSyncFailureForTesting(int64_t syncs, int64_t failures, int error) {
+  detail::sync_error.store(error, std::memory_order_relaxed);
   detail::failures_left.store(failures, std::memory_order_relaxed);
   detail::syncs_left.store(syncs < 0 ? -1 : syncs, std::memory_order_relaxed);
 }
@@ -404,7 +411,9 @@ std::unique_ptr<ReadQueue> Env::NewReadQueue(bool random_access) {
 }
 
 Status Env::SyncDir(const std::string& dir) {
-  if (detail::SyncFails()) return IOErrorAt(dir, 0, "fsync of directory failed: " + ErrnoText(EIO));
+  if (detail::SyncFails()) {
+    return IOErrorAt(dir, 0, "fsync of directory failed: " + ErrnoText(detail::sync_error.load()));
+  }
   int fd;
   Status s = detail::OpenFd(dir, O_RDONLY | O_DIRECTORY, &fd);
   if (!s.ok()) return s;

@@ -1035,24 +1035,36 @@ void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) 
 // the open store, the failures name the device's error, and the reopened store verifies and
 // takes writes — also after opens that met the fault still there. Each round is a fresh store;
 // `rounds` a seed (STRATA_DIFF_SEEDS).
-enum class DeviceFault { kFull, kSyncFails };
+// kFullCreatable: a full disk on which files can still be created (empty) and renamed.
+// kSyncNoSpace: syncs fail with ENOSPC, as delayed allocation reports a full disk at writeback.
+enum class DeviceFault { kFull, kFullCreatable, kSyncFails, kSyncNoSpace };
 
-// transient: only the first failing sync fails (kSyncFails; the device recovers, the store
+bool IsSyncFault(DeviceFault f) {
+  return f == DeviceFault::kSyncFails || f == DeviceFault::kSyncNoSpace;
+}
+
+// transient: only the first failing sync fails (sync faults; the device recovers, the store
 // must not: a sync that succeeds after a failed one does not make the lost bytes durable).
 void InjectFault(DeviceFault fault, int64_t after, bool transient = false) {
-  if (fault == DeviceFault::kFull) {
-    io::SetWriteLimitForTesting(after);
-  } else {
-    io::SetSyncFailureForTesting(after, transient ? 1 : INT64_MAX);
+  switch (fault) {
+    case DeviceFault::kFull:
+    case DeviceFault::kFullCreatable:
+      io::SetWriteLimitForTesting(after, /*refuse_creation=*/fault == DeviceFault::kFull);
+      break;
+    case DeviceFault::kSyncFails:
+    case DeviceFault::kSyncNoSpace:
+      io::SetSyncFailureForTesting(after, transient ? 1 : INT64_MAX,
+                                   fault == DeviceFault::kSyncFails ? EIO : ENOSPC);
+      break;
   }
 }
 
-// most: the largest number of bytes (kFull) or syncs (kSyncFails) before the fault.
+// most: the largest number of bytes (a full disk) or syncs (a sync fault) before the fault.
 void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes, VertexId limit,
                           const BatchMix& mix, uint64_t most, int rounds) {
   testing::ClearDeviceFaults clear;
   const char* const error =
-      fault == DeviceFault::kFull ? "No space left on device" : "Input/output error";
+      fault == DeviceFault::kSyncFails ? "Input/output error" : "No space left on device";
   for (int round = rounds * testing::DiffSeedFirst(); round < rounds * testing::DiffSeedEnd();
        ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
@@ -1073,7 +1085,7 @@ void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes,
       if (s.ok()) acked.push_back(b);
     }
     const uint64_t after = 1 + rng() % most;
-    const bool transient = fault == DeviceFault::kSyncFails && round % 2 == 0;
+    const bool transient = IsSyncFault(fault) && round % 2 == 0;
     InjectFault(fault, static_cast<int64_t>(after), transient);
     int failed = 0, acked_after_failure = 0;
     std::optional<WriteBatch> first_failed;
@@ -1113,7 +1125,7 @@ void RunDeviceFaultRounds(DeviceFault fault, WalMode wal, size_t memgraph_bytes,
     // writes and syncs (a new manifest, a new log, the event log; a close may flush), so it may
     // fail, but only with the device's error, and it must leave the store as it found it.
     for (int tries = 0; tries < 2; ++tries) {
-      InjectFault(fault, static_cast<int64_t>(rng() % (fault == DeviceFault::kFull ? 512 : 4)));
+      InjectFault(fault, static_cast<int64_t>(rng() % (IsSyncFault(fault) ? 4 : 512)));
       std::unique_ptr<DB> tight;
       const Status t = DB::Open(o, path, &tight);
       if (!t.ok()) {
@@ -1208,6 +1220,25 @@ TEST(FailedSync, WithoutALogTheStoreKeepsAPrefixAndCloseSaysWhatWasLost) {
 
 TEST(FailedSync, AcknowledgedBatchesSurviveGroupWal) {
   RunDeviceFaultRounds(DeviceFault::kSyncFails, WalMode::kGroup, 8 << 10, 120, BatchMix(), 400,
+                       16);
+}
+
+// A full disk that still lets files be created: an open or a seal creates its log, a flush
+// its segments, a manifest switch its files — all empty, their first write failing — and the
+// reopen must take them for what they are.
+TEST(DiskFull, FilesStillCreatableAcknowledgedBatchesSurviveSyncWal) {
+  RunDeviceFaultRounds(DeviceFault::kFullCreatable, WalMode::kSync, 8 << 10, 120, BatchMix(),
+                       64 << 10, 16);
+}
+
+TEST(DiskFull, FilesStillCreatableWithoutALogTheStoreKeepsAPrefix) {
+  RunDeviceFaultRounds(DeviceFault::kFullCreatable, WalMode::kOff, 8 << 10, 120, BatchMix(),
+                       64 << 10, 16);
+}
+
+// A late ENOSPC: the writes succeeded, the sync reports the disk full.
+TEST(FailedSync, LateNoSpaceAcknowledgedBatchesSurviveGroupWal) {
+  RunDeviceFaultRounds(DeviceFault::kSyncNoSpace, WalMode::kGroup, 8 << 10, 120, BatchMix(), 400,
                        16);
 }
 

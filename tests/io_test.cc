@@ -375,6 +375,18 @@ TEST_P(IoTest, WriteLimitIsAFullDisk) {
   ASSERT_TRUE(env_->NewWritableFile(dir.File("y"), &g).ok());
   ASSERT_TRUE(g->Append("abc").ok());  // buffered: nothing written yet
   EXPECT_TRUE(g->Sync().IsIOError());
+  // A full disk that still creates files: they are made (empty) and renamed; writes fail.
+  SetWriteLimitForTesting(0, /*refuse_creation=*/false);
+  std::unique_ptr<WritableFile> e;
+  ASSERT_TRUE(env_->NewWritableFile(dir.File("empty"), &e).ok());
+  ASSERT_TRUE(e->Append("abc").ok());
+  s = e->Sync();
+  EXPECT_NE(s.ToString().find(dir.File("empty") + " offset 0: write failed: No space left on device"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_TRUE(env_->RenameFile(dir.File("empty"), dir.File("renamed")).ok());
+  ASSERT_TRUE(env_->GetFileSize(dir.File("renamed"), &size).ok());
+  EXPECT_EQ(size, 0u);
   SetWriteLimitForTesting(-1);
   std::unique_ptr<WritableFile> h;
   ASSERT_TRUE(env_->NewWritableFile(dir.File("z"), &h).ok());
@@ -414,6 +426,17 @@ TEST_P(IoTest, SyncFailureLosesTheUnsyncedBytes) {
   SetSyncFailureForTesting(0);
   EXPECT_TRUE(env_->SyncDir(dir.path()).IsIOError());
   EXPECT_TRUE(g->Sync().IsIOError());
+  // A late ENOSPC (delayed allocation): the same loss, said as a full disk.
+  SetSyncFailureForTesting(0, 1, ENOSPC);
+  std::unique_ptr<WritableFile> h;
+  ASSERT_TRUE(env_->NewWritableFile(dir.File("z"), &h).ok());
+  ASSERT_TRUE(h->Append("written, never durable").ok());
+  s = h->Sync();
+  EXPECT_NE(s.ToString().find(dir.File("z") + " offset 0: fdatasync failed: No space left on device"),
+            std::string::npos)
+      << s.ToString();
+  ASSERT_TRUE(env_->GetFileSize(dir.File("z"), &size).ok());
+  EXPECT_EQ(size, 0u);
 }
 
 // The power-loss journal: what no sync made durable is undone — a file's bytes past its last
