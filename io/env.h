@@ -57,8 +57,9 @@ void SetWriteLimitForTesting(int64_t bytes, bool refuse_creation = true);
 // what was written to it since its last good sync (it is cut back there: what a crash after
 // the failure would leave, since the kernel may drop the dirty pages a failed fdatasync could
 // not write, and report the next fdatasync as a success). `syncs` negative: no failures (the
-// default).
-void SetSyncFailureForTesting(int64_t syncs, int64_t failures = INT64_MAX, int error = EIO);
+// default). With `directories_only`, only directory syncs count and fail.
+void SetSyncFailureForTesting(int64_t syncs, int64_t failures = INT64_MAX, int error = EIO,
+                              bool directories_only = false);
 
 // Testing: a power loss. While a journal is on, every Env of the process records in the file
 // `journal` (on the store's file system: hard links are kept beside it, in `journal`.kept) what

@@ -150,6 +150,7 @@ namespace {
 std::atomic<int64_t> syncs_left{-1};
 std::atomic<int64_t> failures_left{0};
 std::atomic<int> sync_error{EIO};
+std::atomic<bool> sync_fault_directories_only{false};
 
 // How many of n bytes a write may place before the disk is "full" (n when there is no limit).
 size_t TakeWriteRoom(size_t n) {
@@ -163,8 +164,9 @@ size_t TakeWriteRoom(size_t n) {
   }
 }
 
-// Whether this sync is to fail (SetSyncFailureForTesting).
-bool SyncFails() {
+// Whether this sync (of a directory: `dir`) is to fail (SetSyncFailureForTesting).
+bool SyncFails(bool dir) {
+  if (!dir && sync_fault_directories_only.load(std::memory_order_relaxed)) return false;
   int64_t left = syncs_left.load(std::memory_order_relaxed);
   for (;;) {
     if (left < 0) return false;
@@ -240,7 +242,7 @@ Status BufferedWritableFile::Flush() {
 Status BufferedWritableFile::Sync() {
   Status s = Flush();
   if (!s.ok()) return s;
-  if (SyncFails()) {
+  if (SyncFails(/*dir=*/false)) {
     // The injected failure: the bytes since the last good sync are gone, as a crash after a
     // real one may find (SetSyncFailureForTesting).
     if (fd_ >= 0) (void)::ftruncate(fd_, static_cast<off_t>(synced_));
@@ -398,8 +400,9 @@ void SetWriteLimitForTesting(int64_t bytes, bool refuse_creation) {
   detail::write_room.store(bytes < 0 ? -1 : bytes, std::memory_order_relaxed);
 }
 
-void SetSyncFailureForTesting(int64_t syncs, int64_t failures, int error) {
+void SetSyncFailureForTesting(int64_t syncs, int64_t failures, int error, bool directories_only) {
   detail::sync_error.store(error, std::memory_order_relaxed);
+  detail::sync_fault_directories_only.store(directories_only, std::memory_order_relaxed);
   detail::failures_left.store(failures, std::memory_order_relaxed);
   detail::syncs_left.store(syncs < 0 ? -1 : syncs, std::memory_order_relaxed);
 }
@@ -411,7 +414,7 @@ std::unique_ptr<ReadQueue> Env::NewReadQueue(bool random_access) {
 }
 
 Status Env::SyncDir(const std::string& dir) {
-  if (detail::SyncFails()) {
+  if (detail::SyncFails(/*dir=*/true)) {
     return IOErrorAt(dir, 0, "fsync of directory failed: " + ErrnoText(detail::sync_error.load()));
   }
   int fd;

@@ -77,12 +77,17 @@ int CountOf(const Snapshot& s, uint64_t k) {
 // What a child does besides its batches, one writer only. kViews: after each 25th batch k it
 // creates view "v<k>" (the vertex k*8) and drops "v<k-50>". kFeed: it reads durable
 // subscription "sub" (pull mode) and, after each 25th batch, commits the newest timestamp it
-// read as the subscription's position. Each acknowledged change goes through the pipe, tagged.
-enum class Extra { kNone, kViews, kFeed };
+// read as the subscription's position. kSyncFaults: after a random number of good syncs one
+// sync (even rounds) or every one fails, in half the rounds only directories' syncs count
+// and fail (io::SetSyncFailureForTesting) — a failed directory sync, like a failed file
+// sync, makes nothing durable, so the power loss undoes its entries; the child reports its
+// first failed batch and stops. Each acknowledged change goes through the pipe, tagged.
+enum class Extra { kNone, kViews, kFeed, kSyncFaults };
 constexpr int kViewEvery = 25;
 constexpr uint64_t kViewCreated = uint64_t{1} << 62;
 constexpr uint64_t kViewDropped = uint64_t{1} << 61;
 constexpr uint64_t kPositionCommitted = uint64_t{1} << 60;
+constexpr uint64_t kWriteFailed = uint64_t{1} << 59;
 
 ViewDefinition ViewOf(uint64_t k) {
   ViewDefinition d;
@@ -92,10 +97,14 @@ ViewDefinition ViewOf(uint64_t k) {
 }
 
 [[noreturn]] void Child(const std::string& path, WalMode wal, int writers, uint64_t first, int fd,
-                        const std::string& journal, Extra extra) {
+                        const std::string& journal, Extra extra, int64_t syncs_before_fault,
+                        int64_t sync_failures, bool directories_only) {
   if (!journal.empty() && !io::StartPowerLossJournalForTesting(journal).ok()) _exit(6);
   std::unique_ptr<DB> db;
   if (!DB::Open(CrashOptions(wal), path, &db).ok()) _exit(3);
+  if (extra == Extra::kSyncFaults) {
+    io::SetSyncFailureForTesting(syncs_before_fault, sync_failures, EIO, directories_only);
+  }
   std::unique_ptr<Subscription> sub;
   if (extra == Extra::kFeed) {
     SubscribeOptions so;
@@ -110,7 +119,11 @@ ViewDefinition ViewOf(uint64_t k) {
   auto work = [&]() {
     for (;;) {
       uint64_t k = next.fetch_add(1);
-      if (!db->Write(Batch(k * 8)).ok()) _exit(4);
+      if (!db->Write(Batch(k * 8)).ok()) {
+        if (extra != Extra::kSyncFaults) _exit(4);
+        report(kWriteFailed);
+        for (;;) pause();  // failed for good: wait for the kill
+      }
       report(k);
       if (extra == Extra::kFeed && k % kViewEvery == 0) {
         recs.clear();
@@ -157,6 +170,7 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
   std::set<uint64_t> views_seen;  // views listed by the store reopened after an earlier round
   Timestamp position = 0;         // the newest acknowledged position of "sub"
   uint64_t positions = 0;
+  int rounds_failed = 0;  // kSyncFaults: rounds whose child saw a write fail
   io::PowerLossUndone undone_total;
   uint64_t next_first = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -167,7 +181,10 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       close(p[0]);
-      Child(path, wal, writers, next_first, p[1], journal, extra);
+      const bool dirs = round % 4 >= 2;
+      Child(path, wal, writers, next_first, p[1], journal, extra,
+            static_cast<int64_t>(dirs ? 2 + rng() % 20 : 20 + rng() % 1000),
+            round % 2 == 0 ? 1 : INT64_MAX, dirs);
     }
     close(p[1]);
     // Every fourth round kills the child a random while after the fork, wherever it is (often
@@ -188,7 +205,9 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
     uint64_t k;
     uint64_t round_acks = 0;
     while (read(p[0], &k, sizeof(k)) == sizeof(k)) {
-      if (k & kPositionCommitted) {
+      if (k == kWriteFailed) {
+        ++rounds_failed;
+      } else if (k & kPositionCommitted) {
         position = std::max<Timestamp>(position, k & ~kPositionCommitted);
         ++positions;
       } else if (k & kViewCreated) {
@@ -298,6 +317,11 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
     std::cerr << "feed: " << positions << " positions acknowledged\n";
     EXPECT_GT(positions, 5u);
   }
+  if (extra == Extra::kSyncFaults) {
+    std::cerr << "sync faults: a write failed in " << rounds_failed << " of " << rounds
+              << " rounds\n";
+    EXPECT_GT(rounds_failed, 0);
+  }
   if (power_loss) EXPECT_GT(undone_total.files_cut, 0u) << "no power loss undid anything";
 }
 
@@ -329,6 +353,11 @@ TEST(PowerLoss, KillDuringIngestWithViewChanges) {
 }
 TEST(Crash, KillDuringIngestWithViewChanges) {
   RunRounds(WalMode::kSync, 1, 6, 3, false, Extra::kViews);
+}
+// Syncs start failing at a random moment, then the power goes: a failed sync of a file or a
+// directory made nothing durable, and no batch acknowledged before it may depend on it.
+TEST(PowerLoss, AfterFailingSyncsSyncWal) {
+  PowerLossRounds(WalMode::kSync, 1, 12, 16, Extra::kSyncFaults);
 }
 // A durable subscriber commits its position as it reads: SUBSCRIPTIONS is rewritten as VIEWS
 // is, and a power loss must neither lose an acknowledged position nor make the reopen call the
