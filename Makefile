@@ -53,14 +53,15 @@ tsan: deps
 # one run in 40 (docs/benchmarks.md, "a snapshot older than a subgraph"). Of the disk suites,
 # the writers beside flushes and compactions, the wide differential and crash cases (the
 # pipelined build beside the background threads, and in recovery), and the full-disk and
-# failed-sync cases (the background threads' error paths).
+# failed-sync cases (the background threads' error paths); the power-loss rounds (every
+# thread's file operations recorded in one journal).
 # Without address randomization where the system allows it: GCC 12's TSan is known to fail to
 # map its shadow memory under kernels with vm.mmap_rnd_bits above 28 (this machine has 28).
 NO_ASLR := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
 TSAN_CORE := concurrency_test version_chain_test head_filters_test append_area_test walk_registry_test subgraph_directory_test memgraph_differential_test
 tsan-core: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithAssert -DSTRATA_SANITIZE=thread $(LAUNCHER)
-	cmake --build build-tsan -j $(JOBS) --target $(TSAN_CORE) compactor_test disk_differential_test
+	cmake --build build-tsan -j $(JOBS) --target $(TSAN_CORE) compactor_test disk_differential_test crash_test
 	cd build-tsan/bin && $(NO_ASLR) sh -c 'for t in $(TSAN_CORE); do \
 	  TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" ./$$t --gtest_brief=1 || exit 1; done'
 	cd build-tsan/bin && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" $(NO_ASLR) ./concurrency_test \
@@ -69,6 +70,8 @@ tsan-core: deps
 	  --gtest_brief=1 --gtest_filter='*Part*'
 	cd build-tsan/bin && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" $(NO_ASLR) ./disk_differential_test \
 	  --gtest_brief=1 --gtest_filter='DiskStore.TwoWriters*:DiskStore.CheapOps*:DiskStore.CompactionMoves*:DiskIdle.*:*Wide*:DiskFull.*:FailedSync.*'
+	cd build-tsan/bin && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" $(NO_ASLR) ./crash_test \
+	  --gtest_brief=1 --gtest_filter='PowerLoss.*'
 
 demo: build
 	bash scripts/demo.sh
