@@ -958,10 +958,16 @@ Options SmallLevelsOptions(WalMode wal, size_t memgraph_bytes) {
   return o;
 }
 
-void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) {
+// power_loss: the child records a power-loss journal and, after the kill, what no sync made
+// durable is undone before the reopen (io::SimulatePowerLossForTesting; crash_test's PowerLoss
+// rounds do the same with numbered batches).
+void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix,
+                    bool power_loss = false) {
   testing::TempDir dir;
   const Options o = SmallLevelsOptions(WalMode::kSync, memgraph_bytes);
   const std::string path = dir.path() + "/db";
+  const std::string journal = dir.path() + "/journal";
+  io::PowerLossUndone undone_total;
   testing::ReferenceGraph ref(o.graph_kind, o.weighted);
   std::mt19937_64 timing(3);
   for (int round = 5 * testing::DiffSeedFirst(); round < 5 * testing::DiffSeedEnd(); ++round) {
@@ -971,6 +977,7 @@ void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) 
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       close(p[0]);
+      if (power_loss && !io::StartPowerLossJournalForTesting(journal).ok()) _exit(6);
       std::unique_ptr<DB> db;
       if (!DB::Open(o, path, &db).ok()) _exit(3);
       std::mt19937_64 rng(1000 + round);
@@ -998,6 +1005,14 @@ void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) 
     while (read(p[0], &rec, sizeof(rec)) == sizeof(rec)) applied.push_back(rec & 1);
     close(p[0]);
     ASSERT_GT(applied.size(), 10u) << "round " << round << ": the child barely ran";
+    if (power_loss) {
+      io::PowerLossUndone undone;
+      Status s = io::SimulatePowerLossForTesting(journal, &undone);
+      ASSERT_TRUE(s.ok()) << "round " << round << ": " << s.ToString();
+      undone_total.entries += undone.entries;
+      undone_total.files_cut += undone.files_cut;
+      undone_total.bytes_cut += undone.bytes_cut;
+    }
 
     // Rebuild the model from the same batch sequence.
     std::mt19937_64 rng(1000 + round);
@@ -1023,6 +1038,11 @@ void RunCrashRounds(size_t memgraph_bytes, VertexId limit, const BatchMix& mix) 
     ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << report;
     snap.reset();
     ASSERT_TRUE(db->Close().ok());
+  }
+  if (power_loss) {
+    std::cerr << "the power losses undid " << undone_total.entries << " directory entries and cut "
+              << undone_total.files_cut << " files by " << undone_total.bytes_cut << " bytes\n";
+    EXPECT_GT(undone_total.files_cut, 0u) << "no power loss undid anything";
   }
 }
 
@@ -1255,6 +1275,16 @@ TEST(DiskDifferentialCrash, WideBatchesReopenAfterKillMatchReference) {
   // This thread only reopens: what it built through the pipeline, recovery replayed.
   EXPECT_GT(mem::MemGraph::PipelinedItemsForTesting() - pipelined_before, 100u)
       << "recovery never replayed a wide batch through the pipelined build";
+}
+
+// The same rounds with a power loss after each kill: the random mix (edge and vertex deletes,
+// weight changes, batches that abort) against the model, across flushes and compactions.
+TEST(DiskDifferentialPowerLoss, ReopenMatchesReference) {
+  RunCrashRounds(8 << 10, 120, BatchMix(), /*power_loss=*/true);
+}
+
+TEST(DiskDifferentialPowerLoss, WideBatchesReopenMatchReference) {
+  RunCrashRounds(256 << 10, 3000, testing::WideBatchMix(), /*power_loss=*/true);
 }
 
 }  // namespace
