@@ -10,7 +10,14 @@ namespace strata {
 
 SegmentHandle::~SegmentHandle() {
   reader.reset();
-  if (obsolete.load(std::memory_order_acquire)) ::unlink(path.c_str());
+  if (!obsolete.load(std::memory_order_acquire)) return;
+  // Through the Env, like every other file operation of the store (a failure leaves a file the
+  // next open removes as a leftover: the manifest no longer names it).
+  if (env != nullptr) {
+    (void)env->RemoveFile(path);
+  } else {
+    ::unlink(path.c_str());
+  }
 }
 
 const SegmentHandle* Version::LevelFind(int dir, size_t k, VertexId u) const {
