@@ -69,8 +69,8 @@ void SetSyncFailureForTesting(int64_t syncs, int64_t failures = INT64_MAX, int e
 // SimulatePowerLossForTesting then undoes what was not durable when it died: every creation,
 // rename and removal that no sync of its directory followed (newest first), then every
 // created file's bytes past its last good sync. What the engine does outside Env is not
-// recorded and so counts as durable (LOCK, the CLI's IDDICT). The simulation removes the
-// journal and its links.
+// recorded and so counts as durable (LOCK, the CLI's IDDICT). The simulation adds what it
+// undid to *undone, and removes the journal and its links.
 Status StartPowerLossJournalForTesting(const std::string& journal);
 void StopPowerLossJournalForTesting();
 struct PowerLossUndone {

@@ -171,7 +171,6 @@ Status Undo(const EntryChange& c) {
 }  // namespace
 
 Status SimulatePowerLossForTesting(const std::string& journal, PowerLossUndone* undone) {
-  *undone = PowerLossUndone{};
   std::string text;
   {
     const int fd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC);

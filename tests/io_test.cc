@@ -502,6 +502,7 @@ TEST_P(IoTest, PowerLossUndoesWhatNoSyncMadeDurable) {
     j += "U\t" + d + "/e";  // no newline: torn
     WriteAll(journal, j);
   }
+  undone = PowerLossUndone{};
   ASSERT_TRUE(SimulatePowerLossForTesting(journal, &undone).ok());
   EXPECT_EQ(undone.entries, 0u);
   EXPECT_EQ(undone.files_cut, 0u);
