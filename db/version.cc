@@ -1,7 +1,5 @@
 #include "db/version.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "index/index_build.h"
@@ -10,14 +8,10 @@ namespace strata {
 
 SegmentHandle::~SegmentHandle() {
   reader.reset();
-  if (!obsolete.load(std::memory_order_acquire)) return;
-  // Through the Env, like every other file operation of the store (a failure leaves a file the
-  // next open removes as a leftover: the manifest no longer names it).
-  if (env != nullptr) {
-    (void)env->RemoveFile(path);
-  } else {
-    ::unlink(path.c_str());
-  }
+  // Through the Env, like every other file operation of the store (both places that make a
+  // handle set `env`); a failure leaves a file the next open removes as a leftover, since the
+  // manifest no longer names it.
+  if (obsolete.load(std::memory_order_acquire)) (void)env->RemoveFile(path);
 }
 
 const SegmentHandle* Version::LevelFind(int dir, size_t k, VertexId u) const {

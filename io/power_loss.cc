@@ -64,8 +64,9 @@ void Record(const std::string& line) {
   } while (r < 0 && errno == EINTR);
 }
 
-std::string Errno(const char* what, const std::string& path) {
-  return std::string(what) + " " + path + ": " + std::strerror(errno);
+// The project's spelling of a file error ("file <path> offset 0: <what> failed: <errno>").
+Status ErrnoError(const std::string& path, const char* what) {
+  return IOErrorAt(path, 0, std::string(what) + " failed: " + std::strerror(errno));
 }
 
 }  // namespace
@@ -110,10 +111,10 @@ Status StartPowerLossJournalForTesting(const std::string& journal) {
   if (journal_fd.load() >= 0) return Status::InvalidArgument("a power-loss journal is already on");
   kept_dir = journal + ".kept";
   if (::mkdir(kept_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return Status::IOError(Errno("mkdir", kept_dir));
+    return ErrnoError(kept_dir, "mkdir");
   }
   const int fd = ::open(journal.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError(Errno("open", journal));
+  if (fd < 0) return ErrnoError(journal, "open");
   journal_fd.store(fd, std::memory_order_release);
   return Status::OK();
 }
@@ -150,18 +151,18 @@ Status Undo(const EntryChange& c) {
   switch (c.kind) {
     case 'C':
       if (::unlink(c.path.c_str()) != 0 && errno != ENOENT) {
-        return Status::IOError(Errno("unlink", c.path));
+        return ErrnoError(c.path, "unlink");
       }
       return Status::OK();
     case 'R':
       if (::rename(c.path.c_str(), c.from.c_str()) != 0) {
-        return Status::IOError(Errno("rename back", c.path));
+        return ErrnoError(c.path, "rename back");
       }
       [[fallthrough]];
     case 'U':
       if (c.kept == "?") return Status::IOError("no link was kept of " + c.path);
       if (c.kept != "-" && ::rename(c.kept.c_str(), c.path.c_str()) != 0) {
-        return Status::IOError(Errno("restore", c.path));
+        return ErrnoError(c.path, "restore");
       }
       return Status::OK();
   }
@@ -173,13 +174,17 @@ Status Undo(const EntryChange& c) {
 Status SimulatePowerLossForTesting(const std::string& journal, PowerLossUndone* undone) {
   std::string text;
   {
-    const int fd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::IOError(Errno("open", journal));
-    char buf[1 << 16];
-    ssize_t r;
-    while ((r = ::read(fd, buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(r));
+    int fd;
+    Status s = detail::OpenFd(journal, O_RDONLY, &fd);
+    if (!s.ok()) return s;
+    struct stat st;
+    if (::fstat(fd, &st) != 0) s = ErrnoError(journal, "fstat");
+    if (s.ok()) {
+      text.resize(static_cast<size_t>(st.st_size));
+      s = detail::PosixReadFull(fd, journal, 0, text.size(), text.data());
+    }
     ::close(fd);
-    if (r < 0) return Status::IOError(Errno("read", journal));
+    if (!s.ok()) return s;
   }
 
   // Replay: where each created file is, its durable bytes, and each directory's changes since
@@ -257,7 +262,7 @@ Status SimulatePowerLossForTesting(const std::string& journal, PowerLossUndone* 
     const uint64_t size = static_cast<uint64_t>(st.st_size);
     if (size <= durable[id]) continue;
     if (::truncate(path.c_str(), static_cast<off_t>(durable[id])) != 0) {
-      return Status::IOError(Errno("truncate", path));
+      return ErrnoError(path, "truncate");
     }
     ++undone->files_cut;
     undone->bytes_cut += size - durable[id];

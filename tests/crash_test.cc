@@ -159,7 +159,6 @@ ViewDefinition ViewOf(uint64_t k) {
 // at least the last one acknowledged.
 void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_loss = false,
                Extra extra = Extra::kNone) {
-  const bool views = extra == Extra::kViews;
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
   const std::string journal = power_loss ? dir.path() + "/journal" : "";
@@ -256,7 +255,7 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
       }
     }
     seen = std::move(now);
-    if (views) {
+    if (extra == Extra::kViews) {
       std::vector<ViewInfo> list;
       ASSERT_TRUE(db->ListViews(&list).ok());
       std::set<uint64_t> listed;
@@ -304,7 +303,7 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
   }
   std::cerr << "\n";
   EXPECT_GT(acked.size(), 50u);
-  if (views) {
+  if (extra == Extra::kViews) {
     std::cerr << "views: " << views_created.size() << " creations and " << views_dropped.size()
               << " drops acknowledged\n";
     EXPECT_GT(views_created.size(), 5u);
@@ -318,7 +317,9 @@ void RunRounds(WalMode wal, int writers, int rounds, uint64_t seed, bool power_l
               << " rounds\n";
     EXPECT_GT(rounds_failed, 0);
   }
-  if (power_loss) EXPECT_GT(undone_total.files_cut, 0u) << "no power loss undid anything";
+  if (power_loss) {
+    EXPECT_GT(undone_total.files_cut, 0u) << "no power loss undid anything";
+  }
 }
 
 TEST(Crash, KillDuringIngestSyncWal) { RunRounds(WalMode::kSync, 1, 8, 1); }
