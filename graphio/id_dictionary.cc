@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "graphio/edge_reader.h"  // BufferedInput, little-endian helpers
+#include "io/env.h"
 
 namespace strata::graphio {
 
@@ -90,19 +91,22 @@ size_t EncodeStart(uint64_t owner, char (&h)[kStartBytes]) {
   return n;
 }
 
-// Writes a file at `path` holding the header (and the owner record when `owner` is not 0),
-// then the bytes [from, to) of `copy_fd` (none when to <= from), atomically: temporary,
-// fsync, rename, fsync dir.
-Status WriteFileAtomically(const std::string& path, uint64_t owner, int copy_fd = -1,
+// Writes a file at `path` holding `start`, then the bytes [from, to) of `copy_fd` (none when
+// to <= from), atomically: temporary, fdatasync, rename, fsync of the directory. Through io's
+// file operations, so the test hooks (failing syncs, the power-loss journal) see it as they
+// see the store's own files. An error from the directory's sync is returned though the rename
+// was done: the new file may not survive a power loss, and the caller must not act as if it
+// would.
+Status WriteFileAtomically(const std::string& path, std::string_view start, int copy_fd = -1,
                            uint64_t from = 0, uint64_t to = 0) {
-  char h[kStartBytes];
-  const size_t n = EncodeStart(owner, h);
   const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(tmp, "open");
-  Status s = WriteAll(fd, h, n, 0, tmp);
+  int fd;
+  Status s = io::OpenFile(tmp, O_WRONLY | O_CREAT | O_TRUNC, &fd);
+  if (!s.ok()) return s;
+  s = WriteAll(fd, start.data(), start.size(), 0, tmp);
+  uint64_t out = start.size();
   std::string buf;
-  for (uint64_t off = from, out = n; s.ok() && off < to;) {
+  for (uint64_t off = from; s.ok() && off < to;) {
     buf.resize(static_cast<size_t>(std::min<uint64_t>(to - off, uint64_t{1} << 20)));
     const ssize_t r = ::pread(copy_fd, buf.data(), buf.size(), static_cast<off_t>(off));
     if (r < 0 && errno == EINTR) continue;
@@ -114,20 +118,23 @@ Status WriteFileAtomically(const std::string& path, uint64_t owner, int copy_fd 
     off += static_cast<uint64_t>(r);
     out += static_cast<uint64_t>(r);
   }
-  if (s.ok() && ::fsync(fd) != 0) s = ErrnoStatus(tmp, "fsync");
+  if (s.ok()) s = io::SyncFile(fd, tmp, 0, out);
   ::close(fd);
-  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) s = ErrnoStatus(path, "rename");
+  if (s.ok()) s = io::RenameFile(tmp, path);
   if (!s.ok()) {
     ::unlink(tmp.c_str());
     return s;
   }
-  const std::string dir = DirName(path);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return Status::OK();
+  return io::SyncDirectory(DirName(path));
+}
+
+// A new dictionary file at `path`: the header, the owner record when `owner` is not 0, then
+// the bytes [from, to) of `copy_fd`.
+Status WriteDictionaryAtomically(const std::string& path, uint64_t owner, int copy_fd = -1,
+                                 uint64_t from = 0, uint64_t to = 0) {
+  char h[kStartBytes];
+  const size_t n = EncodeStart(owner, h);
+  return WriteFileAtomically(path, std::string_view(h, n), copy_fd, from, to);
 }
 
 // True if every byte from the current position to the end of `in` is zero.
@@ -178,6 +185,10 @@ Status ReadIdModeFile(const std::string& path, bool* mapped, bool* present) {
   }
   *present = true;
   return Status::OK();
+}
+
+Status WriteIdModeFile(const std::string& path, bool mapped) {
+  return WriteFileAtomically(path, mapped ? "ids=map\n" : "ids=dense\n");
 }
 
 Status CheckDictionaryOwner(const std::string& dictionary_path, uint64_t store_id,
@@ -293,7 +304,7 @@ Status IdDictionary::Open(const std::string& path, const IdDictionaryOptions& op
     if (!options.create_if_missing || options.read_only) {
       return Status::NotFound(path + ": no ID dictionary");
     }
-    Status s = WriteFileAtomically(path, options.owner);
+    Status s = WriteDictionaryAtomically(path, options.owner);
     if (!s.ok()) return s;
     info->created = true;
   } else {
@@ -450,7 +461,8 @@ Status IdDictionary::CutTornTail(uint64_t* bytes_cut) {
   }
   // Appends continue from the last good record.
   if (::ftruncate(fd_, static_cast<off_t>(file_end_)) != 0) return ErrnoStatus(path_, "ftruncate");
-  if (::fdatasync(fd_) != 0) return ErrnoStatus(path_, "fdatasync");
+  Status s = io::SyncFile(fd_, path_, file_end_, file_end_);
+  if (!s.ok()) return s;
   if (bytes_cut != nullptr) *bytes_cut = torn_bytes_;
   torn_bytes_ = 0;
   return Status::OK();
@@ -465,7 +477,7 @@ Status IdDictionary::AddOwner(uint64_t owner) {
   if (!s.ok()) return s;
   // The records do not depend on their offsets (their checksums are seeded by their first
   // internal ID): the new file is the owner record put between the header and them.
-  s = WriteFileAtomically(path_, owner, fd_, kHeaderSize, file_end_);
+  s = WriteDictionaryAtomically(path_, owner, fd_, kHeaderSize, file_end_);
   if (!s.ok()) return s;
   const int fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(path_, "open");
@@ -508,7 +520,7 @@ Status IdDictionary::Persist() {
   Status s = CutTornTail();
   if (!s.ok()) return s;
   s = WriteAll(fd_, buf.data(), buf.size(), file_end_, path_);
-  if (s.ok() && options_.sync && ::fdatasync(fd_) != 0) s = ErrnoStatus(path_, "fdatasync");
+  if (s.ok() && options_.sync) s = io::SyncFile(fd_, path_, file_end_, file_end_ + buf.size());
   if (!s.ok()) return s;
   file_end_ += buf.size();
   persisted_ = ext_.size();

@@ -75,6 +75,8 @@ struct IdDictionaryLoadInfo {
 // when there is no such file; trailing whitespace is ignored; other content is Corruption.
 // The CLI (tools/cmd_common.cc ReadIdMode) and the Python package both read it through this.
 Status ReadIdModeFile(const std::string& path, bool* mapped, bool* present);
+// Writes it, atomically and durably (temporary, fdatasync, rename, fsync of its directory).
+Status WriteIdModeFile(const std::string& path, bool mapped);
 // Only a mapped store has an ID dictionary: with one at `dictionary_path`, an IDMODE that is
 // missing or says dense (ReadIdModeFile's `mapped`, `present`) would have external IDs read as
 // internal ones — every answer for another vertex, none refused. Corruption naming the IDMODE

@@ -68,8 +68,8 @@ void SetSyncFailureForTesting(int64_t syncs, int64_t failures = INT64_MAX, int e
 // of directories. A process killed while recording leaves its journal behind, and
 // SimulatePowerLossForTesting then undoes what was not durable when it died: every creation,
 // rename and removal that no sync of its directory followed (newest first), then every
-// created file's bytes past its last good sync. What the engine does outside Env is not
-// recorded and so counts as durable (LOCK, the CLI's IDDICT). The simulation adds what it
+// created file's bytes past its last good sync. What the engine does outside Env and the
+// functions below is not recorded and so counts as durable (LOCK). The simulation adds what it
 // undid to *undone, and removes the journal and its links.
 Status StartPowerLossJournalForTesting(const std::string& journal);
 void StopPowerLossJournalForTesting();
@@ -79,6 +79,19 @@ struct PowerLossUndone {
   uint64_t bytes_cut = 0;
 };
 Status SimulatePowerLossForTesting(const std::string& journal, PowerLossUndone* undone);
+
+// For a file the engine writes in place, outside a WritableFile (graphio's IDDICT: records
+// appended with pwrite, a torn tail cut with ftruncate): the operations of every Env, with the
+// same test hooks (the full disk's refused creations and renames, the failing syncs, the
+// power-loss journal). Env's SyncDir and RenameFile are these.
+// open(2) with O_CLOEXEC; O_CREAT is a creation (refused on a full disk, journaled).
+Status OpenFile(const std::string& path, int flags, int* fd);
+// fdatasync of a file whose first `size` bytes are written and whose first `synced` were made
+// durable by the last good sync: on success `size` are (journaled); an injected failure cuts
+// the file back to `synced`, as BufferedWritableFile's does.
+Status SyncFile(int fd, const std::string& path, uint64_t synced, uint64_t size);
+Status SyncDirectory(const std::string& dir);
+Status RenameFile(const std::string& from, const std::string& to);
 
 // One read of a MultiRead. The caller owns `buf` (at least `len` bytes).
 struct ReadRequest {

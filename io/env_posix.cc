@@ -407,13 +407,23 @@ void SetSyncFailureForTesting(int64_t syncs, int64_t failures, int error, bool d
   detail::syncs_left.store(syncs < 0 ? -1 : syncs, std::memory_order_relaxed);
 }
 
-// ---- Env: file-system operations (the same system calls for both back ends)
+// ---- Files outside a WritableFile (io/env.h), and the Env operations that are these
 
-std::unique_ptr<ReadQueue> Env::NewReadQueue(bool random_access) {
-  return std::make_unique<detail::SyncReadQueue>(random_access);
+Status OpenFile(const std::string& path, int flags, int* fd) {
+  return detail::OpenFd(path, flags, fd);
 }
 
-Status Env::SyncDir(const std::string& dir) {
+Status SyncFile(int fd, const std::string& path, uint64_t synced, uint64_t size) {
+  if (detail::SyncFails(/*dir=*/false)) {
+    (void)::ftruncate(fd, static_cast<off_t>(synced));
+    return IOErrorAt(path, synced, "fdatasync failed: " + ErrnoText(detail::sync_error.load()));
+  }
+  Status s = detail::PosixDataSync(fd, path);
+  if (s.ok() && detail::PowerLossJournalOn()) detail::JournalSync(path, size);
+  return s;
+}
+
+Status SyncDirectory(const std::string& dir) {
   if (detail::SyncFails(/*dir=*/true)) {
     return IOErrorAt(dir, 0, "fsync of directory failed: " + ErrnoText(detail::sync_error.load()));
   }
@@ -431,6 +441,29 @@ Status Env::SyncDir(const std::string& dir) {
   return Status::OK();
 }
 
+Status RenameFile(const std::string& from, const std::string& to) {
+  if (detail::DiskFull()) {
+    return IOErrorAt(from, 0, "rename to " + to + " failed: " + ErrnoText(ENOSPC));
+  }
+  const bool journal = detail::PowerLossJournalOn();
+  const std::string kept = journal ? detail::JournalKeep(to) : std::string();
+  if (::rename(from.c_str(), to.c_str()) < 0) {
+    const int e = errno;
+    if (journal) detail::JournalDropKept(kept);
+    return IOErrorAt(from, 0, "rename to " + to + " failed: " + ErrnoText(e));
+  }
+  if (journal) detail::JournalRename(from, to, kept);
+  return Status::OK();
+}
+
+// ---- Env: file-system operations (the same system calls for both back ends)
+
+std::unique_ptr<ReadQueue> Env::NewReadQueue(bool random_access) {
+  return std::make_unique<detail::SyncReadQueue>(random_access);
+}
+
+Status Env::SyncDir(const std::string& dir) { return SyncDirectory(dir); }
+
 Status Env::RemoveFile(const std::string& path) {
   const bool journal = detail::PowerLossJournalOn();
   const std::string kept = journal ? detail::JournalKeep(path) : std::string();
@@ -444,18 +477,7 @@ Status Env::RemoveFile(const std::string& path) {
 }
 
 Status Env::RenameFile(const std::string& from, const std::string& to) {
-  if (detail::DiskFull()) {
-    return IOErrorAt(from, 0, "rename to " + to + " failed: " + ErrnoText(ENOSPC));
-  }
-  const bool journal = detail::PowerLossJournalOn();
-  const std::string kept = journal ? detail::JournalKeep(to) : std::string();
-  if (::rename(from.c_str(), to.c_str()) < 0) {
-    const int e = errno;
-    if (journal) detail::JournalDropKept(kept);
-    return IOErrorAt(from, 0, "rename to " + to + " failed: " + ErrnoText(e));
-  }
-  if (journal) detail::JournalRename(from, to, kept);
-  return Status::OK();
+  return io::RenameFile(from, to);
 }
 
 Status Env::GetFileSize(const std::string& path, uint64_t* size) {

@@ -36,6 +36,7 @@
 #include "graphio/graphalytics_io.h"
 #include "graphio/id_dictionary.h"
 #include "graphio/size_parse.h"
+#include "io/env.h"
 
 #ifndef STRATA_TESTDATA_DIR
 #error "STRATA_TESTDATA_DIR must be defined (the build sets it to <repo>/tests/data)"
@@ -1003,6 +1004,45 @@ TEST(IdDictionary, PersistAndReload) {
   o = {};
   o.create_if_missing = false;
   EXPECT_TRUE(IdDictionary::Open(dir.File("nope"), o, &d).IsNotFound());
+}
+
+// IDDICT's syncs go through io's (io::SyncFile, SyncDirectory), so injected failures reach
+// them: a failed directory sync after the creation's rename fails the open (the file may not
+// survive a power loss), a failed append sync fails Persist, which then counts nothing as
+// persisted, and the next Persist writes the same entries again at the same offset.
+TEST(IdDictionary, FailedSyncsAreReturnedAndPersistIsRetried) {
+  TempDir dir;
+  const std::string path = IdDictionaryFilePath(dir.path());
+  std::unique_ptr<IdDictionary> d;
+  io::SetSyncFailureForTesting(0, 1, EIO, /*directories_only=*/true);
+  Status s = IdDictionary::Open(path, {}, &d);
+  io::SetSyncFailureForTesting(-1);
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.ToString().find(dir.path()), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("fsync of directory failed"), std::string::npos) << s.ToString();
+  std::filesystem::remove(path);
+
+  ASSERT_TRUE(IdDictionary::Open(path, {}, &d).ok());
+  VertexId id;
+  for (uint64_t x = 100; x < 110; ++x) ASSERT_TRUE(d->GetOrAdd(x, &id).ok());
+  io::SetSyncFailureForTesting(0, 1, EIO);
+  s = d->Persist();
+  io::SetSyncFailureForTesting(-1);
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.ToString().find("fdatasync failed"), std::string::npos) << s.ToString();
+  EXPECT_EQ(d->persisted(), 0u);
+  EXPECT_EQ(FileSize(path), 24u);  // the failed sync's bytes are not counted on
+  ASSERT_TRUE(d->GetOrAdd(110, &id).ok());
+  ASSERT_TRUE(d->Persist().ok());
+  EXPECT_EQ(d->persisted(), 11u);
+  EXPECT_EQ(FileSize(path), 24u + 32 + 8 * 11u);
+  d.reset();
+  IdDictionaryLoadInfo info;
+  ASSERT_TRUE(IdDictionary::Open(path, {}, &d, &info).ok());
+  EXPECT_EQ(info.entries, 11u);
+  EXPECT_EQ(info.records, 1u);
+  ASSERT_TRUE(d->Find(110, &id));
+  EXPECT_EQ(id, 10u);
 }
 
 // Builds a dictionary file with records of the given sizes; returns the record offsets.

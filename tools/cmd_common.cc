@@ -36,36 +36,6 @@ Status ErrnoStatus(const std::string& what) {
   return Status::IOError(what + ": " + std::strerror(errno));
 }
 
-// Writes `data` to `path` durably and atomically: temporary file, fsync, rename, fsync of dir.
-Status WriteFileAtomic(const std::string& dir, const std::string& path, const std::string& data) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create " + tmp);
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      Status s = ErrnoStatus("write " + tmp);
-      ::close(fd);
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    Status s = ErrnoStatus("fsync " + tmp);
-    ::close(fd);
-    return s;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus("rename " + tmp);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return ErrnoStatus("open " + dir);
-  int r = ::fsync(dfd);
-  ::close(dfd);
-  if (r != 0) return ErrnoStatus("fsync " + dir);
-  return Status::OK();
-}
 }  // namespace
 
 const char* ExitCodesHelp() {
@@ -218,7 +188,7 @@ Status ParseIdMode(std::string_view s, IdMode* m) {
 std::string IdModePath(const std::string& dir) { return IdModeFilePath(dir); }
 
 Status WriteIdMode(const std::string& dir, IdMode m) {
-  return WriteFileAtomic(dir, IdModePath(dir), std::string("ids=") + IdModeName(m) + "\n");
+  return graphio::WriteIdModeFile(IdModePath(dir), m == IdMode::kMap);
 }
 
 Status ReadIdMode(const std::string& dir, IdMode* m, bool* present) {
@@ -312,8 +282,18 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
     s = graphio::IdDictionary::Open(IdDictionaryFilePath(dir), dopt, &st->dict_,
                                   &st->dict_info_);
     if (s.IsNotFound()) {
-      return Status::Corruption("store '" + dir +
-                                "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
+      // An ingest creates IDDICT just after the store: one stopped in between leaves a store
+      // without vertices and without a dictionary, which has nothing to map (the next ingest
+      // creates the file). With vertices, their external IDs are gone.
+      std::unique_ptr<Snapshot> snap = st->db_->GetSnapshot();
+      if (snap->VertexIdBound() != 0 || !snap->status().ok()) {
+        return Status::Corruption("store '" + dir +
+                                  "' maps its vertex IDs (IDMODE says ids=map) and holds "
+                                  "vertices, but has no IDDICT");
+      }
+      st->dict_ = std::make_unique<graphio::IdDictionary>();
+      *out = std::move(st);
+      return Status::OK();
     }
     if (!s.ok()) return s;
     s = graphio::CheckDictionaryOwner(IdDictionaryFilePath(dir), st->info_.state.store_id,

@@ -455,8 +455,16 @@ Status LoadDictionary(DbState* st) {
   graphio::IdDictionaryLoadInfo info;
   Status s = graphio::IdDictionary::Open(IdDictionaryFilePath(st->path), dopt, &dict, &info);
   if (s.IsNotFound()) {
-    return Status::Corruption("store '" + st->path +
-                              "' maps its vertex IDs (IDMODE says ids=map) but has no IDDICT");
+    // A store whose first ingest stopped before creating IDDICT has no vertices to map (the
+    // CLI's readers take it as an empty dictionary too); with vertices, their IDs are gone.
+    std::unique_ptr<Snapshot> snap = st->db->GetSnapshot();
+    if (snap->VertexIdBound() != 0 || !snap->status().ok()) {
+      return Status::Corruption("store '" + st->path +
+                                "' maps its vertex IDs (IDMODE says ids=map) and holds "
+                                "vertices, but has no IDDICT");
+    }
+    dict = std::make_unique<graphio::IdDictionary>();
+    s = Status::OK();
   }
   if (!s.ok()) return s;
   // Another store's IDDICT put in this one's place (the CLI refuses it too).

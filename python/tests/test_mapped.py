@@ -146,7 +146,17 @@ def test_bad_idmode(tmp_path):
     with pytest.raises(stratagraph.CorruptionError, match="expected 'ids=dense' or 'ids=map'"):
         stratagraph.open(str(path))
     (path / "IDMODE").write_text("ids=map\n")
-    with pytest.raises(stratagraph.CorruptionError, match="no IDDICT"):
+    # Mapped, no vertices, no IDDICT (a first ingest stopped before creating it): nothing to
+    # map, so it opens, empty.
+    with stratagraph.open(str(path)) as db:
+        with db.snapshot() as snap:
+            assert snap.mapped and snap.vertex_id_bound == 0
+    (path / "IDMODE").write_text("ids=dense\n")
+    with stratagraph.open(str(path)) as db:
+        db.insert_edges(np.array([0]), np.array([1]))
+    # With vertices, their external IDs are gone: refused.
+    (path / "IDMODE").write_text("ids=map\n")
+    with pytest.raises(stratagraph.CorruptionError, match="holds vertices, but has no IDDICT"):
         stratagraph.open(str(path))
     # The failed opens released the store.
     (path / "IDMODE").write_text("ids=dense\n")
