@@ -49,20 +49,6 @@ Status ErrnoStatus(const std::string& path, const char* op) {
   return Status::IOError(path + ": " + op + ": " + std::strerror(errno));
 }
 
-Status WriteAll(int fd, const char* p, size_t n, uint64_t offset, const std::string& path) {
-  while (n > 0) {
-    ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(path, "pwrite");
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-    offset += static_cast<uint64_t>(w);
-  }
-  return Status::OK();
-}
-
 std::string DirName(const std::string& path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -103,7 +89,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view start, int 
   int fd;
   Status s = io::OpenFile(tmp, O_WRONLY | O_CREAT | O_TRUNC, &fd);
   if (!s.ok()) return s;
-  s = WriteAll(fd, start.data(), start.size(), 0, tmp);
+  s = io::WriteFileAt(fd, tmp, 0, start.data(), start.size());
   uint64_t out = start.size();
   std::string buf;
   for (uint64_t off = from; s.ok() && off < to;) {
@@ -114,7 +100,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view start, int 
       s = r < 0 ? ErrnoStatus(path, "pread") : Status::IOError(path + ": shorter than read");
       break;
     }
-    s = WriteAll(fd, buf.data(), static_cast<size_t>(r), out, tmp);
+    s = io::WriteFileAt(fd, tmp, out, buf.data(), static_cast<size_t>(r));
     off += static_cast<uint64_t>(r);
     out += static_cast<uint64_t>(r);
   }
@@ -519,7 +505,7 @@ Status IdDictionary::Persist() {
   }
   Status s = CutTornTail();
   if (!s.ok()) return s;
-  s = WriteAll(fd_, buf.data(), buf.size(), file_end_, path_);
+  s = io::WriteFileAt(fd_, path_, file_end_, buf.data(), buf.size());
   if (s.ok() && options_.sync) s = io::SyncFile(fd_, path_, file_end_, file_end_ + buf.size());
   if (!s.ok()) return s;
   file_end_ += buf.size();

@@ -86,6 +86,9 @@ Status SimulatePowerLossForTesting(const std::string& journal, PowerLossUndone* 
 // power-loss journal). Env's SyncDir and RenameFile are these.
 // open(2) with O_CLOEXEC; O_CREAT is a creation (refused on a full disk, journaled).
 Status OpenFile(const std::string& path, int flags, int* fd);
+// pwrite(2) of all n bytes at `offset` (EINTR and short writes continued); on a full disk the
+// bytes that fit are written, then IOError "... write failed: No space left on device".
+Status WriteFileAt(int fd, const std::string& path, uint64_t offset, const char* data, size_t n);
 // fdatasync of a file whose first `size` bytes are written and whose first `synced` were made
 // durable by the last good sync: on success `size` are (journaled); an injected failure cuts
 // the file back to `synced`, as BufferedWritableFile's does.

@@ -413,6 +413,13 @@ Status OpenFile(const std::string& path, int flags, int* fd) {
   return detail::OpenFd(path, flags, fd);
 }
 
+Status WriteFileAt(int fd, const std::string& path, uint64_t offset, const char* data, size_t n) {
+  const size_t room = detail::TakeWriteRoom(n);
+  Status s = room == 0 ? Status::OK() : detail::PosixWriteFull(fd, path, offset, data, room);
+  if (s.ok() && room < n) s = IOErrorAt(path, offset + room, "write failed: " + ErrnoText(ENOSPC));
+  return s;
+}
+
 Status SyncFile(int fd, const std::string& path, uint64_t synced, uint64_t size) {
   if (detail::SyncFails(/*dir=*/false)) {
     (void)::ftruncate(fd, static_cast<off_t>(synced));

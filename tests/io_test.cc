@@ -456,7 +456,9 @@ TEST_P(IoTest, PowerLossUndoesWhatNoSyncMadeDurable) {
     std::unique_ptr<WritableFile> f;
     ASSERT_TRUE(env_->NewWritableFile(d + "/" + name, &f).ok());
     ASSERT_TRUE(f->Append(synced).ok());
-    if (!synced.empty()) ASSERT_TRUE(f->Sync().ok());
+    if (!synced.empty()) {
+      ASSERT_TRUE(f->Sync().ok());
+    }
     ASSERT_TRUE(f->Append(more).ok());
     ASSERT_TRUE(f->Close().ok());
   };

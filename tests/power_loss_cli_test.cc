@@ -21,10 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <filesystem>
-#include <fcntl.h>
 #include <random>
 #include <set>
 #include <sstream>
@@ -34,11 +32,10 @@
 #include <vector>
 
 #include "io/env.h"
+#include "tests/util/cli_in_process.h"
 #include "tests/util/cli_run.h"
 #include "tests/util/random_batch.h"
 #include "tests/util/temp_dir.h"
-#include "tools/cli_commands.h"
-#include "tools/cli_common.h"
 
 namespace strata {
 namespace {
@@ -80,32 +77,11 @@ std::vector<std::string> IngestArgs(const std::string& db, const std::string& in
           "--memory-budget", "1M", "-q"};
 }
 
-// The CLI's ingest command, run in this process (the journal is a process's own), its output
-// thrown away; the exit code.
+// The CLI's ingest command in this (forked) process, with the journal on when one is named.
 [[noreturn]] void IngestInChild(const std::vector<std::string>& args, const std::string& journal) {
-  const int null = ::open("/dev/null", O_WRONLY);
-  if (null >= 0) {
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-  }
-  if (!journal.empty() && !io::StartPowerLossJournalForTesting(journal).ok()) _exit(120);
-  CLI::App app("strata");
-  cli::CommandList commands;
-  cli::RegisterIngest(&app, &commands);
-  std::vector<std::string> words = {"strata"};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError&) {
-    _exit(121);
-  }
-  cli::SetCommandName("strata ingest");
-  for (const cli::Command& c : commands) {
-    if (c.app->parsed()) _exit(c.run());
-  }
-  _exit(122);
+  testing::RunCliInThisProcess(args, "", "", [&] {
+    if (!journal.empty() && !io::StartPowerLossJournalForTesting(journal).ok()) _exit(120);
+  });
 }
 
 std::set<Edge> Exported(const std::string& db) {

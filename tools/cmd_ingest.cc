@@ -746,12 +746,12 @@ int Ingester::Run() {
   }
   s = DB::Open(o, a_.db, &db_);
   if (!s.ok()) {
-    // Busy: another process is creating it too; its files are not ours to remove.
-    if (creating_ && !s.IsBusy()) {
-      ::unlink(IdModePath(a_.db).c_str());
-      if (made_dir_) ::rmdir(a_.db.c_str());
-    }
-    return Fail(kExitError, OpenErrorMessage(a_.db, s));
+    // A creating open that failed part way (a full disk at its log, say) may have written
+    // CURRENT: the engine's files go with IDMODE, or the next ingest would find an existing
+    // store without IDMODE, a dense one. Busy: another process is creating it too; its files
+    // are not ours to remove.
+    const std::string note = creating_ && !s.IsBusy() ? UndoCreation() : "";
+    return Fail(kExitError, OpenErrorMessage(a_.db, s) + note);
   }
   if (ids_ == IdMode::kMap) {
     graphio::IdDictionaryOptions dopt;
