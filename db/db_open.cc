@@ -232,9 +232,17 @@ Status DBImpl::CheckKeptStamp(uint32_t bit, uint64_t loaded) {
 
 void DBImpl::RecordFoundKeptFiles() {
   if (options_.read_only) return;
+  bool synced = false;
   for (uint32_t bit : kKeptFileBits) {
     if ((kept_files_.load(std::memory_order_acquire) & bit) != 0) continue;
-    if (env_->FileExists(StoreFilePath(path_, KeptFileName(bit)))) RecordKeptFile(bit, 0);
+    if (!env_->FileExists(StoreFilePath(path_, KeptFileName(bit)))) continue;
+    // A file another writer made (the CLI's IDDICT) is recorded only once its directory entry
+    // is durable: recorded while a power loss could still undo its creation, it would make the
+    // store refuse to open ("missing; the manifest records ..."). Not recorded now, it is at
+    // the next open that finds it.
+    if (!synced && !env_->SyncDir(path_).ok()) return;
+    synced = true;
+    RecordKeptFile(bit, 0);
   }
 }
 

@@ -69,7 +69,8 @@ void SetSyncFailureForTesting(int64_t syncs, int64_t failures = INT64_MAX, int e
 // SimulatePowerLossForTesting then undoes what was not durable when it died: every creation,
 // rename and removal that no sync of its directory followed (newest first), then every
 // created file's bytes past its last good sync. What the engine does outside Env and the
-// functions below is not recorded and so counts as durable (LOCK). The simulation adds what it
+// functions below is not recorded and so counts as durable (LOCK; a file or directory removed
+// that way stays removed). The simulation adds what it
 // undid to *undone, and removes the journal and its links.
 Status StartPowerLossJournalForTesting(const std::string& journal);
 void StopPowerLossJournalForTesting();
@@ -83,7 +84,7 @@ Status SimulatePowerLossForTesting(const std::string& journal, PowerLossUndone* 
 // For a file the engine writes in place, outside a WritableFile (graphio's IDDICT: records
 // appended with pwrite, a torn tail cut with ftruncate): the operations of every Env, with the
 // same test hooks (the full disk's refused creations and renames, the failing syncs, the
-// power-loss journal). Env's SyncDir and RenameFile are these.
+// power-loss journal). Env's SyncDir, RenameFile and RemoveFile are these.
 // open(2) with O_CLOEXEC; O_CREAT is a creation (refused on a full disk, journaled).
 Status OpenFile(const std::string& path, int flags, int* fd);
 // pwrite(2) of all n bytes at `offset` (EINTR and short writes continued); on a full disk the
@@ -95,6 +96,7 @@ Status WriteFileAt(int fd, const std::string& path, uint64_t offset, const char*
 Status SyncFile(int fd, const std::string& path, uint64_t synced, uint64_t size);
 Status SyncDirectory(const std::string& dir);
 Status RenameFile(const std::string& from, const std::string& to);
+Status RemoveFile(const std::string& path);
 
 // One read of a MultiRead. The caller owns `buf` (at least `len` bytes).
 struct ReadRequest {

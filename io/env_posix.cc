@@ -463,15 +463,7 @@ Status RenameFile(const std::string& from, const std::string& to) {
   return Status::OK();
 }
 
-// ---- Env: file-system operations (the same system calls for both back ends)
-
-std::unique_ptr<ReadQueue> Env::NewReadQueue(bool random_access) {
-  return std::make_unique<detail::SyncReadQueue>(random_access);
-}
-
-Status Env::SyncDir(const std::string& dir) { return SyncDirectory(dir); }
-
-Status Env::RemoveFile(const std::string& path) {
+Status RemoveFile(const std::string& path) {
   const bool journal = detail::PowerLossJournalOn();
   const std::string kept = journal ? detail::JournalKeep(path) : std::string();
   if (::unlink(path.c_str()) < 0) {
@@ -482,6 +474,16 @@ Status Env::RemoveFile(const std::string& path) {
   if (journal) detail::JournalRemove(path, kept);
   return Status::OK();
 }
+
+// ---- Env: file-system operations (the same system calls for both back ends)
+
+std::unique_ptr<ReadQueue> Env::NewReadQueue(bool random_access) {
+  return std::make_unique<detail::SyncReadQueue>(random_access);
+}
+
+Status Env::SyncDir(const std::string& dir) { return SyncDirectory(dir); }
+
+Status Env::RemoveFile(const std::string& path) { return io::RemoveFile(path); }
 
 Status Env::RenameFile(const std::string& from, const std::string& to) {
   return io::RenameFile(from, to);

@@ -14,7 +14,9 @@
 // Fields are separated by tabs. The simulation replays the records to know, for each file the
 // journal created, where it is now and how many of its bytes are durable, and which entry
 // changes of each directory no sync of that directory followed; it undoes those (newest first),
-// then cuts each created file to its durable bytes.
+// then cuts each created file to its durable bytes. What was done outside the Env (a raw
+// unlink, a directory's removal) is durable: a change whose file or directory it removed since
+// is not undone.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -156,12 +158,17 @@ Status Undo(const EntryChange& c) {
       return Status::OK();
     case 'R':
       if (::rename(c.path.c_str(), c.from.c_str()) != 0) {
+        // Removed outside the Env since (its directory too, perhaps): that removal is durable
+        // and took the name, so nothing goes back.
+        if (errno == ENOENT) return Status::OK();
         return ErrnoError(c.path, "rename back");
       }
       [[fallthrough]];
     case 'U':
       if (c.kept == "?") return Status::IOError("no link was kept of " + c.path);
       if (c.kept != "-" && ::rename(c.kept.c_str(), c.path.c_str()) != 0) {
+        // The directory was removed outside the Env (durable): nothing to put the file back in.
+        if (errno == ENOENT && ::access(DirOf(c.path).c_str(), F_OK) != 0) return Status::OK();
         return ErrnoError(c.path, "restore");
       }
       return Status::OK();

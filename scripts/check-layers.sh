@@ -18,7 +18,7 @@ declare -A ALLOWED=(
   [db]="util io segment index compaction mvcc memgraph"
   [analytics]="util"
   [graphio]="util io"
-  [tools]="util db graphio"
+  [tools]="util io db graphio"
   [bench]="util io segment index compaction mvcc memgraph db graphio"
   [examples]=""  # case studies: the public API (include/strata/) only
 )

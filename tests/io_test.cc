@@ -510,6 +510,25 @@ TEST_P(IoTest, PowerLossUndoesWhatNoSyncMadeDurable) {
   EXPECT_EQ(undone.files_cut, 0u);
   EXPECT_EQ(ReadAll(d + "/e"), "all synced");
   EXPECT_FALSE(env_->FileExists(d + "/a"));
+
+  // What is done outside the Env is durable: a file renamed then unlinked directly stays gone
+  // (the rename is not undone), and removals in a directory removed directly are not put back.
+  ASSERT_TRUE(StartPowerLossJournalForTesting(journal).ok());
+  write("f.tmp", "f", "");
+  ASSERT_TRUE(env_->RenameFile(d + "/f.tmp", d + "/e").ok());  // over e: kept
+  ASSERT_EQ(::unlink((d + "/e").c_str()), 0);
+  const std::string sub = d + "/sub";
+  ASSERT_TRUE(env_->CreateDir(sub).ok());
+  WriteFile(sub + "/x", "x");
+  ASSERT_TRUE(env_->RemoveFile(sub + "/x").ok());  // kept
+  std::filesystem::remove_all(sub);
+  StopPowerLossJournalForTesting();
+  undone = PowerLossUndone{};
+  const Status lost = SimulatePowerLossForTesting(journal, &undone);
+  ASSERT_TRUE(lost.ok()) << lost.ToString();
+  EXPECT_FALSE(env_->FileExists(d + "/e"));
+  EXPECT_FALSE(env_->FileExists(d + "/f.tmp"));
+  EXPECT_FALSE(env_->FileExists(sub));
 }
 
 TEST_P(IoTest, ConcurrentReadersOwnRings) {

@@ -77,10 +77,23 @@ std::vector<std::string> IngestArgs(const std::string& db, const std::string& in
           "--memory-budget", "1M", "-q"};
 }
 
-// The CLI's ingest command in this (forked) process, with the journal on when one is named.
-[[noreturn]] void IngestInChild(const std::vector<std::string>& args, const std::string& journal) {
-  testing::RunCliInThisProcess(args, "", "", [&] {
+// A failing device in the child: after `syncs` good syncs, `failures` fail with EIO (of
+// directories only with directories_only); syncs < 0: none fail.
+struct SyncFaults {
+  int64_t syncs = -1;
+  int64_t failures = 0;
+  bool directories_only = false;
+};
+
+// The CLI's ingest command in this (forked) process, with the journal on when one is named,
+// its stderr to `err` ("": thrown away).
+[[noreturn]] void IngestInChild(const std::vector<std::string>& args, const std::string& journal,
+                                const SyncFaults& faults = {}, const std::string& err = "") {
+  testing::RunCliInThisProcess(args, "", err, [&] {
     if (!journal.empty() && !io::StartPowerLossJournalForTesting(journal).ok()) _exit(120);
+    if (faults.syncs >= 0) {
+      io::SetSyncFailureForTesting(faults.syncs, faults.failures, EIO, faults.directories_only);
+    }
   });
 }
 
@@ -108,10 +121,14 @@ double PartSeconds(const std::string& dir) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-TEST(PowerLossCli, KillDuringMappedIngest) {
+// with_faults: in each round syncs start failing after a random number of good ones (one sync
+// or every one; of files and directories, or of directories only), so the ingest may stop on a
+// failed sync of the log or of IDDICT (exit 1, naming the failure) before the kill.
+void Rounds(bool with_faults) {
   testing::TempDir scratch;
   const double part_seconds = PartSeconds(scratch.path());
   int cut_mid_part = 0;  // rounds whose store kept some but not all of the round's batches
+  int stopped_by_fault = 0;  // with_faults: rounds whose ingest stopped on a failed sync
   io::PowerLossUndone undone;
   for (int seed = testing::DiffSeedFirst(); seed < testing::DiffSeedEnd(); ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
@@ -127,25 +144,59 @@ TEST(PowerLossCli, KillDuringMappedIngest) {
       testing::WriteWholeFile(input, Text(part));
       // Kills from before the store (or its dictionary) exists to past the part's end.
       std::uniform_real_distribution<double> delay(0.0, 1.1 * part_seconds);
+      SyncFaults faults;
+      if (with_faults) {
+        // A part syncs about 250 times (the log and IDDICT once a batch): most rounds' syncs
+        // start failing before their kill.
+        faults.syncs = static_cast<int64_t>(rng() % 30);
+        faults.failures = round % 2 == 0 ? 1 : INT64_MAX;
+        faults.directories_only = round % 4 == 3;
+      }
+      const std::string err = dir.path() + "/err";
       const pid_t pid = fork();
       ASSERT_GE(pid, 0);
-      if (pid == 0) IngestInChild(IngestArgs(db, input), journal);
-      std::this_thread::sleep_for(std::chrono::duration<double>(delay(rng)));
+      if (pid == 0) IngestInChild(IngestArgs(db, input), journal, faults, err);
+      const double wait = delay(rng);
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait));
       kill(pid, SIGKILL);
       int st = 0;
       waitpid(pid, &st, 0);
-      ASSERT_TRUE(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) == 0))
-          << "the ingest failed before the kill: status " << st;
+      if (with_faults && WIFEXITED(st) && WEXITSTATUS(st) == 1) {
+        const std::string msg = testing::ReadWholeFile(err);
+        EXPECT_TRUE(msg.find("fdatasync failed: Input/output error") != std::string::npos ||
+                    msg.find("fsync of directory failed: Input/output error") !=
+                        std::string::npos)
+            << msg;
+        ++stopped_by_fault;
+      } else {
+        ASSERT_TRUE(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) == 0))
+            << "the ingest failed before the kill: status " << st << ": "
+            << testing::ReadWholeFile(err);
+      }
       // No journal: the child was killed before it started one, and so before doing anything.
       if (std::filesystem::exists(journal)) {
+        if (std::getenv("KEEP_JOURNAL") != nullptr) {
+          std::filesystem::copy_file(journal, "/tmp/journal.last",
+                                     std::filesystem::copy_options::overwrite_existing);
+        }
         const Status lost = io::SimulatePowerLossForTesting(journal, &undone);
         ASSERT_TRUE(lost.ok()) << lost.ToString();
       }
 
       if (!std::filesystem::exists(db + "/CURRENT")) {
         // Killed before the store's creation was durable: a later round creates it (and
-        // removes what this attempt left). A store seen after an earlier round stays.
+        // removes what this attempt left), so nothing here may be a store's data (a log or a
+        // segment without CURRENT is a store that lost it: ingest refuses the directory). A
+        // store seen after an earlier round stays.
         ASSERT_FALSE(created) << "the store seen after an earlier round is gone";
+        if (std::filesystem::exists(db)) {
+          for (const auto& e : std::filesystem::directory_iterator(db)) {
+            const std::string n = e.path().filename();
+            ASSERT_TRUE(n.find(".wal") == std::string::npos && n.find(".seg") == std::string::npos)
+                << n << " without CURRENT after an unfinished creation; the ingest said: "
+                << testing::ReadWholeFile(err);
+          }
+        }
         continue;
       }
       created = true;
@@ -191,13 +242,22 @@ TEST(PowerLossCli, KillDuringMappedIngest) {
     EXPECT_TRUE(Exported(db) == all) << "an uninterrupted ingest did not store its input";
   }
   EXPECT_GT(cut_mid_part, 0) << "no round's store kept part of the round's batches";
-  std::printf("power loss under the CLI: %d rounds cut mid-part; undid %llu directory entries and "
-              "cut %llu files by %llu bytes\n",
-              cut_mid_part, static_cast<unsigned long long>(undone.entries),
+  if (with_faults) {
+    EXPECT_GT(stopped_by_fault, 0) << "no ingest stopped on a failed sync";
+  }
+  std::printf("power loss under the CLI: %d rounds cut mid-part, %d stopped by a failed sync; "
+              "undid %llu directory entries and cut %llu files by %llu bytes\n",
+              cut_mid_part, stopped_by_fault, static_cast<unsigned long long>(undone.entries),
               static_cast<unsigned long long>(undone.files_cut),
               static_cast<unsigned long long>(undone.bytes_cut));
   EXPECT_GT(undone.files_cut, 0u) << "no power loss undid anything";
 }
+
+TEST(PowerLossCli, KillDuringMappedIngest) { Rounds(false); }
+// The same after syncs start failing: a failed sync made nothing durable, so the power loss
+// undoes what it was to cover; the ingest stops before writing a batch whose mappings' sync
+// failed, and a log that failed its sync takes no more batches.
+TEST(PowerLossCli, AfterFailingSyncsDuringMappedIngest) { Rounds(true); }
 
 }  // namespace
 }  // namespace strata

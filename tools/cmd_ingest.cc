@@ -30,6 +30,7 @@
 #include <memory>
 #include <string>
 
+#include "io/env.h"
 #include "tools/cli_commands.h"
 #include "tools/cli_common.h"
 #include "graphio/edge_reader.h"
@@ -700,10 +701,12 @@ Status Ingester::BeginCreation() {
   }
   for (const std::string& p : {IdDictionaryFilePath(a_.db), TempFilePath(IdDictionaryFilePath(a_.db)),
                                TempFilePath(IdModeFilePath(a_.db))}) {
-    if (::unlink(p.c_str()) != 0 && errno != ENOENT) {
-      return Status::IOError("remove " + p + ": " + std::strerror(errno));
+    if (PathExists(p)) {
+      Status s = io::RemoveFile(p);
+      if (!s.ok()) return s;
     }
   }
+  // IDMODE's write syncs the directory, which makes these removals durable before it.
   return WriteIdMode(a_.db, ids_);
 }
 
@@ -711,8 +714,12 @@ std::string Ingester::UndoCreation() {
   db_.reset();
   bool all = true;
   for (const auto& [name, size] : FilesWithSuffix(a_.db, "")) {
-    all = ::unlink((a_.db + "/" + name).c_str()) == 0 && all;
+    all = io::RemoveFile(a_.db + "/" + name).ok() && all;
   }
+  // Durable before the command says the store is gone: a power loss could otherwise bring back
+  // some of the files (a CURRENT without IDMODE: a dense store; a log without CURRENT: a
+  // store that lost its CURRENT).
+  all = io::SyncDirectory(a_.db).ok() && all;
   if (made_dir_) ::rmdir(a_.db.c_str());
   return all ? "; nothing was stored, so the new store was removed (a retry may use other flags)"
              : "; nothing was stored, but removing the new store failed: remove '" + a_.db +
