@@ -755,6 +755,40 @@ TEST(Format, StoreWrittenBeforeLogsWereListedListsThemAtItsFirstOpen) {
 // them before they were kept records them at its first writable open (not a read-only one).
 // Once recorded, one gone is Corruption naming it, read-only and under repair too (going on
 // would read a mapped store as dense); nothing is changed, and the file back, the store opens.
+// A kept file another writer made (the CLI's IDDICT) is recorded only once a sync of the store's
+// directory succeeds: its creator's own directory sync may have failed, and a record of a file
+// whose entry a power loss could still undo would make the store refuse to open. Unrecorded at
+// a close whose directory sync failed, it is recorded by the next open.
+TEST(KeptIdFiles, FoundFileRecordedOnlyAfterADirectorySync) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/db";
+  std::unique_ptr<io::Env> env;
+  ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
+  auto kept = [&] {
+    StoreState st;
+    RecordLogTail tail;
+    std::string mpath;
+    EXPECT_TRUE(Manifest::ReadOnly(env.get(), path, &st, &tail, &mpath).ok());
+    return st.kept_files;
+  };
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(Opts(), path, &db).ok());
+    WriteAll(path + "/IDDICT", "the CLI's dictionary (the engine does not read it)");
+    // Nothing to flush: the close's only directory sync is the one before the record.
+    io::SetSyncFailureForTesting(0, INT64_MAX, EIO, /*directories_only=*/true);
+    db->Close();
+    io::SetSyncFailureForTesting(-1);
+  }
+  EXPECT_EQ(kept() & kKeptIdDictionary, 0u) << "recorded though its directory sync failed";
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(Opts(), path, &db).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  EXPECT_NE(kept() & kKeptIdDictionary, 0u) << "not recorded by the next open";
+}
+
 TEST(KeptIdFiles, RecordedOnceHereThenAMissingOneIsRefusedEvenByRepair) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
