@@ -750,11 +750,17 @@ TEST(Format, StoreWrittenBeforeLogsWereListedListsThemAtItsFirstOpen) {
   for (VertexId k = 0; k < 20; ++k) EXPECT_TRUE(HasBatch(*snap, k)) << k;
 }
 
-// The CLI's ID files are kept files without stamps: an IDMODE there at creation is recorded by
-// the creating open, an IDDICT written while the store is open by its close; a store that had
-// them before they were kept records them at its first writable open (not a read-only one).
-// Once recorded, one gone is Corruption naming it, read-only and under repair too (going on
-// would read a mapped store as dense); nothing is changed, and the file back, the store opens.
+// The kept-file bits the store's manifest records.
+uint32_t KeptFilesOf(const std::string& path) {
+  std::unique_ptr<io::Env> env;
+  EXPECT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
+  StoreState st;
+  RecordLogTail tail;
+  std::string mpath;
+  EXPECT_TRUE(Manifest::ReadOnly(env.get(), path, &st, &tail, &mpath).ok());
+  return st.kept_files;
+}
+
 // A kept file another writer made (the CLI's IDDICT) is recorded only once a sync of the store's
 // directory succeeds: its creator's own directory sync may have failed, and a record of a file
 // whose entry a power loss could still undo would make the store refuse to open. Unrecorded at
@@ -762,15 +768,6 @@ TEST(Format, StoreWrittenBeforeLogsWereListedListsThemAtItsFirstOpen) {
 TEST(KeptIdFiles, FoundFileRecordedOnlyAfterADirectorySync) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
-  std::unique_ptr<io::Env> env;
-  ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
-  auto kept = [&] {
-    StoreState st;
-    RecordLogTail tail;
-    std::string mpath;
-    EXPECT_TRUE(Manifest::ReadOnly(env.get(), path, &st, &tail, &mpath).ok());
-    return st.kept_files;
-  };
   {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(Opts(), path, &db).ok());
@@ -780,15 +777,21 @@ TEST(KeptIdFiles, FoundFileRecordedOnlyAfterADirectorySync) {
     db->Close();
     io::SetSyncFailureForTesting(-1);
   }
-  EXPECT_EQ(kept() & kKeptIdDictionary, 0u) << "recorded though its directory sync failed";
+  EXPECT_EQ(KeptFilesOf(path) & kKeptIdDictionary, 0u)
+      << "recorded though its directory sync failed";
   {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(Opts(), path, &db).ok());
     ASSERT_TRUE(db->Close().ok());
   }
-  EXPECT_NE(kept() & kKeptIdDictionary, 0u) << "not recorded by the next open";
+  EXPECT_NE(KeptFilesOf(path) & kKeptIdDictionary, 0u) << "not recorded by the next open";
 }
 
+// The CLI's ID files are kept files without stamps: an IDMODE there at creation is recorded by
+// the creating open, an IDDICT written while the store is open by its close; a store that had
+// them before they were kept records them at its first writable open (not a read-only one).
+// Once recorded, one gone is Corruption naming it, read-only and under repair too (going on
+// would read a mapped store as dense); nothing is changed, and the file back, the store opens.
 TEST(KeptIdFiles, RecordedOnceHereThenAMissingOneIsRefusedEvenByRepair) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/db";
@@ -796,13 +799,7 @@ TEST(KeptIdFiles, RecordedOnceHereThenAMissingOneIsRefusedEvenByRepair) {
   WriteAll(path + "/IDMODE", "ids=map\n");
   std::unique_ptr<io::Env> env;
   ASSERT_TRUE(io::Env::Open(IoBackend::kPosix, &env).ok());
-  auto kept = [&] {
-    StoreState st;
-    RecordLogTail tail;
-    std::string mpath;
-    EXPECT_TRUE(Manifest::ReadOnly(env.get(), path, &st, &tail, &mpath).ok());
-    return st.kept_files;
-  };
+  auto kept = [&] { return KeptFilesOf(path); };
   {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(Opts(), path, &db).ok());
