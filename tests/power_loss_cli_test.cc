@@ -44,7 +44,7 @@ using testing::CliResult;
 using testing::DescribeRun;
 using testing::RunStrata;
 
-constexpr int kRounds = 10;
+constexpr int kRounds = 12;
 constexpr int kEdgesPerPart = 2400;
 constexpr int kBatch = 20;
 
@@ -71,9 +71,11 @@ std::string Text(const std::vector<Edge>& edges) {
   return s;
 }
 
-std::vector<std::string> IngestArgs(const std::string& db, const std::string& input) {
+std::vector<std::string> IngestArgs(const std::string& db, const std::string& input,
+                                    const std::string& wal = "sync") {
   return {"ingest", "--db", db, "--input", input, "--ids", "map", "--batch",
-          std::to_string(kBatch), "--wal", "sync", "--memgraph-bytes", "64K",
+          std::to_string(kBatch), "--wal", wal, "--memgraph-bytes",
+          wal == "off" ? "8K" : "64K",  // without a log, flushes within a part
           "--memory-budget", "1M", "-q"};
 }
 
@@ -109,12 +111,12 @@ std::set<Edge> Exported(const std::string& db) {
 }
 
 // Seconds one part takes to ingest, uninterrupted, into a fresh store: the kills' range.
-double PartSeconds(const std::string& dir) {
+double PartSeconds(const std::string& dir, const std::string& wal) {
   const std::string db = dir + "/timing", input = dir + "/timing.el";
   testing::WriteWholeFile(input, Text(Part(0, 0)));
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = fork();
-  if (pid == 0) IngestInChild(IngestArgs(db, input), "");
+  if (pid == 0) IngestInChild(IngestArgs(db, input, wal), "");
   int st = 0;
   waitpid(pid, &st, 0);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
@@ -124,9 +126,11 @@ double PartSeconds(const std::string& dir) {
 // with_faults: in each round syncs start failing after a random number of good ones (one sync
 // or every one; of files and directories, or of directories only), so the ingest may stop on a
 // failed sync of the log or of IDDICT (exit 1, naming the failure) before the kill.
-void Rounds(bool with_faults) {
+// wal: the ingest's --wal (without a log a store keeps what its flushes made durable: still
+// whole batches from the start of each round's part).
+void Rounds(bool with_faults, const std::string& wal = "sync") {
   testing::TempDir scratch;
-  const double part_seconds = PartSeconds(scratch.path());
+  const double part_seconds = PartSeconds(scratch.path(), wal);
   int cut_mid_part = 0;  // rounds whose store kept some but not all of the round's batches
   int stopped_by_fault = 0;  // with_faults: rounds whose ingest stopped on a failed sync
   io::PowerLossUndone undone;
@@ -155,7 +159,7 @@ void Rounds(bool with_faults) {
       const std::string err = dir.path() + "/err";
       const pid_t pid = fork();
       ASSERT_GE(pid, 0);
-      if (pid == 0) IngestInChild(IngestArgs(db, input), journal, faults, err);
+      if (pid == 0) IngestInChild(IngestArgs(db, input, wal), journal, faults, err);
       const double wait = delay(rng);
       std::this_thread::sleep_for(std::chrono::duration<double>(wait));
       kill(pid, SIGKILL);
@@ -235,7 +239,7 @@ void Rounds(bool with_faults) {
       all.insert(part.begin(), part.end());
       const std::string input = dir.path() + "/part.el";
       testing::WriteWholeFile(input, Text(part));
-      const std::vector<std::string> args = IngestArgs(db, input);
+      const std::vector<std::string> args = IngestArgs(db, input, wal);
       CliResult r = RunStrata(args, "");
       ASSERT_TRUE(r.exited && r.code == 0) << DescribeRun(args, r);
     }
@@ -258,6 +262,8 @@ TEST(PowerLossCli, KillDuringMappedIngest) { Rounds(false); }
 // undoes what it was to cover; the ingest stops before writing a batch whose mappings' sync
 // failed, and a log that failed its sync takes no more batches.
 TEST(PowerLossCli, AfterFailingSyncsDuringMappedIngest) { Rounds(true); }
+TEST(PowerLossCli, KillDuringMappedIngestGroupWal) { Rounds(false, "group"); }
+TEST(PowerLossCli, KillDuringMappedIngestNoWal) { Rounds(false, "off"); }
 
 }  // namespace
 }  // namespace strata
