@@ -678,7 +678,12 @@ int Ingester::Load() {
 int Ingester::Finish(Status s, const std::string& where) {
   Status c = db_->Close();
   std::string msg = where.empty() ? Describe(s) : where + ": " + Describe(s);
-  if (input_kind_ == InputKind::kEdges || committed_ > 0) {
+  if (wal_ == WalMode::kOff && !c.ok() && committed_ > 0) {
+    // Without a log, what the failed close could not flush is gone: only a prefix is stored.
+    msg += "; stopped: of the " + std::to_string(committed_) +
+           " records before it, only those flushed before the failure are stored (no log: "
+           "--wal off)";
+  } else if (input_kind_ == InputKind::kEdges || committed_ > 0) {
     msg += committed_ == 1 ? "; stopped: the record before it is stored"
                            : "; stopped: the " + std::to_string(committed_) +
                                  " records before it are stored";
