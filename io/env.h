@@ -70,8 +70,8 @@ void SetSyncFailureForTesting(int64_t syncs, int64_t failures = INT64_MAX, int e
 // rename and removal that no sync of its directory followed (newest first), then every
 // created file's bytes past its last good sync. What the engine does outside Env and the
 // functions below is not recorded and so counts as durable (LOCK; a file or directory removed
-// that way stays removed). The simulation adds what it
-// undid to *undone, and removes the journal and its links.
+// that way stays removed). The simulation adds what it undid to *undone, and removes the
+// journal and its links.
 Status StartPowerLossJournalForTesting(const std::string& journal);
 void StopPowerLossJournalForTesting();
 struct PowerLossUndone {
