@@ -319,6 +319,7 @@ class DBImpl final : public DB {
   std::atomic<uint64_t> kept_stamps_[2] = {};   // the manifest's kept_stamps, once recorded
   // Logs whose torn tail (a crashed append) this open read past, by path: where their whole
   // records end. Set by RecoverLogs, read by Verify, which does not count that tail again.
+  // A read-only open's manifest too (a writable open rewrites the manifest without it).
   std::map<std::string, uint64_t> torn_at_open_;
   // Set by RecoverLogs: the newest view change in the logs after the last flush (a VIEWS
   // record; empty when none) and its timestamp.

@@ -318,6 +318,8 @@ Status DBImpl::OpenDisk() {
                              "the last record is damaged, not torn: all of it was written (no "
                              "zero-filled sector) and its checksum fails");
       }
+      // A crashed (or short, on a full disk) edit never acknowledged: Verify does not count it.
+      if (s.ok() && tail.cut_bytes != 0) torn_at_open_[mpath] = tail.valid_bytes;
     } else {
       s = Manifest::Recover(env_.get(), path_, &st, &tail, &manifest_);
     }

@@ -26,7 +26,14 @@ Status DBImpl::Verify(std::string* report) {
   std::shared_ptr<const Version> v = current();
   install.unlock();
   note(s);
-  if (s.ok() && tail.cut_bytes != 0) problems.push_back("manifest has a torn tail: " + tail.reason);
+  // A torn tail a read-only open found (and left for the next writable open to cut) is the
+  // crash's or the full disk's, not damage; one that appeared since is counted.
+  const auto torn = torn_at_open_.find(mpath);
+  const bool known = !tail.whole_damaged && torn != torn_at_open_.end() &&
+                     torn->second == tail.valid_bytes;
+  if (s.ok() && tail.cut_bytes != 0 && !known) {
+    problems.push_back("manifest has a torn tail: " + tail.reason);
+  }
   // VIEWS and SUBSCRIPTIONS as they are on disk (each replaced by rename, so read whole),
   // against what the manifest records of them (nothing, when it could not be read).
   for (std::string& p : KeptFileProblems(env_.get(), path_, st)) problems.push_back(std::move(p));
