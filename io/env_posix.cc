@@ -181,6 +181,15 @@ bool SyncFails(bool dir) {
     }
   }
 }
+// SetSyncFailureForTesting's failure of a file's sync, when this one is to fail: the bytes
+// after the last good sync (`synced`) are gone, as a crash after a real failure may find (the
+// kernel may drop the pages it could not write), and *s says the sync failed.
+bool FailSyncForTesting(int fd, const std::string& path, uint64_t synced, Status* s) {
+  if (!SyncFails(/*dir=*/false)) return false;
+  if (fd >= 0) (void)::ftruncate(fd, static_cast<off_t>(synced));
+  *s = IOErrorAt(path, synced, "fdatasync failed: " + ErrnoText(sync_error.load()));
+  return true;
+}
 }  // namespace
 
 Status BufferedWritableFile::WriteThrough(const char* data, size_t n) {
@@ -242,14 +251,7 @@ Status BufferedWritableFile::Flush() {
 Status BufferedWritableFile::Sync() {
   Status s = Flush();
   if (!s.ok()) return s;
-  if (SyncFails(/*dir=*/false)) {
-    // The injected failure: the bytes since the last good sync are gone, as a crash after a
-    // real one may find (SetSyncFailureForTesting).
-    if (fd_ >= 0) (void)::ftruncate(fd_, static_cast<off_t>(synced_));
-    s = IOErrorAt(path_, synced_, "fdatasync failed: " + ErrnoText(sync_error.load()));
-  } else {
-    s = SyncRaw();
-  }
+  if (!FailSyncForTesting(fd_, path_, synced_, &s)) s = SyncRaw();
   if (!s.ok()) {
     error_ = s;  // after a failed fsync the page cache state is unknown: stay failed
     return s;
@@ -421,11 +423,9 @@ Status WriteFileAt(int fd, const std::string& path, uint64_t offset, const char*
 }
 
 Status SyncFile(int fd, const std::string& path, uint64_t synced, uint64_t size) {
-  if (detail::SyncFails(/*dir=*/false)) {
-    (void)::ftruncate(fd, static_cast<off_t>(synced));
-    return IOErrorAt(path, synced, "fdatasync failed: " + ErrnoText(detail::sync_error.load()));
-  }
-  Status s = detail::PosixDataSync(fd, path);
+  Status s;
+  if (detail::FailSyncForTesting(fd, path, synced, &s)) return s;
+  s = detail::PosixDataSync(fd, path);
   if (s.ok() && detail::PowerLossJournalOn()) detail::JournalSync(path, size);
   return s;
 }
