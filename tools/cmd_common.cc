@@ -281,19 +281,13 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
     dopt.cut_torn_tail = false;
     s = graphio::IdDictionary::Open(IdDictionaryFilePath(dir), dopt, &st->dict_,
                                   &st->dict_info_);
-    if (s.IsNotFound()) {
-      // An ingest creates IDDICT just after the store: one stopped in between leaves a store
-      // without vertices and without a dictionary, which has nothing to map (the next ingest
-      // creates the file). With vertices, their external IDs are gone.
-      std::unique_ptr<Snapshot> snap = st->db_->GetSnapshot();
-      if (snap->VertexIdBound() != 0 || !snap->status().ok()) {
-        return Status::Corruption("store '" + dir +
-                                  "' maps its vertex IDs (IDMODE says ids=map) and holds "
-                                  "vertices, but has no IDDICT");
-      }
+    // An ingest creates IDDICT just after the store: one stopped in between leaves a store
+    // without a dictionary and without vertices, which has nothing to map (the next ingest
+    // creates the file). So a missing one is an empty one, held to the same check as any.
+    const bool missing = s.IsNotFound();
+    if (missing) {
       st->dict_ = std::make_unique<graphio::IdDictionary>();
-      *out = std::move(st);
-      return Status::OK();
+      s = Status::OK();
     }
     if (!s.ok()) return s;
     s = graphio::CheckDictionaryOwner(IdDictionaryFilePath(dir), st->info_.state.store_id,
@@ -301,6 +295,11 @@ Status Store::Open(const std::string& dir, const OpenOptions& o, std::unique_ptr
     if (!s.ok()) return s;
     std::unique_ptr<Snapshot> snap = st->db_->GetSnapshot();
     s = CheckDictionaryCovers(dir, *snap, *st->dict_);
+    if (!s.ok() && missing && s.IsCorruption()) {
+      return Status::Corruption("store '" + dir +
+                                "' maps its vertex IDs (IDMODE says ids=map) and holds "
+                                "vertices, but has no IDDICT");
+    }
     if (!s.ok()) {
       const std::string note = st->DictionaryNote();
       if (s.IsCorruption() && !note.empty()) return Status::Corruption(s.message() + "; " + note);

@@ -454,15 +454,10 @@ Status LoadDictionary(DbState* st) {
   std::unique_ptr<graphio::IdDictionary> dict;
   graphio::IdDictionaryLoadInfo info;
   Status s = graphio::IdDictionary::Open(IdDictionaryFilePath(st->path), dopt, &dict, &info);
-  if (s.IsNotFound()) {
-    // A store whose first ingest stopped before creating IDDICT has no vertices to map (the
-    // CLI's readers take it as an empty dictionary too); with vertices, their IDs are gone.
-    std::unique_ptr<Snapshot> snap = st->db->GetSnapshot();
-    if (snap->VertexIdBound() != 0 || !snap->status().ok()) {
-      return Status::Corruption("store '" + st->path +
-                                "' maps its vertex IDs (IDMODE says ids=map) and holds "
-                                "vertices, but has no IDDICT");
-    }
+  // A store whose first ingest stopped before creating IDDICT has no vertices to map (the
+  // CLI's readers take it so too): a missing dictionary is an empty one, checked below.
+  const bool missing = s.IsNotFound();
+  if (missing) {
     dict = std::make_unique<graphio::IdDictionary>();
     s = Status::OK();
   }
@@ -481,6 +476,11 @@ Status LoadDictionary(DbState* st) {
       return false;
     });
     if (!s.ok()) return s;
+  }
+  if (found && missing) {
+    return Status::Corruption("store '" + st->path +
+                              "' maps its vertex IDs (IDMODE says ids=map) and holds "
+                              "vertices, but has no IDDICT");
   }
   if (found) {
     return Status::Corruption(dict->path() + " maps " + std::to_string(dict->size()) +
