@@ -179,10 +179,6 @@ void Rounds(bool with_faults, const std::string& wal = "sync") {
       }
       // No journal: the child was killed before it started one, and so before doing anything.
       if (std::filesystem::exists(journal)) {
-        if (std::getenv("KEEP_JOURNAL") != nullptr) {
-          std::filesystem::copy_file(journal, "/tmp/journal.last",
-                                     std::filesystem::copy_options::overwrite_existing);
-        }
         const Status lost = io::SimulatePowerLossForTesting(journal, &undone);
         ASSERT_TRUE(lost.ok()) << lost.ToString();
       }
