@@ -147,147 +147,148 @@ void StreamInto(const UninitVector<T>& from, size_t count, UninitVector<T>* to) 
   if (i < n) std::memcpy(d + i, s + i, n - i);
 }
 
-// The 16-bit units of the gaps record of ids[0, n) (Block::gaps, "Gap lists"), or 0 when the
-// list stays in 3-byte IDs: shorter than kGapList, more than one escape in kGapEscapeRate
-// IDs, or no saving once its index entries are counted. IDs need not ascend (a difference
-// that is not in [1, 65535] is an escape), but a list that does not is rarely kept so.
-// Whether each of the four differences ids[k + i] - ids[k + i - 1] (ids[-1] read as 0 when
-// k == 0: `prev4` holds it) is an escape, as a 4-bit mask (bit i: difference i).
+// The k in [1, n) where ids[k]'s bits above the low 16 differ from ids[k - 1]'s, in order:
+// fn(k) for each. Sixteen IDs at a time are compared with the current run's high part, so a
+// group inside one run costs one branch (a long list's runs are few and long: at most 16 in an
+// ascending list at 2^20 vertices; four IDs compared pairwise per branch were a quarter of
+// Keep24's samples: docs/benchmarks.md, "Issue 28: the runs' encoding in one pass").
+template <typename Fn>
+void ForEachHighChange(const uint32_t* ids, size_t n, Fn&& fn) {
+  size_t k = 1;
 #if defined(__SSE2__)
-inline int EscapeMask4(__m128i cur, __m128i prev4) {
-  const __m128i d = _mm_sub_epi32(_mm_sub_epi32(cur, prev4), _mm_set1_epi32(1));
-  // An escape iff d - 1 >= 65535 (mod 2^32), i.e. its high half is not 0 or it is 0xFFFF.
-  const __m128i hi_zero = _mm_cmpeq_epi32(_mm_srli_epi32(d, 16), _mm_setzero_si128());
-  const __m128i all_ones = _mm_cmpeq_epi32(d, _mm_set1_epi32(0xFFFF));
-  return ~_mm_movemask_ps(_mm_castsi128_ps(_mm_andnot_si128(all_ones, hi_zero))) & 0xF;
-}
-#endif
-
-size_t GapUnits(const uint32_t* ids, size_t n) {
-  if (n < ListCache::kGapList) return 0;
-  size_t escapes = 0;
-  size_t k = 0;
-  uint32_t prev = 0;  // ids[k - 1], 0 before the first
-#if defined(__SSE2__)
-  // Four differences at a time: the previous IDs are the current four shifted by one.
-  for (; k + 4 <= n; k += 4) {
-    const __m128i cur = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k));
-    const __m128i prev4 = _mm_or_si128(_mm_slli_si128(cur, 4), _mm_cvtsi32_si128(static_cast<int>(prev)));
-    escapes += static_cast<size_t>(__builtin_popcount(EscapeMask4(cur, prev4)));
-    prev = ids[k + 3];
-  }
-#endif
-  for (; k < n; ++k) {  // a difference d is an escape iff d - 1 >= 65535 (mod 2^32)
-    escapes += ids[k] - prev - 1u >= 0xFFFFu;
-    prev = ids[k];
-  }
-  if (escapes * ListCache::kGapEscapeRate > n) return 0;
-  const size_t units = n + 2 * escapes;
-  // Its index entries (long_j, long_off) count against the saving too.
-  if (2 * units + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n) return units;
-  return 0;
-}
-
-// Writes the difference d to the next ID at `out` (one unit, or an escape's three); returns
-// where the next goes.
-inline uint16_t* PutGap(uint32_t d, uint16_t* out) {
-  if (d - 1u < 0xFFFFu) {
-    *out = static_cast<uint16_t>(d);
-    return out + 1;
-  }
-  out[0] = 0;
-  out[1] = static_cast<uint16_t>(d);
-  out[2] = static_cast<uint16_t>(d >> 16);
-  return out + 3;
-}
-
-// Writes the gaps record of ids[0, n) at `out` (GapUnits(ids, n) units).
-void WriteGapRecord(const uint32_t* ids, size_t n, uint16_t* out) {
-  uint32_t prev = 0;
-  size_t k = 0;
-#if defined(__SSE2__)
-  // Eight IDs at a time when none of their differences is an escape: the differences, each
-  // in [1, 65535], packed to 16 bits (biased into int16's range for the signed saturating
-  // pack); a group with an escape goes one ID at a time below.
-  const __m128i bias32 = _mm_set1_epi32(0x8000);
-  const __m128i bias16 = _mm_set1_epi16(static_cast<int16_t>(0x8000));
-  while (k + 8 <= n) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k + 4));
-    const __m128i pa = _mm_or_si128(_mm_slli_si128(a, 4), _mm_cvtsi32_si128(static_cast<int>(prev)));
-    const __m128i pb = _mm_or_si128(_mm_slli_si128(b, 4), _mm_srli_si128(a, 12));
-    if ((EscapeMask4(a, pa) | EscapeMask4(b, pb)) != 0) {
-      for (const size_t end = k + 8; k < end; ++k) {
-        out = PutGap(ids[k] - prev, out);
-        prev = ids[k];
+  if (n != 0) {
+    uint32_t cur = ids[0] >> 16;  // the high part of ids[k - 1]
+    while (k + 16 <= n) {
+      const __m128i h = _mm_set1_epi32(static_cast<int>(cur));
+      auto same = [&](size_t at) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + at));
+        return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_srli_epi32(x, 16), h)));
+      };
+      const int m = same(k) | same(k + 4) << 4 | same(k + 8) << 8 | same(k + 12) << 12;
+      if (m == 0xFFFF) {
+        k += 16;
+        continue;
       }
-      continue;
+      k += static_cast<size_t>(__builtin_ctz(~m & 0xFFFF));  // the first of another part
+      fn(k);
+      cur = ids[k] >> 16;
+      ++k;
     }
-    const __m128i p = _mm_packs_epi32(_mm_sub_epi32(_mm_sub_epi32(a, pa), bias32),
-                                      _mm_sub_epi32(_mm_sub_epi32(b, pb), bias32));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_xor_si128(p, bias16));
-    out += 8;
-    prev = ids[k + 7];
-    k += 8;
   }
 #endif
   for (; k < n; ++k) {
-    out = PutGap(ids[k] - prev, out);
-    prev = ids[k];
+    if ((ids[k] >> 16) != (ids[k - 1] >> 16)) fn(k);
   }
+}
+
+// The runs of ids[0, n) as the k where each run after the first starts (ForEachHighChange),
+// appended to *cuts; returns the bytes of its runs record (Block::runs), or 0 when the list
+// stays in 3-byte IDs (then *cuts is as it was): shorter than kRunList, too long for a run's
+// 24-bit count, or no saving once its index entries are counted. (Runs keep the list's order
+// whatever it is: IDs need not ascend.)
+// Bytes of the runs record of an n-ID list in `runs` runs (Block::runs: the count, a header
+// per run, a 16-bit low part per ID), and its inverse.
+constexpr size_t RunsRecordBytes(size_t n, size_t runs) { return 4 + 4 * runs + 2 * n; }
+constexpr size_t RunsOfRecord(size_t n, size_t bytes) { return (bytes - 4 - 2 * n) / 4; }
+
+size_t RunCuts(const uint32_t* ids, size_t n, std::vector<uint32_t>* cuts) {
+  if (n < ListCache::kRunList || n >= (size_t{1} << 24)) return 0;
+  const size_t before = cuts->size();
+  ForEachHighChange(ids, n, [&](size_t k) { cuts->push_back(static_cast<uint32_t>(k)); });
+  const size_t runs = cuts->size() - before + 1;
+  const size_t bytes = RunsRecordBytes(n, runs);
+  // Its index entries (long_j, long_off) count against the saving too.
+  if (bytes + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n) return bytes;
+  cuts->resize(before);
+  return 0;
+}
+
+// Writes the runs record of ids[0, n), whose runs start after the first at cuts[0, ncuts)
+// (RunCuts), at `out`.
+void WriteRunsRecord(const uint32_t* ids, size_t n, const uint32_t* cuts, size_t ncuts,
+                     uint8_t* out) {
+  const uint32_t runs = static_cast<uint32_t>(ncuts + 1);
+  std::memcpy(out, &runs, 4);
+  uint8_t* const headers = out + 4;
+  for (size_t r = 0; r < runs; ++r) {
+    const size_t start = r == 0 ? 0 : cuts[r - 1], end = r < ncuts ? cuts[r] : n;
+    const uint32_t h = (ids[start] >> 16) << 24 | static_cast<uint32_t>(end - start);
+    std::memcpy(headers + 4 * r, &h, 4);
+  }
+  auto* low = reinterpret_cast<uint16_t*>(headers + 4 * size_t{runs});  // 2-aligned: Block::runs
+  size_t i = 0;
+#if defined(__SSE2__)
+  // Low halves, eight at a time: biased into int16's range for the signed saturating pack.
+  const __m128i mask = _mm_set1_epi32(0xFFFF), bias32 = _mm_set1_epi32(0x8000);
+  const __m128i bias16 = _mm_set1_epi16(static_cast<int16_t>(0x8000));
+  for (; i + 8 <= n; i += 8) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + i + 4));
+    const __m128i p = _mm_packs_epi32(_mm_sub_epi32(_mm_and_si128(a, mask), bias32),
+                                      _mm_sub_epi32(_mm_and_si128(b, mask), bias32));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(low + i), _mm_xor_si128(p, bias16));
+  }
+#endif
+  for (; i < n; ++i) low[i] = static_cast<uint16_t>(ids[i]);
 }
 }  // namespace
 
 void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists) {
-  // Long lists first: which, and their records' sizes.
-  uint64_t long_entries = 0, gap_units = 0;
+  // Long lists first: which, their records' bytes, and where their runs start (one pass over
+  // each list; WriteRunsRecord reuses the starts).
+  thread_local std::vector<uint32_t> cuts;  // the long lists' run starts, list after list
+  cuts.clear();
+  uint64_t long_entries = 0, run_bytes = 0;
   size_t longs = 0;
   auto end_of = [&](size_t j) -> size_t { return j + 1 < lists ? b.off[j + 1] : count; };
-  uint32_t record[kLayoutBlock];  // each list's record units, 0: kept in 3-byte IDs
+  uint32_t record[kLayoutBlock];  // each list's record bytes, 0: kept in 3-byte IDs
   assert(lists <= kLayoutBlock);
   for (size_t j = 0; j < lists; ++j) {
     const size_t e0 = b.off[j], e1 = end_of(j);
-    const size_t units = GapUnits(ids + e0, e1 - e0);
-    record[j] = static_cast<uint32_t>(units);  // < 2^32: a block holds under 2^32 entries
-    if (units == 0) continue;
+    const size_t r = RunCuts(ids + e0, e1 - e0, &cuts);
+    record[j] = static_cast<uint32_t>(r);  // < 2^27: RunCuts takes lists under 2^24 IDs
+    if (r == 0) continue;
     ++longs;
     long_entries += e1 - e0;
-    gap_units += units;
+    run_bytes += r;
   }
   b.coded_count = static_cast<uint32_t>(count);
   b.form = Block::kId24;
-  if (longs == 0 || gap_units > UINT32_MAX) {
+  if (longs == 0 || run_bytes > UINT32_MAX) {
     Into24(ids, count, &b.bytes);
     return;
   }
   b.long_j.resize(longs);
   b.long_off.resize(longs);
-  b.gaps.resize(static_cast<size_t>(gap_units));
+  b.runs.resize(static_cast<size_t>(run_bytes));
   // The other lists go into the 3-byte array from where they are: each stretch of them
   // between two long lists at once (moving them together first, a memmove, took 14-15% of
   // the encoding's samples).
   Size24(count - long_entries, &b.bytes);
-  size_t n_short = 0, k = 0, at = 0;
-  size_t stretch = 0;  // where the short lists not yet written begin
+  size_t n_short = 0, k = 0, at = 0, c = 0;  // c: the next list's first entry in `cuts`
+  size_t stretch = 0;                          // where the short lists not yet written begin
   auto put_stretch = [&](size_t end) {
     Put24(ids + stretch, end - stretch, b.bytes.data(), n_short);
     n_short += end - stretch;
   };
   for (size_t j = 0; j < lists; ++j) {
     const size_t e0 = b.off[j], e1 = end_of(j);
-    const size_t units = record[j];
-    if (units == 0) continue;
+    const size_t r = record[j];
+    if (r == 0) continue;
     put_stretch(e0);
     stretch = e1;
     b.long_j[k] = static_cast<uint16_t>(j);
     b.long_off[k] = static_cast<uint32_t>(at);
-    WriteGapRecord(ids + e0, e1 - e0, b.gaps.data() + at);
-    at += units;
+    // All the list's runs but the first start in `cuts`.
+    const size_t ncuts = RunsOfRecord(e1 - e0, r) - 1;
+    WriteRunsRecord(ids + e0, e1 - e0, cuts.data() + c, ncuts, b.runs.data() + at);
+    c += ncuts;
+    at += r;
     ++k;
   }
   put_stretch(count);
   FenceStreamed();
-  assert(n_short == count - long_entries && at == gap_units);
+  assert(n_short == count - long_entries && at == run_bytes && c == cuts.size());
 }
 
 ListCache::Stage* ListCache::ClaimStage() {
@@ -454,7 +455,7 @@ size_t ListCache::Entries(const Block& b) const {
 
 size_t ListCache::Held(const Block& b) const {
   return b.ids32.capacity() * 4 + b.ids64.capacity() * 8 + b.w.capacity() * 8 +
-         b.skip.capacity() * 8 + b.bytes.capacity() + b.gaps.capacity() * sizeof(uint16_t) +
+         b.skip.capacity() * 8 + b.bytes.capacity() + b.runs.capacity() +
          b.long_j.capacity() * sizeof(uint16_t) + b.long_off.capacity() * sizeof(uint32_t);
 }
 

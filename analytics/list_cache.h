@@ -34,19 +34,16 @@
 // checked against the budget at 4 bytes an entry (its stage holds them so), so near the
 // budget's edge a block may be streamed whose 3-byte lists would have fitted.
 //
-// Gap lists. In a 3-byte block, a list of at least kGapList IDs is kept instead as a record
-// of 16-bit gaps when that is smaller and at most one gap in kGapEscapeRate needs an escape:
-// each ID is the one before it (0 before the first) plus a gap in [1, 65535], and any other
-// difference (mod 2^32: 0, past 65535, or a step down) is an escape, a 0 followed by the
-// difference's low and high halves (Block::gaps; 2 bytes an ID, 4 more per escape). Pass<true>
-// hands fn such a list whole as an Id16Gaps (fn reads it with ForEachId, or with its
-// reader()), Pass the list widened to 32 bits; PassInterleaved reads blocks with gap lists as
-// Pass does; Chunks widens them. off[] still counts every list's entries (lengths for
-// HasLengths), the 3-byte array holding only the other lists. Gaps replaced runs of IDs
-// sharing their high 16 bits (a 4-byte header a run), whose headers at 2^22 vertices (64
-// high parts) took ~250 bytes of a 256-entry list (docs/benchmarks.md, "Issue 28: long lists
-// as 16-bit gaps").
-
+// Runs. In a 3-byte block, a list of at least kRunList IDs is kept instead as runs
+// of IDs sharing their high bits (above the low 16): per run a 4-byte header (high bits,
+// count), then the list's low halves, 2 bytes an ID (Block::runs; 16 runs at most on a
+// 2^20-vertex graph). Pass<true> hands fn such a list whole as an Id16Runs (fn reads it with
+// ForEachId or ForEachPiece), Pass the list widened to 32 bits; PassInterleaved reads blocks with runs as Pass
+// does; Chunks widens them. off[] still counts every list's entries (lengths for HasLengths), the 3-byte
+// array holding only the other lists. On the scale-20 Kronecker graph lists of 256 entries
+// or more hold ~64% of the entries (docs/benchmarks.md, "Issue 28: long lists as 16-bit
+// runs").
+//
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
 // Collect) keeps the shortest lists — every list up to a degree cutoff chosen so that they fit
@@ -97,74 +94,53 @@ struct Id24 {
 };
 static_assert(sizeof(Id24) == 3 && alignof(Id24) == 1);
 
-// A long list of a 3-byte block as its record of gaps (ListCache, "Gap lists"), read in list
-// order: reader() gives a callable whose calls return the list's IDs one after another, and
-// ForEach4 the IDs in groups of four. Each ID is one add away from the last (an escape, at most
-// one gap in kGapEscapeRate, is a branch taken), so a gather's address waits on an add, as an
-// Id24's on a load and a mask.
-struct Id16Gaps {
-  const uint16_t* rec;  // the list's record (ListCache::Block::gaps)
-  struct Reader {
-    const uint16_t* p;
-    uint32_t id;
-    uint32_t operator()() {
-      uint32_t g = *p++;
-      if (__builtin_expect(g == 0, 0)) {  // an escape: the difference's halves follow
-        g = uint32_t{p[0]} | uint32_t{p[1]} << 16;
-        p += 2;
-      }
-      id += g;
-      return id;
-    }
-  };
-  Reader reader() const { return Reader{rec, 0}; }
+// A run of a long list in a 3-byte block (ListCache, "Runs"): IDs that share their bits above
+// the low 16, kept as their low halves; read as `hi | lo[i]` (one load and an OR, as deep as
+// an Id24's load and mask).
+struct Id16Run {
+  const uint16_t* lo;
+  uint32_t hi;  // the shared high bits, in place
+  uint32_t operator[](size_t i) const { return hi | lo[i]; }
+};
 
-  // The list's n IDs in order: f4(a, b, c, d) for each group of four of the first
-  // 4 * floor(n / 4), then f1(id) for each of the rest (LaneSum::AddGroups' lanes). Eight IDs
-  // at a time when their units hold no escape (one check for the eight, each ID an add from
-  // the last: fewer instructions an ID, so more gathers in flight), else four by reader().
-  template <typename F4, typename F1>
-  void ForEach4(size_t n, F4&& f4, F1&& f1) const {
-    Reader r = reader();
-    const size_t q = n / 4 * 4;
-    size_t i = 0;
-    while (i < q) {
-#if defined(__SSE2__)
-      // At least eight IDs left, so at least eight units: the load stays in the record.
-      if (i + 8 <= q) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.p));
-        if (_mm_movemask_epi8(_mm_cmpeq_epi16(v, _mm_setzero_si128())) == 0) {
-          const uint16_t* const p = r.p;
-          const uint32_t a0 = r.id + p[0], a1 = a0 + p[1], a2 = a1 + p[2], a3 = a2 + p[3];
-          f4(a0, a1, a2, a3);
-          const uint32_t a4 = a3 + p[4], a5 = a4 + p[5], a6 = a5 + p[6], a7 = a6 + p[7];
-          f4(a4, a5, a6, a7);
-          r.id = a7;
-          r.p = p + 8;
-          i += 8;
-          continue;
-        }
-      }
-#endif
-      const uint32_t a0 = r(), a1 = r(), a2 = r(), a3 = r();
-      f4(a0, a1, a2, a3);
-      i += 4;
+// A whole long list of a 3-byte block as its runs, for a kernel that loops over them itself
+// (Pass<true>): f(Id16Run, n) per run, in list order. One call per list instead of one per
+// run keeps the kernel's per-list state (PageRank's running sum) in registers across runs.
+struct Id16Runs {
+  const uint8_t* rec;  // the list's record (ListCache::Block::runs)
+  template <typename F>
+  void ForEach(F&& f) const {
+    uint32_t runs;
+    std::memcpy(&runs, rec, 4);
+    const uint8_t* const headers = rec + 4;
+    const uint16_t* lo = reinterpret_cast<const uint16_t*>(headers + 4 * size_t{runs});
+    for (uint32_t r = 0; r < runs; ++r) {
+      uint32_t h;
+      std::memcpy(&h, headers + 4 * size_t{r}, 4);
+      const size_t n = h & 0xFFFFFFu;
+      f(Id16Run{lo, (h >> 24) << 16}, n);
+      lo += n;
     }
-    for (; i < n; ++i) f1(r());
   }
 };
 
-// f(id) for each ID of a list that ListCache::Pass<true> gave as `src` (n IDs): a pointer's
-// n IDs, or an Id16Gaps' in list order; one loop either way (a kernel's state stays in
-// registers).
+// f(ids, m) for each piece of a list that ListCache::Pass<true> gave as `src` (n IDs): a
+// pointer's n IDs in one piece, or an Id16Runs' runs one by one; ids[i] reads an ID either way.
+template <typename Src, typename F>
+inline void ForEachPiece(const Src& src, size_t n, F&& f) {
+  if constexpr (std::is_same_v<Src, Id16Runs>) {
+    src.ForEach(f);
+  } else {
+    f(src, n);
+  }
+}
+
+// f(id) for each ID of such a list, a loop per piece (so a kernel's state stays in registers).
 template <typename Src, typename F>
 inline void ForEachId(const Src& src, size_t n, F&& f) {
-  if constexpr (std::is_same_v<Src, Id16Gaps>) {
-    auto next = src.reader();
-    for (size_t i = 0; i < n; ++i) f(next());
-  } else {
-    for (size_t i = 0; i < n; ++i) f(src[i]);
-  }
+  ForEachPiece(src, n, [&](const auto& ids, size_t m) {
+    for (size_t i = 0; i < m; ++i) f(ids[i]);
+  });
 }
 
 // A kernel's cache_bytes as a number of bytes: kAutoCacheBytes resolved (AutoCacheBytes(),
@@ -224,10 +200,9 @@ class ListCache {
   // u in r, u ascending, src ascending; `src` is `const uint32_t*`, `const Id24*` or
   // `const VertexId*` (fn takes `const auto*` and reads src[i] as an ID). A neighbor >= the
   // bound is Corruption. Safe to call concurrently.
-  // kWholeGaps: a long list kept as gaps comes in one call as an Id16Gaps, read in place (fn
-  // takes `auto src` and reads it with ForEachId or its reader()), instead of widened to 32
-  // bits.
-  template <bool kWholeGaps = false, typename Fn>
+  // kWholeRuns: a long list kept as runs comes in one call as an Id16Runs, read in place (fn
+  // takes `auto src` and reads it with ForEachId or ForEachPiece), instead of widened to 32 bits.
+  template <bool kWholeRuns = false, typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
 
   // Pass with the lists of kept blocks read `group` vertices at a time, interleaved as
@@ -239,10 +214,8 @@ class ListCache {
   // that keeps per-vertex state sees exactly Pass's sequence for each vertex. Blocks not kept
   // (and kDirected's filtered lists) are streamed as by Pass. group <= 1 is Pass.
   static constexpr size_t kInterleavePiece = 16;
-  // The shortest list a 3-byte block keeps as gaps, and the fewest IDs per escape in such a
-  // list (see "Gap lists").
-  static constexpr size_t kGapList = 64;
-  static constexpr size_t kGapEscapeRate = 32;
+  // The shortest list a 3-byte block keeps as runs (see "Runs").
+  static constexpr size_t kRunList = 256;
   template <typename Prefetch, typename Fn>
   Status PassInterleaved(const Snapshot& snap, const Layout& layout, VertexRange r, size_t group,
                          Prefetch&& prefetch, Fn&& fn) const;
@@ -358,15 +331,16 @@ class ListCache {
     enum Form : uint8_t { kOpen, kPlain, kPacked, kId24 } form = kOpen;
     bool packed() const { return form == kPacked; }
     bool coded() const { return form == kPacked || form == kId24; }  // no ids32 to append to
-    // kId24: every list's entries (off[] counts them), those in `bytes` and in `gaps`.
+    // kId24: every list's entries (off[] counts them), those in `bytes` and in `runs`.
     uint32_t coded_count = 0;
-    // kId24: the lists kept as gaps, ascending by vertex j (long_j), each a record at index
-    // long_off of `gaps` (Id16Gaps; its length is off[]'s). `bytes` holds the other lists
-    // back to back.
+    // kId24: the lists kept as runs, ascending by vertex j (long_j), each a record at byte
+    // long_off of `runs`: uint32 count of runs; per run a uint32 (high bits << 24 | IDs);
+    // then the list's low halves (uint16). Every record's size is even, so the halves are
+    // 2-byte aligned. `bytes` holds the other lists back to back.
     UninitVector<uint16_t> long_j;
     UninitVector<uint32_t> long_off;
-    UninitVector<uint16_t> gaps;
-    bool has_gaps() const { return !long_j.empty(); }
+    UninitVector<uint8_t> runs;
+    bool has_runs() const { return !long_j.empty(); }
     // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
     // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
     UninitVector<uint64_t> skip;
@@ -406,13 +380,13 @@ class ListCache {
   // 4 GiB: then false and b unchanged. Does not count the bytes in used_.
   bool Pack(size_t bi, const uint32_t* ids, size_t count);
   // Makes b a kId24 block of ids[0, count): lists [0, lists) as off[] gives them (the last
-  // ends at count), long ones as gaps (see "Gap lists"). Does not count the bytes in used_.
+  // ends at count), long ones as runs (see "Runs"). Does not count the bytes in used_.
   void Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists);
-  // fn(const uint32_t*, m) for the n-ID list of the gaps record at `rec`, in pieces of at
-  // most kWidenPiece IDs widened into `wide`.
+  // fn(const uint32_t*, n) for the list of the runs record at `rec`, in pieces of at most
+  // kWidenPiece IDs widened into `wide`.
   static constexpr size_t kWidenPiece = 256;
   template <typename Fn>
-  static void WidenGaps(const uint16_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn);
+  static void WidenRuns(const uint8_t* rec, uint32_t (&wide)[kWidenPiece], Fn&& fn);
   // Entries of block b's long lists of vertices before j (not in its 3-byte array), and the
   // index in long_j of the first long list at or after j.
   static std::pair<uint64_t, size_t> LongBefore(const Block& b, size_t j);
@@ -493,13 +467,12 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
     return true;
   }
   uint64_t shift = 0;  // entries of long lists before u: not in the 3-byte array
-  if (b.form == Block::kId24 && b.has_gaps()) {
+  if (b.form == Block::kId24 && b.has_runs()) {
     const auto [before, k] = LongBefore(b, j);
     if (k < b.long_j.size() && b.long_j[k] == j) {
       uint32_t narrow[kWidenPiece];
       bool more = true;
-      WidenGaps(b.gaps.data() + b.long_off[k], static_cast<size_t>(e1 - e0), narrow,
-                [&](const uint32_t* src, size_t n) {
+      WidenRuns(b.runs.data() + b.long_off[k], narrow, [&](const uint32_t* src, size_t n) {
         if (!more) return;
         for (size_t i = 0; i < n; ++i) wide[i] = src[i];
         more = fn(NeighborChunk{wide, nullptr, n});
@@ -573,12 +546,12 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
     const VertexId base = bi * kLayoutBlock;
     const VertexId hi = std::min<VertexId>(r.end, base + kLayoutBlock);
     const Block& b = blocks_[bi];
-    // (Blocks with gap lists too: Pass reads them.)
-    if (b.state != Block::kKept || !b.skip.empty() || L.dangling || b.has_gaps()) {
+    // (Blocks with runs too: Pass reads them.)
+    if (b.state != Block::kKept || !b.skip.empty() || L.dangling || b.has_runs()) {
       // Pass streams a run of blocks not kept at once; the run ends at the next kept block.
       VertexId end = hi;
       auto interleavable = [&](const Block& x) {
-        return x.state == Block::kKept && x.skip.empty() && !L.dangling && !x.has_gaps();
+        return x.state == Block::kKept && x.skip.empty() && !L.dangling && !x.has_runs();
       };
       while (end < r.end && !interleavable(blocks_[static_cast<size_t>(end / kLayoutBlock)])) {
         end = std::min<VertexId>(r.end, end + kLayoutBlock);
@@ -621,14 +594,15 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
 }
 
 template <typename Fn>
-void ListCache::WidenGaps(const uint16_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn) {
-  auto next = Id16Gaps{rec}.reader();
-  for (size_t i = 0; i < n;) {
-    const size_t m = std::min(kWidenPiece, n - i);
-    for (size_t k = 0; k < m; ++k) wide[k] = next();
-    fn(static_cast<const uint32_t*>(wide), m);
-    i += m;
-  }
+void ListCache::WidenRuns(const uint8_t* rec, uint32_t (&wide)[kWidenPiece], Fn&& fn) {
+  Id16Runs{rec}.ForEach([&](Id16Run run, size_t n) {
+    for (size_t i = 0; i < n;) {
+      const size_t m = std::min(kWidenPiece, n - i);
+      for (size_t k = 0; k < m; ++k) wide[k] = run[i + k];
+      fn(static_cast<const uint32_t*>(wide), m);
+      i += m;
+    }
+  });
 }
 
 inline std::pair<uint64_t, size_t> ListCache::LongBefore(const Block& b, size_t j) {
@@ -640,7 +614,7 @@ inline std::pair<uint64_t, size_t> ListCache::LongBefore(const Block& b, size_t 
   return {before, k};
 }
 
-template <bool kWholeGaps, typename Fn>
+template <bool kWholeRuns, typename Fn>
 Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&& fn) const {
   const uint8_t* const exists = L.exists.data();
   constexpr size_t kKeep = 256;
@@ -673,17 +647,17 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
       lo = end;
       continue;
     }
-    // A 3-byte block's long lists (gaps): lk is the next one's index in long_j, long_before
+    // A 3-byte block's long lists (runs): lk is the next one's index in long_j, long_before
     // the entries of those before u (not in the 3-byte array).
-    auto [long_before, lk] = b.has_gaps() ? LongBefore(b, static_cast<size_t>(lo - base))
+    auto [long_before, lk] = b.has_runs() ? LongBefore(b, static_cast<size_t>(lo - base))
                                           : std::pair<uint64_t, size_t>{0, 0};
     for (VertexId u = lo; u < hi; ++u) {
       const size_t j = static_cast<size_t>(u - base);
       const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
-      // u's gaps record, when its list is one of them (never empty: at least kGapList IDs).
-      const uint16_t* rec = nullptr;
+      // u's runs record, when its list is one of them (never empty: at least kRunList IDs).
+      const uint8_t* rec = nullptr;
       if (lk < b.long_j.size() && b.long_j[lk] == j) {
-        rec = b.gaps.data() + b.long_off[lk++];
+        rec = b.runs.data() + b.long_off[lk++];
         long_before += e1 - e0;
       }
       if (e0 == e1 || !exists[u]) continue;
@@ -710,16 +684,15 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
         }
       } else if (rec != nullptr) {
         bool whole = false;  // given in one call, read in place
-        if constexpr (kWholeGaps) {
+        if constexpr (kWholeRuns) {
           if (!L.dangling) {
-            fn(u, Id16Gaps{rec}, static_cast<size_t>(e1 - e0));
+            fn(u, Id16Runs{rec}, static_cast<size_t>(e1 - e0));
             whole = true;
           }
         }
         if (!whole) {
           uint32_t piece[kWidenPiece];
-          WidenGaps(rec, static_cast<size_t>(e1 - e0), piece,
-                    [&](const uint32_t* src, size_t m) { emit(src, m); });
+          WidenRuns(rec, piece, [&](const uint32_t* src, size_t m) { emit(src, m); });
         }
       } else if (b.form == Block::kId24) {
         emit(reinterpret_cast<const Id24*>(b.bytes.data()) + (e0 - long_before),
