@@ -321,6 +321,12 @@ class DBImpl final : public DB {
   // records end. Set by RecoverLogs, read by Verify, which does not count that tail again.
   // A read-only open's manifest too (a writable open rewrites the manifest without it).
   std::map<std::string, uint64_t> torn_at_open_;
+  // Whether `tail`, read now from the log or manifest at `path`, is the torn tail this open
+  // found there (the crash's, not damage): Verify does not count it.
+  bool TornAtOpen(const std::string& path, const RecordLogTail& tail) const {
+    const auto it = torn_at_open_.find(path);
+    return !tail.whole_damaged && it != torn_at_open_.end() && it->second == tail.valid_bytes;
+  }
   // Set by RecoverLogs: the newest view change in the logs after the last flush (a VIEWS
   // record; empty when none) and its timestamp.
   std::string logged_view_;

@@ -28,10 +28,7 @@ Status DBImpl::Verify(std::string* report) {
   note(s);
   // A torn tail a read-only open found (and left for the next writable open to cut) is the
   // crash's or the full disk's, not damage; one that appeared since is counted.
-  const auto torn = torn_at_open_.find(mpath);
-  const bool known = !tail.whole_damaged && torn != torn_at_open_.end() &&
-                     torn->second == tail.valid_bytes;
-  if (s.ok() && tail.cut_bytes != 0 && !known) {
+  if (s.ok() && tail.cut_bytes != 0 && !TornAtOpen(mpath, tail)) {
     problems.push_back("manifest has a torn tail: " + tail.reason);
   }
   // VIEWS and SUBSCRIPTIONS as they are on disk (each replaced by rename, so read whole),
@@ -108,10 +105,7 @@ Status DBImpl::Verify(std::string* report) {
       note(r);
       // The torn tail of a crashed append that open already read past, still there until
       // the log's batches are flushed: the crash's, not damage.
-      const auto torn = torn_at_open_.find(path_ + "/" + n);
-      const bool known = !lt.whole_damaged && torn != torn_at_open_.end() &&
-                         torn->second == lt.valid_bytes;
-      if (r.ok() && lt.cut_bytes != 0 && !known) {
+      if (r.ok() && lt.cut_bytes != 0 && !TornAtOpen(path_ + "/" + n, lt)) {
         problems.push_back(std::string(lt.whole_damaged ? "log's last record is damaged, not torn "
                                                           "(strata repair drops it): "
                                                         : "log has a torn tail: ") +
