@@ -44,6 +44,20 @@
 // or more hold ~64% of the entries (docs/benchmarks.md, "Issue 28: long lists as 16-bit
 // runs").
 //
+// Gap lists. Past kGapBound vertices (LongLists::kAuto), a 3-byte block keeps its long lists
+// as records of 16-bit gaps instead, from kGapList IDs: each ID is the one before it (0 before
+// the first) plus a gap in [1, 65535], and any other difference (mod 2^32: 0, past 65535, or
+// a step down) is an escape, a 0 unit followed by the difference's low and high halves (2
+// bytes an ID, 4 more per escape; a list with more than one escape in kGapEscapeRate IDs, or
+// no saving, stays in 3-byte IDs). With 64 high parts and more a run header is spread over
+// few IDs (at 2^22 vertices ~250 header bytes in a 256-entry list), and lists of 64-255 IDs
+// gain too: PageRank's cache at scale 22 took 295.6 instead of 322.1 MiB, its iterations as
+// fast. Below, the runs stay: at 2^20 vertices the gaps' chain of adds (each ID waits on the
+// one before) made PageRank's iterations 4-24% slower (docs/benchmarks.md, "Issue 28: long
+// lists as 16-bit gaps past 2^21 vertices"). Pass<true> hands fn such a list as an Id16Gaps
+// (ForEachId, or LaneSum::AddGroups over its ForEach4); Pass, PassInterleaved and Chunks
+// read it as they read runs.
+//
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
 // Collect) keeps the shortest lists — every list up to a degree cutoff chosen so that they fit
@@ -124,10 +138,67 @@ struct Id16Runs {
   }
 };
 
+// A long list of a 3-byte block as its record of gaps (ListCache, "Gap lists"), read in list
+// order: reader() gives a callable whose calls return the list's IDs one after another, and
+// ForEach4 the IDs in groups of four. Each ID is one add away from the last (an escape, at
+// most one gap in kGapEscapeRate, is a branch taken).
+struct Id16Gaps {
+  const uint16_t* rec;  // the list's record (in ListCache::Block::runs, 2-byte aligned)
+  struct Reader {
+    const uint16_t* p;
+    uint32_t id;
+    uint32_t operator()() {
+      uint32_t g = *p++;
+      if (__builtin_expect(g == 0, 0)) {  // an escape: the difference's halves follow
+        g = uint32_t{p[0]} | uint32_t{p[1]} << 16;
+        p += 2;
+      }
+      id += g;
+      return id;
+    }
+  };
+  Reader reader() const { return Reader{rec, 0}; }
+
+  // The list's n IDs in order: f4(a, b, c, d) for each group of four of the first
+  // 4 * floor(n / 4), then f1(id) for each of the rest (LaneSum::AddGroups' lanes). Eight IDs
+  // at a time when their units hold no escape (one check for the eight), else four by reader().
+  template <typename F4, typename F1>
+  void ForEach4(size_t n, F4&& f4, F1&& f1) const {
+    Reader r = reader();
+    const size_t q = n / 4 * 4;
+    size_t i = 0;
+    while (i < q) {
+#if defined(__SSE2__)
+      // At least eight IDs left, so at least eight units: the load stays in the record.
+      if (i + 8 <= q) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.p));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi16(v, _mm_setzero_si128())) == 0) {
+          const uint16_t* const p = r.p;
+          const uint32_t a0 = r.id + p[0], a1 = a0 + p[1], a2 = a1 + p[2], a3 = a2 + p[3];
+          f4(a0, a1, a2, a3);
+          const uint32_t a4 = a3 + p[4], a5 = a4 + p[5], a6 = a5 + p[6], a7 = a6 + p[7];
+          f4(a4, a5, a6, a7);
+          r.id = a7;
+          r.p = p + 8;
+          i += 8;
+          continue;
+        }
+      }
+#endif
+      const uint32_t a0 = r(), a1 = r(), a2 = r(), a3 = r();
+      f4(a0, a1, a2, a3);
+      i += 4;
+    }
+    for (; i < n; ++i) f1(r());
+  }
+};
+
 // f(ids, m) for each piece of a list that ListCache::Pass<true> gave as `src` (n IDs): a
 // pointer's n IDs in one piece, or an Id16Runs' runs one by one; ids[i] reads an ID either way.
+// (Not for an Id16Gaps, which has no random access: ForEachId, or its ForEach4.)
 template <typename Src, typename F>
 inline void ForEachPiece(const Src& src, size_t n, F&& f) {
+  static_assert(!std::is_same_v<Src, Id16Gaps>);
   if constexpr (std::is_same_v<Src, Id16Runs>) {
     src.ForEach(f);
   } else {
@@ -135,12 +206,18 @@ inline void ForEachPiece(const Src& src, size_t n, F&& f) {
   }
 }
 
-// f(id) for each ID of such a list, a loop per piece (so a kernel's state stays in registers).
+// f(id) for each ID of such a list (an Id16Gaps' too), a loop per piece (so a kernel's state
+// stays in registers).
 template <typename Src, typename F>
 inline void ForEachId(const Src& src, size_t n, F&& f) {
-  ForEachPiece(src, n, [&](const auto& ids, size_t m) {
-    for (size_t i = 0; i < m; ++i) f(ids[i]);
-  });
+  if constexpr (std::is_same_v<Src, Id16Gaps>) {
+    auto next = src.reader();
+    for (size_t i = 0; i < n; ++i) f(next());
+  } else {
+    ForEachPiece(src, n, [&](const auto& ids, size_t m) {
+      for (size_t i = 0; i < m; ++i) f(ids[i]);
+    });
+  }
 }
 
 // A kernel's cache_bytes as a number of bytes: kAutoCacheBytes resolved (AutoCacheBytes(),
@@ -200,8 +277,9 @@ class ListCache {
   // u in r, u ascending, src ascending; `src` is `const uint32_t*`, `const Id24*` or
   // `const VertexId*` (fn takes `const auto*` and reads src[i] as an ID). A neighbor >= the
   // bound is Corruption. Safe to call concurrently.
-  // kWholeRuns: a long list kept as runs comes in one call as an Id16Runs, read in place (fn
-  // takes `auto src` and reads it with ForEachId or ForEachPiece), instead of widened to 32 bits.
+  // kWholeRuns: a long list kept as runs or gaps comes in one call as an Id16Runs or an
+  // Id16Gaps, read in place (fn takes `auto src` and reads it with ForEachId, ForEachPiece for
+  // runs), instead of widened to 32 bits.
   template <bool kWholeRuns = false, typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
 
@@ -216,6 +294,18 @@ class ListCache {
   static constexpr size_t kInterleavePiece = 16;
   // The shortest list a 3-byte block keeps as runs (see "Runs").
   static constexpr size_t kRunList = 256;
+  // Gap lists (see "Gap lists"): from a bound past kGapBound (kAuto); the shortest list kept
+  // so, and the fewest IDs per escape in one.
+  static constexpr VertexId kGapBound = VertexId{1} << 21;
+  static constexpr size_t kGapList = 64;
+  static constexpr size_t kGapEscapeRate = 32;
+  // Which form a 3-byte block's long lists take: kAuto by the bound (above), or either one
+  // (for tests). Set before the first Collect or Complete.
+  enum class LongLists : uint8_t { kAuto, kRuns, kGaps };
+  void set_long_lists(LongLists f) {
+    gap_lists_ = f == LongLists::kGaps || (f == LongLists::kAuto && bound_ > kGapBound);
+  }
+  bool gap_lists() const { return gap_lists_; }
   template <typename Prefetch, typename Fn>
   Status PassInterleaved(const Snapshot& snap, const Layout& layout, VertexRange r, size_t group,
                          Prefetch&& prefetch, Fn&& fn) const;
@@ -333,13 +423,15 @@ class ListCache {
     bool coded() const { return form == kPacked || form == kId24; }  // no ids32 to append to
     // kId24: every list's entries (off[] counts them), those in `bytes` and in `runs`.
     uint32_t coded_count = 0;
-    // kId24: the lists kept as runs, ascending by vertex j (long_j), each a record at byte
-    // long_off of `runs`: uint32 count of runs; per run a uint32 (high bits << 24 | IDs);
-    // then the list's low halves (uint16). Every record's size is even, so the halves are
-    // 2-byte aligned. `bytes` holds the other lists back to back.
+    // kId24: the long lists, ascending by vertex j (long_j), each a record at byte long_off
+    // of `runs`: as runs (uint32 count of runs; per run a uint32 (high bits << 24 | IDs);
+    // then the list's low halves, uint16), or, when `gaps`, as gaps (Id16Gaps: uint16
+    // units). Every record's size is even, so the halves and units are 2-byte aligned.
+    // `bytes` holds the other lists back to back.
     UninitVector<uint16_t> long_j;
     UninitVector<uint32_t> long_off;
     UninitVector<uint8_t> runs;
+    bool gaps = false;
     bool has_runs() const { return !long_j.empty(); }
     // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
     // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
@@ -387,6 +479,19 @@ class ListCache {
   static constexpr size_t kWidenPiece = 256;
   template <typename Fn>
   static void WidenRuns(const uint8_t* rec, uint32_t (&wide)[kWidenPiece], Fn&& fn);
+  // The same for the n-ID list of the gaps record at `rec`.
+  template <typename Fn>
+  static void WidenGaps(const uint16_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn);
+  // WidenRuns or WidenGaps, as block b keeps its long lists; n: the list's IDs.
+  template <typename Fn>
+  static void WidenLong(const Block& b, const uint8_t* rec, size_t n, uint32_t (&wide)[kWidenPiece],
+                        Fn&& fn) {
+    if (b.gaps) {
+      WidenGaps(reinterpret_cast<const uint16_t*>(rec), n, wide, fn);
+    } else {
+      WidenRuns(rec, wide, fn);
+    }
+  }
   // Entries of block b's long lists of vertices before j (not in its 3-byte array), and the
   // index in long_j of the first long list at or after j.
   static std::pair<uint64_t, size_t> LongBefore(const Block& b, size_t j);
@@ -435,6 +540,7 @@ class ListCache {
   bool weights_;
   ListPacking packing_;  // kNever unless narrow_ && !weights_
   bool id24_;            // plain blocks as 3-byte IDs (packing_ not kNever, bound_ <= 2^24)
+  bool gap_lists_ = false;  // 3-byte blocks' long lists as gaps (set_long_lists)
   // kAuto: entries and blocks completed so far, and whether packing has started.
   std::atomic<uint64_t> seen_entries_{0};
   std::atomic<uint64_t> seen_blocks_{0};
@@ -472,7 +578,8 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
     if (k < b.long_j.size() && b.long_j[k] == j) {
       uint32_t narrow[kWidenPiece];
       bool more = true;
-      WidenRuns(b.runs.data() + b.long_off[k], narrow, [&](const uint32_t* src, size_t n) {
+      WidenLong(b, b.runs.data() + b.long_off[k], static_cast<size_t>(e1 - e0), narrow,
+                [&](const uint32_t* src, size_t n) {
         if (!more) return;
         for (size_t i = 0; i < n; ++i) wide[i] = src[i];
         more = fn(NeighborChunk{wide, nullptr, n});
@@ -614,6 +721,17 @@ inline std::pair<uint64_t, size_t> ListCache::LongBefore(const Block& b, size_t 
   return {before, k};
 }
 
+template <typename Fn>
+void ListCache::WidenGaps(const uint16_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn) {
+  auto next = Id16Gaps{rec}.reader();
+  for (size_t i = 0; i < n;) {
+    const size_t m = std::min(kWidenPiece, n - i);
+    for (size_t k = 0; k < m; ++k) wide[k] = next();
+    fn(static_cast<const uint32_t*>(wide), m);
+    i += m;
+  }
+}
+
 template <bool kWholeRuns, typename Fn>
 Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&& fn) const {
   const uint8_t* const exists = L.exists.data();
@@ -654,7 +772,8 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
     for (VertexId u = lo; u < hi; ++u) {
       const size_t j = static_cast<size_t>(u - base);
       const uint64_t e0 = b.off[j], e1 = b.off[j + 1];
-      // u's runs record, when its list is one of them (never empty: at least kRunList IDs).
+      // u's runs or gaps record, when its list is one of them (never empty: at least
+      // kGapList IDs).
       const uint8_t* rec = nullptr;
       if (lk < b.long_j.size() && b.long_j[lk] == j) {
         rec = b.runs.data() + b.long_off[lk++];
@@ -686,13 +805,18 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
         bool whole = false;  // given in one call, read in place
         if constexpr (kWholeRuns) {
           if (!L.dangling) {
-            fn(u, Id16Runs{rec}, static_cast<size_t>(e1 - e0));
+            if (b.gaps) {
+              fn(u, Id16Gaps{reinterpret_cast<const uint16_t*>(rec)}, static_cast<size_t>(e1 - e0));
+            } else {
+              fn(u, Id16Runs{rec}, static_cast<size_t>(e1 - e0));
+            }
             whole = true;
           }
         }
         if (!whole) {
           uint32_t piece[kWidenPiece];
-          WidenRuns(rec, piece, [&](const uint32_t* src, size_t m) { emit(src, m); });
+          WidenLong(b, rec, static_cast<size_t>(e1 - e0), piece,
+                    [&](const uint32_t* src, size_t m) { emit(src, m); });
         }
       } else if (b.form == Block::kId24) {
         emit(reinterpret_cast<const Id24*>(b.bytes.data()) + (e0 - long_before),

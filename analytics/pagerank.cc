@@ -156,7 +156,8 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
             }
             for (; done < upto; ++done) nx[done] = ex[done] ? static_cast<float>(base) : 0.0f;
           };
-          // `src` is a pointer, or a long list's runs (Id16Runs), read in place.
+          // `src` is a pointer, or a long list's runs (Id16Runs) or gaps (Id16Gaps), read in
+          // place.
           Status st = cache.Pass<true>(snap, L, r, [&](VertexId v, auto src, size_t k) {
             if (!summing || v != open) {
               assert(v >= done && ex[v]);
@@ -164,7 +165,11 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
               summing = true;
               open = v;
             }
-            ForEachPiece(src, k, [&](const auto& ids, size_t m) { sum.Add(c, ids, m); });
+            if constexpr (std::is_same_v<decltype(src), Id16Gaps>) {
+              sum.AddGroups(c, src, k);
+            } else {
+              ForEachPiece(src, k, [&](const auto& ids, size_t m) { sum.Add(c, ids, m); });
+            }
           });
           close(r.end);
           return st;

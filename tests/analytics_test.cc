@@ -534,10 +534,22 @@ INSTANTIATE_TEST_SUITE_P(All, RandomGraphs, ::testing::ValuesIn(RandomCases()),
                            return s;
                          });
 
+// An array's IDs as Id16Gaps::ForEach4 gives a gap list's: groups of four, then the rest.
+struct GroupsOf {
+  const std::vector<uint32_t>* ids;
+  template <typename F4, typename F1>
+  void ForEach4(size_t k, F4&& f4, F1&& f1) const {
+    const std::vector<uint32_t>& v = *ids;
+    size_t i = 0;
+    for (; i + 4 <= k; i += 4) f4(v[i], v[i + 1], v[i + 2], v[i + 3]);
+    for (; i < k; ++i) f1(v[i]);
+  }
+};
+
 // The same results with 1, 3 and 8 worker threads (push PageRank has one partition per thread).
-// LaneSum: a list handed in pieces of a multiple of 4 entries (but the last), or in the
-// chunks of a stream, sums to the bits of one call over the whole list, with lanes that carry
-// across calls; and the association it keeps is the documented one. Contributions log-uniform
+// LaneSum: a list handed in pieces of a multiple of 4 entries (but the last), in the chunks of
+// a stream, or in groups of four by AddGroups, sums to the bits of one call over the whole
+// list, with lanes that carry across calls; and the association it keeps is the documented one. Contributions log-uniform
 // over 2^-40..1, so that the order of additions shows in the result (floats of similar size
 // sum exactly in double in any order: a test with them could not tell associations apart).
 TEST(LaneSum, PiecesSumLikeOneCall) {
@@ -558,6 +570,11 @@ TEST(LaneSum, PiecesSumLikeOneCall) {
     const size_t q = n / 4 * 4;
     for (size_t i = 0; i < n; ++i) l[i < q ? i % 4 : 0] += x[ids[i]];
     ASSERT_EQ(expect, (l[0] + l[1]) + (l[2] + l[3])) << "n " << n;
+    // AddGroups (IDs in groups of four and a tail, as a gap list gives them) keeps the same
+    // lanes.
+    LaneSum groups;
+    groups.AddGroups(x.data(), GroupsOf{&ids}, n);
+    ASSERT_EQ(groups.Take(), expect) << "n " << n;
     double chain = 0;
     for (uint32_t id : ids) chain += x[id];
     order_mattered += chain != expect;
@@ -1090,6 +1107,7 @@ TEST(Analytics, ListCacheLongListsAsRuns) {
     uint64_t want_bytes = 0;
     for (const auto& [bi, b] : block_bytes) want_bytes += (kLayoutBlock + 1) * 4 + 1 + b;
     ListCache cache(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kAuto);
+    EXPECT_FALSE(cache.gap_lists());  // bound ~300,000: runs
     Layout L;
     ASSERT_OK(FillCache(g, &cache, &L));
     EXPECT_EQ(cache.packed_blocks(), 0u);
@@ -1134,6 +1152,180 @@ TEST(Analytics, ListCacheLongListsAsRuns) {
     p.packing = ListPacking::kNever;
     ASSERT_OK(PageRank(g, p, &plain_ranks));
     EXPECT_EQ(runs_ranks, plain_ranks);
+  }
+}
+
+// Gap lists (ListCache, "Gap lists"): in a 3-byte block past kGapBound, lists of at least kGapList IDs with at
+// most one escape in kGapEscapeRate that pay for it are kept as 16-bit gaps. The cache's bytes
+// equal the arithmetic from the store's lists (heads; per block 3 bytes an entry of the other
+// lists and a pad byte; per gap list 2 bytes an entry and 4 more an escape, and 6 of index);
+// Pass (widened) and Pass<true> (a whole list as Id16Gaps, read with ForEachId) give the
+// store's lists; PassInterleaved and Chunks give them too (short lists after a long one in the
+// same block included); PageRank's ranks are the same to the bit as with 4-byte IDs, pull and
+// push. IDs up to ~300,000, and one edge past kGapBound, so that the bound makes kAuto choose
+// gaps (a cache told kRuns keeps runs instead, the same lists). Hubs: random lists spanning it; lists with escapes at the start
+// (a first ID of 0, or past 65535), in the middle and at the last ID; gaps of exactly 65535
+// (not an escape) and 65536 (one); lists of exactly kGapList and one less; a kGapList list
+// with as many escapes as it may have and one with one more (kept in 3 bytes).
+TEST(Analytics, ListCacheLongListsAsGaps) {
+  for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirected}) {
+    SCOPED_TRACE(KindName(kind));
+    std::mt19937_64 rng(41);
+    MapSnapshot g(kind, false);
+    constexpr uint64_t kN = 300000;
+    FillUniform(&g, kN, 100000, rng);
+    auto hub = [&](VertexId u, size_t deg, VertexId lo, VertexId hi) {
+      std::set<VertexId> nb;
+      while (nb.size() < deg) {
+        const VertexId v = lo + rng() % (hi - lo);
+        if (v != u) nb.insert(v);
+      }
+      for (VertexId v : nb) g.PutEdge(u, v, 1.0);
+    };
+    auto put = [&](VertexId u, const std::vector<VertexId>& nb) {
+      for (VertexId v : nb) g.PutEdge(u, v, 1.0);
+    };
+    auto dense = [](VertexId from, size_t n, std::vector<VertexId>* out) {
+      for (size_t i = 0; i < n; ++i) out->push_back(from + i);
+    };
+    for (int i = 0; i < 40; ++i) hub(rng() % kN, 300 + rng() % 3000, 0, kN);
+    // Past kN: lists of exactly the neighbors given (no other list names these vertices).
+    hub(kN, 2000, 131072, 131072 + 65536);  // the first ID an escape
+    hub(kN + 1, ListCache::kGapList, 0, kN);
+    hub(kN + 2, ListCache::kGapList - 1, 0, kN);
+    std::vector<VertexId> made;
+    dense(0, 200, &made);  // 0 first: a difference of 0, an escape
+    made.push_back(70000);  // an escape in the middle
+    made.push_back(70000 + 65535);  // not an escape
+    made.push_back(70000 + 65535 + 65536);  // an escape
+    dense(70000 + 65535 + 65536 + 1, 200, &made);
+    made.push_back(kN - 1);  // the last ID an escape
+    put(kN + 3, made);
+    made.clear();  // kGapList IDs with kGapList / kGapEscapeRate escapes: kept as gaps
+    dense(1000, ListCache::kGapList - 2, &made);
+    made.push_back(100000);
+    made.push_back(200000);
+    put(kN + 4, made);
+    made.clear();  // one escape more: 3 bytes
+    dense(1000, ListCache::kGapList - 3, &made);
+    made.push_back(100000);
+    made.push_back(170000);
+    made.push_back(240000);
+    put(kN + 5, made);
+    if (kind == GraphKind::kDirected) Mutate(&g, 0.05, rng);  // dangling edges
+    const VertexId far = ListCache::kGapBound + 10;  // the bound past kGapBound
+    g.PutEdge(far, far + 1, 1.0);
+    // The arithmetic: which out-lists are long (>= kGapList, few escapes, smaller as gaps).
+    std::map<uint64_t, uint64_t> block_bytes;  // per block with any entry
+    uint64_t long_lists = 0, long_with_escapes = 0;
+    std::set<VertexId> long_set;
+    for (VertexId u = 0; u < g.VertexIdBound(); ++u) {
+      std::vector<VertexId> nb;
+      std::vector<double> w;
+      ASSERT_OK(g.GetNeighbors(u, &nb, &w));
+      if (nb.empty()) continue;
+      uint64_t& bytes = block_bytes[u / kLayoutBlock];
+      uint64_t escapes = 0;
+      for (size_t k = 0; k < nb.size(); ++k) {
+        const int64_t d = static_cast<int64_t>(nb[k]) - (k == 0 ? 0 : static_cast<int64_t>(nb[k - 1]));
+        escapes += d < 1 || d > 65535;
+      }
+      const uint64_t as_gaps = 2 * nb.size() + 4 * escapes + 6;
+      if (nb.size() >= ListCache::kGapList && escapes * ListCache::kGapEscapeRate <= nb.size() &&
+          as_gaps < 3 * nb.size()) {
+        bytes += as_gaps;
+        ++long_lists;
+        long_with_escapes += escapes != 0;
+        long_set.insert(u);
+      } else {
+        bytes += 3 * nb.size();
+      }
+    }
+    ASSERT_GE(long_lists, 30u);
+    // (kDirected: Mutate deletes vertices and edges, the hand-made lists' among them.)
+    ASSERT_GE(long_with_escapes, kind == GraphKind::kUndirected ? 3u : 2u);
+    if (kind == GraphKind::kUndirected) {  // the hand-made lists are as their comments say
+      EXPECT_TRUE(long_set.count(kN) && long_set.count(kN + 3) && long_set.count(kN + 4));
+      EXPECT_FALSE(long_set.count(kN + 2) || long_set.count(kN + 5));
+    }
+    uint64_t want_bytes = 0;
+    for (const auto& [bi, b] : block_bytes) want_bytes += (kLayoutBlock + 1) * 4 + 1 + b;
+    ListCache cache(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kAuto);
+    EXPECT_TRUE(cache.gap_lists());
+    Layout L;
+    ASSERT_OK(FillCache(g, &cache, &L));
+    EXPECT_EQ(cache.packed_blocks(), 0u);
+    EXPECT_EQ(cache.dropped_blocks(), 0u);
+    EXPECT_EQ(cache.bytes(), want_bytes);
+    ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);  // 32-bit IDs
+    std::map<VertexId, std::vector<VertexId>> widened, whole;
+    size_t whole_calls = 0;
+    for (VertexRange r : L.ranges) {
+      ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
+        for (size_t i = 0; i < n; ++i) widened[u].push_back(src[i]);
+      }));
+      ASSERT_OK(cache.Pass<true>(g, L, r, [&](VertexId u, auto src, size_t n) {
+        size_t seen = 0;
+        ForEachId(src, n, [&](VertexId v) {
+          whole[u].push_back(v);
+          ++seen;
+        });
+        EXPECT_EQ(seen, n) << u;
+        if constexpr (std::is_same_v<decltype(src), Id16Gaps>) {  // ForEach4 gives the same
+          std::vector<VertexId> grouped;
+          src.ForEach4(
+              n,
+              [&](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+                grouped.insert(grouped.end(), {a, b, c, d});
+              },
+              [&](uint32_t a) { grouped.push_back(a); });
+          EXPECT_EQ(grouped, std::vector<VertexId>(whole[u].end() - n, whole[u].end())) << u;
+          ++whole_calls;
+        }
+      }));
+    }
+    EXPECT_EQ(whole, widened);
+    EXPECT_EQ(InterleavedLists(cache, g, L), widened);
+    {  // The same bound with runs asked for: other bytes, the same lists.
+      ListCache runs(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kAuto);
+      runs.set_long_lists(ListCache::LongLists::kRuns);
+      EXPECT_FALSE(runs.gap_lists());
+      Layout L2;
+      ASSERT_OK(FillCache(g, &runs, &L2));
+      EXPECT_NE(runs.bytes(), want_bytes);
+      std::map<VertexId, std::vector<VertexId>> as_runs;
+      size_t runs_calls = 0;
+      for (VertexRange r : L2.ranges) {
+        ASSERT_OK(runs.Pass<true>(g, L2, r, [&](VertexId u, auto src, size_t n) {
+          ForEachId(src, n, [&](VertexId v) { as_runs[u].push_back(v); });
+          runs_calls += std::is_same_v<decltype(src), Id16Runs>;
+        }));
+      }
+      EXPECT_EQ(as_runs, widened);
+      if (kind == GraphKind::kUndirected) {
+        EXPECT_GT(runs_calls, 0u);
+      }
+    }
+    // kDirected's dangling edges make every list go through the widened, filtered path.
+    EXPECT_EQ(whole_calls, kind == GraphKind::kUndirected ? long_lists : 0u);
+    for (VertexId u = 0; u < L.bound; ++u) {
+      std::vector<VertexId> want;
+      std::vector<double> w;
+      ASSERT_OK(g.GetNeighbors(u, &want, &w));
+      if (want.empty()) continue;
+      bool kept = false;
+      ASSERT_EQ(ChunksOf(cache, u, &kept), want) << u;
+      ASSERT_TRUE(kept) << u;
+    }
+    PageRankParams p{0.85, 5};
+    std::vector<double> gaps_ranks, plain_ranks;
+    PageRankStats st;
+    p.stats = &st;
+    ASSERT_OK(PageRank(g, p, &gaps_ranks));
+    EXPECT_EQ(st.cache_bytes, want_bytes);
+    p.packing = ListPacking::kNever;
+    ASSERT_OK(PageRank(g, p, &plain_ranks));
+    EXPECT_EQ(gaps_ranks, plain_ranks);
   }
 }
 
