@@ -183,11 +183,11 @@ void ForEachHighChange(const uint32_t* ids, size_t n, Fn&& fn) {
 }
 
 // The runs of ids[0, n) as the k where each run after the first starts (ForEachHighChange),
-// appended to *cuts; returns the bytes of its runs record (Block::runs), or 0 when the list
-// stays in 3-byte IDs (then *cuts is as it was): shorter than kRunList, too long for a run's
+// appended to *cuts; returns the bytes of its runs record (Block::long_recs), or 0 when the
+// list stays in 3-byte IDs (then *cuts is as it was): shorter than kRunList, too long for a run's
 // 24-bit count, or no saving once its index entries are counted. (Runs keep the list's order
 // whatever it is: IDs need not ascend.)
-// Bytes of the runs record of an n-ID list in `runs` runs (Block::runs: the count, a header
+// Bytes of the runs record of an n-ID list in `runs` runs (Block::long_recs: the count, a header
 // per run, a 16-bit low part per ID), and its inverse.
 constexpr size_t RunsRecordBytes(size_t n, size_t runs) { return 4 + 4 * runs + 2 * n; }
 constexpr size_t RunsOfRecord(size_t n, size_t bytes) { return (bytes - 4 - 2 * n) / 4; }
@@ -216,7 +216,8 @@ void WriteRunsRecord(const uint32_t* ids, size_t n, const uint32_t* cuts, size_t
     const uint32_t h = (ids[start] >> 16) << 24 | static_cast<uint32_t>(end - start);
     std::memcpy(headers + 4 * r, &h, 4);
   }
-  auto* low = reinterpret_cast<uint16_t*>(headers + 4 * size_t{runs});  // 2-aligned: Block::runs
+  // 2-aligned: Block::long_recs.
+  auto* low = reinterpret_cast<uint16_t*>(headers + 4 * size_t{runs});
   size_t i = 0;
 #if defined(__SSE2__)
   // Low halves, eight at a time: biased into int16's range for the signed saturating pack.
@@ -233,11 +234,12 @@ void WriteRunsRecord(const uint32_t* ids, size_t n, const uint32_t* cuts, size_t
   for (; i < n; ++i) low[i] = static_cast<uint16_t>(ids[i]);
 }
 
-// The 16-bit units of the gaps record of ids[0, n) (Id16Gaps, "Gap lists"), or 0 when the
-// list stays in 3-byte IDs: shorter than kGapList, more than one escape in kGapEscapeRate
-// IDs, or no saving once its index entries are counted. IDs need not ascend (a difference
-// that is not in [1, 65535] is an escape).
 #if defined(__SSE2__)
+// The IDs before the four in `cur`: `prev` (the one before cur[0]), then cur[0..2].
+inline __m128i PrevOf(__m128i cur, uint32_t prev) {
+  return _mm_or_si128(_mm_slli_si128(cur, 4), _mm_cvtsi32_si128(static_cast<int>(prev)));
+}
+
 // Whether each of the four differences cur[i] - prev4[i] is an escape, as a 4-bit mask.
 inline int EscapeMask4(__m128i cur, __m128i prev4) {
   const __m128i d = _mm_sub_epi32(_mm_sub_epi32(cur, prev4), _mm_set1_epi32(1));
@@ -248,6 +250,10 @@ inline int EscapeMask4(__m128i cur, __m128i prev4) {
 }
 #endif
 
+// The 16-bit units of the gaps record of ids[0, n) (Id16Gaps, "Gap lists"), or 0 when the
+// list stays in 3-byte IDs: shorter than kGapList, more than one escape in kGapEscapeRate
+// IDs, or no saving once its index entries are counted. IDs need not ascend (a difference
+// that is not in [1, 65535] is an escape).
 size_t GapUnits(const uint32_t* ids, size_t n) {
   if (n < ListCache::kGapList) return 0;
   size_t escapes = 0;
@@ -257,8 +263,7 @@ size_t GapUnits(const uint32_t* ids, size_t n) {
   // Four differences at a time: the previous IDs are the current four shifted by one.
   for (; k + 4 <= n; k += 4) {
     const __m128i cur = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k));
-    const __m128i prev4 = _mm_or_si128(_mm_slli_si128(cur, 4), _mm_cvtsi32_si128(static_cast<int>(prev)));
-    escapes += static_cast<size_t>(__builtin_popcount(EscapeMask4(cur, prev4)));
+    escapes += static_cast<size_t>(__builtin_popcount(EscapeMask4(cur, PrevOf(cur, prev))));
     prev = ids[k + 3];
   }
 #endif
@@ -299,7 +304,7 @@ void WriteGapRecord(const uint32_t* ids, size_t n, uint16_t* out) {
   while (k + 8 <= n) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k));
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k + 4));
-    const __m128i pa = _mm_or_si128(_mm_slli_si128(a, 4), _mm_cvtsi32_si128(static_cast<int>(prev)));
+    const __m128i pa = PrevOf(a, prev);
     const __m128i pb = _mm_or_si128(_mm_slli_si128(b, 4), _mm_srli_si128(a, 12));
     if ((EscapeMask4(a, pa) | EscapeMask4(b, pb)) != 0) {
       for (const size_t end = k + 8; k < end; ++k) {
@@ -335,7 +340,8 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
   assert(lists <= kLayoutBlock);
   for (size_t j = 0; j < lists; ++j) {
     const size_t e0 = b.off[j], e1 = end_of(j);
-    const size_t r = gap_lists_ ? 2 * GapUnits(ids + e0, e1 - e0) : RunCuts(ids + e0, e1 - e0, &cuts);
+    const size_t r =
+        gap_lists_ ? 2 * GapUnits(ids + e0, e1 - e0) : RunCuts(ids + e0, e1 - e0, &cuts);
     // < 2^27 as runs (RunCuts takes lists under 2^24 IDs); a gaps record's bytes are cut only
     // when run_bytes passes UINT32_MAX, and then record[] is not read.
     record[j] = static_cast<uint32_t>(r);
@@ -352,8 +358,7 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
   }
   b.long_j.resize(longs);
   b.long_off.resize(longs);
-  b.runs.resize(static_cast<size_t>(run_bytes));
-  b.gaps = gap_lists_;
+  b.long_recs.resize(static_cast<size_t>(run_bytes));
   // The other lists go into the 3-byte array from where they are: each stretch of them
   // between two long lists at once (moving them together first, a memmove, took 14-15% of
   // the encoding's samples).
@@ -373,11 +378,11 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
     b.long_j[k] = static_cast<uint16_t>(j);
     b.long_off[k] = static_cast<uint32_t>(at);
     if (gap_lists_) {
-      WriteGapRecord(ids + e0, e1 - e0, reinterpret_cast<uint16_t*>(b.runs.data() + at));
+      WriteGapRecord(ids + e0, e1 - e0, reinterpret_cast<uint16_t*>(b.long_recs.data() + at));
     } else {
       // All the list's runs but the first start in `cuts`.
       const size_t ncuts = RunsOfRecord(e1 - e0, r) - 1;
-      WriteRunsRecord(ids + e0, e1 - e0, cuts.data() + c, ncuts, b.runs.data() + at);
+      WriteRunsRecord(ids + e0, e1 - e0, cuts.data() + c, ncuts, b.long_recs.data() + at);
       c += ncuts;
     }
     at += r;
@@ -552,7 +557,7 @@ size_t ListCache::Entries(const Block& b) const {
 
 size_t ListCache::Held(const Block& b) const {
   return b.ids32.capacity() * 4 + b.ids64.capacity() * 8 + b.w.capacity() * 8 +
-         b.skip.capacity() * 8 + b.bytes.capacity() + b.runs.capacity() +
+         b.skip.capacity() * 8 + b.bytes.capacity() + b.long_recs.capacity() +
          b.long_j.capacity() * sizeof(uint16_t) + b.long_off.capacity() * sizeof(uint32_t);
 }
 

@@ -36,7 +36,7 @@
 //
 // Runs. In a 3-byte block, a list of at least kRunList IDs is kept instead as runs
 // of IDs sharing their high bits (above the low 16): per run a 4-byte header (high bits,
-// count), then the list's low halves, 2 bytes an ID (Block::runs; 16 runs at most on a
+// count), then the list's low halves, 2 bytes an ID (Block::long_recs; 16 runs at most on a
 // 2^20-vertex graph). Pass<true> hands fn such a list whole as an Id16Runs (fn reads it with
 // ForEachId or ForEachPiece), Pass the list widened to 32 bits; PassInterleaved reads blocks with runs as Pass
 // does; Chunks widens them. off[] still counts every list's entries (lengths for HasLengths), the 3-byte
@@ -121,7 +121,7 @@ struct Id16Run {
 // (Pass<true>): f(Id16Run, n) per run, in list order. One call per list instead of one per
 // run keeps the kernel's per-list state (PageRank's running sum) in registers across runs.
 struct Id16Runs {
-  const uint8_t* rec;  // the list's record (ListCache::Block::runs)
+  const uint8_t* rec;  // the list's record (ListCache::Block::long_recs)
   template <typename F>
   void ForEach(F&& f) const {
     uint32_t runs;
@@ -143,7 +143,7 @@ struct Id16Runs {
 // ForEach4 the IDs in groups of four. Each ID is one add away from the last (an escape, at
 // most one gap in kGapEscapeRate, is a branch taken).
 struct Id16Gaps {
-  const uint16_t* rec;  // the list's record (in ListCache::Block::runs, 2-byte aligned)
+  const uint16_t* rec;  // the list's record (in ListCache::Block::long_recs, 2-byte aligned)
   struct Reader {
     const uint16_t* p;
     uint32_t id;
@@ -277,10 +277,10 @@ class ListCache {
   // u in r, u ascending, src ascending; `src` is `const uint32_t*`, `const Id24*` or
   // `const VertexId*` (fn takes `const auto*` and reads src[i] as an ID). A neighbor >= the
   // bound is Corruption. Safe to call concurrently.
-  // kWholeRuns: a long list kept as runs or gaps comes in one call as an Id16Runs or an
+  // kWholeLong: a long list kept as runs or gaps comes in one call as an Id16Runs or an
   // Id16Gaps, read in place (fn takes `auto src` and reads it with ForEachId, ForEachPiece for
   // runs), instead of widened to 32 bits.
-  template <bool kWholeRuns = false, typename Fn>
+  template <bool kWholeLong = false, typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
 
   // Pass with the lists of kept blocks read `group` vertices at a time, interleaved as
@@ -424,15 +424,14 @@ class ListCache {
     // kId24: every list's entries (off[] counts them), those in `bytes` and in `runs`.
     uint32_t coded_count = 0;
     // kId24: the long lists, ascending by vertex j (long_j), each a record at byte long_off
-    // of `runs`: as runs (uint32 count of runs; per run a uint32 (high bits << 24 | IDs);
-    // then the list's low halves, uint16), or, when `gaps`, as gaps (Id16Gaps: uint16
-    // units). Every record's size is even, so the halves and units are 2-byte aligned.
-    // `bytes` holds the other lists back to back.
+    // of `long_recs`: as runs (uint32 count of runs; per run a uint32 (high bits << 24 |
+    // IDs); then the list's low halves, uint16), or, when the cache's gap_lists_, as gaps
+    // (Id16Gaps: uint16 units). Every record's size is even, so the halves and units are
+    // 2-byte aligned. `bytes` holds the other lists back to back.
     UninitVector<uint16_t> long_j;
     UninitVector<uint32_t> long_off;
-    UninitVector<uint8_t> runs;
-    bool gaps = false;
-    bool has_runs() const { return !long_j.empty(); }
+    UninitVector<uint8_t> long_recs;
+    bool has_long() const { return !long_j.empty(); }
     // LimitDegree only: bit j set = vertex base + j's degree bound is over the cutoff, so its
     // list is not kept (off[j] == off[j + 1]); empty when no vertex of the block is left out.
     UninitVector<uint64_t> skip;
@@ -482,11 +481,10 @@ class ListCache {
   // The same for the n-ID list of the gaps record at `rec`.
   template <typename Fn>
   static void WidenGaps(const uint16_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn);
-  // WidenRuns or WidenGaps, as block b keeps its long lists; n: the list's IDs.
+  // WidenRuns or WidenGaps, as this cache keeps long lists; n: the list's IDs.
   template <typename Fn>
-  static void WidenLong(const Block& b, const uint8_t* rec, size_t n, uint32_t (&wide)[kWidenPiece],
-                        Fn&& fn) {
-    if (b.gaps) {
+  void WidenLong(const uint8_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn) const {
+    if (gap_lists_) {
       WidenGaps(reinterpret_cast<const uint16_t*>(rec), n, wide, fn);
     } else {
       WidenRuns(rec, wide, fn);
@@ -540,7 +538,7 @@ class ListCache {
   bool weights_;
   ListPacking packing_;  // kNever unless narrow_ && !weights_
   bool id24_;            // plain blocks as 3-byte IDs (packing_ not kNever, bound_ <= 2^24)
-  bool gap_lists_ = false;  // 3-byte blocks' long lists as gaps (set_long_lists)
+  bool gap_lists_ = false;  // every 3-byte block's long lists as gaps (set_long_lists)
   // kAuto: entries and blocks completed so far, and whether packing has started.
   std::atomic<uint64_t> seen_entries_{0};
   std::atomic<uint64_t> seen_blocks_{0};
@@ -573,12 +571,12 @@ bool ListCache::Chunks(VertexId u, Fn&& fn) const {
     return true;
   }
   uint64_t shift = 0;  // entries of long lists before u: not in the 3-byte array
-  if (b.form == Block::kId24 && b.has_runs()) {
+  if (b.form == Block::kId24 && b.has_long()) {
     const auto [before, k] = LongBefore(b, j);
     if (k < b.long_j.size() && b.long_j[k] == j) {
       uint32_t narrow[kWidenPiece];
       bool more = true;
-      WidenLong(b, b.runs.data() + b.long_off[k], static_cast<size_t>(e1 - e0), narrow,
+      WidenLong(b.long_recs.data() + b.long_off[k], static_cast<size_t>(e1 - e0), narrow,
                 [&](const uint32_t* src, size_t n) {
         if (!more) return;
         for (size_t i = 0; i < n; ++i) wide[i] = src[i];
@@ -654,11 +652,11 @@ Status ListCache::PassInterleaved(const Snapshot& snap, const Layout& L, VertexR
     const VertexId hi = std::min<VertexId>(r.end, base + kLayoutBlock);
     const Block& b = blocks_[bi];
     // (Blocks with runs too: Pass reads them.)
-    if (b.state != Block::kKept || !b.skip.empty() || L.dangling || b.has_runs()) {
+    if (b.state != Block::kKept || !b.skip.empty() || L.dangling || b.has_long()) {
       // Pass streams a run of blocks not kept at once; the run ends at the next kept block.
       VertexId end = hi;
       auto interleavable = [&](const Block& x) {
-        return x.state == Block::kKept && x.skip.empty() && !L.dangling && !x.has_runs();
+        return x.state == Block::kKept && x.skip.empty() && !L.dangling && !x.has_long();
       };
       while (end < r.end && !interleavable(blocks_[static_cast<size_t>(end / kLayoutBlock)])) {
         end = std::min<VertexId>(r.end, end + kLayoutBlock);
@@ -732,7 +730,7 @@ void ListCache::WidenGaps(const uint16_t* rec, size_t n, uint32_t (&wide)[kWiden
   }
 }
 
-template <bool kWholeRuns, typename Fn>
+template <bool kWholeLong, typename Fn>
 Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&& fn) const {
   const uint8_t* const exists = L.exists.data();
   constexpr size_t kKeep = 256;
@@ -767,7 +765,7 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
     }
     // A 3-byte block's long lists (runs): lk is the next one's index in long_j, long_before
     // the entries of those before u (not in the 3-byte array).
-    auto [long_before, lk] = b.has_runs() ? LongBefore(b, static_cast<size_t>(lo - base))
+    auto [long_before, lk] = b.has_long() ? LongBefore(b, static_cast<size_t>(lo - base))
                                           : std::pair<uint64_t, size_t>{0, 0};
     for (VertexId u = lo; u < hi; ++u) {
       const size_t j = static_cast<size_t>(u - base);
@@ -776,7 +774,7 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
       // kGapList IDs).
       const uint8_t* rec = nullptr;
       if (lk < b.long_j.size() && b.long_j[lk] == j) {
-        rec = b.runs.data() + b.long_off[lk++];
+        rec = b.long_recs.data() + b.long_off[lk++];
         long_before += e1 - e0;
       }
       if (e0 == e1 || !exists[u]) continue;
@@ -803,9 +801,9 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
         }
       } else if (rec != nullptr) {
         bool whole = false;  // given in one call, read in place
-        if constexpr (kWholeRuns) {
+        if constexpr (kWholeLong) {
           if (!L.dangling) {
-            if (b.gaps) {
+            if (gap_lists_) {
               fn(u, Id16Gaps{reinterpret_cast<const uint16_t*>(rec)}, static_cast<size_t>(e1 - e0));
             } else {
               fn(u, Id16Runs{rec}, static_cast<size_t>(e1 - e0));
@@ -815,7 +813,7 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
         }
         if (!whole) {
           uint32_t piece[kWidenPiece];
-          WidenLong(b, rec, static_cast<size_t>(e1 - e0), piece,
+          WidenLong(rec, static_cast<size_t>(e1 - e0), piece,
                     [&](const uint32_t* src, size_t m) { emit(src, m); });
         }
       } else if (b.form == Block::kId24) {

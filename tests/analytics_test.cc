@@ -787,6 +787,79 @@ Status FillCache(const Snapshot& g, ListCache* cache, Layout* L) {
   return s.ok() ? cache->Complete(g, *L) : s;
 }
 
+// u's out-list: `deg` distinct neighbors other than u drawn from [lo, hi).
+void AddHub(MapSnapshot* g, VertexId u, size_t deg, VertexId lo, VertexId hi,
+            std::mt19937_64& rng) {
+  std::set<VertexId> nb;
+  while (nb.size() < deg) {
+    const VertexId v = lo + rng() % (hi - lo);
+    if (v != u) nb.insert(v);
+  }
+  for (VertexId v : nb) g->PutEdge(u, v, 1.0);
+}
+
+// A cache with long lists (ListCache, "Runs" and "Gap lists"; kept whole, `cache` filled over
+// L) read every way gives g's out-lists: Pass widened (as the store's scan gives them),
+// Pass<true> (long lists whole, read with ForEachId, and with ForEach4 when they come as an
+// Id16Gaps), PassInterleaved and Chunks (short lists after a long one in the same block
+// included). *whole_calls: the lists Pass<true> gave whole as a `Whole`.
+template <typename Whole>
+void ExpectLongListsRead(const ListCache& cache, const Snapshot& g, const Layout& L,
+                         size_t* whole_calls) {
+  ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);  // 32-bit IDs
+  std::map<VertexId, std::vector<VertexId>> widened, whole;
+  *whole_calls = 0;
+  for (VertexRange r : L.ranges) {
+    ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
+      for (size_t i = 0; i < n; ++i) widened[u].push_back(src[i]);
+    }));
+    ASSERT_OK(cache.Pass<true>(g, L, r, [&](VertexId u, auto src, size_t n) {
+      size_t seen = 0;
+      ForEachId(src, n, [&](VertexId v) {
+        whole[u].push_back(v);
+        ++seen;
+      });
+      EXPECT_EQ(seen, n) << u;
+      if constexpr (std::is_same_v<decltype(src), Id16Gaps>) {  // ForEach4 gives the same
+        std::vector<VertexId> grouped;
+        src.ForEach4(
+            n,
+            [&](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+              grouped.insert(grouped.end(), {a, b, c, d});
+            },
+            [&](uint32_t a) { grouped.push_back(a); });
+        EXPECT_EQ(grouped, std::vector<VertexId>(whole[u].end() - n, whole[u].end())) << u;
+      }
+      *whole_calls += std::is_same_v<decltype(src), Whole>;
+    }));
+  }
+  EXPECT_EQ(whole, widened);
+  EXPECT_EQ(InterleavedLists(cache, g, L), widened);
+  for (VertexId u = 0; u < L.bound; ++u) {
+    std::vector<VertexId> want;
+    std::vector<double> w;
+    ASSERT_OK(g.GetNeighbors(u, &want, &w));
+    if (want.empty()) continue;
+    bool kept = false;
+    ASSERT_EQ(ChunksOf(cache, u, &kept), want) << u;
+    ASSERT_TRUE(kept) << u;
+  }
+}
+
+// PageRank on g with its cache's packing allowed keeps `want_bytes` of lists and gives the
+// ranks of 4-byte IDs (packing kNever) to the bit.
+void ExpectPageRankAsPlainIds(const Snapshot& g, uint64_t want_bytes) {
+  PageRankParams p{0.85, 5};
+  std::vector<double> coded_ranks, plain_ranks;
+  PageRankStats st;
+  p.stats = &st;
+  ASSERT_OK(PageRank(g, p, &coded_ranks));
+  EXPECT_EQ(st.cache_bytes, want_bytes);
+  p.packing = ListPacking::kNever;
+  ASSERT_OK(PageRank(g, p, &plain_ranks));
+  EXPECT_EQ(coded_ranks, plain_ranks);
+}
+
 TEST(Analytics, ListCacheMatchesStreamedLists) {
   for (GraphKind kind : {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
     SCOPED_TRACE(KindName(kind));
@@ -1072,12 +1145,7 @@ TEST(Analytics, ListCacheLongListsAsRuns) {
     constexpr uint64_t kN = 300000;
     FillUniform(&g, kN, 100000, rng);
     auto hub = [&](VertexId u, size_t deg, VertexId lo, VertexId hi) {
-      std::set<VertexId> nb;
-      while (nb.size() < deg) {
-        const VertexId v = lo + rng() % (hi - lo);
-        if (v != u) nb.insert(v);
-      }
-      for (VertexId v : nb) g.PutEdge(u, v, 1.0);
+      AddHub(&g, u, deg, lo, hi, rng);
     };
     for (int i = 0; i < 40; ++i) hub(rng() % kN, 300 + rng() % 3000, 0, kN);
     hub(5000, 2000, 131072, 131072 + 65536);  // one high part
@@ -1113,58 +1181,24 @@ TEST(Analytics, ListCacheLongListsAsRuns) {
     EXPECT_EQ(cache.packed_blocks(), 0u);
     EXPECT_EQ(cache.dropped_blocks(), 0u);
     EXPECT_EQ(cache.bytes(), want_bytes);
-    ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);  // 32-bit IDs
-    std::map<VertexId, std::vector<VertexId>> widened, whole;
     size_t whole_calls = 0;
-    for (VertexRange r : L.ranges) {
-      ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
-        for (size_t i = 0; i < n; ++i) widened[u].push_back(src[i]);
-      }));
-      ASSERT_OK(cache.Pass<true>(g, L, r, [&](VertexId u, auto src, size_t n) {
-        size_t seen = 0;
-        ForEachId(src, n, [&](VertexId v) {
-          whole[u].push_back(v);
-          ++seen;
-        });
-        EXPECT_EQ(seen, n) << u;
-        whole_calls += std::is_same_v<decltype(src), Id16Runs>;
-      }));
-    }
-    EXPECT_EQ(whole, widened);
-    EXPECT_EQ(InterleavedLists(cache, g, L), widened);
+    ExpectLongListsRead<Id16Runs>(cache, g, L, &whole_calls);
     // kDirected's dangling edges make every list go through the widened, filtered path.
     EXPECT_EQ(whole_calls, kind == GraphKind::kUndirected ? long_lists : 0u);
-    for (VertexId u = 0; u < L.bound; ++u) {
-      std::vector<VertexId> want;
-      std::vector<double> w;
-      ASSERT_OK(g.GetNeighbors(u, &want, &w));
-      if (want.empty()) continue;
-      bool kept = false;
-      ASSERT_EQ(ChunksOf(cache, u, &kept), want) << u;
-      ASSERT_TRUE(kept) << u;
-    }
-    PageRankParams p{0.85, 5};
-    std::vector<double> runs_ranks, plain_ranks;
-    PageRankStats st;
-    p.stats = &st;
-    ASSERT_OK(PageRank(g, p, &runs_ranks));
-    EXPECT_EQ(st.cache_bytes, want_bytes);
-    p.packing = ListPacking::kNever;
-    ASSERT_OK(PageRank(g, p, &plain_ranks));
-    EXPECT_EQ(runs_ranks, plain_ranks);
+    ExpectPageRankAsPlainIds(g, want_bytes);
   }
 }
 
-// Gap lists (ListCache, "Gap lists"): in a 3-byte block past kGapBound, lists of at least kGapList IDs with at
-// most one escape in kGapEscapeRate that pay for it are kept as 16-bit gaps. The cache's bytes
-// equal the arithmetic from the store's lists (heads; per block 3 bytes an entry of the other
-// lists and a pad byte; per gap list 2 bytes an entry and 4 more an escape, and 6 of index);
-// Pass (widened) and Pass<true> (a whole list as Id16Gaps, read with ForEachId) give the
-// store's lists; PassInterleaved and Chunks give them too (short lists after a long one in the
-// same block included); PageRank's ranks are the same to the bit as with 4-byte IDs, pull and
-// push. IDs up to ~300,000, and one edge past kGapBound, so that the bound makes kAuto choose
-// gaps (a cache told kRuns keeps runs instead, the same lists). Hubs: random lists spanning it; lists with escapes at the start
-// (a first ID of 0, or past 65535), in the middle and at the last ID; gaps of exactly 65535
+// Gap lists (ListCache, "Gap lists"): in a 3-byte block past kGapBound, lists of at least
+// kGapList IDs with at most one escape in kGapEscapeRate that pay for it are kept as 16-bit
+// gaps. The cache's bytes equal the arithmetic from the store's lists (heads; per block 3
+// bytes an entry of the other lists and a pad byte; per gap list 2 bytes an entry and 4 more
+// an escape, and 6 of index); every reader gives the store's lists (ExpectLongListsRead, a
+// whole list as an Id16Gaps); PageRank's ranks are the same to the bit as with 4-byte IDs,
+// pull and push. IDs up to ~300,000, and one edge past kGapBound, so that the bound makes
+// kAuto choose gaps (a cache told kRuns keeps runs instead: other bytes, the same lists).
+// Hubs: random lists spanning the IDs; lists with escapes at the start (a first ID of 0, or
+// past 65535), in the middle and at the last ID; gaps of exactly 65535
 // (not an escape) and 65536 (one); lists of exactly kGapList and one less; a kGapList list
 // with as many escapes as it may have and one with one more (kept in 3 bytes).
 TEST(Analytics, ListCacheLongListsAsGaps) {
@@ -1175,12 +1209,7 @@ TEST(Analytics, ListCacheLongListsAsGaps) {
     constexpr uint64_t kN = 300000;
     FillUniform(&g, kN, 100000, rng);
     auto hub = [&](VertexId u, size_t deg, VertexId lo, VertexId hi) {
-      std::set<VertexId> nb;
-      while (nb.size() < deg) {
-        const VertexId v = lo + rng() % (hi - lo);
-        if (v != u) nb.insert(v);
-      }
-      for (VertexId v : nb) g.PutEdge(u, v, 1.0);
+      AddHub(&g, u, deg, lo, hi, rng);
     };
     auto put = [&](VertexId u, const std::vector<VertexId>& nb) {
       for (VertexId v : nb) g.PutEdge(u, v, 1.0);
@@ -1257,75 +1286,24 @@ TEST(Analytics, ListCacheLongListsAsGaps) {
     EXPECT_EQ(cache.packed_blocks(), 0u);
     EXPECT_EQ(cache.dropped_blocks(), 0u);
     EXPECT_EQ(cache.bytes(), want_bytes);
-    ExpectPassGivesStoreLists(cache, g, L, Direction::kOut);  // 32-bit IDs
-    std::map<VertexId, std::vector<VertexId>> widened, whole;
     size_t whole_calls = 0;
-    for (VertexRange r : L.ranges) {
-      ASSERT_OK(cache.Pass(g, L, r, [&](VertexId u, const auto* src, size_t n) {
-        for (size_t i = 0; i < n; ++i) widened[u].push_back(src[i]);
-      }));
-      ASSERT_OK(cache.Pass<true>(g, L, r, [&](VertexId u, auto src, size_t n) {
-        size_t seen = 0;
-        ForEachId(src, n, [&](VertexId v) {
-          whole[u].push_back(v);
-          ++seen;
-        });
-        EXPECT_EQ(seen, n) << u;
-        if constexpr (std::is_same_v<decltype(src), Id16Gaps>) {  // ForEach4 gives the same
-          std::vector<VertexId> grouped;
-          src.ForEach4(
-              n,
-              [&](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-                grouped.insert(grouped.end(), {a, b, c, d});
-              },
-              [&](uint32_t a) { grouped.push_back(a); });
-          EXPECT_EQ(grouped, std::vector<VertexId>(whole[u].end() - n, whole[u].end())) << u;
-          ++whole_calls;
-        }
-      }));
-    }
-    EXPECT_EQ(whole, widened);
-    EXPECT_EQ(InterleavedLists(cache, g, L), widened);
-    {  // The same bound with runs asked for: other bytes, the same lists.
+    ExpectLongListsRead<Id16Gaps>(cache, g, L, &whole_calls);
+    // kDirected's dangling edges make every list go through the widened, filtered path.
+    EXPECT_EQ(whole_calls, kind == GraphKind::kUndirected ? long_lists : 0u);
+    {  // The same bound with runs asked for: other bytes, the same lists, read every way.
       ListCache runs(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kAuto);
       runs.set_long_lists(ListCache::LongLists::kRuns);
       EXPECT_FALSE(runs.gap_lists());
       Layout L2;
       ASSERT_OK(FillCache(g, &runs, &L2));
       EXPECT_NE(runs.bytes(), want_bytes);
-      std::map<VertexId, std::vector<VertexId>> as_runs;
       size_t runs_calls = 0;
-      for (VertexRange r : L2.ranges) {
-        ASSERT_OK(runs.Pass<true>(g, L2, r, [&](VertexId u, auto src, size_t n) {
-          ForEachId(src, n, [&](VertexId v) { as_runs[u].push_back(v); });
-          runs_calls += std::is_same_v<decltype(src), Id16Runs>;
-        }));
-      }
-      EXPECT_EQ(as_runs, widened);
+      ExpectLongListsRead<Id16Runs>(runs, g, L2, &runs_calls);
       if (kind == GraphKind::kUndirected) {
         EXPECT_GT(runs_calls, 0u);
       }
     }
-    // kDirected's dangling edges make every list go through the widened, filtered path.
-    EXPECT_EQ(whole_calls, kind == GraphKind::kUndirected ? long_lists : 0u);
-    for (VertexId u = 0; u < L.bound; ++u) {
-      std::vector<VertexId> want;
-      std::vector<double> w;
-      ASSERT_OK(g.GetNeighbors(u, &want, &w));
-      if (want.empty()) continue;
-      bool kept = false;
-      ASSERT_EQ(ChunksOf(cache, u, &kept), want) << u;
-      ASSERT_TRUE(kept) << u;
-    }
-    PageRankParams p{0.85, 5};
-    std::vector<double> gaps_ranks, plain_ranks;
-    PageRankStats st;
-    p.stats = &st;
-    ASSERT_OK(PageRank(g, p, &gaps_ranks));
-    EXPECT_EQ(st.cache_bytes, want_bytes);
-    p.packing = ListPacking::kNever;
-    ASSERT_OK(PageRank(g, p, &plain_ranks));
-    EXPECT_EQ(gaps_ranks, plain_ranks);
+    ExpectPageRankAsPlainIds(g, want_bytes);
   }
 }
 
