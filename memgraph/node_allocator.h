@@ -41,8 +41,9 @@
 // scale-20 tier's arena kept ~18 MiB of such slabs (a class's lists up to 8 MiB per thread;
 // docs/benchmarks.md, "Issue 28: a depot for the free lists"). A depot class idle for a second
 // (no batch came or went) gives its blocks back to jemalloc (set_depot_trim_us): a tier's
-// version blocks grow through the 128-, 192- and 256-byte classes, and the depot of a class
-// they have left would otherwise keep its 8 MiB for good.
+// version blocks grow through the 192- and 256-byte classes (a 128-byte header and its inline
+// counts, rounded to lines), and the depot of a class they have left would otherwise keep its
+// 8 MiB for good.
 //
 // Leaf lists. Without thread caches (the in-memory store's memgraph), blocks past
 // kPoolMaxBytes up to kLeafListMaxBytes — clustered-index and C-ART leaves, which an area's
@@ -141,7 +142,7 @@ class NodeAllocator {
   void set_thread_caches(bool on) { thread_caches_ = on; }
   // A depot class idle this long (no batch came or went) gives its blocks back to jemalloc,
   // at the next depot operation of any class: the classes a tier's nodes grow out of (a
-  // subgraph's version block passes 128, 192 and 256 bytes as it fills) keep no blocks for
+  // subgraph's version block passes 192 and 256 bytes as it fills) keep no blocks for
   // good. 0: at every depot operation, a class idle since the one before. Set before use.
   static constexpr int64_t kDepotTrimUs = 1'000'000;
   void set_depot_trim_us(int64_t us) { depot_trim_us_ = us; }
