@@ -32,7 +32,7 @@ Status FlushDirection(const mem::MemGraph& mg, uint8_t dir, const FlushOptions& 
   for (uint64_t sg = 0; sg < mg.subgraph_bound() && s.ok(); ++sg) {
     const mem::SubgraphVersion* sv = mg.VersionAt(sg, o.seal_ts);
     if (sv == nullptr) continue;
-    const mem::Adjacency* a = dir == 0 ? &sv->out : sv->in;
+    const mem::Adjacency* a = dir == 0 ? &sv->out : sv->in();
     // Only vertices with a state or entries here are written: the masks name them.
     for (uint64_t m = sv->exists_mask | sv->deleted_mask | a->EntryMask(); m != 0 && s.ok();
          m &= m - 1) {

@@ -17,7 +17,7 @@ inline uint64_t SubgraphOf(VertexId v) { return v >> mem::kSubgraphBits; }
 inline uint32_t LocalOf(VertexId v) { return static_cast<uint32_t>(v & (mem::kSubgraphSize - 1)); }
 
 inline const mem::Adjacency* Adj(const mem::SubgraphVersion* sv, uint8_t dir) {
-  return dir == 0 ? &sv->out : sv->in;
+  return dir == 0 ? &sv->out : sv->in();
 }
 
 constexpr size_t kChunk = 512;
@@ -1244,7 +1244,7 @@ Status TierReader::WalkVertices(VertexId begin, VertexId end, Fn&& fn) const {
         if (!kDegrees || g + 1 > last_group) continue;
         if (const mem::SubgraphVersion* sv = v_->memgraphs[t]->VersionAt(g + 1, ts_)) {
           const mem::Adjacency* a = Adj(sv, 0);
-          coro::PrefetchRange(a->counts, a->CountBytes());
+          coro::PrefetchRange(a->counts(), a->CountBytes());
         }
       }
     }

@@ -181,7 +181,6 @@ class Builder {
     while (root->level > 0 && root->count == 1) {
       const Node* c = static_cast<const Inner*>(root)->child()[0];
       Ref(c);
-      bytes_delta_ -= root->bytes;
       Unref(alloc_, root);
       root = c;
     }
@@ -189,7 +188,6 @@ class Builder {
   }
 
   int64_t size_delta() const { return size_delta_; }
-  int64_t bytes_delta() const { return bytes_delta_; }
 
  private:
   Leaf* NewLeaf(size_t n, size_t ntomb) {
@@ -202,7 +200,6 @@ class Builder {
     l->level = 0;
     l->flags = weighted_ ? clustered::kWeightedFlag : 0;
     l->reserved = 0;
-    bytes_delta_ += static_cast<int64_t>(bytes);
     return l;
   }
 
@@ -221,13 +218,11 @@ class Builder {
     Key* sep = const_cast<Key*>(x->sep());
     for (size_t i = 0; i < n; ++i) ch[i] = kids[i].node;
     for (size_t i = 1; i < n; ++i) sep[i - 1] = kids[i].low;
-    bytes_delta_ += static_cast<int64_t>(bytes);
     return x;
   }
 
   // Removes r from the tree being built (it is not placed in any new node).
   void Drop(const ChildRef& r) {
-    bytes_delta_ -= r.node->bytes;
     Unref(alloc_, r.node);
   }
 
@@ -307,7 +302,6 @@ class Builder {
       return;
     }
     size_delta_ += static_cast<int64_t>(m) - static_cast<int64_t>(c);
-    if (l != nullptr) bytes_delta_ -= l->bytes;
     if (m == 0) return;
 
     // Pass 2: merge straight into the new leaf, or into scratch when it must be cut.
@@ -393,7 +387,6 @@ class Builder {
         return;
       }
     }
-    bytes_delta_ -= x->bytes;
     FixUnderflow(kids, x->level - 1);
     EmitInners(kids, x->level, out);
   }
@@ -480,13 +473,11 @@ class Builder {
   NodeAllocator* const alloc_;
   const bool weighted_;
   int64_t size_delta_ = 0;
-  int64_t bytes_delta_ = 0;
 };
 
 struct CheckState {
   bool weighted;
   size_t entries = 0;
-  size_t bytes = 0;
   std::string err;
 };
 
@@ -506,7 +497,6 @@ bool CheckNode(const Node* n, Key lo, Key hi, bool is_root, int level, CheckStat
   };
   if (n->refs.load(std::memory_order_relaxed) == 0) return fail("node with zero refs");
   if (level >= 0 && n->level != level) return fail("level mismatch");
-  st.bytes += n->bytes;
   if (n->level == 0) {
     const Leaf* l = static_cast<const Leaf*>(n);
     if (l->count == 0 || l->count > kLeafCapacity) return fail("leaf count out of range");
@@ -552,40 +542,34 @@ bool CheckNode(const Node* n, Key lo, Key hi, bool is_root, int level, CheckStat
 // ---- ClusteredIndex ----
 
 ClusteredIndex::ClusteredIndex(const ClusteredIndex& o)
-    : alloc_(o.alloc_), root_(o.root_), size_(o.size_), bytes_(o.bytes_), weighted_(o.weighted_) {
+    : alloc_bits_(o.alloc_bits_), root_(o.root_), size_(o.size_) {
   if (root_ != nullptr) Ref(root_);
 }
 
 ClusteredIndex::ClusteredIndex(ClusteredIndex&& o) noexcept
-    : alloc_(o.alloc_), root_(o.root_), size_(o.size_), bytes_(o.bytes_), weighted_(o.weighted_) {
+    : alloc_bits_(o.alloc_bits_), root_(o.root_), size_(o.size_) {
   o.root_ = nullptr;
   o.size_ = 0;
-  o.bytes_ = 0;
 }
 
 ClusteredIndex& ClusteredIndex::operator=(const ClusteredIndex& o) {
   if (this == &o) return *this;
   if (o.root_ != nullptr) Ref(o.root_);
   Reset();
-  alloc_ = o.alloc_;
+  alloc_bits_ = o.alloc_bits_;
   root_ = o.root_;
   size_ = o.size_;
-  bytes_ = o.bytes_;
-  weighted_ = o.weighted_;
   return *this;
 }
 
 ClusteredIndex& ClusteredIndex::operator=(ClusteredIndex&& o) noexcept {
   if (this != &o) {
     Reset();
-    alloc_ = o.alloc_;
+    alloc_bits_ = o.alloc_bits_;
     root_ = o.root_;
     size_ = o.size_;
-    bytes_ = o.bytes_;
-    weighted_ = o.weighted_;
     o.root_ = nullptr;
     o.size_ = 0;
-    o.bytes_ = 0;
   }
   return *this;
 }
@@ -593,15 +577,15 @@ ClusteredIndex& ClusteredIndex::operator=(ClusteredIndex&& o) noexcept {
 ClusteredIndex::~ClusteredIndex() { Reset(); }
 
 void ClusteredIndex::Reset() {
-  if (root_ != nullptr) Unref(alloc_, root_);
+  if (root_ != nullptr) Unref(allocator(), root_);
   root_ = nullptr;
   size_ = 0;
-  bytes_ = 0;
 }
 
 ClusteredIndex ClusteredIndex::Apply(const ClusteredUpdate* ups, size_t n, PrevState* prev) const {
   if (n == 0) return *this;
-  bool ok = alloc_ != nullptr;
+  NodeAllocator* const alloc = allocator();
+  bool ok = alloc != nullptr;
   for (size_t i = 0; ok && i < n; ++i) {
     ok = ups[i].u < clustered::kVertices && (i == 0 || KeyOf(ups[i - 1]) < KeyOf(ups[i]));
   }
@@ -609,15 +593,14 @@ ClusteredIndex ClusteredIndex::Apply(const ClusteredUpdate* ups, size_t n, PrevS
     std::fprintf(stderr, "ClusteredIndex::Apply: no allocator, or updates not sorted and unique\n");
     std::abort();
   }
-  Builder b(alloc_, weighted_);
+  Builder b(alloc, weighted());
   std::vector<ChildRef>& top = tls.top;
   top.clear();
   b.ApplyNode(root_, MakeKey(0, 0), ups, 0, n, prev, top);
-  ClusteredIndex r(alloc_, weighted_);
+  ClusteredIndex r(alloc, weighted());
   r.root_ = b.Finish(top);
   tls.Trim();
   r.size_ = static_cast<size_t>(static_cast<int64_t>(size_) + b.size_delta());
-  r.bytes_ = static_cast<size_t>(static_cast<int64_t>(bytes_) + b.bytes_delta());
   return r;
 }
 
@@ -673,19 +656,30 @@ bool ClusteredIndex::Find(uint8_t u, uint64_t v, double* weight, bool* tombstone
   return true;
 }
 
+size_t ClusteredIndex::MemoryBytes() const {
+  size_t bytes = 0;
+  std::vector<const Node*> stack;
+  if (root_ != nullptr) stack.push_back(root_);
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    bytes += n->bytes;
+    if (n->level == 0) continue;
+    const Inner* x = static_cast<const Inner*>(n);
+    for (size_t i = 0; i < x->count; ++i) stack.push_back(x->child()[i]);
+  }
+  return bytes;
+}
+
 bool ClusteredIndex::CheckInvariants(std::string* why) const {
   CheckState st;
-  st.weighted = weighted_;
+  st.weighted = weighted();
   bool ok = true;
   if (root_ != nullptr) {
     ok = CheckNode(root_, MakeKey(0, 0), MakeKey(clustered::kVertices, 0), true, -1, st);
   }
   if (ok && st.entries != size_) {
     st.err = "size() " + std::to_string(size_) + " != entries " + std::to_string(st.entries);
-    ok = false;
-  }
-  if (ok && st.bytes != bytes_) {
-    st.err = "MemoryBytes() " + std::to_string(bytes_) + " != node bytes " + std::to_string(st.bytes);
     ok = false;
   }
   if (!ok && why != nullptr) *why = st.err;

@@ -35,8 +35,9 @@
 //   - inner: count <= kInnerCapacity; count >= 2 for the root, >= kInnerMinFill otherwise;
 //     separators strictly increase and bound their children as above;
 //   - ntomb == the number of tombstones in the leaf; the tomb column exists iff ntomb > 0;
-//   - an empty index has a null root; size() == number of entries (tombstones included);
-//     MemoryBytes() == the sum of the node sizes reachable from this version's root.
+//   - an empty index has a null root; size() == number of entries (tombstones included).
+// MemoryBytes() is the sum of the node sizes reachable from the root, counted by a walk (the
+// index keeps no byte count: it is part of every version's header, subgraph.h).
 //
 // Fill policy. A leaf (inner node) that overflows is cut into ceil(n / capacity) pieces of even
 // size, so every piece is more than half full. A non-root leaf under a quarter fill
@@ -247,7 +248,8 @@ class ClusteredIndex {
   static constexpr size_t kLeafCapacity = clustered::kLeafCapacity;
 
   ClusteredIndex() = default;
-  ClusteredIndex(NodeAllocator* alloc, bool weighted) : alloc_(alloc), weighted_(weighted) {}
+  ClusteredIndex(NodeAllocator* alloc, bool weighted)
+      : alloc_bits_(reinterpret_cast<uintptr_t>(alloc) | static_cast<uintptr_t>(weighted)) {}
   ClusteredIndex(const ClusteredIndex& o);
   ClusteredIndex(ClusteredIndex&& o) noexcept;
   ClusteredIndex& operator=(const ClusteredIndex& o);
@@ -379,12 +381,13 @@ class ClusteredIndex {
 
   size_t size() const { return size_; }  // all entries, tombstones included
   bool empty() const { return size_ == 0; }
-  // Bytes of the nodes of this version's tree (shared nodes counted in full).
-  size_t MemoryBytes() const { return bytes_; }
+  // Bytes of the nodes of this version's tree (shared nodes counted in full). Walks the tree:
+  // for tests and checks, not for a write path.
+  size_t MemoryBytes() const;
   // For prefetching, and to tell trees apart: a tree is immutable.
   const void* root_node() const { return root_; }
-  bool weighted() const { return weighted_; }
-  NodeAllocator* allocator() const { return alloc_; }
+  bool weighted() const { return (alloc_bits_ & 1) != 0; }
+  NodeAllocator* allocator() const { return reinterpret_cast<NodeAllocator*>(alloc_bits_ & ~uintptr_t{1}); }
   int height() const { return root_ == nullptr ? 0 : root_->level + 1; }
 
   // Verifies every invariant in the header comment; on failure *why (nullable) says which.
@@ -393,11 +396,11 @@ class ClusteredIndex {
  private:
   void Reset();
 
-  NodeAllocator* alloc_ = nullptr;
+  // The allocator, with weighted() in bit 0 (a NodeAllocator is at least 8-byte aligned): the
+  // index is 24 bytes, part of every subgraph version's header (subgraph.h).
+  uintptr_t alloc_bits_ = 0;
   const clustered::Node* root_ = nullptr;
   size_t size_ = 0;
-  size_t bytes_ = 0;
-  bool weighted_ = false;
 };
 
 // ---- inline scans ----

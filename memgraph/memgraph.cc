@@ -87,10 +87,10 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
       coro::Prefetch(reinterpret_cast<const char*>(h + 1) - 1);
     }
     co_await coro::Suspend{};
-    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
+    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in())}) {
       if (a == nullptr || !prefetch) continue;
       coro::Prefetch(a->ci.root_node());
-      coro::PrefetchRange(a->counts, a->CountBytes());
+      coro::PrefetchRange(a->counts(), a->CountBytes());
       if (a->appended != nullptr) coro::Prefetch(a->appended);
       if (a->arts != nullptr) coro::Prefetch(a->arts);
     }
@@ -98,7 +98,7 @@ coro::Task<Status> LocateThenBuild(const W* w, bool prefetch, Build build) {
     // An update takes no prior state (Adjacency's counts): nothing is looked up, and the
     // build's append writes the area's next slot.
     if (prefetch) {
-      for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
+      for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in())}) {
         PrefetchAreaSlot(a);
       }
     }
@@ -216,7 +216,7 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
       bool hidden = head != nullptr && ((head->deleted_mask >> i) & 1);
       if (older != nullptr && !hidden) older->Neighbors(dir, op.u, &nbrs);
       if (head != nullptr) {
-        const Adjacency* a = dir == 0 ? &head->out : head->in;
+        const Adjacency* a = dir == 0 ? &head->out : head->in();
         ScanVertex(*a, i, [&](const uint64_t* k, const double*, const uint8_t* tomb, size_t n) {
           for (size_t j = 0; j < n; ++j) {
             if (tomb == nullptr || !tomb[j]) nbrs.push_back(k[j]);
@@ -287,10 +287,10 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     if (!pending(k)) return;
     const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
     if (h == nullptr) return;
-    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
+    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in())}) {
       if (a == nullptr) continue;
       __builtin_prefetch(a->ci.root_node());
-      coro::PrefetchRange(a->counts, a->CountBytes());  // copied whole by CopyVersion
+      coro::PrefetchRange(a->counts(), a->CountBytes());  // copied whole by CopyVersion
       if (a->appended != nullptr) __builtin_prefetch(a->appended);
       if (a->arts != nullptr) __builtin_prefetch(a->arts);
     }
@@ -301,7 +301,7 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
     if (!pending(k)) return;
     const SubgraphVersion* h = work[k].slot->head.load(std::memory_order_acquire);
     if (h == nullptr) return;
-    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in)}) {
+    for (const Adjacency* a : {&h->out, static_cast<const Adjacency*>(h->in())}) {
       PrefetchAreaSlot(a);
     }
   };
@@ -922,7 +922,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
         }
       }
       if (found < 0 && base != nullptr) {
-        const Adjacency* a = op.dir == 0 ? &base->out : base->in;
+        const Adjacency* a = op.dir == 0 ? &base->out : base->in();
         double wt;
         bool tomb;
         if (FindEdge(*a, i, op.v, &wt, &tomb)) {
@@ -950,11 +950,11 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
   // whose lines the pipeline fetched: the new block is cold memory from the allocator, and a
   // load from it waited for the line CopyVersion's stores were still fetching.
   const SubgraphVersion* const from = base != nullptr ? base : fresh;
-  CountEdits counts[2] = {CountEdits(&from->out), CountEdits(with_in ? from->in : &from->out)};
+  CountEdits counts[2] = {CountEdits(&from->out), CountEdits(with_in ? from->in() : &from->out)};
 
   // 2. Clear deleted vertices' lists (and their appended updates).
   for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
-    Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
+    Adjacency* a = dir == 0 ? &fresh->out : fresh->in();
     CountEdits& c = counts[dir];
     // A vertex whose view is empty may still have container entries its appended erases hide.
     const uint64_t appended_cleared =
@@ -1022,7 +1022,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
       st.resize(out);
       if (st.empty()) continue;
     }
-    Adjacency* a = dir == 0 ? &fresh->out : fresh->in;
+    Adjacency* a = dir == 0 ? &fresh->out : fresh->in();
     CountEdits& c = counts[dir];
     uint64_t touched = 0;
     // e's update, recorded without its prior state: records count containers, and an
@@ -1189,7 +1189,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     }
   }
   for (uint8_t dir = 0; dir < (with_in ? 2 : 1); ++dir) {
-    counts[dir].Commit(&alloc_, dir == 0 ? &fresh->out : fresh->in);
+    counts[dir].Commit(&alloc_, dir == 0 ? &fresh->out : fresh->in());
   }
   return Status::OK();
 }

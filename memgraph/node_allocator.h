@@ -41,9 +41,9 @@
 // scale-20 tier's arena kept ~18 MiB of such slabs (a class's lists up to 8 MiB per thread;
 // docs/benchmarks.md, "Issue 28: a depot for the free lists"). A depot class idle for a second
 // (no batch came or went) gives its blocks back to jemalloc (set_depot_trim_us): a tier's
-// version blocks grow through the 192- and 256-byte classes (a 128-byte header and its inline
-// counts, rounded to lines; wider count records take them further), and the depot of a class
-// they have left would otherwise keep its 8 MiB for good.
+// version blocks grow through the 128-, 192- and 256-byte classes (a 96-byte header and its
+// inline counts, rounded to lines; wider count records take them further), and the depot of a
+// class they have left would otherwise keep its 8 MiB for good.
 //
 // Leaf lists. Without thread caches (the in-memory store's memgraph), blocks past
 // kPoolMaxBytes up to kLeafListMaxBytes — clustered-index and C-ART leaves, which an area's

@@ -23,16 +23,20 @@ ArtArray* NewArtArray(NodeAllocator* alloc, uint32_t n) {
   return arr;
 }
 
-// Room for a's counts of `bytes`: inline when they fit, else a block of their own.
+// Room for a's counts of `bytes` (a has none: FreeCounts): inline when they fit, else a block
+// of their own, whose address goes in the inline room. Returns where to write them.
 void* NewCounts(NodeAllocator* alloc, Adjacency* a, size_t bytes) {
-  if (bytes == 0) return nullptr;
-  return bytes <= a->inline_cap ? a->InlineCounts() : alloc->Allocate(bytes);
+  if (bytes <= a->inline_cap) return a->InlineCounts();
+  void* p = alloc->Allocate(bytes);
+  *static_cast<void**>(a->InlineCounts()) = p;
+  a->flags |= Adjacency::kCountsOwnBlock;
+  return p;
 }
 
 // The inline room of a block that holds `header` bytes and then the counts of `a` (a copy's
 // base): the block is rounded up to whole cache lines (the allocator's classes of 192, 256,
 // 320 ... bytes keep such blocks line-aligned), with room for one more record while some
-// vertex has none.
+// vertex has none; never less than an address (for counts in a block of their own).
 uint16_t InlineCap(size_t header, const Adjacency* a) {
   constexpr size_t kLine = 64;
   size_t bytes = 2;
@@ -40,6 +44,7 @@ uint16_t InlineCap(size_t header, const Adjacency* a) {
     bytes = a->CountBytes();
     if (a->count_mask != ~uint64_t{0}) bytes += kCountRecordBytes[a->count_format];
   }
+  bytes = std::max(bytes, sizeof(void*));
   const size_t total = (header + bytes + kLine - 1) / kLine * kLine;
   return static_cast<uint16_t>(total - header);
 }
@@ -91,24 +96,35 @@ void CopyAdjacency(NodeAllocator* alloc, const Adjacency& from, Adjacency* to) {
   const size_t bytes = from.CountBytes();
   to->count_mask = from.count_mask;
   to->count_format = from.count_format;
-  to->counts = NewCounts(alloc, to, bytes);
-  if (bytes != 0) std::memcpy(to->counts, from.counts, bytes);
+  if (bytes != 0) std::memcpy(NewCounts(alloc, to, bytes), from.counts(), bytes);
 }
 
 void FreeCounts(NodeAllocator* alloc, Adjacency* a) {
-  if (a->counts != nullptr && !a->CountsInline()) alloc->Free(a->counts, a->CountBytes());
-  a->counts = nullptr;
+  if ((a->flags & Adjacency::kCountsOwnBlock) != 0) alloc->Free(a->counts(), a->CountBytes());
+  a->flags &= static_cast<uint8_t>(~Adjacency::kCountsOwnBlock);
   a->count_mask = 0;
   a->count_format = kCounts16;
 }
 
 // A version block with inline room for the counts of `base_out` and a record more (see
-// InlineCap).
-SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out) {
-  const uint16_t cap = InlineCap(sizeof(SubgraphVersion), base_out);
-  auto* v = new (alloc->Allocate(sizeof(SubgraphVersion) + cap)) SubgraphVersion();
+// InlineCap), and room for the in-adjacency's address before the header when `with_in`
+// (subgraph.h, the block's layout).
+SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out, bool with_in) {
+  const size_t before = with_in ? sizeof(Adjacency*) : 0;
+  const uint16_t cap = InlineCap(before + sizeof(SubgraphVersion), base_out);
+  char* block = static_cast<char*>(alloc->Allocate(before + sizeof(SubgraphVersion) + cap));
+  auto* v = new (block + before) SubgraphVersion();
   v->out.inline_cap = cap;
+  if (with_in) {
+    v->out.flags |= Adjacency::kVersionHasIn;
+    *reinterpret_cast<Adjacency**>(block) = nullptr;
+  }
   return v;
+}
+
+void SetIn(SubgraphVersion* v, Adjacency* in) {
+  assert((v->out.flags & Adjacency::kVersionHasIn) != 0);
+  reinterpret_cast<Adjacency**>(v)[-1] = in;
 }
 
 Adjacency* AllocateAdjacency(NodeAllocator* alloc, const Adjacency* base) {
@@ -127,29 +143,30 @@ void FreeAdjacency(NodeAllocator* alloc, Adjacency* a) {
 }  // namespace
 
 SubgraphVersion* NewVersion(NodeAllocator* alloc, bool with_in, bool weighted) {
-  SubgraphVersion* v = AllocateVersion(alloc, nullptr);
+  SubgraphVersion* v = AllocateVersion(alloc, nullptr, with_in);
   v->out.ci = ClusteredIndex(alloc, weighted);
   if (with_in) {
-    v->in = AllocateAdjacency(alloc, nullptr);
-    v->in->ci = ClusteredIndex(alloc, weighted);
+    SetIn(v, AllocateAdjacency(alloc, nullptr));
+    v->in()->ci = ClusteredIndex(alloc, weighted);
   }
   return v;
 }
 
 SubgraphVersion* CopyVersion(NodeAllocator* alloc, const SubgraphVersion& base) {
-  SubgraphVersion* v = AllocateVersion(alloc, &base.out);
+  const Adjacency* base_in = base.in();
+  SubgraphVersion* v = AllocateVersion(alloc, &base.out, base_in != nullptr);
   v->exists_mask = base.exists_mask;
   v->deleted_mask = base.deleted_mask;
   CopyAdjacency(alloc, base.out, &v->out);
-  if (base.in != nullptr) {
-    v->in = AllocateAdjacency(alloc, base.in);
-    CopyAdjacency(alloc, *base.in, v->in);
+  if (base_in != nullptr) {
+    SetIn(v, AllocateAdjacency(alloc, base_in));
+    CopyAdjacency(alloc, *base_in, v->in());
   }
   return v;
 }
 
 void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v) {
-  for (Adjacency* a : {&v->out, v->in}) {
+  for (Adjacency* a : {&v->out, v->in()}) {
     if (a == nullptr) continue;
     a->ci = ClusteredIndex(a->ci.allocator(), a->ci.weighted());
     ReleaseArts(alloc, a);
@@ -162,10 +179,12 @@ void HollowVersion(NodeAllocator* alloc, SubgraphVersion* v) {
 
 void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
   HollowVersion(alloc, v);
-  if (v->in != nullptr) FreeAdjacency(alloc, v->in);
-  const size_t bytes = sizeof(SubgraphVersion) + v->out.inline_cap;
+  Adjacency* in = v->in();
+  if (in != nullptr) FreeAdjacency(alloc, in);
+  const size_t before = (v->out.flags & Adjacency::kVersionHasIn) != 0 ? sizeof(Adjacency*) : 0;
+  const size_t bytes = before + sizeof(SubgraphVersion) + v->out.inline_cap;
   v->~SubgraphVersion();
-  alloc->Free(v, bytes);
+  alloc->Free(reinterpret_cast<char*>(v) - before, bytes);
 }
 
 void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersion* const* e) {
@@ -186,18 +205,18 @@ void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersi
       __builtin_prefetch(v->out.ci.root_node(), 1);
       if (v->out.arts != nullptr) __builtin_prefetch(v->out.arts, 1);
       if (v->out.appended != nullptr) __builtin_prefetch(v->out.appended, 1);
-      if (v->in != nullptr) __builtin_prefetch(v->in, 1);
+      if (v->in() != nullptr) __builtin_prefetch(v->in(), 1);
     }
     if (i + kAhead / 2 < n) {
       const SubgraphVersion* v = b[i + kAhead / 2];
       prefetch_roots(&v->out);
-      if (const Adjacency* in = v->in; in != nullptr) {
+      if (const Adjacency* in = v->in(); in != nullptr) {
         __builtin_prefetch(in->ci.root_node(), 1);
         if (in->arts != nullptr) __builtin_prefetch(in->arts, 1);
         if (in->appended != nullptr) __builtin_prefetch(in->appended, 1);
       }
     }
-    if (i + 1 < n && b[i + 1]->in != nullptr) prefetch_roots(b[i + 1]->in);
+    if (i + 1 < n && b[i + 1]->in() != nullptr) prefetch_roots(b[i + 1]->in());
     FreeVersion(alloc, b[i]);
   }
 }
@@ -294,16 +313,17 @@ void SetCounts(NodeAllocator* alloc, Adjacency* a, const VertexCounts& c) {
   }
   const CountFormat f = widest > UINT16_MAX ? kCountPairs32 : tombs ? kCountPairs16 : kCounts16;
   const size_t bytes = kCountRecordBytes[f] * static_cast<size_t>(__builtin_popcountll(mask));
+  void* dst = a->counts();
   if (bytes != a->CountBytes()) {
     FreeCounts(alloc, a);
-    a->counts = NewCounts(alloc, a, bytes);
+    dst = NewCounts(alloc, a, bytes);
   }
   a->count_mask = mask;
   a->count_format = f;
   size_t k = 0;
   for (uint64_t m = mask; m != 0; m &= m - 1, ++k) {
     const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-    WriteRecord(a->counts, f, k, c.entries[i], c.live[i]);
+    WriteRecord(dst, f, k, c.entries[i], c.live[i]);
   }
 }
 
@@ -323,7 +343,7 @@ void CountEdits::Commit(NodeAllocator* alloc, Adjacency* a) const {
   if (fit && present == had) {  // same mask and format: patch in place
     for (uint64_t m = present; m != 0; m &= m - 1) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
-      WriteRecord(a->counts, from.count_format, from.CountRecord(i), entries_[i], live_[i]);
+      WriteRecord(a->counts(), from.count_format, from.CountRecord(i), entries_[i], live_[i]);
     }
     return;
   }
@@ -336,7 +356,7 @@ void CountEdits::Commit(NodeAllocator* alloc, Adjacency* a) const {
     const CountFormat f = from.count_format;
     const size_t rec = kCountRecordBytes[f];
     alignas(8) unsigned char merged[sizeof(uint32_t) * 2 * kSubgraphSize];
-    const unsigned char* old = static_cast<const unsigned char*>(from.counts);
+    const unsigned char* old = static_cast<const unsigned char*>(from.counts());
     size_t k = 0;
     for (uint64_t m = mask; m != 0; m &= m - 1, ++k) {
       const uint32_t i = static_cast<uint32_t>(__builtin_ctzll(m));
@@ -347,13 +367,14 @@ void CountEdits::Commit(NodeAllocator* alloc, Adjacency* a) const {
       }
     }
     const size_t bytes = rec * k;
+    void* dst = a->counts();
     if (bytes != a->CountBytes()) {
       FreeCounts(alloc, a);
-      a->counts = NewCounts(alloc, a, bytes);
+      dst = NewCounts(alloc, a, bytes);
     }
     a->count_mask = mask;
     a->count_format = f;
-    if (bytes != 0) std::memcpy(a->counts, merged, bytes);
+    if (bytes != 0) std::memcpy(dst, merged, bytes);
     return;
   }
   VertexCounts all;

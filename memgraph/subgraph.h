@@ -83,20 +83,34 @@ struct Adjacency {
   uint64_t art_mask = 0;
   ArtArray* arts = nullptr;     // popcount(art_mask) trees, from the memgraph pool; shared
   uint64_t count_mask = 0;
-  void* counts = nullptr;       // popcount(count_mask) records of count_format, memgraph pool
   // Updates laid over ci and arts: the first appended_n entries of `appended` (append_area.h);
   // null (and 0) when there are none. Shared with the versions before and after this one.
   AppendArea* appended = nullptr;
   CountFormat count_format = kCounts16;
   uint8_t appended_n = 0;
-  // Bytes of room for `counts` right after this object, in the same allocation (the version's
-  // block for `out`, the in-adjacency's own block for `in`): counts that fit live there, so a
-  // version is one block of header and counts (one allocation, adjacent lines) instead of two.
-  // Fixed when the block is allocated; counts == InlineCounts() iff they live there.
+  // Bytes of room right after this object, in the same allocation (the version's block for
+  // `out`, the in-adjacency's own block for `in`), at least 8. The counts — popcount(count_mask)
+  // records of count_format — live there when they fit, so a version is one block of header
+  // and counts (one allocation, adjacent lines) instead of two; counts that do not fit get a
+  // block of their own from the memgraph pool, and the room holds its address
+  // (kCountsOwnBlock). Fixed when the block is allocated.
   uint16_t inline_cap = 0;
+  uint8_t flags = 0;  // kCountsOwnBlock; for a version's `out`, kVersionHasIn
+
+  static constexpr uint8_t kCountsOwnBlock = 1;
+  // Set in a version's `out` only: the version has an in-adjacency, whose address is stored
+  // in the 8 bytes before the version (SubgraphVersion::in).
+  static constexpr uint8_t kVersionHasIn = 2;
 
   void* InlineCounts() { return this + 1; }
-  bool CountsInline() const { return inline_cap != 0 && counts == static_cast<const void*>(this + 1); }
+  const void* InlineCounts() const { return this + 1; }
+  bool CountsInline() const { return count_mask != 0 && (flags & kCountsOwnBlock) == 0; }
+  // The records (meaningful when count_mask != 0).
+  const void* counts() const {
+    return (flags & kCountsOwnBlock) != 0 ? *static_cast<void* const*>(InlineCounts())
+                                          : InlineCounts();
+  }
+  void* counts() { return const_cast<void*>(static_cast<const Adjacency*>(this)->counts()); }
 
   bool InArt(uint32_t i) const { return (art_mask >> i) & 1; }
   const CArt& Art(uint32_t i) const {
@@ -112,7 +126,7 @@ struct Adjacency {
   }
   // Where vertex i's record would be (for prefetching).
   const void* CountAddress(uint32_t i) const {
-    return static_cast<const char*>(counts) + kCountRecordBytes[count_format] * CountRecord(i);
+    return static_cast<const char*>(counts()) + kCountRecordBytes[count_format] * CountRecord(i);
   }
   // Entries (tombstones included) of vertex i in the view (containers + appended); 0 iff
   // vertex i has no entry here.
@@ -156,31 +170,46 @@ struct Adjacency {
     const size_t k = CountRecord(i);
     switch (count_format) {
       case kCounts16: {
-        const uint32_t n = static_cast<const uint16_t*>(counts)[k];
+        const uint32_t n = static_cast<const uint16_t*>(counts())[k];
         return {n, n};
       }
       case kCountPairs16: {
-        const uint16_t* r = static_cast<const uint16_t*>(counts) + 2 * k;
+        const uint16_t* r = static_cast<const uint16_t*>(counts()) + 2 * k;
         return {r[0], r[1]};
       }
       default: {
-        const uint32_t* r = static_cast<const uint32_t*>(counts) + 2 * k;
+        const uint32_t* r = static_cast<const uint32_t*>(counts()) + 2 * k;
         return {r[0], r[1]};
       }
     }
   }
 };
 
+// A version's block: [the in-adjacency's address, 8 bytes, only when there is one][this
+// header, 96 bytes][out's inline room, the rest of the block, rounded to whole lines]. A copy
+// makes room for its base's records and one more (subgraph.cc, InlineCap), so with 2-byte
+// records a copy of a version with at most 15 takes 128 bytes and with at most 47 192 bytes;
+// with the 128-byte header of before, 192 bytes held at most 31, and a scale-21 batched fill
+// ran ~5% faster with 96 (docs/benchmarks.md, "Issue 28: a version header of 96 bytes"). Hence the in-adjacency's address before the header (only
+// GraphKind::kDirectedWithInEdges has one), out-of-line counts' address in the room, and a
+// clustered index of 24 bytes.
 struct SubgraphVersion {
   Timestamp ts = 0;                               // commit timestamp; set before publishing
   std::atomic<SubgraphVersion*> older{nullptr};   // next older version, cut by GC
   uint64_t exists_mask = 0;
   uint64_t deleted_mask = 0;
-  Adjacency* in = nullptr;  // only for GraphKind::kDirectedWithInEdges
   Adjacency out;            // last: its inline counts follow it in the version's block
+
+  // The in-adjacency: only for GraphKind::kDirectedWithInEdges, else null.
+  Adjacency* in() const {
+    return (out.flags & Adjacency::kVersionHasIn) != 0
+               ? reinterpret_cast<Adjacency* const*>(this)[-1]
+               : nullptr;
+  }
 };
 static_assert(offsetof(SubgraphVersion, out) + sizeof(Adjacency) == sizeof(SubgraphVersion),
               "out's inline counts must start where the version header ends");
+static_assert(sizeof(SubgraphVersion) == 96, "see the block's layout above");
 
 // Allocation helpers: versions and their art arrays live in the memgraph's pool so the tier's
 // byte count includes them.

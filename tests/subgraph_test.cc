@@ -157,14 +157,14 @@ TEST(SubgraphTest, CopiesKeepTheirOwnInlineCounts) {
   for (int round = 0; round < 2000; ++round) {
     const Kept& base = chain[rng() % 4 == 0 ? rng() % chain.size() : chain.size() - 1];
     Kept next{CopyVersion(&alloc, *base.v), base.out, base.in};
-    for (Adjacency* a : {&next.v->out, next.v->in}) {
+    for (Adjacency* a : {&next.v->out, next.v->in()}) {
       // Room for the base's counts and one record more, unless every vertex has one already.
-      const Adjacency& from = a == next.v->in ? *base.v->in : base.v->out;
+      const Adjacency& from = a == next.v->in() ? *base.v->in() : base.v->out;
       ASSERT_GE(a->inline_cap, from.CountBytes() + (from.count_mask == ~uint64_t{0}
                                                         ? 0
                                                         : kCountRecordBytes[from.count_format]));
       ASSERT_EQ(a->CountsInline(), from.CountBytes() != 0) << "round " << round;
-      VertexCounts& want = a == next.v->in ? next.in : next.out;
+      VertexCounts& want = a == next.v->in() ? next.in : next.out;
       CountEdits e(a);
       const int edits = static_cast<int>(rng() % 4);
       for (int k = 0; k < edits; ++k) {
@@ -187,7 +187,7 @@ TEST(SubgraphTest, CopiesKeepTheirOwnInlineCounts) {
     if (round % 50 == 0) {
       for (const Kept& k : chain) {
         ASSERT_NO_FATAL_FAILURE(ExpectCounts(k.v->out, k.out, round));
-        ASSERT_NO_FATAL_FAILURE(ExpectCounts(*k.v->in, k.in, round));
+        ASSERT_NO_FATAL_FAILURE(ExpectCounts(*k.v->in(), k.in, round));
       }
     }
     if (chain.size() > 64) {  // free a random old version, as GC frees from the middle
@@ -200,6 +200,50 @@ TEST(SubgraphTest, CopiesKeepTheirOwnInlineCounts) {
   EXPECT_GT(outside_seen, 50);
   for (const Kept& k : chain) FreeVersion(&alloc, k.v);
   EXPECT_EQ(alloc.bytes(), 0u);
+}
+
+// A version's block is its 96-byte header and its inline room rounded to whole lines
+// (subgraph.h): a copy makes room for its base's 2-byte records and one more, so a copy of a
+// version with at most 15 records takes 128 bytes, with at most 47 192 bytes, and a directed
+// graph's version with an in-adjacency 8 bytes more before the header. Counts that outgrow the
+// room move to a block of their own (its address in the room) and read back the same; freeing
+// returns every byte.
+TEST(SubgraphTest, VersionBlocksAreTheHeaderAndWholeLines) {
+  NodeAllocator alloc;
+  for (bool with_in : {false, true}) {
+    for (uint32_t records : {0u, 15u, 16u, 47u, 48u, 64u}) {
+      SubgraphVersion* base = NewVersion(&alloc, with_in, /*weighted=*/false);
+      ASSERT_EQ(base->in() != nullptr, with_in);
+      VertexCounts c;
+      std::memset(&c, 0, sizeof(c));
+      for (uint32_t i = 0; i < records; ++i) c.entries[i] = c.live[i] = 1 + i;
+      SetCounts(&alloc, &base->out, c);  // may not fit the new version's room: a block of its own
+      ASSERT_NO_FATAL_FAILURE(ExpectCounts(base->out, c, static_cast<int>(records)));
+      const size_t before = alloc.bytes();
+      SubgraphVersion* copy = CopyVersion(&alloc, *base);
+      const size_t in_bytes = with_in ? 128 : 0;  // the in-adjacency's block: 64 + its room
+      const size_t block = alloc.bytes() - before - in_bytes;
+      const size_t want_room = records == 64 ? 2 * 64 : 2 * (records + 1);
+      const size_t lead = with_in ? 8 : 0;
+      const size_t want = (lead + 96 + std::max<size_t>(want_room, 8) + 63) / 64 * 64;
+      EXPECT_EQ(block, want) << records << " records, with_in " << with_in;
+      if (!with_in) {
+        EXPECT_EQ(block, records <= 15 ? 128u : records <= 47 ? 192u : 256u) << records;
+      }
+      EXPECT_EQ(copy->out.CountsInline(), records != 0);
+      ASSERT_NO_FATAL_FAILURE(ExpectCounts(copy->out, c, static_cast<int>(records)));
+      ASSERT_NO_FATAL_FAILURE(ExpectCounts(base->out, c, static_cast<int>(records)));
+      FreeVersion(&alloc, copy);
+      FreeVersion(&alloc, base);
+      ASSERT_EQ(alloc.bytes(), 0u) << records << " records, with_in " << with_in;
+    }
+  }
+  // The clustered index keeps its allocator and weightedness in one word.
+  ClusteredIndex w(&alloc, /*weighted=*/true), u(&alloc, /*weighted=*/false);
+  EXPECT_TRUE(w.weighted());
+  EXPECT_FALSE(u.weighted());
+  EXPECT_EQ(w.allocator(), &alloc);
+  EXPECT_EQ(u.allocator(), &alloc);
 }
 
 TEST(SubgraphTest, FreeVersionsFreesEveryVersion) {
