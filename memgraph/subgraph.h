@@ -189,10 +189,11 @@ struct Adjacency {
 // header, 96 bytes][out's inline room, the rest of the block, rounded to whole lines]. A copy
 // makes room for its base's records and one more (subgraph.cc, InlineCap), so with 2-byte
 // records a copy of a version with at most 15 takes 128 bytes and with at most 47 192 bytes;
-// with the 128-byte header of before, 192 bytes held at most 31, and a scale-21 batched fill
-// ran ~5% faster with 96 (docs/benchmarks.md, "Issue 28: a version header of 96 bytes"). Hence the in-adjacency's address before the header (only
-// GraphKind::kDirectedWithInEdges has one), out-of-line counts' address in the room, and a
-// clustered index of 24 bytes.
+// with the 128-byte header of before, 192 bytes held at most 31. That saved 3.6 MiB of a
+// scale-22 store and left fewer slabs partly used; the fill's speed did not change beyond
+// what two builds differ by (docs/benchmarks.md, "Issue 28: a version header of 96 bytes").
+// Hence the in-adjacency's address before the header (only GraphKind::kDirectedWithInEdges
+// has one), out-of-line counts' address in the room, and a clustered index of 24 bytes.
 struct SubgraphVersion {
   Timestamp ts = 0;                               // commit timestamp; set before publishing
   std::atomic<SubgraphVersion*> older{nullptr};   // next older version, cut by GC
