@@ -541,6 +541,8 @@ bool CheckNode(const Node* n, Key lo, Key hi, bool is_root, int level, CheckStat
 
 // ---- ClusteredIndex ----
 
+static_assert(alignof(NodeAllocator) >= 2, "ClusteredIndex keeps weighted() in bit 0 of the pointer");
+
 ClusteredIndex::ClusteredIndex(const ClusteredIndex& o)
     : alloc_bits_(o.alloc_bits_), root_(o.root_), size_(o.size_) {
   if (root_ != nullptr) Ref(root_);

@@ -34,8 +34,8 @@ void* NewCounts(NodeAllocator* alloc, Adjacency* a, size_t bytes) {
 }
 
 // The inline room of a block that holds `header` bytes and then the counts of `a` (a copy's
-// base): the block is rounded up to whole cache lines (the allocator's classes of 192, 256,
-// 320 ... bytes keep such blocks line-aligned), with room for one more record while some
+// base): the block is rounded up to whole cache lines (the allocator's classes of 128, 192,
+// 256 ... bytes keep such blocks line-aligned), with room for one more record while some
 // vertex has none; never less than an address (for counts in a block of their own).
 uint16_t InlineCap(size_t header, const Adjacency* a) {
   constexpr size_t kLine = 64;

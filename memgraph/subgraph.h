@@ -97,6 +97,12 @@ struct Adjacency {
   uint16_t inline_cap = 0;
   uint8_t flags = 0;  // kCountsOwnBlock; for a version's `out`, kVersionHasIn
 
+  // Not copyable: the inline counts (and the in-adjacency's address) belong to the block
+  // this object heads; CopyVersion copies an adjacency into a block of its own.
+  Adjacency() = default;
+  Adjacency(const Adjacency&) = delete;
+  Adjacency& operator=(const Adjacency&) = delete;
+
   static constexpr uint8_t kCountsOwnBlock = 1;
   // Set in a version's `out` only: the version has an in-adjacency, whose address is stored
   // in the 8 bytes before the version (SubgraphVersion::in).
