@@ -658,20 +658,17 @@ bool ClusteredIndex::Find(uint8_t u, uint64_t v, double* weight, bool* tombstone
   return true;
 }
 
-size_t ClusteredIndex::MemoryBytes() const {
-  size_t bytes = 0;
-  std::vector<const Node*> stack;
-  if (root_ != nullptr) stack.push_back(root_);
-  while (!stack.empty()) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    bytes += n->bytes;
-    if (n->level == 0) continue;
-    const Inner* x = static_cast<const Inner*>(n);
-    for (size_t i = 0; i < x->count; ++i) stack.push_back(x->child()[i]);
-  }
+namespace {
+size_t SubtreeBytes(const Node* n) {
+  size_t bytes = n->bytes;
+  if (n->level == 0) return bytes;
+  const Inner* x = static_cast<const Inner*>(n);
+  for (size_t i = 0; i < x->count; ++i) bytes += SubtreeBytes(x->child()[i]);
   return bytes;
 }
+}  // namespace
+
+size_t ClusteredIndex::MemoryBytes() const { return root_ == nullptr ? 0 : SubtreeBytes(root_); }
 
 bool ClusteredIndex::CheckInvariants(std::string* why) const {
   CheckState st;

@@ -109,11 +109,14 @@ void FreeCounts(NodeAllocator* alloc, Adjacency* a) {
 // A version block with inline room for the counts of `base_out` and a record more (see
 // InlineCap), and room for the in-adjacency's address before the header when `with_in`
 // (subgraph.h, the block's layout).
+// Bytes of a version's block before its header: the in-adjacency's address, when it has one.
+size_t LeadBytes(bool with_in) { return with_in ? sizeof(Adjacency*) : 0; }
+
 SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out, bool with_in) {
-  const size_t before = with_in ? sizeof(Adjacency*) : 0;
-  const uint16_t cap = InlineCap(before + sizeof(SubgraphVersion), base_out);
-  char* block = static_cast<char*>(alloc->Allocate(before + sizeof(SubgraphVersion) + cap));
-  auto* v = new (block + before) SubgraphVersion();
+  const size_t lead = LeadBytes(with_in);
+  const uint16_t cap = InlineCap(lead + sizeof(SubgraphVersion), base_out);
+  char* block = static_cast<char*>(alloc->Allocate(lead + sizeof(SubgraphVersion) + cap));
+  auto* v = new (block + lead) SubgraphVersion();
   v->out.inline_cap = cap;
   if (with_in) {
     v->out.flags |= Adjacency::kVersionHasIn;
@@ -181,10 +184,10 @@ void FreeVersion(NodeAllocator* alloc, SubgraphVersion* v) {
   HollowVersion(alloc, v);
   Adjacency* in = v->in();
   if (in != nullptr) FreeAdjacency(alloc, in);
-  const size_t before = (v->out.flags & Adjacency::kVersionHasIn) != 0 ? sizeof(Adjacency*) : 0;
-  const size_t bytes = before + sizeof(SubgraphVersion) + v->out.inline_cap;
+  const size_t lead = LeadBytes(in != nullptr);
+  const size_t bytes = lead + sizeof(SubgraphVersion) + v->out.inline_cap;
   v->~SubgraphVersion();
-  alloc->Free(reinterpret_cast<char*>(v) - before, bytes);
+  alloc->Free(reinterpret_cast<char*>(v) - lead, bytes);
 }
 
 void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersion* const* e) {
@@ -205,7 +208,7 @@ void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersi
       __builtin_prefetch(v->out.ci.root_node(), 1);
       if (v->out.arts != nullptr) __builtin_prefetch(v->out.arts, 1);
       if (v->out.appended != nullptr) __builtin_prefetch(v->out.appended, 1);
-      if (v->in() != nullptr) __builtin_prefetch(v->in(), 1);
+      if (const Adjacency* in = v->in(); in != nullptr) __builtin_prefetch(in, 1);
     }
     if (i + kAhead / 2 < n) {
       const SubgraphVersion* v = b[i + kAhead / 2];
@@ -216,7 +219,9 @@ void FreeVersions(NodeAllocator* alloc, SubgraphVersion* const* b, SubgraphVersi
         if (in->appended != nullptr) __builtin_prefetch(in->appended, 1);
       }
     }
-    if (i + 1 < n && b[i + 1]->in() != nullptr) prefetch_roots(b[i + 1]->in());
+    if (i + 1 < n) {
+      if (const Adjacency* in = b[i + 1]->in(); in != nullptr) prefetch_roots(in);
+    }
     FreeVersion(alloc, b[i]);
   }
 }
