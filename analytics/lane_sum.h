@@ -38,27 +38,6 @@ struct LaneSum {
     l3 = f;
   }
 
-  // Add for the k IDs of `src`, a list read in order in groups (Id16Gaps::ForEach4: f4 for
-  // each group of four of the first 4 * floor(k / 4), f1 for each of the rest): the same
-  // lanes, so the same bits as Add over those IDs in an array.
-  template <typename Src>
-  void AddGroups(const float* x, const Src& src, size_t k) {
-    double a = l0, b = l1, e = l2, f = l3;
-    src.ForEach4(
-        k,
-        [&](uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3) {
-          a += x[i0];
-          b += x[i1];
-          e += x[i2];
-          f += x[i3];
-        },
-        [&](uint32_t i) { a += x[i]; });
-    l0 = a;
-    l1 = b;
-    l2 = e;
-    l3 = f;
-  }
-
   // The list's sum; the lanes start over for the next list.
   double Take() {
     const double s = (l0 + l1) + (l2 + l3);

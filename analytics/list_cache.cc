@@ -234,96 +234,53 @@ void WriteRunsRecord(const uint32_t* ids, size_t n, const uint32_t* cuts, size_t
   for (; i < n; ++i) low[i] = static_cast<uint16_t>(ids[i]);
 }
 
-#if defined(__SSE2__)
-// The IDs before the four in `cur`: `prev` (the one before cur[0]), then cur[0..2].
-inline __m128i PrevOf(__m128i cur, uint32_t prev) {
-  return _mm_or_si128(_mm_slli_si128(cur, 4), _mm_cvtsi32_si128(static_cast<int>(prev)));
+// The width of the low parts of an Elias-Fano record of n IDs whose last is `last`:
+// floor(log2(U / n)) for U = last + 1 (0 when n >= U).
+unsigned EliasFanoWidth(size_t n, uint32_t last) {
+  const uint64_t u = uint64_t{last} + 1;
+  unsigned l = 0;
+  while ((uint64_t{n} << (l + 1)) <= u) ++l;
+  return l;
 }
 
-// Whether each of the four differences cur[i] - prev4[i] is an escape, as a 4-bit mask.
-inline int EscapeMask4(__m128i cur, __m128i prev4) {
-  const __m128i d = _mm_sub_epi32(_mm_sub_epi32(cur, prev4), _mm_set1_epi32(1));
-  // An escape iff d - 1 >= 65535 (mod 2^32), i.e. its high half is not 0 or it is 0xFFFF.
-  const __m128i hi_zero = _mm_cmpeq_epi32(_mm_srli_epi32(d, 16), _mm_setzero_si128());
-  const __m128i all_ones = _mm_cmpeq_epi32(d, _mm_set1_epi32(0xFFFF));
-  return ~_mm_movemask_ps(_mm_castsi128_ps(_mm_andnot_si128(all_ones, hi_zero))) & 0xF;
-}
-#endif
-
-// The 16-bit units of the gaps record of ids[0, n) (Id16Gaps, "Gap lists"), or 0 when the
-// list stays in 3-byte IDs: shorter than kGapList, more than one escape in kGapEscapeRate
-// IDs, or no saving once its index entries are counted. IDs need not ascend (a difference
-// that is not in [1, 65535] is an escape).
-size_t GapUnits(const uint32_t* ids, size_t n) {
+// The bytes of the Elias-Fano record of ids[0, n) (IdEliasFano, "Gap lists"), or 0 when the
+// list stays in 3-byte IDs: shorter than kGapList, an ID below the one before it, or no
+// saving once its index entries are counted.
+size_t EliasFanoBytes(const uint32_t* ids, size_t n) {
   if (n < ListCache::kGapList) return 0;
-  size_t escapes = 0;
-  size_t k = 0;
-  uint32_t prev = 0;  // ids[k - 1], 0 before the first
-#if defined(__SSE2__)
-  // Four differences at a time: the previous IDs are the current four shifted by one.
-  for (; k + 4 <= n; k += 4) {
-    const __m128i cur = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k));
-    escapes += static_cast<size_t>(__builtin_popcount(EscapeMask4(cur, PrevOf(cur, prev))));
-    prev = ids[k + 3];
+  for (size_t k = 1; k < n; ++k) {
+    if (ids[k] < ids[k - 1]) return 0;
   }
-#endif
-  for (; k < n; ++k) {  // a difference d is an escape iff d - 1 >= 65535 (mod 2^32)
-    escapes += ids[k] - prev - 1u >= 0xFFFFu;
-    prev = ids[k];
-  }
-  if (escapes * ListCache::kGapEscapeRate > n) return 0;
-  const size_t units = n + 2 * escapes;
+  const unsigned l = EliasFanoWidth(n, ids[n - 1]);
+  const size_t bytes =
+      1 + IdEliasFano::LowBytes(n, l) + IdEliasFano::HighBytes(n, l, ids[n - 1]);
   // Its index entries (long_j, long_off) count against the saving too.
-  if (2 * units + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n) return units;
+  if (bytes + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n) return bytes;
   return 0;
 }
 
-// Writes the difference d to the next ID at `out` (one unit, or an escape's three); returns
-// where the next goes.
-inline uint16_t* PutGap(uint32_t d, uint16_t* out) {
-  if (d - 1u < 0xFFFFu) {
-    *out = static_cast<uint16_t>(d);
-    return out + 1;
-  }
-  out[0] = 0;
-  out[1] = static_cast<uint16_t>(d);
-  out[2] = static_cast<uint16_t>(d >> 16);
-  return out + 3;
-}
-
-// Writes the gaps record of ids[0, n) at `out` (GapUnits(ids, n) units).
-void WriteGapRecord(const uint32_t* ids, size_t n, uint16_t* out) {
-  uint32_t prev = 0;
-  size_t k = 0;
-#if defined(__SSE2__)
-  // Eight IDs at a time when none of their differences is an escape: the differences, each
-  // in [1, 65535], packed to 16 bits (biased into int16's range for the signed saturating
-  // pack); a group with an escape goes one ID at a time.
-  const __m128i bias32 = _mm_set1_epi32(0x8000);
-  const __m128i bias16 = _mm_set1_epi16(static_cast<int16_t>(0x8000));
-  while (k + 8 <= n) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ids + k + 4));
-    const __m128i pa = PrevOf(a, prev);
-    const __m128i pb = _mm_or_si128(_mm_slli_si128(b, 4), _mm_srli_si128(a, 12));
-    if ((EscapeMask4(a, pa) | EscapeMask4(b, pb)) != 0) {
-      for (const size_t end = k + 8; k < end; ++k) {
-        out = PutGap(ids[k] - prev, out);
-        prev = ids[k];
-      }
-      continue;
+// Writes the Elias-Fano record of ids[0, n) at `out` (EliasFanoBytes(ids, n) bytes).
+void WriteEliasFano(const uint32_t* ids, size_t n, uint8_t* out) {
+  const unsigned l = EliasFanoWidth(n, ids[n - 1]);
+  out[0] = static_cast<uint8_t>(l);
+  uint8_t* p = out + 1;
+  const uint64_t mask = (uint64_t{1} << l) - 1;
+  uint64_t acc = 0;  // low bits not yet written: nb < 8 of them before each ID's l (<= 32)
+  unsigned nb = 0;
+  for (size_t k = 0; k < n; ++k) {
+    acc |= (ids[k] & mask) << nb;
+    nb += l;
+    for (; nb >= 8; nb -= 8) {
+      *p++ = static_cast<uint8_t>(acc);
+      acc >>= 8;
     }
-    const __m128i p = _mm_packs_epi32(_mm_sub_epi32(_mm_sub_epi32(a, pa), bias32),
-                                      _mm_sub_epi32(_mm_sub_epi32(b, pb), bias32));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_xor_si128(p, bias16));
-    out += 8;
-    prev = ids[k + 7];
-    k += 8;
   }
-#endif
-  for (; k < n; ++k) {
-    out = PutGap(ids[k] - prev, out);
-    prev = ids[k];
+  if (nb != 0) *p++ = static_cast<uint8_t>(acc);
+  uint8_t* const hi = p;
+  std::memset(hi, 0, IdEliasFano::HighBytes(n, l, ids[n - 1]));
+  for (size_t k = 0; k < n; ++k) {
+    const uint64_t at = (uint64_t{ids[k]} >> l) + k;
+    hi[at >> 3] |= static_cast<uint8_t>(1u << (at & 7));
   }
 }
 }  // namespace
@@ -341,7 +298,7 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
   for (size_t j = 0; j < lists; ++j) {
     const size_t e0 = b.off[j], e1 = end_of(j);
     const size_t r =
-        gap_lists_ ? 2 * GapUnits(ids + e0, e1 - e0) : RunCuts(ids + e0, e1 - e0, &cuts);
+        gap_lists_ ? EliasFanoBytes(ids + e0, e1 - e0) : RunCuts(ids + e0, e1 - e0, &cuts);
     // < 2^27 as runs (RunCuts takes lists under 2^24 IDs); a gaps record's bytes are cut only
     // when run_bytes passes UINT32_MAX, and then record[] is not read.
     record[j] = static_cast<uint32_t>(r);
@@ -358,7 +315,10 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
   }
   b.long_j.resize(longs);
   b.long_off.resize(longs);
-  b.long_recs.resize(static_cast<size_t>(run_bytes));
+  // Elias-Fano records are read 8 bytes at a time: 8 zero bytes after the last.
+  const size_t tail = gap_lists_ ? 8 : 0;
+  b.long_recs.resize(static_cast<size_t>(run_bytes) + tail);
+  std::memset(b.long_recs.data() + run_bytes, 0, tail);
   // The other lists go into the 3-byte array from where they are: each stretch of them
   // between two long lists at once (moving them together first, a memmove, took 14-15% of
   // the encoding's samples).
@@ -378,7 +338,7 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
     b.long_j[k] = static_cast<uint16_t>(j);
     b.long_off[k] = static_cast<uint32_t>(at);
     if (gap_lists_) {
-      WriteGapRecord(ids + e0, e1 - e0, reinterpret_cast<uint16_t*>(b.long_recs.data() + at));
+      WriteEliasFano(ids + e0, e1 - e0, b.long_recs.data() + at);
     } else {
       // All the list's runs but the first start in `cuts`.
       const size_t ncuts = RunsOfRecord(e1 - e0, r) - 1;

@@ -45,18 +45,20 @@
 // runs").
 //
 // Gap lists. Past kGapBound vertices (LongLists::kAuto), a 3-byte block keeps its long lists
-// as records of 16-bit gaps instead, from kGapList IDs: each ID is the one before it (0 before
-// the first) plus a gap in [1, 65535], and any other difference (mod 2^32: 0, past 65535, or
-// a step down) is an escape, a 0 unit followed by the difference's low and high halves (2
-// bytes an ID, 4 more per escape; a list with more than one escape in kGapEscapeRate IDs, or
-// no saving, stays in 3-byte IDs). With 64 high parts and more a run header is spread over
-// few IDs (at 2^22 vertices ~250 header bytes in a 256-entry list), and lists of 64-255 IDs
-// gain too: PageRank's cache at scale 22 took 295.6 instead of 322.1 MiB, its iterations as
-// fast. Below, the runs stay: at 2^20 vertices the gaps' chain of adds (each ID waits on the
-// one before) made PageRank's iterations 4-24% slower (docs/benchmarks.md, "Issue 28: long
-// lists as 16-bit gaps past 2^21 vertices"). Pass<true> hands fn such a list as an Id16Gaps
-// (ForEachId, or LaneSum::AddGroups over its ForEach4); Pass, PassInterleaved and Chunks
-// read it as they read runs.
+// instead as Elias-Fano records (IdEliasFano), from kGapList IDs: for a list of n IDs whose
+// last is U - 1, a width l = floor(log2(U / n)); each ID's low l bits packed back to back,
+// and its high bits in unary (bit (id >> l) + i set for the i-th ID), about 2 + l bits an
+// ID whatever the gaps. A list whose IDs step down, or that would not be smaller than its
+// 3-byte IDs with its index entries, stays in 3-byte IDs. At scale 22 PageRank's cache took
+// 262.0 instead of 308.4 MB (16-bit gaps before: 2 bytes an ID, an escape of 4 more for each
+// gap past 65535, which kept most lists of 64-127 IDs in 3 bytes), the mixed workload's
+// reader 42 MiB less, for PageRank's iterations ~6% slower and its first pass ~0.16 s longer
+// (each ID is a few more instructions to decode and to encode; docs/benchmarks.md, "Issue 28:
+// long lists as Elias-Fano records"). Below kGapBound the runs stay (at 2^20 vertices the 16-bit gaps'
+// chain of adds made PageRank's iterations 4-24% slower: "Issue 28: long lists as 16-bit gaps
+// past 2^21 vertices"). Pass<true> hands fn such a list as an IdEliasFano (ForEachId, or its
+// ForEachChunk: the IDs decoded 256 at a time into a buffer); Pass, PassInterleaved and
+// Chunks read it as they read runs.
 //
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
@@ -72,6 +74,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cassert>
 #include <cstddef>
@@ -138,67 +141,163 @@ struct Id16Runs {
   }
 };
 
-// A long list of a 3-byte block as its record of gaps (ListCache, "Gap lists"), read in list
-// order: reader() gives a callable whose calls return the list's IDs one after another, and
-// ForEach4 the IDs in groups of four. Each ID is one add away from the last (an escape, at
-// most one gap in kGapEscapeRate, is a branch taken).
-struct Id16Gaps {
-  const uint16_t* rec;  // the list's record (in ListCache::Block::long_recs, 2-byte aligned)
+// A long list of a 3-byte block as its Elias-Fano record (ListCache, "Gap lists"): a byte l;
+// the n IDs' low l bits, ID after ID from bit 0 of the next byte (ceil(n * l / 8) bytes);
+// then the high parts, bit (id_i >> l) + i set for the i-th ID, the rest 0 (ceil((n +
+// (last >> l) + 1) / 8) bytes). Decoding loads 8 bytes at a time, so at least 8 readable
+// bytes follow any record (Block::long_recs' tail). n comes from the cache's offsets.
+struct IdEliasFano {
+  const uint8_t* rec;  // the list's record (in ListCache::Block::long_recs)
+
+  static uint64_t Load64(const uint8_t* p) {
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    return x;
+  }
+  static size_t LowBytes(size_t n, unsigned l) { return (n * l + 7) / 8; }
+  static size_t HighBytes(size_t n, unsigned l, uint32_t last) {
+    return (n + (last >> l) + 1 + 7) / 8;
+  }
+
+  // The list's IDs one per call, in order (n calls at most).
   struct Reader {
-    const uint16_t* p;
-    uint32_t id;
+    const uint8_t* lo;
+    const uint8_t* hi;
+    uint64_t word;   // the high parts' word at bit `base`, the ones already read cleared
+    uint64_t base;
+    uint64_t i;      // IDs read
+    uint64_t bit;    // where the next low bits start
+    unsigned l;
+    uint64_t mask;
     uint32_t operator()() {
-      uint32_t g = *p++;
-      if (__builtin_expect(g == 0, 0)) {  // an escape: the difference's halves follow
-        g = uint32_t{p[0]} | uint32_t{p[1]} << 16;
-        p += 2;
+      while (word == 0) {
+        base += 64;
+        word = Load64(hi + base / 8);
       }
-      id += g;
-      return id;
+      const uint64_t at = base + static_cast<uint64_t>(__builtin_ctzll(word));
+      word &= word - 1;
+      const uint64_t low = (Load64(lo + (bit >> 3)) >> (bit & 7)) & mask;
+      bit += l;
+      return static_cast<uint32_t>(((at - i++) << l) | low);
     }
   };
-  Reader reader() const { return Reader{rec, 0}; }
-
-  // The list's n IDs in order: f4(a, b, c, d) for each group of four of the first
-  // 4 * floor(n / 4), then f1(id) for each of the rest (LaneSum::AddGroups' lanes). Eight IDs
-  // at a time when their units hold no escape (one check for the eight), else four by reader().
-  template <typename F4, typename F1>
-  void ForEach4(size_t n, F4&& f4, F1&& f1) const {
-    Reader r = reader();
-    const size_t q = n / 4 * 4;
-    size_t i = 0;
-    while (i < q) {
-#if defined(__SSE2__)
-      // At least eight IDs left, so at least eight units: the load stays in the record.
-      if (i + 8 <= q) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.p));
-        if (_mm_movemask_epi8(_mm_cmpeq_epi16(v, _mm_setzero_si128())) == 0) {
-          const uint16_t* const p = r.p;
-          const uint32_t a0 = r.id + p[0], a1 = a0 + p[1], a2 = a1 + p[2], a3 = a2 + p[3];
-          f4(a0, a1, a2, a3);
-          const uint32_t a4 = a3 + p[4], a5 = a4 + p[5], a6 = a5 + p[6], a7 = a6 + p[7];
-          f4(a4, a5, a6, a7);
-          r.id = a7;
-          r.p = p + 8;
-          i += 8;
-          continue;
-        }
-      }
-#endif
-      const uint32_t a0 = r(), a1 = r(), a2 = r(), a3 = r();
-      f4(a0, a1, a2, a3);
-      i += 4;
-    }
-    for (; i < n; ++i) f1(r());
+  Reader reader(size_t n) const {
+    const unsigned l = rec[0];
+    const uint8_t* lo = rec + 1;
+    const uint8_t* hi = lo + LowBytes(n, l);
+    return Reader{lo, hi, Load64(hi), 0, 0, 0, l, (uint64_t{1} << l) - 1};
   }
+
+  // f(ids, m) over the n IDs decoded into a buffer, 256 at a time (the last piece shorter): the
+  // decode runs apart from what f does with the IDs, so f's loads are not held up behind it
+  // (PageRank's gathers). The high parts a byte at a time (kHighByte: each set bit's position
+  // less its rank, widened and offset with SSE2), then the low parts merged by a loop made
+  // for the record's width (MergeLows<l>: constant shifts, eight IDs in l bytes): about half
+  // the instructions of reader() per ID (docs/benchmarks.md, "long lists as Elias-Fano
+  // records").
+  static constexpr size_t kChunk = 256;
+  template <typename F>
+  void ForEachChunk(size_t n, F&& f) const;
 };
+
+namespace ef_detail {
+// kHighByte[b][t]: the position of the t-th set bit of b less t (0 past its popcount).
+struct HighByteTable {
+  uint8_t e[256][8];
+};
+constexpr HighByteTable MakeHighByteTable() {
+  HighByteTable t{};
+  for (int b = 0; b < 256; ++b) {
+    int k = 0;
+    for (int p = 0; p < 8; ++p) {
+      if ((b >> p) & 1) {
+        t.e[b][k] = static_cast<uint8_t>(p - k);
+        ++k;
+      }
+    }
+  }
+  return t;
+}
+inline constexpr HighByteTable kHighByte = MakeHighByteTable();
+
+// ids[k] = ids[k] << L | the low L bits of ID first + k, for k < m (first: a multiple of 8).
+template <unsigned L>
+void MergeLows(uint32_t* ids, size_t m, const uint8_t* lo, uint64_t first) {
+  if constexpr (L != 0) {
+    constexpr uint64_t kMask = (uint64_t{1} << L) - 1;
+    const uint8_t* p = lo + first * L / 8;
+    size_t k = 0;
+    for (; k + 8 <= m; k += 8, p += L) {
+#pragma GCC unroll 8
+      for (unsigned t = 0; t < 8; ++t) {
+        const uint64_t x = (IdEliasFano::Load64(p + t * L / 8) >> (t * L % 8)) & kMask;
+        ids[k + t] = (ids[k + t] << L) | static_cast<uint32_t>(x);
+      }
+    }
+    for (unsigned t = 0; k < m; ++k, ++t) {
+      const uint64_t x = (IdEliasFano::Load64(p + t * L / 8) >> (t * L % 8)) & kMask;
+      ids[k] = (ids[k] << L) | static_cast<uint32_t>(x);
+    }
+  }
+}
+using MergeFn = void (*)(uint32_t*, size_t, const uint8_t*, uint64_t);
+template <unsigned... Ls>
+constexpr std::array<MergeFn, sizeof...(Ls)> MakeMerges(std::integer_sequence<unsigned, Ls...>) {
+  return {&MergeLows<Ls>...};
+}
+// By width, 0-31 (a record's is at most 25: n * 2^(l + 1) <= 2^32 with n >= kGapList = 64).
+inline constexpr std::array<MergeFn, 32> kMergeLows =
+    MakeMerges(std::make_integer_sequence<unsigned, 32>{});
+}  // namespace ef_detail
+
+template <typename F>
+void IdEliasFano::ForEachChunk(size_t n, F&& f) const {
+  const unsigned l = rec[0];
+  const uint8_t* const lo = rec + 1;
+  const uint8_t* const hi = lo + LowBytes(n, l);
+  assert(l < ef_detail::kMergeLows.size());
+  const ef_detail::MergeFn merge = ef_detail::kMergeLows[l];
+  // buf[0, have): high parts decoded and not yet handed out; a byte adds up to 8 (8 stored).
+  alignas(64) uint32_t buf[kChunk + 16];
+  size_t have = 0, j = 0;   // j: the next byte of high parts
+  uint64_t i = 0, out = 0;  // IDs whose high parts are decoded; IDs handed out
+  while (out < n) {
+    while (have < kChunk && i < n) {
+      const unsigned b = hi[j];
+      const uint32_t at = static_cast<uint32_t>(8 * j - i);  // bit 8j's position less rank i
+#if defined(__SSE2__)
+      const __m128i z = _mm_setzero_si128();
+      const __m128i e = _mm_unpacklo_epi8(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ef_detail::kHighByte.e[b])), z);
+      const __m128i base = _mm_set1_epi32(static_cast<int>(at));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + have),
+                       _mm_add_epi32(_mm_unpacklo_epi16(e, z), base));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + have + 4),
+                       _mm_add_epi32(_mm_unpackhi_epi16(e, z), base));
+#else
+      for (int t = 0; t < 8; ++t) buf[have + t] = at + ef_detail::kHighByte.e[b][t];
+#endif
+      const unsigned c = static_cast<unsigned>(__builtin_popcount(b));
+      have += c;
+      i += c;
+      ++j;
+    }
+    assert(i <= n);  // the bits past the last ID's are 0
+    const size_t m = std::min(kChunk, have);
+    merge(buf, m, lo, out);
+    f(static_cast<const uint32_t*>(buf), m);
+    out += m;
+    std::memmove(buf, buf + m, (have - m) * sizeof(uint32_t));
+    have -= m;
+  }
+}
 
 // f(ids, m) for each piece of a list that ListCache::Pass<true> gave as `src` (n IDs): a
 // pointer's n IDs in one piece, or an Id16Runs' runs one by one; ids[i] reads an ID either way.
-// (Not for an Id16Gaps, which has no random access: ForEachId, or its ForEach4.)
+// (Not for an IdEliasFano, which has no random access: ForEachId, or its ForEachChunk.)
 template <typename Src, typename F>
 inline void ForEachPiece(const Src& src, size_t n, F&& f) {
-  static_assert(!std::is_same_v<Src, Id16Gaps>);
+  static_assert(!std::is_same_v<Src, IdEliasFano>);
   if constexpr (std::is_same_v<Src, Id16Runs>) {
     src.ForEach(f);
   } else {
@@ -206,12 +305,12 @@ inline void ForEachPiece(const Src& src, size_t n, F&& f) {
   }
 }
 
-// f(id) for each ID of such a list (an Id16Gaps' too), a loop per piece (so a kernel's state
+// f(id) for each ID of such a list (an IdEliasFano's too), a loop per piece (so a kernel's state
 // stays in registers).
 template <typename Src, typename F>
 inline void ForEachId(const Src& src, size_t n, F&& f) {
-  if constexpr (std::is_same_v<Src, Id16Gaps>) {
-    auto next = src.reader();
+  if constexpr (std::is_same_v<Src, IdEliasFano>) {
+    auto next = src.reader(n);
     for (size_t i = 0; i < n; ++i) f(next());
   } else {
     ForEachPiece(src, n, [&](const auto& ids, size_t m) {
@@ -277,9 +376,9 @@ class ListCache {
   // u in r, u ascending, src ascending; `src` is `const uint32_t*`, `const Id24*` or
   // `const VertexId*` (fn takes `const auto*` and reads src[i] as an ID). A neighbor >= the
   // bound is Corruption. Safe to call concurrently.
-  // kWholeLong: a long list kept as runs or gaps comes in one call as an Id16Runs or an
-  // Id16Gaps, read in place (fn takes `auto src` and reads it with ForEachId, ForEachPiece for
-  // runs), instead of widened to 32 bits.
+  // kWholeLong: a long list kept as runs or Elias-Fano comes in one call as an Id16Runs or an
+  // IdEliasFano, read in place (fn takes `auto src` and reads it with ForEachId, ForEachPiece
+  // for runs, ForEachChunk for Elias-Fano), instead of widened to 32 bits.
   template <bool kWholeLong = false, typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
 
@@ -295,10 +394,9 @@ class ListCache {
   // The shortest list a 3-byte block keeps as runs (see "Runs").
   static constexpr size_t kRunList = 256;
   // Gap lists (see "Gap lists"): from a bound past kGapBound (kAuto); the shortest list kept
-  // so, and the fewest IDs per escape in one.
+  // so.
   static constexpr VertexId kGapBound = VertexId{1} << 21;
   static constexpr size_t kGapList = 64;
-  static constexpr size_t kGapEscapeRate = 32;
   // Which form a 3-byte block's long lists take: kAuto by the bound (above), or either one
   // (for tests). Set before the first Collect or Complete.
   enum class LongLists : uint8_t { kAuto, kRuns, kGaps };
@@ -425,9 +523,10 @@ class ListCache {
     uint32_t coded_count = 0;
     // kId24: the long lists, ascending by vertex j (long_j), each a record at byte long_off
     // of `long_recs`: as runs (uint32 count of runs; per run a uint32 (high bits << 24 |
-    // IDs); then the list's low halves, uint16), or, when the cache's gap_lists_, as gaps
-    // (Id16Gaps: uint16 units). Every record's size is even, so the halves and units are
-    // 2-byte aligned. `bytes` holds the other lists back to back.
+    // IDs); then the list's low halves, uint16; every record's size is even, so the halves
+    // are 2-byte aligned), or, when the cache's gap_lists_, as Elias-Fano records
+    // (IdEliasFano), followed by 8 zero bytes past the last (its 8-byte loads). `bytes` holds
+    // the other lists back to back.
     UninitVector<uint16_t> long_j;
     UninitVector<uint32_t> long_off;
     UninitVector<uint8_t> long_recs;
@@ -480,12 +579,12 @@ class ListCache {
   static void WidenRuns(const uint8_t* rec, uint32_t (&wide)[kWidenPiece], Fn&& fn);
   // The same for the n-ID list of the gaps record at `rec`.
   template <typename Fn>
-  static void WidenGaps(const uint16_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn);
+  static void WidenGaps(const uint8_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn);
   // WidenRuns or WidenGaps, as this cache keeps long lists; n: the list's IDs.
   template <typename Fn>
   void WidenLong(const uint8_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn) const {
     if (gap_lists_) {
-      WidenGaps(reinterpret_cast<const uint16_t*>(rec), n, wide, fn);
+      WidenGaps(rec, n, wide, fn);
     } else {
       WidenRuns(rec, wide, fn);
     }
@@ -720,8 +819,8 @@ inline std::pair<uint64_t, size_t> ListCache::LongBefore(const Block& b, size_t 
 }
 
 template <typename Fn>
-void ListCache::WidenGaps(const uint16_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn) {
-  auto next = Id16Gaps{rec}.reader();
+void ListCache::WidenGaps(const uint8_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn) {
+  auto next = IdEliasFano{rec}.reader(n);
   for (size_t i = 0; i < n;) {
     const size_t m = std::min(kWidenPiece, n - i);
     for (size_t k = 0; k < m; ++k) wide[k] = next();
@@ -804,7 +903,7 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
         if constexpr (kWholeLong) {
           if (!L.dangling) {
             if (gap_lists_) {
-              fn(u, Id16Gaps{reinterpret_cast<const uint16_t*>(rec)}, static_cast<size_t>(e1 - e0));
+              fn(u, IdEliasFano{rec}, static_cast<size_t>(e1 - e0));
             } else {
               fn(u, Id16Runs{rec}, static_cast<size_t>(e1 - e0));
             }

@@ -534,21 +534,9 @@ INSTANTIATE_TEST_SUITE_P(All, RandomGraphs, ::testing::ValuesIn(RandomCases()),
                            return s;
                          });
 
-// An array's IDs as Id16Gaps::ForEach4 gives a gap list's: groups of four, then the rest.
-struct GroupsOf {
-  const std::vector<uint32_t>* ids;
-  template <typename F4, typename F1>
-  void ForEach4(size_t k, F4&& f4, F1&& f1) const {
-    const std::vector<uint32_t>& v = *ids;
-    size_t i = 0;
-    for (; i + 4 <= k; i += 4) f4(v[i], v[i + 1], v[i + 2], v[i + 3]);
-    for (; i < k; ++i) f1(v[i]);
-  }
-};
-
 // The same results with 1, 3 and 8 worker threads (push PageRank has one partition per thread).
-// LaneSum: a list handed in pieces of a multiple of 4 entries (but the last), in the chunks of
-// a stream, or in groups of four by AddGroups, sums to the bits of one call over the whole
+// LaneSum: a list handed in pieces of a multiple of 4 entries (but the last), or in the chunks
+// of a stream, sums to the bits of one call over the whole
 // list, with lanes that carry across calls; and the association it keeps is the documented one. Contributions log-uniform
 // over 2^-40..1, so that the order of additions shows in the result (floats of similar size
 // sum exactly in double in any order: a test with them could not tell associations apart).
@@ -570,11 +558,6 @@ TEST(LaneSum, PiecesSumLikeOneCall) {
     const size_t q = n / 4 * 4;
     for (size_t i = 0; i < n; ++i) l[i < q ? i % 4 : 0] += x[ids[i]];
     ASSERT_EQ(expect, (l[0] + l[1]) + (l[2] + l[3])) << "n " << n;
-    // AddGroups (IDs in groups of four and a tail, as a gap list gives them) keeps the same
-    // lanes.
-    LaneSum groups;
-    groups.AddGroups(x.data(), GroupsOf{&ids}, n);
-    ASSERT_EQ(groups.Take(), expect) << "n " << n;
     double chain = 0;
     for (uint32_t id : ids) chain += x[id];
     order_mattered += chain != expect;
@@ -800,8 +783,8 @@ void AddHub(MapSnapshot* g, VertexId u, size_t deg, VertexId lo, VertexId hi,
 
 // A cache with long lists (ListCache, "Runs" and "Gap lists"; kept whole, `cache` filled over
 // L) read every way gives g's out-lists: Pass widened (as the store's scan gives them),
-// Pass<true> (long lists whole, read with ForEachId, and with ForEach4 when they come as an
-// Id16Gaps), PassInterleaved and Chunks (short lists after a long one in the same block
+// Pass<true> (long lists whole, read with ForEachId, and with ForEachChunk when they come as
+// an IdEliasFano), PassInterleaved and Chunks (short lists after a long one in the same block
 // included). *whole_calls: the lists Pass<true> gave whole as a `Whole`.
 template <typename Whole>
 void ExpectLongListsRead(const ListCache& cache, const Snapshot& g, const Layout& L,
@@ -820,15 +803,16 @@ void ExpectLongListsRead(const ListCache& cache, const Snapshot& g, const Layout
         ++seen;
       });
       EXPECT_EQ(seen, n) << u;
-      if constexpr (std::is_same_v<decltype(src), Id16Gaps>) {  // ForEach4 gives the same
-        std::vector<VertexId> grouped;
-        src.ForEach4(
-            n,
-            [&](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-              grouped.insert(grouped.end(), {a, b, c, d});
-            },
-            [&](uint32_t a) { grouped.push_back(a); });
-        EXPECT_EQ(grouped, std::vector<VertexId>(whole[u].end() - n, whole[u].end())) << u;
+      if constexpr (std::is_same_v<decltype(src), IdEliasFano>) {  // ForEachChunk: the same
+        std::vector<VertexId> chunked;
+        size_t pieces = 0;
+        src.ForEachChunk(n, [&](const uint32_t* ids, size_t m) {
+          EXPECT_TRUE(m == IdEliasFano::kChunk || chunked.size() + m == n) << u;
+          chunked.insert(chunked.end(), ids, ids + m);
+          ++pieces;
+        });
+        EXPECT_EQ(pieces, (n + IdEliasFano::kChunk - 1) / IdEliasFano::kChunk) << u;
+        EXPECT_EQ(chunked, std::vector<VertexId>(whole[u].end() - n, whole[u].end())) << u;
       }
       *whole_calls += std::is_same_v<decltype(src), Whole>;
     }));
@@ -1190,17 +1174,18 @@ TEST(Analytics, ListCacheLongListsAsRuns) {
 }
 
 // Gap lists (ListCache, "Gap lists"): in a 3-byte block past kGapBound, lists of at least
-// kGapList IDs with at most one escape in kGapEscapeRate that pay for it are kept as 16-bit
-// gaps. The cache's bytes equal the arithmetic from the store's lists (heads; per block 3
-// bytes an entry of the other lists and a pad byte; per gap list 2 bytes an entry and 4 more
-// an escape, and 6 of index); every reader gives the store's lists (ExpectLongListsRead, a
-// whole list as an Id16Gaps); PageRank's ranks are the same to the bit as with 4-byte IDs,
+// kGapList ascending IDs that pay for it are kept as Elias-Fano records. The cache's bytes
+// equal the arithmetic from the store's lists (heads; per block 3 bytes an entry of the other
+// lists and a pad byte, and 8 bytes of tail when it has a long list; per long list its
+// record, sized here from the definition: a width byte, l = the largest width with n * 2^l <=
+// last + 1, n * l bits of low parts, n + (last >> l) + 1 bits of high parts, each rounded up
+// to whole bytes; and 6 of index); every reader gives the store's lists (ExpectLongListsRead,
+// a whole list as an IdEliasFano); PageRank's ranks are the same to the bit as with 4-byte IDs,
 // pull and push. IDs up to ~300,000, and one edge past kGapBound, so that the bound makes
-// kAuto choose gaps (a cache told kRuns keeps runs instead: other bytes, the same lists).
-// Hubs: random lists spanning the IDs; lists with escapes at the start (a first ID of 0, or
-// past 65535), in the middle and at the last ID; gaps of exactly 65535
-// (not an escape) and 65536 (one); lists of exactly kGapList and one less; a kGapList list
-// with as many escapes as it may have and one with one more (kept in 3 bytes).
+// kAuto choose Elias-Fano (a cache told kRuns keeps runs instead: other bytes, the same
+// lists). Hand-made lists: IDs in a window far from 0; exactly kGapList and one less; IDs from
+// 0 with a gap past 65535; a dense list (width 0: the low parts take no byte); a list whose
+// last ID is past 2^21 (a width of 15).
 TEST(Analytics, ListCacheLongListsAsGaps) {
   for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirected}) {
     SCOPED_TRACE(KindName(kind));
@@ -1217,68 +1202,65 @@ TEST(Analytics, ListCacheLongListsAsGaps) {
     auto dense = [](VertexId from, size_t n, std::vector<VertexId>* out) {
       for (size_t i = 0; i < n; ++i) out->push_back(from + i);
     };
+    const VertexId far = ListCache::kGapBound + 10;  // the bound past kGapBound
     for (int i = 0; i < 40; ++i) hub(rng() % kN, 300 + rng() % 3000, 0, kN);
     // Past kN: lists of exactly the neighbors given (no other list names these vertices).
-    hub(kN, 2000, 131072, 131072 + 65536);  // the first ID an escape
+    hub(kN, 2000, 131072, 131072 + 65536);
     hub(kN + 1, ListCache::kGapList, 0, kN);
     hub(kN + 2, ListCache::kGapList - 1, 0, kN);
     std::vector<VertexId> made;
-    dense(0, 200, &made);  // 0 first: a difference of 0, an escape
-    made.push_back(70000);  // an escape in the middle
-    made.push_back(70000 + 65535);  // not an escape
-    made.push_back(70000 + 65535 + 65536);  // an escape
+    dense(0, 200, &made);
+    made.push_back(70000 + 65535 + 65536);
     dense(70000 + 65535 + 65536 + 1, 200, &made);
-    made.push_back(kN - 1);  // the last ID an escape
+    made.push_back(kN - 1);
     put(kN + 3, made);
-    made.clear();  // kGapList IDs with kGapList / kGapEscapeRate escapes: kept as gaps
-    dense(1000, ListCache::kGapList - 2, &made);
-    made.push_back(100000);
-    made.push_back(200000);
+    made.clear();
+    dense(0, 100, &made);  // 100 IDs in 100: width 0
     put(kN + 4, made);
-    made.clear();  // one escape more: 3 bytes
-    dense(1000, ListCache::kGapList - 3, &made);
-    made.push_back(100000);
-    made.push_back(170000);
-    made.push_back(240000);
+    made.clear();
+    dense(5000, ListCache::kGapList - 1, &made);
+    made.push_back(far - 2);  // 64 * 2^15 <= far - 1 < 64 * 2^16
     put(kN + 5, made);
     if (kind == GraphKind::kDirected) Mutate(&g, 0.05, rng);  // dangling edges
-    const VertexId far = ListCache::kGapBound + 10;  // the bound past kGapBound
     g.PutEdge(far, far + 1, 1.0);
-    // The arithmetic: which out-lists are long (>= kGapList, few escapes, smaller as gaps).
+    // The arithmetic: which out-lists are long (>= kGapList, smaller as Elias-Fano).
     std::map<uint64_t, uint64_t> block_bytes;  // per block with any entry
-    uint64_t long_lists = 0, long_with_escapes = 0;
+    std::set<uint64_t> blocks_with_long;
+    uint64_t long_lists = 0;
     std::set<VertexId> long_set;
+    std::map<VertexId, unsigned> width_of;
     for (VertexId u = 0; u < g.VertexIdBound(); ++u) {
       std::vector<VertexId> nb;
       std::vector<double> w;
       ASSERT_OK(g.GetNeighbors(u, &nb, &w));
       if (nb.empty()) continue;
       uint64_t& bytes = block_bytes[u / kLayoutBlock];
-      uint64_t escapes = 0;
-      for (size_t k = 0; k < nb.size(); ++k) {
-        const int64_t d = static_cast<int64_t>(nb[k]) - (k == 0 ? 0 : static_cast<int64_t>(nb[k - 1]));
-        escapes += d < 1 || d > 65535;
-      }
-      const uint64_t as_gaps = 2 * nb.size() + 4 * escapes + 6;
-      if (nb.size() >= ListCache::kGapList && escapes * ListCache::kGapEscapeRate <= nb.size() &&
-          as_gaps < 3 * nb.size()) {
-        bytes += as_gaps;
+      const uint64_t n = nb.size(), last = nb.back();
+      unsigned l = 0;
+      while (n * (uint64_t{2} << l) <= last + 1) ++l;
+      const uint64_t as_ef = 1 + (n * l + 7) / 8 + (n + (last >> l) + 1 + 7) / 8 + 6;
+      if (n >= ListCache::kGapList && as_ef < 3 * n) {
+        bytes += as_ef;
         ++long_lists;
-        long_with_escapes += escapes != 0;
         long_set.insert(u);
+        width_of[u] = l;
+        blocks_with_long.insert(u / kLayoutBlock);
       } else {
-        bytes += 3 * nb.size();
+        bytes += 3 * n;
       }
     }
     ASSERT_GE(long_lists, 30u);
     // (kDirected: Mutate deletes vertices and edges, the hand-made lists' among them.)
-    ASSERT_GE(long_with_escapes, kind == GraphKind::kUndirected ? 3u : 2u);
     if (kind == GraphKind::kUndirected) {  // the hand-made lists are as their comments say
-      EXPECT_TRUE(long_set.count(kN) && long_set.count(kN + 3) && long_set.count(kN + 4));
-      EXPECT_FALSE(long_set.count(kN + 2) || long_set.count(kN + 5));
+      for (VertexId u : {kN, kN + 1, kN + 3, kN + 4, kN + 5}) EXPECT_TRUE(long_set.count(u)) << u;
+      EXPECT_FALSE(long_set.count(kN + 2));
+      EXPECT_EQ(width_of[kN + 4], 0u);
+      EXPECT_EQ(width_of[kN + 5], 15u);
     }
     uint64_t want_bytes = 0;
-    for (const auto& [bi, b] : block_bytes) want_bytes += (kLayoutBlock + 1) * 4 + 1 + b;
+    for (const auto& [bi, b] : block_bytes) {
+      want_bytes += (kLayoutBlock + 1) * 4 + 1 + b + (blocks_with_long.count(bi) ? 8 : 0);
+    }
     ListCache cache(g, Direction::kOut, size_t{1} << 30, false, ListPacking::kAuto);
     EXPECT_TRUE(cache.gap_lists());
     Layout L;
@@ -1287,7 +1269,7 @@ TEST(Analytics, ListCacheLongListsAsGaps) {
     EXPECT_EQ(cache.dropped_blocks(), 0u);
     EXPECT_EQ(cache.bytes(), want_bytes);
     size_t whole_calls = 0;
-    ExpectLongListsRead<Id16Gaps>(cache, g, L, &whole_calls);
+    ExpectLongListsRead<IdEliasFano>(cache, g, L, &whole_calls);
     // kDirected's dangling edges make every list go through the widened, filtered path.
     EXPECT_EQ(whole_calls, kind == GraphKind::kUndirected ? long_lists : 0u);
     {  // The same bound with runs asked for: other bytes, the same lists, read every way.
