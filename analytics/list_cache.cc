@@ -237,10 +237,8 @@ void WriteRunsRecord(const uint32_t* ids, size_t n, const uint32_t* cuts, size_t
 // The width of the low parts of an Elias-Fano record of n IDs whose last is `last`:
 // floor(log2(U / n)) for U = last + 1 (0 when n >= U).
 unsigned EliasFanoWidth(size_t n, uint32_t last) {
-  const uint64_t u = uint64_t{last} + 1;
-  unsigned l = 0;
-  while ((uint64_t{n} << (l + 1)) <= u) ++l;
-  return l;
+  const uint64_t q = (uint64_t{last} + 1) / n;  // floor(log2(U / n)) = floor(log2(q))
+  return q == 0 ? 0 : static_cast<unsigned>(std::bit_width(q)) - 1;
 }
 
 // The bytes of the Elias-Fano record of ids[0, n) (IdEliasFano, "Gap lists"), or 0 when the

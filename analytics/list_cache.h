@@ -52,8 +52,8 @@
 // 3-byte IDs with its index entries, stays in 3-byte IDs. At scale 22 PageRank's cache took
 // 262.0 instead of 308.4 MB (16-bit gaps before: 2 bytes an ID, an escape of 4 more for each
 // gap past 65535, which kept most lists of 64-127 IDs in 3 bytes), the mixed workload's
-// reader 42 MiB less, for PageRank's iterations ~6% slower and its first pass ~0.16 s longer
-// (each ID is a few more instructions to decode and to encode; docs/benchmarks.md, "Issue 28:
+// reader 42 MiB less, for PageRank's iterations ~6% slower and its first pass 0.04-0.2 s
+// longer (each ID is a few more instructions to decode and to encode; docs/benchmarks.md, "Issue 28:
 // long lists as Elias-Fano records"). Below kGapBound the runs stay (at 2^20 vertices the 16-bit gaps'
 // chain of adds made PageRank's iterations 4-24% slower: "Issue 28: long lists as 16-bit gaps
 // past 2^21 vertices"). Pass<true> hands fn such a list as an IdEliasFano (ForEachId, or its
@@ -94,6 +94,7 @@
 #include "analytics/range_scan.h"
 #include "strata/analytics.h"
 #include "strata/snapshot.h"
+#include "util/coding.h"
 #include "util/coro.h"
 
 namespace strata::analytics {
@@ -144,57 +145,24 @@ struct Id16Runs {
 // A long list of a 3-byte block as its Elias-Fano record (ListCache, "Gap lists"): a byte l;
 // the n IDs' low l bits, ID after ID from bit 0 of the next byte (ceil(n * l / 8) bytes);
 // then the high parts, bit (id_i >> l) + i set for the i-th ID, the rest 0 (ceil((n +
-// (last >> l) + 1) / 8) bytes). Decoding loads 8 bytes at a time, so at least 8 readable
-// bytes follow any record (Block::long_recs' tail). n comes from the cache's offsets.
+// (last >> l) + 1) / 8) bytes). Decoding loads the low parts 8 bytes at a time, so at least 8
+// readable bytes follow any record (Block::long_recs' tail). n comes from the cache's offsets.
 struct IdEliasFano {
   const uint8_t* rec;  // the list's record (in ListCache::Block::long_recs)
 
-  static uint64_t Load64(const uint8_t* p) {
-    uint64_t x;
-    std::memcpy(&x, p, 8);
-    return x;
-  }
   static size_t LowBytes(size_t n, unsigned l) { return (n * l + 7) / 8; }
   static size_t HighBytes(size_t n, unsigned l, uint32_t last) {
     return (n + (last >> l) + 1 + 7) / 8;
-  }
-
-  // The list's IDs one per call, in order (n calls at most).
-  struct Reader {
-    const uint8_t* lo;
-    const uint8_t* hi;
-    uint64_t word;   // the high parts' word at bit `base`, the ones already read cleared
-    uint64_t base;
-    uint64_t i;      // IDs read
-    uint64_t bit;    // where the next low bits start
-    unsigned l;
-    uint64_t mask;
-    uint32_t operator()() {
-      while (word == 0) {
-        base += 64;
-        word = Load64(hi + base / 8);
-      }
-      const uint64_t at = base + static_cast<uint64_t>(__builtin_ctzll(word));
-      word &= word - 1;
-      const uint64_t low = (Load64(lo + (bit >> 3)) >> (bit & 7)) & mask;
-      bit += l;
-      return static_cast<uint32_t>(((at - i++) << l) | low);
-    }
-  };
-  Reader reader(size_t n) const {
-    const unsigned l = rec[0];
-    const uint8_t* lo = rec + 1;
-    const uint8_t* hi = lo + LowBytes(n, l);
-    return Reader{lo, hi, Load64(hi), 0, 0, 0, l, (uint64_t{1} << l) - 1};
   }
 
   // f(ids, m) over the n IDs decoded into a buffer, 256 at a time (the last piece shorter): the
   // decode runs apart from what f does with the IDs, so f's loads are not held up behind it
   // (PageRank's gathers). The high parts a byte at a time (kHighByte: each set bit's position
   // less its rank, widened and offset with SSE2), then the low parts merged by a loop made
-  // for the record's width (MergeLows<l>: constant shifts, eight IDs in l bytes): about half
-  // the instructions of reader() per ID (docs/benchmarks.md, "long lists as Elias-Fano
-  // records").
+  // for the record's width (MergeLows<l>: constant shifts, eight IDs in l bytes): 1.3-1.4 ns
+  // an ID against 2.4-2.6 for a scalar decoder of one ID at a time, in a microbenchmark
+  // (docs/benchmarks.md, "long lists as Elias-Fano records"). The only decoder: every reader
+  // of such a list goes through it.
   static constexpr size_t kChunk = 256;
   template <typename F>
   void ForEachChunk(size_t n, F&& f) const;
@@ -230,12 +198,12 @@ void MergeLows(uint32_t* ids, size_t m, const uint8_t* lo, uint64_t first) {
     for (; k + 8 <= m; k += 8, p += L) {
 #pragma GCC unroll 8
       for (unsigned t = 0; t < 8; ++t) {
-        const uint64_t x = (IdEliasFano::Load64(p + t * L / 8) >> (t * L % 8)) & kMask;
+        const uint64_t x = (DecodeFixed64(reinterpret_cast<const char*>(p) + t * L / 8) >> (t * L % 8)) & kMask;
         ids[k + t] = (ids[k + t] << L) | static_cast<uint32_t>(x);
       }
     }
     for (unsigned t = 0; k < m; ++k, ++t) {
-      const uint64_t x = (IdEliasFano::Load64(p + t * L / 8) >> (t * L % 8)) & kMask;
+      const uint64_t x = (DecodeFixed64(reinterpret_cast<const char*>(p) + t * L / 8) >> (t * L % 8)) & kMask;
       ids[k] = (ids[k] << L) | static_cast<uint32_t>(x);
     }
   }
@@ -310,8 +278,9 @@ inline void ForEachPiece(const Src& src, size_t n, F&& f) {
 template <typename Src, typename F>
 inline void ForEachId(const Src& src, size_t n, F&& f) {
   if constexpr (std::is_same_v<Src, IdEliasFano>) {
-    auto next = src.reader(n);
-    for (size_t i = 0; i < n; ++i) f(next());
+    src.ForEachChunk(n, [&](const uint32_t* ids, size_t m) {
+      for (size_t i = 0; i < m; ++i) f(ids[i]);
+    });
   } else {
     ForEachPiece(src, n, [&](const auto& ids, size_t m) {
       for (size_t i = 0; i < m; ++i) f(ids[i]);
@@ -577,14 +546,13 @@ class ListCache {
   static constexpr size_t kWidenPiece = 256;
   template <typename Fn>
   static void WidenRuns(const uint8_t* rec, uint32_t (&wide)[kWidenPiece], Fn&& fn);
-  // The same for the n-ID list of the gaps record at `rec`.
-  template <typename Fn>
-  static void WidenGaps(const uint8_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn);
-  // WidenRuns or WidenGaps, as this cache keeps long lists; n: the list's IDs.
+  // WidenRuns, or the n-ID Elias-Fano record's ForEachChunk (pieces of kWidenPiece, decoded
+  // into its own buffer), as this cache keeps long lists.
+  static_assert(IdEliasFano::kChunk == kWidenPiece);
   template <typename Fn>
   void WidenLong(const uint8_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn) const {
     if (gap_lists_) {
-      WidenGaps(rec, n, wide, fn);
+      IdEliasFano{rec}.ForEachChunk(n, fn);
     } else {
       WidenRuns(rec, wide, fn);
     }
@@ -816,17 +784,6 @@ inline std::pair<uint64_t, size_t> ListCache::LongBefore(const Block& b, size_t 
     before += b.off[b.long_j[k] + size_t{1}] - b.off[b.long_j[k]];
   }
   return {before, k};
-}
-
-template <typename Fn>
-void ListCache::WidenGaps(const uint8_t* rec, size_t n, uint32_t (&wide)[kWidenPiece], Fn&& fn) {
-  auto next = IdEliasFano{rec}.reader(n);
-  for (size_t i = 0; i < n;) {
-    const size_t m = std::min(kWidenPiece, n - i);
-    for (size_t k = 0; k < m; ++k) wide[k] = next();
-    fn(static_cast<const uint32_t*>(wide), m);
-    i += m;
-  }
 }
 
 template <bool kWholeLong, typename Fn>

@@ -106,11 +106,12 @@ void FreeCounts(NodeAllocator* alloc, Adjacency* a) {
   a->count_format = kCounts16;
 }
 
+// Bytes of a version's block before its header: the in-adjacency's address, when it has one.
+size_t LeadBytes(bool with_in) { return with_in ? sizeof(Adjacency*) : 0; }
+
 // A version block with inline room for the counts of `base_out` and a record more (see
 // InlineCap), and room for the in-adjacency's address before the header when `with_in`
 // (subgraph.h, the block's layout).
-// Bytes of a version's block before its header: the in-adjacency's address, when it has one.
-size_t LeadBytes(bool with_in) { return with_in ? sizeof(Adjacency*) : 0; }
 
 SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out, bool with_in) {
   const size_t lead = LeadBytes(with_in);

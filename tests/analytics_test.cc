@@ -803,7 +803,9 @@ void ExpectLongListsRead(const ListCache& cache, const Snapshot& g, const Layout
         ++seen;
       });
       EXPECT_EQ(seen, n) << u;
-      if constexpr (std::is_same_v<decltype(src), IdEliasFano>) {  // ForEachChunk: the same
+      if constexpr (std::is_same_v<decltype(src), IdEliasFano>) {  // ForEachChunk's pieces
+        // (ForEachId decodes through ForEachChunk too; both are checked against the store by
+        // `whole == widened` and Chunks below, which compare with the store's lists.)
         std::vector<VertexId> chunked;
         size_t pieces = 0;
         src.ForEachChunk(n, [&](const uint32_t* ids, size_t m) {
