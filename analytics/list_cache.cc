@@ -234,13 +234,6 @@ void WriteRunsRecord(const uint32_t* ids, size_t n, const uint32_t* cuts, size_t
   for (; i < n; ++i) low[i] = static_cast<uint16_t>(ids[i]);
 }
 
-// The width of the low parts of an Elias-Fano record of n IDs whose last is `last`:
-// floor(log2(U / n)) for U = last + 1 (0 when n >= U).
-unsigned EliasFanoWidth(size_t n, uint32_t last) {
-  const uint64_t q = (uint64_t{last} + 1) / n;  // floor(log2(U / n)) = floor(log2(q))
-  return q == 0 ? 0 : static_cast<unsigned>(std::bit_width(q)) - 1;
-}
-
 // The bytes of the Elias-Fano record of ids[0, n) (IdEliasFano, "Gap lists"), or 0 when the
 // list stays in 3-byte IDs: shorter than kGapList, an ID below the one before it, or no
 // saving once its index entries are counted.
@@ -249,38 +242,12 @@ size_t EliasFanoBytes(const uint32_t* ids, size_t n) {
   for (size_t k = 1; k < n; ++k) {
     if (ids[k] < ids[k - 1]) return 0;
   }
-  const unsigned l = EliasFanoWidth(n, ids[n - 1]);
-  const size_t bytes =
-      1 + IdEliasFano::LowBytes(n, l) + IdEliasFano::HighBytes(n, l, ids[n - 1]);
+  const size_t bytes = IdEliasFano::Bytes(ids, n);
   // Its index entries (long_j, long_off) count against the saving too.
   if (bytes + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n) return bytes;
   return 0;
 }
 
-// Writes the Elias-Fano record of ids[0, n) at `out` (EliasFanoBytes(ids, n) bytes).
-void WriteEliasFano(const uint32_t* ids, size_t n, uint8_t* out) {
-  const unsigned l = EliasFanoWidth(n, ids[n - 1]);
-  out[0] = static_cast<uint8_t>(l);
-  uint8_t* p = out + 1;
-  const uint64_t mask = (uint64_t{1} << l) - 1;
-  uint64_t acc = 0;  // low bits not yet written: nb < 8 of them before each ID's l (<= 32)
-  unsigned nb = 0;
-  for (size_t k = 0; k < n; ++k) {
-    acc |= (ids[k] & mask) << nb;
-    nb += l;
-    for (; nb >= 8; nb -= 8) {
-      *p++ = static_cast<uint8_t>(acc);
-      acc >>= 8;
-    }
-  }
-  if (nb != 0) *p++ = static_cast<uint8_t>(acc);
-  uint8_t* const hi = p;
-  std::memset(hi, 0, IdEliasFano::HighBytes(n, l, ids[n - 1]));
-  for (size_t k = 0; k < n; ++k) {
-    const uint64_t at = (uint64_t{ids[k]} >> l) + k;
-    hi[at >> 3] |= static_cast<uint8_t>(1u << (at & 7));
-  }
-}
 }  // namespace
 
 void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists) {
@@ -336,7 +303,7 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
     b.long_j[k] = static_cast<uint16_t>(j);
     b.long_off[k] = static_cast<uint32_t>(at);
     if (gap_lists_) {
-      WriteEliasFano(ids + e0, e1 - e0, b.long_recs.data() + at);
+      IdEliasFano::Write(ids + e0, e1 - e0, b.long_recs.data() + at);
     } else {
       // All the list's runs but the first start in `cuts`.
       const size_t ncuts = RunsOfRecord(e1 - e0, r) - 1;

@@ -54,7 +54,8 @@
 // gap past 65535, which kept most lists of 64-127 IDs in 3 bytes), the mixed workload's
 // reader 42 MiB less, for PageRank's iterations ~6% slower and its first pass 0.04-0.2 s
 // longer (each ID is a few more instructions to decode and to encode; docs/benchmarks.md, "Issue 28:
-// long lists as Elias-Fano records"). Below kGapBound the runs stay (at 2^20 vertices the 16-bit gaps'
+// long lists as Elias-Fano records"); the AVX2 decoder won back 2-24% of the iterations in
+// three paired runs ("Issue 28: an AVX2 Elias-Fano decoder"). Below kGapBound the runs stay (at 2^20 vertices the 16-bit gaps'
 // chain of adds made PageRank's iterations 4-24% slower: "Issue 28: long lists as 16-bit gaps
 // past 2^21 vertices"). Pass<true> hands fn such a list as an IdEliasFano (ForEachId, or its
 // ForEachChunk: the IDs decoded 256 at a time into a buffer); Pass, PassInterleaved and
@@ -89,6 +90,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "analytics/elias_fano.h"
 #include "analytics/layout.h"
 #include "analytics/packed_list.h"
 #include "analytics/range_scan.h"
@@ -142,123 +144,8 @@ struct Id16Runs {
   }
 };
 
-// A long list of a 3-byte block as its Elias-Fano record (ListCache, "Gap lists"): a byte l;
-// the n IDs' low l bits, ID after ID from bit 0 of the next byte (ceil(n * l / 8) bytes);
-// then the high parts, bit (id_i >> l) + i set for the i-th ID, the rest 0 (ceil((n +
-// (last >> l) + 1) / 8) bytes). Decoding loads the low parts 8 bytes at a time, so at least 8
-// readable bytes follow any record (Block::long_recs' tail). n comes from the cache's offsets.
-struct IdEliasFano {
-  const uint8_t* rec;  // the list's record (in ListCache::Block::long_recs)
+// A long list of a 3-byte block as its Elias-Fano record: IdEliasFano (elias_fano.h).
 
-  static size_t LowBytes(size_t n, unsigned l) { return (n * l + 7) / 8; }
-  static size_t HighBytes(size_t n, unsigned l, uint32_t last) {
-    return (n + (last >> l) + 1 + 7) / 8;
-  }
-
-  // f(ids, m) over the n IDs decoded into a buffer, 256 at a time (the last piece shorter): the
-  // decode runs apart from what f does with the IDs, so f's loads are not held up behind it
-  // (PageRank's gathers). The high parts a byte at a time (kHighByte: each set bit's position
-  // less its rank, widened and offset with SSE2), then the low parts merged by a loop made
-  // for the record's width (MergeLows<l>: constant shifts, eight IDs in l bytes): 1.3-1.4 ns
-  // an ID against 2.4-2.6 for a scalar decoder of one ID at a time, in a microbenchmark
-  // (docs/benchmarks.md, "long lists as Elias-Fano records"). The only decoder: every reader
-  // of such a list goes through it.
-  static constexpr size_t kChunk = 256;
-  template <typename F>
-  void ForEachChunk(size_t n, F&& f) const;
-};
-
-namespace ef_detail {
-// kHighByte[b][t]: the position of the t-th set bit of b less t (0 past its popcount).
-struct HighByteTable {
-  uint8_t e[256][8];
-};
-constexpr HighByteTable MakeHighByteTable() {
-  HighByteTable t{};
-  for (int b = 0; b < 256; ++b) {
-    int k = 0;
-    for (int p = 0; p < 8; ++p) {
-      if ((b >> p) & 1) {
-        t.e[b][k] = static_cast<uint8_t>(p - k);
-        ++k;
-      }
-    }
-  }
-  return t;
-}
-inline constexpr HighByteTable kHighByte = MakeHighByteTable();
-
-// ids[k] = ids[k] << L | the low L bits of ID first + k, for k < m (first: a multiple of 8).
-template <unsigned L>
-void MergeLows(uint32_t* ids, size_t m, const uint8_t* lo, uint64_t first) {
-  if constexpr (L != 0) {
-    constexpr uint64_t kMask = (uint64_t{1} << L) - 1;
-    const uint8_t* p = lo + first * L / 8;
-    size_t k = 0;
-    for (; k + 8 <= m; k += 8, p += L) {
-#pragma GCC unroll 8
-      for (unsigned t = 0; t < 8; ++t) {
-        const uint64_t x = (DecodeFixed64(reinterpret_cast<const char*>(p) + t * L / 8) >> (t * L % 8)) & kMask;
-        ids[k + t] = (ids[k + t] << L) | static_cast<uint32_t>(x);
-      }
-    }
-    for (unsigned t = 0; k < m; ++k, ++t) {
-      const uint64_t x = (DecodeFixed64(reinterpret_cast<const char*>(p) + t * L / 8) >> (t * L % 8)) & kMask;
-      ids[k] = (ids[k] << L) | static_cast<uint32_t>(x);
-    }
-  }
-}
-using MergeFn = void (*)(uint32_t*, size_t, const uint8_t*, uint64_t);
-template <unsigned... Ls>
-constexpr std::array<MergeFn, sizeof...(Ls)> MakeMerges(std::integer_sequence<unsigned, Ls...>) {
-  return {&MergeLows<Ls>...};
-}
-// By width, 0-31 (a record's is at most 25: n * 2^(l + 1) <= 2^32 with n >= kGapList = 64).
-inline constexpr std::array<MergeFn, 32> kMergeLows =
-    MakeMerges(std::make_integer_sequence<unsigned, 32>{});
-}  // namespace ef_detail
-
-template <typename F>
-void IdEliasFano::ForEachChunk(size_t n, F&& f) const {
-  const unsigned l = rec[0];
-  const uint8_t* const lo = rec + 1;
-  const uint8_t* const hi = lo + LowBytes(n, l);
-  assert(l < ef_detail::kMergeLows.size());
-  const ef_detail::MergeFn merge = ef_detail::kMergeLows[l];
-  // buf[0, have): high parts decoded and not yet handed out; a byte adds up to 8 (8 stored).
-  alignas(64) uint32_t buf[kChunk + 16];
-  size_t have = 0, j = 0;   // j: the next byte of high parts
-  uint64_t i = 0, out = 0;  // IDs whose high parts are decoded; IDs handed out
-  while (out < n) {
-    while (have < kChunk && i < n) {
-      const unsigned b = hi[j];
-      const uint32_t at = static_cast<uint32_t>(8 * j - i);  // bit 8j's position less rank i
-#if defined(__SSE2__)
-      const __m128i z = _mm_setzero_si128();
-      const __m128i e = _mm_unpacklo_epi8(
-          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ef_detail::kHighByte.e[b])), z);
-      const __m128i base = _mm_set1_epi32(static_cast<int>(at));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + have),
-                       _mm_add_epi32(_mm_unpacklo_epi16(e, z), base));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + have + 4),
-                       _mm_add_epi32(_mm_unpackhi_epi16(e, z), base));
-#else
-      for (int t = 0; t < 8; ++t) buf[have + t] = at + ef_detail::kHighByte.e[b][t];
-#endif
-      const unsigned c = static_cast<unsigned>(__builtin_popcount(b));
-      have += c;
-      i += c;
-      ++j;
-    }
-    assert(i <= n);  // the bits past the last ID's are 0
-    const size_t m = std::min(kChunk, have);
-    merge(buf, m, lo, out);
-    f(static_cast<const uint32_t*>(buf), m);
-    out += m;
-    std::memmove(buf, buf + m, (have - m) * sizeof(uint32_t));
-    have -= m;
-  }
-}
 
 // f(ids, m) for each piece of a list that ListCache::Pass<true> gave as `src` (n IDs): a
 // pointer's n IDs in one piece, or an Id16Runs' runs one by one; ids[i] reads an ID either way.
@@ -365,7 +252,7 @@ class ListCache {
   // Gap lists (see "Gap lists"): from a bound past kGapBound (kAuto); the shortest list kept
   // so.
   static constexpr VertexId kGapBound = VertexId{1} << 21;
-  static constexpr size_t kGapList = 64;
+  static constexpr size_t kGapList = IdEliasFano::kMinIds;
   // Which form a 3-byte block's long lists take: kAuto by the bound (above), or either one
   // (for tests). Set before the first Collect or Complete.
   enum class LongLists : uint8_t { kAuto, kRuns, kGaps };
