@@ -213,10 +213,12 @@ TEST(RadixSortTest, MatchesStdStableSort) {
   std::mt19937_64 rng(42);
   RadixSortScratch<Item> sc;
   // Key shapes: few distinct values (many ties), the full 64 bits, a narrow range far from 0
-  // (only max - min is sorted on), and widths that end inside a pass.
+  // (only max - min is sorted on), widths that end inside a pass, and widths cut into passes
+  // of equal digits (16 bits: two of 8; 11: one of 11; 12: two of 6).
   const std::vector<std::pair<uint64_t, uint64_t>> shapes = {
       {0, 7}, {0, ~uint64_t{0}}, {uint64_t{1} << 60, 1000}, {5, (uint64_t{1} << 12) - 1},
-      {0, (uint64_t{1} << 33) + 17}};
+      {0, (uint64_t{1} << 33) + 17}, {0, (uint64_t{1} << 16) - 1}, {3, (uint64_t{1} << 11) - 1},
+      {0, uint64_t{1} << 11}};
   // Sizes on both sides of kRadixMinSize (std::sort below it, radix passes from it on).
   const std::vector<size_t> sizes = {2, 3, 17, kRadixMinSize - 1, kRadixMinSize,
                                      kRadixMinSize + 1, 3000};

@@ -2,9 +2,9 @@
 // scratch buffers have grown (std::stable_sort takes a fresh temporary buffer per call, and a
 // comparison sort of a shuffled batch mispredicts a branch per comparison).
 //
-// Least-significant-digit radix sort of (key, index) pairs, 11 bits a pass, over only the bits
-// in which the keys differ (max - min): a batch of a scale-23 graph grouped by subgraph needs
-// two passes. Under kRadixMinSize pairs a pass's 2048-bucket histogram costs more than the
+// Least-significant-digit radix sort of (key, index) pairs, at most 11 bits a pass, over only
+// the bits in which the keys differ (max - min): a batch of a scale-23 graph grouped by
+// subgraph needs two passes. Under kRadixMinSize pairs a pass's 2048-bucket histogram costs more than the
 // pairs themselves (a single-edge batch is 4 ops), so they are sorted by (key, index) with
 // std::sort instead. The elements themselves move once, in a final gather by index.
 #pragma once
@@ -39,32 +39,37 @@ struct RadixSortScratch {
   }
 };
 
-// The LSD passes over keys - lo, lo <= every key <= hi; the result ends in *a.
+// The LSD passes over keys - lo, lo <= every key <= hi; the result ends in *a. The differing
+// bits are cut into as few passes of at most kMaxBits as cover them, of equal width: 16 bits
+// (the subgraphs of a scale-22 graph) take two passes of 256 buckets, not 2048 and 32, so a
+// batch's histograms fit a few lines and zero and sum in a few hundred steps.
 template <class Entry>
 void RadixPasses(std::vector<Entry>* ap, std::vector<Entry>* bp, uint64_t lo, uint64_t hi) {
   std::vector<Entry>& a = *ap;
   std::vector<Entry>& b = *bp;
   const size_t n = a.size();
-  constexpr unsigned kBits = 11;
-  constexpr size_t kBuckets = size_t{1} << kBits;
+  constexpr unsigned kMaxBits = 11;
   const unsigned width = 64 - static_cast<unsigned>(std::countl_zero(hi - lo));
+  const unsigned passes = (width + kMaxBits - 1) / kMaxBits;
+  if (passes == 0) return;  // every key equal
+  const unsigned bits = (width + passes - 1) / passes;
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
   b.resize(n);
-  for (unsigned shift = 0; shift < width; shift += kBits) {
-    size_t count[kBuckets] = {};
-    for (const Entry& e : a) ++count[((e.key - lo) >> shift) & (kBuckets - 1)];
+  size_t count[size_t{1} << kMaxBits];
+  for (unsigned shift = 0; shift < width; shift += bits) {
+    std::fill(count, count + mask + 1, size_t{0});
+    for (const Entry& e : a) ++count[((e.key - lo) >> shift) & mask];
     size_t at = 0;
-    for (size_t& c : count) {
-      const size_t k = c;
-      c = at;
+    for (uint64_t d = 0; d <= mask; ++d) {
+      const size_t k = count[d];
+      count[d] = at;
       at += k;
     }
-    for (const Entry& e : a) b[count[((e.key - lo) >> shift) & (kBuckets - 1)]++] = e;
+    for (const Entry& e : a) b[count[((e.key - lo) >> shift) & mask]++] = e;
     a.swap(b);
   }
 }
 
-// Sorts *v by key(x) (uint64_t), equal keys keeping their order. *v may come back holding the
-// buffer that was sc->spare's.
 template <class T, class KeyFn>
 void StableRadixSort(std::vector<T>* v, KeyFn key, RadixSortScratch<T>* sc) {
   using Entry = typename RadixSortScratch<T>::Entry;
