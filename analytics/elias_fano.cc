@@ -31,24 +31,46 @@ void IdEliasFano::Write(const uint32_t* ids, size_t n, uint8_t* out) {
   const unsigned l = Width(n, ids[n - 1]);
   out[0] = static_cast<uint8_t>(l);
   uint8_t* p = out + 1;
+  // The low parts, 4 bytes at a time: fewer than 32 bits wait before each ID's l (<= 26).
   const uint64_t mask = (uint64_t{1} << l) - 1;
-  uint64_t acc = 0;  // low bits not yet written: nb < 8 of them before each ID's l (<= 32)
+  uint64_t acc = 0;
   unsigned nb = 0;
   for (size_t k = 0; k < n; ++k) {
     acc |= (ids[k] & mask) << nb;
     nb += l;
-    for (; nb >= 8; nb -= 8) {
-      *p++ = static_cast<uint8_t>(acc);
-      acc >>= 8;
+    if (nb >= 32) {
+      EncodeFixed32(reinterpret_cast<char*>(p), static_cast<uint32_t>(acc));
+      p += 4;
+      acc >>= 32;
+      nb -= 32;
     }
   }
-  if (nb != 0) *p++ = static_cast<uint8_t>(acc);
+  for (; nb > 0; nb = nb > 8 ? nb - 8 : 0) {
+    *p++ = static_cast<uint8_t>(acc);
+    acc >>= 8;
+  }
+  // The high parts a 64-bit word at a time (their positions ascend), each word stored once
+  // over the zeroed bytes; the last may be partial.
   uint8_t* const hi = p;
-  std::memset(hi, 0, HighBytes(n, l, ids[n - 1]));
+  const size_t hb = HighBytes(n, l, ids[n - 1]);
+  std::memset(hi, 0, hb);
+  auto store = [&](uint64_t word_index, uint64_t word) {
+    const size_t at = static_cast<size_t>(8 * word_index);
+    char bytes[8];
+    EncodeFixed64(bytes, word);
+    std::memcpy(hi + at, bytes, std::min<size_t>(8, hb - at));
+  };
+  uint64_t word = 0, wi = 0;
   for (size_t k = 0; k < n; ++k) {
     const uint64_t at = (uint64_t{ids[k]} >> l) + k;
-    hi[at >> 3] |= static_cast<uint8_t>(1u << (at & 7));
+    if ((at >> 6) != wi) {
+      store(wi, word);
+      wi = at >> 6;
+      word = 0;
+    }
+    word |= uint64_t{1} << (at & 63);
   }
+  store(wi, word);
 }
 
 namespace ef_detail {
@@ -193,8 +215,8 @@ constexpr Lanes<L> kLanes = MakeLanes<L>();
 // As MergeLows. Reads up to 16 - ceil(L / 2) bytes past the eight parts' last byte: within
 // the high parts (at least 9 bytes) and the 8 readable bytes after the record.
 template <unsigned L>
-__attribute__((target("avx2,popcnt"))) void MergeLowsAvx2(uint32_t* ids, size_t m, const uint8_t* lo,
-                                                   uint64_t first) {
+__attribute__((target("avx2,popcnt"))) void MergeLowsAvx2(uint32_t* ids, size_t m,
+                                                          const uint8_t* lo, uint64_t first) {
   if constexpr (L != 0) {
     static_assert(L <= 25);
     constexpr uint64_t kMask = (uint64_t{1} << L) - 1;
@@ -223,7 +245,8 @@ __attribute__((target("avx2,popcnt"))) void MergeLowsAvx2(uint32_t* ids, size_t 
   }
 }
 template <unsigned... Ls>
-constexpr std::array<MergeFn, kMaxWidth + 1> MakeMergesAvx2(std::integer_sequence<unsigned, Ls...>) {
+constexpr std::array<MergeFn, kMaxWidth + 1> MakeMergesAvx2(
+    std::integer_sequence<unsigned, Ls...>) {
   // Width 26 (past a 32-bit lane's reach at bit offset 7) merges by the portable loop.
   return {&MergeLowsAvx2<Ls>..., &MergeLows<kMaxWidth>};
 }

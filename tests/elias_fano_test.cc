@@ -24,7 +24,8 @@ namespace {
 
 // The decoders to check: the portable one, and the AVX2 one where the CPU has it.
 std::vector<std::pair<std::string, ef_detail::DecodeFn>> Decoders() {
-  std::vector<std::pair<std::string, ef_detail::DecodeFn>> d = {{"portable", &ef_detail::DecodePiece}};
+  std::vector<std::pair<std::string, ef_detail::DecodeFn>> d = {
+      {"portable", &ef_detail::DecodePiece}};
   if (ef_detail::Avx2Decoder() != nullptr) d.emplace_back("avx2", ef_detail::Avx2Decoder());
   return d;
 }
@@ -142,9 +143,9 @@ TEST(EliasFano, DefaultDecoderIsTheFastestPresent) {
 
 // Figures, not a check (run with --gtest_also_run_disabled_tests; docs/benchmarks.md, "Issue
 // 28: an AVX2 Elias-Fano decoder"): about 40 M IDs in lists of 64-16,384 random IDs under
-// 2^22, each decoder's ns an ID decoding alone, and decoding then gathering and summing
-// ranks as pull PageRank does (each piece's gathers prefetched, LaneSum), against the same
-// gathers over the lists as plain 32-bit IDs. Five rounds: the machine's speed drifts.
+// 2^22; the encoder's ns an ID; each decoder's, decoding alone, and decoding then gathering
+// and summing ranks as pull PageRank does (each piece's gathers prefetched, LaneSum); the
+// same gathers over the lists as plain 32-bit IDs. Five rounds: the machine's speed drifts.
 TEST(EliasFanoPerf, DISABLED_DecodeFigures) {
   const uint32_t kBound = 1u << 22;
   std::mt19937_64 rng(1);
@@ -170,6 +171,13 @@ TEST(EliasFanoPerf, DISABLED_DecodeFigures) {
   printf("%zu IDs in %zu lists, %.2f bytes an ID\n", total, lists.size(),
          static_cast<double>(recs.size()) / static_cast<double>(total));
   for (int round = 0; round < 5; ++round) {
+    {
+      const Clock::time_point t0 = Clock::now();
+      for (size_t i = 0; i < lists.size(); ++i) {
+        IdEliasFano::Write(lists[i].data(), lists[i].size(), recs.data() + off[i]);
+      }
+      printf("round %d encode %.2f ns/ID\n", round, ns_per_id(t0, Clock::now()));
+    }
     for (const auto& [name, decode] : Decoders()) {
       uint64_t check = 0;
       const Clock::time_point t0 = Clock::now();
@@ -202,7 +210,8 @@ TEST(EliasFanoPerf, DISABLED_DecodeFigures) {
       ls.Add(x.data(), v.data(), v.size());
       sum += ls.Take();
     }
-    printf("round %d plain IDs gather %.2f ns/ID [%.0f]\n", round, ns_per_id(t0, Clock::now()), sum);
+    printf("round %d plain IDs gather %.2f ns/ID [%.0f]\n", round, ns_per_id(t0, Clock::now()),
+           sum);
   }
 }
 

@@ -4,9 +4,9 @@
 //
 // Least-significant-digit radix sort of (key, index) pairs, at most 11 bits a pass, over only
 // the bits in which the keys differ (max - min): a batch of a scale-23 graph grouped by
-// subgraph needs two passes. Under kRadixMinSize pairs a pass's 2048-bucket histogram costs more than the
-// pairs themselves (a single-edge batch is 4 ops), so they are sorted by (key, index) with
-// std::sort instead. The elements themselves move once, in a final gather by index.
+// subgraph needs two passes. Under kRadixMinSize pairs a pass's histogram costs more than
+// the pairs themselves (a single-edge batch is 4 ops), so they are sorted by (key, index)
+// with std::sort instead. The elements themselves move once, in a final gather by index.
 #pragma once
 
 #include <algorithm>
