@@ -255,6 +255,10 @@ constexpr std::array<MergeFn, kMaxWidth + 1> kMergeLowsAvx2 =
 
 }  // namespace
 
+// DecodePiece's loop again, with the AVX2 step: a template shared by the two cannot take the
+// step as an inlined AVX2 function, since GCC refuses to inline across targets into the
+// template's body (always_inline: "target specific option mismatch"), and a call per byte
+// would cost more than the step.
 __attribute__((target("avx2,popcnt"))) size_t DecodePieceAvx2(Cursor* c) {
   DropGiven(c);
   const uint8_t* const hi = c->hi;

@@ -280,7 +280,8 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
   }
   b.long_j.resize(longs);
   b.long_off.resize(longs);
-  // Elias-Fano records are read 8 bytes at a time: 8 zero bytes after the last.
+  // The Elias-Fano decoders load past a record's bytes: the 8 readable bytes elias_fano.h
+  // promises after the last one.
   const size_t tail = gap_lists_ ? 8 : 0;
   b.long_recs.resize(static_cast<size_t>(run_bytes) + tail);
   std::memset(b.long_recs.data() + run_bytes, 0, tail);

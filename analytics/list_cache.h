@@ -53,11 +53,11 @@
 // 262.0 instead of 308.4 MB (16-bit gaps before: 2 bytes an ID, an escape of 4 more for each
 // gap past 65535, which kept most lists of 64-127 IDs in 3 bytes), the mixed workload's
 // reader 42 MiB less, for PageRank's iterations ~6% slower and its first pass 0.04-0.2 s
-// longer (each ID is a few more instructions to decode and to encode; docs/benchmarks.md, "Issue 28:
-// long lists as Elias-Fano records"); the AVX2 decoder won back 2-24% of the iterations in
-// three paired runs ("Issue 28: an AVX2 Elias-Fano decoder"). Below kGapBound the runs stay (at 2^20 vertices the 16-bit gaps'
-// chain of adds made PageRank's iterations 4-24% slower: "Issue 28: long lists as 16-bit gaps
-// past 2^21 vertices"). Pass<true> hands fn such a list as an IdEliasFano (ForEachId, or its
+// longer (each ID is a few more instructions to decode and to encode; docs/benchmarks.md,
+// "Issue 28: long lists as Elias-Fano records"); the AVX2 decoder won back 2-24% of the
+// iterations in three paired runs ("Issue 28: an AVX2 Elias-Fano decoder"). Below kGapBound
+// the runs stay (at 2^20 vertices the 16-bit gaps' chain of adds made PageRank's iterations
+// 4-24% slower: "Issue 28: long lists as 16-bit gaps past 2^21 vertices"). Pass<true> hands fn such a list as an IdEliasFano (ForEachId, or its
 // ForEachChunk: the IDs decoded 256 at a time into a buffer); Pass, PassInterleaved and
 // Chunks read it as they read runs.
 //
@@ -381,7 +381,7 @@ class ListCache {
     // of `long_recs`: as runs (uint32 count of runs; per run a uint32 (high bits << 24 |
     // IDs); then the list's low halves, uint16; every record's size is even, so the halves
     // are 2-byte aligned), or, when the cache's gap_lists_, as Elias-Fano records
-    // (IdEliasFano), followed by 8 zero bytes past the last (its 8-byte loads). `bytes` holds
+    // (IdEliasFano), followed by 8 zero bytes past the last (the decoders' loads). `bytes` holds
     // the other lists back to back.
     UninitVector<uint16_t> long_j;
     UninitVector<uint32_t> long_off;
