@@ -143,7 +143,7 @@ inline void DropGiven(Cursor* c) {
 
 // Hands out buf[0, m) once the fill is done: their low parts merged by `merge`.
 inline size_t Finish(Cursor* c, MergeFn merge) {
-  assert(c->i <= c->n);  // the bits past the last ID's are 0
+  assert(c->given == 0 && c->out + c->have <= c->n);  // the bits past the last ID's are 0
   const size_t m = std::min(IdEliasFano::kChunk, c->have);
   merge(c->buf, m, c->lo, c->out);
   c->given = m;
@@ -158,7 +158,7 @@ size_t DecodePiece(Cursor* c) {
   const uint8_t* const hi = c->hi;
   uint32_t* const buf = c->buf;
   size_t have = c->have, j = c->j;
-  uint64_t i = c->i;
+  uint64_t i = c->out + have;  // IDs whose high parts are decoded
   while (have < IdEliasFano::kChunk && i < c->n) {
     const unsigned b = hi[j];
     const uint32_t at = static_cast<uint32_t>(8 * j - i);  // bit 8j's position less rank i
@@ -181,7 +181,6 @@ size_t DecodePiece(Cursor* c) {
   }
   c->have = have;
   c->j = j;
-  c->i = i;
   assert(c->l <= kMaxWidth);
   return Finish(c, kMergeLows[c->l]);
 }
@@ -264,7 +263,7 @@ __attribute__((target("avx2,popcnt"))) size_t DecodePieceAvx2(Cursor* c) {
   const uint8_t* const hi = c->hi;
   uint32_t* const buf = c->buf;
   size_t have = c->have, j = c->j;
-  uint64_t i = c->i;
+  uint64_t i = c->out + have;  // IDs whose high parts are decoded
   while (have < IdEliasFano::kChunk && i < c->n) {
     const unsigned b = hi[j];
     const uint32_t at = static_cast<uint32_t>(8 * j - i);  // bit 8j's position less rank i
@@ -279,7 +278,6 @@ __attribute__((target("avx2,popcnt"))) size_t DecodePieceAvx2(Cursor* c) {
   }
   c->have = have;
   c->j = j;
-  c->i = i;
   assert(c->l <= kMaxWidth);
   return Finish(c, kMergeLowsAvx2[c->l]);
 }

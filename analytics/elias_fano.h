@@ -65,8 +65,7 @@ struct Cursor {
   size_t j = 0;       // the next byte of high parts
   size_t have = 0;
   size_t given = 0;
-  uint64_t i = 0;    // IDs whose high parts are decoded
-  uint64_t out = 0;  // IDs handed out
+  uint64_t out = 0;  // IDs handed out (so out - given + have have their high parts decoded)
   // A high-parts byte adds up to 8 IDs (8 written); the fill stops at kChunk or more.
   alignas(64) uint32_t buf[IdEliasFano::kChunk + 16];
 };

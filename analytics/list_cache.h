@@ -57,9 +57,9 @@
 // "Issue 28: long lists as Elias-Fano records"); the AVX2 decoder won back 2-24% of the
 // iterations in three paired runs ("Issue 28: an AVX2 Elias-Fano decoder"). Below kGapBound
 // the runs stay (at 2^20 vertices the 16-bit gaps' chain of adds made PageRank's iterations
-// 4-24% slower: "Issue 28: long lists as 16-bit gaps past 2^21 vertices"). Pass<true> hands fn such a list as an IdEliasFano (ForEachId, or its
-// ForEachChunk: the IDs decoded 256 at a time into a buffer); Pass, PassInterleaved and
-// Chunks read it as they read runs.
+// 4-24% slower: "Issue 28: long lists as 16-bit gaps past 2^21 vertices"). Pass<true> hands
+// fn such a list as an IdEliasFano (ForEachId, or its ForEachChunk: the IDs decoded 256 at a
+// time into a buffer); Pass, PassInterleaved and Chunks read it as they read runs.
 //
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
@@ -75,7 +75,6 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cassert>
 #include <cstddef>
@@ -96,7 +95,6 @@
 #include "analytics/range_scan.h"
 #include "strata/analytics.h"
 #include "strata/snapshot.h"
-#include "util/coding.h"
 #include "util/coro.h"
 
 namespace strata::analytics {

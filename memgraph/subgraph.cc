@@ -112,7 +112,6 @@ size_t LeadBytes(bool with_in) { return with_in ? sizeof(Adjacency*) : 0; }
 // A version block with inline room for the counts of `base_out` and a record more (see
 // InlineCap), and room for the in-adjacency's address before the header when `with_in`
 // (subgraph.h, the block's layout).
-
 SubgraphVersion* AllocateVersion(NodeAllocator* alloc, const Adjacency* base_out, bool with_in) {
   const size_t lead = LeadBytes(with_in);
   const uint16_t cap = InlineCap(lead + sizeof(SubgraphVersion), base_out);
