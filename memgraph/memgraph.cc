@@ -262,14 +262,23 @@ void MemGraph::ExpandVertexDeletes(std::vector<PrimOp>* ops, OlderTiers* older,
 // allocated) and prefetch.
 namespace {
 thread_local uint64_t tls_pipelined_items = 0;  // PipelinedItemsForTesting
+// Batches of at most this many items (a single-edge transaction touches one or two
+// subgraphs) are shorter than every distance below: the prologue's loops run each stage for
+// the whole batch before the next stage, so the items' chains of misses (slot, head, header
+// and roots, area slot) overlap stage by stage, as one coroutine per item overlapped them
+// (LocateThenBuild) but without a scheduler and frames: callgrind, a single-edge load at
+// scale 18 (`strata-bench fill --batch 1`), 6,376 -> 5,044 instructions an edge in
+// DBImpl::Write with the in-place sort of radix_sort.h (docs/benchmarks.md, "Issue 28:
+// single-edge transactions without coroutines").
+constexpr size_t kSmallBatch = 8;
 }  // namespace
 
 uint64_t MemGraph::PipelinedItemsForTesting() { return tls_pipelined_items; }
 
 Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* older) {
   std::vector<SubgraphWork>& work = *items;
-  tls_pipelined_items += work.size();
   constexpr size_t kSlot = 24, kHead = 20, kBase = 16, kArea = 14;
+  if (work.size() > kSmallBatch) tls_pipelined_items += work.size();
   auto pending = [&](size_t k) { return k < work.size() && work[k].fresh == nullptr; };
   // coro::Prefetch, not __builtin_prefetch: GCC deleted that one (the loop before the main one
   // holds nothing else, and in the main loop it went too), so each item's head load waited
@@ -305,10 +314,11 @@ Status MemGraph::BuildPipelined(std::vector<SubgraphWork>* items, OlderTiers* ol
       PrefetchAreaSlot(a);
     }
   };
-  for (size_t k = 0; k < kSlot; ++k) prefetch_slot(k);
-  for (size_t k = 0; k < kHead; ++k) prefetch_head(k);
-  for (size_t k = 0; k < kBase; ++k) prefetch_base(k);
-  for (size_t k = 0; k < kArea; ++k) prefetch_area(k);
+  const size_t n = work.size();
+  for (size_t k = 0; k < std::min(kSlot, n); ++k) prefetch_slot(k);
+  for (size_t k = 0; k < std::min(kHead, n); ++k) prefetch_head(k);
+  for (size_t k = 0; k < std::min(kBase, n); ++k) prefetch_base(k);
+  for (size_t k = 0; k < std::min(kArea, n); ++k) prefetch_area(k);
   for (size_t k = 0; k < work.size(); ++k) {
     prefetch_slot(k + kSlot);
     prefetch_head(k + kHead);
@@ -353,16 +363,6 @@ Status MemGraph::BuildPending(std::vector<SubgraphWork>* items, OlderTiers* olde
       return BuildInterleaved(items, older, c);
     case LocateConfig::kPipeline:
       break;
-  }
-  // A batch of a few items (a single-edge transaction touches one or two subgraphs) is shorter
-  // than the pipeline's distances, so its stages would issue back to back and each item's
-  // chain of misses (slot, head, header, tree path) would be waited for in turn; one coroutine
-  // per item overlaps those chains.
-  constexpr size_t kSmallBatch = 8;
-  if (items->size() <= kSmallBatch) {
-    LocateConfig small = c;
-    small.group = static_cast<uint8_t>(kSmallBatch);
-    return BuildInterleaved(items, older, small);
   }
   return BuildPipelined(items, older);
 }

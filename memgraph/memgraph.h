@@ -184,8 +184,9 @@ class MemGraph {
   // chain, its older link is null and its ts is the slot's tail_ts. The first subgraph where
   // that fails, or UINT64_MAX. For tests.
   uint64_t FirstBadTailForTesting() const;
-  // Work items the calling thread has built through BuildPipelined (the path of batches over
-  // more than a few subgraphs), over its lifetime. For tests that must reach that path.
+  // Work items the calling thread has built through BuildPipelined in batches of more than a
+  // few subgraphs (its steady state; smaller batches run only its prologue), over its
+  // lifetime. For tests that must reach that path.
   static uint64_t PipelinedItemsForTesting();
   // Versions built before the locks were taken and built again because another writer had
   // changed their subgraph meanwhile (see Apply).

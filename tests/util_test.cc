@@ -219,12 +219,13 @@ TEST(RadixSortTest, MatchesStdStableSort) {
       {0, 7}, {0, ~uint64_t{0}}, {uint64_t{1} << 60, 1000}, {5, (uint64_t{1} << 12) - 1},
       {0, (uint64_t{1} << 33) + 17}, {0, (uint64_t{1} << 16) - 1}, {3, (uint64_t{1} << 11) - 1},
       {0, uint64_t{1} << 11}};
-  // Sizes on both sides of kRadixMinSize (std::sort below it, radix passes from it on).
-  const std::vector<size_t> sizes = {2, 3, 17, kRadixMinSize - 1, kRadixMinSize,
-                                     kRadixMinSize + 1, 3000};
+  // Sizes on both sides of kInsertionMaxSize (in place up to it) and of kRadixMinSize
+  // (std::sort below it, radix passes from it on).
+  const std::vector<size_t> sizes = {2, 3, kInsertionMaxSize, kInsertionMaxSize + 1, 17,
+                                     kRadixMinSize - 1, kRadixMinSize, kRadixMinSize + 1, 3000};
   for (const auto& [base, span] : shapes) {
-    for (int round = 0; round < 21; ++round) {
-      std::vector<Item> v(round < 7 ? sizes[round] : rng() % 3000);
+    for (size_t round = 0; round < 23; ++round) {
+      std::vector<Item> v(round < sizes.size() ? sizes[round] : rng() % 3000);
       for (uint32_t i = 0; i < v.size(); ++i) {
         const uint64_t r = span == ~uint64_t{0} ? rng() : rng() % (span + 1);
         v[i] = Item{base + r, i};
@@ -249,14 +250,37 @@ TEST(RadixSortTest, LeavesASortedVectorInPlace) {
   for (uint32_t i = 0; i < 100; ++i) EXPECT_EQ(v[i].tag, i);
 }
 
+// Up to kInsertionMaxSize elements are sorted where they are, stably: every vector of those
+// sizes over three keys (many ties, every order of them), and the scratch is not touched.
+TEST(RadixSortTest, SortsFewElementsInPlace) {
+  RadixSortScratch<Item> sc;
+  for (size_t n = 2; n <= kInsertionMaxSize; ++n) {
+    size_t combos = 1;
+    for (size_t i = 0; i < n; ++i) combos *= 3;
+    for (size_t c = 0; c < combos; ++c) {
+      std::vector<Item> v;
+      for (size_t i = 0, x = c; i < n; ++i, x /= 3) {
+        v.push_back(Item{x % 3, static_cast<uint32_t>(i)});
+      }
+      const Item* buf = v.data();
+      CheckSort(v, &sc);
+      StableRadixSort(&v, KeyOf, &sc);
+      EXPECT_EQ(v.data(), buf);
+    }
+  }
+  EXPECT_EQ(sc.a.capacity(), 0u);
+  EXPECT_EQ(sc.spare.capacity(), 0u);
+}
+
 TEST(RadixSortTest, ReleaseKeepsSmallBuffers) {
-  std::vector<Item> v = {Item{2, 0}, Item{1, 1}};
+  std::vector<Item> v;
+  for (uint32_t i = 0; i <= kInsertionMaxSize; ++i) v.push_back(Item{kInsertionMaxSize - i, i});
   RadixSortScratch<Item> sc;
   StableRadixSort(&v, KeyOf, &sc);
-  EXPECT_EQ(v, (std::vector<Item>{Item{1, 1}, Item{2, 0}}));
+  for (uint32_t i = 0; i <= kInsertionMaxSize; ++i) EXPECT_EQ(v[i].tag, kInsertionMaxSize - i);
   sc.Release();
   EXPECT_TRUE(sc.a.empty());
-  EXPECT_GE(sc.a.capacity(), 2u);  // kept for the next call
+  EXPECT_GE(sc.a.capacity(), kInsertionMaxSize + 1);  // kept for the next call
 }
 
 // StableSmallSort against std::stable_sort, on both sides of kSmallSortMax, with many ties
