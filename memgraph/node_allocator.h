@@ -152,6 +152,7 @@ class NodeAllocator {
   struct Depot;
   // This thread's free lists and jemalloc cache for this allocator (made on first use).
   Pool* ThreadPool();
+  Pool* ThreadPoolSlow();  // ThreadPool past the thread's most recently used entry
   // Whether a block of `asked` > kPoolMaxBytes bytes goes to the leaf lists (see the top).
   bool LeafListed(size_t asked) const { return asked <= kLeafListMaxBytes && !thread_caches_; }
   // Moves the newest n blocks of pool's class-c list to the depot; false (nothing moved) when

@@ -182,21 +182,27 @@ TEST(AppendAreaRace, OneBuildClaimsASlot) {
 
 INSTANTIATE_TEST_SUITE_P(Weights, AppendAreaTest, ::testing::Bool());
 
-// AreaEntries over areas of random entries, with small destination IDs (sorted as packed words)
-// and with IDs of 2^50 and more (sorted as entries): both give, per (u, v), the latest entry
-// of the prefix, in (u, v) order.
+// AreaEntries over areas of random entries: small destination IDs (sorted as packed words),
+// IDs of 2^50 and of 2^58 and more; short prefixes and long ones (past 24 entries: sorted in
+// vertex buckets, when the IDs are under 2^58); few vertices (buckets of many entries, past 16
+// sorted otherwise) and all 64. Each gives, per (u, v), the latest entry of the prefix, in
+// (u, v) order.
 TEST(AppendAreaEntries, LatestPerKeyInKeyOrderForSmallAndLargeIds) {
   NodeAllocator alloc;
   std::mt19937_64 rng(11);
-  for (int round = 0; round < 2000; ++round) {
+  for (int round = 0; round < 4000; ++round) {
     const bool weighted = round % 2 == 0;
-    const bool large = round % 3 == 0;
+    // IDs past 2^50 (no room for the vertex in a packed word) in a third of the rounds, and
+    // past 2^58 (no room for the position either) in another third.
+    const uint64_t large =
+        round % 3 == 0 ? uint64_t{1} << 50 : round % 3 == 1 ? uint64_t{1} << 58 : 0;
+    const uint64_t vertices = round % 5 < 2 ? 6 : round % 5 < 4 ? 2 : 64;
     const size_t n = 1 + rng() % kAppendCapacity;
     std::vector<AppendEntry> in(n);
     for (auto& e : in) {
-      e.u = static_cast<uint8_t>(rng() % 6);
+      e.u = static_cast<uint8_t>(rng() % vertices);
       e.kind = static_cast<uint8_t>(rng() % 3);
-      e.v = rng() % 8 + (large && rng() % 2 ? (uint64_t{1} << 50) + (rng() % 3) * (uint64_t{1} << 55) : 0);
+      e.v = rng() % 8 + (large != 0 && rng() % 2 ? large + (rng() % 3) * (uint64_t{1} << 55) : 0);
       e.w = weighted ? static_cast<double>(rng() % 100) : 1.0;
     }
     AppendArea* a = NewAppendArea(&alloc, weighted, in.data(), n);
