@@ -131,7 +131,7 @@ Status DBImpl::Expand(const WriteBatch& batch, std::vector<mem::PrimOp>* ops) co
   using mem::PrimOp;
   const GraphKind kind = options_.graph_kind;
   ops->clear();
-  ops->reserve(batch.Count() * (kind == GraphKind::kDirected ? 3 : 4));
+  ops->reserve(batch.Count() * 2);
   uint32_t seq = 0;
   auto bad_id = [&](VertexId id) {
     return Status::InvalidArgument("op " + std::to_string(seq) + ": vertex ID " +
@@ -157,11 +157,14 @@ Status DBImpl::Expand(const WriteBatch& batch, std::vector<mem::PrimOp>* ops) co
         push(PrimOp::kDeleteVertex, 0, op.u, 0, 0);
         break;
       case WriteBatch::OpType::kInsertEdge:
-        push(PrimOp::kAddVertex, 0, op.u, 0, 0);
-        push(PrimOp::kAddVertex, 0, op.v, 0, 0);
+        // A kPut adds the vertex whose list it writes, so v needs a kAddVertex of its own only
+        // where no put names it (out-lists alone): the ops of an insert are half of what they
+        // were, and so is the batch's sort by subgraph (docs/benchmarks.md, "Issue 28: edge
+        // inserts without vertex ops").
         push(PrimOp::kPut, 0, op.u, op.v, w);
         if (kind == GraphKind::kDirectedWithInEdges) push(PrimOp::kPut, 1, op.v, op.u, w);
         if (kind == GraphKind::kUndirected) push(PrimOp::kPut, 0, op.v, op.u, w);
+        if (kind == GraphKind::kDirected) push(PrimOp::kAddVertex, 0, op.v, 0, 0);
         break;
       case WriteBatch::OpType::kDeleteEdge:
         push(PrimOp::kDelete, 0, op.u, op.v, 0);

@@ -630,7 +630,8 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
   // committed, so each kPutIfExists found its edge when it ran, and finds it again at the same
   // point of the replay: it is a kPut (and Apply skips its backward search). Without a vertex
   // delete in the group, adding a vertex is idempotent and commutes with every other op: only
-  // the first kAddVertex of each vertex is kept (an edge insert expands to two of them).
+  // the first kAddVertex of each vertex is kept (a vertex added again, or a directed store's
+  // insert, adds one each time).
   // Returns whether the group has a vertex delete.
   std::vector<VertexId> seen;  // open-addressing set of vertex IDs; kNoVertex marks a free slot
   constexpr VertexId kNoVertex = ~VertexId{0};  // never a valid ID (IDs < max_vertex_id)

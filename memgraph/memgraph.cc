@@ -893,7 +893,8 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
   w->base = w->slot->head.load(std::memory_order_acquire);
   const SubgraphVersion* base = w->base;
 
-  // 1. Vertex ops and kPutIfExists checks, in batch order.
+  // 1. Vertex ops and kPutIfExists checks, in batch order. A kPut adds its vertex too (an
+  // edge insert is expanded without kAddVertex ops for the vertices its puts name).
   uint64_t exists = base ? base->exists_mask : 0;
   uint64_t deleted = base ? base->deleted_mask : 0;
   uint32_t clear_seq[kSubgraphSize];
@@ -902,7 +903,7 @@ Status MemGraph::BuildVersion(SubgraphWork* w, OlderTiers* older) {
     const PrimOp& op = w->ops[k];
     const uint32_t i = LocalOf(op.u);
     const uint64_t bit = uint64_t{1} << i;
-    if (op.kind == PrimOp::kAddVertex) {
+    if (op.kind == PrimOp::kAddVertex || op.kind == PrimOp::kPut) {
       exists |= bit;
     } else if (op.kind == PrimOp::kDeleteVertex) {
       exists &= ~bit;

@@ -81,7 +81,7 @@ struct PrimOp {
   enum Kind : uint8_t {
     kAddVertex,
     kDeleteVertex,  // clears u's out- and in-lists, hides older tiers
-    kPut,           // (dir,u,v) := live with weight
+    kPut,           // (dir,u,v) := live with weight; u exists (as after a kAddVertex)
     kPutIfExists,   // like kPut, but aborts the whole batch with NotFound if (u,v) is absent
     kDelete,        // (dir,u,v) := absent
   };

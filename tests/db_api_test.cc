@@ -135,6 +135,47 @@ TEST(DBApi, NewVertexRecyclesDeletedIds) {
   EXPECT_EQ(snap->Degree(c), 0u) << "a recycled ID starts with no edges";
 }
 
+// An edge insert adds both its vertices (its puts add the vertices whose lists they write; a
+// directed store without in-edges adds the destination by a vertex op of its own), in batch
+// order with the batch's vertex deletes: a delete before the insert leaves the vertex with
+// only the new edge, a delete after it leaves neither the vertex nor its edges.
+TEST(DBApi, EdgeInsertsAddTheirVerticesInBatchOrder) {
+  for (GraphKind kind :
+       {GraphKind::kDirected, GraphKind::kDirectedWithInEdges, GraphKind::kUndirected}) {
+    SCOPED_TRACE("kind " + std::to_string(static_cast<int>(kind)));
+    auto db = OpenMem(kind);
+    ASSERT_TRUE(db->InsertEdge(1, 200).ok());  // the two ends in different subgraphs
+    ASSERT_TRUE(db->InsertEdge(3, 4).ok());
+    {
+      auto snap = db->GetSnapshot();
+      for (VertexId v : {1, 200, 3, 4}) EXPECT_TRUE(snap->HasVertex(v)) << v;
+      EXPECT_EQ(snap->NumVertices(), 4u);
+    }
+    WriteBatch b;
+    b.DeleteVertex(3);
+    b.InsertEdge(3, 5);     // 3 again, with this edge only
+    b.InsertEdge(6, 300);
+    b.DeleteVertex(6);      // gone, with its edge
+    b.InsertEdge(7, 8);
+    b.DeleteVertex(8);      // the destination gone
+    ASSERT_TRUE(db->Write(b).ok());
+    auto snap = db->GetSnapshot();
+    for (VertexId v : {1, 200, 3, 4, 5, 300, 7}) EXPECT_TRUE(snap->HasVertex(v)) << v;
+    for (VertexId v : {6, 8}) EXPECT_FALSE(snap->HasVertex(v)) << v;
+    EXPECT_EQ(snap->NumVertices(), 7u);
+    EXPECT_TRUE(snap->HasEdge(3, 5));
+    EXPECT_FALSE(snap->HasEdge(3, 4));
+    EXPECT_EQ(snap->Degree(3), 1u);
+    EXPECT_FALSE(snap->HasEdge(6, 300));
+    if (kind != GraphKind::kDirected) {  // without in-lists a destination's delete cannot find
+      EXPECT_FALSE(snap->HasEdge(7, 8));  // the edges into it
+      EXPECT_EQ(snap->Degree(300, kind == GraphKind::kUndirected ? Direction::kOut
+                                                                  : Direction::kIn),
+                0u);
+    }
+  }
+}
+
 TEST(DBApi, InDirectionNeedsInEdges) {
   auto db = OpenMem(GraphKind::kDirected);
   ASSERT_TRUE(db->InsertEdge(1, 2).ok());
