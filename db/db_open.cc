@@ -622,8 +622,8 @@ Status DBImpl::RecoverLogs(const StoreState& st) {
   // Consecutive logged batches are replayed as one commit (up to kReplayOps ops) at the last
   // one's timestamp: applying batches in order inside one batch gives the same state, no
   // reader can hold the timestamps in between, and each container path is copied once per
-  // group instead of once per batch. A group of 2^20 edge inserts expands to ~4M primitive ops
-  // (~160 MB while it is applied).
+  // group instead of once per batch. A group of 2^20 edge inserts expands to ~2M primitive ops
+  // (~80 MB while it is applied).
   constexpr size_t kReplayOps = 1 << 20;
   WriteBatch group;  // logged batches not yet applied; `last` is the newest one's timestamp
   // Two rewrites of a group's ops that keep its result and shrink the work. Every logged batch
