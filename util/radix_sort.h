@@ -79,9 +79,9 @@ void StableRadixSort(std::vector<T>* v, KeyFn key, RadixSortScratch<T>* sc) {
   const size_t n = v->size();
   if (n < 2) return;
   if (n <= kInsertionMaxSize) {
-    // A single-edge transaction's 2-4 ops: the pairs, std::sort and the gather below took
-    // ~390 instructions a transaction, this ~145 with the call around it (callgrind).
-    // Stable: an element moves only past greater keys.
+    // A single-edge transaction's ops (two; four when measured): the pairs, std::sort and
+    // the gather below took ~390 instructions a transaction, this ~145 with the call around
+    // it (callgrind). Stable: an element moves only past greater keys.
     T* const e = v->data();
     for (size_t i = 1; i < n; ++i) {
       const uint64_t k = key(e[i]);
