@@ -58,8 +58,8 @@
 // iterations in three paired runs ("Issue 28: an AVX2 Elias-Fano decoder"). Below kGapBound
 // the runs stay (at 2^20 vertices the 16-bit gaps' chain of adds made PageRank's iterations
 // 4-24% slower: "Issue 28: long lists as 16-bit gaps past 2^21 vertices"). Pass<true> hands
-// fn such a list as an IdEliasFano (ForEachId, or its ForEachChunk: the IDs decoded 256 at a
-// time into a buffer); Pass, PassInterleaved and Chunks read it as they read runs.
+// fn such a list as an IdEliasFano (ForEachId, or ForEachPiece: the IDs decoded 256 at a time
+// into a buffer); Pass, PassInterleaved and Chunks read it as they read runs.
 //
 // For frontier kernels that read each list about once (SSSP), which lists are kept matters more
 // than for passes: a kept list saves a lookup whatever its length, so LimitDegree (before any
@@ -146,31 +146,25 @@ struct Id16Runs {
 
 
 // f(ids, m) for each piece of a list that ListCache::Pass<true> gave as `src` (n IDs): a
-// pointer's n IDs in one piece, or an Id16Runs' runs one by one; ids[i] reads an ID either way.
-// (Not for an IdEliasFano, which has no random access: ForEachId, or its ForEachChunk.)
+// pointer's n IDs in one piece, an Id16Runs' runs one by one, an IdEliasFano's IDs decoded
+// IdEliasFano::kChunk (a multiple of 4) at a time into a buffer; ids[i] reads an ID each way.
 template <typename Src, typename F>
 inline void ForEachPiece(const Src& src, size_t n, F&& f) {
-  static_assert(!std::is_same_v<Src, IdEliasFano>);
   if constexpr (std::is_same_v<Src, Id16Runs>) {
     src.ForEach(f);
+  } else if constexpr (std::is_same_v<Src, IdEliasFano>) {
+    src.ForEachChunk(n, f);
   } else {
     f(src, n);
   }
 }
 
-// f(id) for each ID of such a list (an IdEliasFano's too), a loop per piece (so a kernel's state
-// stays in registers).
+// f(id) for each ID of such a list, a loop per piece (so a kernel's state stays in registers).
 template <typename Src, typename F>
 inline void ForEachId(const Src& src, size_t n, F&& f) {
-  if constexpr (std::is_same_v<Src, IdEliasFano>) {
-    src.ForEachChunk(n, [&](const uint32_t* ids, size_t m) {
-      for (size_t i = 0; i < m; ++i) f(ids[i]);
-    });
-  } else {
-    ForEachPiece(src, n, [&](const auto& ids, size_t m) {
-      for (size_t i = 0; i < m; ++i) f(ids[i]);
-    });
-  }
+  ForEachPiece(src, n, [&](const auto& ids, size_t m) {
+    for (size_t i = 0; i < m; ++i) f(ids[i]);
+  });
 }
 
 // A kernel's cache_bytes as a number of bytes: kAutoCacheBytes resolved (AutoCacheBytes(),
@@ -231,8 +225,8 @@ class ListCache {
   // `const VertexId*` (fn takes `const auto*` and reads src[i] as an ID). A neighbor >= the
   // bound is Corruption. Safe to call concurrently.
   // kWholeLong: a long list kept as runs or Elias-Fano comes in one call as an Id16Runs or an
-  // IdEliasFano, read in place (fn takes `auto src` and reads it with ForEachId, ForEachPiece
-  // for runs, ForEachChunk for Elias-Fano), instead of widened to 32 bits.
+  // IdEliasFano, read in place (fn takes `auto src` and reads it with ForEachId or
+  // ForEachPiece), instead of widened to 32 bits.
   template <bool kWholeLong = false, typename Fn>
   Status Pass(const Snapshot& snap, const Layout& layout, VertexRange r, Fn&& fn) const;
 

@@ -165,18 +165,14 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
               summing = true;
               open = v;
             }
-            if constexpr (std::is_same_v<decltype(src), IdEliasFano>) {
-              // Decoded 256 at a time. Pieces of 256 (a multiple of 4) keep Add's lanes: the
-              // bits of one call. No prefetch of a piece's gathers before they are summed: on
-              // a Xeon with a 260-MiB L3, 84% of this function's samples waited on that loop's
-              // prefetches (the line fill buffers full), and PageRank paired with the CSR took
-              // 1.68x with the loop and 1.55x without (three runs each); on the EPYC it was
-              // written for it had bought 5.1 -> 4.9 s (docs/benchmarks.md, "Issue 28:
-              // PageRank's Elias-Fano pieces without a prefetch loop").
-              src.ForEachChunk(k, [&](const uint32_t* ids, size_t m) { sum.Add(c, ids, m); });
-            } else {
-              ForEachPiece(src, k, [&](const auto& ids, size_t m) { sum.Add(c, ids, m); });
-            }
+            // An Elias-Fano record's pieces of 256 (a multiple of 4) keep Add's lanes: the
+            // bits of one call. Its gathers are not prefetched before they are summed: on a
+            // Xeon with a 260-MiB L3, 84% of this function's samples waited on such a loop's
+            // prefetches (the line fill buffers full), and PageRank paired with the CSR took
+            // 1.68x with the loop and 1.55x without (three runs each); on the EPYC it was
+            // written for it had bought 5.1 -> 4.9 s (docs/benchmarks.md, "Issue 28:
+            // PageRank's Elias-Fano pieces without a prefetch loop").
+            ForEachPiece(src, k, [&](const auto& ids, size_t m) { sum.Add(c, ids, m); });
           });
           close(r.end);
           return st;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <functional>
 #include <new>
 
 #include "util/small_sort.h"
@@ -104,17 +105,8 @@ AppendArea* AreaWith(NodeAllocator* alloc, bool weighted, const AppendArea* old,
 }
 
 namespace {
-// AreaEntries sorts more entries than this by vertex buckets, fewer by insertion: the buckets'
-// fixed cost (counts, starts) is past an insertion sort's below ~24 entries.
-constexpr size_t kBucketSortMin = 24;
-// A bucket of more than this many entries is sorted by std::sort, not by insertion.
+// AreaEntries sorts a bucket of more than this many entries by std::sort, not by insertion.
 constexpr size_t kBucketInsertionMax = 16;
-
-uint64_t OrOf(const uint64_t* v, size_t n) {
-  uint64_t any = 0;
-  for (size_t i = 0; i < n; ++i) any |= v[i];
-  return any;
-}
 }  // namespace
 
 void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out) {
@@ -129,13 +121,15 @@ void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out)
   // applied, and a build of several updates sorts the area it merges over).
   uint8_t ord[kAppendCapacity];
   size_t m = 0;  // ord[0, m): the latest entry of each key, in key order
-  const uint64_t any = OrOf(v, n);
-  if (n > kBucketSortMin && any < (uint64_t{1} << 58)) {
+  uint64_t any = 0;
+  for (size_t i = 0; i < n; ++i) any |= v[i];
+  if (any < (uint64_t{1} << 58)) {
     // Bucketed by vertex (a counting sort: stable, so log order within a bucket), each
-    // bucket's keys one word, v:58 | i:6, sorted by insertion (a hub's bucket may hold most
-    // of the area). An insertion sort of the whole area, over the words below, took ~11,000
-    // instructions a full area: 7% of a scale-18 load's (callgrind; docs/benchmarks.md,
-    // "Issue 28: a full area's entries by vertex buckets").
+    // bucket's keys one word, v:58 | i:6, sorted by insertion, or by std::sort past
+    // kBucketInsertionMax (a hub's bucket may hold most of the area). One insertion sort of
+    // the whole area's words (u:8 | v:50 | i:6) took ~11,000 instructions a full area: 7% of
+    // a scale-18 load's (callgrind; docs/benchmarks.md, "Issue 28: a full area's entries by
+    // vertex buckets").
     uint8_t count[kAreaVertexMask + 1] = {};
     uint64_t present = 0;  // bit x: a bucket for vertex x
     for (size_t i = 0; i < n; ++i) {
@@ -154,35 +148,16 @@ void AreaEntries(const AppendArea* old, size_t n, std::vector<AppendEntry>* out)
     for (uint64_t p = present; p != 0; p &= p - 1) {
       const int x = __builtin_ctzll(p);
       const size_t b = end[x] - count[x], e = end[x];
+      // The words are distinct (their i), so either sort keeps log order among equal keys.
       if (e - b > kBucketInsertionMax) {
-        std::sort(key + b, key + e);  // words are distinct (their i): stable as it is
+        std::sort(key + b, key + e);
       } else {
-        for (size_t j = b + 1; j < e; ++j) {
-          const uint64_t y = key[j];
-          size_t k = j;
-          for (; k > b && key[k - 1] > y; --k) key[k] = key[k - 1];
-          key[k] = y;
-        }
+        StableSmallSort(key + b, key + e, std::less<uint64_t>());
       }
       for (size_t j = b; j < e; ++j) {
         if (j + 1 < e && (key[j + 1] >> 6) == (key[j] >> 6)) continue;  // not the latest
         ord[m++] = static_cast<uint8_t>(key[j] & 63);
       }
-    }
-  } else if (any < (uint64_t{1} << 50)) {
-    // Each key one word, u:8 | v:50 | i:6, compared at once, inserted in order as it is made
-    // (fused: StableSmallSort over the made words took 2.9-3.0% of the fill probe's samples
-    // against 2.7% for this, docs/benchmarks.md).
-    uint64_t key[kAppendCapacity];
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t x = (uint64_t{u(i)} << 56) | (v[i] << 6) | i;
-      size_t j = i;
-      for (; j > 0 && key[j - 1] > x; --j) key[j] = key[j - 1];
-      key[j] = x;
-    }
-    for (size_t j = 0; j < n; ++j) {
-      if (j + 1 < n && (key[j + 1] >> 6) == (key[j] >> 6)) continue;  // not the latest
-      ord[m++] = static_cast<uint8_t>(key[j] & 63);
     }
   } else {
     for (size_t i = 0; i < n; ++i) ord[i] = static_cast<uint8_t>(i);

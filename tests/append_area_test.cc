@@ -182,18 +182,16 @@ TEST(AppendAreaRace, OneBuildClaimsASlot) {
 
 INSTANTIATE_TEST_SUITE_P(Weights, AppendAreaTest, ::testing::Bool());
 
-// AreaEntries over areas of random entries: small destination IDs (sorted as packed words),
-// IDs of 2^50 and of 2^58 and more; short prefixes and long ones (past 24 entries: sorted in
-// vertex buckets, when the IDs are under 2^58); few vertices (buckets of many entries, past 16
-// sorted otherwise) and all 64. Each gives, per (u, v), the latest entry of the prefix, in
-// (u, v) order.
+// AreaEntries over areas of random entries: small destination IDs, IDs past 2^50, and IDs of
+// 2^58 and more (no room for the position in a bucket's word: sorted as entries); prefixes
+// of every length; few vertices (buckets of many entries, past 16 sorted otherwise) and all
+// 64. Each gives, per (u, v), the latest entry of the prefix, in (u, v) order.
 TEST(AppendAreaEntries, LatestPerKeyInKeyOrderForSmallAndLargeIds) {
   NodeAllocator alloc;
   std::mt19937_64 rng(11);
   for (int round = 0; round < 4000; ++round) {
     const bool weighted = round % 2 == 0;
-    // IDs past 2^50 (no room for the vertex in a packed word) in a third of the rounds, and
-    // past 2^58 (no room for the position either) in another third.
+    // IDs past 2^50 in a third of the rounds, past 2^58 in another third.
     const uint64_t large =
         round % 3 == 0 ? uint64_t{1} << 50 : round % 3 == 1 ? uint64_t{1} << 58 : 0;
     const uint64_t vertices = round % 5 < 2 ? 6 : round % 5 < 4 ? 2 : 64;

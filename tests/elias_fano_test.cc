@@ -144,7 +144,7 @@ TEST(EliasFano, DefaultDecoderIsTheFastestPresent) {
 // Figures, not a check (run with --gtest_also_run_disabled_tests; docs/benchmarks.md, "Issue
 // 28: an AVX2 Elias-Fano decoder"): about 40 M IDs in lists of 64-16,384 random IDs under
 // 2^22; the encoder's ns an ID; each decoder's, decoding alone, and decoding then gathering
-// and summing ranks as pull PageRank does (each piece's gathers prefetched, LaneSum); the
+// and summing ranks as pull PageRank does (LaneSum over each decoded piece); the
 // same gathers over the lists as plain 32-bit IDs. Five rounds: the machine's speed drifts.
 TEST(EliasFanoPerf, DISABLED_DecodeFigures) {
   const uint32_t kBound = 1u << 22;
@@ -192,10 +192,8 @@ TEST(EliasFanoPerf, DISABLED_DecodeFigures) {
       for (size_t i = 0; i < lists.size(); ++i) {
         LaneSum ls;
         IdEliasFano{recs.data() + off[i]}.ForEachChunkWith(
-            decode, lists[i].size(), [&](const uint32_t* ids, size_t m) {
-              for (size_t q = 0; q < m; ++q) __builtin_prefetch(x.data() + ids[q]);
-              ls.Add(x.data(), ids, m);
-            });
+            decode, lists[i].size(),
+            [&](const uint32_t* ids, size_t m) { ls.Add(x.data(), ids, m); });
         sum += ls.Take();
       }
       const Clock::time_point t2 = Clock::now();

@@ -7,7 +7,7 @@
 // subgraph needs two passes. Under kRadixMinSize pairs a pass's histogram costs more than
 // the pairs themselves, so they are sorted by (key, index) with std::sort instead. The
 // elements themselves move once, in a final gather by index. Up to kInsertionMaxSize
-// elements are sorted where they are by insertion: no pairs, no gather, no scratch.
+// elements are sorted where they are (StableSmallSort): no pairs, no gather, no scratch.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "util/scratch.h"
+#include "util/small_sort.h"
 
 namespace strata {
 
@@ -81,16 +82,9 @@ void StableRadixSort(std::vector<T>* v, KeyFn key, RadixSortScratch<T>* sc) {
   if (n <= kInsertionMaxSize) {
     // A single-edge transaction's ops (two; four when measured): the pairs, std::sort and
     // the gather below took ~390 instructions a transaction, this ~145 with the call around
-    // it (callgrind). Stable: an element moves only past greater keys.
-    T* const e = v->data();
-    for (size_t i = 1; i < n; ++i) {
-      const uint64_t k = key(e[i]);
-      if (key(e[i - 1]) <= k) continue;
-      T x = std::move(e[i]);
-      size_t j = i;
-      for (; j > 0 && key(e[j - 1]) > k; --j) e[j] = std::move(e[j - 1]);
-      e[j] = std::move(x);
-    }
+    // it (callgrind).
+    StableSmallSort(v->begin(), v->end(),
+                    [&key](const T& a, const T& b) { return key(a) < key(b); });
     return;
   }
   std::vector<Entry>& a = sc->a;
