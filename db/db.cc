@@ -62,6 +62,8 @@ std::string DBStats::ToString() const {
     << " vertex_index_entries=" << vertex_index_entries
     << " vertex_index_bytes_per_vertex=" << vertex_index_bytes_per_vertex()
     << " memory_budget=" << memory_budget << " memgraph_capacity=" << memgraph_capacity
+    << " memgraph_pages_per_byte=" << memgraph_pages_per_byte
+    << " memgraph_share=" << memgraph_share << " memgraph_slots=" << memgraph_slots
     << " resident_index_bytes=" << resident_index_bytes
     << " block_cache=" << block_cache_bytes << "/" << block_cache_capacity
     << " cache_hits=" << block_cache_hits << " cache_misses=" << block_cache_misses

@@ -76,7 +76,9 @@ std::shared_ptr<mem::MemGraph> DBImpl::NewMemGraph() {
     // as long as the store, and keeps its slabs compact without them.
     mo.thread_caches = true;
   }
-  return std::make_shared<mem::MemGraph>(mo, &core_->clock, &core_->tracer);
+  auto mg = std::make_shared<mem::MemGraph>(mo, &core_->clock, &core_->tracer);
+  if (!options_.in_memory) mg->set_spare_arena(planner_.keep_spare());
+  return mg;
 }
 
 Status DBImpl::Init() {
@@ -445,7 +447,15 @@ Status DBImpl::FlushOldest() {
   fo.store_id = store_id_;
   fo.drop_page_cache = options_.drop_written_pages;
   compaction::FlushResult r;
-  planner_.NoteSealedPages(mg->arena_pages_bytes(), [this](const std::string& l) { Log(l); });
+  {
+    // The plan learns what this memgraph's nodes cost in pages, and decides whether its
+    // arena is kept for the next memgraph (MemoryPlanner).
+    const size_t before = memgraph_capacity();
+    planner_.NoteSealedPages(mg->arena_pages_bytes(), mg->bytes(), cache_.get(),
+                             [this](const std::string& l) { Log(l); });
+    mg->set_spare_arena(planner_.keep_spare());
+    if (memgraph_capacity() < before) seal_check_at_ops_.store(0, std::memory_order_relaxed);
+  }
   uint64_t first_number = next_file_.fetch_add(2);
   uint64_t number = first_number;
   Status s = compaction::FlushMemGraph(*mg, fo, env_.get(), &number, &r);

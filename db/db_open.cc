@@ -15,6 +15,7 @@
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "db/kept_files.h"
+#include "util/buffer_pool.h"
 #include "util/radix_sort.h"
 
 namespace strata {
@@ -288,9 +289,16 @@ Status DBImpl::OpenDisk() {
   index_reads_ = options_.vertex_index_reads &&
                  !(reads_env != nullptr && std::string(reads_env) == "0");
   std::unique_ptr<io::Env> env;
-  Status s = io::Env::Open(options_.io_backend, &env);
+  // The store's I/O buffers come out of its I/O reserve (db/memory_plan.h): a file's write
+  // buffer is one writer extent (1 MiB from a 256 MiB budget up, 64 KiB at 16 MiB), and the
+  // buffers kept between files are bounded by the reserve.
+  io::EnvOptions eo;
+  eo.backend = options_.io_backend;
+  eo.write_buffer = WriterExtent(options_);
+  Status s = io::Env::Open(eo, &env);
   if (!s.ok()) return s;
   env_ = std::move(env);
+  LimitBufferPool(IoReserve(options_));
   cache_ = std::make_shared<BlockCache>(kMinBlockCache);
   if (!env_->FileExists(path_)) {
     if (!options_.create_if_missing || options_.read_only) {

@@ -72,6 +72,12 @@ DBStats DBImpl::GetStats(bool count_graph) {
   }
   st.memory_budget = options_.memory_budget;
   st.memgraph_capacity = options_.in_memory ? options_.memgraph_bytes : memgraph_capacity();
+  if (!options_.in_memory) {
+    st.memgraph_pages_per_byte = planner_.pages_per_byte();
+    st.memgraph_share = planner_.memgraph_share();
+    st.memgraph_slots = 1 + static_cast<uint64_t>(options_.max_sealed_memgraphs) +
+                        (planner_.keep_spare() ? 1 : 0);
+  }
   if (cache_) {
     st.resident_index_bytes = FileIndexBytes(*v);
     st.block_cache_capacity = cache_->capacity();

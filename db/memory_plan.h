@@ -3,12 +3,20 @@
 //   I/O reserve        buffers of one flush and one compaction running at once (IoReserve)
 //   resident indexes   the segment readers' block indexes, and the multi-level vertex index
 //                      counted twice (an install builds the new index beside the old one)
-//   memgraphs          1 + max_sealed_memgraphs of them, each sealed at memgraph_capacity():
-//                      memgraph_bytes, shrunk when the rest leaves less, down to an eighth of it
-//                      (4 KiB at least)
+//   memgraphs          1 + max_sealed_memgraphs of them, counted at their arenas' pages: a
+//                      memgraph sealed at memgraph_capacity() bytes of nodes holds about
+//                      pages_per_byte() times that in pages (slabs part used, freed pages
+//                      kept; measured on each sealed memgraph). The capacity is
+//                      memgraph_bytes, shrunk when the rest leaves less, down to an eighth
+//                      of it (4 KiB at least)
+//   spare arena        one memgraph's pages more, kept when a flushed memgraph's arena is
+//                      left for the next one (mem::NodeAllocator, "Spare arenas") — only
+//                      when the budget has room for it at full capacity and its pages are
+//                      within NodeAllocator::kSpareMaxBytes (keep_spare())
 //   block cache        what is left, never less than kMinBlockCache
 //
-// The plan is redone after every change of the file set (MemoryPlanner::Update).
+// The plan is redone after every change of the file set (MemoryPlanner::Update) and after
+// each measurement of a sealed memgraph's pages (NoteSealedPages).
 #pragma once
 
 #include <atomic>
@@ -53,7 +61,9 @@ Status CheckMemoryBudget(const Options& o);
 class MemoryPlanner {
  public:
   explicit MemoryPlanner(const Options& options)
-      : options_(options), memgraph_capacity_(options.memgraph_bytes) {}
+      : options_(options),
+        memgraph_capacity_(options.memgraph_bytes),
+        memgraph_share_(options.memgraph_bytes) {}
 
   // Size at which the active memgraph is sealed.
   size_t memgraph_capacity() const { return memgraph_capacity_.load(std::memory_order_relaxed); }
@@ -64,20 +74,40 @@ class MemoryPlanner {
   void Update(const VersionSet& versions, BlockCache* cache,
               const std::function<void(const std::string&)>& log);
 
-  // A sealed memgraph's arena holds `pages` bytes of pages (MemGraph::arena_pages_bytes; 0
-  // without a private arena: nothing to say). The plan counts it at its capacity; `log` gets
-  // a line when its pages first pass that by a quarter (slabs part used and freed pages kept,
-  // which small memgraphs pay most: docs/benchmarks.md, "ingest_large's memory"), and when a
-  // later one is back within it.
-  void NoteSealedPages(size_t pages, const std::function<void(const std::string&)>& log);
+  // A sealed memgraph's arena holds `pages` bytes of pages for `bytes` bytes of nodes
+  // (MemGraph::arena_pages_bytes, bytes(); pages 0 without a private arena: nothing to
+  // learn). Their ratio, within [1, kMaxPagesPerByte] and averaged with the earlier ones, is
+  // what the plan counts each memgraph's bytes at from now on; the capacity is replanned. `log` gets a line when the
+  // ratio moves by an eighth or more.
+  void NoteSealedPages(size_t pages, size_t bytes, BlockCache* cache,
+                       const std::function<void(const std::string&)>& log);
+
+  // The arena pages a memgraph holds per byte of its nodes, as last measured (1 before any).
+  double pages_per_byte() const;
+  // Whether a flushed memgraph's arena may be kept as a spare (its pages resident for the
+  // next memgraph): only when the plan counts one memgraph more at full capacity and still
+  // fits the budget.
+  bool keep_spare() const { return keep_spare_.load(std::memory_order_relaxed); }
+  // The pages the plan counts for each memgraph slot (capacity x pages_per_byte()).
+  size_t memgraph_share() const { return memgraph_share_.load(std::memory_order_relaxed); }
+
+  static constexpr double kMaxPagesPerByte = 4.0;
 
  private:
   const Options& options_;
   std::atomic<size_t> memgraph_capacity_;
-  std::mutex plan_mu_;  // serializes Update; before version_mu_ and the store's log_mu_
+  std::atomic<size_t> memgraph_share_;
+  std::atomic<bool> keep_spare_{false};
+  // Computes the capacity, the share and the spare from pinned_ and pages_per_byte_, and
+  // returns the block cache's capacity. Caller holds plan_mu_.
+  size_t Replan();
+  mutable std::mutex plan_mu_;  // serializes Update; before version_mu_ and the store's log_mu_
+  size_t pinned_ = 0;   // under plan_mu_: the reserve and the resident indexes, last Update
+  double pages_per_byte_ = 1.0;  // under plan_mu_
+  bool measured_ = false;        // under plan_mu_: pages_per_byte_ is a measurement
+  double logged_ratio_ = 0;      // under plan_mu_: the ratio LOG last reported
   size_t logged_capacity_ = 0;  // under plan_mu_: the capacity LOG last reported
   bool logged_over_ = false;    // under plan_mu_: LOG said the budget is exceeded
-  bool logged_pages_over_ = false;  // under plan_mu_: LOG said an arena passed its capacity
 };
 
 }  // namespace strata

@@ -173,6 +173,9 @@ class MemGraph {
   size_t arena_pages_bytes() const { return alloc_.ArenaPagesBytes(); }
   // Freed blocks its allocator's free lists hold (NodeAllocator::ListedBytes).
   size_t listed_bytes() const { return alloc_.ListedBytes(); }
+  // Whether its arena may be kept as a spare for the next memgraph once this one is
+  // destroyed (NodeAllocator::set_spare_on_release). Any time.
+  void set_spare_arena(bool keep) { alloc_.set_spare_on_release(keep); }
   // The version counts below are striped (util/striped_counter.h): every commit changes two of
   // them, and one shared line bounced between the writers' cores. Exact once writers stop.
   uint64_t live_versions() const { return live_versions_.Count(); }

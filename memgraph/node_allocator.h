@@ -137,6 +137,14 @@ class NodeAllocator {
   // used. A store's memgraph lives within the memory budget's plan, which counts its bytes()
   // only: the store bounds the lists by the memgraph's capacity (DBImpl::NewMemGraph).
   void set_list_limit(size_t bytes) { list_limit_ = bytes; }
+  // An arena holding more pages than this when its allocator is destroyed is not kept as a
+  // spare (node_allocator.cc, "Spare arenas").
+  static constexpr size_t kSpareMaxBytes = size_t{32} << 20;
+  // Whether the arena may be kept as a spare when this allocator is destroyed (node_allocator.cc,
+  // "Spare arenas"; true unless set): a store whose memory plan has no room for a spare's
+  // pages clears it, and the arena is destroyed, its pages returned. Any time before the
+  // destructor.
+  void set_spare_on_release(bool on) { spare_on_release_.store(on, std::memory_order_relaxed); }
   // Whether each thread allocates through a jemalloc cache of its own (see the top). Set
   // before the allocator is used.
   void set_thread_caches(bool on) { thread_caches_ = on; }
@@ -166,6 +174,7 @@ class NodeAllocator {
   void MaybeTrimDepots();
 
   size_t list_limit_ = kPoolClassBytes;
+  std::atomic<bool> spare_on_release_{true};
   bool thread_caches_ = false;
   int64_t depot_trim_us_ = kDepotTrimUs;
   std::atomic<uint64_t> last_trim_us_{0};  // NowMicros() at the last trim (or construction)

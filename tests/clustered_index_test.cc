@@ -787,5 +787,35 @@ TEST(NodeAllocatorTest, NextAllocatorReusesAFreedArenasPages) {
       << "a recycled arena took fresh pages instead of its own";
 }
 
+// An allocator told not to leave its pages to the next one (a store whose memory plan has no
+// room for a spare, db/memory_plan.h) purges its arena: the next allocator starts without the
+// pages, and the one after that finds them again once an allocator leaves them.
+TEST(NodeAllocatorTest, AnArenaNotSparedGoesOnWithoutItsPages) {
+#ifdef STRATA_NO_JEMALLOC
+  GTEST_SKIP() << "plain new/delete (sanitizer build): no arena to observe";
+#endif
+  if (!NodeAllocator::RecyclesArenas()) GTEST_SKIP() << "jemalloc's options recycle no arena";
+  auto fill = [](NodeAllocator* alloc) {
+    std::vector<void*> ps;
+    for (size_t i = 0; i < (size_t{8} << 20) / 1024; ++i) {
+      ps.push_back(alloc->Allocate(1024));
+      std::memset(ps.back(), 0xab, 1024);
+    }
+    for (void* p : ps) alloc->Free(p, 1024);
+  };
+  // Whatever spare an earlier test left is taken here and not given back.
+  { auto drain = std::make_unique<NodeAllocator>(); drain->set_spare_on_release(false); }
+  auto a = std::make_unique<NodeAllocator>();
+  fill(a.get());
+  a->set_spare_on_release(false);
+  a.reset();
+  auto b = std::make_unique<NodeAllocator>();
+  EXPECT_LT(b->RetainedBytes(), size_t{1} << 20) << "the purged arena's pages came back";
+  fill(b.get());
+  b.reset();  // spared (the default)
+  auto c = std::make_unique<NodeAllocator>();
+  EXPECT_GE(c->RetainedBytes(), size_t{4} << 20) << "b's arena should have been left as a spare";
+}
+
 }  // namespace
 }  // namespace strata::mem

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <atomic>
@@ -21,6 +23,7 @@
 #include "db/db_impl.h"
 #include "io/env.h"
 #include "memgraph/memgraph.h"
+#include "memgraph/node_allocator.h"
 #include "segment/segment_reader.h"
 #include "strata/db.h"
 #include "tests/util/device_faults.h"
@@ -410,6 +413,35 @@ void WriteSpread(DB* db, VertexId n) {
   }
 }
 
+// The memory plan's arithmetic as DBStats reports it (db/memory_plan.h): each memgraph slot
+// counts its capacity at the measured pages per byte; a spare arena takes a slot exactly when
+// the budget holds one more memgraph at full capacity; the block cache gets the rest unless the
+// memgraphs are at their floor.
+void ExpectPlanAddsUp(const DBStats& st, const Options& o) {
+  const uint64_t reserve = std::clamp<uint64_t>(o.memory_budget / 16, 64 << 10, 32 << 20);
+  const uint64_t min_cache = 64 << 10;
+  const uint64_t pinned = reserve + st.resident_index_bytes + 2 * st.vertex_index_bytes;
+  const double r = st.memgraph_pages_per_byte;
+  EXPECT_GE(r, 1.0) << st.ToString();
+  EXPECT_LE(r, 4.0) << st.ToString();
+  EXPECT_EQ(st.memgraph_share,
+            static_cast<uint64_t>(std::ceil(static_cast<double>(st.memgraph_capacity) * r)))
+      << st.ToString();
+  const double room = o.memory_budget > pinned + min_cache
+                          ? static_cast<double>(o.memory_budget - pinned - min_cache)
+                          : 0.0;
+  const double full = static_cast<double>(o.memgraph_bytes) * r;
+  const bool spare = mem::NodeAllocator::RecyclesArenas() &&
+                     full <= static_cast<double>(mem::NodeAllocator::kSpareMaxBytes) &&
+                     3.0 * full <= room;
+  EXPECT_EQ(st.memgraph_slots, spare ? 3u : 2u) << st.ToString();
+  if (st.memgraph_capacity > o.memgraph_bytes / 8) {
+    EXPECT_EQ(pinned + st.memgraph_slots * st.memgraph_share + st.block_cache_capacity,
+              o.memory_budget)
+        << st.ToString();
+  }
+}
+
 // The budget is split: memgraphs (active + sealed), an I/O reserve, the per-file indexes that
 // stay resident, and the block cache, which gets exactly the rest and never holds more.
 TEST(DiskStore, BlockCacheGetsWhatTheBudgetLeaves) {
@@ -424,14 +456,10 @@ TEST(DiskStore, BlockCacheGetsWhatTheBudgetLeaves) {
     for (VertexId j = 0; j < 30000; j += 7) ASSERT_TRUE(snap->HasEdge(j, (j * 7919) % 30000)) << j;
   }
   DBStats st = db->GetStats(false);
-  const uint64_t reserve = o.memory_budget / 16;  // clamp(budget / 16, 64 KiB, 32 MiB)
   EXPECT_EQ(st.memory_budget, o.memory_budget);
   EXPECT_GT(st.resident_index_bytes, 0u);
   EXPECT_EQ(st.memgraph_capacity, o.memgraph_bytes) << st.ToString();
-  EXPECT_EQ(st.block_cache_capacity + 2 * o.memgraph_bytes + reserve + st.resident_index_bytes +
-                2 * st.vertex_index_bytes,
-            o.memory_budget)
-      << st.ToString();
+  ExpectPlanAddsUp(st, o);
   EXPECT_LE(st.block_cache_bytes, st.block_cache_capacity);
   EXPECT_GT(st.block_cache_bytes, 0u);
   EXPECT_GT(st.block_cache_hits, st.block_cache_misses) << "the second round should hit";
@@ -471,22 +499,69 @@ TEST(DiskStore, MemgraphResidentBytesAreTheArenasPages) {
   }
 }
 
-// A sealed memgraph whose arena holds more pages than its capacity by a quarter gets a LOG
-// line before its flush: 64 KiB memgraphs take whole slabs of every size class they use.
-TEST(DiskStore, ArenaPagesPastTheCapacityAreLogged) {
+// The plan counts a memgraph at the pages its arena holds, measured on each sealed one: 64 KiB
+// memgraphs take whole slabs of every size class they use, so their pages per byte pass 1 and
+// LOG says what the plan counts. With room to spare the capacity stays memgraph_bytes and the
+// block cache gives way (and a spare arena is counted); in a budget that holds two memgraphs'
+// bytes but not their pages, the capacity shrinks until their pages fit.
+TEST(DiskStore, MemgraphsAreCountedAtTheirArenasPages) {
 #ifdef STRATA_NO_JEMALLOC
   GTEST_SKIP() << "no private arenas without jemalloc";
 #endif
   testing::TempDir dir;
-  Options o = NoWalOptions(64 << 10, 4 << 20);
-  std::unique_ptr<DB> db;
-  ASSERT_TRUE(DB::Open(o, dir.path() + "/db", &db).ok());
-  WriteSpread(db.get(), 20000);
-  ASSERT_TRUE(db->Flush().ok());
-  const DBStats st = db->GetStats(false);
-  EXPECT_GT(st.flushes, 1u);
-  const std::string log = testing::ReadAll(dir.path() + "/db/LOG");
-  EXPECT_NE(log.find("memory: a sealed memgraph's arena holds"), std::string::npos) << log;
+  {
+    Options o = NoWalOptions(64 << 10, 4 << 20);
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path() + "/roomy", &db).ok());
+    WriteSpread(db.get(), 20000);
+    ASSERT_TRUE(db->Flush().ok());
+    ASSERT_TRUE(db->WaitIdle().ok());
+    const DBStats st = db->GetStats(false);
+    EXPECT_GT(st.flushes, 1u);
+    EXPECT_GT(st.memgraph_pages_per_byte, 1.25) << st.ToString();
+    EXPECT_EQ(st.memgraph_capacity, o.memgraph_bytes) << st.ToString();
+    ExpectPlanAddsUp(st, o);
+    const std::string log = testing::ReadAll(dir.path() + "/roomy/LOG");
+    EXPECT_NE(log.find("memory: a sealed memgraph's arena holds"), std::string::npos) << log;
+    EXPECT_NE(log.find("the plan counts a memgraph's bytes"), std::string::npos) << log;
+  }
+  {
+    // 2 x 1 MiB of nodes, the reserve (160 KiB) and the indexes fit 2.5 MiB; 2 x 1 MiB at
+    // the pages per byte measured (1.19 here) do not.
+    Options o = NoWalOptions(1 << 20, 5 << 19);
+    o.idle_compaction_ms = 0;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(o, dir.path() + "/tight", &db).ok());
+    std::set<std::pair<VertexId, VertexId>> edges;
+    std::mt19937_64 rng(11);
+    for (int round = 0; round < 6; ++round) {
+      WriteBatch b;
+      for (int i = 0; i < 20000; ++i) {
+        const VertexId u = rng() % 50000, v = rng() % 50000;
+        b.InsertEdge(u, v);
+        edges.insert({u, v});
+      }
+      ASSERT_TRUE(db->Write(b).ok());
+      ASSERT_TRUE(db->Flush().ok());
+      ASSERT_TRUE(db->WaitIdle().ok());
+    }
+    const DBStats st = db->GetStats(false);
+    ExpectPlanAddsUp(st, o);
+    const uint64_t reserve = o.memory_budget / 16;
+    const uint64_t pinned = reserve + st.resident_index_bytes + 2 * st.vertex_index_bytes;
+    ASSERT_LE(pinned + 2 * o.memgraph_bytes + (64 << 10), o.memory_budget)
+        << "the test needs a budget that holds the memgraphs' bytes: " << st.ToString();
+    if (2.0 * static_cast<double>(o.memgraph_bytes) * st.memgraph_pages_per_byte + pinned +
+            (64 << 10) >
+        o.memory_budget) {
+      EXPECT_LT(st.memgraph_capacity, o.memgraph_bytes) << st.ToString();
+      EXPECT_EQ(st.memgraph_slots, 2u) << "no room for a spare arena: " << st.ToString();
+    } else {
+      ADD_FAILURE() << "1 MiB memgraphs measured too few pages per byte to test: "
+                    << st.ToString();
+    }
+    ExpectEdgesAre(*db->GetSnapshot(), 50000, edges);
+  }
 }
 
 // As the resident indexes grow, the memgraphs shrink so that the plan still fits the budget,
@@ -517,18 +592,21 @@ TEST(DiskStore, MemgraphsShrinkWhenResidentIndexesGrow) {
     const DBStats st = db->GetStats(false);
     const uint64_t pinned = reserve + st.resident_index_bytes + 2 * st.vertex_index_bytes;
     const uint64_t mg = st.memgraph_capacity;
+    const uint64_t n = st.memgraph_slots, share = st.memgraph_share;
+    // A byte more of capacity adds at most this much to a slot's share.
+    const uint64_t step = static_cast<uint64_t>(std::ceil(st.memgraph_pages_per_byte));
     ASSERT_LE(mg, o.memgraph_bytes) << st.ToString();
     ASSERT_GE(mg, o.memgraph_bytes / 8) << st.ToString();
+    ExpectPlanAddsUp(st, o);
     if (mg < o.memgraph_bytes) {
       shrank = true;
       // Shrunk only as far as needed: one byte more per memgraph would not fit.
-      EXPECT_GT(pinned + 2 * (mg + 1) + min_cache, o.memory_budget) << st.ToString();
+      EXPECT_GT(pinned + n * (share + step) + min_cache, o.memory_budget) << st.ToString();
     }
     if (mg > o.memgraph_bytes / 8) {
-      EXPECT_LE(pinned + 2 * mg + min_cache, o.memory_budget) << st.ToString();
-      EXPECT_EQ(pinned + 2 * mg + st.block_cache_capacity, o.memory_budget) << st.ToString();
+      EXPECT_LE(pinned + n * share + min_cache, o.memory_budget) << st.ToString();
     } else {
-      floor_hit = pinned + 2 * mg + min_cache > o.memory_budget;
+      floor_hit = pinned + n * share + min_cache > o.memory_budget;
     }
   }
   EXPECT_TRUE(shrank) << "the index should have outgrown the memgraphs' share";

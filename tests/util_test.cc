@@ -89,6 +89,33 @@ TEST(MemoryInfoTest, ParsesMeminfoAndCgroupFiles) {
   EXPECT_LE(avail, total_kib * 1024);
 }
 
+// LimitBufferPool lowers the process-wide bound (a store bounds it by its I/O reserve): kept
+// buffers past it are freed at once, later returns keep no more than it, and a higher limit
+// does not raise it again. Run in a child process: the bound only falls.
+TEST(BufferPoolTest, ALimitFreesWhatItDoesNotHoldAndOnlyFalls) {
+  EXPECT_EXIT(
+      {
+        std::vector<std::string> drained;
+        while (PooledBufferBytes() > 0) drained.push_back(TakeBuffer(1));
+        std::vector<std::string> bufs;
+        for (int i = 0; i < 4; ++i) bufs.push_back(TakeBuffer(size_t{1} << 20));
+        for (std::string& b : bufs) ReturnBuffer(&b);
+        const size_t kept4 = PooledBufferBytes();
+        LimitBufferPool(size_t{2} << 20);
+        const size_t kept2 = PooledBufferBytes();
+        LimitBufferPool(size_t{8} << 20);  // does not raise it
+        for (int i = 0; i < 4; ++i) bufs[i] = TakeBuffer(size_t{1} << 20);
+        for (std::string& b : bufs) ReturnBuffer(&b);
+        const size_t kept_after = PooledBufferBytes();
+        std::fprintf(stderr, "kept %zu %zu %zu\n", kept4, kept2, kept_after);
+        std::exit(kept4 >= (size_t{4} << 20) && kept2 <= (size_t{2} << 20) && kept2 > 0 &&
+                          kept_after <= (size_t{2} << 20)
+                      ? 0
+                      : 1);
+      },
+      ::testing::ExitedWithCode(0), "kept");
+}
+
 TEST(BufferPoolTest, AReturnedBufferIsTakenAgainWithItsStorage) {
   // Drain whatever earlier tests left, so the pool starts empty.
   std::vector<std::string> drained;

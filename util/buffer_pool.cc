@@ -1,5 +1,7 @@
 #include "util/buffer_pool.h"
 
+#include <algorithm>
+
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -12,6 +14,7 @@ struct Pool {
   std::mutex mu;
   std::vector<std::string> kept;  // empty strings; capacity held
   size_t bytes = 0;               // sum of kept capacities
+  size_t limit = kBufferPoolBytes;  // bytes <= limit
 };
 
 // Never destroyed: files may be closed during static destruction.
@@ -61,10 +64,25 @@ void ReturnBuffer(std::string* s) {
   Pool& p = ThePool();
   {
     std::lock_guard<std::mutex> g(p.mu);
-    if (p.bytes + c <= kBufferPoolBytes) {
+    if (p.bytes + c <= p.limit) {
       p.bytes += c;
       p.kept.push_back(std::move(b));
       return;
+    }
+  }
+  // Freed here, outside the lock.
+}
+
+void LimitBufferPool(size_t bytes) {
+  std::vector<std::string> freed;
+  Pool& p = ThePool();
+  {
+    std::lock_guard<std::mutex> g(p.mu);
+    p.limit = std::min(p.limit, bytes);
+    while (p.bytes > p.limit) {
+      p.bytes -= p.kept.back().capacity();
+      freed.push_back(std::move(p.kept.back()));
+      p.kept.pop_back();
     }
   }
   // Freed here, outside the lock.

@@ -15,6 +15,12 @@ namespace strata {
 
 inline constexpr size_t kBufferPoolBytes = size_t{8} << 20;
 
+// Lowers the pool's bound (kBufferPoolBytes to begin with) to `bytes` if that is less, and
+// frees kept buffers past it. A store opened with a memory budget bounds it by its I/O reserve
+// (db/memory_plan.h): the kept buffers are that reserve's buffers between files. The bound
+// is process-wide and only falls.
+void LimitBufferPool(size_t bytes);
+
 // An empty string with capacity for at least `bytes`: a kept buffer if one is large enough,
 // else a new one.
 std::string TakeBuffer(size_t bytes);

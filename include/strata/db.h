@@ -91,9 +91,15 @@ struct DBStats {
   // reserve, the resident indexes (the multi-level vertex index counted twice: an install
   // briefly holds its old and new pages) and the block cache, which gets what is left. When
   // the indexes grow, the memgraphs shrink (down to memgraph_bytes / 8) before the budget is
-  // exceeded; LOG says when either happens.
+  // exceeded; LOG says when either happens. A memgraph is counted at the pages its arena
+  // holds: its capacity times the pages per byte of nodes measured on the last sealed one.
+  // A flushed memgraph's arena is kept for the next one (its pages resident) only when the
+  // budget has room for one more memgraph at full capacity; the plan then counts it.
   uint64_t memory_budget = 0;
   uint64_t memgraph_capacity = 0;     // size at which the active memgraph is sealed now
+  double memgraph_pages_per_byte = 0;  // measured on the last sealed memgraph (1 before any)
+  uint64_t memgraph_share = 0;        // pages counted per memgraph: capacity x pages per byte
+  uint64_t memgraph_slots = 0;        // memgraphs counted: active, sealed, a kept spare arena
   // Per-segment indexes always in memory (current files), level-0 presence bitmaps included.
   uint64_t resident_index_bytes = 0;
   uint64_t block_cache_capacity = 0;

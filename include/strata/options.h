@@ -46,9 +46,12 @@ struct Options {
 
   // --- Memory.
   // Total memory the store may use: the memgraphs (memgraph_bytes x (1 +
-  // max_sealed_memgraphs)), an I/O reserve (budget/16, 64 KiB to 32 MiB), the resident indexes,
-  // and a block cache of vertex blocks and bloom filters that gets the rest. Open refuses a
-  // budget the memgraphs and the reserve do not fit. DBStats reports each part.
+  // max_sealed_memgraphs), each counted at the pages its arena holds per byte of nodes, as
+  // measured), an I/O reserve (budget/16, 64 KiB to 32 MiB; a file's write buffer and the
+  // buffers kept between files come out of it), the resident indexes, a spare memgraph arena
+  // when there is room for one, and a block cache of vertex blocks and bloom filters that
+  // gets the rest. Open refuses a budget the memgraphs and the reserve do not fit. DBStats
+  // reports each part.
   size_t memory_budget = size_t{1} << 30;
   // Capacity of one memgraph; when the active one reaches it, it is sealed and flushed.
   size_t memgraph_bytes = size_t{64} << 20;
