@@ -81,6 +81,10 @@ void MemoryPlanner::NoteSealedPages(size_t pages, size_t bytes, BlockCache* cach
                                     const std::function<void(const std::string&)>& log) {
   if (pages == 0 || bytes == 0) return;
   std::lock_guard<std::mutex> plan(plan_mu_);
+  // A memgraph sealed well short of its capacity (Flush, Close) holds whole slabs for few
+  // nodes: its ratio (up to the clamp) says nothing of a full one's, and averaged in it would
+  // shrink the next memgraphs of a store flushed often by hand.
+  if (bytes < memgraph_capacity() / 2) return;
   // Averaged, each measurement weighing half: consecutive memgraphs of an ingest measured
   // 1.5-2.1 in turns (scale 18, 4 MiB memgraphs), and the capacity followed each one.
   const double r = std::clamp(static_cast<double>(pages) / static_cast<double>(bytes), 1.0,

@@ -76,8 +76,9 @@ class MemoryPlanner {
 
   // A sealed memgraph's arena holds `pages` bytes of pages for `bytes` bytes of nodes
   // (MemGraph::arena_pages_bytes, bytes(); pages 0 without a private arena: nothing to
-  // learn). Their ratio, within [1, kMaxPagesPerByte] and averaged with the earlier ones, is
-  // what the plan counts each memgraph's bytes at from now on; the capacity is replanned. `log` gets a line when the
+  // learn; nor from a memgraph sealed under half its capacity). Their ratio, within
+  // [1, kMaxPagesPerByte] and averaged with the earlier ones, is what the plan counts each
+  // memgraph's bytes at from now on; the capacity is replanned. `log` gets a line when the
   // ratio moves by an eighth or more.
   void NoteSealedPages(size_t pages, size_t bytes, BlockCache* cache,
                        const std::function<void(const std::string&)>& log);
