@@ -75,8 +75,7 @@ DBStats DBImpl::GetStats(bool count_graph) {
   if (!options_.in_memory) {
     st.memgraph_pages_per_byte = planner_.pages_per_byte();
     st.memgraph_share = planner_.memgraph_share();
-    st.memgraph_slots = 1 + static_cast<uint64_t>(options_.max_sealed_memgraphs) +
-                        (planner_.keep_spare() ? 1 : 0);
+    st.memgraph_slots = planner_.memgraph_slots();
   }
   if (cache_) {
     st.resident_index_bytes = FileIndexBytes(*v);

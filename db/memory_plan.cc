@@ -116,8 +116,7 @@ void MemoryPlanner::Update(const VersionSet& versions, BlockCache* cache,
   pinned_ = IoReserve(options_) + resident + index;
   cache->SetCapacity(Replan());
   const size_t mg = memgraph_capacity();
-  const size_t n = 1 + static_cast<size_t>(options_.max_sealed_memgraphs) + (keep_spare() ? 1 : 0);
-  const size_t fixed = n * memgraph_share() + pinned_;
+  const size_t fixed = memgraph_slots() * memgraph_share() + pinned_;
   // LOG: capacity changes of an eighth or more, and entering or leaving "exceeded".
   const size_t last = logged_capacity_ == 0 ? options_.memgraph_bytes : logged_capacity_;
   if (mg != last && (mg < last - last / 8 || mg > last + last / 8 || mg == options_.memgraph_bytes)) {

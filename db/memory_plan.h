@@ -91,6 +91,10 @@ class MemoryPlanner {
   bool keep_spare() const { return keep_spare_.load(std::memory_order_relaxed); }
   // The pages the plan counts for each memgraph slot (capacity x pages_per_byte()).
   size_t memgraph_share() const { return memgraph_share_.load(std::memory_order_relaxed); }
+  // The memgraphs the plan counts: active, sealed, and the spare arena when kept.
+  size_t memgraph_slots() const {
+    return 1 + static_cast<size_t>(options_.max_sealed_memgraphs) + (keep_spare() ? 1 : 0);
+  }
 
   static constexpr double kMaxPagesPerByte = 4.0;
 

@@ -140,10 +140,10 @@ class NodeAllocator {
   // An arena holding more pages than this when its allocator is destroyed is not kept as a
   // spare (node_allocator.cc, "Spare arenas").
   static constexpr size_t kSpareMaxBytes = size_t{32} << 20;
-  // Whether the arena may be kept as a spare when this allocator is destroyed (node_allocator.cc,
-  // "Spare arenas"; true unless set): a store whose memory plan has no room for a spare's
-  // pages clears it, and the arena is destroyed, its pages returned. Any time before the
-  // destructor.
+  // Whether the arena keeps its pages for the next allocator when this one is destroyed
+  // (node_allocator.cc, "Spare arenas"; true unless set): a store whose memory plan has no
+  // room for a spare's pages clears it, and the arena's pages are purged before it is handed
+  // on empty. Any time before the destructor.
   void set_spare_on_release(bool on) { spare_on_release_.store(on, std::memory_order_relaxed); }
   // Whether each thread allocates through a jemalloc cache of its own (see the top). Set
   // before the allocator is used.
