@@ -14,7 +14,8 @@ namespace {
 // step hold one.
 class Cursor {
  public:
-  explicit Cursor(const SegmentReader* r) : r_(r), done_(r->num_vertices() == 0) {}
+  Cursor(const SegmentReader* r, size_t window)
+      : r_(r), window_(window), done_(r->num_vertices() == 0) {}
 
   // The smallest vertex the file may still hold (exact once the scanner is open); false at the
   // end.
@@ -32,7 +33,9 @@ class Cursor {
     if (done_) return false;
     if (sc_ == nullptr) {
       if (r_->header().min_src > hi) return false;
-      sc_ = r_->NewScanner(ScanOptions());
+      ScanOptions o;
+      o.window = window_;
+      sc_ = r_->NewScanner(o);
       Advance();
       if (done_) return false;
     }
@@ -52,6 +55,7 @@ class Cursor {
   }
 
   const SegmentReader* r_;
+  size_t window_;
   std::unique_ptr<SegmentScanner> sc_;
   VertexEntry e_;
   bool done_;
@@ -61,7 +65,7 @@ class Cursor {
 }  // namespace
 
 Status ApplyFileChanges(const VertexIndex& base, const std::vector<FileChange>& changes,
-                        VertexIndex* out, uint64_t chunk_vertices) {
+                        VertexIndex* out, uint64_t chunk_vertices, size_t scan_window) {
   if (chunk_vertices < kRangeSize || (chunk_vertices & (chunk_vertices - 1)) != 0) {
     return Status::InvalidArgument("vertex index: step of " + std::to_string(chunk_vertices) +
                                    " vertices is not a power of two >= " +
@@ -85,7 +89,7 @@ Status ApplyFileChanges(const VertexIndex& base, const std::vector<FileChange>& 
                                      std::to_string(c.from_level) + " to level " +
                                      std::to_string(c.level) + " is not a move");
     }
-    (c.added ? added : removed).push_back({&c, Cursor(c.reader)});
+    (c.added ? added : removed).push_back({&c, Cursor(c.reader, scan_window)});
   }
 
   VertexIndex cur = base;
@@ -139,11 +143,12 @@ Status ApplyFileChanges(const VertexIndex& base, const std::vector<FileChange>& 
   return Status::OK();
 }
 
-Status Build(const std::vector<IndexedFile>& files, VertexIndex* out, uint64_t chunk_vertices) {
+Status Build(const std::vector<IndexedFile>& files, VertexIndex* out, uint64_t chunk_vertices,
+             size_t scan_window) {
   std::vector<FileChange> changes;
   changes.reserve(files.size());
   for (const IndexedFile& f : files) changes.push_back({f.reader, f.level, true});
-  return ApplyFileChanges(VertexIndex(), changes, out, chunk_vertices);
+  return ApplyFileChanges(VertexIndex(), changes, out, chunk_vertices, scan_window);
 }
 
 }  // namespace strata::index

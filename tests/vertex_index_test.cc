@@ -396,7 +396,9 @@ TEST(VertexIndexStore, RebuiltOnOpenEqualsMaintainedDuringCompaction) {
 
 // ApplyFileChanges on real segment files: for random splits of a version's files into kept (A),
 // removed (R) and added (N), the index of A+R with R removed and N added, in steps of various
-// sizes, equals the index built from A+N; Build gives the same index whatever the step.
+// sizes and scan windows, equals the index built from A+N; Build gives the same index whatever
+// the step and window (a 4-KiB window decodes one 64-entry vertex block a batch, so a file's
+// cursor crosses many batches, and steps cut them).
 TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
   testing::TempDir dir;
   Options o;
@@ -425,13 +427,19 @@ TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
   ASSERT_GE(v->l0[0].size(), 1u) << "the test needs L0 files";
   ASSERT_GE(v->levels[0].size(), 2u) << "the test needs two levels";
   const uint64_t steps[] = {1024, 2048, 4096, 1u << 14, uint64_t{1} << 20};
+  // 0: the readers' own window (1 MiB).
+  const size_t windows[] = {4096, index::kIndexScanWindow, 0};
   for (int d = 0; d < 2; ++d) {
     std::vector<index::IndexedFile> files;
+    uint64_t most = 0;  // vertex blocks of the largest file
     for (size_t k = 0; k < v->levels[d].size(); ++k) {
       for (const auto& h : v->levels[d][k]) {
         files.push_back({h->reader.get(), static_cast<uint32_t>(k + 1)});
+        const uint64_t group = std::max<uint64_t>(1, h->reader->header().vertex_group);
+        most = std::max<uint64_t>(most, (h->reader->num_vertices() + group - 1) / group);
       }
     }
+    ASSERT_GE(most, 3u) << "the test needs a file of several vertex blocks";
     // Level-0 files are not indexed per vertex: refused, with the level named.
     VertexIndex refused;
     Status s0 = index::Build({{v->l0[d][0]->reader.get(), 0}}, &refused);
@@ -444,11 +452,14 @@ TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
                                                 files[0].level}}, &refused);
     EXPECT_TRUE(s0.IsInvalidArgument()) << s0.ToString();
     for (uint64_t step : steps) {
-      VertexIndex built;
-      ASSERT_TRUE(index::Build(files, &built, step).ok());
-      ASSERT_TRUE(built.CheckInvariants().ok());
-      std::string diff;
-      ASSERT_TRUE(built.SameContents(v->index[d], &diff)) << "step " << step << ": " << diff;
+      for (size_t window : windows) {
+        VertexIndex built;
+        ASSERT_TRUE(index::Build(files, &built, step, window).ok());
+        ASSERT_TRUE(built.CheckInvariants().ok());
+        std::string diff;
+        ASSERT_TRUE(built.SameContents(v->index[d], &diff))
+            << "step " << step << " window " << window << ": " << diff;
+      }
     }
     uint32_t top = 0;
     for (const index::IndexedFile& f : files) top = std::max(top, f.level);
@@ -471,14 +482,16 @@ TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
       }
       std::shuffle(changes.begin(), changes.end(), rng);
       const uint64_t step = steps[rng() % 5];
+      const size_t window = windows[rng() % 3];
       VertexIndex base, want, got;
-      ASSERT_TRUE(index::Build(before, &base, steps[rng() % 5]).ok());
-      ASSERT_TRUE(index::Build(after, &want, steps[rng() % 5]).ok());
-      ASSERT_TRUE(index::ApplyFileChanges(base, changes, &got, step).ok());
+      ASSERT_TRUE(index::Build(before, &base, steps[rng() % 5], windows[rng() % 3]).ok());
+      ASSERT_TRUE(index::Build(after, &want, steps[rng() % 5], windows[rng() % 3]).ok());
+      ASSERT_TRUE(index::ApplyFileChanges(base, changes, &got, step, window).ok());
       ASSERT_TRUE(got.CheckInvariants().ok()) << got.CheckInvariants().ToString();
       std::string diff;
-      ASSERT_TRUE(got.SameContents(want, &diff))
-          << "direction " << d << " trial " << trial << " step " << step << ": " << diff;
+      ASSERT_TRUE(got.SameContents(want, &diff)) << "direction " << d << " trial " << trial
+                                                 << " step " << step << " window " << window
+                                                 << ": " << diff;
     }
   }
   VertexIndex unused;
