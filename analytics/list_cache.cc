@@ -389,6 +389,11 @@ void ListCache::Unstage(Stage& st) {
   b.stage = nullptr;
   // The block is complete (its thread moved on, or Complete closes it): pack it from the
   // stage, counting the packed bytes; a block that cannot be packed goes on as below.
+  // Renumbered and ordered first (Pack and Keep24's long lists need them ascending).
+  if (groups_ != nullptr && st.n != 0) {
+    groups_->RenumberInPlace(st.ids32.data(), st.n);
+    OrderLists(st.ids32.data(), b.off.data(), std::min<size_t>(b.next, kLayoutBlock), st.n);
+  }
   if (ShouldPack(st.n) && Pack(st.block, st.ids32.data(), st.n)) {
     const size_t bytes = Held(b);
     // Drop gives back what the block holds, these bytes included: not taken back here too.
@@ -432,13 +437,17 @@ void ListCache::ReleaseStage(Stage& st) {
 
 void ListCache::PutAt(const NeighborChunk& c, size_t at, size_t size,
                       UninitVector<uint32_t>* ids32, UninitVector<VertexId>* ids64,
-                      UninitVector<double>* w) const {
+                      UninitVector<double>* w, bool renumber) const {
   auto fit = [size](auto* v) {
     if (v->size() < size) v->resize(size);  // uninitialized (UninitVector): written below
   };
   if (narrow_) {
     fit(ids32);
-    Narrow(c.dst, c.size, ids32->data() + at);
+    if (renumber && groups_ != nullptr) {
+      groups_->Renumber(c.dst, c.size, ids32->data() + at);
+    } else {
+      Narrow(c.dst, c.size, ids32->data() + at);
+    }
   } else {
     fit(ids64);
     std::copy(c.dst, c.dst + c.size, ids64->data() + at);
@@ -456,7 +465,7 @@ void ListCache::StageAppend(const NeighborChunk& c, Stage* st) {
   // The stage's vectors only grow, doubling: no copy per chunk.
   const size_t have = narrow_ ? st->ids32.size() : st->ids64.size();
   PutAt(c, n, have < need ? std::max({need, 2 * have, size_t{1024}}) : need, &st->ids32,
-        &st->ids64, &st->w);
+        &st->ids64, &st->w, /*renumber=*/false);
   st->n = need;
   st->room = 0;
   if (narrow_ && !weights_) {
@@ -473,7 +482,7 @@ void ListCache::StageAppend(const NeighborChunk& c, Stage* st) {
 void ListCache::Append(const NeighborChunk& c, UninitVector<uint32_t>* ids32,
                        UninitVector<VertexId>* ids64, UninitVector<double>* w) const {
   const size_t at = narrow_ ? ids32->size() : ids64->size();  // grows geometrically
-  PutAt(c, at, at + c.size, ids32, ids64, w);
+  PutAt(c, at, at + c.size, ids32, ids64, w, /*renumber=*/true);
 }
 
 size_t ListCache::Entries(const Block& b) const {
@@ -626,6 +635,14 @@ void ListCache::CollectSlow(VertexId u, const NeighborChunk& c) {
   }
 }
 
+void ListCache::OrderLists(uint32_t* ids, const uint32_t* off, size_t lists, size_t count) const {
+  thread_local std::vector<uint32_t> scratch;
+  for (size_t j = 0; j < lists; ++j) {
+    const size_t e0 = off[j], e1 = j + 1 < lists ? off[j + 1] : count;
+    groups_->OrderList(ids + e0, e1 - e0, &scratch);
+  }
+}
+
 void ListCache::Close(Block& b, VertexId len) {
   if (b.stage != nullptr) Unstage(*b.stage);
   if (b.state != Block::kFilling) return;
@@ -634,6 +651,11 @@ void ListCache::Close(Block& b, VertexId len) {
                                               : b.ids64.size();
   while (b.next <= len) b.off[b.next++] = static_cast<uint32_t>(count);
   b.state = Block::kKept;
+  // Lists appended here rather than staged are ordered now (those staged were by Unstage:
+  // ordered lists stay as they are).
+  if (groups_ != nullptr && count != 0 && (b.form == Block::kOpen || b.form == Block::kPlain)) {
+    OrderLists(b.ids32.data(), b.off.data(), static_cast<size_t>(len), count);
+  }
   // Give back what doubling left unused.
   const size_t cap = Held(b);
   auto trim = [](auto& v) {

@@ -8,6 +8,7 @@
 
 #include <tbb/task_arena.h>
 
+#include "analytics/degree_groups.h"
 #include "analytics/kernel_memory.h"
 #include "analytics/lane_sum.h"
 #include "analytics/layout.h"
@@ -59,9 +60,12 @@ struct CachedDegrees {  // the cache's lengths (ListCache::HasLengths)
 
 // The iterations over layout L, reading lists from `cache` (and from `snap` those it does not
 // hold). out_degree: |N_out(u)| over existing neighbors (ArrayDegrees or CachedDegrees).
+// The lists name u by cache.groups()->New(u) when the cache renumbers them: contrib is
+// indexed so (the ranks are not).
 template <typename DegreeOf>
 Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
                const PageRankParams& params, DegreeOf out_degree, UninitVector<float>* rank) {
+  const uint32_t* const to_new = cache.groups() != nullptr ? cache.groups()->to_new() : nullptr;
   const auto start = std::chrono::steady_clock::now();
   Status s;
   const bool pull = HasInEdges(snap.kind());
@@ -119,10 +123,11 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
         for (VertexId u = b0; u < b1; ++u) {
           if (!L.exists[u]) continue;
           const uint64_t k = deg(u);
+          const VertexId cu = to_new != nullptr ? to_new[u] : u;
           if (k != 0) {
-            contrib[u] = static_cast<float>(pr[u] / static_cast<double>(k));
+            contrib[cu] = static_cast<float>(pr[u] / static_cast<double>(k));
           } else {
-            contrib[u] = 0.0f;
+            contrib[cu] = 0.0f;
             acc += pr[u];
           }
         }
@@ -304,11 +309,24 @@ Status Ranks(const Snapshot& snap, const PageRankParams& params, UninitVector<fl
   // One iteration reads each list once: nothing to keep.
   ListCache cache(snap, list_dir, params.iterations > 1 ? params.cache_bytes : 0,
                   /*keep_weights=*/false, params.packing);
+  // The pull lists' IDs renumbered by degree group (push mode scatters into sums indexed by
+  // the store's IDs: nothing to gain there). Built before the layout's pass, whose chunks the
+  // cache renumbers as it collects them.
+  DegreeGroups groups;
+  bool grouped = false;
+  double group_seconds = 0;
+  const VertexId bound = snap.VertexIdBound();
+  if (pull && params.group_by_degree && bound > DegreeGroups::kMinBound && bound <= UINT32_MAX) {
+    const auto g0 = std::chrono::steady_clock::now();
+    Status gs = groups.Build(snap, Direction::kOut);  // how often u is gathered: |N_out(u)|
+    if (!gs.ok()) return gs;
+    grouped = cache.set_groups(&groups);
+    group_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
+  }
   std::optional<PrefixRelease> prefix;
   const bool release_early =
       owned != nullptr && list_dir == Direction::kOut && params.iterations > 1;
   if (release_early) {
-    const VertexId bound = snap.VertexIdBound();
     prefix.emplace(owned->get(), static_cast<size_t>((bound + kLayoutBlock - 1) / kLayoutBlock),
                    bound);
   }
@@ -331,6 +349,8 @@ Status Ranks(const Snapshot& snap, const PageRankParams& params, UninitVector<fl
     params.stats->packed_blocks = cache.packed_blocks();
     params.stats->snapshot_released = false;
     params.stats->degrees_from_cache = false;
+    params.stats->grouped = grouped;
+    params.stats->group_seconds = group_seconds;
     params.stats->released_blocks = prefix ? prefix->released() : 0;
     params.stats->prepare_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

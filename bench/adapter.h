@@ -72,6 +72,7 @@ struct SystemConfig {
   int threads = 2;          // threads of analytics kernels
   std::optional<size_t> pr_cache_bytes;  // strata: PageRankParams::cache_bytes; unset: default
   std::optional<analytics::ListPacking> pr_packing;  // strata: PageRankParams::packing
+  std::optional<bool> pr_group_by_degree;  // strata: PageRankParams::group_by_degree
 };
 
 // What an analytics run computed, reduced to a few numbers that every system must agree on
@@ -89,6 +90,7 @@ struct Digest {
   // (PageRankStats::prepare_seconds); -1 for other kernels and systems.
   double prepare_seconds = -1;
   double iterate_seconds = -1;  // PageRankStats::iterate_seconds; -1 as prepare_seconds
+  double group_seconds = -1;    // PageRankStats::group_seconds when grouped; -1 as above
   // StrataGraph's PageRank as a view's last read (View::PageRankLast): 1 if it let the
   // snapshot go before its iterations (PageRankStats::snapshot_released), else 0; -1 otherwise.
   int snapshot_released = -1;

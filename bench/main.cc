@@ -62,7 +62,7 @@ void Usage() {
           "                    [--only WORKLOAD,...] [--systems SYSTEM,...] [--dir DIR]\n"
           "                    [--timeout SECONDS] [--large-analytics KERNEL,...|none]\n"
           "                    [--keep-large] [--pr-cache-bytes SIZE]\n"
-          "                    [--pr-packing auto|never|always]\n"
+          "                    [--pr-packing auto|never|always] [--pr-group-by-degree on|off]\n"
           "       strata-bench feed [--edges N] [--batch B] [--writers W] [--in-memory]: the\n"
           "         change feed's delivered changes/s and ingest rate with vs without a subscriber\n"
           "       strata-bench interleave [--scale S] [--kernels bfs,sssp,pagerank,...]\n"
@@ -85,7 +85,10 @@ void Usage() {
           "           as `strata analyze --cache-bytes`); default the kernel's (a quarter of the free\n"
           "           memory, at least 256 MiB); strata's pr rows then carry params.cache_bytes\n"
           "--pr-packing: strata's PageRank list packing (PageRankParams::packing); default auto;\n"
-          "           strata's pr rows then carry params.packing\n");
+          "           strata's pr rows then carry params.packing\n"
+          "--pr-group-by-degree: strata's PageRank gathers by vertices renumbered by degree\n"
+          "           group (PageRankParams::group_by_degree); default on; strata's pr rows\n"
+          "           then carry params.group_by_degree\n");
 }
 
 std::string Trim(std::string s) {
@@ -279,6 +282,13 @@ int Main(int argc, char** argv) {
         return 2;
       }
       cfg.pr_cache_bytes = static_cast<size_t>(bytes);
+    } else if (a == "--pr-group-by-degree") {
+      const std::string v = next();
+      if (v != "on" && v != "off") {
+        fprintf(stderr, "--pr-group-by-degree: '%s' is not on or off\n", v.c_str());
+        return 2;
+      }
+      cfg.pr_group_by_degree = v == "on";
     } else if (a == "--pr-packing") {
       const std::string v = next();
       analytics::ListPacking p;

@@ -18,8 +18,11 @@ namespace {
 class StrataView : public View {
  public:
   StrataView(std::unique_ptr<Snapshot> snap, std::optional<size_t> pr_cache_bytes,
-             std::optional<analytics::ListPacking> pr_packing)
-      : snap_(std::move(snap)), pr_cache_bytes_(pr_cache_bytes), pr_packing_(pr_packing) {}
+             std::optional<analytics::ListPacking> pr_packing, std::optional<bool> pr_group_by_degree)
+      : snap_(std::move(snap)),
+        pr_cache_bytes_(pr_cache_bytes),
+        pr_packing_(pr_packing),
+        pr_group_by_degree_(pr_group_by_degree) {}
 
   bool SearchEdge(VertexId u, VertexId v) override {
     double w;
@@ -95,6 +98,7 @@ class StrataView : public View {
     p.iterations = iterations;
     if (pr_cache_bytes_) p.cache_bytes = *pr_cache_bytes_;
     if (pr_packing_) p.packing = *pr_packing_;
+    if (pr_group_by_degree_) p.group_by_degree = *pr_group_by_degree_;
     analytics::PageRankStats stats;
     p.stats = &stats;
     std::vector<double> rank;
@@ -109,6 +113,7 @@ class StrataView : public View {
     d->list_cache_streamed_blocks = static_cast<int64_t>(stats.streamed_blocks);
     d->prepare_seconds = stats.prepare_seconds;
     d->iterate_seconds = stats.iterate_seconds;
+    if (stats.grouped) d->group_seconds = stats.group_seconds;
     if (s.ok()) d->text = PageRankDigest(rank.data(), rank.size());
     return s;
   }
@@ -116,6 +121,7 @@ class StrataView : public View {
   std::unique_ptr<Snapshot> snap_;
   std::optional<size_t> pr_cache_bytes_;  // unset: the kernel's default
   std::optional<analytics::ListPacking> pr_packing_;  // unset: the kernel's default
+  std::optional<bool> pr_group_by_degree_;            // unset: the kernel's default
   Status status_;
   uint64_t sink_ = 0;
 };
@@ -173,7 +179,7 @@ class StrataSystem : public System {
 
   std::unique_ptr<View> NewView() override {
     return std::make_unique<StrataView>(db_->GetSnapshot(), config_.pr_cache_bytes,
-                                        config_.pr_packing);
+                                        config_.pr_packing, config_.pr_group_by_degree);
   }
 
   SystemStats Stats() override {

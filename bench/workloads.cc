@@ -239,6 +239,7 @@ SystemConfig MakeSystemConfig(const SuiteConfig& cfg, const std::string& sub, bo
   c.threads = cfg.threads;
   c.pr_cache_bytes = cfg.pr_cache_bytes;
   c.pr_packing = cfg.pr_packing;
+  c.pr_group_by_degree = cfg.pr_group_by_degree;
   return c;
 }
 
@@ -438,9 +439,12 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
     const bool strata = sys_name == "strata" || sys_name == "strata-mem";
     if (strata && cfg.pr_cache_bytes) params.Int("cache_bytes", static_cast<int64_t>(*cfg.pr_cache_bytes));
     if (strata && cfg.pr_packing) params.Str("packing", PackingName(*cfg.pr_packing));
+    if (strata && cfg.pr_group_by_degree) {
+      params.Str("group_by_degree", *cfg.pr_group_by_degree ? "on" : "off");
+    }
   }
   if (sys_name != "csr") params.Str("cache", cold ? "cold" : "warm");
-  std::vector<double> secs, cpus, faults, prepares, iterates;
+  std::vector<double> secs, cpus, faults, prepares, iterates, groups;
   std::string digest;
   Digest last;  // the last measured run's (its list cache)
   std::unique_ptr<View> view = sys->NewView();
@@ -468,6 +472,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
     secs.push_back(d.seconds);
     if (d.prepare_seconds >= 0) prepares.push_back(d.prepare_seconds);
     if (d.iterate_seconds >= 0) iterates.push_back(d.iterate_seconds);
+    if (d.group_seconds >= 0) groups.push_back(d.group_seconds);
     cpus.push_back(c1 - c0);
     faults.push_back(static_cast<double>(ProcessMinorFaults() - f0));
     spent += d.seconds;
@@ -496,6 +501,7 @@ void RunAnalytics(const SuiteConfig& cfg, System* sys, ResultSink* sink, Algo al
   AddListCache(last, &info);
   if (!prepares.empty()) info.Num("prepare_seconds_median", Median(prepares));
   if (!iterates.empty()) info.Num("iterate_seconds_median", Median(iterates));
+  if (!groups.empty()) info.Num("group_seconds_median", Median(groups));
   // Pages the run faulted in (the process's, so a concurrent thread's count too): what a
   // kernel's freed arrays cost the next run (analytics/kernel_memory.h).
   info.Num("minor_faults_median", Median(faults));
@@ -571,6 +577,7 @@ void RunPrPaired(const SuiteConfig& cfg, System* sys, const Graph& g, int pairs,
   params.Int("iterations", cfg.pr_iterations);
   if (cfg.pr_cache_bytes) params.Int("cache_bytes", static_cast<int64_t>(*cfg.pr_cache_bytes));
   if (cfg.pr_packing) params.Str("packing", PackingName(*cfg.pr_packing));
+  if (cfg.pr_group_by_degree) params.Str("group_by_degree", *cfg.pr_group_by_degree ? "on" : "off");
   params.Str("baseline", "csr");
   Result r = R("pr", name, "seconds_ratio_paired", Median(ratios), "x", params);
   r.info.Int("pairs", pairs);

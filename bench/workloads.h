@@ -57,6 +57,9 @@ struct SuiteConfig {
   std::optional<size_t> pr_cache_bytes;
   // strata's PageRank list packing (PageRankParams::packing); unset: the kernel's default.
   std::optional<analytics::ListPacking> pr_packing;
+  // strata's PageRank gathers by degree group (PageRankParams::group_by_degree); unset: the
+  // kernel's default.
+  std::optional<bool> pr_group_by_degree;
   // Warm-up before the timed runs: false, one run of each kernel (PageRank: one iteration);
   // true, one PageRank iteration per graph before its kernels (it reads every list, so the
   // caches are as warm; quick uses it, since RocksDB's per-kernel warm-ups are slow).

@@ -175,6 +175,10 @@ struct PageRankStats {
   // Whether the iterations read the degrees as the cached lists' lengths (every out-list
   // kept, none packed, no edges into deleted vertices) instead of an array of them.
   bool degrees_from_cache = false;
+  // Whether the gathers read the vertices renumbered by degree group (PageRankParams::
+  // group_by_degree), and the wall seconds of grouping them (in prepare_seconds).
+  bool grouped = false;
+  double group_seconds = 0;
   // Wall seconds before the first iteration: the layout's pass over the snapshot and the
   // list cache's completion (what a CSR kernel does not pay; the rest is the iterations).
   double prepare_seconds = 0;
@@ -203,6 +207,13 @@ struct PageRankParams {
   // How the cached lists are kept (ListPacking): by default packed only when they would not
   // fit cache_bytes unpacked. Same ranks, to the last bit, either way.
   ListPacking packing = ListPacking::kAuto;
+  // Pull mode, past 2^21 vertices: the in-lists are read with the vertices renumbered by
+  // degree group (the highest degrees first, analytics/degree_groups.h), so the
+  // contributions gathered most often share a small, cached prefix of their array. Ranks come out in the store's IDs
+  // either way; the sums over a list run in another order, so they may differ from a run
+  // without it in the last bits (within the bound below). Same ranks, to the last bit, for
+  // any cache_bytes, interleave and packing with it.
+  bool group_by_degree = true;
   // When not null, filled with what the run's list cache held.
   PageRankStats* stats = nullptr;
 };

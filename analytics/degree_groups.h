@@ -1,0 +1,73 @@
+// Vertices renumbered by degree group, for a pull kernel's gathers (PageRank): the vertices
+// whose values are gathered most often — those of highest degree, on an undirected graph or
+// in-lists of one — get the lowest new IDs, so the values a pass gathers at random lie in a
+// small prefix of the array that stays in cache (degree-based grouping; on a scale-22
+// Kronecker graph a pull PageRank's iterations ran 1.5-1.9x as fast so, docs/benchmarks.md,
+// "Issue 28: PageRank's gathers by degree group").
+//
+// Group k (0 <= k < groups()) holds the vertices whose degree bound is in [t_k, t_{k-1}):
+// t_k = avg * 2^(kGroups - 2 - k) for k < kGroups - 1, t_{-1} = infinity, and the last group
+// holds every degree below avg / 2 (absent vertices too); avg: the bounds' mean over
+// existing vertices. Within a group the new IDs follow the old ones, so an ascending list of
+// old IDs renumbered is at most kGroups ascending runs, one per group, which OrderList sorts
+// in log2(kGroups) stable partitions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "analytics/kernel_memory.h"
+#include "strata/snapshot.h"
+
+namespace strata::analytics {
+
+class DegreeGroups {
+ public:
+  static constexpr int kGroups = 8;
+  // PageRank groups graphs past this bound only: below it the contributions (4 bytes a
+  // vertex, 8 MiB here) stay in cache anyway, and at 2^20 vertices the renumbering took more
+  // than the gathers gave back (docs/benchmarks.md).
+  static constexpr VertexId kMinBound = VertexId{1} << 21;
+
+  // Groups the vertices [0, snap.VertexIdBound()) by Snapshot::ScanVertexDegreeBounds in
+  // direction d (parallel, one task per 64-Ki-vertex slice). Needs a bound below 2^32.
+  Status Build(const Snapshot& snap, Direction d);
+
+  VertexId bound() const { return to_new_.size(); }
+  // The new ID of old ID u (< bound()).
+  uint32_t New(VertexId u) const { return to_new_[u]; }
+  const uint32_t* to_new() const { return to_new_.data(); }
+  // The first new ID of group k; first(kGroups) == bound().
+  uint32_t first(int k) const { return first_[k]; }
+  // The group of new ID x.
+  int GroupOf(uint32_t x) const {
+    int k = -1;
+    for (int i = 0; i < kGroups; ++i) k += x >= first_[i];
+    return k;
+  }
+
+  // to[i] = New(from[i]) for i < n (each from[i] < bound()).
+  void Renumber(const VertexId* from, size_t n, uint32_t* to) const {
+    const uint32_t* const m = to_new_.data();
+    for (size_t i = 0; i < n; ++i) to[i] = m[from[i]];
+  }
+  // ids[i] = New(ids[i]) for i < n, in place.
+  void RenumberInPlace(uint32_t* ids, size_t n) const {
+    const uint32_t* const m = to_new_.data();
+    for (size_t i = 0; i < n; ++i) ids[i] = m[ids[i]];
+  }
+  // Sorts ids[0, n) ascending. A list of old IDs, ascending, renumbered (at most kGroups
+  // ascending runs interleaved, one per group) by log2(kGroups) stable halvings by group, no
+  // comparison sort. scratch: any buffer, grown as needed.
+  void OrderList(uint32_t* ids, size_t n, std::vector<uint32_t>* scratch) const;
+
+ private:
+  // Stable partition of ids[0, n), IDs of groups [lo, hi), by group. tmp: room for n.
+  void SplitGroups(uint32_t* ids, size_t n, int lo, int hi, uint32_t* tmp) const;
+
+  UninitVector<uint32_t> to_new_;
+  uint32_t first_[kGroups + 1] = {};
+};
+
+}  // namespace strata::analytics
