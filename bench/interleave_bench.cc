@@ -25,11 +25,11 @@
 // readahead, FrontierReadConfig::random_access false; absent: the defaults) and hH (the streamed
 // scans' hints, H windows ahead, SetStreamHintWindows(H); absent: kDefaultStreamHintWindows) and
 // cC (PageRank's list cache, PageRankParams::cache_bytes = C MiB; absent: the default) and u
-// or z (PageRankParams::packing kNever or kAlways; absent: kAuto) and n (PageRankParams::
-// group_by_degree false; absent: the default, true). Each
+// or z (PageRankParams::packing kNever or kAlways; absent: kAuto) and d (PageRankParams::
+// group_by_degree true; absent: the default, false). Each
 // run's result is checked equal to the first setting's (BFS depths exactly, SSSP distances
 // exactly: every setting relaxes to the same fixed point; PageRank's ranks and WCC's labels
-// exactly — to within 1e-5 relatively between settings that differ in n, whose sums run in
+// exactly — to within 1e-5 relatively between settings that differ in d, whose sums run in
 // other orders — run with default parameters but the cache, and --pr-iterations N (default: the
 // kernel's 20), to check the shared read path). Prints per
 // setting the wall and CPU seconds (median, min, max) and the median per-round ratio to the
@@ -93,7 +93,7 @@ struct Setting {
   long cache_mib = -1; // PageRank's list cache (PageRankParams::cache_bytes) in MiB; -1: default
   // PageRankParams::packing: 'u' kNever, 'z' kAlways; absent: the default (kAuto)
   analytics::ListPacking packing = analytics::ListPacking::kAuto;
-  bool group_by_degree = true;  // PageRankParams::group_by_degree: 'n' false
+  bool group_by_degree = false;  // PageRankParams::group_by_degree: 'd' true
 };
 
 bool ParseSetting(const std::string& s, Setting* out) {
@@ -140,8 +140,8 @@ bool ParseSetting(const std::string& s, Setting* out) {
     out->packing = *end == 'u' ? analytics::ListPacking::kNever : analytics::ListPacking::kAlways;
     ++end;
   }
-  if (*end == 'n') {
-    out->group_by_degree = false;
+  if (*end == 'd') {
+    out->group_by_degree = true;
     ++end;
   }
   return *end == '\0';
@@ -404,7 +404,7 @@ int RunInterleaveBench(int argc, char** argv) {
       std::vector<std::vector<double>>& cpu = cpus[ki];
       std::vector<int64_t> depth0;
       std::vector<double> dist0;
-      bool dist0_grouped = true;  // the setting dist0 came from: group_by_degree
+      bool dist0_grouped = false;  // the setting dist0 came from: group_by_degree
       std::vector<VertexId> label0;
       for (size_t jj = 0; jj < k; ++jj) {
         const size_t j = (jj + static_cast<size_t>(r)) % k;

@@ -1361,6 +1361,7 @@ TEST(Analytics, PageRankGroupedByDegreePastTheMinimumBound) {
     }
     ASSERT_GT(g.VertexIdBound(), DegreeGroups::kMinBound);
     PageRankParams p{0.85, 12};
+    p.group_by_degree = true;
     PageRankStats st;
     p.stats = &st;
     std::vector<double> grouped, plain, oracle;

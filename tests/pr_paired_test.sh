@@ -77,3 +77,21 @@ if "$bench" --suite quick --only pr --json "$dir/x.json" --pr-packing often >"$d
 fi
 grep -q -- "--pr-packing: 'often'" "$dir/log" || { cat "$dir/log"; exit 1; }
 echo "bad --pr-packing refused"
+# --pr-group-by-degree: the strata rows and the paired row carry it; a value other than on or
+# off is refused, naming the option.
+"$bench" --suite quick --scale 12 --only pr --systems strata-mem,csr --json "$dir/rg.json" \
+  --dir "$dir/dg" --pr-group-by-degree on >"$dir/log" 2>&1 || { cat "$dir/log"; exit 1; }
+python3 - "$dir/rg.json" <<'PY'
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["results"]
+        if r["workload"] == "pr" and r["system"] == "strata-mem"]
+assert rows, "no strata-mem pr rows"
+for r in rows:
+    assert r["params"].get("group_by_degree") == "on", (r["metric"], r["params"])
+print("pr rows carry group_by_degree on")
+PY
+if "$bench" --suite quick --only pr --json "$dir/x.json" --pr-group-by-degree yes >"$dir/log" 2>&1; then
+  echo "--pr-group-by-degree yes was accepted"; exit 1
+fi
+grep -q -- "--pr-group-by-degree: 'yes'" "$dir/log" || { cat "$dir/log"; exit 1; }
+echo "bad --pr-group-by-degree refused"
