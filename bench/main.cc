@@ -29,6 +29,7 @@
 
 #include <rocksdb/version.h>
 
+#include "bench/cache_probe.h"
 #include "bench/report.h"
 #include "bench/util.h"
 #include "bench/workloads.h"
@@ -98,8 +99,21 @@ std::string Trim(std::string s) {
   return s.substr(i);
 }
 
+// The cache probe as JSON (bench/cache_probe.h): M accesses/s within the L2 and over half the
+// last-level cache.
+std::string ProbeJson(const CacheProbeResult& p) {
+  JsonObject o;
+  o.Int("threads", p.threads);
+  o.Int("small_bytes_per_thread", static_cast<int64_t>(p.small_bytes));
+  o.Int("large_bytes_per_thread", static_cast<int64_t>(p.large_bytes));
+  o.Num("small_m_per_s", p.small_per_s / 1e6);
+  o.Num("large_m_per_s", p.large_per_s / 1e6);
+  o.Num("seconds_each", p.seconds);
+  return o.ToJson();
+}
+
 std::string MachineJson(const SuiteConfig& cfg, bool drop_ok, const std::string& tree_state,
-                        const std::string& load_at_start) {
+                        const std::string& load_at_start, const CacheProbeResult& probe_at_start) {
   JsonObject m;
   std::string cpuinfo = ReadFileText("/proc/cpuinfo");
   std::string model;
@@ -133,6 +147,8 @@ std::string MachineJson(const SuiteConfig& cfg, bool drop_ok, const std::string&
                        std::to_string(ROCKSDB_PATCH));
   m.Str("loadavg_at_start", load_at_start);
   m.Str("loadavg_at_end", Trim(ReadFileText("/proc/loadavg")));
+  m.Raw("cache_probe_at_start", ProbeJson(probe_at_start));
+  m.Raw("cache_probe_at_end", ProbeJson(ProbeCaches(cfg.threads, 0.5)));
   m.Str("noise", "other processes may share the cores: compare cpu_seconds with seconds (a "
                  "kernel using T threads alone has cpu_seconds close to T x seconds)");
   m.Bool("page_cache_drop_permitted", drop_ok);
@@ -421,6 +437,7 @@ int Main(int argc, char** argv) {
   const std::string tree_state =
       dirty.empty() ? "clean" : "uncommitted changes in the working tree (figures are of HEAD plus those)";
   const std::string load_at_start = Trim(ReadFileText("/proc/loadavg"));
+  const CacheProbeResult probe_at_start = ProbeCaches(cfg.threads, 0.5);
 
   fprintf(stderr,
           "strata-bench %s: scale %d (sssp/tc %d, ingest_large %d in a %zu MiB budget), %d threads, "
@@ -497,7 +514,8 @@ int Main(int argc, char** argv) {
   tr.value = total;
   tr.unit = "s";
   results.push_back(tr);
-  const std::string machine = MachineJson(cfg, cfg.can_drop_cache, tree_state, load_at_start);
+  const std::string machine =
+      MachineJson(cfg, cfg.can_drop_cache, tree_state, load_at_start, probe_at_start);
   if (!WriteReport(json_path, machine, commit, cfg.suite, results)) {
     fprintf(stderr, "cannot write %s\n", json_path.c_str());
     return 1;

@@ -291,6 +291,18 @@ def render_markdown(rep, name):
     parts.append("- page cache: %s" % m.get("page_cache", "?"))
     parts.append("- load average (1, 5, 15 min) at start: %s; at end: %s" % (
         m.get("loadavg_at_start", "?"), m.get("loadavg_at_end", "?")))
+    def probe(p):
+        if not p:
+            return "?"
+        return "%.0f / %.0f" % (p.get("small_m_per_s", 0), p.get("large_m_per_s", 0))
+    if "cache_probe_at_start" in m:
+        p0 = m["cache_probe_at_start"]
+        parts.append("- cache probe (%s threads of random read-modify-writes, M/s: over %d KiB "
+                     "each, within the L2 / over %.1f MiB each, half the last-level cache; "
+                     "bench/cache_probe.h) at start: %s; at end: %s" % (
+                         p0.get("threads", "?"), p0.get("small_bytes_per_thread", 0) // 1024,
+                         p0.get("large_bytes_per_thread", 0) / 2 ** 20, probe(p0),
+                         probe(m.get("cache_probe_at_end"))))
     suite = [r for r in results if r["metric"] == "suite_seconds"]
     if suite:
         parts.append("- suite wall time: %.0f s" % suite[0]["value"])
