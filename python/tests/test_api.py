@@ -309,7 +309,10 @@ def test_gil_is_released(tmp_path):
         with db.snapshot() as snap:
             pr = _runs_while_other_thread_counts(lambda: snap.pagerank(iterations=50))
             assert pr > 10_000
-            sc = _runs_while_other_thread_counts(lambda: list(snap.edges()))
+            # Chunks of 4096: a hundred scans that each release the GIL, not the one scan of
+            # the default chunk, whose single window a loaded machine could let pass before
+            # this thread ran (CI once counted 0 so).
+            sc = _runs_while_other_thread_counts(lambda: list(snap.edges(chunk_size=4096)))
             assert sc > 1_000
 
 
