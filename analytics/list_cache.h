@@ -510,6 +510,12 @@ class ListCache {
   bool id24_;            // plain blocks as 3-byte IDs (packing_ not kNever, bound_ <= 2^24)
   bool gap_lists_ = false;  // every 3-byte block's long lists as gaps (set_long_lists)
   const DegreeGroups* groups_ = nullptr;  // set_groups
+  // Pass's streamed blocks [r) when groups_ is set: a vertex's whole list renumbered and
+  // ordered, in one call (L.dangling is false: PageRank renumbers pull lists only). Out of
+  // Pass's body, which stays as it was without groups.
+  template <typename Fn>
+  [[gnu::noinline]] Status PassStreamedGrouped(const Snapshot& snap, const Layout& L,
+                                               VertexRange r, Fn& fn) const;
   // Orders each of the `lists` lists of ids (offsets off, the last ending at count) by
   // groups_ (DegreeGroups::OrderList).
   void OrderLists(uint32_t* ids, const uint32_t* off, size_t lists, size_t count) const;
@@ -693,6 +699,31 @@ inline std::pair<uint64_t, size_t> ListCache::LongBefore(const Block& b, size_t 
   return {before, k};
 }
 
+template <typename Fn>
+Status ListCache::PassStreamedGrouped(const Snapshot& snap, const Layout& L, VertexRange r,
+                                      Fn& fn) const {
+  assert(!L.dangling);
+  thread_local std::vector<uint32_t> list, scratch;
+  VertexId cur = 0;
+  size_t m = 0;
+  auto flush = [&] {
+    if (m == 0) return;
+    groups_->OrderList(list.data(), m, &scratch);
+    fn(cur, static_cast<const uint32_t*>(list.data()), m);
+    m = 0;
+  };
+  Status s = ScanRangeChunks(snap, r, d_, L, /*weights=*/false,
+                             [&](VertexId u, const VertexId* src, const double*, size_t n) {
+                               if (u != cur) flush();
+                               cur = u;
+                               if (list.size() < m + n) list.resize(std::max(m + n, 2 * list.size()));
+                               groups_->Renumber(src, n, list.data() + m);
+                               m += n;
+                             });
+  if (s.ok()) flush();
+  return s;
+}
+
 template <bool kWholeLong, typename Fn>
 Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&& fn) const {
   const uint8_t* const exists = L.exists.data();
@@ -725,27 +756,7 @@ Status ListCache::Pass(const Snapshot& snap, const Layout& L, VertexRange r, Fn&
                               fn(u, src, n);
                             });
       } else {
-        // Renumbered: a vertex's whole list, ordered, in one call (L.dangling is false:
-        // PageRank renumbers pull lists only).
-        assert(!L.dangling);
-        thread_local std::vector<uint32_t> list, scratch;
-        VertexId cur = 0;
-        size_t m = 0;
-        auto flush = [&] {
-          if (m == 0) return;
-          groups_->OrderList(list.data(), m, &scratch);
-          fn(cur, static_cast<const uint32_t*>(list.data()), m);
-          m = 0;
-        };
-        s = ScanRangeChunks(snap, VertexRange{lo, end}, d_, L, /*weights=*/false,
-                            [&](VertexId u, const VertexId* src, const double*, size_t n) {
-                              if (u != cur) flush();
-                              cur = u;
-                              if (list.size() < m + n) list.resize(std::max(m + n, 2 * list.size()));
-                              groups_->Renumber(src, n, list.data() + m);
-                              m += n;
-                            });
-        if (s.ok()) flush();
+        s = PassStreamedGrouped(snap, L, VertexRange{lo, end}, fn);
       }
       if (!s.ok()) return s;
       lo = end;

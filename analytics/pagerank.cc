@@ -5,6 +5,7 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 
 #include <tbb/task_arena.h>
 
@@ -114,27 +115,34 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
     // One pass: each vertex's contribution, and the sinks' rank summed per range. Only a
     // sink's rank is added: adding 0.0 for every other vertex (the same sum: the partial
     // sums are never -0.0) chained a dependent add through every vertex of the range.
-    const double sink_sum = DeterministicSum(L, [&](VertexRange r) {
-      double acc = 0;
-      for (VertexId b0 = r.begin; b0 < r.end;) {
-        const size_t bi = static_cast<size_t>(b0 / kLayoutBlock);
-        const VertexId b1 = std::min<VertexId>(r.end, static_cast<VertexId>(bi + 1) * kLayoutBlock);
-        const auto deg = out_degree.Within(bi);
-        for (VertexId u = b0; u < b1; ++u) {
-          if (!L.exists[u]) continue;
-          const uint64_t k = deg(u);
-          const VertexId cu = to_new != nullptr ? to_new[u] : u;
-          if (k != 0) {
-            contrib[cu] = static_cast<float>(pr[u] / static_cast<double>(k));
-          } else {
-            contrib[cu] = 0.0f;
-            acc += pr[u];
+    // kGrouped: contributions at the cache's new IDs (a loop of its own, so the store-ID loop
+    // carries no test per vertex).
+    auto contributions = [&](auto grouped) {
+      return DeterministicSum(L, [&](VertexRange r) {
+        double acc = 0;
+        for (VertexId b0 = r.begin; b0 < r.end;) {
+          const size_t bi = static_cast<size_t>(b0 / kLayoutBlock);
+          const VertexId b1 = std::min<VertexId>(r.end, static_cast<VertexId>(bi + 1) * kLayoutBlock);
+          const auto deg = out_degree.Within(bi);
+          for (VertexId u = b0; u < b1; ++u) {
+            if (!L.exists[u]) continue;
+            const uint64_t k = deg(u);
+            VertexId cu = u;
+            if constexpr (decltype(grouped)::value) cu = to_new[u];
+            if (k != 0) {
+              contrib[cu] = static_cast<float>(pr[u] / static_cast<double>(k));
+            } else {
+              contrib[cu] = 0.0f;
+              acc += pr[u];
+            }
           }
+          b0 = b1;
         }
-        b0 = b1;
-      }
-      return acc;
-    });
+        return acc;
+      });
+    };
+    const double sink_sum =
+        to_new != nullptr ? contributions(std::true_type{}) : contributions(std::false_type{});
     const double base = (1.0 - d) / n + d * sink_sum / n;
     if (pull) {
       // Each range owns its vertices v: sums their in-neighbors' contributions in one stream.
