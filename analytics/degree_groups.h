@@ -1,11 +1,11 @@
-// Vertices renumbered by degree group, for a pull kernel's gathers (PageRank): the vertices
-// whose values are gathered most often — those of highest degree, on an undirected graph or
-// in-lists of one — get the lowest new IDs, so the values a pass gathers at random lie in a
-// small prefix of the array that stays in cache (degree-based grouping; on a scale-22
-// Kronecker graph a pull PageRank's iterations ran 1.5-1.9x as fast so, docs/benchmarks.md,
-// "Issue 28: PageRank's gathers by degree group").
+// Vertices renumbered by degree group, for a pull kernel's gathers (PageRank): a vertex's value
+// is gathered once per out-edge (once per edge on an undirected graph), so the vertices of
+// highest out-degree get the lowest new IDs, and the values a pass gathers at random lie
+// mostly in a small prefix of the array that stays in cache (degree-based grouping). On a
+// scale-22 Kronecker graph a pull PageRank's iterations ran 1.4-2.0x as fast so, a whole run
+// 1.2-1.4x (docs/benchmarks.md, "Issue 28: PageRank's gathers by degree group").
 //
-// Group k (0 <= k < groups()) holds the vertices whose degree bound is in [t_k, t_{k-1}):
+// Group k (0 <= k < kGroups) holds the vertices whose degree bound is in [t_k, t_{k-1}):
 // t_k = avg * 2^(kGroups - 2 - k) for k < kGroups - 1, t_{-1} = infinity, and the last group
 // holds every degree below avg / 2 (absent vertices too); avg: the bounds' mean over
 // existing vertices. Within a group the new IDs follow the old ones, so an ascending list of
