@@ -63,13 +63,18 @@ Status DegreeGroups::Build(const Snapshot& snap, Direction d) {
     while (b < t[k]) ++k;  // t[kGroups - 1] == 0 ends it
     return k;
   };
-  // Pass 2: counts per slice and group, then each slice's cursors, then the new IDs.
+  // Pass 2: each vertex's group (in to_new_, in place of its bound) and the counts per slice
+  // and group; then each slice's cursors; then pass 3, the new IDs.
   std::vector<uint32_t> count(slices * kGroups, 0);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, slices, 1), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i < r.end(); ++i) {
       const VertexId lo = i * kSlice, hi = std::min(bound, lo + kSlice);
       uint32_t* c = count.data() + i * kGroups;
-      for (VertexId u = lo; u < hi; ++u) ++c[group(to_new_[u])];
+      for (VertexId u = lo; u < hi; ++u) {
+        const int g = group(to_new_[u]);
+        to_new_[u] = static_cast<uint32_t>(g);
+        ++c[g];
+      }
     }
   });
   uint64_t at = 0;
@@ -86,7 +91,7 @@ Status DegreeGroups::Build(const Snapshot& snap, Direction d) {
     for (size_t i = r.begin(); i < r.end(); ++i) {
       const VertexId lo = i * kSlice, hi = std::min(bound, lo + kSlice);
       uint32_t* c = count.data() + i * kGroups;
-      for (VertexId u = lo; u < hi; ++u) to_new_[u] = c[group(to_new_[u])]++;
+      for (VertexId u = lo; u < hi; ++u) to_new_[u] = c[to_new_[u]]++;
     }
   });
   return Status::OK();

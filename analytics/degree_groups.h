@@ -3,7 +3,7 @@
 // highest out-degree get the lowest new IDs, and the values a pass gathers at random lie
 // mostly in a small prefix of the array that stays in cache (degree-based grouping). On a
 // scale-22 Kronecker graph a pull PageRank's iterations ran 1.4-2.0x as fast so, a whole run
-// 1.2-1.4x (docs/benchmarks.md, "Issue 28: PageRank's gathers by degree group").
+// 1.04-1.42x (docs/benchmarks.md, "Issue 28: PageRank's gathers by degree group").
 //
 // Group k (0 <= k < kGroups) holds the vertices whose degree bound is in [t_k, t_{k-1}):
 // t_k = avg * 2^(kGroups - 2 - k) for k < kGroups - 1, t_{-1} = infinity, and the last group
@@ -38,24 +38,15 @@ class DegreeGroups {
   // The new ID of old ID u (< bound()).
   uint32_t New(VertexId u) const { return to_new_[u]; }
   const uint32_t* to_new() const { return to_new_.data(); }
-  // The first new ID of group k; first(kGroups) == bound().
+  // The first new ID of group k (new IDs [first(k), first(k + 1)) are group k's);
+  // first(kGroups) == bound().
   uint32_t first(int k) const { return first_[k]; }
-  // The group of new ID x.
-  int GroupOf(uint32_t x) const {
-    int k = -1;
-    for (int i = 0; i < kGroups; ++i) k += x >= first_[i];
-    return k;
-  }
 
-  // to[i] = New(from[i]) for i < n (each from[i] < bound()).
-  void Renumber(const VertexId* from, size_t n, uint32_t* to) const {
+  // to[i] = New(from[i]) for i < n (each from[i] < bound()); `to` may be `from` (32-bit IDs).
+  template <typename Id>
+  void Renumber(const Id* from, size_t n, uint32_t* to) const {
     const uint32_t* const m = to_new_.data();
     for (size_t i = 0; i < n; ++i) to[i] = m[from[i]];
-  }
-  // ids[i] = New(ids[i]) for i < n, in place.
-  void RenumberInPlace(uint32_t* ids, size_t n) const {
-    const uint32_t* const m = to_new_.data();
-    for (size_t i = 0; i < n; ++i) ids[i] = m[ids[i]];
   }
   // Sorts ids[0, n) ascending. A list of old IDs, ascending, renumbered (at most kGroups
   // ascending runs interleaved, one per group) by log2(kGroups) stable halvings by group, no

@@ -391,7 +391,7 @@ void ListCache::Unstage(Stage& st) {
   // stage, counting the packed bytes; a block that cannot be packed goes on as below.
   // Renumbered and ordered first (Pack and Keep24's long lists need them ascending).
   if (groups_ != nullptr && st.n != 0) {
-    groups_->RenumberInPlace(st.ids32.data(), st.n);
+    groups_->Renumber(st.ids32.data(), st.n, st.ids32.data());
     OrderLists(st.ids32.data(), b.off.data(), std::min<size_t>(b.next, kLayoutBlock), st.n);
   }
   if (ShouldPack(st.n) && Pack(st.block, st.ids32.data(), st.n)) {
@@ -437,17 +437,13 @@ void ListCache::ReleaseStage(Stage& st) {
 
 void ListCache::PutAt(const NeighborChunk& c, size_t at, size_t size,
                       UninitVector<uint32_t>* ids32, UninitVector<VertexId>* ids64,
-                      UninitVector<double>* w, bool renumber) const {
+                      UninitVector<double>* w) const {
   auto fit = [size](auto* v) {
     if (v->size() < size) v->resize(size);  // uninitialized (UninitVector): written below
   };
   if (narrow_) {
     fit(ids32);
-    if (renumber && groups_ != nullptr) {
-      groups_->Renumber(c.dst, c.size, ids32->data() + at);
-    } else {
-      Narrow(c.dst, c.size, ids32->data() + at);
-    }
+    Narrow(c.dst, c.size, ids32->data() + at);
   } else {
     fit(ids64);
     std::copy(c.dst, c.dst + c.size, ids64->data() + at);
@@ -465,7 +461,7 @@ void ListCache::StageAppend(const NeighborChunk& c, Stage* st) {
   // The stage's vectors only grow, doubling: no copy per chunk.
   const size_t have = narrow_ ? st->ids32.size() : st->ids64.size();
   PutAt(c, n, have < need ? std::max({need, 2 * have, size_t{1024}}) : need, &st->ids32,
-        &st->ids64, &st->w, /*renumber=*/false);
+        &st->ids64, &st->w);
   st->n = need;
   st->room = 0;
   if (narrow_ && !weights_) {
@@ -482,7 +478,9 @@ void ListCache::StageAppend(const NeighborChunk& c, Stage* st) {
 void ListCache::Append(const NeighborChunk& c, UninitVector<uint32_t>* ids32,
                        UninitVector<VertexId>* ids64, UninitVector<double>* w) const {
   const size_t at = narrow_ ? ids32->size() : ids64->size();  // grows geometrically
-  PutAt(c, at, at + c.size, ids32, ids64, w, /*renumber=*/true);
+  PutAt(c, at, at + c.size, ids32, ids64, w);
+  // A block's own vectors are not renumbered as a whole (a stage is, when it moves).
+  if (groups_ != nullptr) groups_->Renumber(ids32->data() + at, c.size, ids32->data() + at);
 }
 
 size_t ListCache::Entries(const Block& b) const {

@@ -493,10 +493,10 @@ class ListCache {
   }
   // Writes c at index `at` of ids32 or ids64 (as narrow_ says) and of w (when weights_),
   // first growing each that is shorter than `size` to it.
-  // renumber: by groups_, when set (a stage's entries are renumbered when it is moved).
   void PutAt(const NeighborChunk& c, size_t at, size_t size, UninitVector<uint32_t>* ids32,
-             UninitVector<VertexId>* ids64, UninitVector<double>* w, bool renumber) const;
-  // Appends c to ids32 or ids64 (as narrow_ says) and to w (when weights_).
+             UninitVector<VertexId>* ids64, UninitVector<double>* w) const;
+  // Appends c to ids32 or ids64 (as narrow_ says) and to w (when weights_); renumbered by
+  // groups_ when set.
   void Append(const NeighborChunk& c, UninitVector<uint32_t>* ids32, UninitVector<VertexId>* ids64,
               UninitVector<double>* w) const;
   // Bytes a kept entry takes.

@@ -115,8 +115,8 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
     // One pass: each vertex's contribution, and the sinks' rank summed per range. Only a
     // sink's rank is added: adding 0.0 for every other vertex (the same sum: the partial
     // sums are never -0.0) chained a dependent add through every vertex of the range.
-    // kGrouped: contributions at the cache's new IDs (a loop of its own, so the store-ID loop
-    // carries no test per vertex).
+    // grouped (std::true_type): contributions at the cache's new IDs, in a loop of its own, so
+    // the store-ID loop carries no test per vertex.
     auto contributions = [&](auto grouped) {
       return DeterministicSum(L, [&](VertexRange r) {
         double acc = 0;
@@ -318,8 +318,8 @@ Status Ranks(const Snapshot& snap, const PageRankParams& params, UninitVector<fl
   ListCache cache(snap, list_dir, params.iterations > 1 ? params.cache_bytes : 0,
                   /*keep_weights=*/false, params.packing);
   // The pull lists' IDs renumbered by degree group (push mode scatters into sums indexed by
-  // the store's IDs: nothing to gain there). Built before the layout's pass, whose chunks the
-  // cache renumbers as it collects them.
+  // the store's IDs: nothing to gain there). Built before the layout's pass: the cache
+  // renumbers each block's lists as the block completes.
   DegreeGroups groups;
   bool grouped = false;
   double group_seconds = 0;

@@ -26,7 +26,8 @@ size_t LastLevelCacheBytes();
 
 // `threads` threads, each over its own buffer: `seconds` of random read-modify-writes over
 // small_bytes each, then as long over large_bytes each (0: half of LastLevelCacheBytes(), or
-// 16 MiB, split among the threads). Each thread does at least one round of 4096 accesses.
+// 16 MiB, split among the threads); each size rounded down to a power of two (the result
+// says what was used). Each thread does at least one round of 4096 accesses.
 CacheProbeResult ProbeCaches(int threads, double seconds, size_t small_bytes = size_t{256} << 10,
                              size_t large_bytes = 0);
 

@@ -213,7 +213,7 @@ struct PageRankParams {
   // out in the store's IDs either way; the sums over a list run in another order, so they may
   // differ from a run without it in the last bits (within the bound below). Same ranks, to the
   // last bit, for any cache_bytes, interleave and packing with it. Off by default: at scale 22
-  // it made PageRank 1.2-1.4x as fast, but it holds 4 bytes a vertex more and a snapshot
+  // it made PageRank 1.04-1.42x as fast, but it holds 4 bytes a vertex more and a snapshot
   // longer, and a reader beside a writer peaked 54 MiB higher (docs/benchmarks.md, "Issue 28:
   // PageRank's gathers by degree group").
   bool group_by_degree = false;
