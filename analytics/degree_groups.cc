@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -10,17 +11,14 @@
 
 namespace strata::analytics {
 
-namespace {
-constexpr VertexId kSlice = VertexId{1} << 16;  // vertices per task
-}  // namespace
-
 Status DegreeGroups::Build(const Snapshot& snap, Direction d) {
   const VertexId bound = snap.VertexIdBound();
   if (bound > UINT32_MAX) return Status::InvalidArgument("analytics: degree groups need IDs below 2^32");
   const size_t slices = static_cast<size_t>((bound + kSlice - 1) / kSlice);
-  // Pass 1: each vertex's degree bound (kept in to_new_ until pass 2 replaces it by the new
+  // Pass 1: each vertex's degree bound (kept in to_new_ until pass 3 replaces it by the new
   // ID; a bound past 2^32 - 1 is clamped, which keeps it in the first group), the sums.
   to_new_.resize(bound);
+  group_.resize(bound);
   std::vector<uint64_t> edges(slices, 0), present(slices, 0);
   FirstError err;
   tbb::parallel_for(tbb::blocked_range<size_t>(0, slices, 1), [&](const tbb::blocked_range<size_t>& r) {
@@ -63,16 +61,17 @@ Status DegreeGroups::Build(const Snapshot& snap, Direction d) {
     while (b < t[k]) ++k;  // t[kGroups - 1] == 0 ends it
     return k;
   };
-  // Pass 2: each vertex's group (in to_new_, in place of its bound) and the counts per slice
-  // and group; then each slice's cursors; then pass 3, the new IDs.
-  std::vector<uint32_t> count(slices * kGroups, 0);
+  // Pass 2: each vertex's group and the counts per slice and group; then each slice's
+  // cursors (kept for Cursors); then pass 3, the new IDs.
+  std::vector<uint32_t>& count = slice_first_;
+  count.assign(slices * kGroups, 0);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, slices, 1), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i < r.end(); ++i) {
       const VertexId lo = i * kSlice, hi = std::min(bound, lo + kSlice);
       uint32_t* c = count.data() + i * kGroups;
       for (VertexId u = lo; u < hi; ++u) {
         const int g = group(to_new_[u]);
-        to_new_[u] = static_cast<uint32_t>(g);
+        group_[u] = static_cast<uint8_t>(g);
         ++c[g];
       }
     }
@@ -90,11 +89,23 @@ Status DegreeGroups::Build(const Snapshot& snap, Direction d) {
   tbb::parallel_for(tbb::blocked_range<size_t>(0, slices, 1), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i < r.end(); ++i) {
       const VertexId lo = i * kSlice, hi = std::min(bound, lo + kSlice);
-      uint32_t* c = count.data() + i * kGroups;
-      for (VertexId u = lo; u < hi; ++u) to_new_[u] = c[to_new_[u]]++;
+      uint32_t c[kGroups];
+      std::copy(count.data() + i * kGroups, count.data() + (i + 1) * kGroups, c);
+      for (VertexId u = lo; u < hi; ++u) to_new_[u] = c[group_[u]]++;
     }
   });
   return Status::OK();
+}
+
+void DegreeGroups::Cursors(VertexId begin, uint32_t cur[]) const {
+  assert(begin <= bound());
+  const size_t i = static_cast<size_t>(begin / kSlice);
+  if (begin == bound() && begin % kSlice == 0) {  // past the last slice: every group's end
+    for (int k = 0; k < kGroups; ++k) cur[k] = first_[k + 1];
+    return;
+  }
+  std::copy(slice_first_.data() + i * kGroups, slice_first_.data() + (i + 1) * kGroups, cur);
+  for (VertexId u = static_cast<VertexId>(i) * kSlice; u < begin; ++u) ++cur[group_[u]];
 }
 
 namespace {

@@ -13,6 +13,7 @@
 // in log2(kGroups) stable partitions.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -34,10 +35,20 @@ class DegreeGroups {
   // direction d (parallel, one task per 64-Ki-vertex slice). Needs a bound below 2^32.
   Status Build(const Snapshot& snap, Direction d);
 
-  VertexId bound() const { return to_new_.size(); }
-  // The new ID of old ID u (< bound()).
+  VertexId bound() const { return group_.size(); }
+  // The new ID of old ID u (< bound()), while the map is kept (not after DropMap).
   uint32_t New(VertexId u) const { return to_new_[u]; }
-  const uint32_t* to_new() const { return to_new_.data(); }
+  bool has_map() const { return !to_new_.empty(); }
+  // Frees the map of new IDs (4 bytes a vertex): New and Renumber are not to be called after
+  // it. What stays (Group, Cursors) gives the new IDs of vertices taken in ascending order,
+  // as PageRank's contribution pass takes them, at 1 byte a vertex.
+  void DropMap() { to_new_ = UninitVector<uint32_t>(); }
+  // u's group (u < bound()).
+  const uint8_t* groups() const { return group_.data(); }
+  // cur[k] = the new ID of the first vertex of group k at or after old ID begin (<= bound()):
+  // walking u = begin, begin + 1, ..., u's new ID is cur[groups()[u]]++. At most kSlice - 1
+  // bytes read.
+  void Cursors(VertexId begin, uint32_t cur[]) const;
   // The first new ID of group k (new IDs [first(k), first(k + 1)) are group k's);
   // first(kGroups) == bound().
   uint32_t first(int k) const { return first_[k]; }
@@ -45,6 +56,7 @@ class DegreeGroups {
   // to[i] = New(from[i]) for i < n (each from[i] < bound()); `to` may be `from` (32-bit IDs).
   template <typename Id>
   void Renumber(const Id* from, size_t n, uint32_t* to) const {
+    assert(n == 0 || has_map());
     const uint32_t* const m = to_new_.data();
     for (size_t i = 0; i < n; ++i) to[i] = m[from[i]];
   }
@@ -57,7 +69,11 @@ class DegreeGroups {
   // Stable partition of ids[0, n), IDs of groups [lo, hi), by group. tmp: room for n.
   void SplitGroups(uint32_t* ids, size_t n, int lo, int hi, uint32_t* tmp) const;
 
+  static constexpr VertexId kSlice = VertexId{1} << 16;  // vertices per task of Build
+
   UninitVector<uint32_t> to_new_;
+  UninitVector<uint8_t> group_;
+  std::vector<uint32_t> slice_first_;  // [i * kGroups + k]: Cursors(i * kSlice)[k]
   uint32_t first_[kGroups + 1] = {};
 };
 

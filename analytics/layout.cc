@@ -20,12 +20,15 @@ Status BuildLayout(const Snapshot& snap, Layout* layout) {
 
 namespace {
 
-// The layout's block pass: fill(lo, hi) sets exists[] and out_degree of the block's vertices
-// (an error if it reports a vertex outside [lo, hi)); (*block_done)(b), when given, after
-// block b's fill succeeded, by the thread that filled it (blocks then taken in order).
+// The layout's block pass: fill(lo, hi, deg) sets exists[] of the block's vertices and
+// deg[u - lo] to each one's out-degree (an error if it reports a vertex outside [lo, hi));
+// deg is the block's part of out_degree, or, without keep_degrees, a buffer of the block's
+// own (out_degree is then left empty). (*block_done)(b), when given, after block b's fill
+// succeeded, by the thread that filled it (blocks then taken in order).
 Status LayoutPass(const Snapshot& snap, Layout* layout,
-                  FunctionRef<Status(VertexId lo, VertexId hi)> fill,
-                  FunctionRef<void(size_t block)>* block_done = nullptr);
+                  FunctionRef<Status(VertexId lo, VertexId hi, uint64_t* deg)> fill,
+                  FunctionRef<void(size_t block)>* block_done = nullptr,
+                  bool keep_degrees = true);
 
 // exists[] of [lo, hi) from ScanVertices.
 Status FillExists(const Snapshot& snap, Layout* layout, VertexId lo, VertexId hi) {
@@ -67,17 +70,18 @@ Status VisitBlock(const Snapshot& snap, const UninitVector<uint8_t>& exists, Ver
 
 Status BuildLayout(const Snapshot& snap, Layout* layout,
                    FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit,
-                   bool weights, FunctionRef<void(size_t block)>* block_done) {
+                   bool weights, FunctionRef<void(size_t block)>* block_done,
+                   bool keep_degrees) {
   Layout& L = *layout;
   L.exact_degrees = true;
   return LayoutPass(
       snap, layout,
-      [&](VertexId lo, VertexId hi) {
+      [&](VertexId lo, VertexId hi, uint64_t* deg) {
         Status s = FillExists(snap, layout, lo, hi);
         if (!s.ok()) return s;
-        return VisitBlock(snap, L.exists, lo, hi, weights, L.out_degree.data() + lo, visit);
+        return VisitBlock(snap, L.exists, lo, hi, weights, deg, visit);
       },
-      block_done);
+      block_done, keep_degrees);
 }
 
 Status VisitOutLists(const Snapshot& snap, const Layout& L,
@@ -99,7 +103,7 @@ Status VisitOutLists(const Snapshot& snap, const Layout& L,
 Status EstimateLayout(const Snapshot& snap, Layout* layout) {
   Layout& L = *layout;
   L.exact_degrees = false;
-  return LayoutPass(snap, layout, [&](VertexId lo, VertexId hi) {
+  return LayoutPass(snap, layout, [&](VertexId lo, VertexId hi, uint64_t* deg) {
     // Vertices and degree bounds in one pass over the vertex tables.
     bool out_of_block = false;
     Status s = snap.ScanVertexDegreeBounds(lo, hi, Direction::kOut, [&](VertexId u, uint64_t d) {
@@ -108,7 +112,7 @@ Status EstimateLayout(const Snapshot& snap, Layout* layout) {
         return false;
       }
       L.exists[u] = 1;
-      L.out_degree[u] = d;
+      deg[u - lo] = d;
       return true;
     });
     if (s.ok() && out_of_block) {
@@ -121,8 +125,8 @@ Status EstimateLayout(const Snapshot& snap, Layout* layout) {
 namespace {
 
 Status LayoutPass(const Snapshot& snap, Layout* layout,
-                  FunctionRef<Status(VertexId lo, VertexId hi)> fill,
-                  FunctionRef<void(size_t block)>* block_done) {
+                  FunctionRef<Status(VertexId lo, VertexId hi, uint64_t* deg)> fill,
+                  FunctionRef<void(size_t block)>* block_done, bool keep_degrees) {
   Layout& L = *layout;
   // Every kernel starts here: return what the kernel arena kept past its decay time (a no-op
   // when jemalloc's background threads already did).
@@ -133,7 +137,11 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
   L.bound = bound;
   // Sized without zeroing: each block zeroes its own part below, in parallel.
   L.exists.resize(bound);
-  L.out_degree.resize(bound);
+  if (keep_degrees) {
+    L.out_degree.resize(bound);
+  } else {
+    L.out_degree = UninitVector<uint64_t>();
+  }
   L.ranges.clear();
   const size_t groups = static_cast<size_t>((bound + kGroup - 1) / kGroup);
   const size_t blocks = static_cast<size_t>((bound + kBlock - 1) / kBlock);
@@ -145,14 +153,17 @@ Status LayoutPass(const Snapshot& snap, Layout* layout,
   auto run = [&](size_t b) {
     const VertexId lo = b * kBlock, hi = std::min<VertexId>(bound, lo + kBlock);
     uint64_t nv = 0, ne = 0;
+    std::vector<uint64_t> own;  // the block's degrees when out_degree is not kept
+    if (!keep_degrees) own.resize(static_cast<size_t>(hi - lo));
+    uint64_t* const deg = keep_degrees ? L.out_degree.data() + lo : own.data();
     std::fill(L.exists.data() + lo, L.exists.data() + hi, 0);
-    std::fill(L.out_degree.data() + lo, L.out_degree.data() + hi, 0);
-    err.Set(fill(lo, hi));
+    std::fill(deg, deg + (hi - lo), 0);
+    err.Set(fill(lo, hi, deg));
     for (VertexId g = lo / kGroup; g * kGroup < hi; ++g) {
-      uint64_t n = 0, e = 0;  // out_degree is 0 where a vertex does not exist
+      uint64_t n = 0, e = 0;  // the degree is 0 where a vertex does not exist
       for (VertexId v = g * kGroup; v < std::min<VertexId>(bound, (g + 1) * kGroup); ++v) {
         n += L.exists[v];
-        e += L.out_degree[v];
+        e += deg[v - lo];
       }
       work[g] = 1 + e + n;
       edges[g] = e;

@@ -39,7 +39,8 @@ struct Layout {
   UninitVector<uint8_t> exists;      // exists[v] == 1 iff v exists
   // Degree(v) as the store reports it (0 for absent vertices): a work estimate, which counts
   // edges into deleted vertices on kDirected stores. With exact_degrees false (EstimateLayout)
-  // an upper bound of it (Snapshot::ScanDegreeBounds), and num_out_edges their sum.
+  // an upper bound of it (Snapshot::ScanDegreeBounds), and num_out_edges their sum. Empty
+  // when BuildLayout was told not to keep them (keep_degrees).
   UninitVector<uint64_t> out_degree;
   bool exact_degrees = true;
   std::vector<VertexRange> ranges;
@@ -62,10 +63,13 @@ Status BuildLayout(const Snapshot& snap, Layout* layout);
 // then). With `block_done`, the kLayoutBlock blocks are taken in ascending order, one at a
 // time, by whichever thread is free, and (*block_done)(b) runs on the thread that read block
 // b once its reads have returned (so the blocks done form nearly a prefix: PageRank releases
-// its snapshot's prefix as it goes).
+// its snapshot's prefix as it goes). keep_degrees false: out_degree is left empty (the ranges
+// and num_out_edges are as ever), for a kernel that has the degrees otherwise — PageRank from
+// the lengths of the lists it keeps — and whose peak would hold them (8 bytes a vertex).
 Status BuildLayout(const Snapshot& snap, Layout* layout,
                    FunctionRef<void(VertexId u, const NeighborChunk& c, uint64_t offset)> visit,
-                   bool weights = false, FunctionRef<void(size_t block)>* block_done = nullptr);
+                   bool weights = false, FunctionRef<void(size_t block)>* block_done = nullptr,
+                   bool keep_degrees = true);
 
 // One pass over the out-lists of `layout`'s existing vertices (a layout of the same snapshot,
 // exact or estimated): visit(u, chunk, offset) as BuildLayout's visitor gets it, one task per

@@ -66,7 +66,7 @@ struct CachedDegrees {  // the cache's lengths (ListCache::HasLengths)
 template <typename DegreeOf>
 Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
                const PageRankParams& params, DegreeOf out_degree, UninitVector<float>* rank) {
-  const uint32_t* const to_new = cache.groups() != nullptr ? cache.groups()->to_new() : nullptr;
+  const DegreeGroups* const groups = cache.groups();
   const auto start = std::chrono::steady_clock::now();
   Status s;
   const bool pull = HasInEdges(snap.kind());
@@ -116,19 +116,27 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
     // sink's rank is added: adding 0.0 for every other vertex (the same sum: the partial
     // sums are never -0.0) chained a dependent add through every vertex of the range.
     // grouped (std::true_type): contributions at the cache's new IDs, in a loop of its own, so
-    // the store-ID loop carries no test per vertex.
+    // the store-ID loop carries no test per vertex. The new IDs come from a cursor per group
+    // (DegreeGroups::Cursors): the range's vertices are taken in ascending order, absent ones
+    // too (each holds a new ID), so no map of new IDs is kept through the iterations.
     auto contributions = [&](auto grouped) {
       return DeterministicSum(L, [&](VertexRange r) {
         double acc = 0;
+        uint32_t cur[DegreeGroups::kGroups];
+        const uint8_t* group_of = nullptr;
+        if constexpr (decltype(grouped)::value) {
+          groups->Cursors(r.begin, cur);
+          group_of = groups->groups();
+        }
         for (VertexId b0 = r.begin; b0 < r.end;) {
           const size_t bi = static_cast<size_t>(b0 / kLayoutBlock);
           const VertexId b1 = std::min<VertexId>(r.end, static_cast<VertexId>(bi + 1) * kLayoutBlock);
           const auto deg = out_degree.Within(bi);
           for (VertexId u = b0; u < b1; ++u) {
+            VertexId cu = u;
+            if constexpr (decltype(grouped)::value) cu = cur[group_of[u]]++;
             if (!L.exists[u]) continue;
             const uint64_t k = deg(u);
-            VertexId cu = u;
-            if constexpr (decltype(grouped)::value) cu = to_new[u];
             if (k != 0) {
               contrib[cu] = static_cast<float>(pr[u] / static_cast<double>(k));
             } else {
@@ -142,7 +150,7 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
       });
     };
     const double sink_sum =
-        to_new != nullptr ? contributions(std::true_type{}) : contributions(std::false_type{});
+        groups != nullptr ? contributions(std::true_type{}) : contributions(std::false_type{});
     const double base = (1.0 - d) / n + d * sink_sum / n;
     if (pull) {
       // Each range owns its vertices v: sums their in-neighbors' contributions in one stream.
@@ -254,18 +262,19 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
 
 // *out = |N_out(u)| for every u < L.bound, as T (wide enough for every degree): counted over
 // existing neighbors when edges may dangle (Degree() also counts edges into deleted vertices
-// on kDirected stores; one pass over the lists, cheap next to the iterations), else the
-// layout's degrees, which are exactly that.
+// on kDirected stores; one pass over the lists, cheap next to the iterations) or the layout
+// kept no degrees, else the layout's degrees, which are exactly that.
 template <typename T>
 Status OutDegrees(const Snapshot& snap, const Layout& L, const ListCache& cache,
                   UninitVector<T>* out) {
   out->resize(L.bound);  // uninitialized (UninitVector): every element is set below
   T* const deg = out->data();
+  const bool count = L.dangling || L.out_degree.empty();
   return ForEachRange(L, [&](size_t, VertexRange r) {
     for (VertexId v = r.begin; v < r.end; ++v) {
-      deg[v] = L.dangling ? 0 : static_cast<T>(L.out_degree[v]);
+      deg[v] = count ? 0 : static_cast<T>(L.out_degree[v]);
     }
-    if (!L.dangling) return Status::OK();
+    if (!count) return Status::OK();
     return cache.Pass(snap, L, r, [&](VertexId u, const auto*, size_t k) { deg[u] += k; });
   });
 }
@@ -340,16 +349,24 @@ Status Ranks(const Snapshot& snap, const PageRankParams& params, UninitVector<fl
   }
   auto block_done = [&](size_t b) { prefix->Done(b, cache.EndBlock(b)); };
   FunctionRef<void(size_t)> done_ref(block_done);
+  // The layout's 8-byte degrees only when the iterations may read them: the in-lists' cache
+  // gives in-degrees, so a pull over in-lists needs them for its out-degrees; when the kept
+  // lists are the out-lists their lengths are the degrees (or, if some are streamed, a pass
+  // over the lists counts them: OutDegrees). 32 MiB less at 2^22 vertices beside the cache.
   Layout L;
   Status s = BuildLayout(
       snap, &L,
       [&](VertexId u, const NeighborChunk& c, uint64_t) {
         if (list_dir == Direction::kOut) cache.Collect(u, c);
       },
-      /*weights=*/false, release_early ? &done_ref : nullptr);
+      /*weights=*/false, release_early ? &done_ref : nullptr,
+      /*keep_degrees=*/list_dir != Direction::kOut);
   if (!s.ok()) return s;
   s = cache.Complete(snap, L);
   if (!s.ok()) return s;
+  // Every list kept renumbered: the map of new IDs has done its work (only Pass's streamed
+  // blocks would read it again), and its 4 bytes a vertex go before the iterations' arrays.
+  if (grouped && cache.HoldsAll()) groups.DropMap();
   if (params.stats != nullptr) {
     params.stats->cache_budget = cache.budget();
     params.stats->cache_bytes = cache.bytes();
@@ -395,9 +412,13 @@ Status Ranks(const Snapshot& snap, const PageRankParams& params, UninitVector<fl
     return iterate(CachedDegrees{&cache});
   }
   // Else the degrees the iterations divide by, in 4 bytes when every one fits (the layout's
-  // bounds are at least the counts).
+  // degrees are at least the counts; without them, a range's edges are).
   std::vector<uint64_t> part(L.ranges.size(), 0);
   ForEachRange(L, [&](size_t i, VertexRange r) {
+    if (L.out_degree.empty()) {
+      part[i] = L.range_edges[i];
+      return Status::OK();
+    }
     for (VertexId v = r.begin; v < r.end; ++v) part[i] = std::max(part[i], L.out_degree[v]);
     return Status::OK();
   });

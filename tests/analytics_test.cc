@@ -639,6 +639,32 @@ TEST(Analytics, LayoutCoversBoundInAlignedRanges) {
   }
   EXPECT_EQ(g.NumVertices(), L.num_vertices);
   EXPECT_EQ(g.NumEdges(), L.num_out_edges);
+  // Without per-vertex degrees (keep_degrees false; the bound, 5001, spans two blocks): the
+  // same existence, ranges and counts, the visitor's offsets the same, and no degree array.
+  std::vector<uint64_t> seen(g.VertexIdBound(), 0), seen_lean(g.VertexIdBound(), 0);
+  auto counter = [](std::vector<uint64_t>* into) {
+    return [into](VertexId u, const NeighborChunk& c, uint64_t offset) {
+      EXPECT_EQ((*into)[u], offset) << "vertex " << u;
+      (*into)[u] += c.size;
+    };
+  };
+  g.set_chunk_size(5);
+  Layout full, lean;
+  ASSERT_OK(BuildLayout(g, &full, counter(&seen)));
+  ASSERT_OK(BuildLayout(g, &lean, counter(&seen_lean), /*weights=*/false, /*block_done=*/nullptr,
+                        /*keep_degrees=*/false));
+  EXPECT_TRUE(lean.out_degree.empty());
+  EXPECT_EQ(seen, seen_lean);
+  for (VertexId v = 0; v < g.VertexIdBound(); ++v) ASSERT_EQ(seen[v], full.out_degree[v]) << v;
+  EXPECT_TRUE(std::equal(full.exists.begin(), full.exists.end(), lean.exists.begin(), lean.exists.end()));
+  ASSERT_EQ(full.ranges.size(), lean.ranges.size());
+  for (size_t i = 0; i < full.ranges.size(); ++i) {
+    EXPECT_EQ(full.ranges[i].begin, lean.ranges[i].begin);
+    EXPECT_EQ(full.ranges[i].end, lean.ranges[i].end);
+  }
+  EXPECT_EQ(full.range_edges, lean.range_edges);
+  EXPECT_EQ(full.num_vertices, lean.num_vertices);
+  EXPECT_EQ(full.num_out_edges, lean.num_out_edges);
 }
 
 // ListCache gives the lists ScanRangeEach gives, whether every block, some (a budget that
@@ -1185,17 +1211,21 @@ TEST(Analytics, ListCacheLongListsAsRuns) {
   }
 }
 
-// DegreeGroups (analytics/degree_groups.h): on a Kronecker graph with absent vertices, New is
-// a bijection onto [0, bound); group k's IDs are [first(k), first(k + 1)); each vertex is in
-// the group its degree gives by the definition (thresholds avg * 2^(kGroups - 2 - k), avg over
-// existing vertices), and within a group new IDs follow old ones. OrderList puts a renumbered
-// ascending list in ascending order, short and long alike, and leaves an ascending list as
-// it is.
+// DegreeGroups (analytics/degree_groups.h): on a Kronecker graph with absent vertices and a
+// bound that ends within a word of the map, New is a bijection onto [0, bound); group k's IDs
+// are [first(k), first(k + 1)); each vertex is in the group its degree gives by the definition
+// (thresholds avg * 2^(kGroups - 2 - k), avg over existing vertices), and within a group new
+// IDs follow old ones. OrderList puts a renumbered ascending list in ascending order, short
+// and long alike, and leaves an ascending list as it is.
 TEST(DegreeGroups, ByDegreeKeepingOrderWithinAGroup) {
   std::mt19937_64 rng(7);
   MapSnapshot g(GraphKind::kUndirected, false);
   FillKronecker(&g, 12, 8, rng);
   Mutate(&g, 0.05, rng);
+  // A bound past a whole 64-vertex word of the map, and a gap of absent IDs before it.
+  g.PutEdge(4096 + 100, 3);
+  g.PutEdge(4096 + 101, 5);
+  ASSERT_EQ(g.VertexIdBound() % 64, 38u);
   DegreeGroups groups;
   ASSERT_OK(groups.Build(g, Direction::kOut));
   const VertexId bound = g.VertexIdBound();
@@ -1256,6 +1286,47 @@ TEST(DegreeGroups, ByDegreeKeepingOrderWithinAGroup) {
     long_lists += nb.size() > 32;
   }
   EXPECT_GT(long_lists, 20u);
+}
+
+// DegreeGroups::Cursors and groups(), before and after DropMap, over IDs spread across three
+// of Build's 64-Ki-vertex slices: walking u upwards from any start, cur[groups()[u]]++ is
+// New(u) (a start inside a slice, at its first vertex, at the bound).
+TEST(DegreeGroups, CursorsGiveTheNewIdsInAscendingOrder) {
+  std::mt19937_64 rng(11);
+  MapSnapshot g(GraphKind::kUndirected, false);
+  std::uniform_int_distribution<VertexId> id(0, 150000);
+  for (int i = 0; i < 20000; ++i) g.PutEdge(id(rng), id(rng));
+  for (int i = 0; i < 300; ++i) g.PutEdge(70000, id(rng));  // a hub past the first slice
+  g.PutEdge(150001, 150002);  // bound 150003: the last slice ends within a word
+  DegreeGroups groups;
+  ASSERT_OK(groups.Build(g, Direction::kOut));
+  const VertexId bound = g.VertexIdBound();
+  ASSERT_EQ(groups.bound(), bound);
+  std::vector<uint32_t> want_new(bound);
+  for (VertexId u = 0; u < bound; ++u) {
+    want_new[u] = groups.New(u);
+    const int k = groups.groups()[u];
+    ASSERT_GE(want_new[u], groups.first(k)) << "vertex " << u;
+    ASSERT_LT(want_new[u], groups.first(k + 1)) << "vertex " << u;
+  }
+  EXPECT_LT(groups.New(70000), groups.first(1)) << "the hub is in the first group";
+  for (bool dropped : {false, true}) {
+    if (dropped) {
+      groups.DropMap();
+      EXPECT_FALSE(groups.has_map());
+    }
+    for (VertexId begin : {VertexId{0}, VertexId{1}, VertexId{12345}, VertexId{65536},
+                           VertexId{65537}, VertexId{131072}, VertexId{140000}, bound - 1, bound}) {
+      uint32_t cur[DegreeGroups::kGroups];
+      groups.Cursors(begin, cur);
+      for (VertexId u = begin; u < bound; ++u) {
+        ASSERT_EQ(cur[groups.groups()[u]]++, want_new[u]) << "from " << begin << " at " << u;
+      }
+      for (int k = 0; k < DegreeGroups::kGroups; ++k) {
+        EXPECT_EQ(cur[k], groups.first(k + 1)) << "from " << begin << ", group " << k;
+      }
+    }
+  }
 }
 
 // A cache renumbered by degree groups (ListCache, "Renumbered lists") gives every list as
