@@ -26,7 +26,7 @@
 // scans' hints, H windows ahead, SetStreamHintWindows(H); absent: kDefaultStreamHintWindows) and
 // cC (PageRank's list cache, PageRankParams::cache_bytes = C MiB; absent: the default) and u
 // or z (PageRankParams::packing kNever or kAlways; absent: kAuto) and d (PageRankParams::
-// group_by_degree true; absent: the default, false). Each
+// group_by_degree true; absent: false, though the kernel's default is true). Each
 // run's result is checked equal to the first setting's (BFS depths exactly, SSSP distances
 // exactly: every setting relaxes to the same fixed point; PageRank's ranks and WCC's labels
 // exactly — to within 1e-5 relatively between settings that differ in d, whose sums run in

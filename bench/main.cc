@@ -88,7 +88,7 @@ void Usage() {
           "--pr-packing: strata's PageRank list packing (PageRankParams::packing); default auto;\n"
           "           strata's pr rows then carry params.packing\n"
           "--pr-group-by-degree: strata's PageRank gathers by vertices renumbered by degree\n"
-          "           group (PageRankParams::group_by_degree); default off; strata's pr rows\n"
+          "           group (PageRankParams::group_by_degree); default the kernel's (on); strata's pr rows\n"
           "           then carry params.group_by_degree\n");
 }
 

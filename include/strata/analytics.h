@@ -212,11 +212,12 @@ struct PageRankParams {
   // contributions gathered most often share a small, cached prefix of their array. Ranks come
   // out in the store's IDs either way; the sums over a list run in another order, so they may
   // differ from a run without it in the last bits (within the bound below). Same ranks, to the
-  // last bit, for any cache_bytes, interleave and packing with it. Off by default: at scale 22
-  // it made PageRank 1.04-1.42x as fast, but it holds 4 bytes a vertex more and a snapshot
-  // longer, and a reader beside a writer peaked 54 MiB higher (docs/benchmarks.md, "Issue 28:
-  // PageRank's gathers by degree group").
-  bool group_by_degree = false;
+  // last bit, for any cache_bytes, interleave and packing with it. At scale 22 it made
+  // PageRank 1.04-1.42x as fast, for 1 byte a vertex through the iterations (4 while the
+  // cache fills) and a longer prepare phase; a reader beside a writer peaked no higher than
+  // without it (docs/benchmarks.md, "Issue 28: PageRank's gathers by degree group" and "the
+  // degree groups by default").
+  bool group_by_degree = true;
   // When not null, filled with what the run's list cache held.
   PageRankStats* stats = nullptr;
 };
