@@ -40,10 +40,10 @@ class DegreeGroups {
   uint32_t New(VertexId u) const { return to_new_[u]; }
   bool has_map() const { return !to_new_.empty(); }
   // Frees the map of new IDs (4 bytes a vertex): New and Renumber are not to be called after
-  // it. What stays (Group, Cursors) gives the new IDs of vertices taken in ascending order,
+  // it. What stays (groups(), Cursors) gives the new IDs of vertices taken in ascending order,
   // as PageRank's contribution pass takes them, at 1 byte a vertex.
   void DropMap() { to_new_ = UninitVector<uint32_t>(); }
-  // u's group (u < bound()).
+  // groups()[u]: u's group (u < bound()).
   const uint8_t* groups() const { return group_.data(); }
   // cur[k] = the new ID of the first vertex of group k at or after old ID begin (<= bound()):
   // walking u = begin, begin + 1, ..., u's new ID is cur[groups()[u]]++. At most kSlice - 1
