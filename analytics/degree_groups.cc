@@ -62,9 +62,10 @@ Status DegreeGroups::Build(const Snapshot& snap, Direction d) {
     return k;
   };
   // Pass 2: each vertex's group and the counts per slice and group; then each slice's
-  // cursors (kept for Cursors); then pass 3, the new IDs.
+  // cursors (kept for Cursors, with a row past the last slice: each group's end); then
+  // pass 3, the new IDs.
   std::vector<uint32_t>& count = slice_first_;
-  count.assign(slices * kGroups, 0);
+  count.assign((slices + 1) * kGroups, 0);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, slices, 1), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i < r.end(); ++i) {
       const VertexId lo = i * kSlice, hi = std::min(bound, lo + kSlice);
@@ -84,6 +85,7 @@ Status DegreeGroups::Build(const Snapshot& snap, Direction d) {
       count[i * kGroups + k] = static_cast<uint32_t>(at);
       at += c;
     }
+    count[slices * kGroups + k] = static_cast<uint32_t>(at);
   }
   first_[kGroups] = static_cast<uint32_t>(at);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, slices, 1), [&](const tbb::blocked_range<size_t>& r) {
@@ -100,10 +102,6 @@ Status DegreeGroups::Build(const Snapshot& snap, Direction d) {
 void DegreeGroups::Cursors(VertexId begin, uint32_t cur[]) const {
   assert(begin <= bound());
   const size_t i = static_cast<size_t>(begin / kSlice);
-  if (begin == bound() && begin % kSlice == 0) {  // past the last slice: every group's end
-    for (int k = 0; k < kGroups; ++k) cur[k] = first_[k + 1];
-    return;
-  }
   std::copy(slice_first_.data() + i * kGroups, slice_first_.data() + (i + 1) * kGroups, cur);
   for (VertexId u = static_cast<VertexId>(i) * kSlice; u < begin; ++u) ++cur[group_[u]];
 }

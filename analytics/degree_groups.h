@@ -73,7 +73,9 @@ class DegreeGroups {
 
   UninitVector<uint32_t> to_new_;
   UninitVector<uint8_t> group_;
-  std::vector<uint32_t> slice_first_;  // [i * kGroups + k]: Cursors(i * kSlice)[k]
+  // [i * kGroups + k]: Cursors(i * kSlice)[k], for every slice i and one past the last
+  // (first(k + 1) there).
+  std::vector<uint32_t> slice_first_;
   uint32_t first_[kGroups + 1] = {};
 };
 

@@ -21,13 +21,13 @@ namespace strata::analytics {
 
 namespace {
 
-// Sum of f(r) over the layout's ranges r (f: a range's partial sum, its vertices in order), in
-// range order, so the result does not depend on scheduling.
+// Sum of f(i, r) over the layout's ranges r = L.ranges[i] (f: a range's partial sum, its
+// vertices in order), in range order, so the result does not depend on scheduling.
 template <typename Fn>
 double DeterministicSum(const Layout& L, Fn&& f) {
   std::vector<double> part(L.ranges.size(), 0.0);
   ForEachRange(L, [&](size_t i, VertexRange r) {
-    part[i] = f(r);
+    part[i] = f(i, r);
     return Status::OK();
   });
   double sum = 0;
@@ -100,6 +100,15 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
     }
     return Status::OK();
   });
+  // Each range's cursors (DegreeGroups::Cursors), found once for all the iterations.
+  constexpr int kGroups = DegreeGroups::kGroups;
+  std::vector<uint32_t> range_cur(groups != nullptr ? L.ranges.size() * kGroups : 0);
+  if (groups != nullptr) {
+    ForEachRange(L, [&](size_t i, VertexRange r) {
+      groups->Cursors(r.begin, range_cur.data() + i * kGroups);
+      return Status::OK();
+    });
+  }
   // Push mode: partition p owns the sources of ranges [cut[p], cut[p+1]) and accumulates into
   // acc[p]; partitions are summed in index order, so no two tasks ever write the same double.
   std::vector<std::vector<double>> acc;
@@ -120,12 +129,12 @@ Status Iterate(const Snapshot& snap, const Layout& L, const ListCache& cache,
     // (DegreeGroups::Cursors): the range's vertices are taken in ascending order, absent ones
     // too (each holds a new ID), so no map of new IDs is kept through the iterations.
     auto contributions = [&](auto grouped) {
-      return DeterministicSum(L, [&](VertexRange r) {
+      return DeterministicSum(L, [&](size_t i, VertexRange r) {
         double acc = 0;
-        uint32_t cur[DegreeGroups::kGroups];
+        uint32_t cur[kGroups];
         const uint8_t* group_of = nullptr;
         if constexpr (decltype(grouped)::value) {
-          groups->Cursors(r.begin, cur);
+          std::copy(range_cur.data() + i * kGroups, range_cur.data() + (i + 1) * kGroups, cur);
           group_of = groups->groups();
         }
         for (VertexId b0 = r.begin; b0 < r.end;) {
@@ -411,18 +420,11 @@ Status Ranks(const Snapshot& snap, const PageRankParams& params, UninitVector<fl
     free_layout_degrees();
     return iterate(CachedDegrees{&cache});
   }
-  // Else the degrees the iterations divide by, in 4 bytes when every one fits (the layout's
-  // degrees are at least the counts; without them, a range's edges are).
-  std::vector<uint64_t> part(L.ranges.size(), 0);
-  ForEachRange(L, [&](size_t i, VertexRange r) {
-    if (L.out_degree.empty()) {
-      part[i] = L.range_edges[i];
-      return Status::OK();
-    }
-    for (VertexId v = r.begin; v < r.end; ++v) part[i] = std::max(part[i], L.out_degree[v]);
-    return Status::OK();
-  });
-  const bool narrow = *std::max_element(part.begin(), part.end()) <= UINT32_MAX;
+  // Else the degrees the iterations divide by, in 4 bytes when every one fits: no degree
+  // exceeds its range's edges (the layout's degrees, which are at least the counts, summed),
+  // so only a range of more than 2^32 edges asks for 8.
+  const bool narrow = L.range_edges.empty() ||
+      *std::max_element(L.range_edges.begin(), L.range_edges.end()) <= UINT32_MAX;
   auto run = [&](auto width) {
     UninitVector<decltype(width)> degree;
     Status st = OutDegrees(snap, L, cache, &degree);

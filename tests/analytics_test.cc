@@ -1290,7 +1290,8 @@ TEST(DegreeGroups, ByDegreeKeepingOrderWithinAGroup) {
 
 // DegreeGroups::Cursors and groups(), before and after DropMap, over IDs spread across three
 // of Build's 64-Ki-vertex slices: walking u upwards from any start, cur[groups()[u]]++ is
-// New(u) (a start inside a slice, at its first vertex, at the bound).
+// New(u) (a start inside a slice, at its first vertex, at the bound, and at a bound that ends
+// a slice).
 TEST(DegreeGroups, CursorsGiveTheNewIdsInAscendingOrder) {
   std::mt19937_64 rng(11);
   MapSnapshot g(GraphKind::kUndirected, false);
@@ -1327,6 +1328,16 @@ TEST(DegreeGroups, CursorsGiveTheNewIdsInAscendingOrder) {
       }
     }
   }
+  // A bound that ends a slice exactly: Cursors at the bound gives every group's end.
+  MapSnapshot h(GraphKind::kUndirected, false);
+  for (int i = 0; i < 3000; ++i) h.PutEdge(id(rng) % 65536, id(rng) % 65536);
+  h.PutEdge(65535, 1);
+  DegreeGroups at_end;
+  ASSERT_OK(at_end.Build(h, Direction::kOut));
+  ASSERT_EQ(at_end.bound(), 65536u);
+  uint32_t cur[DegreeGroups::kGroups];
+  at_end.Cursors(65536, cur);
+  for (int k = 0; k < DegreeGroups::kGroups; ++k) EXPECT_EQ(cur[k], at_end.first(k + 1)) << k;
 }
 
 // A cache renumbered by degree groups (ListCache, "Renumbered lists") gives every list as
