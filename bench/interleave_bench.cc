@@ -25,8 +25,8 @@
 // readahead, FrontierReadConfig::random_access false; absent: the defaults) and hH (the streamed
 // scans' hints, H windows ahead, SetStreamHintWindows(H); absent: kDefaultStreamHintWindows) and
 // cC (PageRank's list cache, PageRankParams::cache_bytes = C MiB; absent: the default) and u
-// or z (PageRankParams::packing kNever or kAlways; absent: kAuto) and d (PageRankParams::
-// group_by_degree true; absent: false, though the kernel's default is true). Each
+// or z (PageRankParams::packing kNever or kAlways; absent: kAuto) and d or n (PageRankParams::
+// group_by_degree true or false; absent: the kernel's default, true). Each
 // run's result is checked equal to the first setting's (BFS depths exactly, SSSP distances
 // exactly: every setting relaxes to the same fixed point; PageRank's ranks and WCC's labels
 // exactly — to within 1e-5 relatively between settings that differ in d, whose sums run in
@@ -93,7 +93,8 @@ struct Setting {
   long cache_mib = -1; // PageRank's list cache (PageRankParams::cache_bytes) in MiB; -1: default
   // PageRankParams::packing: 'u' kNever, 'z' kAlways; absent: the default (kAuto)
   analytics::ListPacking packing = analytics::ListPacking::kAuto;
-  bool group_by_degree = false;  // PageRankParams::group_by_degree: 'd' true
+  // PageRankParams::group_by_degree: 'd' true, 'n' false; absent: the default
+  bool group_by_degree = analytics::PageRankParams{}.group_by_degree;
 };
 
 bool ParseSetting(const std::string& s, Setting* out) {
@@ -140,8 +141,8 @@ bool ParseSetting(const std::string& s, Setting* out) {
     out->packing = *end == 'u' ? analytics::ListPacking::kNever : analytics::ListPacking::kAlways;
     ++end;
   }
-  if (*end == 'd') {
-    out->group_by_degree = true;
+  if (*end == 'd' || *end == 'n') {
+    out->group_by_degree = *end == 'd';
     ++end;
   }
   return *end == '\0';

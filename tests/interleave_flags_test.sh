@@ -8,7 +8,8 @@
 # --cold without --db and an unknown option (the options are CLI11's, as `fill`'s); with
 # --pr-owned each PageRank run is handed its snapshot (its line says how many blocks the layout
 # released and that the snapshot went before the iterations), without it no run says so; each
-# run's line gives its layout-and-cache and iteration seconds.
+# run's line gives its layout-and-cache and iteration seconds; a setting's d or n is PageRank's
+# degree grouping on or off.
 # Usage: interleave_flags_test.sh STRATA_BENCH
 set -euo pipefail
 bench=$1
@@ -32,6 +33,14 @@ fi
 grep -q -- "--unweighted" <<<"$err" || { echo "error does not name the option: $err"; exit 1; }
 if err=$("$bench" interleave --cold 2>&1); then echo "--cold without --db accepted"; exit 1; fi
 grep -q -- "--db" <<<"$err" || { echo "error does not name --db: $err"; exit 1; }
+# A setting's d / n asks for PageRank's degree grouping on / off (absent: the kernel's default);
+# any other trailing letter is refused, naming the setting.
+"$bench" interleave --scale 11 --kernels pagerank --settings g1n,g1d,g1 --rounds 1 \
+  --pr-iterations 2 >/dev/null || { echo "settings g1n,g1d,g1 refused"; exit 1; }
+if err=$("$bench" interleave --scale 11 --kernels pagerank --settings g1x --rounds 1 2>&1); then
+  echo "setting g1x accepted"; exit 1
+fi
+grep -q "bad setting g1x" <<<"$err" || { echo "error does not name the setting: $err"; exit 1; }
 if err=$("$bench" interleave --no-such-flag 2>&1); then echo "an unknown option accepted"; exit 1; fi
 grep -q -- "--no-such-flag" <<<"$err" || { echo "error does not name the option: $err"; exit 1; }
 echo ok
