@@ -21,22 +21,18 @@ unsigned IdEliasFano::Width(size_t n, uint32_t last) {
   return q == 0 ? 0 : static_cast<unsigned>(std::bit_width(q)) - 1;
 }
 
-size_t IdEliasFano::Bytes(const uint32_t* ids, size_t n) {
-  const unsigned l = Width(n, ids[n - 1]);
-  return 1 + LowBytes(n, l) + HighBytes(n, l, ids[n - 1]);
-}
+namespace {
 
-void IdEliasFano::Write(const uint32_t* ids, size_t n, uint8_t* out) {
-  assert(n >= kMinIds);
-  const unsigned l = Width(n, ids[n - 1]);
-  out[0] = static_cast<uint8_t>(l);
-  uint8_t* p = out + 1;
+// Writes the low and high parts of ids[k] - sub, k < n (ascending), l-bit low parts, hb bytes
+// of high parts (at least HighBytes(n, l, ids[n - 1] - sub)), from p; returns their end.
+uint8_t* WriteParts(const uint32_t* ids, size_t n, uint32_t sub, unsigned l, size_t hb,
+                    uint8_t* p) {
   // The low parts, 4 bytes at a time: fewer than 32 bits wait before each ID's l (<= 26).
   const uint64_t mask = (uint64_t{1} << l) - 1;
   uint64_t acc = 0;
   unsigned nb = 0;
   for (size_t k = 0; k < n; ++k) {
-    acc |= (ids[k] & mask) << nb;
+    acc |= ((ids[k] - sub) & mask) << nb;
     nb += l;
     if (nb >= 32) {
       EncodeFixed32(reinterpret_cast<char*>(p), static_cast<uint32_t>(acc));
@@ -52,7 +48,6 @@ void IdEliasFano::Write(const uint32_t* ids, size_t n, uint8_t* out) {
   // The high parts a 64-bit word at a time (their positions ascend), each word stored once
   // over the zeroed bytes; the last may be partial.
   uint8_t* const hi = p;
-  const size_t hb = HighBytes(n, l, ids[n - 1]);
   std::memset(hi, 0, hb);
   auto store = [&](uint64_t word_index, uint64_t word) {
     const size_t at = static_cast<size_t>(8 * word_index);
@@ -62,7 +57,7 @@ void IdEliasFano::Write(const uint32_t* ids, size_t n, uint8_t* out) {
   };
   uint64_t word = 0, wi = 0;
   for (size_t k = 0; k < n; ++k) {
-    const uint64_t at = (uint64_t{ids[k]} >> l) + k;
+    const uint64_t at = (uint64_t{ids[k] - sub} >> l) + k;
     if ((at >> 6) != wi) {
       store(wi, word);
       wi = at >> 6;
@@ -71,13 +66,227 @@ void IdEliasFano::Write(const uint32_t* ids, size_t n, uint8_t* out) {
     word |= uint64_t{1} << (at & 63);
   }
   store(wi, word);
+  return hi + hb;
+}
+
+constexpr uint32_t kPartLast = (uint32_t{1} << IdEliasFano::kPartBits) - 1;
+
+// The number of IDs of ids[k, n) in the part of ids[k].
+size_t PartRun(const uint32_t* ids, size_t n, size_t k) {
+  const uint32_t part = ids[k] >> IdEliasFano::kPartBits;
+  size_t e = k + 1;
+  while (e < n && (ids[e] >> IdEliasFano::kPartBits) == part) ++e;
+  return e - k;
+}
+
+}  // namespace
+
+size_t IdEliasFano::PlainBytes(const uint32_t* ids, size_t n) {
+  const unsigned l = Width(n, ids[n - 1]);
+  return 1 + LowBytes(n, l) + HighBytes(n, l, ids[n - 1]);
+}
+
+bool IdEliasFano::PartIsBitmap(size_t count) {
+  const unsigned l = Width(count, kPartLast);
+  return kBitmapBytes < LowBytes(count, l) + HighBytes(count, l, kPartLast);
+}
+
+size_t IdEliasFano::PartBytes(size_t count) {
+  const unsigned l = Width(count, kPartLast);
+  return std::min(kBitmapBytes, LowBytes(count, l) + HighBytes(count, l, kPartLast));
+}
+
+namespace {
+
+// The partitioned form's bytes (SIZE_MAX when an ID repeats) and its parts.
+size_t PartitionedSize(const uint32_t* ids, size_t n, size_t* parts) {
+  *parts = 0;
+  size_t bytes = 3 + 8;
+  for (size_t k = 0; k < n;) {
+    const uint32_t part = ids[k] >> IdEliasFano::kPartBits;
+    size_t e = k + 1;
+    for (; e < n && (ids[e] >> IdEliasFano::kPartBits) == part; ++e) {
+      // A bitmap holds an ID once: a list with a repeat stays plain.
+      if (ids[e] == ids[e - 1]) return SIZE_MAX;
+    }
+    bytes += 4 + IdEliasFano::PartBytes(e - k);
+    ++*parts;
+    k = e;
+  }
+  return bytes;
+}
+
+// Whether ids[0, n) is written partitioned, and its bytes.
+bool ChoosePartitioned(const uint32_t* ids, size_t n, size_t* bytes) {
+  size_t parts;
+  const size_t parted = PartitionedSize(ids, n, &parts);
+  const size_t plain = IdEliasFano::PlainBytes(ids, n);
+  const bool use = parted != SIZE_MAX && parted + IdEliasFano::kPartPenalty * parts < plain;
+  *bytes = use ? parted : plain;
+  return use;
+}
+
+}  // namespace
+
+size_t IdEliasFano::PartitionedBytes(const uint32_t* ids, size_t n) {
+  size_t parts;
+  return PartitionedSize(ids, n, &parts);
+}
+
+size_t IdEliasFano::Bytes(const uint32_t* ids, size_t n) {
+  size_t bytes;
+  ChoosePartitioned(ids, n, &bytes);
+  return bytes;
+}
+
+void IdEliasFano::Write(const uint32_t* ids, size_t n, uint8_t* out) {
+  assert(n >= kMinIds);
+  size_t bytes;
+  if (ChoosePartitioned(ids, n, &bytes)) {
+    // The directory first, then each part's payload.
+    size_t parts = 0;
+    for (size_t k = 0; k < n; k += PartRun(ids, n, k)) ++parts;
+    assert(parts <= (size_t{1} << (32 - kPartBits)));
+    out[0] = kPartitioned;
+    EncodeFixed16(reinterpret_cast<char*>(out + 1), static_cast<uint16_t>(parts));
+    uint8_t* dir = out + 3;
+    uint8_t* p = dir + 4 * parts;
+    for (size_t k = 0; k < n;) {
+      const size_t c = PartRun(ids, n, k);
+      const uint32_t part = ids[k] >> kPartBits;
+      EncodeFixed32(reinterpret_cast<char*>(dir), part << kPartBits | static_cast<uint32_t>(c - 1));
+      dir += 4;
+      const uint32_t base = part << kPartBits;
+      if (PartIsBitmap(c)) {
+        std::memset(p, 0, kBitmapBytes);
+        for (size_t e = k; e < k + c; ++e) {
+          const uint32_t i = ids[e] - base;
+          p[i / 8] = static_cast<uint8_t>(p[i / 8] | 1u << (i % 8));
+        }
+        p += kBitmapBytes;
+      } else {
+        const unsigned l = Width(c, kPartLast);
+        p = WriteParts(ids + k, c, base, l, HighBytes(c, l, kPartLast), p);
+      }
+      k += c;
+    }
+    std::memset(p, 0, 8);
+    assert(static_cast<size_t>(p + 8 - out) == bytes);
+    return;
+  }
+  WritePlain(ids, n, out);
+}
+
+void IdEliasFano::WritePlain(const uint32_t* ids, size_t n, uint8_t* out) {
+  assert(n >= kMinIds);
+  const unsigned l = Width(n, ids[n - 1]);
+  out[0] = static_cast<uint8_t>(l);
+  WriteParts(ids, n, 0, l, HighBytes(n, l, ids[n - 1]), out + 1);
 }
 
 namespace ef_detail {
 
-Cursor::Cursor(const uint8_t* rec, size_t n_ids)
-    : lo(rec + 1), hi(rec + 1 + IdEliasFano::LowBytes(n_ids, rec[0])), l(rec[0]), n(n_ids) {
+Cursor::Cursor(const uint8_t* rec, size_t n_ids) {
+  Open(rec + 1, rec[0], n_ids);
   assert(n >= IdEliasFano::kMinIds);
+}
+
+void Cursor::Open(const uint8_t* lo_parts, unsigned width, size_t n_ids) {
+  assert(n_ids >= 1);
+  lo = lo_parts;
+  hi = lo_parts + IdEliasFano::LowBytes(n_ids, width);
+  l = width;
+  n = n_ids;
+  j = have = given = 0;
+  out = 0;
+}
+
+PartCursor::PartCursor(const uint8_t* rec, size_t n_ids)
+    : dir(rec + 3),
+      payload(rec + 3 + 4 * size_t{DecodeFixed16(reinterpret_cast<const char*>(rec + 1))}),
+      parts_left(DecodeFixed16(reinterpret_cast<const char*>(rec + 1))),
+      n(n_ids) {
+  assert(rec[0] == IdEliasFano::kPartitioned);
+}
+
+namespace {
+
+// out[k] = src[k] + add, k < m (out and src do not overlap).
+inline void AddBase(uint32_t* __restrict out, const uint32_t* __restrict src, size_t m,
+                    uint32_t add) {
+  for (size_t k = 0; k < m; ++k) out[k] = src[k] + add;
+}
+
+}  // namespace
+
+size_t DecodeParts(PartCursor* c, DecodeFn decode, const uint32_t** ids) {
+  constexpr size_t kChunk = IdEliasFano::kChunk;
+  constexpr size_t kWords = IdEliasFano::kBitmapBytes / 8;
+  uint32_t* const buf = c->buf;
+  // The last piece handed out from buf: what was decoded past it moves to the front.
+  size_t have = c->have - c->given;
+  if (c->given != 0) std::memmove(buf, buf + c->given, have * sizeof(uint32_t));
+  c->have = have;
+  c->given = 0;
+  // A whole piece of an Elias-Fano part with nothing waiting: handed out from its buffer.
+  if (have == 0 && c->ef_open && c->ef.n - c->ef.out >= kChunk) {
+    const size_t m = decode(&c->ef, kChunk);
+    assert(m == kChunk);
+    uint32_t* const p = c->ef.buf;
+    const uint32_t base = c->base;
+    for (size_t k = 0; k < m; ++k) p[k] += base;
+    if (c->ef.out == c->ef.n) c->ef_open = false;
+    c->out += m;
+    *ids = p;
+    return m;
+  }
+  while (have < kChunk) {
+    if (c->bits != nullptr) {
+      // A 64-bit word at a time, its set bits in order (a word adds at most 64).
+      const uint8_t* const bits = c->bits;
+      size_t w = c->word;
+      const uint32_t base = c->base;
+      for (; w < kWords && have < kChunk; ++w) {
+        uint64_t x = DecodeFixed64(reinterpret_cast<const char*>(bits + 8 * w));
+        const uint32_t at = base + static_cast<uint32_t>(64 * w);
+        while (x != 0) {
+          buf[have++] = at + static_cast<uint32_t>(std::countr_zero(x));
+          x &= x - 1;
+        }
+      }
+      c->word = w;
+      if (w == kWords) c->bits = nullptr;
+    } else if (c->ef_open) {
+      const size_t m = decode(&c->ef, kChunk - have);
+      AddBase(buf + have, c->ef.buf, m, c->base);
+      have += m;
+      if (c->ef.out == c->ef.n) c->ef_open = false;
+    } else if (c->parts_left > 0) {  // the next part
+      const uint32_t w = DecodeFixed32(reinterpret_cast<const char*>(c->dir));
+      c->dir += 4;
+      --c->parts_left;
+      const size_t count = (w & kPartLast) + 1;
+      c->base = w & ~kPartLast;
+      if (IdEliasFano::PartIsBitmap(count)) {
+        c->bits = c->payload;
+        c->word = 0;
+      } else {
+        const unsigned l = IdEliasFano::Width(count, kPartLast);
+        c->ef.Open(c->payload, l, count);
+        c->ef_open = true;
+      }
+      c->payload += IdEliasFano::PartBytes(count);
+    } else {
+      break;
+    }
+  }
+  const size_t m = std::min(kChunk, have);
+  assert(m > 0 && c->out + m <= c->n);
+  c->have = have;
+  c->given = m;
+  c->out += m;
+  *ids = buf;
+  return m;
 }
 
 namespace {
@@ -133,7 +342,7 @@ constexpr std::array<MergeFn, kMaxWidth + 1> kMergeLows =
     MakeMerges(std::make_integer_sequence<unsigned, kMaxWidth + 1>{});
 
 // The piece decoded: moves the IDs decoded past the last piece to the front (fewer than 8:
-// the fill stops at kChunk or more, a byte adds at most 8), before a fill.
+// the fill stops at `want` or more, a byte adds at most 8), before a fill.
 inline void DropGiven(Cursor* c) {
   // 8 IDs moved whatever the count (the buffer's slack covers them): a fixed-size move.
   std::memmove(c->buf, c->buf + c->given, 8 * sizeof(uint32_t));
@@ -141,11 +350,25 @@ inline void DropGiven(Cursor* c) {
   c->given = 0;
 }
 
-// Hands out buf[0, m) once the fill is done: their low parts merged by `merge`.
-inline size_t Finish(Cursor* c, MergeFn merge) {
+// Hands out buf[0, m) once the fill is done: their low parts merged by `merge`, which takes
+// them from a multiple of 8 IDs (a piece that ends elsewhere, asked for by a partitioned
+// record's decode, leaves the next one to merge up to that multiple here first).
+inline size_t Finish(Cursor* c, MergeFn merge, size_t want) {
   assert(c->given == 0 && c->out + c->have <= c->n);  // the bits past the last ID's are 0
-  const size_t m = std::min(IdEliasFano::kChunk, c->have);
-  merge(c->buf, m, c->lo, c->out);
+  const size_t m = std::min(want, c->have);
+  size_t h = 0;
+  if (const size_t r = static_cast<size_t>(c->out % 8); r != 0) {
+    h = std::min(m, 8 - r);
+    const unsigned l = c->l;
+    const uint64_t mask = (uint64_t{1} << l) - 1;
+    for (size_t k = 0; k < h; ++k) {
+      const uint64_t bit = (c->out + k) * l;
+      const uint64_t x =
+          (DecodeFixed64(reinterpret_cast<const char*>(c->lo + bit / 8)) >> (bit % 8)) & mask;
+      c->buf[k] = (c->buf[k] << l) | static_cast<uint32_t>(x);
+    }
+  }
+  merge(c->buf + h, m - h, c->lo, c->out + h);
   c->given = m;
   c->out += m;
   return m;
@@ -153,13 +376,14 @@ inline size_t Finish(Cursor* c, MergeFn merge) {
 
 }  // namespace
 
-size_t DecodePiece(Cursor* c) {
+size_t DecodePiece(Cursor* c, size_t want) {
+  assert(want >= 1 && want <= IdEliasFano::kChunk);
   DropGiven(c);
   const uint8_t* const hi = c->hi;
   uint32_t* const buf = c->buf;
   size_t have = c->have, j = c->j;
   uint64_t i = c->out + have;  // IDs whose high parts are decoded
-  while (have < IdEliasFano::kChunk && i < c->n) {
+  while (have < want && i < c->n) {
     const unsigned b = hi[j];
     const uint32_t at = static_cast<uint32_t>(8 * j - i);  // bit 8j's position less rank i
 #if defined(__SSE2__)
@@ -182,7 +406,7 @@ size_t DecodePiece(Cursor* c) {
   c->have = have;
   c->j = j;
   assert(c->l <= kMaxWidth);
-  return Finish(c, kMergeLows[c->l]);
+  return Finish(c, kMergeLows[c->l], want);
 }
 
 #if defined(STRATA_EF_AVX2)
@@ -258,13 +482,14 @@ constexpr std::array<MergeFn, kMaxWidth + 1> kMergeLowsAvx2 =
 // step as an inlined AVX2 function, since GCC refuses to inline across targets into the
 // template's body (always_inline: "target specific option mismatch"), and a call per byte
 // would cost more than the step.
-__attribute__((target("avx2,popcnt"))) size_t DecodePieceAvx2(Cursor* c) {
+__attribute__((target("avx2,popcnt"))) size_t DecodePieceAvx2(Cursor* c, size_t want) {
+  assert(want >= 1 && want <= IdEliasFano::kChunk);
   DropGiven(c);
   const uint8_t* const hi = c->hi;
   uint32_t* const buf = c->buf;
   size_t have = c->have, j = c->j;
   uint64_t i = c->out + have;  // IDs whose high parts are decoded
-  while (have < IdEliasFano::kChunk && i < c->n) {
+  while (have < want && i < c->n) {
     const unsigned b = hi[j];
     const uint32_t at = static_cast<uint32_t>(8 * j - i);  // bit 8j's position less rank i
     const __m256i e =
@@ -279,7 +504,7 @@ __attribute__((target("avx2,popcnt"))) size_t DecodePieceAvx2(Cursor* c) {
   c->have = have;
   c->j = j;
   assert(c->l <= kMaxWidth);
-  return Finish(c, kMergeLowsAvx2[c->l]);
+  return Finish(c, kMergeLowsAvx2[c->l], want);
 }
 
 DecodeFn Avx2Decoder() {
@@ -288,7 +513,7 @@ DecodeFn Avx2Decoder() {
   return has ? &DecodePieceAvx2 : nullptr;
 }
 #else
-size_t DecodePieceAvx2(Cursor*) {
+size_t DecodePieceAvx2(Cursor*, size_t) {
   assert(false && "no AVX2 decoder on this architecture");
   return 0;
 }

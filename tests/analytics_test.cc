@@ -1526,7 +1526,8 @@ TEST(Analytics, PageRankGroupedByDegreePastTheMinimumBound) {
 // kAuto choose Elias-Fano (a cache told kRuns keeps runs instead: other bytes, the same
 // lists). Hand-made lists: IDs in a window far from 0; exactly kGapList and one less; IDs from
 // 0 with a gap past 65535; a dense list (width 0: the low parts take no byte); a list whose
-// last ID is past 2^21 (a width of 15).
+// last ID is past 2^21 (a width of 15); a list a third of whose IDs are in part 0 (the
+// partitioned form, with a bitmap part, sized from its definition too).
 TEST(Analytics, ListCacheLongListsAsGaps) {
   for (GraphKind kind : {GraphKind::kUndirected, GraphKind::kDirected}) {
     SCOPED_TRACE(KindName(kind));
@@ -1562,6 +1563,12 @@ TEST(Analytics, ListCacheLongListsAsGaps) {
     dense(5000, ListCache::kGapList - 1, &made);
     made.push_back(far - 2);  // 64 * 2^15 <= far - 1 < 64 * 2^16
     put(kN + 5, made);
+    made.clear();
+    // Partitioned (elias_fano.h): 87,000 IDs in part 0 (a bitmap: 32 KiB, against ~40.5 KB
+    // for the whole list plain) and one in part 1.
+    for (VertexId v = 0; v < 261000; v += 3) made.push_back(v);
+    made.push_back(kN - 1);
+    put(kN + 6, made);
     if (kind == GraphKind::kDirected) Mutate(&g, 0.05, rng);  // dangling edges
     g.PutEdge(far, far + 1, 1.0);
     // The arithmetic: which out-lists are long (>= kGapList, smaller as Elias-Fano).
@@ -1570,6 +1577,7 @@ TEST(Analytics, ListCacheLongListsAsGaps) {
     uint64_t long_lists = 0;
     std::set<VertexId> long_set;
     std::map<VertexId, unsigned> width_of;
+    std::set<VertexId> parted_set;  // the long lists kept partitioned
     for (VertexId u = 0; u < g.VertexIdBound(); ++u) {
       std::vector<VertexId> nb;
       std::vector<double> w;
@@ -1579,12 +1587,27 @@ TEST(Analytics, ListCacheLongListsAsGaps) {
       const uint64_t n = nb.size(), last = nb.back();
       unsigned l = 0;
       while (n * (uint64_t{2} << l) <= last + 1) ++l;
-      const uint64_t as_ef = 1 + (n * l + 7) / 8 + (n + (last >> l) + 1 + 7) / 8 + 6;
+      const uint64_t plain = 1 + (n * l + 7) / 8 + (n + (last >> l) + 1 + 7) / 8;
+      // The partitioned form: parts of 2^18 IDs, each the smaller of a 32-KiB bitmap and an
+      // Elias-Fano payload for U = 2^18, and a 4-byte directory word; 3 bytes of head and 8
+      // of padding; kept when it is more than 16 bytes a part smaller than the plain form.
+      std::map<uint64_t, uint64_t> parts;
+      for (VertexId v : nb) ++parts[v >> 18];
+      uint64_t parted = 3 + 8;
+      for (const auto& [part, c] : parts) {
+        unsigned pl = 0;
+        while (c * (uint64_t{2} << pl) <= (uint64_t{1} << 18)) ++pl;
+        parted += 4 + std::min<uint64_t>(32768, (c * pl + 7) / 8 +
+                                                    (c + (((uint64_t{1} << 18) - 1) >> pl) + 1 + 7) / 8);
+      }
+      const bool use_parted = parted + 16 * parts.size() < plain;
+      const uint64_t as_ef = (use_parted ? parted : plain) + 6;
       if (n >= ListCache::kGapList && as_ef < 3 * n) {
         bytes += as_ef;
         ++long_lists;
         long_set.insert(u);
         width_of[u] = l;
+        if (use_parted) parted_set.insert(u);
         blocks_with_long.insert(u / kLayoutBlock);
       } else {
         bytes += 3 * n;
@@ -1597,6 +1620,8 @@ TEST(Analytics, ListCacheLongListsAsGaps) {
       EXPECT_FALSE(long_set.count(kN + 2));
       EXPECT_EQ(width_of[kN + 4], 0u);
       EXPECT_EQ(width_of[kN + 5], 15u);
+      EXPECT_TRUE(parted_set.count(kN + 6));
+      EXPECT_FALSE(parted_set.count(kN + 3));
     }
     uint64_t want_bytes = 0;
     for (const auto& [bi, b] : block_bytes) {
