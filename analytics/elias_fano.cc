@@ -140,9 +140,13 @@ size_t IdEliasFano::Bytes(const uint32_t* ids, size_t n) {
 }
 
 void IdEliasFano::Write(const uint32_t* ids, size_t n, uint8_t* out) {
-  assert(n >= kMinIds);
-  size_t bytes;
-  if (ChoosePartitioned(ids, n, &bytes)) {
+  Write(ids, n, Bytes(ids, n), out);
+}
+
+void IdEliasFano::Write(const uint32_t* ids, size_t n, size_t bytes, uint8_t* out) {
+  assert(n >= kMinIds && bytes == Bytes(ids, n));
+  // Partitioned exactly when that was chosen: only when it is smaller than the plain form.
+  if (bytes != PlainBytes(ids, n)) {
     // The directory first, then each part's payload.
     size_t parts = 0;
     for (size_t k = 0; k < n; k += PartRun(ids, n, k)) ++parts;

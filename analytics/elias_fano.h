@@ -68,6 +68,8 @@ struct IdEliasFano {
   static constexpr size_t kPartPenalty = 16;
   static size_t Bytes(const uint32_t* ids, size_t n);
   static void Write(const uint32_t* ids, size_t n, uint8_t* out);
+  // The same, given bytes == Bytes(ids, n) (the form follows from it: no second choice).
+  static void Write(const uint32_t* ids, size_t n, size_t bytes, uint8_t* out);
   // Each form's bytes; the plain form written whatever its size.
   static size_t PlainBytes(const uint32_t* ids, size_t n);
   static void WritePlain(const uint32_t* ids, size_t n, uint8_t* out);

@@ -304,7 +304,7 @@ void ListCache::Keep24(Block& b, const uint32_t* ids, size_t count, size_t lists
     b.long_j[k] = static_cast<uint16_t>(j);
     b.long_off[k] = static_cast<uint32_t>(at);
     if (gap_lists_) {
-      IdEliasFano::Write(ids + e0, e1 - e0, b.long_recs.data() + at);
+      IdEliasFano::Write(ids + e0, e1 - e0, r, b.long_recs.data() + at);
     } else {
       // All the list's runs but the first start in `cuts`.
       const size_t ncuts = RunsOfRecord(e1 - e0, r) - 1;
