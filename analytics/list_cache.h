@@ -55,7 +55,11 @@
 // reader 42 MiB less, for PageRank's iterations ~6% slower and its first pass 0.04-0.2 s
 // longer (each ID is a few more instructions to decode and to encode; docs/benchmarks.md,
 // "Issue 28: long lists as Elias-Fano records"); the AVX2 decoder won back 2-24% of the
-// iterations in three paired runs ("Issue 28: an AVX2 Elias-Fano decoder"). Below kGapBound
+// iterations in three paired runs ("Issue 28: an AVX2 Elias-Fano decoder"). A record may be
+// partitioned (elias_fano.h: parts of 2^18 IDs, each at its own density) where that saves
+// more than 16 bytes a part: the renumbered lists crowd into the first parts, and at scale 22
+// the cache took 230.0 instead of 250.5 MiB, PageRank's iterations ~4% longer ("Issue 28:
+// long lists as partitioned Elias-Fano records"). Below kGapBound
 // the runs stay (at 2^20 vertices the 16-bit gaps' chain of adds made PageRank's iterations
 // 4-24% slower: "Issue 28: long lists as 16-bit gaps past 2^21 vertices"). Pass<true> hands
 // fn such a list as an IdEliasFano (ForEachId, or ForEachPiece: the IDs decoded 256 at a time
