@@ -86,57 +86,61 @@ size_t IdEliasFano::PlainBytes(const uint32_t* ids, size_t n) {
   return 1 + LowBytes(n, l) + HighBytes(n, l, ids[n - 1]);
 }
 
-bool IdEliasFano::PartIsBitmap(size_t count) {
+IdEliasFano::Part IdEliasFano::PartOf(size_t count) {
   const unsigned l = Width(count, kPartLast);
-  return kBitmapBytes < LowBytes(count, l) + HighBytes(count, l, kPartLast);
-}
-
-size_t IdEliasFano::PartBytes(size_t count) {
-  const unsigned l = Width(count, kPartLast);
-  return std::min(kBitmapBytes, LowBytes(count, l) + HighBytes(count, l, kPartLast));
+  const size_t ef = LowBytes(count, l) + HighBytes(count, l, kPartLast);
+  return Part{l, std::min(kBitmapBytes, ef), kBitmapBytes < ef};
 }
 
 namespace {
 
-// The partitioned form's bytes (SIZE_MAX when an ID repeats) and its parts.
-size_t PartitionedSize(const uint32_t* ids, size_t n, size_t* parts) {
-  *parts = 0;
-  size_t bytes = 3 + 8;
+// One pass over ids[0, n): whether they ascend (repeats allowed), and the partitioned form's
+// bytes (SIZE_MAX when an ID repeats: a bitmap holds an ID once) and parts.
+struct Scan {
+  bool ascends = true;
+  size_t parted = 3 + 8;
+  size_t parts = 0;
+};
+Scan ScanIds(const uint32_t* ids, size_t n) {
+  Scan s;
+  bool repeat = false;
   for (size_t k = 0; k < n;) {
     const uint32_t part = ids[k] >> IdEliasFano::kPartBits;
     size_t e = k + 1;
     for (; e < n && (ids[e] >> IdEliasFano::kPartBits) == part; ++e) {
-      // A bitmap holds an ID once: a list with a repeat stays plain.
-      if (ids[e] == ids[e - 1]) return SIZE_MAX;
+      if (ids[e] <= ids[e - 1]) {
+        if (ids[e] < ids[e - 1]) {
+          s.ascends = false;
+          return s;
+        }
+        repeat = true;
+      }
     }
-    bytes += 4 + IdEliasFano::PartBytes(e - k);
-    ++*parts;
+    if (e < n && (ids[e] >> IdEliasFano::kPartBits) < part) {
+      s.ascends = false;
+      return s;
+    }
+    s.parted += 4 + IdEliasFano::PartOf(e - k).bytes;
+    ++s.parts;
     k = e;
   }
-  return bytes;
-}
-
-// Whether ids[0, n) is written partitioned, and its bytes.
-bool ChoosePartitioned(const uint32_t* ids, size_t n, size_t* bytes) {
-  size_t parts;
-  const size_t parted = PartitionedSize(ids, n, &parts);
-  const size_t plain = IdEliasFano::PlainBytes(ids, n);
-  const bool use = parted != SIZE_MAX && parted + IdEliasFano::kPartPenalty * parts < plain;
-  *bytes = use ? parted : plain;
-  return use;
+  if (repeat) s.parted = SIZE_MAX;
+  return s;
 }
 
 }  // namespace
 
 size_t IdEliasFano::PartitionedBytes(const uint32_t* ids, size_t n) {
-  size_t parts;
-  return PartitionedSize(ids, n, &parts);
+  const Scan s = ScanIds(ids, n);
+  assert(s.ascends);
+  return s.parted;
 }
 
 size_t IdEliasFano::Bytes(const uint32_t* ids, size_t n) {
-  size_t bytes;
-  ChoosePartitioned(ids, n, &bytes);
-  return bytes;
+  const Scan s = ScanIds(ids, n);
+  if (!s.ascends) return 0;
+  const size_t plain = PlainBytes(ids, n);
+  return s.parted != SIZE_MAX && s.parted + kPartPenalty * s.parts < plain ? s.parted : plain;
 }
 
 void IdEliasFano::Write(const uint32_t* ids, size_t n, uint8_t* out) {
@@ -144,7 +148,7 @@ void IdEliasFano::Write(const uint32_t* ids, size_t n, uint8_t* out) {
 }
 
 void IdEliasFano::Write(const uint32_t* ids, size_t n, size_t bytes, uint8_t* out) {
-  assert(n >= kMinIds && bytes == Bytes(ids, n));
+  assert(n >= kMinIds && bytes != 0 && bytes == Bytes(ids, n));
   // Partitioned exactly when that was chosen: only when it is smaller than the plain form.
   if (bytes != PlainBytes(ids, n)) {
     // The directory first, then each part's payload.
@@ -161,7 +165,8 @@ void IdEliasFano::Write(const uint32_t* ids, size_t n, size_t bytes, uint8_t* ou
       EncodeFixed32(reinterpret_cast<char*>(dir), part << kPartBits | static_cast<uint32_t>(c - 1));
       dir += 4;
       const uint32_t base = part << kPartBits;
-      if (PartIsBitmap(c)) {
+      const Part form = PartOf(c);
+      if (form.bitmap) {
         std::memset(p, 0, kBitmapBytes);
         for (size_t e = k; e < k + c; ++e) {
           const uint32_t i = ids[e] - base;
@@ -169,8 +174,7 @@ void IdEliasFano::Write(const uint32_t* ids, size_t n, size_t bytes, uint8_t* ou
         }
         p += kBitmapBytes;
       } else {
-        const unsigned l = Width(c, kPartLast);
-        p = WriteParts(ids + k, c, base, l, HighBytes(c, l, kPartLast), p);
+        p = WriteParts(ids + k, c, base, form.l, form.bytes - LowBytes(c, form.l), p);
       }
       k += c;
     }
@@ -271,15 +275,15 @@ size_t DecodeParts(PartCursor* c, DecodeFn decode, const uint32_t** ids) {
       --c->parts_left;
       const size_t count = (w & kPartLast) + 1;
       c->base = w & ~kPartLast;
-      if (IdEliasFano::PartIsBitmap(count)) {
+      const IdEliasFano::Part form = IdEliasFano::PartOf(count);
+      if (form.bitmap) {
         c->bits = c->payload;
         c->word = 0;
       } else {
-        const unsigned l = IdEliasFano::Width(count, kPartLast);
-        c->ef.Open(c->payload, l, count);
+        c->ef.Open(c->payload, form.l, count);
         c->ef_open = true;
       }
-      c->payload += IdEliasFano::PartBytes(count);
+      c->payload += form.bytes;
     } else {
       break;
     }

@@ -23,7 +23,7 @@
 //               a bitmap of 2^kPartBits bits (local ID i: bit i % 8 of byte i / 8) when that is
 //               fewer bytes than the Elias-Fano payload, else the Elias-Fano payload: low parts
 //               and high parts as above for U = 2^kPartBits (l = Width(count, 2^kPartBits - 1),
-//               no width byte: the count gives it). PartBytes(count) says which and how long.
+//               no width byte: the count gives it). PartOf(count) says which and how long.
 //   padding     8 zero bytes (so each part's payload has 8 readable bytes after it)
 //
 // n is not stored: the reader knows it (the cache's offsets). Decoding loads 8 and 16 bytes
@@ -60,23 +60,31 @@ struct IdEliasFano {
   static size_t HighBytes(size_t n, unsigned l, uint32_t last) {
     return (n + (last >> l) + 1 + 7) / 8;
   }
-  // The record's bytes for ids[0, n) (ascending, n >= kMinIds), and that record written at
-  // `out`: the partitioned form when it is more than kPartPenalty bytes a part smaller than
-  // the plain one (a part costs the decode an open and a copy of its IDs: chosen only for
-  // bytes, the parts of 1-3 IDs of a list of 64 cost more time than they save room), else the
-  // plain form (also when an ID repeats: PartitionedBytes is then SIZE_MAX).
+  // The record's bytes for ids[0, n) (n >= kMinIds), in one pass over them: 0 when an ID is
+  // below the one before it (no record holds such a list); else the partitioned form's when
+  // that is more than kPartPenalty bytes a part smaller than the plain form's, else the plain
+  // form's (also when an ID repeats: PartitionedBytes is then SIZE_MAX). Each part costs the
+  // decode an open and a call: a first build that partitioned whenever smaller (and copied
+  // its IDs more) took PageRank's iterations at scale 22 to 2.79-3.63 s against 2.18-2.70
+  // (docs/benchmarks.md, "Issue 28: long lists as partitioned Elias-Fano records").
   static constexpr size_t kPartPenalty = 16;
   static size_t Bytes(const uint32_t* ids, size_t n);
+  // The record written at `out`, in the form Bytes chose (ids ascending).
   static void Write(const uint32_t* ids, size_t n, uint8_t* out);
   // The same, given bytes == Bytes(ids, n) (the form follows from it: no second choice).
   static void Write(const uint32_t* ids, size_t n, size_t bytes, uint8_t* out);
-  // Each form's bytes; the plain form written whatever its size.
+  // Each form's bytes (ids ascending); the plain form written whatever its size.
   static size_t PlainBytes(const uint32_t* ids, size_t n);
   static void WritePlain(const uint32_t* ids, size_t n, uint8_t* out);
   static size_t PartitionedBytes(const uint32_t* ids, size_t n);
-  // A part of `count` IDs: its payload's bytes, and whether that payload is a bitmap.
-  static size_t PartBytes(size_t count);
-  static bool PartIsBitmap(size_t count);
+  // A part of `count` IDs: its Elias-Fano width l = Width(count, 2^kPartBits - 1), its
+  // payload's bytes, and whether that payload is a bitmap (fewer bytes than the sequence).
+  struct Part {
+    unsigned l;
+    size_t bytes;
+    bool bitmap;
+  };
+  static Part PartOf(size_t count);
   bool partitioned() const { return rec[0] == kPartitioned; }
 
   // f(ids, m) over the n IDs decoded into a buffer, kChunk at a time (the last piece

@@ -235,16 +235,13 @@ void WriteRunsRecord(const uint32_t* ids, size_t n, const uint32_t* cuts, size_t
 }
 
 // The bytes of the Elias-Fano record of ids[0, n) (IdEliasFano, "Gap lists"), or 0 when the
-// list stays in 3-byte IDs: shorter than kGapList, an ID below the one before it, or no
-// saving once its index entries are counted.
+// list stays in 3-byte IDs: shorter than kGapList, an ID below the one before it (Bytes is
+// then 0), or no saving once its index entries are counted.
 size_t EliasFanoBytes(const uint32_t* ids, size_t n) {
   if (n < ListCache::kGapList) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if (ids[k] < ids[k - 1]) return 0;
-  }
   const size_t bytes = IdEliasFano::Bytes(ids, n);
   // Its index entries (long_j, long_off) count against the saving too.
-  if (bytes + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n) return bytes;
+  if (bytes != 0 && bytes + sizeof(uint16_t) + sizeof(uint32_t) < 3 * n) return bytes;
   return 0;
 }
 

@@ -58,7 +58,7 @@
 // iterations in three paired runs ("Issue 28: an AVX2 Elias-Fano decoder"). A record may be
 // partitioned (elias_fano.h: parts of 2^18 IDs, each at its own density) where that saves
 // more than 16 bytes a part: the renumbered lists crowd into the first parts, and at scale 22
-// the cache took 230.0 instead of 250.5 MiB, PageRank's iterations ~4% longer ("Issue 28:
+// the cache took 230.0 instead of 250.5 MiB, PageRank's iterations ~5% longer ("Issue 28:
 // long lists as partitioned Elias-Fano records"). Below kGapBound
 // the runs stay (at 2^20 vertices the 16-bit gaps' chain of adds made PageRank's iterations
 // 4-24% slower: "Issue 28: long lists as 16-bit gaps past 2^21 vertices"). Pass<true> hands

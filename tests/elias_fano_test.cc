@@ -218,16 +218,17 @@ TEST(EliasFano, PartitionedRecordsRoundTrip) {
      // 0, a bitmap is fewer bytes), each after a part of 37 IDs, behind a bitmap part of
      // 100,000: pieces start and end inside parts at every offset modulo 8, where a part's low
      // parts are read from
-    EXPECT_FALSE(IdEliasFano::PartIsBitmap(size_t{1} << 16));
-    EXPECT_TRUE(IdEliasFano::PartIsBitmap((size_t{1} << 16) + 1));
+    EXPECT_FALSE(IdEliasFano::PartOf(size_t{1} << 16).bitmap);
+    EXPECT_TRUE(IdEliasFano::PartOf((size_t{1} << 16) + 1).bitmap);
     std::vector<uint32_t> v;
     dense(0, 1u << 18, 2, &v);
     v.resize(100000);
     uint32_t part = 1;
     for (unsigned l = 2; l <= 18; ++l) {
       const size_t c = size_t{1} << (18 - l);
-      EXPECT_EQ(IdEliasFano::Width(c, (1u << 18) - 1), l);
-      EXPECT_FALSE(IdEliasFano::PartIsBitmap(c)) << l;
+      EXPECT_EQ(IdEliasFano::PartOf(c).l, l);
+      EXPECT_FALSE(IdEliasFano::PartOf(c).bitmap) << l;
+      EXPECT_EQ(IdEliasFano::PartOf(c).bytes, PartBytesByDefinition(c)) << l;
       for (uint32_t k = 0; k < c; ++k) v.push_back((part << 18) + (k << l) + static_cast<uint32_t>(rng() % (1u << l)));
       ++part;
       for (uint32_t k = 0; k < 37; ++k) v.push_back((part << 18) + 7001 * k);
@@ -259,8 +260,8 @@ TEST(EliasFano, PartitionedLayoutFollowsTheDefinition) {
   const uint32_t far[] = {(5u << 18) + 3, (5u << 18) + 77, (6u << 18) + 1000};
   for (uint32_t id : far) ids.push_back(id);
   const size_t n = ids.size();
-  ASSERT_TRUE(IdEliasFano::PartIsBitmap(120000));
-  ASSERT_FALSE(IdEliasFano::PartIsBitmap(2));
+  ASSERT_TRUE(IdEliasFano::PartOf(120000).bitmap);
+  ASSERT_FALSE(IdEliasFano::PartOf(2).bitmap);
   std::vector<uint8_t> rec(IdEliasFano::Bytes(ids.data(), n) + 8);
   ASSERT_EQ(rec.size(), 3 + 3 * 4 + 32768 + PartBytesByDefinition(2) + PartBytesByDefinition(1) + 8 + 8);
   IdEliasFano::Write(ids.data(), n, rec.data());
@@ -331,7 +332,8 @@ TEST(EliasFano, PartitionedOnlyWhenItSavesItsPenalty) {
 }
 
 // What the chooser keeps plain: IDs spread evenly (a part costs its directory word and nothing
-// is dense) and any list with a repeated ID (a bitmap cannot hold it twice).
+// is dense) and any list with a repeated ID (a bitmap cannot hold it twice); and what it
+// refuses: a list with an ID below the one before it, inside a part or across parts, is 0.
 TEST(EliasFano, EvenAndRepeatedListsStayPlain) {
   std::mt19937_64 rng(5);
   for (size_t n : {64, 1000, 100000}) {
@@ -350,6 +352,16 @@ TEST(EliasFano, EvenAndRepeatedListsStayPlain) {
   twice.push_back(99999);
   EXPECT_EQ(IdEliasFano::PartitionedBytes(twice.data(), twice.size()), SIZE_MAX);
   for (const auto& [name, decode] : Decoders()) ExpectRoundTrip(twice, decode, name + " twice");
+  // Down a step: the last ID below the one before, in the same part and in an earlier part.
+  std::vector<uint32_t> down = RandomList(500, uint64_t{1} << 22, rng);
+  ASSERT_NE(IdEliasFano::Bytes(down.data(), down.size()), 0u);
+  down.back() = down[down.size() - 2] - 1;
+  EXPECT_EQ(IdEliasFano::Bytes(down.data(), down.size()), 0u);
+  down.back() = 5;
+  EXPECT_EQ(IdEliasFano::Bytes(down.data(), down.size()), 0u);
+  // A repeat before a step down still refuses the list.
+  twice.push_back(3);
+  EXPECT_EQ(IdEliasFano::Bytes(twice.data(), twice.size()), 0u);
 }
 
 TEST(EliasFano, DefaultDecoderIsTheFastestPresent) {
