@@ -1,6 +1,7 @@
 #include "memgraph/clustered_index.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -83,6 +84,10 @@ inline void CopyRange(const Leaf* l, size_t p, size_t q, const Cols& out, size_t
     }
   }
 }
+
+// Whether a put of weight b over an entry of weight a changes nothing: the same bits (so a
+// put of -0.0 over 0.0, or of another NaN, is a change, as a scan would show it).
+inline bool SameWeight(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 // First index i in [p, e) with v[i] >= x, or e: exponential then binary search, so a run of
 // nearby updates costs O(log gap) each.
@@ -257,6 +262,7 @@ class Builder {
     bool changed = false;
     const uint64_t* lv = l != nullptr ? l->v() : nullptr;
     const uint8_t* lu = l != nullptr ? l->u() : nullptr;
+    const double* lw = l != nullptr ? l->w() : nullptr;  // null: unweighted (every weight 1)
     size_t p = 0;        // entries before p precede the remaining updates
     size_t run_end = 0;  // end of the current update vertex's run in l
     int run_u = -1;
@@ -278,7 +284,11 @@ class Builder {
         case UpdateOp::kPut:
           m += !match;
           nt -= was_tomb;
-          changed = true;
+          // A put over a live entry of the same weight leaves it as it is: a leaf whose
+          // updates all do so is kept, not copied (re-put edges; beside a reader's snapshot
+          // each copy stays allocated until the reader lets the old leaf go).
+          changed |= !match || was_tomb ||
+                     (lw != nullptr && !SameWeight(lw[q], cu.upd.weight));
           break;
         case UpdateOp::kTombstone:
           m += !match;
@@ -294,7 +304,7 @@ class Builder {
       pos[j - lo] = static_cast<uint32_t>(q << 1 | (match ? 1 : 0));
       p = q + match;
     }
-    if (!changed) {  // only erases of absent keys: keep the leaf
+    if (!changed) {  // only erases of absent keys and puts that change nothing: keep the leaf
       if (l != nullptr) {
         Ref(l);
         out.push_back({low, l});

@@ -578,6 +578,86 @@ TEST_P(ClusteredIndexTest, PathCopySharesUntouchedNodes) {
   EXPECT_EQ(alloc.bytes(), 0u);
 }
 
+// A put over a live entry of the same weight changes nothing, so a leaf whose updates are all
+// such puts is kept, not copied: a batch of them shares the whole tree (no node allocated),
+// and one changing put among them copies only its own path. A put that changes the weight or
+// revives a tombstone is a change.
+TEST_P(ClusteredIndexTest, RePutsOfLiveEntriesShareTheirLeaves) {
+  const bool weighted = GetParam();
+  NodeAllocator alloc;
+  {
+    ClusteredIndex idx(&alloc, weighted);
+    Model model;
+    std::vector<ClusteredUpdate> ups;
+    for (int u = 0; u < 64; ++u) {
+      for (uint64_t v = 0; v < 400; ++v) {
+        ups.push_back({static_cast<uint8_t>(u), Update{v * 3, 1.5, UpdateOp::kPut}});
+      }
+    }
+    ups.push_back({5, Update{1, 2.5, UpdateOp::kTombstone}});  // (5, 1): a tombstone
+    std::sort(ups.begin(), ups.end(), [](const ClusteredUpdate& a, const ClusteredUpdate& b) {
+      return a.u != b.u ? a.u < b.u : a.upd.key < b.upd.key;
+    });
+    idx = idx.Apply(ups.data(), ups.size(), nullptr);
+    model.Apply(ups);
+    const size_t base_bytes = alloc.bytes();
+
+    // Every 7th entry of every vertex put again as it is: nothing allocated, the same root.
+    std::vector<ClusteredUpdate> again;
+    for (int u = 0; u < 64; ++u) {
+      for (uint64_t v = 0; v < 400; v += 7) {
+        again.push_back({static_cast<uint8_t>(u), Update{v * 3, 1.5, UpdateOp::kPut}});
+      }
+    }
+    std::vector<PrevState> prev(again.size());
+    ClusteredIndex same = idx.Apply(again.data(), again.size(), prev.data());
+    EXPECT_EQ(same.root_node(), idx.root_node());
+    EXPECT_EQ(alloc.bytes(), base_bytes);
+    for (PrevState p : prev) ASSERT_EQ(p, PrevState::kLive);
+    EXPECT_EQ(same.size(), idx.size());
+
+    // The same batch with one new key in it: only that key's path is copied.
+    std::vector<ClusteredUpdate> one_new = again;
+    one_new.insert(one_new.begin() + 1, {0, Update{4, 1.5, UpdateOp::kPut}});  // (0, 4) is absent
+    ClusteredIndex grown = idx.Apply(one_new.data(), one_new.size(), nullptr);
+    const size_t leaf_max = sizeof(clustered::Leaf) + clustered::kLeafCapacity * 18;
+    const size_t inner_max = 16 + 64 * 8 + 63 * 16;
+    EXPECT_GT(alloc.bytes(), base_bytes);
+    EXPECT_LE(alloc.bytes() - base_bytes, 2 * leaf_max + 3 * inner_max);
+    EXPECT_EQ(grown.size(), idx.size() + 1);
+    grown = ClusteredIndex();
+    EXPECT_EQ(alloc.bytes(), base_bytes);
+
+    // A put over the tombstone revives it: a change.
+    ClusteredUpdate revive{5, Update{1, 1.5, UpdateOp::kPut}};
+    ClusteredIndex revived = idx.Apply(&revive, 1, nullptr);
+    EXPECT_NE(revived.root_node(), idx.root_node());
+    bool tomb = true;
+    double w = 0;
+    ASSERT_TRUE(revived.Find(5, 1, &w, &tomb));
+    EXPECT_FALSE(tomb);
+    revived = ClusteredIndex();
+
+    // A new weight is a change where weights are kept (and nothing to keep where they are not).
+    ClusteredUpdate reweigh{9, Update{30, 4.0, UpdateOp::kPut}};
+    ClusteredIndex reweighed = idx.Apply(&reweigh, 1, nullptr);
+    ASSERT_TRUE(reweighed.Find(9, 30, &w, &tomb));
+    if (weighted) {
+      EXPECT_NE(reweighed.root_node(), idx.root_node());
+      EXPECT_EQ(w, 4.0);
+    } else {
+      EXPECT_EQ(reweighed.root_node(), idx.root_node());
+      EXPECT_EQ(w, 1.0);
+    }
+    reweighed = ClusteredIndex();
+    EXPECT_EQ(alloc.bytes(), base_bytes);
+
+    // The kept tree reads as the model does.
+    ExpectMatches(same, model);
+  }
+  EXPECT_EQ(alloc.bytes(), 0u);
+}
+
 TEST_P(ClusteredIndexTest, CopyAndMoveSemantics) {
   NodeAllocator alloc;
   {
