@@ -1327,12 +1327,15 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
           PrivateBinsText(heap_before_mixed, 8).c_str());
       Log(system, "mixed: the private arenas' bins at the largest RSS sampled: %s",
           PrivateBinsText(heap_peak, 8).c_str());
-      Log(system,
-          "mixed: the memgraph arenas' largest allocation sampled: %.1f MiB (%.1f MiB before the "
-          "workload), %.1f MiB resident; RSS %.1f MiB then",
-          memgraph_allocated(heap_memgraph_peak) * mib, memgraph_allocated(heap_before_mixed) * mib,
-          (heap_memgraph_peak.private_resident - heap_memgraph_peak.kernel_resident) * mib,
-          heap_memgraph_peak.rss * mib);
+      if (memgraph_allocated(heap_memgraph_peak) != 0) {  // a system with memgraph arenas
+        Log(system,
+            "mixed: the memgraph arenas' largest allocation sampled: %.1f MiB (%.1f MiB before the "
+            "workload), %.1f MiB resident; RSS %.1f MiB then",
+            memgraph_allocated(heap_memgraph_peak) * mib,
+            memgraph_allocated(heap_before_mixed) * mib,
+            (heap_memgraph_peak.private_resident - heap_memgraph_peak.kernel_resident) * mib,
+            heap_memgraph_peak.rss * mib);
+      }
       if (writers > 0) {
         Log(system, "mixed: the private arenas' bins when the writers stop: %s",
             PrivateBinsText(heap_after, 8).c_str());

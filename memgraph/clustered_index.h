@@ -9,6 +9,8 @@
 // Published nodes are never written again except for their reference count, so readers take no
 // locks. Writers deriving versions of one subgraph must be serialized by the caller. A batch is
 // grouped by leaf: each affected leaf (and each inner node above it) is copied once per call.
+// A leaf whose updates change nothing (erases of absent keys, puts over a live entry of the
+// same weight) is shared, not copied, and so is an inner node all of whose children are.
 //
 // Reference counts (RapidStore §6.4). Node::refs == the number of inner nodes and ClusteredIndex
 // values, over all versions, that point at the node. Copying an index increments its root; a
