@@ -400,10 +400,6 @@ struct Out {
   size_t n;
 };
 
-inline bool SameWeight(double a, double b) {
-  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
-}
-
 // Appends the entry `up` leaves behind, given what it found, and accounts size changes.
 // Returns whether the entry changed.
 inline bool Emit(Ctx& c, const Update& up, bool found, bool was_tomb, double old_w, Out& o) {

@@ -1,7 +1,6 @@
 #include "memgraph/clustered_index.h"
 
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -84,10 +83,6 @@ inline void CopyRange(const Leaf* l, size_t p, size_t q, const Cols& out, size_t
     }
   }
 }
-
-// Whether a put of weight b over an entry of weight a changes nothing: the same bits (so a
-// put of -0.0 over 0.0, or of another NaN, is a change, as a scan would show it).
-inline bool SameWeight(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 // First index i in [p, e) with v[i] >= x, or e: exponential then binary search, so a run of
 // nearby updates costs O(log gap) each.

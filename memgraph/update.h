@@ -3,6 +3,7 @@
 
 #include <cassert>
 #include <cstddef>
+#include <bit>
 #include <cstdint>
 #include <type_traits>
 
@@ -44,6 +45,13 @@ inline uint32_t LowerBound(uint32_t lo, uint32_t hi, Less less) {
     len -= half;
   }
   return base + (less(base) ? 1 : 0);
+}
+
+// Whether a put of weight b over an entry of weight a changes nothing: the same bits (a put of
+// -0.0 over 0.0, or of another NaN, is a change, as a scan would show it). The containers keep
+// a leaf whose updates all change nothing instead of copying it.
+inline bool SameWeight(double a, double b) {
+  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }
 
 struct Update {
