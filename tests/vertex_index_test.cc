@@ -417,15 +417,28 @@ TEST(VertexIndexStore, FileChangesInStepsEqualBuild) {
   auto vertex = [&]() -> VertexId {
     return rng() % 2 == 0 ? (rng() % 64) * 1543 : rng() % 100000;
   };
-  for (int i = 0; i < 1200; ++i) {
+  // The shape the test needs, in both directions: level-0 files and two levels. Each
+  // direction's level 0 is merged by its own background job, so one direction's level 0 may
+  // be empty while the other's is not: the writes go on until a Version has the shape (under
+  // load the jobs' timing moves; CI once saw l0[1] empty at the 1200th batch).
+  auto shaped = [](const Version& v) {
+    for (int d = 0; d < 2; ++d) {
+      if (v.l0[d].empty() || v.levels[d].size() < 2 || v.levels[d][0].empty()) return false;
+    }
+    return true;
+  };
+  std::shared_ptr<const Version> v;
+  for (int i = 0; i < 6000; ++i) {
     WriteBatch b;
     for (int k = 0; k < 8; ++k) b.InsertEdge(vertex(), vertex(), 1.0);
     if (i % 50 == 0) b.DeleteVertex(vertex());
     ASSERT_TRUE(db->Write(b).ok());
+    if (i < 1200) continue;
+    v = static_cast<DBImpl*>(db.get())->CurrentVersion();
+    if (shaped(*v)) break;
+    v.reset();
   }
-  auto v = static_cast<DBImpl*>(db.get())->CurrentVersion();
-  ASSERT_GE(v->l0[0].size(), 1u) << "the test needs L0 files";
-  ASSERT_GE(v->levels[0].size(), 2u) << "the test needs two levels";
+  ASSERT_NE(v, nullptr) << "no Version with level-0 files and two levels in both directions";
   const uint64_t steps[] = {1024, 2048, 4096, 1u << 14, uint64_t{1} << 20};
   // 0: the readers' own window (1 MiB).
   const size_t windows[] = {4096, index::kIndexScanWindow, 0};
