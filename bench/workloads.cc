@@ -6,6 +6,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdarg>
@@ -1060,9 +1061,17 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // Per writer, the latencies of the current phase: buckets, not samples (a writer makes
     // tens of millions of operations at scale 22, and the samples counted in the peak RSS).
     std::vector<LatencyHistogram> wlat(std::max(1, writers));
+    // Writer t applies positions t, t + W, t + 2W, ... of the second stream, going on in each
+    // phase from where its last phase stopped (next[t]), so every insert is of an edge the
+    // store does not hold yet (until the stream wraps after extra.m ops). Up to `3b3754e` each
+    // phase started over at position 0: after the first phase nearly every op put an edge
+    // already there, a re-put, which keeps its leaf and copies nothing (docs/benchmarks.md,
+    // "Issue 28: the mixed writers insert new edges").
+    std::vector<uint64_t> next(std::max(1, writers), 0), phase_first(next);
     auto writer = [&](int t) {
       EdgeOp op;
-      uint64_t i = 0;
+      const uint64_t first = next[t];
+      uint64_t i = first;
       while (!stop.load(std::memory_order_relaxed)) {
         graphio::Edge e = extra.gen->EdgeAtPosition((i * writers + t) % extra.m);
         ++i;
@@ -1072,8 +1081,9 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
         Status s = sys->Apply(&op, 1);
         if (!s.ok()) Fail(system, "mixed writer", s);
         wlat[t].Record(NowSec() - t0);
-        wdone[t].v.store(i, std::memory_order_relaxed);
+        wdone[t].v.store(i - first, std::memory_order_relaxed);
       }
+      next[t] = i;  // read by the next phase's thread, which starts after this one is joined
     };
     // Each reader's kernel gets its share of the cores left to readers, with or without
     // writers running, so both measurements use the same reader threads.
@@ -1107,6 +1117,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     };
     auto writers_for = [&](double seconds) {
       stop = false;
+      phase_first = next;
       for (auto& c : wdone) c.v = 0;
       for (auto& l : wlat) l.Clear();
       std::vector<std::thread> ts;
@@ -1143,6 +1154,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       double seconds = 0;
       LatencyHistogram lat;
       std::vector<double> rates;
+      std::vector<std::array<uint64_t, 3>> ranges;  // per round and writer: t, first, end
     };
     // The writers' ops since writers_for.
     auto writer_ops = [&] {
@@ -1157,6 +1169,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       for (int w = 0; w < writers; ++w) side->lat.Merge(wlat[w]);
       side->ops += ops;
       side->seconds += seconds;
+      for (int w = 0; w < writers; ++w) side->ranges.push_back({uint64_t(w), phase_first[w], next[w]});
       if (with_rate) side->rates.push_back(ops / seconds);
     };
     // The writers' rate is the median of their rounds' rates.
@@ -1176,6 +1189,15 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       a.info.Str("latency", "per transaction, every one timed, counted in log-linear buckets (quantiles within 0.4%)");
       a.info.Raw("ops_per_s_by_round", NumbersJson(side.rates));
       a.info.Str("rounds", "the writers' rate in each round, in order; the value is their median");
+      std::string ranges;
+      for (const auto& r : side.ranges) {
+        ranges += (ranges.empty() ? "[" : ", [") + std::to_string(r[0]) + ", " +
+                  std::to_string(r[1]) + ", " + std::to_string(r[2]) + "]";
+      }
+      a.info.Raw("stream_ranges", "[" + ranges + "]");
+      a.info.Str("stream", "writer t applies positions i * writers + t of the second stream (mod "
+                           "its edges) for i in [first, end) of each [t, first, end]: each phase "
+                           "goes on where that writer's last phase stopped");
       sink->Add(a);
       sink->Add(R("mixed", system, "p50_us", l.p50, "us", p));
       sink->Add(R("mixed", system, "p99_us", l.p99, "us", p));
