@@ -1242,8 +1242,9 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // alone (one run each), then both together (one run each, the writers running throughout).
     // Alone and together alternate, so both sides of each ratio see the same machine and nearly
     // the same graph: the writers grow it (they run for as long as the readers do, so by how
-    // much depends on both rates: at scale 22 127.6 M directed entries became 137.0 M in one
-    // suite, 141.3-143.4 M in the runs of 2026-12-04) and a PageRank's time grows with its
+    // much depends on both rates: at scale 22 127.6 M directed entries became 204.3 and 209.8
+    // M in two runs of the full suite once every phase inserted new edges; 137.0-143.6 M while
+    // each phase started its stream over) and a PageRank's time grows with its
     // snapshot's edges; a stretch in which the machine runs slower slows a round of each, not
     // one side (docs/benchmarks.md, "Issue 28:
     // the mixed workload in rounds"). Before, each side ran as one phase: the writers alone,
@@ -1305,7 +1306,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       AddPrivateArenas(heap_before_mixed, "before", &pk.info);
       pk.info.Int("memory_bytes_before", static_cast<int64_t>(stats_before_mixed.memory_bytes));
       pk.info.Int("listed_bytes_before", static_cast<int64_t>(stats_before_mixed.listed_bytes));
-      // The writers keep adding edges (at scale 22, 7-12% more entries by the end of the last
+      // The writers keep adding edges (at scale 22, 60-64% more entries by the end of the last
       // round in the runs recorded): the graph at the peak is the one they leave, hence the
       // _after figures (memory_bytes_after still holds the versions the last reader pinned).
       pk.info.Int("stored_edges_before", static_cast<int64_t>(stats_before_mixed.stored_edges));
