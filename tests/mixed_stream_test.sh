@@ -29,7 +29,9 @@ for r in rows:
     assert ranges, r["params"]
     assert info["ops"] == sum(e - f for _, f, e in ranges), (info["ops"], ranges)
     for t, f, e in ranges:
-        assert e > f, ("a phase applied nothing", t, f, e)
+        # A phase beside a scale-12 reader may end before its writer applied anything (CI
+        # once had one): empty, it must still begin where the last one stopped.
+        assert e >= f, ("a phase ended before it began", t, f, e)
         by_writer.setdefault(t, []).append((f, e))
 for t, rr in by_writer.items():
     rr.sort()
@@ -38,5 +40,9 @@ for t, rr in by_writer.items():
         assert f == at, ("writer %d: a phase began at step %d, not where the last stopped (%d)"
                          % (t, f, at))
         at = e
-    print("writer %d: %d phases, steps [0, %d) each applied once" % (t, len(rr), at))
+    # The writers alone run at least 0.5 s a round: phases that begin past 0 are checked.
+    busy = sum(1 for f, e in rr if e > f)
+    assert busy >= 2, ("writer %d: fewer than two phases applied anything" % t, rr)
+    print("writer %d: %d phases (%d applied something), steps [0, %d) each applied once"
+          % (t, len(rr), busy, at))
 PYEOF
