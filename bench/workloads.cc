@@ -1067,7 +1067,7 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     // phase started over at position 0: after the first phase nearly every op put an edge
     // already there, a re-put, which keeps its leaf and copies nothing (docs/benchmarks.md,
     // "Issue 28: the mixed writers insert new edges").
-    std::vector<uint64_t> next(std::max(1, writers), 0), phase_first(next);
+    std::vector<uint64_t> next(std::max(1, writers), 0);
     auto writer = [&](int t) {
       EdgeOp op;
       const uint64_t first = next[t];
@@ -1117,7 +1117,6 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
     };
     auto writers_for = [&](double seconds) {
       stop = false;
-      phase_first = next;
       for (auto& c : wdone) c.v = 0;
       for (auto& l : wlat) l.Clear();
       std::vector<std::thread> ts;
@@ -1169,7 +1168,9 @@ void RunMainJob(const SuiteConfig& cfg, const std::string& system, const Workloa
       for (int w = 0; w < writers; ++w) side->lat.Merge(wlat[w]);
       side->ops += ops;
       side->seconds += seconds;
-      for (int w = 0; w < writers; ++w) side->ranges.push_back({uint64_t(w), phase_first[w], next[w]});
+      for (int w = 0; w < writers; ++w) {  // the phase began wdone ops before where it stopped
+        side->ranges.push_back({uint64_t(w), next[w] - wdone[w].v.load(), next[w]});
+      }
       if (with_rate) side->rates.push_back(ops / seconds);
     };
     // The writers' rate is the median of their rounds' rates.

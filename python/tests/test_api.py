@@ -327,7 +327,7 @@ def _counts_in_one_of(fn, tries=3):
 def test_gil_is_released(tmp_path):
     src, dst = random_edges(1 << 16, 400_000, seed=5)
     with stratagraph.open(str(tmp_path / "g"), wal="off") as db:
-        # Again after the first call, the same edges: puts of edges the store holds.
+        # A second or third call puts the same edges again: edges the store holds.
         assert _counts_in_one_of(lambda: db.insert_edges(src, dst)) > 0
         with db.snapshot() as snap:
             assert _counts_in_one_of(lambda: snap.pagerank(iterations=50)) > 0
