@@ -37,8 +37,12 @@ std::atomic<uint64_t>* ReaderTracer::Acquire(uint64_t value,
   for (Block* b = head_;;) {
     for (uint32_t i = 0; i < b->n; ++i) {
       uint64_t expected = 0;
-      if (b->words[i].load(std::memory_order_relaxed) == 0 &&
-          b->words[i].compare_exchange_strong(expected, value, std::memory_order_seq_cst)) {
+      if (b->words[i].load(std::memory_order_relaxed) != 0) continue;
+      // The scans read slot i from here on (see the top), before it can hold a reader.
+      for (uint32_t u = b->used.load(std::memory_order_seq_cst); u < i + 1;) {
+        if (b->used.compare_exchange_weak(u, i + 1, std::memory_order_seq_cst)) break;
+      }
+      if (b->words[i].compare_exchange_strong(expected, value, std::memory_order_seq_cst)) {
         *released = &b->released[i];
         return &b->words[i];
       }
@@ -96,7 +100,8 @@ void ReaderTracer::ActiveReaders(const CommitClock& clock, std::vector<Active>* 
     return;
   }
   for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
-    for (uint32_t i = 0; i < b->n; ++i) {
+    const uint32_t used = b->used.load(std::memory_order_seq_cst);  // after tr
+    for (uint32_t i = 0; i < used; ++i) {
       const uint64_t w = b->words[i].load(std::memory_order_seq_cst);
       if ((w & kInUse) == 0 || (w & ~kInUse) >= tr) continue;
       out->push_back(Active{w & ~kInUse, b->released[i].load(std::memory_order_acquire)});
@@ -111,7 +116,8 @@ Timestamp ReaderTracer::MinActive(const CommitClock& clock) const {
   Timestamp m = clock.read_ts();
   if (NoneRegistered()) return m;
   for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
-    for (uint32_t i = 0; i < b->n; ++i) {
+    const uint32_t used = b->used.load(std::memory_order_seq_cst);  // after the clock
+    for (uint32_t i = 0; i < used; ++i) {
       uint64_t w = b->words[i].load(std::memory_order_seq_cst);
       if ((w & kInUse) != 0) {
         Timestamp t = w & ~kInUse;
@@ -125,7 +131,8 @@ Timestamp ReaderTracer::MinActive(const CommitClock& clock) const {
 uint64_t ReaderTracer::ActiveCount() const {
   uint64_t c = 0;
   for (Block* b = head_; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
-    for (uint32_t i = 0; i < b->n; ++i) {
+    const uint32_t used = b->used.load(std::memory_order_relaxed);
+    for (uint32_t i = 0; i < used; ++i) {
       if (b->words[i].load(std::memory_order_relaxed) & kInUse) ++c;
     }
   }

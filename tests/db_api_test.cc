@@ -420,6 +420,50 @@ TEST(ReaderTracer, NoReaderLeftMeansOnlyTheReadTimestamp) {
   }
 }
 
+// The scans read a block's slots up to one past the highest ever taken (reader_tracer.h,
+// "Used prefix"): a reader on the last of them is seen after the readers before it leave, the
+// prefix never shrinks, and a reader that takes a freed slot inside it does not widen it.
+TEST(ReaderTracer, ScansReadTheUsedSlotsAndEveryReaderInThem) {
+  for (bool counted : {true, false}) {
+    SCOPED_TRACE(counted ? "counted" : "not counted");
+    mvcc::CommitClock clock;
+    mvcc::ReaderTracer tracer(64, counted);
+    auto commit = [&] {
+      const Timestamp t = clock.NextCommit();
+      clock.Publish(t);
+    };
+    EXPECT_EQ(tracer.ScannedSlotsForTesting(), 0u);
+    std::vector<mvcc::ReaderTracer::Slot> slots;
+    for (int i = 0; i < 5; ++i) {
+      commit();
+      slots.push_back(tracer.Register(clock));
+    }
+    commit();
+    EXPECT_EQ(tracer.ScannedSlotsForTesting(), 5u);
+    for (int i = 0; i < 4; ++i) tracer.Unregister(slots[i]);
+    std::vector<mvcc::ReaderTracer::Active> active;
+    tracer.ActiveReaders(clock, &active);
+    ASSERT_EQ(active.size(), 2u) << "the reader on the fifth slot";
+    EXPECT_EQ(active[0].ts, slots[4].ts());
+    EXPECT_EQ(tracer.MinActive(clock), slots[4].ts());
+    EXPECT_EQ(tracer.ActiveCount(), 1u);
+    EXPECT_EQ(tracer.ScannedSlotsForTesting(), 5u) << "the prefix never shrinks";
+    commit();
+    mvcc::ReaderTracer::Slot again = tracer.Register(clock);  // the first slot, freed above
+    EXPECT_EQ(tracer.ScannedSlotsForTesting(), 5u);
+    commit();
+    tracer.ActiveReaders(clock, &active);
+    ASSERT_EQ(active.size(), 3u);
+    EXPECT_EQ(active[0].ts, slots[4].ts());
+    EXPECT_EQ(active[1].ts, again.ts());
+    tracer.Unregister(slots[4]);
+    EXPECT_EQ(tracer.MinActive(clock), again.ts());
+    tracer.Unregister(again);
+    EXPECT_EQ(tracer.MinActive(clock), clock.read_ts());
+    EXPECT_EQ(tracer.ActiveCount(), 0u);
+  }
+}
+
 TEST(ReaderTracer, GrowsInsteadOfFailingAndTracksMinimum) {
   mvcc::CommitClock clock;
   mvcc::ReaderTracer tracer(2);
