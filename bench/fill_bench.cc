@@ -7,7 +7,16 @@
 //
 //   strata-bench fill [--scale S] [--fraction F] [--batch B] [--weighted] [--verify]
 //                     [--cart-threshold T] [--order shuffled|source] [--directed] [--paired R]
-//                     [--perf-ctl FIFO [--perf-ack FIFO] --perf-tenth K]
+//                     [--pin] [--perf-ctl FIFO [--perf-ack FIFO] --perf-tenth K]
+//
+// Each tenth's line also gives the memgraph's bytes (allocated and resident, DBStats) and its
+// live subgraph versions when the tenth ends.
+//
+// --pin: every odd tenth runs beside a snapshot taken at its start and dropped at its end (a
+// reader that holds its snapshot and reads nothing), the even tenths beside none, so the cost
+// of a held snapshot to the writer is the odd tenths' rates against their neighbours', at the
+// same moments of the machine. With --verify the held snapshot must still count the entries
+// stored before its tenth.
 //
 // --paired R: the last tenth is applied in R slices alternated with slices of the first tenth
 // applied again to a second, fresh store, and the ratio of those two rates is printed too:
@@ -82,6 +91,7 @@ int RunFillBench(int argc, char** argv) {
   std::string perf_ctl, perf_ack;
   int perf_tenth = -1;
   int paired = 0;
+  bool pin = false;
   CLI::App app("One writer loads a stream into strata-mem; the rate of each tenth.",
                "strata-bench fill");
   app.add_option("--scale", scale, "Kronecker scale (2^S vertices)")
@@ -106,6 +116,8 @@ int RunFillBench(int argc, char** argv) {
                  "then R rounds: a slice of the first tenth into a fresh store, a slice of the "
                  "last tenth again into a second store loaded to 90%, alternated")
       ->check(CLI::Range(1, 1000));
+  app.add_flag("--pin", pin, "odd tenths beside a snapshot held from the tenth's start to its end")
+      ->excludes(app.get_option("--paired"));  // --paired's last tenth is odd and runs its own way
   CLI::Option* ctl = app.add_option("--perf-ctl", perf_ctl, "perf's control FIFO");
   app.add_option("--perf-ack", perf_ack, "perf's acknowledgement FIFO")->needs(ctl);
   CLI::Option* tenth_opt = app.add_option("--perf-tenth", perf_tenth, "the tenth to profile")
@@ -180,6 +192,7 @@ int RunFillBench(int argc, char** argv) {
   };
   double seconds = 0, first = 0, last = 0;
   for (int t = 0; t < 10; ++t) {
+    const uint64_t entries_before = want.size();  // --verify: what a snapshot taken now holds
     std::vector<WriteBatch> batches = tenth_batches(t, verify);
     if (t == 9 && paired > 0) {
       // The last tenth into this store, alternated with the first tenth again into a fresh
@@ -239,6 +252,8 @@ int RunFillBench(int argc, char** argv) {
       std::fflush(stdout);
       continue;
     }
+    const bool pinned = pin && t % 2 == 1;
+    std::unique_ptr<Snapshot> held = pinned ? db->GetSnapshot() : nullptr;
     if (t == perf_tenth && !PerfControl(perf_ctl, perf_ack, "enable")) return 1;
     const double cpu0 = ProcessCpuSec();
     const auto t0 = std::chrono::steady_clock::now();
@@ -256,7 +271,22 @@ int RunFillBench(int argc, char** argv) {
     if (t == 0) first = rate;
     if (t == 9) last = rate;
     seconds += sec;
-    std::printf("  tenth %d: %7.0f K edges/s (%.2f s, cpu %.2f s)\n", t, rate / 1e3, sec, cpu);
+    if (held != nullptr && verify && held->NumEdges() != entries_before) {
+      std::fprintf(stderr,
+                   "fill bench: verify: the snapshot held through tenth %d counts %llu entries, "
+                   "%llu were stored when it was taken\n",
+                   t, static_cast<unsigned long long>(held->NumEdges()),
+                   static_cast<unsigned long long>(entries_before));
+      return 1;
+    }
+    const DBStats ts = db->GetStats(/*count_graph=*/false);
+    held.reset();
+    std::printf("  tenth %d: %7.0f K edges/s (%.2f s, cpu %.2f s)%s; memgraph %.1f MiB (%.1f "
+                "resident), %llu versions\n",
+                t, rate / 1e3, sec, cpu, pinned ? ", beside a held snapshot" : "",
+                static_cast<double>(ts.memgraph_bytes) / (1 << 20),
+                static_cast<double>(ts.memgraph_resident_bytes) / (1 << 20),
+                static_cast<unsigned long long>(ts.memgraph_versions));
     std::fflush(stdout);
   }
   const DBStats st = db->GetStats(/*count_graph=*/true);
