@@ -327,14 +327,19 @@ TEST(DBApi, AReleasedPrefixOfASnapshotRefusesItsReads) {
   EXPECT_EQ(other->NumVertices(), 257u);
 }
 
+// An empty commit: moves t_r one step, as a writer's commit does.
+Timestamp CommitEmpty(mvcc::CommitClock* clock) {
+  const Timestamp t = clock->NextCommit();
+  clock->Publish(t);
+  return t;
+}
+
 TEST(ReaderTracer, ReleasedBoundsReachGcAndStartAtZeroForTheSlotsNextReader) {
   mvcc::CommitClock clock;
   mvcc::ReaderTracer tracer(1);  // one slot per block: the next reader reuses the freed one
-  Timestamp t = clock.NextCommit();
-  clock.Publish(t);
+  CommitEmpty(&clock);
   mvcc::ReaderTracer::Slot a = tracer.Register(clock);
-  t = clock.NextCommit();
-  clock.Publish(t);
+  CommitEmpty(&clock);
   tracer.Release(a, 10);
   tracer.Release(a, 4);  // only raises
   std::vector<mvcc::ReaderTracer::Active> active;
@@ -345,25 +350,20 @@ TEST(ReaderTracer, ReleasedBoundsReachGcAndStartAtZeroForTheSlotsNextReader) {
   EXPECT_EQ(active[1].ts, clock.read_ts()) << "t_r, which releases nothing";
   EXPECT_EQ(active[1].released, 0u);
   tracer.Unregister(a);
-  t = clock.NextCommit();
-  clock.Publish(t);
+  CommitEmpty(&clock);
   mvcc::ReaderTracer::Slot b = tracer.Register(clock);
-  t = clock.NextCommit();
-  clock.Publish(t);
+  CommitEmpty(&clock);
   tracer.ActiveReaders(clock, &active);
   ASSERT_EQ(active.size(), 2u);
   EXPECT_EQ(active[0].ts, b.ts());
   EXPECT_EQ(active[0].released, 0u) << "the slot's next reader starts with nothing released";
   // Ascending by timestamp whatever the slots' order: a newer reader in an older one's slot.
   mvcc::ReaderTracer::Slot c = tracer.Register(clock);  // the second slot
-  t = clock.NextCommit();
-  clock.Publish(t);
+  CommitEmpty(&clock);
   tracer.Unregister(b);
-  t = clock.NextCommit();
-  clock.Publish(t);
+  CommitEmpty(&clock);
   mvcc::ReaderTracer::Slot d = tracer.Register(clock);  // the first slot again
-  t = clock.NextCommit();
-  clock.Publish(t);
+  CommitEmpty(&clock);
   tracer.ActiveReaders(clock, &active);
   ASSERT_EQ(active.size(), 3u);
   EXPECT_EQ(active[0].ts, c.ts());
@@ -383,12 +383,8 @@ TEST(ReaderTracer, NoReaderLeftMeansOnlyTheReadTimestamp) {
     SCOPED_TRACE(counted ? "counted" : "not counted");
     mvcc::CommitClock clock;
     mvcc::ReaderTracer tracer(2, counted);
-    auto commit = [&] {
-      const Timestamp t = clock.NextCommit();
-      clock.Publish(t);
-    };
     std::vector<mvcc::ReaderTracer::Active> active;
-    commit();
+    CommitEmpty(&clock);
     tracer.ActiveReaders(clock, &active);
     ASSERT_EQ(active.size(), 1u);
     EXPECT_EQ(active[0].ts, clock.read_ts());
@@ -397,7 +393,7 @@ TEST(ReaderTracer, NoReaderLeftMeansOnlyTheReadTimestamp) {
       std::vector<mvcc::ReaderTracer::Slot> slots;
       for (int i = 0; i < 3 + round; ++i) {  // past one block: the later slots are in new ones
         slots.push_back(tracer.Register(clock));
-        commit();
+        CommitEmpty(&clock);
       }
       EXPECT_EQ(tracer.RegisteredForTesting(), counted ? slots.size() : 0u);
       tracer.ActiveReaders(clock, &active);
@@ -409,7 +405,7 @@ TEST(ReaderTracer, NoReaderLeftMeansOnlyTheReadTimestamp) {
       ASSERT_EQ(active.size(), 2u) << "the last reader, still registered, is seen";
       EXPECT_EQ(active[0].ts, slots.back().ts());
       tracer.Unregister(slots.back());
-      commit();
+      CommitEmpty(&clock);
       EXPECT_EQ(tracer.RegisteredForTesting(), 0u);
       tracer.ActiveReaders(clock, &active);
       ASSERT_EQ(active.size(), 1u);
@@ -428,17 +424,13 @@ TEST(ReaderTracer, ScansReadTheUsedSlotsAndEveryReaderInThem) {
     SCOPED_TRACE(counted ? "counted" : "not counted");
     mvcc::CommitClock clock;
     mvcc::ReaderTracer tracer(64, counted);
-    auto commit = [&] {
-      const Timestamp t = clock.NextCommit();
-      clock.Publish(t);
-    };
     EXPECT_EQ(tracer.ScannedSlotsForTesting(), 0u);
     std::vector<mvcc::ReaderTracer::Slot> slots;
     for (int i = 0; i < 5; ++i) {
-      commit();
+      CommitEmpty(&clock);
       slots.push_back(tracer.Register(clock));
     }
-    commit();
+    CommitEmpty(&clock);
     EXPECT_EQ(tracer.ScannedSlotsForTesting(), 5u);
     for (int i = 0; i < 4; ++i) tracer.Unregister(slots[i]);
     std::vector<mvcc::ReaderTracer::Active> active;
@@ -448,10 +440,10 @@ TEST(ReaderTracer, ScansReadTheUsedSlotsAndEveryReaderInThem) {
     EXPECT_EQ(tracer.MinActive(clock), slots[4].ts());
     EXPECT_EQ(tracer.ActiveCount(), 1u);
     EXPECT_EQ(tracer.ScannedSlotsForTesting(), 5u) << "the prefix never shrinks";
-    commit();
+    CommitEmpty(&clock);
     mvcc::ReaderTracer::Slot again = tracer.Register(clock);  // the first slot, freed above
     EXPECT_EQ(tracer.ScannedSlotsForTesting(), 5u);
-    commit();
+    CommitEmpty(&clock);
     tracer.ActiveReaders(clock, &active);
     ASSERT_EQ(active.size(), 3u);
     EXPECT_EQ(active[0].ts, slots[4].ts());
@@ -469,8 +461,7 @@ TEST(ReaderTracer, GrowsInsteadOfFailingAndTracksMinimum) {
   mvcc::ReaderTracer tracer(2);
   std::vector<mvcc::ReaderTracer::Slot> slots;
   for (int i = 0; i < 5; ++i) {
-    Timestamp t = clock.NextCommit();
-    clock.Publish(t);
+    const Timestamp t = CommitEmpty(&clock);
     slots.push_back(tracer.Register(clock));
     EXPECT_EQ(slots.back().ts(), t);
   }
